@@ -1,0 +1,43 @@
+//! Error type of the library. Every failure names what was being read and where.
+
+use std::path::PathBuf;
+
+/// Library result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong while reading an image.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The operating system refused an operation on the source.
+    #[error("{path}: {op}: {source}")]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A structure lies (partly) beyond the end of the source.
+    #[error("{what} at byte offset {offset} (length {len}) lies beyond the end of the image ({size} bytes): image truncated?")]
+    Truncated {
+        what: String,
+        offset: u64,
+        len: u64,
+        size: u64,
+    },
+    /// The source holds no ext2/3/4 filesystem where we looked.
+    #[error("{0}")]
+    NotExt(String),
+    /// A field read from disk has a value we cannot work with.
+    #[error("{0}")]
+    Corrupt(String),
+    /// The caller asked for something that makes no sense.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    /// Shorthand for a [`Error::Corrupt`] error.
+    pub fn corrupt(msg: impl Into<String>) -> Self {
+        Error::Corrupt(msg.into())
+    }
+}

@@ -1,0 +1,11 @@
+//! e4inspect: read ext2/3/4 filesystems straight from images and block devices, never writing.
+//!
+//! The library decodes on-disk structures from bounds-checked byte slices (one module per
+//! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
+//! to [`format`]. It never prints.
+
+pub mod bytes;
+pub mod error;
+pub mod source;
+
+pub use error::{Error, Result};
