@@ -133,16 +133,8 @@ pub fn read_internal(
 ) -> std::result::Result<Vec<u8>, JournalFailure> {
     let ino = fs.sb.journal_inum;
     let raw = fs
-        .inode_raw(ino)
-        .map_err(|e| JournalFailure::ReadInode(e.to_string()))?;
-    if verify_csums
-        && fs.sb.has_metadata_csum()
-        && !inode::inode_checksum_ok(fs.csum_seed(), ino, raw)
-    {
-        return Err(JournalFailure::ReadInode(
-            "Inode checksum does not match inode".into(),
-        ));
-    }
+        .read_inode_checked(ino, !verify_csums)
+        .map_err(JournalFailure::ReadInode)?;
     let ind = Inode::parse(raw);
     let seed = fs.csum_seed();
     let check = verify_csums && fs.sb.has_metadata_csum();

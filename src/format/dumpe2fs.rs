@@ -107,11 +107,10 @@ fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
     let ipg = u64::from(sb.inodes_per_group);
     let bs = sb.block_size_raw();
     // unsigned int arithmetic, as in ls.c
-    let ibpg = if bs == 0 {
-        0
-    } else {
-        ((ipg.wrapping_mul(u64::from(sb.inode_size())) as u32).wrapping_add(bs - 1)) / bs
-    };
+    let ibpg = ((ipg.wrapping_mul(u64::from(sb.inode_size())) as u32)
+        .wrapping_add(bs.wrapping_sub(1)))
+    .checked_div(bs)
+    .unwrap_or(0);
     let vn = sb.volume_name();
     if vn.is_empty() {
         writeln!(f, "Filesystem volume name:   <none>")?;
@@ -826,31 +825,76 @@ fn group_text(
     s
 }
 
-/// Read the bad blocks inode (inode 1) list, bounded; dumpe2fs prints it after the journal.
-fn bad_blocks(fs: &Filesystem) -> Vec<u32> {
-    let Ok(raw) = fs.inode_raw(1) else {
-        return Vec::new();
-    };
+/// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
+/// filesystem, sorted; an illegal indirect block or an unreadable inode is an error (dumpe2fs then
+/// prints no list and no newline).
+fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
+    let raw = fs.read_inode_checked(1, ignore_csum)?;
     let ind = crate::inode::Inode::parse(raw);
-    if ind.has_flag(crate::inode::EXTENTS_FL) || ind.blocks_raw == 0 {
-        return Vec::new();
+    if ind.has_flag(crate::inode::EXTENTS_FL) {
+        return Ok(Vec::new());
     }
+    let d = crate::bytes::Bytes::new(&ind.block);
+    let geo = &fs.geo;
     let mut out = Vec::new();
-    let per = fs.block_size() / 4;
-    let limit = (ind.size / fs.block_size())
-        .min(12 + per + per * per)
-        .min(1 << 20) as u32;
-    for l in 0..limit {
-        match crate::extent::map_blockmap(&ind.block, fs.block_size(), l, |b| fs.block(b)) {
-            Ok(Some(b)) if b < fs.geo.blocks_count && b >= fs.geo.first_data_block => {
-                out.push(b as u32)
-            }
-            _ => {}
+    let mut err: Option<String> = None;
+    let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
+    for i in 0..12 {
+        let b = u64::from(d.le32(4 * i));
+        if b != 0 && valid(b) {
+            out.push(b as u32);
         }
+    }
+    // Bounded: at most 1 + per + per^2 indirect blocks are read, each once.
+    fn walk(
+        fs: &Filesystem,
+        blk: u64,
+        level: u32,
+        out: &mut Vec<u32>,
+        err: &mut Option<String>,
+        budget: &mut u32,
+    ) {
+        let geo = &fs.geo;
+        if blk < geo.first_data_block || blk >= geo.blocks_count {
+            *err = Some("Illegal indirect block found".into());
+            return;
+        }
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(b) = fs.block(blk) else {
+            *err = Some("Attempt to read block from filesystem resulted in short read".into());
+            return;
+        };
+        let d = crate::bytes::Bytes::new(b);
+        for i in 0..(b.len() / 4) {
+            let e = u64::from(d.le32(4 * i));
+            if e == 0 {
+                continue;
+            }
+            if level == 1 {
+                if e >= geo.first_data_block && e < geo.blocks_count {
+                    out.push(e as u32);
+                }
+            } else {
+                walk(fs, e, level - 1, out, err, budget);
+            }
+        }
+    }
+    let mut budget: u32 = 1 << 16;
+    for (slot, level) in [(12usize, 1u32), (13, 2), (14, 3)] {
+        let b = u64::from(d.le32(4 * slot));
+        if b != 0 {
+            walk(fs, b, level, &mut out, &mut err, &mut budget);
+        }
+    }
+    if let Some(e) = err {
+        return Err(e);
     }
     out.sort_unstable();
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Write the full dumpe2fs output for `fs` to `out`.
@@ -939,18 +983,18 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 )),
             }
         }
-        let bb = if fs.has_descriptors() {
-            bad_blocks(fs)
-        } else {
-            Vec::new()
-        };
-        if let Some((first, rest)) = bb.split_first() {
-            let _ = write!(s, "Bad blocks: {first}");
-            for b in rest {
-                let _ = write!(s, ", {b}");
+        match bad_blocks(fs, !verify) {
+            Ok(bb) => {
+                if let Some((first, rest)) = bb.split_first() {
+                    let _ = write!(s, "Bad blocks: {first}");
+                    for b in rest {
+                        let _ = write!(s, ", {b}");
+                    }
+                }
+                s.push('\n');
             }
+            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
         }
-        s.push('\n');
         out.write_all(s.as_bytes())?;
         if opts.header_only {
             finish(out, &mut rep, retval_csum)?;
