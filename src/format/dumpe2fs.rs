@@ -604,7 +604,35 @@ impl Numfmt {
     }
 }
 
-/// print_free of dumpe2fs 1.47.0.
+/// First index in `[from, limit)` whose bit equals `set`, or `limit`. Whole 64-bit words that
+/// cannot contain such a bit are skipped, which is what keeps 65536 mostly-empty groups fast.
+/// Bits past the end of `bitmap` read as set, like [`bitmap::test_bit`].
+fn next_bit(bitmap: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
+    while from < limit {
+        if from % 64 == 0 && from + 64 <= limit {
+            let byte = (from / 8) as usize;
+            if let Some(w) = bitmap.get(byte..byte + 8) {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(w);
+                let word = u64::from_le_bytes(a);
+                let probe = if set { word } else { !word };
+                if probe == 0 {
+                    from += 64;
+                    continue;
+                }
+                return from + u64::from(probe.trailing_zeros());
+            }
+        }
+        if bitmap::test_bit(bitmap, from as usize) == set {
+            return from;
+        }
+        from += 1;
+    }
+    limit
+}
+
+/// print_free of dumpe2fs 1.47.0: free runs as `a`, `a-b`, joined by ", " (block numbers scaled
+/// by the cluster ratio, start and end of the run both at cluster starts).
 fn print_free(
     s: &mut String,
     nf: &Numfmt,
@@ -618,25 +646,22 @@ fn print_free(
     let offset = offset / ratio + group * num;
     let mut printed = false;
     let mut i = 0u64;
-    while i < num {
-        if !bitmap::test_bit(bitmap, i as usize) {
-            if printed {
-                s.push_str(", ");
-            }
-            nf.num(s, (i + offset).wrapping_mul(ratio));
-            let mut j = i;
-            while j < num && !bitmap::test_bit(bitmap, j as usize) {
-                j += 1;
-            }
-            j -= 1;
-            if j != i {
-                s.push('-');
-                nf.num(s, (j + offset).wrapping_mul(ratio));
-                i = j;
-            }
-            printed = true;
+    loop {
+        i = next_bit(bitmap, i, num, false);
+        if i >= num {
+            break;
         }
-        i += 1;
+        let j = next_bit(bitmap, i, num, true) - 1;
+        if printed {
+            s.push_str(", ");
+        }
+        nf.num(s, (i + offset).wrapping_mul(ratio));
+        if j != i {
+            s.push('-');
+            nf.num(s, (j + offset).wrapping_mul(ratio));
+        }
+        printed = true;
+        i = j + 1;
     }
 }
 
@@ -1101,5 +1126,17 @@ mod tests {
         // bits: 0 used, 1-3 free, 4 used, 5 free, 6-7 used
         print_free(&mut s, &nf, 0, &[0b1101_0001], 8, 1, 1);
         assert_eq!(s, "2-4, 6");
+        // word-skipping path: 128 bits, free 1..=70 and 127
+        let mut b = vec![0xFFu8; 16];
+        for i in 1..=70usize {
+            b[i / 8] &= !(1 << (i % 8));
+        }
+        b[15] &= 0x7F;
+        let mut s = String::new();
+        print_free(&mut s, &nf, 1, &b, 128, 0, 1);
+        assert_eq!(s, "129-198, 255");
+        let mut s = String::new();
+        print_free(&mut s, &nf, 0, &[0u8; 16], 128, 0, 4);
+        assert_eq!(s, "0-508");
     }
 }
