@@ -6,6 +6,7 @@
 
 pub mod bytes;
 pub mod error;
+pub mod mkfs;
 pub mod source;
 
 pub use error::{Error, Result};
