@@ -9,3 +9,6 @@ pub mod error;
 pub mod source;
 
 pub use error::{Error, Result};
+pub mod fit;
+pub mod profiles;
+pub mod xattr;
