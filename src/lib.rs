@@ -10,3 +10,6 @@ pub mod mkfs;
 pub mod source;
 
 pub use error::{Error, Result};
+pub mod fit;
+pub mod profiles;
+pub mod xattr;

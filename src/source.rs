@@ -80,7 +80,10 @@ impl Source {
             None
         } else {
             let len_usize = usize::try_from(len).map_err(|_| {
-                Error::Invalid(format!("{}: too large to map on this platform", path.display()))
+                Error::Invalid(format!(
+                    "{}: too large to map on this platform",
+                    path.display()
+                ))
             })?;
             // SAFETY: the mapping is read-only; the file may change under us (as with any reader of a
             // live device), which can change bytes we read but not break memory safety of `&[u8]`
@@ -190,7 +193,8 @@ impl Source {
         if offset >= self.len {
             return &[];
         }
-        self.try_read(offset, len.min(self.len - offset)).unwrap_or(&[])
+        self.try_read(offset, len.min(self.len - offset))
+            .unwrap_or(&[])
     }
 }
 
