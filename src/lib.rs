@@ -4,6 +4,7 @@
 //! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
 //! to [`format`]. It never prints.
 
+pub mod advise;
 pub mod bytes;
 pub mod error;
 pub mod mkfs;
