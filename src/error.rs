@@ -30,6 +30,13 @@ pub enum Error {
     /// A field read from disk has a value we cannot work with.
     #[error("{0}")]
     Corrupt(String),
+    /// libext2fs would refuse to open this superblock (its message, and where we looked).
+    #[error("{}{}", .failure.message(), .hint)]
+    Open {
+        failure: crate::geometry::OpenFailure,
+        /// Extra advice (for example, backup superblocks that look valid).
+        hint: String,
+    },
     /// The caller asked for something that makes no sense.
     #[error("{0}")]
     Invalid(String),

@@ -11,6 +11,15 @@ pub mod mkfs;
 pub mod source;
 
 pub use error::{Error, Result};
+pub mod csum;
+pub mod extent;
+pub mod features;
 pub mod fit;
+pub mod fs;
+pub mod geometry;
+pub mod group;
+pub mod inode;
+pub mod partition;
 pub mod profiles;
+pub mod superblock;
 pub mod xattr;

@@ -63,7 +63,7 @@ impl Source {
             return Err(Error::Io {
                 path: path.to_path_buf(),
                 op: "cannot read",
-                source: std::io::Error::new(std::io::ErrorKind::Other, "Is a directory"),
+                source: std::io::Error::other("Is a directory"),
             });
         }
         let file = std::fs::OpenOptions::new()

@@ -1,0 +1,414 @@
+//! An opened filesystem: source, superblock, geometry and lazily decoded descriptors.
+//!
+//! Opening follows libext2fs' `ext2fs_open2` checks and order, so that "can dumpe2fs open this?"
+//! has the same answer here; a first strict attempt verifies the superblock checksum, a second one
+//! ignores checksum errors (as dumpe2fs does) and remembers why the first failed.
+
+use crate::error::{Error, Result};
+use crate::geometry::{Geometry, OpenFailure};
+use crate::group::{DescContext, GroupDesc};
+use crate::partition::{self, Partition};
+use crate::source::Source;
+use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+use std::path::Path;
+
+/// How to find and open the filesystem.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// Byte offset of the filesystem inside the source (skips partition detection).
+    pub offset: Option<u64>,
+    /// Partition number (1-based) of a partitioned disk image.
+    pub partition: Option<u32>,
+    /// Superblock block number (`-o superblock=N`); 0/None means the primary.
+    pub superblock: Option<u64>,
+    /// Block size to use with `superblock` (`-o blocksize=N`).
+    pub blocksize: Option<u64>,
+    /// Open despite unknown incompat features (`dumpe2fs -f`).
+    pub force: bool,
+    /// Read only the superblock, not the descriptor table (`dumpe2fs -h`).
+    pub super_only: bool,
+}
+
+/// An opened ext2/3/4 filesystem.
+#[derive(Debug)]
+pub struct Filesystem {
+    /// The (windowed) source.
+    pub source: Source,
+    /// The superblock in use.
+    pub sb: Superblock,
+    /// Derived geometry.
+    pub geo: Geometry,
+    /// Descriptor decoding context (checksum seed, sizes).
+    pub ctx: DescContext,
+    /// Block number of the superblock in use when given with `-o superblock`, else 0.
+    pub sb_block: u64,
+    /// Why a strict open (with checksum verification) failed, when it did.
+    pub strict_failure: Option<OpenFailure>,
+    /// The partition used, when the source was a partitioned disk image.
+    pub partition: Option<Partition>,
+    /// Base block the descriptor table is read relative to.
+    group_block: u64,
+    /// Adds 1 to the classic table location (1 KiB blocks with first_data_block 0).
+    zero_adjust: u64,
+    /// True when descriptors were read (not `super_only`, not a journal device).
+    has_descs: bool,
+}
+
+/// Pick the filesystem inside `src`: an explicit offset, the whole source, or a partition.
+pub fn select_window(src: Source, opts: &OpenOptions) -> Result<(Source, Option<Partition>)> {
+    if let Some(off) = opts.offset {
+        return Ok((src.window(off, None)?, None));
+    }
+    let table = partition::read_table(&src);
+    if let Some(n) = opts.partition {
+        let Some((_, parts)) = table else {
+            return Err(Error::Invalid(format!(
+                "{}: --partition {n} given, but the image has no MBR or GPT partition table",
+                src.path().display()
+            )));
+        };
+        let Some(p) = parts.iter().find(|p| p.number == n).cloned() else {
+            return Err(Error::Invalid(format!(
+                "{}: no partition {n}; the table has: {}",
+                src.path().display(),
+                describe(&parts)
+            )));
+        };
+        return Ok((src.window(p.offset, Some(p.size))?, Some(p)));
+    }
+    if partition::has_ext_magic(&src, 0) {
+        return Ok((src, None));
+    }
+    if let Some((kind, parts)) = table {
+        let ext: Vec<&Partition> = parts.iter().filter(|p| p.has_ext_magic).collect();
+        if ext.len() == 1 {
+            if let Some(p) = ext.first().map(|p| (*p).clone()) {
+                return Ok((src.window(p.offset, Some(p.size))?, Some(p)));
+            }
+        }
+        let what = if ext.is_empty() {
+            "no partition holds an ext2/3/4 filesystem"
+        } else {
+            "several partitions hold ext2/3/4 filesystems; choose one with --partition N"
+        };
+        return Err(Error::NotExt(format!(
+            "{}: whole-disk image with a {:?} partition table: {what}: {}",
+            src.path().display(),
+            kind,
+            describe(&parts)
+        )));
+    }
+    Ok((src, None))
+}
+
+fn describe(parts: &[Partition]) -> String {
+    if parts.is_empty() {
+        return "(no partitions)".into();
+    }
+    parts
+        .iter()
+        .map(|p| {
+            format!(
+                "#{} at byte {} ({} bytes, type {}{}{})",
+                p.number,
+                p.offset,
+                p.size,
+                p.kind,
+                if p.linux { ", Linux" } else { "" },
+                if p.has_ext_magic { ", ext2/3/4" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl Filesystem {
+    /// Open the filesystem at `path`.
+    pub fn open(path: &Path, opts: &OpenOptions) -> Result<Filesystem> {
+        let src = Source::open(path)?;
+        Self::from_source(src, opts)
+    }
+
+    /// Open the filesystem in an already opened source.
+    pub fn from_source(src: Source, opts: &OpenOptions) -> Result<Filesystem> {
+        let (src, part) = select_window(src, opts)?;
+        let sb_block = opts.superblock.unwrap_or(0);
+        let attempt = |strict: bool| -> std::result::Result<Parts, OpenFailure> {
+            if sb_block != 0 && opts.blocksize.is_none() {
+                let mut last = OpenFailure::BadMagic;
+                let mut bs = 1024;
+                while bs <= 65536 {
+                    match try_open(&src, opts, sb_block, Some(bs), strict) {
+                        Ok(fs) => return Ok(fs),
+                        Err(e) => last = e,
+                    }
+                    bs *= 2;
+                }
+                Err(last)
+            } else {
+                try_open(&src, opts, sb_block, opts.blocksize, strict)
+            }
+        };
+        let first = match attempt(true) {
+            Ok(p) => Ok((p, None)),
+            Err(strict) => attempt(false).map(|p| (p, Some(strict))),
+        };
+        let (p, strict_failure) = match first {
+            Ok(x) => x,
+            Err(failure) => {
+                let hint = if sb_block == 0 {
+                    backup_hint(&src)
+                } else {
+                    String::new()
+                };
+                return Err(Error::Open { failure, hint });
+            }
+        };
+        Ok(Filesystem {
+            source: src,
+            sb: p.sb,
+            geo: p.geo,
+            ctx: p.ctx,
+            sb_block,
+            strict_failure,
+            partition: part,
+            group_block: p.group_block,
+            zero_adjust: p.zero_adjust,
+            has_descs: p.has_descs,
+        })
+    }
+
+    /// Block size in bytes.
+    pub fn block_size(&self) -> u64 {
+        self.geo.block_size
+    }
+    /// Number of block groups.
+    pub fn group_count(&self) -> u32 {
+        self.geo.group_count
+    }
+    /// Metadata checksum seed.
+    pub fn csum_seed(&self) -> u32 {
+        self.ctx.seed
+    }
+    /// True when the descriptor table was read at open.
+    pub fn has_descriptors(&self) -> bool {
+        self.has_descs
+    }
+    /// True when opened from a backup superblock (`-o superblock=N`, N != 0).
+    pub fn from_backup(&self) -> bool {
+        self.sb_block > 1
+    }
+
+    /// One filesystem block.
+    pub fn block(&self, blk: u64) -> Result<&[u8]> {
+        let bs = self.geo.block_size;
+        let off = blk
+            .checked_mul(bs)
+            .ok_or_else(|| Error::corrupt(format!("block number {blk} overflows a byte offset")))?;
+        self.source.read(off, bs, &format!("block {blk}"))
+    }
+
+    /// Block holding descriptor block `i` of the table in use.
+    pub fn desc_block_loc(&self, i: u64) -> u64 {
+        desc_block_loc(&self.geo, self.group_block, self.zero_adjust, i)
+    }
+
+    /// Raw bytes of descriptor `group`.
+    pub fn desc_raw(&self, group: u32) -> Result<&[u8]> {
+        if group >= self.geo.group_count {
+            return Err(Error::Invalid(format!(
+                "group {group} out of range (the filesystem has {} groups)",
+                self.geo.group_count
+            )));
+        }
+        let per = u64::from(self.geo.desc_per_block.max(1));
+        let i = u64::from(group) / per;
+        let within = (u64::from(group) % per) * u64::from(self.geo.desc_size);
+        let blk = self.desc_block_loc(i);
+        let off = blk
+            .checked_mul(self.geo.block_size)
+            .and_then(|o| o.checked_add(within))
+            .ok_or_else(|| Error::corrupt("descriptor location overflows"))?;
+        self.source.read(
+            off,
+            u64::from(self.geo.desc_size),
+            &format!("group descriptor {group}"),
+        )
+    }
+
+    /// Decoded descriptor of `group`, as libext2fs presents it.
+    pub fn desc(&self, group: u32) -> Result<GroupDesc> {
+        let raw = self.desc_raw(group)?;
+        Ok(if self.from_backup() {
+            GroupDesc::parse_from_backup(&self.ctx, group, raw)
+        } else {
+            GroupDesc::parse(&self.ctx, group, raw)
+        })
+    }
+
+    /// Location of inode `ino` (byte offset in the source), bounds-checked against the inode count.
+    pub fn inode_offset(&self, ino: u32) -> Result<u64> {
+        if ino == 0 || u64::from(ino) > self.geo.inodes_count() {
+            return Err(Error::Invalid(format!(
+                "inode {ino} out of range (1..={})",
+                self.geo.inodes_count()
+            )));
+        }
+        let ipg = self.geo.inodes_per_group;
+        let group = (ino - 1) / ipg;
+        let index = (ino - 1) % ipg;
+        let gd = self.desc(group)?;
+        gd.inode_table
+            .checked_mul(self.geo.block_size)
+            .and_then(|o| o.checked_add(u64::from(index) * u64::from(self.geo.inode_size)))
+            .ok_or_else(|| Error::corrupt(format!("inode table of group {group} overflows")))
+    }
+
+    /// The on-disk bytes of inode `ino` (inode_size bytes).
+    pub fn inode_raw(&self, ino: u32) -> Result<&[u8]> {
+        let off = self.inode_offset(ino)?;
+        self.source
+            .read(off, u64::from(self.geo.inode_size), &format!("inode {ino}"))
+    }
+}
+
+/// Where descriptor block `i` is read from, as ext2fs_open2 reads the table.
+fn desc_block_loc(geo: &Geometry, group_block: u64, zero_adjust: u64, i: u64) -> u64 {
+    let classic = if geo.meta_bg {
+        u64::from(geo.first_meta_bg).min(geo.desc_blocks)
+    } else {
+        geo.desc_blocks
+    };
+    if i < classic {
+        group_block + zero_adjust + 1 + i
+    } else {
+        geo.descriptor_block_loc(group_block, i)
+    }
+}
+
+/// What one open attempt establishes.
+struct Parts {
+    sb: Superblock,
+    geo: Geometry,
+    ctx: DescContext,
+    group_block: u64,
+    zero_adjust: u64,
+    has_descs: bool,
+}
+
+fn try_open(
+    src: &Source,
+    opts: &OpenOptions,
+    sb_block: u64,
+    blocksize: Option<u64>,
+    strict: bool,
+) -> std::result::Result<Parts, OpenFailure> {
+    let sb_off = if sb_block == 0 {
+        SUPERBLOCK_OFFSET
+    } else {
+        let bs = blocksize.unwrap_or(1024);
+        sb_block.checked_mul(bs).ok_or(OpenFailure::ShortRead)?
+    };
+    let raw = src
+        .try_read(sb_off, SUPERBLOCK_SIZE as u64)
+        .ok_or(OpenFailure::ShortRead)?;
+    let sb = Superblock::parse(raw).map_err(|_| OpenFailure::ShortRead)?;
+    if strict {
+        let mut fail = None;
+        if !sb.checksum_type_ok() {
+            fail = Some(OpenFailure::UnknownCsum);
+        }
+        if !sb.checksum_ok() {
+            fail = Some(OpenFailure::SbCsumInvalid);
+        }
+        if sb.magic != crate::superblock::EXT2_MAGIC {
+            fail = Some(OpenFailure::BadMagic);
+        }
+        if let Some(f) = fail {
+            return Err(f);
+        }
+    }
+    let geo = Geometry::new(&sb, opts.force)?;
+    if let Some(bs) = blocksize {
+        if bs != geo.block_size {
+            return Err(OpenFailure::UnexpectedBlockSize);
+        }
+    }
+    let mut group_block = if sb_block == 0 { 0 } else { sb_block };
+    if group_block == 0 {
+        group_block = geo.first_data_block;
+    }
+    let zero_adjust = u64::from(group_block == 0 && geo.block_size == 1024);
+    let ctx = DescContext::new(&sb);
+    let has_descs = !opts.super_only && !geo.journal_dev;
+    if has_descs && geo.desc_blocks > 0 {
+        // libext2fs reads the whole table at open: every descriptor block must exist. Locations
+        // grow with the block index, so the first and the last bound them all.
+        let bs = geo.block_size;
+        let last = desc_block_loc(&geo, group_block, zero_adjust, geo.desc_blocks - 1);
+        let first = desc_block_loc(&geo, group_block, zero_adjust, 0);
+        for blk in [first, last] {
+            let ok = blk
+                .checked_mul(bs)
+                .and_then(|o| src.try_read(o, bs))
+                .is_some();
+            if !ok {
+                return Err(OpenFailure::ShortRead);
+            }
+        }
+    }
+    Ok(Parts {
+        sb,
+        geo,
+        ctx,
+        group_block,
+        zero_adjust,
+        has_descs,
+    })
+}
+
+/// Look for backup superblocks that would open, to advise `-o superblock=N -o blocksize=B`.
+pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
+    let mut found = Vec::new();
+    let mut bs: u64 = 1024;
+    while bs <= 65536 {
+        let bpg = bs * 8;
+        let first = u64::from(bs == 1024);
+        for g in [1u64, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343] {
+            let blk = first + g * bpg;
+            let Some(raw) = blk.checked_mul(bs).and_then(|o| src.try_read(o, 1024)) else {
+                continue;
+            };
+            let Ok(sb) = Superblock::parse(raw) else {
+                continue;
+            };
+            if sb.block_size_checked() == Some(bs)
+                && Geometry::new(&sb, false).is_ok()
+                && u64::from(sb.block_group_nr) == g
+            {
+                found.push((blk, bs));
+            }
+        }
+        bs *= 2;
+    }
+    found
+}
+
+fn backup_hint(src: &Source) -> String {
+    if src.len() < 2048 {
+        return String::new();
+    }
+    let b = find_backup_superblocks(src);
+    if b.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = b
+        .iter()
+        .take(4)
+        .map(|(blk, bs)| format!("-o superblock={blk} -o blocksize={bs}"))
+        .collect();
+    format!(
+        "; the primary superblock is unusable, but backup superblocks look valid: try {}",
+        list.join(", or ")
+    )
+}

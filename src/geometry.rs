@@ -1,0 +1,332 @@
+//! Filesystem geometry in one place: groups, descriptor locations (classic, meta_bg), backup
+//! superblocks (sparse_super, sparse_super2), reserved GDT blocks, flex_bg, bigalloc clusters and the
+//! 1 KiB-block quirks. Mirrors what libext2fs computes, so dumpe2fs output and validation agree.
+
+use crate::error::{Error, Result};
+use crate::features::*;
+use crate::superblock::Superblock;
+use serde::Serialize;
+
+/// Why libext2fs (ext2fs_open2) would refuse a superblock; `message()` is its com_err text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum OpenFailure {
+    /// EXT2_ET_BAD_MAGIC
+    BadMagic,
+    /// EXT2_ET_SB_CSUM_INVALID
+    SbCsumInvalid,
+    /// EXT2_ET_UNKNOWN_CSUM
+    UnknownCsum,
+    /// EXT2_ET_REV_TOO_HIGH
+    RevTooHigh,
+    /// EXT2_ET_UNSUPP_FEATURE
+    UnsuppFeature,
+    /// EXT2_ET_CORRUPT_SUPERBLOCK
+    CorruptSuperblock,
+    /// EXT2_ET_BAD_DESC_SIZE
+    BadDescSize,
+    /// EXT2_ET_UNEXPECTED_BLOCK_SIZE
+    UnexpectedBlockSize,
+    /// EXT2_ET_SHORT_READ
+    ShortRead,
+}
+
+impl OpenFailure {
+    /// The libext2fs message for this failure.
+    pub fn message(self) -> &'static str {
+        match self {
+            OpenFailure::BadMagic => "Bad magic number in super-block",
+            OpenFailure::SbCsumInvalid => "Superblock checksum does not match superblock",
+            OpenFailure::UnknownCsum => "Unknown checksum algorithm",
+            OpenFailure::RevTooHigh => "Filesystem revision too high",
+            OpenFailure::UnsuppFeature => "Filesystem has unsupported feature(s)",
+            OpenFailure::CorruptSuperblock => "The ext2 superblock is corrupt",
+            OpenFailure::BadDescSize => "Block group descriptor size incorrect",
+            OpenFailure::UnexpectedBlockSize => "Filesystem has unexpected block size",
+            OpenFailure::ShortRead => {
+                "Attempt to read block from filesystem resulted in short read"
+            }
+        }
+    }
+}
+
+/// Derived layout of a filesystem. Built only from a superblock that passed [`Geometry::new`]'s
+/// checks, so every quantity here is within sane bounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Geometry {
+    pub block_size: u64,
+    /// log2(cluster size / block size)
+    pub cluster_bits: u32,
+    pub first_data_block: u64,
+    pub blocks_count: u64,
+    pub blocks_per_group: u32,
+    pub clusters_per_group: u32,
+    pub inodes_per_group: u32,
+    pub inode_size: u32,
+    pub group_count: u32,
+    pub desc_size: u32,
+    pub desc_per_block: u32,
+    /// Number of blocks holding the descriptor table.
+    pub desc_blocks: u64,
+    pub inode_blocks_per_group: u32,
+    pub reserved_gdt_blocks: u32,
+    pub meta_bg: bool,
+    pub first_meta_bg: u32,
+    pub sparse_super: bool,
+    pub sparse_super2: bool,
+    pub backup_bgs: [u32; 2],
+    pub flex_bg: bool,
+    pub journal_dev: bool,
+}
+
+/// Where a group's superblock copy and descriptor blocks are (ext2fs_super_and_bgd_loc2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GroupLayout {
+    /// Superblock (copy) block, 0 when none (group 0 reports its block, which may be 0).
+    pub super_blk: u64,
+    /// First block of the classic descriptor table copy, 0 when none.
+    pub old_desc_blk: u64,
+    /// The meta_bg descriptor block, 0 when none.
+    pub new_desc_blk: u64,
+    /// Blocks used by superblock and descriptors (with reserved GDT) in this group.
+    pub used_blks: u64,
+}
+
+fn is_power_of(mut n: u32, base: u32) -> bool {
+    while n > 1 {
+        if n % base != 0 {
+            return false;
+        }
+        n /= base;
+    }
+    n == 1
+}
+
+impl Geometry {
+    /// Apply ext2fs_open2's sanity checks (in its order) and derive the geometry.
+    /// `force` skips the feature-compatibility check like `dumpe2fs -f`.
+    pub fn new(sb: &Superblock, force: bool) -> std::result::Result<Geometry, OpenFailure> {
+        use OpenFailure::*;
+        if sb.magic != crate::superblock::EXT2_MAGIC {
+            return Err(BadMagic);
+        }
+        if sb.rev_level > 1 {
+            return Err(RevTooHigh);
+        }
+        if !force && sb.feature_incompat & !LIB_INCOMPAT_SUPP != 0 {
+            return Err(UnsuppFeature);
+        }
+        if sb.log_block_size > 6
+            || sb.log_cluster_size > 19
+            || sb.log_block_size > sb.log_cluster_size
+            || sb.log_groups_per_flex > 31
+        {
+            return Err(CorruptSuperblock);
+        }
+        if !sb.is_bigalloc() && sb.log_block_size != sb.log_cluster_size {
+            return Err(CorruptSuperblock);
+        }
+        let block_size = sb.block_size();
+        let inode_size = sb.inode_size();
+        if inode_size < 128 || u64::from(inode_size) > block_size || !inode_size.is_power_of_two() {
+            return Err(CorruptSuperblock);
+        }
+        if sb.is_64bit() {
+            let ds = u32::from(sb.desc_size);
+            if !(64..=1024).contains(&ds) || !ds.is_power_of_two() {
+                return Err(BadDescSize);
+            }
+        }
+        let cluster_bits = sb.log_cluster_size - sb.log_block_size;
+        if u64::from(sb.blocks_per_group) != u64::from(sb.clusters_per_group) << cluster_bits {
+            return Err(CorruptSuperblock);
+        }
+        let inode_blocks_per_group =
+            (u64::from(sb.inodes_per_group) * u64::from(inode_size)).div_ceil(block_size);
+        let journal_dev = sb.has_incompat(INCOMPAT_JOURNAL_DEV);
+        let desc_size = sb.desc_size();
+        let desc_per_block = (block_size / u64::from(desc_size.max(1))) as u32;
+        let mut g = Geometry {
+            block_size,
+            cluster_bits,
+            first_data_block: u64::from(sb.first_data_block),
+            blocks_count: sb.blocks_count(),
+            blocks_per_group: sb.blocks_per_group,
+            clusters_per_group: sb.clusters_per_group,
+            inodes_per_group: sb.inodes_per_group,
+            inode_size,
+            group_count: 0,
+            desc_size,
+            desc_per_block,
+            desc_blocks: 0,
+            inode_blocks_per_group: inode_blocks_per_group.min(u64::from(u32::MAX)) as u32,
+            reserved_gdt_blocks: u32::from(sb.reserved_gdt_blocks),
+            meta_bg: sb.has_incompat(INCOMPAT_META_BG),
+            first_meta_bg: sb.first_meta_bg,
+            sparse_super: sb.has_ro_compat(RO_COMPAT_SPARSE_SUPER),
+            sparse_super2: sb.has_compat(COMPAT_SPARSE_SUPER2),
+            backup_bgs: sb.backup_bgs,
+            flex_bg: sb.has_incompat(INCOMPAT_FLEX_BG),
+            journal_dev,
+        };
+        if journal_dev {
+            return Ok(g);
+        }
+        if sb.inodes_per_group == 0 {
+            return Err(CorruptSuperblock);
+        }
+        // EXT2_MAX_BLOCKS_PER_GROUP = (65528 << cluster_bits); EXT2_MAX_INODES_PER_GROUP = 65536 - ipb
+        let max_bpg = (u64::from(u16::MAX) - 7) << cluster_bits;
+        let ipb = block_size / u64::from(inode_size);
+        let max_ipg = 65536u64.saturating_sub(ipb);
+        if sb.blocks_per_group < 8
+            || u64::from(sb.blocks_per_group) > max_bpg
+            || inode_blocks_per_group > max_ipg
+            || desc_per_block == 0
+            || g.first_data_block >= g.blocks_count
+        {
+            return Err(CorruptSuperblock);
+        }
+        let groups = (g.blocks_count - g.first_data_block).div_ceil(u64::from(sb.blocks_per_group));
+        if groups >> 32 != 0 {
+            return Err(CorruptSuperblock);
+        }
+        g.group_count = groups as u32;
+        if groups * u64::from(sb.inodes_per_group) != u64::from(sb.inodes_count) {
+            return Err(CorruptSuperblock);
+        }
+        g.desc_blocks = groups.div_ceil(u64::from(desc_per_block));
+        if g.meta_bg && u64::from(sb.first_meta_bg) > g.desc_blocks {
+            return Err(CorruptSuperblock);
+        }
+        Ok(g)
+    }
+
+    /// Cluster ratio (blocks per cluster).
+    pub fn cluster_ratio(&self) -> u64 {
+        1u64 << self.cluster_bits
+    }
+    /// Inodes per block.
+    pub fn inodes_per_block(&self) -> u32 {
+        (self.block_size / u64::from(self.inode_size.max(1))) as u32
+    }
+    /// Total inode count (groups x inodes per group).
+    pub fn inodes_count(&self) -> u64 {
+        u64::from(self.group_count) * u64::from(self.inodes_per_group)
+    }
+    /// First block of group `g` (ext2fs_group_first_block2).
+    pub fn group_first_block(&self, g: u32) -> u64 {
+        self.first_data_block + u64::from(g) * u64::from(self.blocks_per_group)
+    }
+    /// Last block of group `g` (ext2fs_group_last_block2).
+    pub fn group_last_block(&self, g: u32) -> u64 {
+        if g + 1 >= self.group_count {
+            self.blocks_count.saturating_sub(1)
+        } else {
+            self.group_first_block(g) + u64::from(self.blocks_per_group) - 1
+        }
+    }
+    /// Number of blocks in group `g`.
+    pub fn group_blocks(&self, g: u32) -> u64 {
+        self.group_last_block(g) + 1 - self.group_first_block(g)
+    }
+    /// Group containing block `blk` (ext2fs_group_of_blk2).
+    pub fn group_of_block(&self, blk: u64) -> u64 {
+        blk.saturating_sub(self.first_data_block) / u64::from(self.blocks_per_group.max(1))
+    }
+    /// Does group `g` carry a superblock backup (ext2fs_bg_has_super)?
+    pub fn bg_has_super(&self, g: u32) -> bool {
+        if g == 0 {
+            return true;
+        }
+        if self.sparse_super2 {
+            return g == self.backup_bgs[0] || g == self.backup_bgs[1];
+        }
+        if g <= 1 || !self.sparse_super {
+            return true;
+        }
+        if g & 1 == 0 {
+            return false;
+        }
+        is_power_of(g, 3) || is_power_of(g, 5) || is_power_of(g, 7)
+    }
+    /// Descriptor blocks counted for a group with a classic table copy (meta_bg: first_meta_bg).
+    pub fn old_desc_blocks(&self) -> u64 {
+        if self.meta_bg {
+            u64::from(self.first_meta_bg)
+        } else {
+            self.desc_blocks + u64::from(self.reserved_gdt_blocks)
+        }
+    }
+    /// Superblock and descriptor locations of group `g` (ext2fs_super_and_bgd_loc2).
+    pub fn layout(&self, g: u32) -> GroupLayout {
+        let mut group_block = self.group_first_block(g);
+        if group_block == 0 && self.block_size == 1024 {
+            group_block = 1;
+        }
+        let mut out = GroupLayout::default();
+        let has_super = self.bg_has_super(g);
+        if has_super {
+            out.super_blk = group_block;
+            out.used_blks += 1;
+        }
+        let per = self.desc_per_block.max(1);
+        let meta_bg = g / per;
+        if !self.meta_bg || meta_bg < self.first_meta_bg {
+            if has_super {
+                out.old_desc_blk = group_block + 1;
+                out.used_blks += self.old_desc_blocks();
+            }
+        } else {
+            let r = g % per;
+            if r == 0 || r == 1 || r == per - 1 {
+                out.new_desc_blk = group_block + u64::from(has_super);
+                out.used_blks += 1;
+            }
+        }
+        out
+    }
+    /// Block holding descriptor block `i` when the table is read relative to `group_block`
+    /// (ext2fs_descriptor_block_loc2; `group_block` is first_data_block for the primary copy).
+    pub fn descriptor_block_loc(&self, group_block: u64, i: u64) -> u64 {
+        let adjust = u64::from(i == 0 && self.block_size == 1024 && self.cluster_bits > 0);
+        if !self.meta_bg || i < u64::from(self.first_meta_bg) {
+            return group_block + i + 1 + adjust;
+        }
+        let bg64 = u64::from(self.desc_per_block) * i;
+        let bg = u32::try_from(bg64).unwrap_or(u32::MAX);
+        let mut has_super = u64::from(self.bg_has_super(bg));
+        let mut ret = self.first_data_block + bg64 * u64::from(self.blocks_per_group);
+        if group_block != self.first_data_block
+            && ret + has_super + u64::from(self.blocks_per_group) < self.blocks_count
+        {
+            ret += u64::from(self.blocks_per_group);
+            has_super = u64::from(self.bg_has_super(bg.saturating_add(1)));
+        }
+        ret + has_super + adjust
+    }
+    /// Check a superblock number requested with `-o superblock=N` makes sense.
+    pub fn check_block(&self, blk: u64, what: &str) -> Result<()> {
+        if blk >= self.blocks_count {
+            return Err(Error::corrupt(format!(
+                "{what} {blk} is beyond the end of the filesystem ({} blocks)",
+                self.blocks_count
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_groups() {
+        assert!(is_power_of(1, 3));
+        assert!(is_power_of(27, 3));
+        assert!(is_power_of(125, 5));
+        assert!(is_power_of(49, 7));
+        assert!(!is_power_of(15, 3));
+        assert!(!is_power_of(0, 3));
+    }
+}

@@ -1,0 +1,219 @@
+//! Block group descriptors (32 bytes, or s_desc_size bytes with 64bit) and their checksums.
+
+use crate::bytes::Bytes;
+use crate::csum::{crc16, crc32c_raw};
+use crate::superblock::Superblock;
+use serde::Serialize;
+
+/// bg_flags: inode table and bitmap not initialised.
+pub const BG_INODE_UNINIT: u16 = 0x0001;
+/// bg_flags: block bitmap not initialised.
+pub const BG_BLOCK_UNINIT: u16 = 0x0002;
+/// bg_flags: inode table zeroed.
+pub const BG_INODE_ZEROED: u16 = 0x0004;
+
+/// What decoding a descriptor needs to know about the filesystem.
+#[derive(Clone, Debug)]
+pub struct DescContext {
+    pub is_64bit: bool,
+    pub desc_size: usize,
+    pub metadata_csum: bool,
+    pub gdt_csum: bool,
+    pub seed: u32,
+    pub uuid: [u8; 16],
+}
+
+impl DescContext {
+    /// Build from a superblock.
+    pub fn new(sb: &Superblock) -> Self {
+        DescContext {
+            is_64bit: sb.is_64bit(),
+            desc_size: sb.desc_size() as usize,
+            metadata_csum: sb.has_metadata_csum(),
+            gdt_csum: sb.has_group_desc_csum(),
+            seed: sb.csum_seed(),
+            uuid: sb.uuid,
+        }
+    }
+}
+
+/// One decoded group descriptor.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupDesc {
+    pub group: u32,
+    pub block_bitmap: u64,
+    pub inode_bitmap: u64,
+    pub inode_table: u64,
+    pub free_blocks_count: u32,
+    pub free_inodes_count: u32,
+    pub used_dirs_count: u32,
+    pub flags: u16,
+    pub exclude_bitmap: u64,
+    /// Stored block bitmap checksum (hi half only when the descriptor holds it).
+    pub block_bitmap_csum: u32,
+    /// Stored inode bitmap checksum (hi half only when the descriptor holds it).
+    pub inode_bitmap_csum: u32,
+    pub itable_unused: u32,
+    /// Stored descriptor checksum.
+    pub checksum: u16,
+    /// Checksum recomputed from the descriptor bytes (0 without a checksum feature).
+    pub computed_checksum: u16,
+}
+
+/// Compute the descriptor checksum (ext2fs_group_desc_csum) over `raw` (desc_size bytes).
+pub fn desc_checksum(ctx: &DescContext, group: u32, raw: &[u8]) -> u16 {
+    let size = ctx.desc_size.min(raw.len());
+    let head = raw.get(..0x1E.min(size)).unwrap_or(&[]);
+    let tail = raw.get(0x20.min(size)..size).unwrap_or(&[]);
+    if ctx.metadata_csum {
+        let c = crc32c_raw(ctx.seed, &group.to_le_bytes());
+        let c = crc32c_raw(c, head);
+        let c = crc32c_raw(c, &[0, 0][..2.min(size.saturating_sub(0x1E))]);
+        let c = crc32c_raw(c, tail);
+        (c & 0xFFFF) as u16
+    } else {
+        let c = crc16(0xFFFF, &ctx.uuid);
+        let c = crc16(c, &group.to_le_bytes());
+        let c = crc16(c, head);
+        crc16(c, tail)
+    }
+}
+
+impl GroupDesc {
+    /// Decode descriptor `group` from its raw bytes (at least desc_size; missing bytes read as 0).
+    pub fn parse(ctx: &DescContext, group: u32, raw: &[u8]) -> GroupDesc {
+        let d = Bytes::new(raw);
+        let hi = ctx.is_64bit && ctx.desc_size >= 64;
+        let hi32 = |off: usize| if hi { u64::from(d.le32(off)) << 32 } else { 0 };
+        let hi16 = |off: usize| if hi { u32::from(d.le16(off)) << 16 } else { 0 };
+        let mut bb_csum = u32::from(d.le16(0x18));
+        if ctx.desc_size >= 0x3A {
+            bb_csum |= u32::from(d.le16(0x38)) << 16;
+        }
+        let mut ib_csum = u32::from(d.le16(0x1A));
+        if ctx.desc_size >= 0x3C {
+            ib_csum |= u32::from(d.le16(0x3A)) << 16;
+        }
+        GroupDesc {
+            group,
+            block_bitmap: u64::from(d.le32(0x0)) | hi32(0x20),
+            inode_bitmap: u64::from(d.le32(0x4)) | hi32(0x24),
+            inode_table: u64::from(d.le32(0x8)) | hi32(0x28),
+            free_blocks_count: u32::from(d.le16(0xC)) | hi16(0x2C),
+            free_inodes_count: u32::from(d.le16(0xE)) | hi16(0x2E),
+            used_dirs_count: u32::from(d.le16(0x10)) | hi16(0x30),
+            flags: d.le16(0x12),
+            exclude_bitmap: u64::from(d.le32(0x14)) | hi32(0x34),
+            block_bitmap_csum: bb_csum,
+            inode_bitmap_csum: ib_csum,
+            itable_unused: u32::from(d.le16(0x1C)) | hi16(0x32),
+            checksum: d.le16(0x1E),
+            computed_checksum: if ctx.gdt_csum {
+                desc_checksum(ctx, group, raw)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Decode as libext2fs presents descriptors after opening from a backup superblock: UNINIT
+    /// flags cleared, itable_unused zeroed, checksum recomputed (openfs.c does this in memory).
+    pub fn parse_from_backup(ctx: &DescContext, group: u32, raw: &[u8]) -> GroupDesc {
+        if !ctx.gdt_csum {
+            return Self::parse(ctx, group, raw);
+        }
+        let mut buf = [0u8; 1024];
+        let n = raw.len().min(buf.len()).min(ctx.desc_size);
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), raw.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        let flags =
+            u16::from_le_bytes([buf[0x12], buf[0x13]]) & !(BG_BLOCK_UNINIT | BG_INODE_UNINIT);
+        buf[0x12..0x14].copy_from_slice(&flags.to_le_bytes());
+        buf[0x1C..0x1E].copy_from_slice(&[0, 0]);
+        if ctx.is_64bit && n >= 0x34 {
+            buf[0x32..0x34].copy_from_slice(&[0, 0]);
+        }
+        let raw2 = buf.get(..n).unwrap_or(&[]);
+        let c = desc_checksum(ctx, group, raw2);
+        buf[0x1E..0x20].copy_from_slice(&c.to_le_bytes());
+        Self::parse(ctx, group, buf.get(..n).unwrap_or(&[]))
+    }
+
+    /// Flag test.
+    pub fn has_flag(&self, f: u16) -> bool {
+        self.flags & f != 0
+    }
+    /// True when the stored checksum matches (always true without a checksum feature).
+    pub fn checksum_ok(&self, ctx: &DescContext) -> bool {
+        !ctx.gdt_csum || self.checksum == self.computed_checksum
+    }
+}
+
+/// Names of the flags dumpe2fs prints, in its order.
+pub fn flag_names(flags: u16) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if flags & BG_INODE_UNINIT != 0 {
+        v.push("INODE_UNINIT");
+    }
+    if flags & BG_BLOCK_UNINIT != 0 {
+        v.push("BLOCK_UNINIT");
+    }
+    if flags & BG_INODE_ZEROED != 0 {
+        v.push("ITABLE_ZEROED");
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn crc16_worked_example() {
+        // shared/docs section 4: UUID 11111111-2222-3333-4444-555555555555, group 0 -> 0xAF7F
+        let uuid: [u8; 16] = hex("11111111222233334444555555555555").try_into().unwrap();
+        let mut raw = hex("030100000b01000013010000e00ef507020004000000000000000000f5077faf");
+        raw.extend_from_slice(&[0u8; 32]);
+        let ctx = DescContext {
+            is_64bit: true,
+            desc_size: 64,
+            metadata_csum: false,
+            gdt_csum: true,
+            seed: 0,
+            uuid,
+        };
+        let gd = GroupDesc::parse(&ctx, 0, &raw);
+        assert_eq!(gd.computed_checksum, 0xAF7F);
+        assert_eq!(gd.checksum, 0xAF7F);
+    }
+
+    #[test]
+    fn crc32c_worked_example() {
+        let uuid: [u8; 16] = hex("e8f62e136e804b879b2869175197c75d").try_into().unwrap();
+        assert_eq!(crc32c_raw(!0, &uuid), 0x3699_6ffc);
+        let mut raw = hex("030100000b01000013010000e00ef507020004000000000002336a0df5078f5d");
+        raw.extend_from_slice(&hex(
+            "0000000000000000000000000000000000000000000000006e44e52f00000000",
+        ));
+        let ctx = DescContext {
+            is_64bit: true,
+            desc_size: 64,
+            metadata_csum: true,
+            gdt_csum: true,
+            seed: 0x3699_6ffc,
+            uuid,
+        };
+        let gd = GroupDesc::parse(&ctx, 0, &raw);
+        assert_eq!(gd.computed_checksum, 0x5d8f);
+        assert!(gd.checksum_ok(&ctx));
+        assert_eq!(flag_names(gd.flags), vec!["ITABLE_ZEROED"]);
+    }
+}
