@@ -1,1 +1,2 @@
+pub mod advise;
 pub mod fit;
