@@ -114,6 +114,10 @@ pub struct Workload {
     pub large_dirs: bool,
     /// Oldest kernel that must mount the filesystem.
     pub kernel: Option<(u32, u32)>,
+    /// `--inode-size` override (checked, and checked against the xattr fit).
+    pub inode_size: Option<u32>,
+    /// `--journal-size` override in MiB.
+    pub journal_mib: Option<u64>,
 }
 
 impl Workload {
@@ -132,6 +136,8 @@ impl Workload {
             project_quota: false,
             large_dirs: false,
             kernel: None,
+            inode_size: None,
+            journal_mib: None,
         }
     }
 }
@@ -497,6 +503,35 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
         inode_src = "xattr-fit model (src/fit.rs); Samba 2004: up to 7x with xattrs in-inode; Lustre LU-8998".into();
         fit_advice = Some(fa);
     }
+    if let Some(req) = w.inode_size {
+        if !(128..=65536).contains(&req) || !req.is_power_of_two() {
+            return inv(format!(
+                "inode size {req} must be a power of two from 128 to the block size"
+            ));
+        }
+        if req > bs {
+            return inv(format!(
+                "inode size {req} is above the block size {bs}: mke2fs refuses it"
+            ));
+        }
+        if let Some(fa) = &fit_advice {
+            if req < fa.inode_size {
+                warnings.push(format!(
+                    "--inode-size {req} is below the {} bytes the xattrs need at {:.0}%: they will spill to the external block",
+                    fa.inode_size,
+                    w.fit_share * 100.0
+                ));
+            }
+        }
+        if w.project_quota && req < 256 {
+            return inv(
+                "project quota needs inodes of at least 256 bytes (i_extra_isize 32)".into(),
+            );
+        }
+        inode_size = req;
+        inode_why = "requested".into();
+        inode_src = "--inode-size".into();
+    }
     if w.project_quota && inode_size < 256 {
         inode_size = 256;
     }
@@ -593,7 +628,26 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
     }
 
     // Journal.
-    if w.metadata_heavy {
+    if let Some(mib) = w.journal_mib {
+        let blocks = mib * 1024 / (u64::from(bs) / 1024);
+        if !(mkfs::JOURNAL_MIN_BLOCKS..=mkfs::JOURNAL_MAX_BLOCKS).contains(&blocks) {
+            return inv(format!(
+                "journal of {mib} MiB = {blocks} blocks of {bs} bytes: mke2fs allows {} to {} blocks",
+                mkfs::JOURNAL_MIN_BLOCKS,
+                mkfs::JOURNAL_MAX_BLOCKS
+            ));
+        }
+        o.journal_size_mib = Some(mib);
+        why.push(Rationale {
+            parameter: "-J size=".into(),
+            value: format!("{mib} MiB"),
+            mke2fs_default: dflt(&|l| {
+                format!("{} MiB", l.journal_blocks * u64::from(l.block_size) / MIB)
+            }),
+            why: "requested".into(),
+            source: "--journal-size".into(),
+        });
+    } else if w.metadata_heavy {
         let default_j = mkfs::default_journal_blocks(w.device_bytes / u64::from(bs)).unwrap_or(0)
             * u64::from(bs)
             / MIB;
@@ -713,7 +767,12 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
         });
     }
 
-    let layout = mkfs::predict(w.device_bytes, &o, conf)?;
+    let layout = mkfs::predict(w.device_bytes, &o, conf).map_err(|e| {
+        Error::Invalid(format!(
+            "mke2fs would refuse {}: {e}",
+            o.to_args().join(" ")
+        ))
+    })?;
     if let Some(want) = wanted_inodes {
         if layout.inodes_count < want {
             warnings.push(format!(

@@ -23,6 +23,12 @@ pub struct AdviseArgs {
     /// Block size override (bytes).
     #[arg(long, value_name = "BYTES")]
     pub block_size: Option<u32>,
+    /// Inode size override (checked against the block size and the xattr fit).
+    #[arg(long, value_name = "BYTES")]
+    pub inode_size: Option<u32>,
+    /// Journal size override (K/M/G suffixes; checked against mke2fs's limits).
+    #[arg(long, value_name = "SIZE")]
+    pub journal_size: Option<String>,
     /// Expected number of files (and directories).
     #[arg(long, value_name = "N")]
     pub files: Option<u64>,
@@ -205,6 +211,11 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     };
     let mut w = Workload::new(bytes);
     w.block_size = args.block_size;
+    w.inode_size = args.inode_size;
+    if let Some(j) = &args.journal_size {
+        let b = parse_size(j).with_context(|| format!("--journal-size {j}"))?;
+        w.journal_mib = Some(b.div_ceil(1 << 20));
+    }
     w.population.files = args.files;
     if let Some(a) = &args.avg_file_size {
         w.population.avg_file_size =
