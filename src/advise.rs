@@ -620,7 +620,14 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
                 )
             } else {
                 format!(
-                    "{what} + 25% for directories and growth = {target:.0} inodes: one per {raw_ratio} bytes, rounded down to a power of two"
+                    "{what} + 25% for directories and growth = {target:.0} inodes: one per {raw_ratio} bytes, {}",
+                    if ratio == 64 * MIB && raw_ratio > 64 * MIB {
+                        "capped at mke2fs's maximum -i (64 MiB)"
+                    } else if ratio == 1024 && raw_ratio < 1024 {
+                        "raised to mke2fs's minimum -i (1024)"
+                    } else {
+                        "rounded down to a power of two"
+                    }
                 )
             },
             source: "population estimate".into(),
@@ -696,7 +703,7 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
         o.stride = Some(stride as u32);
         o.stripe_width = Some(sw as u32);
         why.push(Rationale {
-            parameter: "-E stride=,stripe_width=".into(),
+            parameter: "-E stride,stripe_width".into(),
             value: format!("{stride},{sw}"),
             mke2fs_default: "from device topology (none on a file)".into(),
             why: format!(

@@ -52,15 +52,15 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "PCT", default_value_t = 100.0)]
     pub fit_share: f64,
     /// RAID chunk size per disk (K/M suffixes).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        requires = "raid_data_disks",
-        conflicts_with = "raid_level"
-    )]
+    #[arg(long, value_name = "SIZE")]
     pub raid_chunk: Option<String>,
     /// Data disks per stripe (with --raid-chunk).
-    #[arg(long, value_name = "N", requires = "raid_chunk")]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "raid_chunk",
+        conflicts_with = "raid_level"
+    )]
     pub raid_data_disks: Option<u32>,
     /// RAID level (0, 4, 5, 6, 10); the chunk defaults to mdadm's 512 KiB.
     #[arg(long, value_name = "L", requires = "raid_disks")]
@@ -204,9 +204,7 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
 pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     let bytes = match (&args.size, &args.device) {
         (Some(s), _) => parse_size(s).with_context(|| format!("--size {s}"))?,
-        (None, Some(d)) => e4inspect::source::Source::open(d)
-            .with_context(|| format!("{}", d.display()))?
-            .len(),
+        (None, Some(d)) => e4inspect::source::Source::open(d)?.len(),
         (None, None) => bail!("give --size or --device"),
     };
     let mut w = Workload::new(bytes);
@@ -236,8 +234,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         w.population.xattr_sets = s.sets;
     }
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::fs::Filesystem::open(img, &Default::default())
-            .with_context(|| format!("{}", img.display()))?;
+        let fs = e4inspect::fs::Filesystem::open(img, &Default::default())?;
         let sb = &fs.sb;
         let used_inodes = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes_count));
         let used_bytes = sb
@@ -266,6 +263,9 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         w.xattrs.push(parse_xattr(x)?);
     }
     w.fit_share = args.fit_share / 100.0;
+    if args.raid_chunk.is_some() && args.raid_data_disks.is_none() && args.raid_level.is_none() {
+        bail!("--raid-chunk needs --raid-data-disks N or --raid-level L --raid-disks N");
+    }
     if let (Some(c), Some(n)) = (&args.raid_chunk, args.raid_data_disks) {
         let chunk = parse_size(c).with_context(|| format!("--raid-chunk {c}"))?;
         w.raid = Some(Raid {
@@ -452,6 +452,21 @@ pub fn render(a: &Advice) -> String {
     out
 }
 
+/// The error chain on one line, without causes the previous message already quotes.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let m = cause.to_string();
+        if !out.contains(&m) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&m);
+        }
+    }
+    out
+}
+
 /// 16 for a refused or malformed request, 8 when a device, image or tree cannot be read.
 fn exit_code(e: &anyhow::Error) -> i32 {
     for cause in e.chain() {
@@ -473,7 +488,7 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
     let a = match compute(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("e4inspect advise: {e:#}");
+            eprintln!("e4inspect advise: {}", one_line(&e));
             return Ok(exit_code(&e));
         }
     };
