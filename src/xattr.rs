@@ -367,10 +367,7 @@ pub fn block_capacity(block_size: usize) -> usize {
     block_size.saturating_sub(BLOCK_HEADER_SIZE + TERMINATOR_SIZE)
 }
 
-/// ext4's `ext4_chksum(seed, data)`: the raw crc32c register, without the final inversion.
-fn crc32c_raw(seed: u32, data: &[u8]) -> u32 {
-    !crc32c::crc32c_append(!seed, data)
-}
+use crate::csum::crc32c_raw;
 
 /// Checksum of an xattr block as the kernel computes it (`ext4_xattr_block_csum`): crc32c over the
 /// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
@@ -825,6 +822,7 @@ mod tests {
 
     #[test]
     fn crc_convention() {
+        use crate::csum::crc32c_raw;
         // ext4_chksum(~0, "123456789") = raw register; the standard CRC-32C check value is
         // its complement, 0xe3069283.
         assert_eq!(!crc32c_raw(!0, b"123456789"), 0xe306_9283);
