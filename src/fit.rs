@@ -87,6 +87,16 @@ impl FitParams {
         }
     }
 
+    /// The same parameters for another inode size: `extra_isize` is taken as the preferred value
+    /// and clamped to what the inode holds (0 for 128-byte inodes), as mke2fs and the kernel do.
+    pub fn for_inode_size(&self, inode_size: u32) -> FitParams {
+        FitParams {
+            inode_size,
+            extra_isize: (self.extra_isize as u32).min(inode_size.saturating_sub(128)) as u16,
+            ..*self
+        }
+    }
+
     /// Check the parameters make a filesystem mke2fs could build.
     pub fn validate(&self) -> Result<()> {
         let is = self.inode_size;
@@ -535,14 +545,12 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// `base` gives block size, ea_inode and extra isize (clamped per size; `extra_isize` of
-    /// `base` is used where it fits); `sizes` are the inode sizes to report; `reference` is the
+    /// `base` gives block size, ea_inode and the preferred extra isize (clamped per size with
+    /// [`FitParams::for_inode_size`]); `sizes` are the inode sizes to report; `reference` is the
     /// inode size `block_io_saved` is measured against (e.g. the image's own).
     pub fn new(base: FitParams, sizes: &[u32], reference: u32) -> Result<Evaluator> {
         let mk = |is: u32| -> Result<FitParams> {
-            let mut p = base;
-            p.inode_size = is;
-            p.extra_isize = (base.extra_isize as u32).min(is.saturating_sub(128)) as u16;
+            let mut p = base.for_inode_size(is);
             p.inline_data = None;
             p.validate()?;
             Ok(p)
@@ -617,9 +625,7 @@ impl Evaluator {
         // Smallest ladder size holding everything: fit is monotonic in the inode size, so a
         // binary search over the ladder would do; the ladder has at most 10 rungs.
         for (j, &s) in self.agg.ladder.iter().enumerate() {
-            let mut p = self.base;
-            p.inode_size = s;
-            p.extra_isize = (self.base.extra_isize as u32).min(s.saturating_sub(128)) as u16;
+            let mut p = self.base.for_inode_size(s);
             p.inline_data = set.inline_data;
             if place_unchecked(&p, &set.attrs).all_in_inode {
                 if let Some(c) = self.agg.ladder_fit.get_mut(j) {
@@ -750,8 +756,11 @@ pub fn read_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32) -> Result<Observe
     })
 }
 
-/// Fit parameters of an image: its inode size, `i_extra_isize` (the superblock's wanted value,
-/// at least 32 as the kernel uses; 0 for 128-byte inodes), block size and ea_inode feature.
+/// Fit parameters of an image: its inode size, block size, ea_inode feature and preferred
+/// `i_extra_isize` (the superblock's wanted value, at least 32 as the kernel uses). The extra
+/// isize is not clamped to the image's own inode size, so that [`FitParams::for_inode_size`] gives
+/// what-if sizes the right value even from a 128-byte-inode image; clamp with
+/// `for_inode_size(inode_size)` before placing.
 pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
     use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_EXTRA_ISIZE};
     let inode_size = fs.geo.inode_size;
@@ -761,7 +770,7 @@ pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
     }
     FitParams {
         inode_size,
-        extra_isize: (extra as u32).min(inode_size.saturating_sub(128)) as u16,
+        extra_isize: extra,
         block_size: fs.block_size().min(u32::MAX as u64) as u32,
         ea_inode: fs.sb.has_incompat(INCOMPAT_EA_INODE),
         inline_data: None,
@@ -1171,6 +1180,30 @@ mod tests {
         assert!(r.all_in_inode);
         let r = place(&p(256), &[Attr::new("user.a", 69)]).unwrap();
         assert!(!r.all_in_inode);
+    }
+
+    #[test]
+    fn preferred_extra_isize_survives_a_128_byte_base() {
+        // An image with 128-byte inodes still wants extra isize 32 for larger what-if sizes.
+        let base = FitParams {
+            extra_isize: 32,
+            ..FitParams::new(128)
+        };
+        assert_eq!(base.for_inode_size(128).extra_isize, 0);
+        assert_eq!(base.for_inode_size(256).extra_isize, 32);
+        let agg = evaluate(
+            base,
+            &[128, 256],
+            128,
+            [XattrSet {
+                attrs: vec![Attr::new("security.selinux", 31)],
+                inline_data: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(agg.sizes[1].usable_bytes, 88);
+        assert_eq!(agg.sizes[1].all_in_inode, 1);
+        assert_eq!(agg.sizes[1].block_io_saved, 1);
     }
 
     #[test]

@@ -241,9 +241,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     let params: Vec<FitParams> = sizes
         .iter()
         .map(|&s| {
-            let mut p = base;
-            p.inode_size = s;
-            p.extra_isize = (base.extra_isize as u32).min(s.saturating_sub(128)) as u16;
+            let mut p = base.for_inode_size(s);
             p.inline_data = args.inline_data;
             p.validate().map(|_| p)
         })
@@ -326,7 +324,7 @@ fn scan_image(
     sizes: &[u32],
     explicit: &[Attr],
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
-    let own = fit::image_params(fs);
+    let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
     let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
     let pb = progress(!args.json, "scanning");
     let (mut unreadable, mut agrees) = (0u64, 0u64);
