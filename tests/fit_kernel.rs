@@ -201,6 +201,8 @@ fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
                     assert!(ck.ok(), "xattr block {} checksum {ck:?}", inode.file_acl);
                 }
                 assert!(blk.sorted, "kernel block entries not sorted?");
+                assert!(blk.bad_entry_hashes.is_empty(), "entry hashes {blk:?}");
+                assert_eq!(blk.computed_hash, blk.header.hash, "block hash");
                 // Identical blocks are shared (mbcache), so refcount may exceed 1.
                 assert!(blk.header.refcount >= 1);
                 block_used = blk.space.used;
