@@ -177,7 +177,7 @@ fn walk<'a>(
     let mut pos = first;
     // Each entry takes at least 16 bytes, so the walk ends within end/16 steps.
     loop {
-        if pos.checked_add(TERMINATOR_SIZE).map_or(true, |e| e > end) {
+        if pos.checked_add(TERMINATOR_SIZE).is_none_or(|e| e > end) {
             return Err(Error::corrupt(format!(
                 "{what}: entry table runs past the end of the area (offset {pos})"
             )));
@@ -231,7 +231,7 @@ fn walk<'a>(
         }
         let start = value_base + e.value_offs as usize;
         let padded = value_size(e.value_size as usize);
-        if start < values_floor || start.checked_add(padded).map_or(true, |s| s > end) {
+        if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
             return Err(Error::corrupt(format!(
                 "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
                 e.name, e.value_offs, e.value_size

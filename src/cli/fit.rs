@@ -292,7 +292,11 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
             print_aggregate(out, a, s)?;
         }
     }
-    Ok(if none { 4 } else { 0 })
+    Ok(if none {
+        super::EXIT_PROBLEMS
+    } else {
+        super::EXIT_OK
+    })
 }
 
 fn progress(enabled: bool, what: &str) -> indicatif::ProgressBar {
