@@ -87,6 +87,16 @@ impl FitParams {
         }
     }
 
+    /// The same parameters for another inode size: `extra_isize` is taken as the preferred value
+    /// and clamped to what the inode holds (0 for 128-byte inodes), as mke2fs and the kernel do.
+    pub fn for_inode_size(&self, inode_size: u32) -> FitParams {
+        FitParams {
+            inode_size,
+            extra_isize: (self.extra_isize as u32).min(inode_size.saturating_sub(128)) as u16,
+            ..*self
+        }
+    }
+
     /// Check the parameters make a filesystem mke2fs could build.
     pub fn validate(&self) -> Result<()> {
         let is = self.inode_size;
@@ -535,14 +545,12 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// `base` gives block size, ea_inode and extra isize (clamped per size; `extra_isize` of
-    /// `base` is used where it fits); `sizes` are the inode sizes to report; `reference` is the
+    /// `base` gives block size, ea_inode and the preferred extra isize (clamped per size with
+    /// [`FitParams::for_inode_size`]); `sizes` are the inode sizes to report; `reference` is the
     /// inode size `block_io_saved` is measured against (e.g. the image's own).
     pub fn new(base: FitParams, sizes: &[u32], reference: u32) -> Result<Evaluator> {
         let mk = |is: u32| -> Result<FitParams> {
-            let mut p = base;
-            p.inode_size = is;
-            p.extra_isize = (base.extra_isize as u32).min(is.saturating_sub(128)) as u16;
+            let mut p = base.for_inode_size(is);
             p.inline_data = None;
             p.validate()?;
             Ok(p)
@@ -617,9 +625,7 @@ impl Evaluator {
         // Smallest ladder size holding everything: fit is monotonic in the inode size, so a
         // binary search over the ladder would do; the ladder has at most 10 rungs.
         for (j, &s) in self.agg.ladder.iter().enumerate() {
-            let mut p = self.base;
-            p.inode_size = s;
-            p.extra_isize = (self.base.extra_isize as u32).min(s.saturating_sub(128)) as u16;
+            let mut p = self.base.for_inode_size(s);
             p.inline_data = set.inline_data;
             if place_unchecked(&p, &set.attrs).all_in_inode {
                 if let Some(c) = self.agg.ladder_fit.get_mut(j) {
@@ -673,6 +679,326 @@ where
         ev.add(&s);
     }
     Ok(ev.finish())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources of per-inode xattr sets: an image, a live directory tree
+// ---------------------------------------------------------------------------------------------
+
+/// One inode's xattrs as found on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedSet {
+    /// Inode number.
+    pub ino: u32,
+    /// The set in on-disk order (body entries, then block entries), without `system.data`.
+    pub set: XattrSet,
+    /// Where each attribute of `set` actually lives.
+    pub observed: Vec<Location>,
+    /// `i_extra_isize` of the inode.
+    pub extra_isize: u16,
+}
+
+/// Read the xattr set of inode `ino` from an open filesystem.
+pub fn read_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32) -> Result<ObservedSet> {
+    use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_METADATA_CSUM};
+    use crate::xattr::{parse_block, parse_ibody};
+    let raw = fs.inode_raw(ino)?;
+    let inode = crate::inode::Inode::parse(raw);
+    let extra = if raw.len() > 128 {
+        inode.extra_isize
+    } else {
+        0
+    };
+    let mut set = XattrSet::default();
+    let mut observed = Vec::new();
+    let ea_inode = fs.sb.has_incompat(INCOMPAT_EA_INODE);
+    let mut push = |e: &crate::xattr::Entry<'_>, here: Location| -> Result<()> {
+        if e.value_inum != 0 && !ea_inode {
+            return Err(Error::corrupt(format!(
+                "inode {ino}: {} refers to EA inode {} without the ea_inode feature",
+                e.name, e.value_inum
+            )));
+        }
+        if e.name == "system.data" {
+            // i_block holds the first 60 bytes, system.data the rest.
+            set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(e.value_size));
+            return Ok(());
+        }
+        set.attrs.push(Attr::new(e.name.clone(), e.value_size));
+        observed.push(if e.value_inum != 0 {
+            Location::EaInode
+        } else {
+            here
+        });
+        Ok(())
+    };
+    let body = parse_ibody(raw, extra).map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+    for e in &body.entries {
+        push(e, Location::Inode)?;
+    }
+    if inode.file_acl != 0 {
+        let blk = fs.block(inode.file_acl)?;
+        let seed = fs
+            .sb
+            .has_ro_compat(RO_COMPAT_METADATA_CSUM)
+            .then(|| fs.csum_seed());
+        let xb = parse_block(blk, inode.file_acl, seed)
+            .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+        for e in &xb.entries {
+            push(e, Location::Block)?;
+        }
+    }
+    Ok(ObservedSet {
+        ino,
+        set,
+        observed,
+        extra_isize: extra,
+    })
+}
+
+/// Fit parameters of an image: its inode size, block size, ea_inode feature and preferred
+/// `i_extra_isize` (the superblock's wanted value, at least 32 as the kernel uses). The extra
+/// isize is not clamped to the image's own inode size, so that [`FitParams::for_inode_size`] gives
+/// what-if sizes the right value even from a 128-byte-inode image; clamp with
+/// `for_inode_size(inode_size)` before placing.
+pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
+    use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_EXTRA_ISIZE};
+    let inode_size = fs.geo.inode_size;
+    let mut extra = DEFAULT_EXTRA_ISIZE;
+    if fs.sb.has_ro_compat(RO_COMPAT_EXTRA_ISIZE) {
+        extra = extra.max(fs.sb.want_extra_isize).max(fs.sb.min_extra_isize);
+    }
+    FitParams {
+        inode_size,
+        extra_isize: extra,
+        block_size: fs.block_size().min(u32::MAX as u64) as u32,
+        ea_inode: fs.sb.has_incompat(INCOMPAT_EA_INODE),
+        inline_data: None,
+    }
+}
+
+/// Iterator over the in-use inodes of an image and their xattr sets. Skips `INODE_UNINIT`
+/// groups, the unused tail of each inode table (`itable_unused`), reserved inodes other than the
+/// root, and EA inodes themselves. Items are errors for unreadable inodes or groups; the walk
+/// goes on after them.
+pub struct ImageInodes<'a> {
+    fs: &'a crate::fs::Filesystem,
+    group: u32,
+    index: u32,
+    limit: u32,
+    bitmap: Option<&'a [u8]>,
+    group_ready: bool,
+}
+
+/// Walk the in-use inodes of `fs`.
+pub fn image_inodes(fs: &crate::fs::Filesystem) -> ImageInodes<'_> {
+    ImageInodes {
+        fs,
+        group: 0,
+        index: 0,
+        limit: 0,
+        bitmap: None,
+        group_ready: false,
+    }
+}
+
+impl Iterator for ImageInodes<'_> {
+    type Item = Result<ObservedSet>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use crate::group::BG_INODE_UNINIT;
+        let fs = self.fs;
+        let ipg = fs.geo.inodes_per_group;
+        let csum = fs.ctx.metadata_csum || fs.ctx.gdt_csum;
+        loop {
+            if self.group >= fs.group_count() {
+                return None;
+            }
+            if !self.group_ready {
+                self.group_ready = true;
+                self.index = 0;
+                let gd = match fs.desc(self.group) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        self.group += 1;
+                        self.group_ready = false;
+                        return Some(Err(e));
+                    }
+                };
+                if csum && gd.has_flag(BG_INODE_UNINIT) {
+                    self.group += 1;
+                    self.group_ready = false;
+                    continue;
+                }
+                self.limit = if csum {
+                    ipg.saturating_sub(gd.itable_unused)
+                } else {
+                    ipg
+                };
+                self.bitmap = match fs.block(gd.inode_bitmap) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        self.group += 1;
+                        self.group_ready = false;
+                        return Some(Err(e));
+                    }
+                };
+            }
+            if self.index >= self.limit {
+                self.group += 1;
+                self.group_ready = false;
+                continue;
+            }
+            let idx = self.index;
+            self.index += 1;
+            let used = self
+                .bitmap
+                .and_then(|b| b.get((idx / 8) as usize))
+                .is_some_and(|byte| byte & (1 << (idx % 8)) != 0);
+            if !used {
+                continue;
+            }
+            let ino: u32 = (self.group as u64 * ipg as u64 + idx as u64 + 1)
+                .try_into()
+                .ok()?;
+            if ino != 2 && ino < fs.sb.first_ino() {
+                continue;
+            }
+            if let Ok(raw) = fs.inode_raw(ino) {
+                let inode = crate::inode::Inode::parse(raw);
+                if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
+                    continue;
+                }
+            }
+            return Some(read_inode_xattrs(fs, ino));
+        }
+    }
+}
+
+/// Xattr sets of a live directory tree, read with `llistxattr`/`lgetxattr` (never following
+/// symlinks), staying on the filesystem of the root (`st_dev`), each hard-linked inode once.
+/// POSIX ACLs are converted from the VFS form getxattr returns to ext4's on-disk size.
+pub struct DirXattrs {
+    stack: Vec<std::path::PathBuf>,
+    dev: u64,
+    seen_links: std::collections::HashSet<u64>,
+}
+
+/// Walk `root`.
+pub fn dir_xattr_sets(root: &std::path::Path) -> Result<DirXattrs> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::symlink_metadata(root).map_err(|e| Error::Io {
+        path: root.to_path_buf(),
+        op: "cannot stat",
+        source: e,
+    })?;
+    Ok(DirXattrs {
+        stack: vec![root.to_path_buf()],
+        dev: md.dev(),
+        seen_links: Default::default(),
+    })
+}
+
+/// Names and on-disk value sizes of the xattrs of `path` (not following a symlink).
+pub fn path_xattrs(path: &std::path::Path) -> Result<Vec<Attr>> {
+    use std::os::unix::ffi::OsStrExt;
+    let io = |op: &'static str| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, op, source }
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::Invalid(format!("{}: path contains NUL", path.display())))?;
+    let mut names = vec![0u8; 4096];
+    let n = loop {
+        // SAFETY: `c` is NUL-terminated; the buffer is valid for `names.len()` bytes.
+        let n = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::ERANGE) if names.len() < (1 << 20) => names.resize(names.len() * 4, 0),
+            Some(libc::ENOTSUP) => return Ok(Vec::new()),
+            _ => return Err(io("cannot list xattrs of")(err)),
+        }
+    };
+    let mut out = Vec::new();
+    for name in names.get(..n).unwrap_or(&[]).split(|&b| b == 0) {
+        if name.is_empty() {
+            continue;
+        }
+        let Ok(cn) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let full = String::from_utf8_lossy(name).into_owned();
+        let is_acl = full == "system.posix_acl_access" || full == "system.posix_acl_default";
+        // SAFETY: NULL buffer with size 0 asks for the value size only.
+        let len = unsafe { libc::lgetxattr(c.as_ptr(), cn.as_ptr(), std::ptr::null_mut(), 0) };
+        if len < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::ENODATA) {
+                continue; // removed meanwhile
+            }
+            return Err(io("cannot read xattr of")(err));
+        }
+        let mut size = len as usize;
+        if is_acl && size > 0 && size <= VFS_VALUE_MAX as usize {
+            let mut v = vec![0u8; size];
+            // SAFETY: buffer valid for `v.len()` bytes.
+            let got =
+                unsafe { libc::lgetxattr(c.as_ptr(), cn.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
+            if got >= 0 {
+                v.truncate(got as usize);
+                if let Ok(entries) = crate::xattr::decode_acl_vfs(&v) {
+                    size = crate::xattr::acl_disk_size(&entries);
+                }
+            }
+        }
+        out.push(Attr::new(full, size.min(u32::MAX as usize) as u32));
+    }
+    Ok(out)
+}
+
+impl Iterator for DirXattrs {
+    type Item = Result<XattrSet>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::os::unix::fs::MetadataExt;
+        loop {
+            let path = self.stack.pop()?;
+            let md = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    return Some(Err(Error::Io {
+                        path,
+                        op: "cannot stat",
+                        source: e,
+                    }))
+                }
+            };
+            if md.dev() != self.dev {
+                continue; // another filesystem mounted below the root
+            }
+            if md.is_dir() {
+                match std::fs::read_dir(&path) {
+                    Ok(rd) => self.stack.extend(rd.flatten().map(|ent| ent.path())),
+                    Err(e) => {
+                        return Some(Err(Error::Io {
+                            path,
+                            op: "cannot read directory",
+                            source: e,
+                        }))
+                    }
+                }
+            } else if md.nlink() > 1 && !self.seen_links.insert(md.ino()) {
+                continue;
+            }
+            return Some(path_xattrs(&path).map(|attrs| XattrSet {
+                attrs,
+                inline_data: None,
+            }));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -854,6 +1180,30 @@ mod tests {
         assert!(r.all_in_inode);
         let r = place(&p(256), &[Attr::new("user.a", 69)]).unwrap();
         assert!(!r.all_in_inode);
+    }
+
+    #[test]
+    fn preferred_extra_isize_survives_a_128_byte_base() {
+        // An image with 128-byte inodes still wants extra isize 32 for larger what-if sizes.
+        let base = FitParams {
+            extra_isize: 32,
+            ..FitParams::new(128)
+        };
+        assert_eq!(base.for_inode_size(128).extra_isize, 0);
+        assert_eq!(base.for_inode_size(256).extra_isize, 32);
+        let agg = evaluate(
+            base,
+            &[128, 256],
+            128,
+            [XattrSet {
+                attrs: vec![Attr::new("security.selinux", 31)],
+                inline_data: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(agg.sizes[1].usable_bytes, 88);
+        assert_eq!(agg.sizes[1].all_in_inode, 1);
+        assert_eq!(agg.sizes[1].block_io_saved, 1);
     }
 
     #[test]

@@ -11,14 +11,17 @@ pub mod mkfs;
 pub mod source;
 
 pub use error::{Error, Result};
+pub mod bitmap;
 pub mod csum;
 pub mod extent;
 pub mod features;
 pub mod fit;
+pub mod format;
 pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
+pub mod journal;
 pub mod partition;
 pub mod profiles;
 pub mod superblock;

@@ -115,17 +115,29 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "samba-v3",
         description: "Samba DOS attributes, DosInfo3 (older Samba)",
-        attrs: &[a("user.DOSATTRIB", 56, "Samba librpc/idl/xattr.idl xattr_DosInfo3 (NDR)")],
+        attrs: &[a(
+            "user.DOSATTRIB",
+            56,
+            "Samba librpc/idl/xattr.idl xattr_DosInfo3 (NDR)",
+        )],
     },
     Profile {
         name: "samba-v4",
         description: "Samba DOS attributes, DosInfo4",
-        attrs: &[a("user.DOSATTRIB", 32, "Samba librpc/idl/xattr.idl xattr_DosInfo4 (NDR)")],
+        attrs: &[a(
+            "user.DOSATTRIB",
+            32,
+            "Samba librpc/idl/xattr.idl xattr_DosInfo4 (NDR)",
+        )],
     },
     Profile {
         name: "samba-v5",
         description: "Samba DOS attributes, DosInfo5 (Samba >= 4.17)",
-        attrs: &[a("user.DOSATTRIB", 24, "Samba librpc/idl/xattr.idl xattr_DosInfo5 (NDR)")],
+        attrs: &[a(
+            "user.DOSATTRIB",
+            24,
+            "Samba librpc/idl/xattr.idl xattr_DosInfo5 (NDR)",
+        )],
     },
     Profile {
         name: "lustre-mdt",
@@ -159,7 +171,11 @@ pub const PROFILES: &[Profile] = &[
         name: "lustre-ost",
         description: "Lustre OST object",
         attrs: &[
-            a("trusted.lma", 24, "struct lustre_mdt_attrs: compat 4 + incompat 4 + FID 16"),
+            a(
+                "trusted.lma",
+                24,
+                "struct lustre_mdt_attrs: compat 4 + incompat 4 + FID 16",
+            ),
             a(
                 "trusted.fid",
                 52,

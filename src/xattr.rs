@@ -177,7 +177,7 @@ fn walk<'a>(
     let mut pos = first;
     // Each entry takes at least 16 bytes, so the walk ends within end/16 steps.
     loop {
-        if pos.checked_add(TERMINATOR_SIZE).map_or(true, |e| e > end) {
+        if pos.checked_add(TERMINATOR_SIZE).is_none_or(|e| e > end) {
             return Err(Error::corrupt(format!(
                 "{what}: entry table runs past the end of the area (offset {pos})"
             )));
@@ -231,7 +231,7 @@ fn walk<'a>(
         }
         let start = value_base + e.value_offs as usize;
         let padded = value_size(e.value_size as usize);
-        if start < values_floor || start.checked_add(padded).map_or(true, |s| s > end) {
+        if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
             return Err(Error::corrupt(format!(
                 "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
                 e.name, e.value_offs, e.value_size
@@ -360,6 +360,47 @@ pub struct XattrBlock<'a> {
     pub space: Space,
     /// Checksum check, when a seed was given (metadata_csum).
     pub checksum: Option<ChecksumCheck>,
+    /// `h_hash` recomputed from the entry hashes (`ext4_xattr_rehash`).
+    pub computed_hash: u32,
+    /// Indexes (into `entries`) of entries with an in-block value whose `e_hash` matches neither
+    /// the kernel's hash of name and value nor its old signed-char variant.
+    pub bad_entry_hashes: Vec<usize>,
+}
+
+const NAME_HASH_SHIFT: u32 = 5;
+const VALUE_HASH_SHIFT: u32 = 16;
+const BLOCK_HASH_SHIFT: u32 = 16;
+
+/// `ext4_xattr_hash_entry`: hash of an entry's name and its value padded to 4-byte words.
+/// `signed` gives the variant of kernels that hashed the name as signed chars.
+pub fn entry_hash(name: &[u8], value: &[u8], signed: bool) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        let c = if signed {
+            c as i8 as i32 as u32
+        } else {
+            c as u32
+        };
+        h = (h << NAME_HASH_SHIFT) ^ (h >> (32 - NAME_HASH_SHIFT)) ^ c;
+    }
+    for w in value.chunks(4) {
+        let mut word = [0u8; 4];
+        word[..w.len()].copy_from_slice(w);
+        h = (h << VALUE_HASH_SHIFT) ^ (h >> (32 - VALUE_HASH_SHIFT)) ^ u32::from_le_bytes(word);
+    }
+    h
+}
+
+/// `ext4_xattr_rehash`: the block hash from the entry hashes (0 when any entry hash is 0).
+pub fn block_hash(entries: &[Entry<'_>]) -> u32 {
+    let mut h: u32 = 0;
+    for e in entries {
+        if e.hash == 0 {
+            return 0;
+        }
+        h = (h << BLOCK_HASH_SHIFT) ^ (h >> (32 - BLOCK_HASH_SHIFT)) ^ e.hash;
+    }
+    h
 }
 
 /// Capacity of an empty xattr block for entries and values: `block_size - 32 - 4`.
@@ -367,10 +408,7 @@ pub fn block_capacity(block_size: usize) -> usize {
     block_size.saturating_sub(BLOCK_HEADER_SIZE + TERMINATOR_SIZE)
 }
 
-/// ext4's `ext4_chksum(seed, data)`: the raw crc32c register, without the final inversion.
-fn crc32c_raw(seed: u32, data: &[u8]) -> u32 {
-    !crc32c::crc32c_append(!seed, data)
-}
+use crate::csum::crc32c_raw;
 
 /// Checksum of an xattr block as the kernel computes it (`ext4_xattr_block_csum`): crc32c over the
 /// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
@@ -423,7 +461,24 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
         stored: header.checksum,
         computed: block_checksum(seed, block_nr, block),
     });
+    let bad_entry_hashes = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.value_inum == 0)
+        .filter(|(_, e)| {
+            // The hash covers the padded value (zero padding, as the kernel writes it).
+            let padded = Bytes::new(block)
+                .slice(e.value_offs as usize, value_size(e.value_size as usize))
+                .unwrap_or(&[]);
+            let v = if e.value_size == 0 { &[][..] } else { padded };
+            e.hash != entry_hash(e.raw_name, v, false) && e.hash != entry_hash(e.raw_name, v, true)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let computed_hash = block_hash(&entries);
     Ok(XattrBlock {
+        computed_hash,
+        bad_entry_hashes,
         header,
         entries,
         sorted,
@@ -818,6 +873,12 @@ mod tests {
         // entries end at 72, terminator 72..76, lowest value at 1012
         assert_eq!(xb.space.free, 1012 - 76);
         assert!(xb.checksum.unwrap().ok());
+        // The sample's hashes are 0: both entries are flagged, the block hash is 0.
+        assert_eq!(xb.bad_entry_hashes, vec![0, 1]);
+        assert_eq!(xb.computed_hash, 0);
+        let h = entry_hash(b"a", b"xyz\0", false);
+        assert_eq!(h, ((b'a' as u32) << 16) ^ u32::from_le_bytes(*b"xyz\0"));
+        assert_eq!(entry_hash(b"\xe9", b"", true), 0xffff_ffe9);
         // The checksum depends on the block number.
         let other = parse_block(&blk, 78, Some(seed)).unwrap();
         assert!(!other.checksum.unwrap().ok());
@@ -825,6 +886,7 @@ mod tests {
 
     #[test]
     fn crc_convention() {
+        use crate::csum::crc32c_raw;
         // ext4_chksum(~0, "123456789") = raw register; the standard CRC-32C check value is
         // its complement, 0xe3069283.
         assert_eq!(!crc32c_raw(!0, b"123456789"), 0xe306_9283);

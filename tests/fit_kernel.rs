@@ -3,9 +3,13 @@
 //! with our own parser, and assert the fit model predicted exactly that placement (and the same
 //! free space in the inode body and the block).
 //!
+//! Inodes are located with the library's `Filesystem::inode_raw`.
+//!
 //! Needs root (mount) and e2fsprogs; skips with a printed reason otherwise.
 
 use e4inspect::fit::{self, Attr, FitParams, Location};
+use e4inspect::fs::Filesystem;
+use e4inspect::inode::Inode;
 use e4inspect::xattr;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -35,7 +39,7 @@ fn skip_reason() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("not running as root (needs loop mounts)".into());
     }
-    for tool in ["mke2fs", "debugfs", "mount", "umount"] {
+    for tool in ["mke2fs", "mount", "umount"] {
         let ok = Command::new("sh")
             .arg("-c")
             .arg(format!("command -v {tool}"))
@@ -160,41 +164,21 @@ struct Observed {
     block_used: usize,
 }
 
-/// Locate inodes with debugfs `imap` (one debugfs run for all of them) and decode their xattrs.
+/// Read the inodes with the library's Filesystem and decode their xattrs with our parser.
 fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
-    let cmds: String = inos.iter().map(|i| format!("imap <{i}>\n")).collect();
-    let cmdfile = img.with_extension("cmds");
-    std::fs::write(&cmdfile, cmds).unwrap();
-    let out = run(Command::new("debugfs").arg("-f").arg(&cmdfile).arg(img));
-    let mut locs = Vec::new();
-    for line in out.lines() {
-        let line = line.trim();
-        if let Some(rest) = line.strip_prefix("located at block ") {
-            let (blk, off) = rest.split_once(", offset 0x").expect("imap format");
-            locs.push((
-                blk.parse::<u64>().unwrap(),
-                u64::from_str_radix(off.trim(), 16).unwrap(),
-            ));
-        }
-    }
-    assert_eq!(locs.len(), inos.len(), "debugfs imap output: {out}");
-    let image = std::fs::read(img).unwrap();
-    let sb = &image[1024..2048];
-    let le32 = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-    let le16 = |b: &[u8], o: usize| u16::from_le_bytes(b[o..o + 2].try_into().unwrap());
-    let metadata_csum = le32(sb, 0x64) & 0x400 != 0;
-    let seed = if le32(sb, 0x60) & 0x2000 != 0 {
-        le32(sb, 0x270)
-    } else {
-        !crc32c::crc32c_append(0, &sb[0x68..0x78])
-    };
-    let bs = c.block_size as usize;
-    let is = c.inode_size as usize;
-    locs.iter()
-        .map(|&(blk, off)| {
-            let start = blk as usize * bs + off as usize;
-            let raw = &image[start..start + is];
-            let extra = if is > 128 { le16(raw, 0x80) } else { 0 };
+    let fs = Filesystem::open(img, &Default::default()).expect("open image");
+    assert_eq!(fs.block_size(), c.block_size as u64);
+    let metadata_csum = fs.sb.has_metadata_csum();
+    inos.iter()
+        .map(|&ino| {
+            let ino = u32::try_from(ino).unwrap();
+            let raw = fs.inode_raw(ino).unwrap();
+            let inode = Inode::parse(raw);
+            let extra = if raw.len() > 128 {
+                inode.extra_isize
+            } else {
+                0
+            };
             let body = xattr::parse_ibody(raw, extra).expect("our parser rejects a kernel inode");
             let mut locations = Vec::new();
             for e in &body.entries {
@@ -205,17 +189,20 @@ fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
                 };
                 locations.push((e.name.clone(), l));
             }
-            let file_acl = le32(raw, 0x68) as u64 | (le16(raw, 0x76) as u64) << 32;
             let mut block_used = 0;
-            if file_acl != 0 {
-                let b = file_acl as usize * bs;
-                let blk =
-                    xattr::parse_block(&image[b..b + bs], file_acl, metadata_csum.then_some(seed))
-                        .expect("our parser rejects a kernel xattr block");
+            if inode.file_acl != 0 {
+                let blk = xattr::parse_block(
+                    fs.block(inode.file_acl).unwrap(),
+                    inode.file_acl,
+                    metadata_csum.then(|| fs.csum_seed()),
+                )
+                .expect("our parser rejects a kernel xattr block");
                 if let Some(ck) = blk.checksum {
-                    assert!(ck.ok(), "xattr block {file_acl} checksum {ck:?}");
+                    assert!(ck.ok(), "xattr block {} checksum {ck:?}", inode.file_acl);
                 }
                 assert!(blk.sorted, "kernel block entries not sorted?");
+                assert!(blk.bad_entry_hashes.is_empty(), "entry hashes {blk:?}");
+                assert_eq!(blk.computed_hash, blk.header.hash, "block hash");
                 // Identical blocks are shared (mbcache), so refcount may exceed 1.
                 assert!(blk.header.refcount >= 1);
                 block_used = blk.space.used;
@@ -229,6 +216,16 @@ fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
                     locations.push((e.name.clone(), l));
                 }
             }
+            // The library's image reader must see the same thing.
+            let lib = fit::read_inode_xattrs(&fs, ino).unwrap();
+            let lib_locs: Vec<(String, Location)> = lib
+                .set
+                .attrs
+                .iter()
+                .map(|a| a.name.clone())
+                .zip(lib.observed.iter().copied())
+                .collect();
+            assert_eq!(lib_locs, locations, "inode {ino}");
             Observed {
                 extra_isize: extra,
                 locations,
@@ -511,5 +508,60 @@ fn kernel_agrees_on_inode_boundaries() {
                 .map(|(n, l, _, _)| (*n, *l))
                 .collect::<Vec<_>>()
         );
+    }
+}
+
+/// With ea_inode, a value may not push the block's lowest value offset below
+/// min(block_size / 8, 1024): at the limit it stays in the block, one byte more (one more 4-byte
+/// step) goes to an EA inode. Also the EA-inode threshold (block_size - 56) itself.
+#[test]
+fn kernel_agrees_on_block_reserve_boundaries() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIP kernel_agrees_on_block_reserve_boundaries: {why}");
+        return;
+    }
+    let mut rng = Rng(0xea_1e);
+    for block_size in [1024u32, 4096] {
+        let c = Config {
+            inode_size: 256,
+            block_size,
+            ea_inode: true,
+        };
+        let mut s = Scratch::new(c);
+        let reserve = fit::block_reserve(block_size) as u32;
+        let threshold = fit::ea_inode_threshold(block_size) as u32;
+        let sizes = [
+            block_size - reserve,
+            block_size - reserve + 1,
+            threshold,
+            threshold + 1,
+        ];
+        let cases: Vec<Case> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| make_case(&s, &format!("r{i}"), vec![Attr::new("user.v", v)], &mut rng))
+            .collect();
+        s.umount();
+        let (_, counts) = check(&s, c, &cases);
+        let p = FitParams {
+            ea_inode: true,
+            block_size,
+            ..FitParams::new(256)
+        };
+        let locs: Vec<Location> = cases
+            .iter()
+            .map(|k| fit::place(&p, &k.attrs).unwrap().placements[0].location)
+            .collect();
+        assert_eq!(
+            locs,
+            vec![
+                Location::Block,
+                Location::EaInode,
+                Location::EaInode,
+                Location::EaInode
+            ],
+            "block size {block_size}: sizes {sizes:?}"
+        );
+        eprintln!("block size {block_size}: reserve boundary {sizes:?} -> {locs:?} ({counts:?})");
     }
 }
