@@ -472,15 +472,15 @@ fn exit_code(e: &anyhow::Error) -> i32 {
     for cause in e.chain() {
         if let Some(err) = cause.downcast_ref::<e4inspect::Error>() {
             return match err {
-                e4inspect::Error::Invalid(_) => 16,
-                _ => 8,
+                e4inspect::Error::Invalid(_) => super::EXIT_USAGE,
+                _ => super::EXIT_OPERATIONAL,
             };
         }
         if cause.downcast_ref::<std::io::Error>().is_some() {
-            return 8;
+            return super::EXIT_OPERATIONAL;
         }
     }
-    16
+    super::EXIT_USAGE
 }
 
 /// Run `e4inspect advise`; returns the exit code.
@@ -497,5 +497,5 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
     } else {
         print!("{}", render(&a));
     }
-    Ok(0)
+    Ok(super::EXIT_OK)
 }
