@@ -4,8 +4,10 @@
 //! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
 //! to [`format`]. It never prints.
 
+pub mod advise;
 pub mod bytes;
 pub mod error;
+pub mod mkfs;
 pub mod source;
 
 pub use error::{Error, Result};
@@ -13,6 +15,7 @@ pub mod bitmap;
 pub mod csum;
 pub mod extent;
 pub mod features;
+pub mod fit;
 pub mod format;
 pub mod fs;
 pub mod geometry;
@@ -20,4 +23,6 @@ pub mod group;
 pub mod inode;
 pub mod journal;
 pub mod partition;
+pub mod profiles;
 pub mod superblock;
+pub mod xattr;

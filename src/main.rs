@@ -16,6 +16,10 @@ struct Cli {
 enum Command {
     /// Print what dumpe2fs prints, byte for byte (or --json).
     Dump(cli::dump::DumpArgs),
+    /// Model whether xattrs fit in-inode, exactly as the kernel places them.
+    Fit(cli::fit::FitArgs),
+    /// A verified mkfs.ext4 command line from a workload description.
+    Advise(cli::advise::AdviseArgs),
     /// Print shell completions.
     Completions {
         /// bash, zsh, fish, elvish or powershell
@@ -40,6 +44,8 @@ fn main() {
     };
     let res = match &cli.command {
         Command::Dump(a) => cli::dump::run(a),
+        Command::Fit(a) => cli::fit::run(a),
+        Command::Advise(a) => cli::advise::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut std::io::stdout());

@@ -1,6 +1,8 @@
 //! The command-line interface: one module per subcommand. Only this side prints.
 
+pub mod advise;
 pub mod dump;
+pub mod fit;
 
 use std::path::Path;
 

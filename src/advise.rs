@@ -1,0 +1,968 @@
+//! `advise`: turn a workload description into an `mkfs.ext4` command line, with the reasoning
+//! for every parameter and the layout mke2fs will produce ([`crate::mkfs::predict`]).
+//!
+//! The inode size comes from the xattr-fit model ([`crate::fit`]): the smallest power of two
+//! (from 256, the size that holds nanosecond timestamps, `i_extra_isize` 32 and the project ID)
+//! at which the requested share of inodes keeps every xattr in the inode body.
+
+use serde::Serialize;
+
+use crate::fit::{self, Attr, FitParams, XattrSet};
+use crate::mkfs::{self, Layout, MkfsConf, MkfsOptions};
+use crate::{Error, Result};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// Headroom on the expected file count: directories, growth, and files smaller than average.
+pub const INODE_HEADROOM: f64 = 1.25;
+/// mdadm's default chunk size, used when only a RAID level and disk count are given.
+pub const MDADM_DEFAULT_CHUNK: u64 = 512 * 1024;
+
+/// RAID geometry of the device under the filesystem.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Raid {
+    /// Chunk (strip) size per disk, in bytes.
+    pub chunk_bytes: u64,
+    /// Disks holding data in one stripe.
+    pub data_disks: u32,
+    /// How the figures were obtained (for the rationale).
+    pub description: String,
+}
+
+impl Raid {
+    /// From a RAID level (0, 1, 4, 5, 6, 10) and the total disk count.
+    pub fn from_level(level: &str, disks: u32, chunk_bytes: Option<u64>) -> Result<Raid> {
+        let l = level.trim().to_ascii_lowercase();
+        let l = l.strip_prefix("raid").unwrap_or(&l).to_string();
+        let (data, min) = match l.as_str() {
+            "0" => (disks, 2),
+            "4" | "5" => (disks.saturating_sub(1), 3),
+            "6" => (disks.saturating_sub(2), 4),
+            "10" => (disks / 2, 4),
+            "1" => {
+                return Err(Error::Invalid(
+                    "RAID1 mirrors whole disks: it has no stripe, so there is nothing to align to; give no RAID options".into(),
+                ))
+            }
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "unknown RAID level '{level}' (use 0, 4, 5, 6 or 10)"
+                )))
+            }
+        };
+        if disks < min {
+            return Err(Error::Invalid(format!(
+                "RAID{l} needs at least {min} disks, got {disks}"
+            )));
+        }
+        let chunk = chunk_bytes.unwrap_or(MDADM_DEFAULT_CHUNK);
+        Ok(Raid {
+            chunk_bytes: chunk,
+            data_disks: data,
+            description: format!(
+                "RAID{l} of {disks} disks = {data} data disks, chunk {}{}",
+                human_bytes(chunk),
+                if chunk_bytes.is_none() {
+                    " (mdadm default)"
+                } else {
+                    ""
+                }
+            ),
+        })
+    }
+}
+
+/// Where the population figures come from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Population {
+    /// Expected number of files (and directories).
+    pub files: Option<u64>,
+    /// Average file size in bytes.
+    pub avg_file_size: Option<u64>,
+    /// Sampled xattr sets (from a tree or an image), one per inode with xattrs.
+    pub xattr_sets: Vec<XattrSet>,
+    /// Label of the sample, e.g. "/srv/share (12 345 files)".
+    pub sample: Option<String>,
+}
+
+/// What the user told us about the workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// Size of the device or file the filesystem will fill.
+    pub device_bytes: u64,
+    /// `--block-size` override.
+    pub block_size: Option<u32>,
+    /// File population.
+    pub population: Population,
+    /// Xattrs every inode carries (profiles and `--xattr`), in the order they are set.
+    pub xattrs: Vec<Attr>,
+    /// Names of the profiles the xattrs came from (for the rationale).
+    pub profiles: Vec<String>,
+    /// Share of inodes whose xattrs must all fit in the inode (0 < share <= 1).
+    pub fit_share: f64,
+    /// RAID geometry.
+    pub raid: Option<Raid>,
+    /// Spinning disks.
+    pub rotational: bool,
+    /// Many clients / metadata-heavy load.
+    pub metadata_heavy: bool,
+    /// Project quota wanted.
+    pub project_quota: bool,
+    /// Directories with millions of entries.
+    pub large_dirs: bool,
+    /// Oldest kernel that must mount the filesystem.
+    pub kernel: Option<(u32, u32)>,
+    /// `--inode-size` override (checked, and checked against the xattr fit).
+    pub inode_size: Option<u32>,
+    /// `--journal-size` override in MiB.
+    pub journal_mib: Option<u64>,
+}
+
+impl Workload {
+    /// A workload with nothing but a size.
+    pub fn new(device_bytes: u64) -> Workload {
+        Workload {
+            device_bytes,
+            block_size: None,
+            population: Population::default(),
+            xattrs: Vec::new(),
+            profiles: Vec::new(),
+            fit_share: 1.0,
+            raid: None,
+            rotational: false,
+            metadata_heavy: false,
+            project_quota: false,
+            large_dirs: false,
+            kernel: None,
+            inode_size: None,
+            journal_mib: None,
+        }
+    }
+}
+
+/// One row of the rationale table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rationale {
+    /// The mke2fs parameter (`-I`, `-i`, `-J size=` ...).
+    pub parameter: String,
+    /// What we chose (`default` when we leave it to mke2fs).
+    pub value: String,
+    /// What mke2fs would use by itself.
+    pub mke2fs_default: String,
+    /// Why.
+    pub why: String,
+    /// Where the rule comes from.
+    pub source: String,
+}
+
+/// The xattr-fit result for one inode size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FitRow {
+    /// Inode size.
+    pub inode_size: u32,
+    /// Share of inodes (with xattrs) keeping them all in the inode.
+    pub share_all_in_inode: f64,
+    /// For an explicit attribute list: body bytes usable / needed / free.
+    pub usable_bytes: usize,
+    /// Bytes the attribute list needs in the body (explicit list only; 0 for a sample).
+    pub needed_bytes: usize,
+    /// Whether this size meets the requested share.
+    pub meets_share: bool,
+}
+
+/// The xattr-fit part of the advice.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FitAdvice {
+    /// Requested share (0..=1).
+    pub fit_share: f64,
+    /// Smallest inode size meeting it.
+    pub inode_size: u32,
+    /// One row per candidate size (128 up to the block size).
+    pub sizes: Vec<FitRow>,
+    /// Inodes in the sample (1 for an explicit attribute list).
+    pub inodes: u64,
+    /// Placement of the explicit attribute list in the chosen inode size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placements: Option<fit::FitResult>,
+}
+
+/// The whole advice.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    /// The command, copy-paste ready (device path or `DEVICE`).
+    pub command: String,
+    /// argv after `mkfs.ext4`, without the device.
+    pub args: Vec<String>,
+    /// The options as a structure.
+    #[serde(skip)]
+    pub options: MkfsOptions,
+    /// Predicted layout of exactly that command.
+    pub layout: Layout,
+    /// What plain `mkfs.ext4 DEVICE` would have produced.
+    pub default_layout: Option<Layout>,
+    /// Parameter by parameter.
+    pub rationale: Vec<Rationale>,
+    /// The xattr-fit evidence, when xattrs were described.
+    pub fit: Option<FitAdvice>,
+    /// Things the user should know.
+    pub warnings: Vec<String>,
+    /// Where the mke2fs defaults were read.
+    pub mke2fs_conf: String,
+}
+
+/// Oldest mainline kernel that mounts a filesystem with each feature read-write.
+pub const FEATURE_KERNELS: &[(&str, (u32, u32))] = &[
+    ("extent", (2, 6)),
+    ("flex_bg", (2, 6)),
+    ("huge_file", (2, 6)),
+    ("dir_nlink", (2, 6)),
+    ("extra_isize", (2, 6)),
+    ("64bit", (2, 6)),
+    ("metadata_csum", (3, 18)),
+    ("inline_data", (3, 8)),
+    ("quota", (3, 6)),
+    ("metadata_csum_seed", (4, 4)),
+    ("project", (4, 5)),
+    ("ea_inode", (4, 13)),
+    ("large_dir", (4, 13)),
+    ("casefold", (5, 2)),
+    ("fast_commit", (5, 10)),
+    ("orphan_file", (5, 15)),
+];
+
+fn feature_kernel(f: &str) -> Option<(u32, u32)> {
+    FEATURE_KERNELS
+        .iter()
+        .find(|(n, _)| *n == f)
+        .map(|&(_, k)| k)
+}
+
+/// Parse "5.15", "4.18.0-553.el8" or "3.10" into (major, minor).
+pub fn parse_kernel(s: &str) -> Result<(u32, u32)> {
+    let mut it = s.trim().split(['.', '-']);
+    let maj = it.next().and_then(|x| x.parse().ok());
+    let min = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+    match maj {
+        Some(m) => Ok((m, min)),
+        None => Err(Error::Invalid(format!(
+            "kernel version '{s}' is not MAJOR.MINOR"
+        ))),
+    }
+}
+
+/// "1.5 GiB"-style rendering (powers of 1024).
+pub fn human_bytes(b: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else if v.fract() == 0.0 {
+        format!("{} {}", v as u64, U[i])
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn floor_pow2(x: u64) -> u64 {
+    if x == 0 {
+        0
+    } else {
+        1u64 << (63 - x.leading_zeros())
+    }
+}
+
+/// Evaluate the xattr description at every inode size from 128 to the block size and pick the
+/// smallest (never below `floor`) that meets `share`.
+pub fn fit_inode_size(
+    xattrs: &[Attr],
+    sample: &[XattrSet],
+    share: f64,
+    block_size: u32,
+    floor: u32,
+) -> Result<FitAdvice> {
+    let mut ladder = Vec::new();
+    let mut s = 128u32;
+    while s <= block_size {
+        ladder.push(s);
+        s *= 2;
+    }
+    let base = FitParams {
+        block_size,
+        ..FitParams::new(256)
+    };
+    let explicit = sample.is_empty();
+    let sets: Vec<XattrSet> = if explicit {
+        vec![XattrSet {
+            attrs: xattrs.to_vec(),
+            inline_data: None,
+        }]
+    } else {
+        sample.to_vec()
+    };
+    let agg = fit::evaluate(base, &ladder, floor.min(block_size), sets)?;
+    let mut rows = Vec::new();
+    let mut chosen = None;
+    for st in &agg.sizes {
+        let (usable, needed) = if explicit {
+            let mut p = base;
+            p.inode_size = st.inode_size;
+            p.extra_isize = fit::default_extra_isize(st.inode_size);
+            let r = fit::place(&p, xattrs)?;
+            (r.usable_bytes, r.needed_bytes)
+        } else {
+            (st.usable_bytes, 0)
+        };
+        // Integer comparison as the fit model does: all_in_inode / inodes >= share.
+        let meets = st.inodes == 0 || st.all_in_inode as f64 >= share * st.inodes as f64 - 1e-9;
+        if meets && chosen.is_none() && st.inode_size >= floor {
+            chosen = Some(st.inode_size);
+        }
+        rows.push(FitRow {
+            inode_size: st.inode_size,
+            share_all_in_inode: st.share_all_in_inode,
+            usable_bytes: usable,
+            needed_bytes: needed,
+            meets_share: meets,
+        });
+    }
+    let Some(inode_size) = chosen else {
+        let best = rows.last().map(|r| r.share_all_in_inode).unwrap_or(0.0);
+        return Err(Error::Invalid(format!(
+            "the xattrs do not fit in-inode for {:.1}% of inodes at any inode size up to the block size ({block_size}): at most {:.1}% fit. Lower --fit-share, use a larger --block-size, or accept the external xattr block",
+            share * 100.0,
+            best * 100.0
+        )));
+    };
+    let placements = if explicit {
+        let mut p = base;
+        p.inode_size = inode_size;
+        p.extra_isize = fit::default_extra_isize(inode_size);
+        Some(fit::place(&p, xattrs)?)
+    } else {
+        None
+    };
+    Ok(FitAdvice {
+        fit_share: share,
+        inode_size,
+        sizes: rows,
+        inodes: agg.inodes_with_xattrs,
+        placements,
+    })
+}
+
+/// Build the advice for a workload.
+pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
+    let inv = |m: String| Err(Error::Invalid(m));
+    if w.device_bytes < 8 * MIB {
+        return inv(format!(
+            "device too small: {} (advice starts at 8 MiB; below that ext4 has no room for a journal worth having)",
+            human_bytes(w.device_bytes)
+        ));
+    }
+    if !(w.fit_share > 0.0 && w.fit_share <= 1.0) {
+        return inv(format!(
+            "--fit-share must be in (0, 100] percent, got {}",
+            w.fit_share * 100.0
+        ));
+    }
+    let mut o = MkfsOptions::default();
+    let mut why = Vec::new();
+    let mut warnings = Vec::new();
+    let default_layout = mkfs::predict(w.device_bytes, &MkfsOptions::default(), conf).ok();
+    let dflt = |f: &dyn Fn(&Layout) -> String| {
+        default_layout.as_ref().map(f).unwrap_or_else(|| "-".into())
+    };
+
+    // Block size.
+    let bs = match w.block_size {
+        Some(b) => {
+            if !(1024..=65536).contains(&b) || !b.is_power_of_two() {
+                return inv(format!(
+                    "block size {b} must be a power of two from 1024 to 65536"
+                ));
+            }
+            b
+        }
+        None => 4096,
+    };
+    let default_bs = default_layout.as_ref().map(|l| l.block_size);
+    if default_bs != Some(bs) {
+        o.block_size = Some(bs);
+    }
+    why.push(Rationale {
+        parameter: "-b".into(),
+        value: if o.block_size.is_some() {
+            bs.to_string()
+        } else {
+            format!("default ({bs})")
+        },
+        mke2fs_default: dflt(&|l| l.block_size.to_string()),
+        why: if w.block_size.is_some() {
+            "requested".into()
+        } else if o.block_size.is_some() {
+            "4 KiB = the page size; mke2fs.conf's 'small' type (< 512 MiB) would pick 1 KiB blocks, which multiply metadata and cap files at 16 GiB".into()
+        } else {
+            "4 KiB = the page size, what mke2fs picks for this size".into()
+        },
+        source: format!("mke2fs.conf [fs_types] ({})", conf.origin),
+    });
+    if bs > 4096 {
+        warnings.push(format!(
+            "block size {bs} is larger than the 4 KiB page: Linux before 6.x cannot mount it"
+        ));
+    }
+
+    // Kernel compatibility: strip default features the kernel does not know.
+    let mut features: Vec<String> = Vec::new();
+    if let Some(k) = w.kernel {
+        if let Some(dl) = &default_layout {
+            for f in &dl.features {
+                if let Some(need) = feature_kernel(f) {
+                    if k < need {
+                        features.push(format!("^{f}"));
+                        why.push(Rationale {
+                            parameter: format!("-O ^{f}"),
+                            value: "off".into(),
+                            mke2fs_default: "on".into(),
+                            why: format!(
+                                "kernel {}.{} predates {f} (needs {}.{})",
+                                k.0, k.1, need.0, need.1
+                            ),
+                            source: "kernel fs/ext4 feature history".into(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let kernel_ok = |f: &str| -> bool {
+        match (w.kernel, feature_kernel(f)) {
+            (Some(k), Some(need)) => k >= need,
+            _ => true,
+        }
+    };
+
+    // Inode size: xattr fit, project quota, y2038.
+    let floor = 256u32;
+    let mut fit_advice = None;
+    let mut inode_size = floor;
+    let mut inode_why = "256 bytes: nanosecond and post-2038 timestamps, i_extra_isize 32 (project ID, crtime) — mke2fs's default".to_string();
+    let mut inode_src = "mke2fs.conf [defaults] inode_size".to_string();
+    if !w.xattrs.is_empty() || !w.population.xattr_sets.is_empty() {
+        let fa = fit_inode_size(&w.xattrs, &w.population.xattr_sets, w.fit_share, bs, floor)?;
+        inode_size = fa.inode_size;
+        let what = if w.population.xattr_sets.is_empty() {
+            let names: Vec<String> = w
+                .xattrs
+                .iter()
+                .map(|a| format!("{}={}", a.name, a.value_size))
+                .collect();
+            let prof = if w.profiles.is_empty() {
+                String::new()
+            } else {
+                format!("profiles {}: ", w.profiles.join(","))
+            };
+            format!("{prof}{}", names.join(" "))
+        } else {
+            w.population
+                .sample
+                .clone()
+                .unwrap_or_else(|| "the sampled xattr sets".into())
+        };
+        let row = fa.sizes.iter().find(|r| r.inode_size == inode_size);
+        let smaller = fa.sizes.iter().find(|r| r.inode_size == inode_size / 2);
+        let mut s = format!(
+            "smallest size keeping all xattrs in-inode for {:.0}% of inodes ({what})",
+            w.fit_share * 100.0
+        );
+        if let Some(r) = row {
+            if r.needed_bytes > 0 {
+                s.push_str(&format!(
+                    "; needs {} of {} body bytes",
+                    r.needed_bytes, r.usable_bytes
+                ));
+            }
+        }
+        if let Some(r) = smaller {
+            if !r.meets_share && inode_size > floor {
+                s.push_str(&format!(
+                    "; {} would keep only {:.1}% in-inode (every spill costs a block read per lookup)",
+                    r.inode_size,
+                    r.share_all_in_inode * 100.0
+                ));
+            }
+        }
+        inode_why = s;
+        inode_src = "xattr-fit model (src/fit.rs); Samba 2004: up to 7x with xattrs in-inode; Lustre LU-8998".into();
+        fit_advice = Some(fa);
+    }
+    if let Some(req) = w.inode_size {
+        if !(128..=65536).contains(&req) || !req.is_power_of_two() {
+            return inv(format!(
+                "inode size {req} must be a power of two from 128 to the block size"
+            ));
+        }
+        if req > bs {
+            return inv(format!(
+                "inode size {req} is above the block size {bs}: mke2fs refuses it"
+            ));
+        }
+        if let Some(fa) = &fit_advice {
+            if req < fa.inode_size {
+                warnings.push(format!(
+                    "--inode-size {req} is below the {} bytes the xattrs need at {:.0}%: they will spill to the external block",
+                    fa.inode_size,
+                    w.fit_share * 100.0
+                ));
+            }
+        }
+        if w.project_quota && req < 256 {
+            return inv(
+                "project quota needs inodes of at least 256 bytes (i_extra_isize 32)".into(),
+            );
+        }
+        inode_size = req;
+        inode_why = "requested".into();
+        inode_src = "--inode-size".into();
+    }
+    if w.project_quota && inode_size < 256 {
+        inode_size = 256;
+    }
+    let default_is = default_layout.as_ref().map(|l| l.inode_size).unwrap_or(256);
+    if inode_size != default_is {
+        o.inode_size = Some(inode_size);
+    }
+    if inode_size > bs {
+        return inv(format!(
+            "inode size {inode_size} is above the block size {bs}"
+        ));
+    }
+    why.push(Rationale {
+        parameter: "-I".into(),
+        value: inode_size.to_string(),
+        mke2fs_default: default_is.to_string(),
+        why: inode_why,
+        source: inode_src,
+    });
+
+    // Inode count.
+    let needed = match (w.population.files, w.population.avg_file_size) {
+        (Some(n), _) => Some((n as f64, format!("{n} files"))),
+        (None, Some(avg)) => {
+            if avg == 0 {
+                return inv("--avg-file-size must be above 0".into());
+            }
+            Some((
+                w.device_bytes as f64 / avg as f64,
+                format!(
+                    "{} / {} average",
+                    human_bytes(w.device_bytes),
+                    human_bytes(avg)
+                ),
+            ))
+        }
+        _ => None,
+    };
+    let mut wanted_inodes = None;
+    if let Some((n, what)) = needed {
+        let target = n * INODE_HEADROOM;
+        if n > mkfs::MAX_32 as f64 {
+            return inv(format!(
+                "{n:.0} inodes needed but ext4 holds at most 4294967295 (2^32-1) per filesystem; split the data over several filesystems"
+            ));
+        }
+        let target = target.min(mkfs::MAX_32 as f64).max(16.0);
+        wanted_inodes = Some(n.ceil() as u64);
+        let raw_ratio = (w.device_bytes as f64 / target).floor() as u64;
+        let ratio = floor_pow2(raw_ratio).clamp(1024, 64 * MIB);
+        if raw_ratio < 2 * u64::from(inode_size) {
+            return inv(format!(
+                "{what} need one inode per {} bytes, but an inode takes {inode_size}: the inode tables would fill the device. Use a larger device or fewer files",
+                raw_ratio
+            ));
+        }
+        let default_ratio = default_layout
+            .as_ref()
+            .map(|l| l.inode_ratio)
+            .unwrap_or(16384);
+        let use_default = w.population.avg_file_size.is_none()
+            && default_layout
+                .as_ref()
+                .map(|l| l.inodes_count as f64 >= target)
+                .unwrap_or(false);
+        if !use_default {
+            o.inode_ratio = Some(ratio);
+        }
+        if ratio <= 4 * u64::from(inode_size) {
+            warnings.push(format!(
+                "inode tables will take about {:.0}% of the device",
+                100.0 * f64::from(inode_size) / ratio as f64
+            ));
+        }
+        why.push(Rationale {
+            parameter: "-i".into(),
+            value: if use_default {
+                format!("default ({default_ratio})")
+            } else {
+                ratio.to_string()
+            },
+            mke2fs_default: default_ratio.to_string(),
+            why: if use_default {
+                format!(
+                    "the default already gives ≥ {target:.0} inodes ({what} + 25% for directories and growth)"
+                )
+            } else {
+                format!(
+                    "{what} + 25% for directories and growth = {target:.0} inodes: one per {raw_ratio} bytes, {}",
+                    if ratio == 64 * MIB && raw_ratio > 64 * MIB {
+                        "capped at mke2fs's maximum -i (64 MiB)"
+                    } else if ratio == 1024 && raw_ratio < 1024 {
+                        "raised to mke2fs's minimum -i (1024)"
+                    } else {
+                        "rounded down to a power of two"
+                    }
+                )
+            },
+            source: "population estimate".into(),
+        });
+    }
+
+    // Journal.
+    if let Some(mib) = w.journal_mib {
+        let blocks = mib * 1024 / (u64::from(bs) / 1024);
+        if !(mkfs::JOURNAL_MIN_BLOCKS..=mkfs::JOURNAL_MAX_BLOCKS).contains(&blocks) {
+            return inv(format!(
+                "journal of {mib} MiB = {blocks} blocks of {bs} bytes: mke2fs allows {} to {} blocks",
+                mkfs::JOURNAL_MIN_BLOCKS,
+                mkfs::JOURNAL_MAX_BLOCKS
+            ));
+        }
+        o.journal_size_mib = Some(mib);
+        why.push(Rationale {
+            parameter: "-J size=".into(),
+            value: format!("{mib} MiB"),
+            mke2fs_default: dflt(&|l| {
+                format!("{} MiB", l.journal_blocks * u64::from(l.block_size) / MIB)
+            }),
+            why: "requested".into(),
+            source: "--journal-size".into(),
+        });
+    } else if w.metadata_heavy {
+        let default_j = mkfs::default_journal_blocks(w.device_bytes / u64::from(bs)).unwrap_or(0)
+            * u64::from(bs)
+            / MIB;
+        let four_pct = w.device_bytes / 25 / MIB;
+        let mib = floor_pow2(four_pct).min(4096).max(default_j);
+        if mib > default_j && mib > 0 {
+            o.journal_size_mib = Some(mib);
+        }
+        why.push(Rationale {
+            parameter: "-J size=".into(),
+            value: format!("{mib} MiB"),
+            mke2fs_default: format!("{default_j} MiB"),
+            why: "metadata-heavy / many clients: a larger journal lets more metadata transactions batch before a checkpoint stalls writers; about 4% of the device, capped at 4 GiB (device stays ≥ 4x the journal)".into(),
+            source: "Andreas Dilger (ext3-users, 2004); mkfs.lustre MDT journal sizing".into(),
+        });
+    } else if let Some(dl) = &default_layout {
+        why.push(Rationale {
+            parameter: "-J size=".into(),
+            value: format!(
+                "default ({} MiB)",
+                dl.journal_blocks * u64::from(dl.block_size) / MIB
+            ),
+            mke2fs_default: format!("{} MiB", dl.journal_blocks * u64::from(dl.block_size) / MIB),
+            why: "ext2fs_default_journal_size scales with the device; no metadata-heavy hint"
+                .into(),
+            source: "e2fsprogs lib/ext2fs/mkjournal.c".into(),
+        });
+    }
+
+    // RAID.
+    if let Some(r) = &w.raid {
+        if r.chunk_bytes < u64::from(bs) || r.chunk_bytes % u64::from(bs) != 0 {
+            return inv(format!(
+                "RAID chunk {} is not a multiple of the block size {bs}",
+                human_bytes(r.chunk_bytes)
+            ));
+        }
+        if r.data_disks == 0 {
+            return inv("RAID with no data disk".into());
+        }
+        let stride = r.chunk_bytes / u64::from(bs);
+        let sw = stride * u64::from(r.data_disks);
+        if stride > u64::from(u32::MAX) || sw > u64::from(u32::MAX) {
+            return inv("RAID stride or stripe width out of range".into());
+        }
+        o.stride = Some(stride as u32);
+        o.stripe_width = Some(sw as u32);
+        why.push(Rationale {
+            parameter: "-E stride,stripe_width".into(),
+            value: format!("{stride},{sw}"),
+            mke2fs_default: "from device topology (none on a file)".into(),
+            why: format!(
+                "{}: stride = chunk / block size, stripe width = stride x data disks, so the allocator fills whole stripes (no read-modify-write)",
+                r.description
+            ),
+            source: "mke2fs(8) -E stride, stripe_width".into(),
+        });
+    }
+
+    // Workload features.
+    if w.project_quota {
+        if !kernel_ok("project") {
+            return inv("--project-quota needs kernel 4.5 or later".into());
+        }
+        features.push("quota".into());
+        features.push("project".into());
+        why.push(Rationale {
+            parameter: "-O quota,project".into(),
+            value: "on".into(),
+            mke2fs_default: "off".into(),
+            why: "project quota: the project ID lives in i_extra_isize space, hence inodes ≥ 256"
+                .into(),
+            source: "ext4 project quota (kernel 4.5); Lustre 2014 measurements".into(),
+        });
+    }
+    if w.large_dirs {
+        if kernel_ok("large_dir") {
+            features.push("large_dir".into());
+            why.push(Rationale {
+                parameter: "-O large_dir".into(),
+                value: "on".into(),
+                mke2fs_default: "off".into(),
+                why: "directories beyond ~10 million entries need a 3-level htree".into(),
+                source: "kernel 4.13 large_dir".into(),
+            });
+        } else {
+            warnings.push(
+                "large_dir needs kernel 4.13; directories stay limited to a 2-level htree".into(),
+            );
+        }
+    }
+    if w.rotational {
+        why.push(Rationale {
+            parameter: "-G".into(),
+            value: "default".into(),
+            mke2fs_default: dflt(&|l| l.flex_bg_size.map(|g| g.to_string()).unwrap_or("-".into())),
+            why: "rotational: flex_bg already packs bitmaps and inode tables of 16 groups together, so fsck and inode scans seek less".into(),
+            source: "mke2fs.conf flex_bg_size".into(),
+        });
+    }
+    o.features = features;
+
+    // Reserved blocks.
+    if w.device_bytes >= TIB {
+        o.reserved_percent = Some(1.0);
+        why.push(Rationale {
+            parameter: "-m".into(),
+            value: "1".into(),
+            mke2fs_default: "5".into(),
+            why: format!(
+                "a data volume of {}: 1% ({}) still keeps root's reserve and fragmentation headroom; 5% would lock away {}",
+                human_bytes(w.device_bytes),
+                human_bytes(w.device_bytes / 100),
+                human_bytes(w.device_bytes / 20)
+            ),
+            source: "mke2fs(8) -m".into(),
+        });
+    }
+
+    let layout = mkfs::predict(w.device_bytes, &o, conf).map_err(|e| {
+        Error::Invalid(format!(
+            "mke2fs would refuse {}: {e}",
+            o.to_args().join(" ")
+        ))
+    })?;
+    if let Some(want) = wanted_inodes {
+        if layout.inodes_count < want {
+            warnings.push(format!(
+                "only {} inodes fit (ext4 caps the count at 2^32-1 and per group); {want} were asked for",
+                layout.inodes_count
+            ));
+        }
+    }
+    if let Some(j) = o.journal_size_mib {
+        if w.device_bytes < 4 * j * MIB {
+            warnings.push("the device is less than 4x the journal".into());
+        }
+    }
+    if w.device_bytes < 64 * MIB && w.metadata_heavy {
+        warnings.push(
+            "a metadata-heavy load on a device under 64 MiB: consider a bigger device".into(),
+        );
+    }
+    let args = o.to_args();
+    Ok(Advice {
+        command: String::new(),
+        args,
+        options: o,
+        layout,
+        default_layout,
+        rationale: why,
+        fit: fit_advice,
+        warnings,
+        mke2fs_conf: conf.origin.clone(),
+    })
+}
+
+impl Advice {
+    /// Fill in `command` for a device path (or the `DEVICE` placeholder).
+    pub fn with_device(mut self, device: Option<&str>) -> Advice {
+        let mut c = String::from("mkfs.ext4");
+        for a in &self.args {
+            c.push(' ');
+            c.push_str(&shell_quote(a));
+        }
+        c.push(' ');
+        c.push_str(&shell_quote(device.unwrap_or("DEVICE")));
+        self.command = c;
+        self
+    }
+}
+
+/// Quote one word for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=,./:^+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Parse a size with an optional K/M/G/T/P suffix (powers of 1024; `B`, `iB` accepted).
+pub fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let t2 = t.trim_end_matches(['b', 'B']).trim_end_matches('i');
+    let (num, mult) = match t2.chars().last() {
+        Some(c) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => GIB,
+                'T' => TIB,
+                'P' => 1 << 50,
+                _ => return Err(Error::Invalid(format!("bad size suffix in '{s}'"))),
+            };
+            (&t2[..t2.len() - 1], m)
+        }
+        _ => (t2, 1),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| Error::Invalid(format!("'{s}' is not a size (e.g. 4T, 512M, 1048576)")))?;
+    if v.is_nan() || v < 0.0 || v * mult as f64 > u64::MAX as f64 {
+        return Err(Error::Invalid(format!("size '{s}' out of range")));
+    }
+    Ok((v * mult as f64).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf() -> MkfsConf {
+        MkfsConf::builtin()
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("4T").unwrap(), 4 * TIB);
+        assert_eq!(parse_size("512M").unwrap(), 512 * MIB);
+        assert_eq!(parse_size("1.5G").unwrap(), 3 * GIB / 2);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert_eq!(parse_size("64KiB").unwrap(), 65536);
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1G").is_err());
+    }
+
+    #[test]
+    fn plain_size_gives_defaults_and_4k_blocks() {
+        let a = advise(&Workload::new(100 * GIB), &conf()).unwrap();
+        assert!(a.args.is_empty(), "{:?}", a.args);
+        let a = advise(&Workload::new(256 * MIB), &conf()).unwrap();
+        assert_eq!(a.args, vec!["-b", "4096"]);
+        assert_eq!(a.layout.block_size, 4096);
+    }
+
+    #[test]
+    fn xattrs_raise_inode_size_to_smallest_fit() {
+        let mut w = Workload::new(100 * GIB);
+        // 31-byte SELinux label (56 bytes) + 60-byte value: 56 + 80 = 136 > 88 usable at 256.
+        w.xattrs = vec![
+            Attr::new("security.selinux", 31),
+            Attr::new("user.DOSATTRIB", 60),
+        ];
+        let a = advise(&w, &conf()).unwrap();
+        assert_eq!(a.layout.inode_size, 512);
+        let f = a.fit.unwrap();
+        let r256 = f.sizes.iter().find(|r| r.inode_size == 256).unwrap();
+        assert!(!r256.meets_share);
+        assert!(
+            f.sizes
+                .iter()
+                .find(|r| r.inode_size == 512)
+                .unwrap()
+                .meets_share
+        );
+    }
+
+    #[test]
+    fn raid6_stride() {
+        let mut w = Workload::new(10 * TIB);
+        w.raid = Some(Raid::from_level("6", 8, Some(256 * 1024)).unwrap());
+        let a = advise(&w, &conf()).unwrap();
+        assert_eq!(a.layout.stride, Some(64));
+        assert_eq!(a.layout.stripe_width, Some(384));
+        assert!(Raid::from_level("6", 3, None).is_err());
+    }
+
+    #[test]
+    fn refusals() {
+        let mut w = Workload::new(GIB);
+        w.population.files = Some(5_000_000_000);
+        assert!(advise(&w, &conf()).is_err());
+        let mut w = Workload::new(GIB);
+        w.population.files = Some(10_000_000);
+        assert!(advise(&w, &conf()).is_err());
+        assert!(advise(&Workload::new(MIB), &conf()).is_err());
+        let mut w = Workload::new(GIB);
+        w.block_size = Some(3000);
+        assert!(advise(&w, &conf()).is_err());
+        let mut w = Workload::new(GIB);
+        w.xattrs = vec![Attr::new("user.big", 8000)];
+        assert!(advise(&w, &conf()).is_err());
+    }
+
+    #[test]
+    fn kernel_drops_unknown_features() {
+        let mut w = Workload::new(100 * GIB);
+        w.kernel = Some((3, 10));
+        let a = advise(&w, &conf()).unwrap();
+        assert!(
+            a.args.contains(&"^metadata_csum".to_string()),
+            "{:?}",
+            a.args
+        );
+        assert!(!a.layout.features.contains(&"metadata_csum".to_string()));
+    }
+
+    #[test]
+    fn files_set_inode_ratio() {
+        let mut w = Workload::new(100 * GIB);
+        w.population.files = Some(50_000_000);
+        let a = advise(&w, &conf()).unwrap();
+        assert!(a.layout.inodes_count >= 50_000_000);
+        assert_eq!(a.options.inode_ratio, Some(1024));
+    }
+}

@@ -1,0 +1,545 @@
+//! `e4inspect fit`: do these xattrs fit in-inode, exactly as the kernel decides?
+//!
+//! Sources: explicit attributes (`--xattr`), built-in profiles (`--profile`), every inode of an
+//! image (`--from-image`) or of a live tree (`--from-dir`). With an image or a tree, explicit
+//! attributes and profiles are added to every inode's own set (a what-if: "and if we also label
+//! everything for SELinux?").
+//!
+//! Exit status: 0, or 4 when some attribute cannot be stored at all (location `none`) at some
+//! requested inode size, 8 on operational errors, 16 on usage errors.
+
+use anyhow::{bail, Context};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
+use e4inspect::profiles;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+
+/// Arguments of `e4inspect fit`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(about = "Model whether xattrs fit in-inode, exactly as the kernel places them")]
+pub struct FitArgs {
+    /// An attribute NAME=SIZE (bytes), or NAME=@FILE to take the size of FILE's contents;
+    /// repeatable, set in the order given.
+    #[arg(long = "xattr", value_name = "NAME=SIZE")]
+    pub xattrs: Vec<String>,
+    /// Built-in profiles, comma-separated (see --list-profiles).
+    #[arg(long = "profile", value_name = "NAME[,NAME]")]
+    pub profiles: Vec<String>,
+    /// List the built-in profiles with each size and its source.
+    #[arg(long)]
+    pub list_profiles: bool,
+    /// Take every in-use inode's xattr set from an ext2/3/4 image (its own geometry is the default).
+    #[arg(long, value_name = "IMG", conflicts_with = "from_dir")]
+    pub from_image: Option<PathBuf>,
+    /// Take every inode's xattr set from a live directory tree (one filesystem, symlinks not
+    /// followed).
+    #[arg(long, value_name = "DIR")]
+    pub from_dir: Option<PathBuf>,
+    /// Inode sizes to evaluate, e.g. 256 or 128,256,512,1024,2048.
+    #[arg(long, value_name = "N[,N]", value_delimiter = ',')]
+    pub inode_size: Vec<u32>,
+    /// i_extra_isize (default 32, as mke2fs sets; 28 on filesystems made before 2016).
+    #[arg(long, value_name = "N")]
+    pub extra_isize: Option<u16>,
+    /// Filesystem block size (default 4096).
+    #[arg(long, value_name = "N")]
+    pub block_size: Option<u32>,
+    /// Model the ea_inode feature (large values in EA inodes).
+    #[arg(long)]
+    pub ea_inode: bool,
+    /// Model an inline-data file of BYTES bytes (default 60: system.data present but empty).
+    #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "60")]
+    pub inline_data: Option<u32>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const DEFAULT_SIZES: &[u32] = &[128, 256, 512, 1024, 2048];
+
+/// Parse one `--xattr` argument.
+fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
+    let Some((name, size)) = s.rsplit_once('=') else {
+        bail!("--xattr {s:?}: expected NAME=SIZE or NAME=@FILE");
+    };
+    if name.is_empty() {
+        bail!("--xattr {s:?}: empty name");
+    }
+    let size: u64 = if let Some(file) = size.strip_prefix('@') {
+        std::fs::metadata(file)
+            .with_context(|| format!("--xattr {name}: cannot stat {file}"))?
+            .len()
+    } else {
+        size.parse()
+            .with_context(|| format!("--xattr {s:?}: {size:?} is not a size in bytes"))?
+    };
+    let size = u32::try_from(size).with_context(|| format!("--xattr {name}: size too large"))?;
+    Ok(Attr::new(name, size))
+}
+
+/// The explicit attribute list: profiles first, then --xattr, each name once (later wins).
+fn explicit_attrs(a: &FitArgs) -> anyhow::Result<Vec<Attr>> {
+    let mut out: Vec<Attr> = Vec::new();
+    let mut add = |x: Attr| {
+        if let Some(old) = out.iter_mut().find(|o| o.name == x.name) {
+            *old = x;
+        } else {
+            out.push(x);
+        }
+    };
+    for p in &a.profiles {
+        for x in profiles::resolve(p)? {
+            add(x);
+        }
+    }
+    for x in &a.xattrs {
+        add(parse_xattr(x)?);
+    }
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct ProfileList {
+    profiles: &'static [profiles::Profile],
+}
+
+fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&ProfileList {
+                profiles: profiles::PROFILES
+            })?
+        )?;
+        return Ok(0);
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_header(vec![
+        "profile",
+        "attribute",
+        "bytes",
+        "in-inode cost",
+        "source",
+    ]);
+    for p in profiles::PROFILES {
+        for (i, a) in p.attrs.iter().enumerate() {
+            let cost = fit::inode_cost(&FitParams::new(256), &Attr::new(a.name, a.value_size));
+            t.add_row(vec![
+                Cell::new(if i == 0 { p.name } else { "" }),
+                Cell::new(a.name),
+                Cell::new(a.value_size).set_alignment(CellAlignment::Right),
+                Cell::new(cost).set_alignment(CellAlignment::Right),
+                Cell::new(a.source),
+            ]);
+        }
+    }
+    writeln!(out, "{t}")?;
+    Ok(0)
+}
+
+/// Write `text` to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut so = std::io::stdout().lock();
+    match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// One result object of the JSON contract.
+#[derive(Serialize)]
+struct JsonResult {
+    #[serde(flatten)]
+    fit: FitResult,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inodes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    all_in_inode: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tree: Option<fit::SizeStats>,
+}
+
+#[derive(Serialize)]
+struct JsonOut {
+    results: Vec<JsonResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<SourceSummary>,
+}
+
+#[derive(Serialize)]
+struct SourceSummary {
+    kind: &'static str,
+    path: PathBuf,
+    inodes_scanned: u64,
+    inodes_with_xattrs: u64,
+    unreadable: u64,
+    reference_inode_size: u32,
+    smallest_inode_size_for_100: Option<u32>,
+    smallest_inode_size_for_99: Option<u32>,
+    smallest_inode_size_for_90: Option<u32>,
+    /// Image only: inodes whose observed placement the model reproduces at the image's own size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_agrees: Option<u64>,
+}
+
+/// Run `e4inspect fit`.
+pub fn run(args: &FitArgs) -> anyhow::Result<i32> {
+    let mut out = String::new();
+    let code = run_to(&mut out, args)?;
+    emit(&out)?;
+    Ok(code)
+}
+
+fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
+    if args.list_profiles {
+        return list_profiles(out, args.json);
+    }
+    let explicit = explicit_attrs(args)?;
+    let mut base = FitParams::new(256);
+    let mut image = None;
+    if let Some(img) = &args.from_image {
+        let fs = e4inspect::fs::Filesystem::open(img, &Default::default())
+            .with_context(|| format!("{}", img.display()))?;
+        base = fit::image_params(&fs);
+        image = Some(fs);
+    }
+    if let Some(bs) = args.block_size {
+        base.block_size = bs;
+    }
+    if args.ea_inode {
+        base.ea_inode = true;
+    }
+    if let Some(ex) = args.extra_isize {
+        base.extra_isize = ex;
+    }
+    let sizes: Vec<u32> = if !args.inode_size.is_empty() {
+        args.inode_size.clone()
+    } else if let Some(fs) = &image {
+        let own = fs.geo.inode_size;
+        let mut v: Vec<u32> = DEFAULT_SIZES
+            .iter()
+            .copied()
+            .chain([own])
+            .filter(|&s| s <= base.block_size)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    } else {
+        DEFAULT_SIZES
+            .iter()
+            .copied()
+            .filter(|&s| s <= base.block_size)
+            .collect()
+    };
+    let params: Vec<FitParams> = sizes
+        .iter()
+        .map(|&s| {
+            let mut p = base.for_inode_size(s);
+            p.inline_data = args.inline_data;
+            p.validate().map(|_| p)
+        })
+        .collect::<e4inspect::Result<_>>()?;
+
+    if image.is_none() && args.from_dir.is_none() && explicit.is_empty() {
+        bail!("nothing to fit: give --xattr, --profile, --from-image or --from-dir");
+    }
+    let results: Vec<FitResult> = params
+        .iter()
+        .map(|p| fit::place(p, &explicit))
+        .collect::<e4inspect::Result<_>>()?;
+
+    let mut agg: Option<(Aggregate, SourceSummary)> = None;
+    if let Some(fs) = &image {
+        agg = Some(scan_image(fs, args, &base, &sizes, &explicit)?);
+    } else if let Some(dir) = &args.from_dir {
+        agg = Some(scan_dir(dir, &base, &sizes, &explicit)?);
+    }
+
+    let none = results.iter().any(|r| r.count(Location::None) > 0)
+        || agg
+            .as_ref()
+            .is_some_and(|(a, _)| a.sizes.iter().any(|s| s.not_stored > 0));
+    if args.json {
+        let json = JsonOut {
+            results: results
+                .into_iter()
+                .enumerate()
+                .map(|(i, fit)| {
+                    let st = agg.as_ref().and_then(|(a, _)| a.sizes.get(i).cloned());
+                    JsonResult {
+                        inodes: st.as_ref().map(|s| s.inodes),
+                        all_in_inode: st.as_ref().map(|s| s.all_in_inode),
+                        tree: st,
+                        fit,
+                    }
+                })
+                .collect(),
+            source: agg.map(|(_, s)| s),
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        if !explicit.is_empty() {
+            print_explicit(out, &results)?;
+        }
+        if let Some((a, s)) = &agg {
+            print_aggregate(out, a, s)?;
+        }
+    }
+    Ok(if none {
+        super::EXIT_PROBLEMS
+    } else {
+        super::EXIT_OK
+    })
+}
+
+fn progress(enabled: bool, what: &str) -> indicatif::ProgressBar {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} inodes") {
+        pb.set_style(style);
+    }
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Add the explicit attributes the inode does not already carry.
+fn with_explicit(mut set: XattrSet, explicit: &[Attr]) -> XattrSet {
+    for a in explicit {
+        if set.attrs.iter().all(|x| x.name != a.name) {
+            set.attrs.push(a.clone());
+        }
+    }
+    set
+}
+
+fn scan_image(
+    fs: &e4inspect::fs::Filesystem,
+    args: &FitArgs,
+    base: &FitParams,
+    sizes: &[u32],
+    explicit: &[Attr],
+) -> anyhow::Result<(Aggregate, SourceSummary)> {
+    let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
+    let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
+    let pb = progress(!args.json, "scanning");
+    let (mut unreadable, mut agrees) = (0u64, 0u64);
+    for item in fit::image_inodes(fs) {
+        pb.inc(1);
+        let Ok(obs) = item else {
+            unreadable += 1;
+            continue;
+        };
+        if !obs.set.attrs.is_empty() {
+            // Does the model reproduce what is on disk (own geometry, on-disk order)?
+            let mut p = own;
+            p.extra_isize = obs.extra_isize;
+            p.inline_data = obs.set.inline_data;
+            if let Ok(r) = fit::place(&p, &obs.set.attrs) {
+                let predicted: Vec<Location> = r.placements.iter().map(|x| x.location).collect();
+                agrees += (predicted == obs.observed) as u64;
+            }
+        }
+        let mut set = with_explicit(obs.set, explicit);
+        if args.inline_data.is_some() {
+            set.inline_data = args.inline_data;
+        }
+        ev.add(&set);
+    }
+    pb.finish_and_clear();
+    let a = ev.finish();
+    let s = SourceSummary {
+        kind: "image",
+        path: args.from_image.clone().unwrap_or_default(),
+        inodes_scanned: a.inodes_scanned,
+        inodes_with_xattrs: a.inodes_with_xattrs,
+        unreadable,
+        reference_inode_size: a.reference_inode_size,
+        smallest_inode_size_for_100: a.smallest_for_100,
+        smallest_inode_size_for_99: a.smallest_for_99,
+        smallest_inode_size_for_90: a.smallest_for_90,
+        model_agrees: Some(agrees),
+    };
+    Ok((a, s))
+}
+
+fn scan_dir(
+    dir: &std::path::Path,
+    base: &FitParams,
+    sizes: &[u32],
+    explicit: &[Attr],
+) -> anyhow::Result<(Aggregate, SourceSummary)> {
+    let reference = sizes.first().copied().unwrap_or(256);
+    let mut ev = fit::Evaluator::new(*base, sizes, reference)?;
+    let pb = progress(true, "reading xattrs");
+    let mut unreadable = 0u64;
+    for item in fit::dir_xattr_sets(dir)? {
+        pb.inc(1);
+        match item {
+            Ok(set) => ev.add(&with_explicit(set, explicit)),
+            Err(_) => unreadable += 1,
+        }
+    }
+    pb.finish_and_clear();
+    let a = ev.finish();
+    let s = SourceSummary {
+        kind: "dir",
+        path: dir.to_path_buf(),
+        inodes_scanned: a.inodes_scanned,
+        inodes_with_xattrs: a.inodes_with_xattrs,
+        unreadable,
+        reference_inode_size: a.reference_inode_size,
+        smallest_inode_size_for_100: a.smallest_for_100,
+        smallest_inode_size_for_99: a.smallest_for_99,
+        smallest_inode_size_for_90: a.smallest_for_90,
+        model_agrees: None,
+    };
+    Ok((a, s))
+}
+
+fn right(v: impl ToString) -> Cell {
+    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
+}
+
+fn print_explicit(out: &mut String, results: &[FitResult]) -> std::fmt::Result {
+    for r in results {
+        writeln!(
+            out,
+            "Inode size {} (extra isize {}, block size {}): {} bytes usable, {} needed, {} free{}",
+            r.inode_size,
+            r.extra_isize,
+            r.block_size,
+            r.usable_bytes,
+            r.needed_bytes,
+            r.free_bytes,
+            if r.inline_data_bytes > 0 {
+                format!(" (system.data takes {})", r.inline_data_bytes)
+            } else {
+                String::new()
+            }
+        )?;
+        for p in &r.placements {
+            let mut loc = p.location.as_str().to_string();
+            if let Some(e) = p.entry_location {
+                loc.push_str(&format!(" (entry in {})", e.as_str()));
+            }
+            writeln!(
+                out,
+                "  {:<32} {:>6} bytes  cost {:>5}  {}",
+                p.name, p.value_size, p.inode_cost, loc
+            )?;
+            if let Some(why) = &p.reason {
+                writeln!(out, "    {why}")?;
+            }
+        }
+        if let Some(b) = &r.better_order {
+            writeln!(
+                out,
+                "  setting them in the order {} would keep {} in the inode",
+                b.order.join(", "),
+                b.in_inode
+            )?;
+        }
+        writeln!(out)?;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "inode size",
+        "usable",
+        "needed",
+        "free",
+        "in inode",
+        "block",
+        "ea_inode",
+        "none",
+        "all in inode",
+    ]);
+    for r in results {
+        t.add_row(vec![
+            right(r.inode_size),
+            right(r.usable_bytes),
+            right(r.needed_bytes),
+            right(r.free_bytes),
+            right(r.count(Location::Inode)),
+            right(r.count(Location::Block)),
+            right(r.count(Location::EaInode)),
+            right(r.count(Location::None)),
+            Cell::new(if r.all_in_inode { "yes" } else { "no" }),
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+fn pct(n: u64, d: u64) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", n as f64 * 100.0 / d as f64)
+    }
+}
+
+fn print_aggregate(out: &mut String, a: &Aggregate, s: &SourceSummary) -> std::fmt::Result {
+    writeln!(
+        out,
+        "{} {}: {} inodes scanned, {} with xattrs{}",
+        s.kind,
+        s.path.display(),
+        s.inodes_scanned,
+        s.inodes_with_xattrs,
+        if s.unreadable > 0 {
+            format!(", {} unreadable (skipped)", s.unreadable)
+        } else {
+            String::new()
+        }
+    )?;
+    if let Some(m) = s.model_agrees {
+        writeln!(
+            out,
+            "model reproduces the on-disk placement for {m} of {} inodes with xattrs",
+            s.inodes_with_xattrs
+        )?;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "inode size",
+        "usable",
+        "all in inode",
+        "share",
+        "need block",
+        "ea_inode",
+        "cannot store",
+        format!("block reads saved vs {}", s.reference_inode_size).as_str(),
+    ]);
+    for st in &a.sizes {
+        t.add_row(vec![
+            right(st.inode_size),
+            right(st.usable_bytes),
+            right(st.all_in_inode),
+            right(pct(st.all_in_inode, st.inodes)),
+            right(st.spill_to_block),
+            right(st.use_ea_inode),
+            right(st.not_stored),
+            right(st.block_io_saved),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    let show =
+        |v: Option<u32>| v.map_or("none up to the block size".to_string(), |s| s.to_string());
+    writeln!(
+        out,
+        "smallest inode size with all xattrs in-inode: 100% {}, 99% {}, 90% {}",
+        show(s.smallest_inode_size_for_100),
+        show(s.smallest_inode_size_for_99),
+        show(s.smallest_inode_size_for_90)
+    )
+}
