@@ -4,9 +4,34 @@ mod cli;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+const AFTER_HELP: &str = "\
+EXIT STATUS:
+  0 fine; 4 problems found (check), or the dump reported checksum trouble; 8 operational error
+  (not ext2/3/4, unreadable, truncated); 16 usage error.
+
+DUMPE2FS COMPATIBILITY:
+  `e4inspect dump` follows dumpe2fs 1.47.0 byte for byte (stdout; dumpe2fs' version banner is
+  on stderr). Where 1.47.1 and later print differently, 1.47.0 is followed:
+  - the labels `Inode size:` and `Journal device:` contain a tab then 10 spaces (1.47.1+: spaces);
+  - superblock times are plain 32-bit values, and `Next check after` is lastcheck + interval in
+    32-bit arithmetic (1.47.1+ adds the *_hi bytes as bits 32-39);
+  - bigalloc free ranges end at the start of the last free cluster, and a single free cluster is
+    one number (1.47.1+ ends ranges at the cluster's last block and always prints a range).
+  Times are printed like ctime() in the local time zone (TZ honoured); uid/gid names come from
+  the system's user database. When dumpe2fs cannot open a primary superblock it also prints what
+  libblkid detects on the device (`X contains a ... file system`); e4inspect instead names the
+  backup superblocks that look valid.";
+
 /// Read-only inspector for ext2/3/4 images, partitioned disk images and block devices.
 #[derive(Parser, Debug)]
-#[command(name = "e4inspect", version, about, long_about = None)]
+#[command(
+    name = "e4inspect",
+    version,
+    about,
+    long_about = "Read-only inspector for ext2/3/4 filesystems in image files, partitioned disk \
+images and block devices. Nothing is ever written to the input.",
+    after_long_help = AFTER_HELP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,0 +1,66 @@
+//! The shipped man page matches the clap definition; completions generate; the README example runs.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+#[test]
+fn man_page_is_current() {
+    let o = run(Command::new(bin()).arg("manpage"));
+    assert!(o.status.success());
+    let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/man/e4inspect.1"))
+        .expect("man/e4inspect.1 exists");
+    assert!(
+        o.stdout == shipped,
+        "man/e4inspect.1 is stale: regenerate with `cargo run --release -- manpage > man/e4inspect.1`"
+    );
+}
+
+#[test]
+fn completions_generate() {
+    for sh in ["bash", "zsh", "fish"] {
+        let o = run(Command::new(bin()).args(["completions", sh]));
+        assert!(o.status.success(), "{sh}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("e4inspect") && text.contains("dump"),
+            "{sh}: {text:.200}"
+        );
+    }
+}
+
+#[test]
+fn shipped_fixture_dumps_like_dumpe2fs() {
+    let img = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
+    let e = run(Command::new(bin()).args(["dump", img]).env("TZ", "UTC"));
+    assert_eq!(e.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&e.stdout);
+    assert!(text.contains("Filesystem volume name:   example"));
+    assert!(text.contains("Group 0: (Blocks 1-"));
+    if have("dumpe2fs") {
+        let d = run(Command::new(which("dumpe2fs").unwrap())
+            .arg(img)
+            .env("TZ", "UTC"));
+        assert!(d.stdout == e.stdout, "fixture dump differs from dumpe2fs");
+    }
+}
+
+#[test]
+fn image_is_never_written() {
+    // The source is opened O_RDONLY: a read-only copy works, and its bytes do not change.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("ro.img");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img"),
+        &p,
+    )
+    .unwrap();
+    let before = std::fs::read(&p).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    for args in [&["dump"][..], &["dump", "-h"], &["dump", "--json"]] {
+        let o = run(Command::new(bin()).args(args).arg(&p));
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+    }
+    assert!(std::fs::read(&p).unwrap() == before, "image changed");
+}
