@@ -5,6 +5,7 @@
 //! to [`format`]. It never prints.
 
 pub mod bytes;
+pub mod check;
 pub mod error;
 pub mod source;
 
