@@ -264,6 +264,48 @@ impl Filesystem {
             .ok_or_else(|| Error::corrupt(format!("inode table of group {group} overflows")))
     }
 
+    /// Read inode `ino` with ext2fs_read_inode's checks (descriptor's inode table inside the
+    /// filesystem, checksum unless `ignore_csum`); the error is libext2fs' message.
+    pub fn read_inode_checked(
+        &self,
+        ino: u32,
+        ignore_csum: bool,
+    ) -> std::result::Result<&[u8], String> {
+        if ino == 0 || ino > self.sb.inodes_count {
+            return Err("Illegal inode number".into());
+        }
+        let ipg = self.geo.inodes_per_group.max(1);
+        let group = (ino - 1) / ipg;
+        if group > self.geo.group_count {
+            return Err("Illegal inode number".into());
+        }
+        let gd = self.desc(group).map_err(|e| e.to_string())?;
+        let t = gd.inode_table;
+        if t == 0 {
+            return Err("A block group is missing an inode table".into());
+        }
+        if t < self.geo.first_data_block
+            || t + u64::from(self.geo.inode_blocks_per_group) - 1 >= self.geo.blocks_count
+        {
+            return Err("Corrupt group descriptor: bad block for inode table".into());
+        }
+        let off =
+            t * self.geo.block_size + u64::from((ino - 1) % ipg) * u64::from(self.geo.inode_size);
+        let raw = self
+            .source
+            .try_read(off, u64::from(self.geo.inode_size))
+            .ok_or_else(|| {
+                "Attempt to read block from filesystem resulted in short read".to_string()
+            })?;
+        if !ignore_csum
+            && self.sb.has_metadata_csum()
+            && !crate::inode::inode_checksum_ok(self.ctx.seed, ino, raw)
+        {
+            return Err("Inode checksum does not match inode".into());
+        }
+        Ok(raw)
+    }
+
     /// The on-disk bytes of inode `ino` (inode_size bytes).
     pub fn inode_raw(&self, ino: u32) -> Result<&[u8]> {
         let off = self.inode_offset(ino)?;

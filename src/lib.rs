@@ -10,12 +10,15 @@ pub mod error;
 pub mod source;
 
 pub use error::{Error, Result};
+pub mod bitmap;
 pub mod csum;
 pub mod extent;
 pub mod features;
+pub mod format;
 pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
+pub mod journal;
 pub mod partition;
 pub mod superblock;

@@ -305,6 +305,10 @@ impl Superblock {
     pub fn block_size(&self) -> u64 {
         1024u64 << self.log_block_size.min(6)
     }
+    /// EXT2_BLOCK_SIZE as an unsigned int, for printing whatever the superblock holds.
+    pub fn block_size_raw(&self) -> u32 {
+        1024u32.wrapping_shl(self.log_block_size)
+    }
     /// Cluster size as e2fsprogs computes it (EXT2_CLUSTER_SIZE), clamped.
     pub fn cluster_size(&self) -> u64 {
         1024u64 << self.log_cluster_size.min(20)

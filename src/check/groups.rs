@@ -4,6 +4,7 @@
 //! counts and a few metadata intervals for the overlap sweep (a few dozen bytes per group).
 
 use super::{Finding, Findings};
+use crate::bitmap::{self, Kind, UninitMarks};
 use crate::fs::Filesystem;
 use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
 use rayon::prelude::*;
@@ -134,7 +135,148 @@ fn check_locations(
     ok
 }
 
-fn check_group(fs: &Filesystem, g: u32) -> GroupResult {
+/// Per-thread scratch buffers for the loaded bitmaps.
+#[derive(Default)]
+struct Scratch {
+    block: Vec<u8>,
+    inode: Vec<u8>,
+}
+
+/// Bitmap checksum and padding rules, and the per-group counts against the loaded bitmaps.
+fn check_bitmaps(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    marks: &UninitMarks,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let geo = &fs.geo;
+    let g = gd.group;
+    let bs = geo.block_size as usize;
+    for (kind, flag, nbytes, stored) in [
+        (Kind::Block, BG_BLOCK_UNINIT, bitmap::block_nbytes(fs), gd.block_bitmap_csum),
+        (Kind::Inode, BG_INODE_UNINIT, bitmap::inode_nbytes(fs), gd.inode_bitmap_csum),
+    ] {
+        let Some(loc) = bitmap::bitmap_source(fs, gd, kind) else {
+            continue;
+        };
+        let name = if kind == Kind::Block { "block" } else { "inode" };
+        let block = match fs.block(loc) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push(
+                    Finding::new(
+                        "bitmap.unreadable",
+                        Some(g),
+                        format!("{name} bitmap at block {loc} cannot be read: {e}"),
+                    )
+                    .with("block", loc),
+                );
+                continue;
+            }
+        };
+        let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
+        // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
+        if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
+            let want = bitmap::bitmap_checksum(fs, kind, bytes);
+            if want != stored {
+                let rule = if kind == Kind::Block {
+                    "bitmap.block_csum"
+                } else {
+                    "bitmap.inode_csum"
+                };
+                out.push(
+                    Finding::new(
+                        rule,
+                        Some(g),
+                        format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
+                    )
+                    .with("stored", stored)
+                    .with("expected", want)
+                    .with("block", loc),
+                );
+            }
+        }
+        let tail = block.get(nbytes..).unwrap_or(&[]);
+        if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+            out.push(
+                Finding::new(
+                    "bitmap.tail_padding",
+                    Some(g),
+                    format!(
+                        "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
+                        nbytes + pos,
+                        tail.get(pos).copied().unwrap_or(0)
+                    ),
+                )
+                .with("block", loc)
+                .with("offset", nbytes + pos),
+            );
+        }
+    }
+    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+    let bits = geo.cluster_bits;
+    let clusters =
+        (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
+    let cpg = u64::from(geo.clusters_per_group);
+    if bitmap::group_block_bitmap(fs, gd, marks, &mut scratch.block).is_ok() {
+        let n = clusters.min(cpg) as usize;
+        let free = bitmap::count_free(&scratch.block, n);
+        if free != u64::from(gd.free_blocks_count) {
+            out.push(
+                Finding::new(
+                    "count.group_free_blocks",
+                    Some(g),
+                    format!(
+                        "free blocks count is {}, the bitmap has {free} free",
+                        gd.free_blocks_count
+                    ),
+                )
+                .with("stored", gd.free_blocks_count)
+                .with("counted", free),
+            );
+        }
+        if g + 1 == geo.group_count && clusters < cpg {
+            let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
+            if let Some(i) = unset {
+                out.push(
+                    Finding::new(
+                        "bitmap.block_padding",
+                        Some(g),
+                        format!(
+                            "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
+                        ),
+                    )
+                    .with("bit", i),
+                );
+            }
+        }
+    }
+    if bitmap::group_inode_bitmap(fs, gd, &mut scratch.inode).is_ok() {
+        let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
+        if free != u64::from(gd.free_inodes_count) {
+            out.push(
+                Finding::new(
+                    "count.group_free_inodes",
+                    Some(g),
+                    format!(
+                        "free inodes count is {}, the bitmap has {free} free",
+                        gd.free_inodes_count
+                    ),
+                )
+                .with("stored", gd.free_inodes_count)
+                .with("counted", free),
+            );
+        }
+    }
+}
+
+fn check_group(
+    fs: &Filesystem,
+    g: u32,
+    marks: Option<&UninitMarks>,
+    scratch: &mut Scratch,
+) -> GroupResult {
     let geo = &fs.geo;
     let mut r = GroupResult::default();
     // Superblock and descriptor copies of this group (what ext2fs_check_desc marks first).
@@ -261,6 +403,9 @@ fn check_group(fs: &Filesystem, g: u32) -> GroupResult {
             .with("free_inodes", gd.free_inodes_count),
         );
     }
+    if let Some(m) = marks {
+        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
+    }
     r.desc_free_blocks = u64::from(gd.free_blocks_count);
     r.desc_free_inodes = u64::from(gd.free_inodes_count);
     r
@@ -337,9 +482,17 @@ fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
 /// Run the descriptor, bitmap and count rules.
 pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     let geo = &fs.geo;
+    // The bitmaps can be loaded only when every descriptor can be read, and libext2fs refuses
+    // bitmaps larger than a block.
+    let bs = geo.block_size as usize;
+    let marks = if bitmap::block_nbytes(fs) <= bs && bitmap::inode_nbytes(fs) <= bs {
+        UninitMarks::compute(fs).ok()
+    } else {
+        None
+    };
     let results: Vec<GroupResult> = (0..geo.group_count)
         .into_par_iter()
-        .map(|g| check_group(fs, g))
+        .map_init(Scratch::default, |s, g| check_group(fs, g, marks.as_ref(), s))
         .collect();
     let mut intervals = Vec::new();
     let mut bad = false;

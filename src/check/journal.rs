@@ -2,15 +2,13 @@
 //! (journal.c) and the kernel (jbd2 load) judge them before replaying or using the journal.
 
 use super::{Finding, Findings};
-use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
 use crate::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
 use crate::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
 use crate::fs::Filesystem;
 use crate::inode::{Inode, EXTENTS_FL};
+use crate::journal::{JournalSuperblock, JBD2_MAGIC};
 
-/// JBD2 magic.
-const JBD2_MAGIC: u32 = 0xC03B_3998;
 /// JBD2_MIN_JOURNAL_BLOCKS
 const MIN_JOURNAL_BLOCKS: u64 = 1024;
 /// Incompat features jbd2 knows: revoke, 64bit, async_commit, csum v2, csum v3, fast_commit.
@@ -195,8 +193,8 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
 }
 
 fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut Findings) {
-    let d = Bytes::new(raw);
-    let magic = d.be32(0);
+    let j = JournalSuperblock::parse(raw);
+    let magic = j.magic;
     if magic != JBD2_MAGIC {
         f.push(
             Finding::new(
@@ -210,7 +208,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         );
         return;
     }
-    let btype = d.be32(4);
+    let btype = j.blocktype;
     if btype != 3 && btype != 4 {
         f.push(
             Finding::new(
@@ -222,8 +220,8 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         );
         return;
     }
-    let compat = if btype == 4 { d.be32(0x24) } else { 0 };
-    let incompat = if btype == 4 { d.be32(0x28) } else { 0 };
+    let compat = if btype == 4 { j.feature_compat } else { 0 };
+    let incompat = if btype == 4 { j.feature_incompat } else { 0 };
     let unknown = incompat & !KNOWN_INCOMPAT;
     let v2 = incompat & INCOMPAT_CSUM_V2 != 0;
     let v3 = incompat & INCOMPAT_CSUM_V3 != 0;
@@ -247,8 +245,8 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         return;
     }
     if v2 || v3 {
-        let ctype = d.u8(0x50);
-        let stored = d.be32(0xFC);
+        let ctype = j.checksum_type;
+        let stored = j.checksum;
         let mut buf = [0u8; 1024];
         if let Some(s) = raw.get(..1024) {
             buf.copy_from_slice(s);
@@ -270,7 +268,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
             return;
         }
     }
-    let jbs = u64::from(d.be32(0xC));
+    let jbs = u64::from(j.blocksize);
     if jbs != fs.geo.block_size {
         f.push(
             Finding::new(
@@ -286,7 +284,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         );
         return;
     }
-    let maxlen = u64::from(d.be32(0x10));
+    let maxlen = u64::from(j.maxlen);
     if maxlen > nblocks {
         f.push(
             Finding::new(
@@ -299,7 +297,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         );
     }
     if btype == 4 {
-        let users = d.be32(0x40);
+        let users = j.nr_users;
         if users > 1 {
             f.push(
                 Finding::new(

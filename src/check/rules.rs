@@ -134,7 +134,7 @@ pub const RULES: &[Rule] = &[
     r("bitmap.block_csum", Err, "with metadata_csum, block bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
     r("bitmap.inode_csum", Err, "with metadata_csum, inode bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
     r("bitmap.block_padding", Err, "block bitmap bits past the end of the filesystem are set", &[E]),
-    r("bitmap.inode_padding", Warn, "inode bitmap bytes past inodes_per_group / 8 are 0xFF, as mke2fs and the kernel write them", &[]),
+    r("bitmap.tail_padding", Warn, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them", &[]),
     // counts
     r("count.group_free_blocks", Err, "descriptor free blocks equal the zero bits of the (UNINIT-adjusted) block bitmap", &[E]),
     r("count.group_free_inodes", Err, "descriptor free inodes equal the zero bits of the (UNINIT-adjusted) inode bitmap", &[E]),

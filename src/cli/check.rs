@@ -20,12 +20,8 @@ pub struct CheckArgs {
     /// Count warnings as errors for the exit status.
     #[arg(long)]
     pub werror: bool,
-    /// Byte offset of the filesystem inside each image.
-    #[arg(long, value_name = "BYTES")]
-    pub offset: Option<u64>,
-    /// Partition number (1-based) of a partitioned disk image.
-    #[arg(long, value_name = "N")]
-    pub partition: Option<u32>,
+    #[command(flatten)]
+    pub source: super::SourceArgs,
 }
 
 fn list_rules(json: bool) -> anyhow::Result<i32> {
@@ -76,8 +72,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         return list_rules(args.json);
     }
     let opts = CheckOptions {
-        offset: args.offset,
-        partition: args.partition,
+        offset: args.source.offset,
+        partition: args.source.partition,
         now: None,
     };
     let mut status = 0;
@@ -88,7 +84,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             Ok(rep) => {
                 let bad = rep.errors > 0 || (args.werror && rep.warnings > 0);
                 if bad {
-                    status = status.max(4);
+                    status = status.max(super::EXIT_PROBLEMS);
                 }
                 if args.json {
                     json.push(serde_json::to_value(&rep)?);
@@ -127,8 +123,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
                 }
             }
             Err(e) => {
-                status = 8;
-                eprintln!("e4inspect: {}: {e}", path.display());
+                status = super::EXIT_OPERATIONAL;
+                super::report_error(path, &e);
                 if args.json {
                     json.push(serde_json::json!({
                         "image": path.display().to_string(),

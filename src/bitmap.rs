@@ -1,0 +1,306 @@
+//! Block and inode bitmaps per group, exactly as libext2fs loads them (`ext2fs_read_bitmaps`):
+//! a group whose BLOCK_UNINIT / INODE_UNINIT flag is honoured (checksum feature on and descriptor
+//! checksum valid), or whose bitmap location lies past the end of the filesystem, reads as zeros;
+//! afterwards every BLOCK_UNINIT group's superblock, descriptors, bitmaps and inode table are marked
+//! in use (`mark_uninit_bg_group_blocks`), wherever they live.
+//!
+//! Nothing here holds a whole-filesystem bitmap: bitmaps are produced one group at a time and the
+//! only state kept is the list of marks contributed by BLOCK_UNINIT groups.
+
+use crate::csum::crc32c_raw;
+use crate::error::{Error, Result};
+use crate::fs::Filesystem;
+use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Which bitmap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    Block,
+    Inode,
+}
+
+/// Why `ext2fs_read_bitmaps` would fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ReadFailure {
+    /// Bitmap bytes per group exceed a block (EXT2_ET_CORRUPT_SUPERBLOCK).
+    Prepare,
+    /// The bitmap block could not be read (EXT2_ET_{BLOCK,INODE}_BITMAP_READ).
+    Read(Kind, u32),
+    /// Checksum mismatch (EXT2_ET_{BLOCK,INODE}_BITMAP_CSUM_INVALID).
+    Csum(Kind, u32),
+}
+
+impl ReadFailure {
+    /// The libext2fs message.
+    pub fn message(self) -> &'static str {
+        match self {
+            ReadFailure::Prepare => "The ext2 superblock is corrupt",
+            ReadFailure::Read(Kind::Block, _) => "Can't read a block bitmap",
+            ReadFailure::Read(Kind::Inode, _) => "Can't read an inode bitmap",
+            ReadFailure::Csum(Kind::Block, _) => "Block bitmap checksum does not match bitmap",
+            ReadFailure::Csum(Kind::Inode, _) => "Inode bitmap checksum does not match bitmap",
+        }
+    }
+}
+
+/// Bytes of one group's block bitmap (clusters_per_group / 8).
+pub fn block_nbytes(fs: &Filesystem) -> usize {
+    (fs.geo.clusters_per_group / 8) as usize
+}
+/// Bytes of one group's inode bitmap (inodes_per_group / 8).
+pub fn inode_nbytes(fs: &Filesystem) -> usize {
+    (fs.geo.inodes_per_group / 8) as usize
+}
+
+/// Where a group's bitmap is read from: `None` when libext2fs uses zeros instead.
+pub fn bitmap_source(fs: &Filesystem, gd: &GroupDesc, kind: Kind) -> Option<u64> {
+    let (loc, flag) = match kind {
+        Kind::Block => (gd.block_bitmap, BG_BLOCK_UNINIT),
+        Kind::Inode => (gd.inode_bitmap, BG_INODE_UNINIT),
+    };
+    let honoured = fs.ctx.gdt_csum && gd.has_flag(flag) && gd.checksum_ok(&fs.ctx);
+    if honoured || loc >= fs.geo.blocks_count || loc == 0 {
+        None
+    } else {
+        Some(loc)
+    }
+}
+
+/// Checksum of a bitmap as stored in descriptors: crc32c(seed, bytes), cut to 16 bits when the
+/// descriptor has no room for the hi half.
+pub fn bitmap_checksum(fs: &Filesystem, kind: Kind, bytes: &[u8]) -> u32 {
+    let c = crc32c_raw(fs.ctx.seed, bytes);
+    let full = match kind {
+        Kind::Block => fs.ctx.desc_size >= 0x3A,
+        Kind::Inode => fs.ctx.desc_size >= 0x3C,
+    };
+    if full {
+        c
+    } else {
+        c & 0xFFFF
+    }
+}
+
+/// The on-disk bitmap bytes of a group (only the first `nbytes`), or `None` when not read.
+fn disk_bitmap<'a>(fs: &'a Filesystem, gd: &GroupDesc, kind: Kind) -> Option<Result<&'a [u8]>> {
+    let loc = bitmap_source(fs, gd, kind)?;
+    let n = match kind {
+        Kind::Block => block_nbytes(fs),
+        Kind::Inode => inode_nbytes(fs),
+    };
+    Some(fs.block(loc).map(|b| b.get(..n).unwrap_or(b)))
+}
+
+/// Replay `ext2fs_read_bitmaps`' error behaviour: the first failure in group order, if any.
+/// With `ignore_csum`, checksum mismatches are not failures (EXT2_FLAG_IGNORE_CSUM_ERRORS).
+pub fn read_check(fs: &Filesystem, ignore_csum: bool) -> std::result::Result<(), ReadFailure> {
+    let bs = fs.geo.block_size as usize;
+    if block_nbytes(fs) > bs || inode_nbytes(fs) > bs {
+        return Err(ReadFailure::Prepare);
+    }
+    let csum = fs.sb.has_metadata_csum() && !ignore_csum;
+    let res = (0..fs.geo.group_count).into_par_iter().find_map_first(|g| {
+        let gd = match fs.desc(g) {
+            Ok(gd) => gd,
+            Err(_) => return Some(ReadFailure::Read(Kind::Block, g)),
+        };
+        for kind in [Kind::Block, Kind::Inode] {
+            match disk_bitmap(fs, &gd, kind) {
+                None => {}
+                Some(Err(_)) => return Some(ReadFailure::Read(kind, g)),
+                Some(Ok(bytes)) => {
+                    let stored = match kind {
+                        Kind::Block => gd.block_bitmap_csum,
+                        Kind::Inode => gd.inode_bitmap_csum,
+                    };
+                    if csum && bitmap_checksum(fs, kind, bytes) != stored {
+                        return Some(ReadFailure::Csum(kind, g));
+                    }
+                }
+            }
+        }
+        None
+    });
+    match res {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
+}
+
+/// Cluster ranges that BLOCK_UNINIT groups mark in use, sorted by start.
+#[derive(Clone, Debug, Default)]
+pub struct UninitMarks {
+    ranges: Vec<(u64, u64)>,
+    /// Longest range, so lookups can start at the first range that may reach a window.
+    max_len: u64,
+}
+
+impl UninitMarks {
+    /// Collect the marks of every BLOCK_UNINIT group (mark_uninit_bg_group_blocks).
+    pub fn compute(fs: &Filesystem) -> Result<UninitMarks> {
+        let geo = &fs.geo;
+        let bits = geo.cluster_bits;
+        let start = geo.first_data_block >> bits;
+        let end = geo.blocks_count.saturating_sub(1) >> bits;
+        let per_group: Vec<Vec<(u64, u64)>> = (0..geo.group_count)
+            .into_par_iter()
+            .map(|g| -> Result<Vec<(u64, u64)>> {
+                let gd = fs.desc(g)?;
+                let mut v = Vec::new();
+                if !gd.has_flag(BG_BLOCK_UNINIT) {
+                    return Ok(v);
+                }
+                let single = |blk: u64, v: &mut Vec<(u64, u64)>| {
+                    let c = blk >> bits;
+                    if c >= start && c <= end {
+                        v.push((c, 1));
+                    }
+                };
+                let range = |blk: u64, num: u64, v: &mut Vec<(u64, u64)>| {
+                    let b = blk >> bits;
+                    let e = blk.saturating_add(num).saturating_add((1 << bits) - 1) >> bits;
+                    let n = e.saturating_sub(b);
+                    if n == 0 || b < start || b > end || b + n - 1 > end {
+                        return;
+                    }
+                    v.push((b, n));
+                };
+                let lay = geo.layout(g);
+                if lay.super_blk != 0 || g == 0 {
+                    single(lay.super_blk, &mut v);
+                }
+                if g == 0 && geo.block_size == 1024 && bits > 0 {
+                    single(0, &mut v);
+                }
+                if lay.old_desc_blk != 0 {
+                    // num_blocks is an int in libext2fs; clamp at the end of the filesystem.
+                    let mut num = geo.old_desc_blocks() & 0xFFFF_FFFF;
+                    if lay.old_desc_blk + num >= geo.blocks_count {
+                        num = geo.blocks_count.saturating_sub(lay.old_desc_blk);
+                    }
+                    range(lay.old_desc_blk, num, &mut v);
+                }
+                if lay.new_desc_blk != 0 {
+                    single(lay.new_desc_blk, &mut v);
+                }
+                if gd.inode_table != 0 {
+                    range(
+                        gd.inode_table,
+                        u64::from(geo.inode_blocks_per_group),
+                        &mut v,
+                    );
+                }
+                for b in [gd.block_bitmap, gd.inode_bitmap] {
+                    if b != 0 && b < geo.blocks_count {
+                        single(b, &mut v);
+                    }
+                }
+                Ok(v)
+            })
+            .collect::<Result<_>>()?;
+        let mut ranges: Vec<(u64, u64)> = per_group.into_iter().flatten().collect();
+        ranges.sort_unstable();
+        let max_len = ranges.iter().map(|r| r.1).max().unwrap_or(0);
+        Ok(UninitMarks { ranges, max_len })
+    }
+
+    /// Set the bits of the marks that fall into `[first, first + nbits)` in `bitmap`.
+    pub fn apply(&self, first: u64, nbits: u64, bitmap: &mut [u8]) {
+        let last = first + nbits;
+        // Ranges are sorted by start; one starting more than max_len before `first` cannot reach it.
+        let from = self
+            .ranges
+            .partition_point(|&(s, _)| s < first.saturating_sub(self.max_len));
+        for &(s, n) in self.ranges.get(from..).unwrap_or(&[]) {
+            if s >= last {
+                break;
+            }
+            let a = s.max(first);
+            let b = (s + n).min(last);
+            for c in a..b {
+                let i = (c - first) as usize;
+                if let Some(byte) = bitmap.get_mut(i / 8) {
+                    *byte |= 1 << (i % 8);
+                }
+            }
+        }
+    }
+}
+
+/// A group's block bitmap (clusters_per_group / 8 bytes) as libext2fs holds it after loading.
+pub fn group_block_bitmap(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    marks: &UninitMarks,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    out.clear();
+    let n = block_nbytes(fs);
+    match disk_bitmap(fs, gd, Kind::Block) {
+        Some(b) => out.extend_from_slice(b?),
+        None => out.resize(n, 0),
+    }
+    out.resize(n, 0);
+    let first = (fs.geo.first_data_block >> fs.geo.cluster_bits)
+        + u64::from(gd.group) * u64::from(fs.geo.clusters_per_group);
+    marks.apply(first, (n * 8) as u64, out);
+    Ok(())
+}
+
+/// A group's inode bitmap (inodes_per_group / 8 bytes) as libext2fs holds it after loading.
+pub fn group_inode_bitmap(fs: &Filesystem, gd: &GroupDesc, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let n = inode_nbytes(fs);
+    match disk_bitmap(fs, gd, Kind::Inode) {
+        Some(b) => out.extend_from_slice(b?),
+        None => out.resize(n, 0),
+    }
+    out.resize(n, 0);
+    Ok(())
+}
+
+/// Test bit `i` of a little-endian bitmap (out-of-range bits read as set).
+pub fn test_bit(bitmap: &[u8], i: usize) -> bool {
+    bitmap.get(i / 8).is_none_or(|b| b & (1 << (i % 8)) != 0)
+}
+
+/// Count zero bits among the first `nbits`.
+pub fn count_free(bitmap: &[u8], nbits: usize) -> u64 {
+    let full = nbits / 8;
+    let mut free: u64 = bitmap
+        .iter()
+        .take(full)
+        .map(|b| u64::from(b.count_zeros()))
+        .sum();
+    for i in full * 8..nbits {
+        if !test_bit(bitmap, i) {
+            free += 1;
+        }
+    }
+    free
+}
+
+/// Error for a group whose bitmap cannot be produced.
+pub fn unreadable(kind: Kind, group: u32) -> Error {
+    Error::corrupt(format!("cannot read the {kind:?} bitmap of group {group}").to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_apply_within_window() {
+        let m = UninitMarks {
+            ranges: vec![(0, 3), (10, 4), (20, 1)],
+            max_len: 4,
+        };
+        let mut b = vec![0u8; 2];
+        m.apply(8, 16, &mut b);
+        assert_eq!(b, vec![0b0011_1100, 0b0001_0000]);
+        assert_eq!(count_free(&b, 16), 11);
+        assert!(test_bit(&b, 100));
+    }
+}

@@ -1,0 +1,124 @@
+//! `e4inspect dump`: dumpe2fs-identical output, or `--json`.
+
+use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
+use e4inspect::format::dumpe2fs::{self, DumpOptions};
+use e4inspect::fs::{Filesystem, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Print the superblock and block group descriptors, exactly as dumpe2fs 1.47.0 does.
+#[derive(clap::Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct DumpArgs {
+    /// Image file, partitioned disk image or block device.
+    pub image: PathBuf,
+    /// Print only the superblock information (dumpe2fs -h).
+    #[arg(short = 'h', long = "header-only")]
+    pub header_only: bool,
+    /// Print block numbers in hexadecimal (dumpe2fs -x).
+    #[arg(short = 'x', long)]
+    pub hex: bool,
+    /// One line per group: group:block:super:gdt:bbitmap:ibitmap:itable (dumpe2fs -g).
+    #[arg(short = 'g', long = "group-summary")]
+    pub group_only: bool,
+    /// Open even with unknown incompat features (dumpe2fs -f).
+    #[arg(short = 'f', long)]
+    pub force: bool,
+    /// Extended options, as dumpe2fs: superblock=N, blocksize=N (comma separated, repeatable).
+    #[arg(short = 'o', value_name = "OPT[,OPT]")]
+    pub options: Vec<String>,
+    /// Emit JSON (superblock, geometry, journal, groups) instead of dumpe2fs text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+fn parse_ext_opts(opts: &[String], o: &mut OpenOptions) -> Result<(), String> {
+    for tok in opts
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|t| !t.is_empty())
+    {
+        let (k, v) = tok
+            .split_once('=')
+            .ok_or_else(|| format!("bad extended option '{tok}': expected KEY=VALUE"))?;
+        let n = super::parse_size(v).map_err(|e| format!("bad extended option '{tok}': {e}"))?;
+        match k {
+            "superblock" | "sb" => o.superblock = Some(n),
+            "blocksize" | "bs" => o.blocksize = Some(n),
+            _ => {
+                return Err(format!(
+                    "bad extended option '{tok}'; valid: superblock=<num>, blocksize=<num>"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run the command; returns the exit status.
+pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
+    let mut o = args.source.open_options();
+    if let Err(e) = parse_ext_opts(&args.options, &mut o) {
+        eprintln!("e4inspect: {e}");
+        return Ok(super::EXIT_USAGE);
+    }
+    o.force = args.force;
+    o.super_only = args.header_only;
+    let fs = match Filesystem::open(&args.image, &o) {
+        Ok(fs) => fs,
+        Err(e) => {
+            report_error(&args.image, &e);
+            if matches!(e, e4inspect::Error::Open { .. }) && !args.json {
+                println!("Couldn't find valid filesystem superblock.");
+            }
+            return Ok(EXIT_OPERATIONAL);
+        }
+    };
+    if args.json {
+        let v = e4inspect::format::json::dump(&fs, args.header_only);
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::new(stdout.lock());
+        serde_json::to_writer_pretty(&mut w, &v)?;
+        writeln!(w)?;
+        w.flush()?;
+        return Ok(EXIT_OK);
+    }
+    let opts = DumpOptions {
+        header_only: args.header_only,
+        hex: args.hex,
+        group_only: args.group_only,
+        ignore_80col: std::env::var_os("DUMPE2FS_IGNORE_80COL").is_some(),
+        device_name: args.image.display().to_string(),
+    };
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let rep = dumpe2fs::dump(&fs, &opts, &mut w);
+    let flushed = w.flush();
+    let rep = match (rep, flushed) {
+        (Ok(r), Ok(())) => r,
+        (Err(e), _) | (_, Err(e)) => {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(EXIT_OK);
+            }
+            return Err(e.into());
+        }
+    };
+    for l in &rep.stderr {
+        eprint!("{l}");
+        if !l.ends_with('\n') {
+            eprintln!();
+        }
+    }
+    Ok(if rep.aborted {
+        EXIT_OPERATIONAL
+    } else if rep.trouble {
+        EXIT_PROBLEMS
+    } else {
+        EXIT_OK
+    })
+}

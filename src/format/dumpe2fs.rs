@@ -1,0 +1,1105 @@
+//! Output byte-identical to dumpe2fs 1.47.0 (`misc/dumpe2fs.c`, `lib/e2p/ls.c`, `lib/e2p/ljs.c`).
+//!
+//! Differences of 1.47.1+ (not followed here): `Inode size:` / `Journal device:` labels without the
+//! tab, 40-bit superblock times, and bigalloc free ranges ending at the cluster's last block.
+
+use crate::bitmap::{self, ReadFailure, UninitMarks};
+use crate::features::{self, *};
+use crate::fs::Filesystem;
+use crate::geometry::OpenFailure;
+use crate::journal::{self, JournalFailure, JournalSuperblock};
+use crate::superblock::{cstr, uuid_string, Superblock};
+use rayon::prelude::*;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::sys::{ctime, group_name, user_name};
+
+/// What to print, as dumpe2fs' options.
+#[derive(Clone, Debug, Default)]
+pub struct DumpOptions {
+    /// `-h`: superblock (and journal/MMP) only.
+    pub header_only: bool,
+    /// `-x`: block numbers in hex.
+    pub hex: bool,
+    /// `-g`: one `group:block:super:gdt:bbitmap:ibitmap:itable` line per group.
+    pub group_only: bool,
+    /// `DUMPE2FS_IGNORE_80COL` is set: both bitmap locations on one line.
+    pub ignore_80col: bool,
+    /// The device name as given (used in messages).
+    pub device_name: String,
+}
+
+/// How a dump ended.
+#[derive(Clone, Debug, Default)]
+pub struct DumpReport {
+    /// Lines dumpe2fs writes on stderr (without the program-name prefix decisions: full lines).
+    pub stderr: Vec<String>,
+    /// The dump was printed but libext2fs reported trouble (checksums, unreadable bitmaps).
+    pub trouble: bool,
+    /// The dump stopped early on an operational error (journal unreadable).
+    pub aborted: bool,
+}
+
+/// Print the superblock listing (list_super2) into `s`.
+pub fn list_super(sb: &Superblock, s: &mut String) {
+    let _ = write_super(sb, s);
+}
+
+fn fmt_bytes(b: &[u8]) -> String {
+    // %.*s of a fixed-size field: bytes up to NUL, written as they are.
+    String::from_utf8_lossy(cstr(b)).into_owned()
+}
+
+fn interval_string(mut secs: u32) -> String {
+    const MONTH: u32 = 86400 * 30;
+    const WEEK: u32 = 86400 * 7;
+    const DAY: u32 = 86400;
+    if secs == 0 {
+        return "<none>".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for (unit, name) in [(MONTH, "month"), (WEEK, "week"), (DAY, "day")] {
+        if secs >= unit {
+            let n = secs / unit;
+            secs -= n * unit;
+            parts.push(format!("{n} {name}{}", if n > 1 { "s" } else { "" }));
+        }
+    }
+    if secs > 0 {
+        let hr = secs / 3600;
+        secs -= hr * 3600;
+        let min = secs / 60;
+        secs -= min * 60;
+        parts.push(format!("{hr}:{min:02}:{secs:02}"));
+    }
+    parts.join(", ")
+}
+
+fn errcode(e: u8) -> String {
+    const NAMES: [&str; 18] = [
+        "",
+        "UNKNOWN",
+        "EIO",
+        "ENOMEM",
+        "EFSBADCRC",
+        "EFSCORRUPTED",
+        "ENOSPC",
+        "ENOKEY",
+        "EROFS",
+        "EFBIG",
+        "EEXIST",
+        "ERANGE",
+        "EOVERFLOW",
+        "EBUSY",
+        "ENOTDIR",
+        "ENOTEMPTY",
+        "ESHUTDOWN",
+        "EFAULT",
+    ];
+    NAMES
+        .get(usize::from(e))
+        .map(|s| (*s).to_string())
+        .unwrap_or_else(|| format!("UNKNOWN_ERRCODE_{e}"))
+}
+
+fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
+    let ipg = u64::from(sb.inodes_per_group);
+    let bs = sb.block_size_raw();
+    // unsigned int arithmetic, as in ls.c
+    let ibpg = ((ipg.wrapping_mul(u64::from(sb.inode_size())) as u32)
+        .wrapping_add(bs.wrapping_sub(1)))
+    .checked_div(bs)
+    .unwrap_or(0);
+    let vn = sb.volume_name();
+    if vn.is_empty() {
+        writeln!(f, "Filesystem volume name:   <none>")?;
+    } else {
+        writeln!(
+            f,
+            "Filesystem volume name:   {}",
+            fmt_bytes(&sb.volume_name)
+        )?;
+    }
+    if sb.last_mounted().is_empty() {
+        writeln!(f, "Last mounted on:          <not available>")?;
+    } else {
+        writeln!(
+            f,
+            "Last mounted on:          {}",
+            fmt_bytes(&sb.last_mounted)
+        )?;
+    }
+    writeln!(f, "Filesystem UUID:          {}", uuid_string(&sb.uuid))?;
+    writeln!(f, "Filesystem magic number:  0x{:04X}", sb.magic)?;
+    write!(f, "Filesystem revision #:    {}", sb.rev_level as i32)?;
+    match sb.rev_level {
+        0 => writeln!(f, " (original)")?,
+        1 => writeln!(f, " (dynamic)")?,
+        _ => writeln!(f, " (unknown)")?,
+    }
+    let feats = sb.feature_names();
+    write!(f, "Filesystem features:     ")?;
+    if feats.is_empty() {
+        write!(f, " (none)")?;
+    }
+    for n in &feats {
+        write!(f, " {n}")?;
+    }
+    writeln!(f)?;
+    if sb.flags != 0 {
+        write!(f, "Filesystem flags:         ")?;
+        let mut found = false;
+        for (bit, name) in [
+            (0x1, "signed_directory_hash "),
+            (0x2, "unsigned_directory_hash "),
+            (0x4, "test_filesystem "),
+        ] {
+            if sb.flags & bit != 0 {
+                write!(f, "{name}")?;
+                found = true;
+            }
+        }
+        if found {
+            writeln!(f)?;
+        } else {
+            writeln!(f, "(none)")?;
+        }
+    }
+    write!(f, "Default mount options:   ")?;
+    let mo = features::mntopt_names(sb.default_mount_opts);
+    if mo.is_empty() {
+        write!(f, " (none)")?;
+    }
+    for n in &mo {
+        write!(f, " {n}")?;
+    }
+    writeln!(f)?;
+    if sb.mount_opts.first().copied().unwrap_or(0) != 0 {
+        writeln!(f, "Mount options:            {}", fmt_bytes(&sb.mount_opts))?;
+    }
+    write!(f, "Filesystem state:        ")?;
+    if sb.state & 1 != 0 {
+        write!(f, " clean")?;
+    } else {
+        write!(f, " not clean")?;
+    }
+    if sb.state & 2 != 0 {
+        write!(f, " with errors")?;
+    }
+    writeln!(f)?;
+    let eb = match sb.errors {
+        1 => "Continue",
+        2 => "Remount read-only",
+        3 => "Panic",
+        _ => "Unknown (continue)",
+    };
+    writeln!(f, "Errors behavior:          {eb}")?;
+    let os = match sb.creator_os {
+        0 => "Linux",
+        1 => "Hurd",
+        2 => "Masix",
+        3 => "FreeBSD",
+        4 => "Lites",
+        _ => "(unknown os)",
+    };
+    writeln!(f, "Filesystem OS type:       {os}")?;
+    writeln!(f, "Inode count:              {}", sb.inodes_count)?;
+    writeln!(f, "Block count:              {}", sb.blocks_count())?;
+    writeln!(f, "Reserved block count:     {}", sb.r_blocks_count())?;
+    if sb.overhead_clusters != 0 {
+        writeln!(f, "Overhead clusters:        {}", sb.overhead_clusters)?;
+    }
+    writeln!(f, "Free blocks:              {}", sb.free_blocks_count())?;
+    writeln!(f, "Free inodes:              {}", sb.free_inodes_count)?;
+    writeln!(f, "First block:              {}", sb.first_data_block)?;
+    writeln!(f, "Block size:               {}", bs)?;
+    let cs = 1024u32.wrapping_shl(sb.log_cluster_size);
+    if sb.is_bigalloc() {
+        writeln!(f, "Cluster size:             {cs}")?;
+    } else {
+        writeln!(f, "Fragment size:            {cs}")?;
+    }
+    if sb.is_64bit() {
+        writeln!(f, "Group descriptor size:    {}", sb.desc_size)?;
+    }
+    if sb.reserved_gdt_blocks != 0 {
+        writeln!(f, "Reserved GDT blocks:      {}", sb.reserved_gdt_blocks)?;
+    }
+    writeln!(f, "Blocks per group:         {}", sb.blocks_per_group)?;
+    if sb.is_bigalloc() {
+        writeln!(f, "Clusters per group:       {}", sb.clusters_per_group)?;
+    } else {
+        writeln!(f, "Fragments per group:      {}", sb.clusters_per_group)?;
+    }
+    writeln!(f, "Inodes per group:         {}", sb.inodes_per_group)?;
+    writeln!(f, "Inode blocks per group:   {ibpg}")?;
+    if sb.raid_stride != 0 {
+        writeln!(f, "RAID stride:              {}", sb.raid_stride)?;
+    }
+    if sb.raid_stripe_width != 0 {
+        writeln!(f, "RAID stripe width:        {}", sb.raid_stripe_width)?;
+    }
+    if sb.first_meta_bg != 0 {
+        writeln!(f, "First meta block group:   {}", sb.first_meta_bg)?;
+    }
+    if sb.log_groups_per_flex != 0 {
+        writeln!(
+            f,
+            "Flex block group size:    {}",
+            1u32.wrapping_shl(u32::from(sb.log_groups_per_flex))
+        )?;
+    }
+    if sb.mkfs_time != 0 {
+        write!(
+            f,
+            "Filesystem created:       {}",
+            ctime(i64::from(sb.mkfs_time))
+        )?;
+    }
+    if sb.mtime != 0 {
+        write!(
+            f,
+            "Last mount time:          {}",
+            ctime(i64::from(sb.mtime))
+        )?;
+    } else {
+        writeln!(f, "Last mount time:          n/a")?;
+    }
+    write!(
+        f,
+        "Last write time:          {}",
+        ctime(i64::from(sb.wtime))
+    )?;
+    writeln!(f, "Mount count:              {}", sb.mnt_count)?;
+    writeln!(f, "Maximum mount count:      {}", sb.max_mnt_count)?;
+    write!(
+        f,
+        "Last checked:             {}",
+        ctime(i64::from(sb.lastcheck))
+    )?;
+    writeln!(
+        f,
+        "Check interval:           {} ({})",
+        sb.checkinterval,
+        interval_string(sb.checkinterval)
+    )?;
+    if sb.checkinterval != 0 {
+        let next = sb.lastcheck.wrapping_add(sb.checkinterval);
+        write!(f, "Next check after:         {}", ctime(i64::from(next)))?;
+    }
+    let k = sb.kbytes_written;
+    if k != 0 {
+        write!(f, "Lifetime writes:          ")?;
+        if k < 1 << 13 {
+            writeln!(f, "{k} kB")?;
+        } else if k < 1 << 23 {
+            writeln!(f, "{} MB", (k + (1 << 9)) >> 10)?;
+        } else if k < 1 << 33 {
+            writeln!(f, "{} GB", (k + (1 << 19)) >> 20)?;
+        } else if k < 1 << 43 {
+            writeln!(f, "{} TB", (k + (1 << 29)) >> 30)?;
+        } else {
+            writeln!(f, "{} PB", k.wrapping_add(1 << 39) >> 40)?;
+        }
+    }
+    match user_name(u32::from(sb.def_resuid)) {
+        Some(n) => writeln!(f, "Reserved blocks uid:      {} (user {n})", sb.def_resuid)?,
+        None => writeln!(
+            f,
+            "Reserved blocks uid:      {} (user unknown)",
+            sb.def_resuid
+        )?,
+    }
+    match group_name(u32::from(sb.def_resgid)) {
+        Some(n) => writeln!(f, "Reserved blocks gid:      {} (group {n})", sb.def_resgid)?,
+        None => writeln!(
+            f,
+            "Reserved blocks gid:      {} (group unknown)",
+            sb.def_resgid
+        )?,
+    }
+    if sb.rev_level >= 1 {
+        writeln!(f, "First inode:              {}", sb.first_ino as i32)?;
+        writeln!(f, "Inode size:\t          {}", sb.inode_size)?;
+        if sb.min_extra_isize != 0 {
+            writeln!(f, "Required extra isize:     {}", sb.min_extra_isize)?;
+        }
+        if sb.want_extra_isize != 0 {
+            writeln!(f, "Desired extra isize:      {}", sb.want_extra_isize)?;
+        }
+    }
+    if sb.journal_uuid != [0; 16] {
+        writeln!(
+            f,
+            "Journal UUID:             {}",
+            uuid_string(&sb.journal_uuid)
+        )?;
+    }
+    if sb.journal_inum != 0 {
+        writeln!(f, "Journal inode:            {}", sb.journal_inum)?;
+    }
+    if sb.journal_dev != 0 {
+        writeln!(f, "Journal device:\t          0x{:04x}", sb.journal_dev)?;
+    }
+    if sb.last_orphan != 0 {
+        writeln!(f, "First orphan inode:       {}", sb.last_orphan)?;
+    }
+    if sb.has_compat(COMPAT_DIR_INDEX) || sb.def_hash_version != 0 {
+        let h = match sb.def_hash_version {
+            0 => "legacy".to_string(),
+            1 => "half_md4".to_string(),
+            2 => "tea".to_string(),
+            n => format!("HASHALG_{n}"),
+        };
+        writeln!(f, "Default directory hash:   {h}")?;
+    }
+    if sb.hash_seed != [0; 16] {
+        writeln!(
+            f,
+            "Directory Hash Seed:      {}",
+            uuid_string(&sb.hash_seed)
+        )?;
+    }
+    if sb.jnl_backup_type != 0 {
+        match sb.jnl_backup_type {
+            1 => writeln!(f, "Journal backup:           inode blocks")?,
+            t => writeln!(f, "Journal backup:           type {t}")?,
+        }
+    }
+    if sb.backup_bgs != [0, 0] {
+        write!(f, "Backup block groups:      ")?;
+        for b in sb.backup_bgs {
+            if b != 0 {
+                write!(f, "{b} ")?;
+            }
+        }
+        writeln!(f)?;
+    }
+    if sb.snapshot_inum != 0 {
+        writeln!(f, "Snapshot inode:           {}", sb.snapshot_inum)?;
+        writeln!(f, "Snapshot ID:              {}", sb.snapshot_id)?;
+        writeln!(
+            f,
+            "Snapshot reserved blocks: {}",
+            sb.snapshot_r_blocks_count
+        )?;
+    }
+    if sb.snapshot_list != 0 {
+        writeln!(f, "Snapshot list head:       {}", sb.snapshot_list)?;
+    }
+    if sb.error_count != 0 {
+        writeln!(f, "FS Error count:           {}", sb.error_count)?;
+    }
+    for (label, time, func, line, ino, blk, code) in [
+        (
+            "First",
+            sb.first_error_time,
+            &sb.first_error_func,
+            sb.first_error_line,
+            sb.first_error_ino,
+            sb.first_error_block,
+            sb.first_error_errcode,
+        ),
+        (
+            "Last",
+            sb.last_error_time,
+            &sb.last_error_func,
+            sb.last_error_line,
+            sb.last_error_ino,
+            sb.last_error_block,
+            sb.last_error_errcode,
+        ),
+    ] {
+        if time == 0 {
+            continue;
+        }
+        let pad = |s: &str| format!("{s:<26}");
+        write!(
+            f,
+            "{}{}",
+            pad(&format!("{label} error time:")),
+            ctime(i64::from(time))
+        )?;
+        writeln!(
+            f,
+            "{}{}",
+            pad(&format!("{label} error function:")),
+            fmt_bytes(func)
+        )?;
+        writeln!(f, "{}{}", pad(&format!("{label} error line #:")), line)?;
+        if ino != 0 {
+            writeln!(f, "{}{}", pad(&format!("{label} error inode #:")), ino)?;
+        }
+        if blk != 0 {
+            writeln!(f, "{}{}", pad(&format!("{label} error block #:")), blk)?;
+        }
+        if code != 0 {
+            writeln!(
+                f,
+                "{}{}",
+                pad(&format!("{label} error err:")),
+                errcode(code)
+            )?;
+        }
+    }
+    if sb.has_incompat(INCOMPAT_MMP) {
+        writeln!(f, "MMP block number:         {}", sb.mmp_block)?;
+        writeln!(f, "MMP update interval:      {}", sb.mmp_update_interval)?;
+    }
+    for (label, v) in [
+        ("User quota inode:", sb.usr_quota_inum),
+        ("Group quota inode:", sb.grp_quota_inum),
+        ("Project quota inode:", sb.prj_quota_inum),
+    ] {
+        if v != 0 {
+            writeln!(f, "{label:<26}{v}")?;
+        }
+    }
+    if sb.has_metadata_csum() {
+        let t = if sb.checksum_type == 1 {
+            "crc32c"
+        } else {
+            "unknown"
+        };
+        writeln!(f, "Checksum type:            {t}")?;
+        writeln!(f, "Checksum:                 0x{:08x}", sb.checksum)?;
+    }
+    if sb.encrypt_pw_salt != [0; 16] {
+        writeln!(
+            f,
+            "Encryption PW Salt:       {}",
+            uuid_string(&sb.encrypt_pw_salt)
+        )?;
+    }
+    if sb.has_incompat(INCOMPAT_CSUM_SEED) {
+        writeln!(f, "Checksum seed:            0x{:08x}", sb.checksum_seed)?;
+    }
+    if sb.has_incompat(INCOMPAT_CASEFOLD) {
+        let e = if sb.encoding == 1 {
+            "utf8-12.1".to_string()
+        } else {
+            format!("UNKNOWN_ENCODING_{}", sb.encoding)
+        };
+        writeln!(f, "Character encoding:       {e}")?;
+    }
+    if sb.has_compat(COMPAT_ORPHAN_FILE) {
+        writeln!(f, "Orphan file inode:        {}", sb.orphan_file_inum)?;
+    }
+    Ok(())
+}
+
+/// e2p_list_journal_super.
+pub fn list_journal(buf: &[u8], fs_block_size: u32, fast_commit: bool, f: &mut String) {
+    let j = JournalSuperblock::parse(buf);
+    let num_fc: u32 = if fast_commit {
+        if j.num_fc_blks != 0 {
+            j.num_fc_blks
+        } else {
+            256
+        }
+    } else {
+        0
+    };
+    let journal_blks = j.maxlen.wrapping_sub(num_fc);
+    let _ = (|| -> std::fmt::Result {
+        write!(f, "Journal features:        ")?;
+        let names = j.feature_names();
+        if names.is_empty() {
+            write!(f, " (none)")?;
+        }
+        for n in &names {
+            write!(f, " {n}")?;
+        }
+        writeln!(f)?;
+        write!(f, "Total journal size:       ")?;
+        let size = (j.blocksize / 1024).wrapping_mul(j.maxlen);
+        if size < 8192 {
+            writeln!(f, "{size}k")?;
+        } else {
+            writeln!(f, "{}M", size >> 10)?;
+        }
+        if fs_block_size != j.blocksize {
+            writeln!(f, "Journal block size:       {}", j.blocksize)?;
+        }
+        writeln!(
+            f,
+            "Total journal blocks:     {}",
+            journal_blks.wrapping_add(num_fc)
+        )?;
+        writeln!(f, "Max transaction length:   {journal_blks}")?;
+        writeln!(f, "Fast commit length:       {num_fc}")?;
+        if j.first != 1 {
+            writeln!(f, "Journal first block:      {}", j.first)?;
+        }
+        writeln!(f, "Journal sequence:         0x{:08x}", j.sequence)?;
+        writeln!(f, "Journal start:            {}", j.start)?;
+        if j.nr_users != 1 {
+            writeln!(f, "Journal number of users:  {}", j.nr_users)?;
+        }
+        if j.feature_compat & 1 != 0 {
+            writeln!(f, "Journal checksum type:    crc32")?;
+        }
+        if j.feature_incompat & (0x8 | 0x10) != 0 {
+            let t = if j.checksum_type == 4 {
+                "crc32c"
+            } else {
+                "unknown"
+            };
+            writeln!(f, "Journal checksum type:    {t}")?;
+            writeln!(f, "Journal checksum:         0x{:08x}", j.checksum)?;
+        }
+        let first_user = j.users.first().copied().unwrap_or([0; 16]);
+        if j.nr_users > 1 || first_user != [0; 16] {
+            for (i, u) in j
+                .users
+                .iter()
+                .enumerate()
+                .take(j.nr_users.min(journal::USERS_MAX) as usize)
+            {
+                if i == 0 {
+                    writeln!(f, "Journal users:            {}", uuid_string(u))?;
+                } else {
+                    writeln!(f, "                          {}", uuid_string(u))?;
+                }
+            }
+        }
+        if j.errno != 0 {
+            writeln!(f, "Journal errno:            {}", j.errno)?;
+        }
+        Ok(())
+    })();
+}
+
+/// C's `%#08x`.
+fn alt_hex8(v: u32) -> String {
+    if v == 0 {
+        "00000000".into()
+    } else {
+        format!("{:#08x}", v)
+    }
+}
+
+struct Numfmt {
+    hex: bool,
+    wide: bool,
+}
+
+impl Numfmt {
+    fn num(&self, s: &mut String, n: u64) {
+        if self.hex {
+            if self.wide {
+                let _ = write!(s, "0x{n:08x}");
+            } else {
+                let _ = write!(s, "0x{n:04x}");
+            }
+        } else {
+            let _ = write!(s, "{n}");
+        }
+    }
+    fn range(&self, s: &mut String, a: u64, b: u64) {
+        self.num(s, a);
+        s.push('-');
+        self.num(s, b);
+    }
+}
+
+/// print_free of dumpe2fs 1.47.0.
+fn print_free(
+    s: &mut String,
+    nf: &Numfmt,
+    group: u64,
+    bitmap: &[u8],
+    num: u64,
+    offset: u64,
+    ratio: u64,
+) {
+    let ratio = ratio.max(1);
+    let offset = offset / ratio + group * num;
+    let mut printed = false;
+    let mut i = 0u64;
+    while i < num {
+        if !bitmap::test_bit(bitmap, i as usize) {
+            if printed {
+                s.push_str(", ");
+            }
+            nf.num(s, (i + offset).wrapping_mul(ratio));
+            let mut j = i;
+            while j < num && !bitmap::test_bit(bitmap, j as usize) {
+                j += 1;
+            }
+            j -= 1;
+            if j != i {
+                s.push('-');
+                nf.num(s, (j + offset).wrapping_mul(ratio));
+                i = j;
+            }
+            printed = true;
+        }
+        i += 1;
+    }
+}
+
+fn rel_offset(s: &mut String, fs: &Filesystem, block: u64, itable: bool, first: u64, last: u64) {
+    if block >= first && block <= last {
+        if itable && block == first {
+            return;
+        }
+        let _ = write!(s, " (+{})", (block - first) as u32);
+    } else if fs.geo.flex_bg {
+        let bpg = u64::from(fs.geo.blocks_per_group.max(1));
+        let fdb = fs.geo.first_data_block;
+        let g = (block.wrapping_sub(fdb) / bpg) as u32;
+        let gfirst = fdb.wrapping_add(u64::from(g) * bpg);
+        let _ = write!(s, " (bg #{} + {})", g, block.wrapping_sub(gfirst) as u32);
+    }
+}
+
+/// One group's section of list_desc.
+fn group_text(
+    fs: &Filesystem,
+    g: u32,
+    opts: &DumpOptions,
+    bitmaps: Option<&UninitMarks>,
+    nf: &Numfmt,
+    scratch: &mut Vec<u8>,
+) -> String {
+    let geo = &fs.geo;
+    let mut s = String::with_capacity(256);
+    let gd = match fs.desc(g) {
+        Ok(gd) => gd,
+        Err(e) => {
+            let _ = writeln!(s, "Group {g}: descriptor unreadable: {e}");
+            return s;
+        }
+    };
+    let first = geo.group_first_block(g);
+    let last = geo.group_last_block(g);
+    let lay = geo.layout(g);
+    let old_desc_blocks = if geo.meta_bg {
+        u64::from(geo.first_meta_bg)
+    } else {
+        geo.desc_blocks
+    };
+    if opts.group_only {
+        let _ = write!(s, "{g}:{first}:");
+        if g == 0 || lay.super_blk != 0 {
+            let _ = write!(s, "{}:", lay.super_blk);
+        } else {
+            s.push_str("-1:");
+        }
+        if lay.old_desc_blk != 0 {
+            nf.range(
+                &mut s,
+                lay.old_desc_blk,
+                (lay.old_desc_blk + old_desc_blocks).wrapping_sub(1),
+            );
+            s.push(':');
+        } else if lay.new_desc_blk != 0 {
+            let _ = write!(s, "{}:", lay.new_desc_blk);
+        } else {
+            s.push_str("-1:");
+        }
+        let _ = writeln!(
+            s,
+            "{}:{}:{}",
+            gd.block_bitmap, gd.inode_bitmap, gd.inode_table
+        );
+        return s;
+    }
+    let _ = write!(s, "Group {g}: (Blocks ");
+    nf.range(&mut s, first, last);
+    s.push(')');
+    if fs.ctx.gdt_csum {
+        let _ = write!(s, " csum 0x{:04x}", gd.checksum);
+        if gd.checksum != gd.computed_checksum {
+            let _ = write!(s, " (EXPECTED 0x{:04x})", gd.computed_checksum);
+        }
+        let names = crate::group::flag_names(gd.flags);
+        if !names.is_empty() {
+            let _ = write!(s, " [{}]", names.join(", "));
+        }
+    }
+    s.push('\n');
+    let mut has_super = g == 0 || lay.super_blk != 0;
+    if has_super {
+        s.push_str(if g == 0 { "  Primary" } else { "  Backup" });
+        s.push_str(" superblock at ");
+        nf.num(&mut s, lay.super_blk);
+    }
+    if lay.old_desc_blk != 0 {
+        s.push_str(", Group descriptors at ");
+        nf.range(
+            &mut s,
+            lay.old_desc_blk,
+            (lay.old_desc_blk + old_desc_blocks).wrapping_sub(1),
+        );
+        if geo.reserved_gdt_blocks != 0 {
+            s.push_str("\n  Reserved GDT blocks at ");
+            let a = lay.old_desc_blk + old_desc_blocks;
+            nf.range(
+                &mut s,
+                a,
+                (a + u64::from(geo.reserved_gdt_blocks)).wrapping_sub(1),
+            );
+        }
+    } else if lay.new_desc_blk != 0 {
+        s.push(if has_super { ',' } else { ' ' });
+        s.push_str(" Group descriptor at ");
+        nf.num(&mut s, lay.new_desc_blk);
+        has_super = true;
+    }
+    if has_super {
+        s.push('\n');
+    }
+    s.push_str("  Block bitmap at ");
+    nf.num(&mut s, gd.block_bitmap);
+    rel_offset(&mut s, fs, gd.block_bitmap, false, first, last);
+    if fs.sb.has_metadata_csum() {
+        let _ = write!(s, ", csum 0x{:08x}", gd.block_bitmap_csum);
+    }
+    s.push_str(if opts.ignore_80col { "," } else { "\n " });
+    s.push_str(" Inode bitmap at ");
+    nf.num(&mut s, gd.inode_bitmap);
+    rel_offset(&mut s, fs, gd.inode_bitmap, false, first, last);
+    if fs.sb.has_metadata_csum() {
+        let _ = write!(s, ", csum 0x{:08x}", gd.inode_bitmap_csum);
+    }
+    s.push_str("\n  Inode table at ");
+    nf.range(
+        &mut s,
+        gd.inode_table,
+        (gd.inode_table + u64::from(geo.inode_blocks_per_group)).wrapping_sub(1),
+    );
+    rel_offset(&mut s, fs, gd.inode_table, true, first, last);
+    let units = if fs.sb.is_bigalloc() {
+        "clusters"
+    } else {
+        "blocks"
+    };
+    let _ = write!(
+        s,
+        "\n  {} free {units}, {} free inodes, {} directories{}",
+        gd.free_blocks_count,
+        gd.free_inodes_count,
+        gd.used_dirs_count,
+        if gd.itable_unused != 0 { "" } else { "\n" }
+    );
+    if gd.itable_unused != 0 {
+        let _ = writeln!(s, ", {} unused inodes", gd.itable_unused);
+    }
+    if let Some(marks) = bitmaps {
+        s.push_str("  Free blocks: ");
+        match bitmap::group_block_bitmap(fs, &gd, marks, scratch) {
+            Ok(()) => print_free(
+                &mut s,
+                nf,
+                u64::from(g),
+                scratch,
+                u64::from(geo.clusters_per_group),
+                geo.first_data_block,
+                geo.cluster_ratio(),
+            ),
+            Err(e) => {
+                let _ = write!(s, "<unreadable: {e}>");
+            }
+        }
+        s.push('\n');
+        s.push_str("  Free inodes: ");
+        match bitmap::group_inode_bitmap(fs, &gd, scratch) {
+            Ok(()) => print_free(
+                &mut s,
+                nf,
+                u64::from(g),
+                scratch,
+                u64::from(geo.inodes_per_group),
+                1,
+                1,
+            ),
+            Err(e) => {
+                let _ = write!(s, "<unreadable: {e}>");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
+/// filesystem, sorted; an illegal indirect block or an unreadable inode is an error (dumpe2fs then
+/// prints no list and no newline).
+fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
+    let raw = fs.read_inode_checked(1, ignore_csum)?;
+    let ind = crate::inode::Inode::parse(raw);
+    if ind.has_flag(crate::inode::EXTENTS_FL) {
+        return Ok(Vec::new());
+    }
+    let d = crate::bytes::Bytes::new(&ind.block);
+    let geo = &fs.geo;
+    let mut out = Vec::new();
+    let mut err: Option<String> = None;
+    let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
+    for i in 0..12 {
+        let b = u64::from(d.le32(4 * i));
+        if b != 0 && valid(b) {
+            out.push(b as u32);
+        }
+    }
+    // Bounded: at most 1 + per + per^2 indirect blocks are read, each once.
+    fn walk(
+        fs: &Filesystem,
+        blk: u64,
+        level: u32,
+        out: &mut Vec<u32>,
+        err: &mut Option<String>,
+        budget: &mut u32,
+    ) {
+        let geo = &fs.geo;
+        if blk < geo.first_data_block || blk >= geo.blocks_count {
+            *err = Some("Illegal indirect block found".into());
+            return;
+        }
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(b) = fs.block(blk) else {
+            *err = Some("Attempt to read block from filesystem resulted in short read".into());
+            return;
+        };
+        let d = crate::bytes::Bytes::new(b);
+        for i in 0..(b.len() / 4) {
+            let e = u64::from(d.le32(4 * i));
+            if e == 0 {
+                continue;
+            }
+            if level == 1 {
+                if e >= geo.first_data_block && e < geo.blocks_count {
+                    out.push(e as u32);
+                }
+            } else {
+                walk(fs, e, level - 1, out, err, budget);
+            }
+        }
+    }
+    let mut budget: u32 = 1 << 16;
+    for (slot, level) in [(12usize, 1u32), (13, 2), (14, 3)] {
+        let b = u64::from(d.le32(4 * slot));
+        if b != 0 {
+            walk(fs, b, level, &mut out, &mut err, &mut budget);
+        }
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Write the full dumpe2fs output for `fs` to `out`.
+pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Result<DumpReport> {
+    let mut rep = DumpReport::default();
+    let dev = &opts.device_name;
+    let nf = Numfmt {
+        hex: opts.hex,
+        wide: fs.sb.is_64bit(),
+    };
+    // dumpe2fs remembers the first failure (open with checksums, or bitmaps) and reports it last.
+    let mut retval_csum: Option<String> = fs
+        .strict_failure
+        .map(|f: OpenFailure| format!("dumpe2fs: {} while trying to open {dev}", f.message()));
+    let verify = fs.strict_failure.is_none();
+    if !opts.group_only {
+        let mut s = String::with_capacity(4096);
+        list_super(&fs.sb, &mut s);
+        if fs.geo.journal_dev {
+            match journal::read_external(fs) {
+                Ok(buf) => list_journal(
+                    &buf,
+                    fs.block_size() as u32,
+                    fs.sb.has_compat(COMPAT_FAST_COMMIT),
+                    &mut s,
+                ),
+                Err(e) => {
+                    out.write_all(s.as_bytes())?;
+                    rep.stderr.push(match e {
+                        JournalFailure::BadMagic => {
+                            "dumpe2fs: Couldn't find journal superblock magic numbers".to_string()
+                        }
+                        JournalFailure::ReadInode(m) | JournalFailure::ReadSuper(m) => {
+                            format!("dumpe2fs: {m} while reading journal superblock")
+                        }
+                    });
+                    rep.aborted = true;
+                    return Ok(rep);
+                }
+            }
+            out.write_all(s.as_bytes())?;
+            finish(out, &mut rep, retval_csum)?;
+            return Ok(rep);
+        }
+        if fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0 {
+            match journal::read_internal(fs, verify) {
+                Ok(buf) => list_journal(
+                    &buf,
+                    fs.block_size() as u32,
+                    fs.sb.has_compat(COMPAT_FAST_COMMIT),
+                    &mut s,
+                ),
+                Err(e) => {
+                    out.write_all(s.as_bytes())?;
+                    rep.stderr.push(match e {
+                        JournalFailure::BadMagic => {
+                            "Journal superblock magic number invalid!".to_string()
+                        }
+                        JournalFailure::ReadInode(m) => {
+                            format!("dumpe2fs: {m} while reading journal inode")
+                        }
+                        JournalFailure::ReadSuper(m) => {
+                            format!("dumpe2fs: {m} while reading journal super block")
+                        }
+                    });
+                    rep.aborted = true;
+                    return Ok(rep);
+                }
+            }
+        }
+        if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
+            match journal::read_mmp(fs, verify) {
+                Ok(m) => {
+                    let _ = writeln!(s, "MMP_block:");
+                    let _ = writeln!(s, "    mmp_magic: 0x{:x}", m.magic);
+                    let _ = writeln!(s, "    mmp_check_interval: {}", m.check_interval);
+                    let _ = writeln!(s, "    mmp_sequence: {}", alt_hex8(m.seq));
+                    let _ = write!(s, "    mmp_update_date: {}", ctime(m.time as i64));
+                    let _ = writeln!(s, "    mmp_update_time: {}", m.time);
+                    let _ = writeln!(s, "    mmp_node_name: {}", fmt_bytes(&m.nodename));
+                    let _ = writeln!(s, "    mmp_device_name: {}", fmt_bytes(&m.bdevname));
+                }
+                Err(m) => rep.stderr.push(format!(
+                    "dumpe2fs: {m} reading MMP block {} from '{dev}'",
+                    fs.sb.mmp_block
+                )),
+            }
+        }
+        match bad_blocks(fs, !verify) {
+            Ok(bb) => {
+                if let Some((first, rest)) = bb.split_first() {
+                    let _ = write!(s, "Bad blocks: {first}");
+                    for b in rest {
+                        let _ = write!(s, ", {b}");
+                    }
+                }
+                s.push('\n');
+            }
+            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+        }
+        out.write_all(s.as_bytes())?;
+        if opts.header_only {
+            finish(out, &mut rep, retval_csum)?;
+            return Ok(rep);
+        }
+    }
+    // Bitmaps, as dumpe2fs: strict read first; on failure (only if nothing failed before) retry
+    // ignoring checksums; a failure that remains leaves no bitmaps to print.
+    let mut have_bitmaps = false;
+    if !opts.group_only {
+        match bitmap::read_check(fs, false) {
+            Ok(()) => have_bitmaps = true,
+            Err(f) => {
+                rep.trouble = true;
+                if retval_csum.is_none() {
+                    retval_csum = Some(format!(
+                        "dumpe2fs: {} while trying to read '{dev}' bitmaps\n",
+                        f.message()
+                    ));
+                    have_bitmaps = bitmap::read_check(fs, true).is_ok();
+                } else if let ReadFailure::Csum(..) = f {
+                    // already failing: libext2fs does not retry; bitmaps stay unavailable
+                }
+            }
+        }
+    }
+    let marks = if have_bitmaps {
+        match UninitMarks::compute(fs) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                rep.stderr
+                    .push(format!("dumpe2fs: {e} while reading bitmaps"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    out.write_all(b"\n")?;
+    if opts.group_only {
+        out.write_all(b"group:block:super:gdt:bbitmap:ibitmap:itable\n")?;
+    }
+    const BATCH: u32 = 2048;
+    let n = fs.geo.group_count;
+    let mut start = 0u32;
+    while start < n {
+        let end = start.saturating_add(BATCH).min(n);
+        let texts: Vec<String> = (start..end)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, g| {
+                group_text(fs, g, opts, marks.as_ref(), &nf, scratch)
+            })
+            .collect();
+        for t in texts {
+            out.write_all(t.as_bytes())?;
+        }
+        start = end;
+    }
+    finish(out, &mut rep, retval_csum)?;
+    Ok(rep)
+}
+
+fn finish(
+    out: &mut dyn Write,
+    rep: &mut DumpReport,
+    retval_csum: Option<String>,
+) -> io::Result<()> {
+    if let Some(msg) = retval_csum {
+        rep.stderr.push(msg);
+        out.write_all(b"*** Run e2fsck now!\n\n")?;
+        rep.trouble = true;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(interval_string(0), "<none>");
+        assert_eq!(interval_string(15552000), "6 months");
+        assert_eq!(
+            interval_string(86400 * 38 + 3661),
+            "1 month, 1 week, 1 day, 1:01:01"
+        );
+    }
+
+    #[test]
+    fn alt_hex() {
+        assert_eq!(alt_hex8(0), "00000000");
+        assert_eq!(alt_hex8(1), "0x000001");
+        assert_eq!(alt_hex8(0xff4d4d50), "0xff4d4d50");
+    }
+
+    #[test]
+    fn free_ranges() {
+        let nf = Numfmt {
+            hex: false,
+            wide: false,
+        };
+        let mut s = String::new();
+        // bits: 0 used, 1-3 free, 4 used, 5 free, 6-7 used
+        print_free(&mut s, &nf, 0, &[0b1101_0001], 8, 1, 1);
+        assert_eq!(s, "2-4, 6");
+    }
+}
