@@ -285,7 +285,7 @@ impl Filesystem {
             return Err("A block group is missing an inode table".into());
         }
         if t < self.geo.first_data_block
-            || t + u64::from(self.geo.inode_blocks_per_group) - 1 >= self.geo.blocks_count
+            || t.saturating_add(u64::from(self.geo.inode_blocks_per_group)) > self.geo.blocks_count
         {
             return Err("Corrupt group descriptor: bad block for inode table".into());
         }
