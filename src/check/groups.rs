@@ -154,13 +154,27 @@ fn check_bitmaps(
     let g = gd.group;
     let bs = geo.block_size as usize;
     for (kind, flag, nbytes, stored) in [
-        (Kind::Block, BG_BLOCK_UNINIT, bitmap::block_nbytes(fs), gd.block_bitmap_csum),
-        (Kind::Inode, BG_INODE_UNINIT, bitmap::inode_nbytes(fs), gd.inode_bitmap_csum),
+        (
+            Kind::Block,
+            BG_BLOCK_UNINIT,
+            bitmap::block_nbytes(fs),
+            gd.block_bitmap_csum,
+        ),
+        (
+            Kind::Inode,
+            BG_INODE_UNINIT,
+            bitmap::inode_nbytes(fs),
+            gd.inode_bitmap_csum,
+        ),
     ] {
         let Some(loc) = bitmap::bitmap_source(fs, gd, kind) else {
             continue;
         };
-        let name = if kind == Kind::Block { "block" } else { "inode" };
+        let name = if kind == Kind::Block {
+            "block"
+        } else {
+            "inode"
+        };
         let block = match fs.block(loc) {
             Ok(b) => b,
             Err(e) => {
@@ -492,7 +506,9 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     };
     let results: Vec<GroupResult> = (0..geo.group_count)
         .into_par_iter()
-        .map_init(Scratch::default, |s, g| check_group(fs, g, marks.as_ref(), s))
+        .map_init(Scratch::default, |s, g| {
+            check_group(fs, g, marks.as_ref(), s)
+        })
         .collect();
     let mut intervals = Vec::new();
     let mut bad = false;
