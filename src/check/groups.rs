@@ -285,10 +285,32 @@ fn check_bitmaps(
     }
 }
 
+/// Descriptor `g` of the table copy read relative to `group_block` (a backup superblock's block).
+fn backup_desc(fs: &Filesystem, group_block: u64, g: u32) -> Option<GroupDesc> {
+    let geo = &fs.geo;
+    let per = u64::from(geo.desc_per_block.max(1));
+    let ds = u64::from(geo.desc_size);
+    let blk = geo.descriptor_block_loc(group_block, u64::from(g) / per);
+    let off = blk
+        .checked_mul(geo.block_size)?
+        .checked_add((u64::from(g) % per) * ds)?;
+    let raw = fs.source.try_read(off, ds)?;
+    Some(GroupDesc::parse_from_backup(&fs.ctx, g, raw))
+}
+
+/// The first backup superblock's block (where `e2fsck -b` would start), if any.
+fn first_backup(fs: &Filesystem) -> Option<u64> {
+    let geo = &fs.geo;
+    (1..geo.group_count)
+        .find(|&g| geo.bg_has_super(g))
+        .map(|g| geo.group_first_block(g))
+}
+
 fn check_group(
     fs: &Filesystem,
     g: u32,
     marks: Option<&UninitMarks>,
+    backup: Option<u64>,
     scratch: &mut Scratch,
 ) -> GroupResult {
     let geo = &fs.geo;
@@ -420,6 +442,31 @@ fn check_group(
     if let Some(m) = marks {
         check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
     }
+    if let Some(b) = backup.and_then(|blk| backup_desc(fs, blk, g).map(|d| (blk, d))) {
+        let (blk, bd) = b;
+        let differ = [
+            ("block bitmap", gd.block_bitmap, bd.block_bitmap),
+            ("inode bitmap", gd.inode_bitmap, bd.inode_bitmap),
+            ("inode table", gd.inode_table, bd.inode_table),
+        ]
+        .into_iter()
+        .filter(|(_, p, b)| p != b)
+        .map(|(w, p, b)| format!("{w} {b} vs {p}"))
+        .collect::<Vec<_>>();
+        if !differ.is_empty() {
+            r.findings.push(
+                Finding::new(
+                    "gd.backup_mismatch",
+                    Some(g),
+                    format!(
+                        "the backup descriptor (superblock {blk}) disagrees with the primary: {} (backup vs primary)",
+                        differ.join(", ")
+                    ),
+                )
+                .with("superblock", blk),
+            );
+        }
+    }
     r.desc_free_blocks = u64::from(gd.free_blocks_count);
     r.desc_free_inodes = u64::from(gd.free_inodes_count);
     r
@@ -469,21 +516,12 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
 
 /// Does the descriptor table copy that starts relative to `group_block` pass the location rules?
 fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
-    let geo = &fs.geo;
-    let per = u64::from(geo.desc_per_block.max(1));
-    let ds = u64::from(geo.desc_size);
     let mut iv = Vec::new();
     let mut scratch = Vec::new();
-    for g in 0..geo.group_count {
-        let i = u64::from(g) / per;
-        let blk = geo.descriptor_block_loc(group_block, i);
-        let off = blk
-            .checked_mul(geo.block_size)
-            .and_then(|o| o.checked_add((u64::from(g) % per) * ds));
-        let Some(raw) = off.and_then(|o| fs.source.try_read(o, ds)) else {
+    for g in 0..fs.geo.group_count {
+        let Some(gd) = backup_desc(fs, group_block, g) else {
             return false;
         };
-        let gd = GroupDesc::parse_from_backup(&fs.ctx, g, raw);
         scratch.clear();
         if !check_locations(fs, &gd, &mut scratch, &mut iv) {
             return false;
@@ -504,10 +542,15 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     } else {
         None
     };
+    let backup = if fs.from_backup() {
+        None
+    } else {
+        first_backup(fs)
+    };
     let results: Vec<GroupResult> = (0..geo.group_count)
         .into_par_iter()
         .map_init(Scratch::default, |s, g| {
-            check_group(fs, g, marks.as_ref(), s)
+            check_group(fs, g, marks.as_ref(), backup, s)
         })
         .collect();
     let mut intervals = Vec::new();
