@@ -427,7 +427,12 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
             };
             if sb.block_size_checked() == Some(bs)
                 && Geometry::new(&sb, false).is_ok()
-                && u64::from(sb.block_group_nr) == g
+                && (u64::from(sb.block_group_nr) == g
+                    // mke2fs before 1.41 left s_block_group_nr 0 in backups: accept one whose
+                    // own geometry puts group g's first block exactly here.
+                    || (sb.block_group_nr == 0
+                        && u64::from(sb.first_data_block) + g * u64::from(sb.blocks_per_group)
+                            == blk))
             {
                 found.push((blk, bs));
             }

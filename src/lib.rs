@@ -6,6 +6,7 @@
 
 pub mod advise;
 pub mod bytes;
+pub mod check;
 pub mod error;
 pub mod mkfs;
 pub mod source;

@@ -41,6 +41,9 @@ struct Cli {
 enum Command {
     /// Print what dumpe2fs prints, byte for byte (or --json).
     Dump(cli::dump::DumpArgs),
+    /// Validate superblock, descriptors, bitmaps, counts and journal superblock (rule IDs;
+    /// exit 0 clean, 4 errors, 8 unreadable).
+    Check(cli::check::CheckArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
     /// A verified mkfs.ext4 command line from a workload description.
@@ -71,6 +74,7 @@ fn main() {
         Command::Dump(a) => cli::dump::run(a),
         Command::Fit(a) => cli::fit::run(a),
         Command::Advise(a) => cli::advise::run(a),
+        Command::Check(a) => cli::check::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut std::io::stdout());

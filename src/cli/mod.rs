@@ -1,6 +1,7 @@
 //! The command-line interface: one module per subcommand. Only this side prints.
 
 pub mod advise;
+pub mod check;
 pub mod dump;
 pub mod fit;
 

@@ -1,0 +1,633 @@
+//! Group descriptor rules (`gd.*`), bitmap rules (`bitmap.*`) and count rules (`count.*`).
+//!
+//! Per-group work runs in parallel (rayon) and keeps nothing but the group's findings, its free
+//! counts and a few metadata intervals for the overlap sweep (a few dozen bytes per group).
+
+use super::{Finding, Findings};
+use crate::bitmap::{self, Kind, UninitMarks};
+use crate::fs::Filesystem;
+use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
+use rayon::prelude::*;
+
+/// What a metadata interval holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum What {
+    Super,
+    Descriptors,
+    BlockBitmap,
+    InodeBitmap,
+    InodeTable,
+}
+
+impl What {
+    fn name(self) -> &'static str {
+        match self {
+            What::Super => "superblock",
+            What::Descriptors => "descriptor/reserved GDT blocks",
+            What::BlockBitmap => "block bitmap",
+            What::InodeBitmap => "inode bitmap",
+            What::InodeTable => "inode table",
+        }
+    }
+    fn is_fixed(self) -> bool {
+        matches!(self, What::Super | What::Descriptors)
+    }
+}
+
+/// Blocks `[start, end]` (inclusive) used by `what` of `group`.
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    start: u64,
+    end: u64,
+    group: u32,
+    what: What,
+}
+
+/// What one group contributes.
+#[derive(Default)]
+struct GroupResult {
+    findings: Vec<Finding>,
+    intervals: Vec<Interval>,
+    /// Descriptor free counts (when the descriptor was readable).
+    desc_free_blocks: u64,
+    desc_free_inodes: u64,
+    /// Descriptor is bad enough that a backup table should be suggested.
+    bad: bool,
+}
+
+/// Where group `g`'s bitmaps and inode table may live: its own blocks, or the whole filesystem
+/// with flex_bg (ext2fs_check_desc, ext4_check_descriptors).
+fn allowed_range(fs: &Filesystem, g: u32) -> (u64, u64) {
+    let geo = &fs.geo;
+    if geo.flex_bg {
+        (geo.first_data_block, geo.blocks_count.saturating_sub(1))
+    } else {
+        (geo.group_first_block(g), geo.group_last_block(g))
+    }
+}
+
+/// Location rules of one descriptor; pushes the intervals of what is in range.
+fn check_locations(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    out: &mut Vec<Finding>,
+    intervals: &mut Vec<Interval>,
+) -> bool {
+    let g = gd.group;
+    let (first, last) = allowed_range(fs, g);
+    let ibpg = u64::from(fs.geo.inode_blocks_per_group.max(1));
+    let mut ok = true;
+    let where_ = if fs.geo.flex_bg {
+        "filesystem"
+    } else {
+        "group"
+    };
+    for (rule, what, blk, len) in [
+        (
+            "gd.block_bitmap_range",
+            What::BlockBitmap,
+            gd.block_bitmap,
+            1,
+        ),
+        (
+            "gd.inode_bitmap_range",
+            What::InodeBitmap,
+            gd.inode_bitmap,
+            1,
+        ),
+        (
+            "gd.inode_table_range",
+            What::InodeTable,
+            gd.inode_table,
+            ibpg,
+        ),
+    ] {
+        let end = blk.saturating_add(len - 1);
+        if blk < first || end > last {
+            ok = false;
+            let extent = if len > 1 {
+                format!("blocks {blk}-{end}")
+            } else {
+                format!("block {blk}")
+            };
+            out.push(
+                Finding::new(
+                    rule,
+                    Some(g),
+                    format!(
+                        "{} at {extent} is not in the {where_} (blocks {first}-{last})",
+                        what.name()
+                    ),
+                )
+                .with("block", blk)
+                .with("first", first)
+                .with("last", last),
+            );
+        } else {
+            intervals.push(Interval {
+                start: blk,
+                end,
+                group: g,
+                what,
+            });
+        }
+    }
+    ok
+}
+
+/// Per-thread scratch buffers for the loaded bitmaps.
+#[derive(Default)]
+struct Scratch {
+    block: Vec<u8>,
+    inode: Vec<u8>,
+}
+
+/// Bitmap checksum and padding rules, and the per-group counts against the loaded bitmaps.
+fn check_bitmaps(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    marks: &UninitMarks,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let geo = &fs.geo;
+    let g = gd.group;
+    let bs = geo.block_size as usize;
+    for (kind, flag, nbytes, stored) in [
+        (
+            Kind::Block,
+            BG_BLOCK_UNINIT,
+            bitmap::block_nbytes(fs),
+            gd.block_bitmap_csum,
+        ),
+        (
+            Kind::Inode,
+            BG_INODE_UNINIT,
+            bitmap::inode_nbytes(fs),
+            gd.inode_bitmap_csum,
+        ),
+    ] {
+        let Some(loc) = bitmap::bitmap_source(fs, gd, kind) else {
+            continue;
+        };
+        let name = if kind == Kind::Block {
+            "block"
+        } else {
+            "inode"
+        };
+        let block = match fs.block(loc) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push(
+                    Finding::new(
+                        "bitmap.unreadable",
+                        Some(g),
+                        format!("{name} bitmap at block {loc} cannot be read: {e}"),
+                    )
+                    .with("block", loc),
+                );
+                continue;
+            }
+        };
+        let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
+        // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
+        if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
+            let want = bitmap::bitmap_checksum(fs, kind, bytes);
+            if want != stored {
+                let rule = if kind == Kind::Block {
+                    "bitmap.block_csum"
+                } else {
+                    "bitmap.inode_csum"
+                };
+                out.push(
+                    Finding::new(
+                        rule,
+                        Some(g),
+                        format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
+                    )
+                    .with("stored", stored)
+                    .with("expected", want)
+                    .with("block", loc),
+                );
+            }
+        }
+        let tail = block.get(nbytes..).unwrap_or(&[]);
+        if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+            out.push(
+                Finding::new(
+                    "bitmap.tail_padding",
+                    Some(g),
+                    format!(
+                        "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
+                        nbytes + pos,
+                        tail.get(pos).copied().unwrap_or(0)
+                    ),
+                )
+                .with("block", loc)
+                .with("offset", nbytes + pos),
+            );
+        }
+    }
+    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+    let bits = geo.cluster_bits;
+    let clusters =
+        (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
+    let cpg = u64::from(geo.clusters_per_group);
+    if bitmap::group_block_bitmap(fs, gd, marks, &mut scratch.block).is_ok() {
+        let n = clusters.min(cpg) as usize;
+        let free = bitmap::count_free(&scratch.block, n);
+        if free != u64::from(gd.free_blocks_count) {
+            out.push(
+                Finding::new(
+                    "count.group_free_blocks",
+                    Some(g),
+                    format!(
+                        "free blocks count is {}, the bitmap has {free} free",
+                        gd.free_blocks_count
+                    ),
+                )
+                .with("stored", gd.free_blocks_count)
+                .with("counted", free),
+            );
+        }
+        if g + 1 == geo.group_count && clusters < cpg {
+            let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
+            if let Some(i) = unset {
+                out.push(
+                    Finding::new(
+                        "bitmap.block_padding",
+                        Some(g),
+                        format!(
+                            "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
+                        ),
+                    )
+                    .with("bit", i),
+                );
+            }
+        }
+    }
+    if bitmap::group_inode_bitmap(fs, gd, &mut scratch.inode).is_ok() {
+        let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
+        if free != u64::from(gd.free_inodes_count) {
+            out.push(
+                Finding::new(
+                    "count.group_free_inodes",
+                    Some(g),
+                    format!(
+                        "free inodes count is {}, the bitmap has {free} free",
+                        gd.free_inodes_count
+                    ),
+                )
+                .with("stored", gd.free_inodes_count)
+                .with("counted", free),
+            );
+        }
+    }
+}
+
+/// Descriptor `g` of the table copy read relative to `group_block` (a backup superblock's block).
+fn backup_desc(fs: &Filesystem, group_block: u64, g: u32) -> Option<GroupDesc> {
+    let geo = &fs.geo;
+    let per = u64::from(geo.desc_per_block.max(1));
+    let ds = u64::from(geo.desc_size);
+    let blk = geo.descriptor_block_loc(group_block, u64::from(g) / per);
+    let off = blk
+        .checked_mul(geo.block_size)?
+        .checked_add((u64::from(g) % per) * ds)?;
+    let raw = fs.source.try_read(off, ds)?;
+    Some(GroupDesc::parse_from_backup(&fs.ctx, g, raw))
+}
+
+/// The first backup superblock's block (where `e2fsck -b` would start), if any.
+fn first_backup(fs: &Filesystem) -> Option<u64> {
+    let geo = &fs.geo;
+    (1..geo.group_count)
+        .find(|&g| geo.bg_has_super(g))
+        .map(|g| geo.group_first_block(g))
+}
+
+fn check_group(
+    fs: &Filesystem,
+    g: u32,
+    marks: Option<&UninitMarks>,
+    backup: Option<u64>,
+    scratch: &mut Scratch,
+) -> GroupResult {
+    let geo = &fs.geo;
+    let mut r = GroupResult::default();
+    // Superblock and descriptor copies of this group (what ext2fs_check_desc marks first).
+    let lay = geo.layout(g);
+    if geo.bg_has_super(g) {
+        r.intervals.push(Interval {
+            start: lay.super_blk,
+            end: lay.super_blk,
+            group: g,
+            what: What::Super,
+        });
+    }
+    if lay.old_desc_blk != 0 && geo.old_desc_blocks() > 0 {
+        r.intervals.push(Interval {
+            start: lay.old_desc_blk,
+            end: lay.old_desc_blk + geo.old_desc_blocks() - 1,
+            group: g,
+            what: What::Descriptors,
+        });
+    }
+    if lay.new_desc_blk != 0 {
+        r.intervals.push(Interval {
+            start: lay.new_desc_blk,
+            end: lay.new_desc_blk,
+            group: g,
+            what: What::Descriptors,
+        });
+    }
+    let gd = match fs.desc(g) {
+        Ok(gd) => gd,
+        Err(e) => {
+            r.bad = true;
+            r.findings
+                .push(Finding::new("gd.table_unreadable", Some(g), e.to_string()));
+            return r;
+        }
+    };
+    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
+        r.bad = true;
+    }
+    let bpg = u64::from(geo.blocks_per_group);
+    let ipg = geo.inodes_per_group;
+    for (rule, what, v, max) in [
+        (
+            "gd.free_blocks_range",
+            "free blocks count",
+            u64::from(gd.free_blocks_count),
+            bpg,
+        ),
+        (
+            "gd.free_inodes_range",
+            "free inodes count",
+            u64::from(gd.free_inodes_count),
+            u64::from(ipg),
+        ),
+        (
+            "gd.used_dirs_range",
+            "directory count",
+            u64::from(gd.used_dirs_count),
+            u64::from(ipg),
+        ),
+    ] {
+        if v > max {
+            r.findings.push(
+                Finding::new(
+                    rule,
+                    Some(g),
+                    format!("{what} is {v}, more than {max} per group"),
+                )
+                .with("stored", v)
+                .with("max", max),
+            );
+        }
+    }
+    let csum = fs.ctx.gdt_csum;
+    if csum && !gd.checksum_ok(&fs.ctx) {
+        r.bad = true;
+        r.findings.push(
+            Finding::new(
+                "gd.checksum",
+                Some(g),
+                format!(
+                    "checksum is 0x{:04x}, should be 0x{:04x}",
+                    gd.checksum, gd.computed_checksum
+                ),
+            )
+            .with("stored", gd.checksum)
+            .with("expected", gd.computed_checksum),
+        );
+    }
+    let uninit = gd.flags & (BG_BLOCK_UNINIT | BG_INODE_UNINIT);
+    if !csum && (uninit != 0 || gd.itable_unused != 0) {
+        r.findings.push(
+            Finding::new(
+                "gd.uninit_without_csum",
+                Some(g),
+                format!(
+                    "flags 0x{:x} and unused inodes {} without uninit_bg or metadata_csum",
+                    gd.flags, gd.itable_unused
+                ),
+            )
+            .with("flags", gd.flags)
+            .with("itable_unused", gd.itable_unused),
+        );
+    }
+    if g + 1 == geo.group_count && gd.has_flag(BG_BLOCK_UNINIT) {
+        r.findings.push(Finding::new(
+            "gd.last_group_block_uninit",
+            Some(g),
+            "the last group is marked BLOCK_UNINIT",
+        ));
+    }
+    if csum && (gd.itable_unused > gd.free_inodes_count || gd.itable_unused > ipg) {
+        r.findings.push(
+            Finding::new(
+                "gd.itable_unused",
+                Some(g),
+                format!(
+                    "unused inodes count is {}, at most {} (free inodes) and {ipg} (per group)",
+                    gd.itable_unused, gd.free_inodes_count
+                ),
+            )
+            .with("stored", gd.itable_unused)
+            .with("free_inodes", gd.free_inodes_count),
+        );
+    }
+    if let Some(m) = marks {
+        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
+    }
+    if let Some(b) = backup.and_then(|blk| backup_desc(fs, blk, g).map(|d| (blk, d))) {
+        let (blk, bd) = b;
+        let differ = [
+            ("block bitmap", gd.block_bitmap, bd.block_bitmap),
+            ("inode bitmap", gd.inode_bitmap, bd.inode_bitmap),
+            ("inode table", gd.inode_table, bd.inode_table),
+        ]
+        .into_iter()
+        .filter(|(_, p, b)| p != b)
+        .map(|(w, p, b)| format!("{w} {b} vs {p}"))
+        .collect::<Vec<_>>();
+        if !differ.is_empty() {
+            r.findings.push(
+                Finding::new(
+                    "gd.backup_mismatch",
+                    Some(g),
+                    format!(
+                        "the backup descriptor (superblock {blk}) disagrees with the primary: {} (backup vs primary)",
+                        differ.join(", ")
+                    ),
+                )
+                .with("superblock", blk),
+            );
+        }
+    }
+    r.desc_free_blocks = u64::from(gd.free_blocks_count);
+    r.desc_free_inodes = u64::from(gd.free_inodes_count);
+    r
+}
+
+/// Sweep the metadata intervals for overlaps (what ext2fs_check_desc's block map catches).
+fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
+    iv.sort_unstable_by_key(|i| (i.start, !i.what.is_fixed(), i.group, i.what));
+    let mut cur: Option<Interval> = None;
+    let mut any = false;
+    for i in iv {
+        if let Some(c) = cur {
+            if i.start <= c.end {
+                // Two fixed structures cannot be blamed on a descriptor.
+                if !(i.what.is_fixed() && c.what.is_fixed()) {
+                    any = true;
+                    let (blame, other) = if i.what.is_fixed() { (c, i) } else { (i, c) };
+                    f.push(
+                        Finding::new(
+                            "gd.overlap",
+                            Some(blame.group),
+                            format!(
+                                "{} at block {} overlaps the {} of group {} (blocks {}-{})",
+                                blame.what.name(),
+                                blame.start,
+                                other.what.name(),
+                                other.group,
+                                other.start,
+                                other.end
+                            ),
+                        )
+                        .with("block", blame.start)
+                        .with("other_group", other.group)
+                        .with("other", other.what.name()),
+                    );
+                }
+                if i.end > c.end {
+                    cur = Some(i);
+                }
+                continue;
+            }
+        }
+        cur = Some(i);
+    }
+    any
+}
+
+/// Does the descriptor table copy that starts relative to `group_block` pass the location rules?
+fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
+    let mut iv = Vec::new();
+    let mut scratch = Vec::new();
+    for g in 0..fs.geo.group_count {
+        let Some(gd) = backup_desc(fs, group_block, g) else {
+            return false;
+        };
+        scratch.clear();
+        if !check_locations(fs, &gd, &mut scratch, &mut iv) {
+            return false;
+        }
+    }
+    let mut f = Findings::default();
+    !overlaps(iv, &mut f)
+}
+
+/// Run the descriptor, bitmap and count rules.
+pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
+    let geo = &fs.geo;
+    // The bitmaps can be loaded only when every descriptor can be read, and libext2fs refuses
+    // bitmaps larger than a block.
+    let bs = geo.block_size as usize;
+    let marks = if bitmap::block_nbytes(fs) <= bs && bitmap::inode_nbytes(fs) <= bs {
+        UninitMarks::compute(fs).ok()
+    } else {
+        None
+    };
+    let backup = if fs.from_backup() {
+        None
+    } else {
+        first_backup(fs)
+    };
+    let results: Vec<GroupResult> = (0..geo.group_count)
+        .into_par_iter()
+        .map_init(Scratch::default, |s, g| {
+            check_group(fs, g, marks.as_ref(), backup, s)
+        })
+        .collect();
+    let mut intervals = Vec::new();
+    let mut bad = false;
+    let (mut free_blocks, mut free_inodes) = (0u64, 0u64);
+    for r in results {
+        f.extend(r.findings);
+        intervals.extend(r.intervals);
+        bad |= r.bad;
+        free_blocks += r.desc_free_blocks;
+        free_inodes += r.desc_free_inodes;
+    }
+    bad |= overlaps(intervals, f);
+    if bad {
+        suggest_backup_table(fs, f);
+    }
+    let sb_free_blocks = fs.sb.free_blocks_count();
+    let sum_blocks = free_blocks << geo.cluster_bits;
+    if sb_free_blocks != sum_blocks {
+        f.push(
+            Finding::new(
+                "count.sb_free_blocks",
+                None,
+                format!(
+                    "superblock free blocks count is {sb_free_blocks}, the descriptors sum to {sum_blocks}"
+                ),
+            )
+            .with("stored", sb_free_blocks)
+            .with("expected", sum_blocks),
+        );
+    }
+    let sb_free_inodes = u64::from(fs.sb.free_inodes_count);
+    if sb_free_inodes != free_inodes {
+        f.push(
+            Finding::new(
+                "count.sb_free_inodes",
+                None,
+                format!(
+                    "superblock free inodes count is {sb_free_inodes}, the descriptors sum to {free_inodes}"
+                ),
+            )
+            .with("stored", sb_free_inodes)
+            .with("expected", free_inodes),
+        );
+    }
+}
+
+/// The primary descriptor table is bad: say which backup table passes the location rules.
+fn suggest_backup_table(fs: &Filesystem, f: &mut Findings) {
+    let geo = &fs.geo;
+    if fs.from_backup() {
+        return;
+    }
+    let mut tried = 0;
+    for g in 1..geo.group_count {
+        if !geo.bg_has_super(g) {
+            continue;
+        }
+        tried += 1;
+        if tried > 2 {
+            break;
+        }
+        let sb_blk = geo.group_first_block(g);
+        if backup_table_ok(fs, sb_blk) {
+            f.push(
+                Finding::new(
+                    "sb.use_backup",
+                    None,
+                    format!(
+                        "the primary descriptor table is bad; the backup with -o superblock={sb_blk} -o blocksize={} passes the location checks (e2fsck -b {sb_blk} -B {})",
+                        geo.block_size, geo.block_size
+                    ),
+                )
+                .with("superblock", sb_blk)
+                .with("blocksize", geo.block_size),
+            );
+            return;
+        }
+    }
+}

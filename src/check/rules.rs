@@ -1,0 +1,188 @@
+//! The rule catalogue of `e4inspect check`, as data: a stable ID per rule, its severity, a one-line
+//! description and the implementations that enforce the same condition.
+//!
+//! IDs are part of the interface (CI configurations match on them): never rename one, only add.
+
+use serde::Serialize;
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something a kernel, libext2fs or e2fsck refuses or repairs.
+    Error,
+    /// Suspicious or redundant, but tolerated everywhere.
+    Warning,
+}
+
+impl Severity {
+    /// Lower-case name, as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Who enforces a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Enforcer {
+    /// The kernel at mount time (or when it first uses the structure).
+    #[serde(rename = "kernel")]
+    Kernel,
+    /// libext2fs `ext2fs_open2` (and so dumpe2fs, debugfs, e2fsck).
+    #[serde(rename = "libext2fs-open")]
+    LibOpen,
+    /// libext2fs `ext2fs_check_desc` (e2fsck's descriptor sanity pass).
+    #[serde(rename = "libext2fs-check-desc")]
+    LibCheckDesc,
+    /// e2fsck (super.c, journal.c, pass5.c).
+    #[serde(rename = "e2fsck")]
+    E2fsck,
+}
+
+impl Enforcer {
+    /// Short name, as printed in the catalogue.
+    pub fn name(self) -> &'static str {
+        match self {
+            Enforcer::Kernel => "kernel",
+            Enforcer::LibOpen => "libext2fs-open",
+            Enforcer::LibCheckDesc => "libext2fs-check-desc",
+            Enforcer::E2fsck => "e2fsck",
+        }
+    }
+}
+
+/// One catalogue entry.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub description: &'static str,
+    pub enforced_by: &'static [Enforcer],
+}
+
+use Enforcer::{E2fsck as E, Kernel as K, LibCheckDesc as C, LibOpen as O};
+use Severity::{Error as Err, Warning as Warn};
+
+const fn r(
+    id: &'static str,
+    severity: Severity,
+    description: &'static str,
+    enforced_by: &'static [Enforcer],
+) -> Rule {
+    Rule {
+        id,
+        severity,
+        description,
+        enforced_by,
+    }
+}
+
+/// Every rule, in report order.
+pub const RULES: &[Rule] = &[
+    // superblock
+    r("sb.magic", Err, "superblock magic is 0xEF53", &[K, O, E]),
+    r("sb.checksum_type", Err, "with metadata_csum, s_checksum_type is 1 (crc32c)", &[K, O]),
+    r("sb.checksum", Err, "with metadata_csum, the superblock crc32c matches s_checksum", &[K, O, E]),
+    r("sb.rev_level", Err, "revision level is 0 or 1", &[K, O]),
+    r("sb.incompat_unknown", Err, "no incompat feature bit unknown to libext2fs 1.47", &[K, O]),
+    r("sb.ro_compat_unknown", Warn, "no ro_compat feature bit unknown to libext2fs 1.47 (read-write mounts refused)", &[K, O]),
+    r("sb.block_size", Err, "block size is 1 KiB to 64 KiB (log_block_size <= 6)", &[K, O, E]),
+    r("sb.cluster_size", Err, "cluster size equals block size, or with bigalloc lies in [block size, 2^29]", &[K, O, E]),
+    r("sb.log_groups_per_flex", Err, "log_groups_per_flex <= 31", &[O]),
+    r("sb.inode_size", Err, "inode size is a power of two in [128, block size]", &[K, O, E]),
+    r("sb.first_ino", Err, "first non-reserved inode lies in [11, inodes_count]", &[K, E]),
+    r("sb.extra_isize", Err, "min/want extra isize are 0 or multiples of 4 in [4, inode size - 128]", &[K, E]),
+    r("sb.desc_size", Err, "with 64bit, descriptor size is a power of two in [64, 1024]", &[K, O]),
+    r("sb.blocks_per_group", Err, "clusters per group in [8, min(8 x block size, 65528)], blocks = clusters x ratio", &[K, O, E]),
+    r("sb.inodes_per_group", Err, "inodes per group in [inodes per block, min(8 x block size, 65536 - inodes per block)]", &[K, O, E]),
+    r("sb.first_data_block", Err, "first data block is 1 for 1 KiB blocks without bigalloc, else 0, and below blocks_count", &[K, O, E]),
+    r("sb.blocks_count_device", Err, "blocks_count x block size fits in the image or device", &[K, E]),
+    r("sb.group_count", Err, "group count below 2^32 - descriptors per block", &[K, O]),
+    r("sb.inodes_count", Err, "inodes_count equals groups x inodes per group", &[K, O, E]),
+    r("sb.r_blocks_count", Err, "reserved blocks at most half of blocks_count", &[E]),
+    r("sb.reserved_gdt_blocks", Err, "reserved GDT blocks at most block size / 4", &[K, E]),
+    r("sb.first_meta_bg", Err, "with meta_bg, first_meta_bg <= descriptor blocks", &[K, O, E]),
+    r("sb.feature_csum_redundant", Warn, "metadata_csum and uninit_bg (gdt_csum) are not both set", &[K, E]),
+    r("sb.feature_csum_seed", Warn, "metadata_csum_seed only with metadata_csum", &[E]),
+    r("sb.feature_64bit_extents", Err, "64bit needs extents to address the whole device", &[E]),
+    r("sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", &[K]),
+    r("sb.free_blocks_total", Err, "free blocks count at most blocks_count", &[K, E]),
+    r("sb.free_inodes_total", Err, "free inodes count at most inodes_count", &[K, E]),
+    r("sb.time_future", Warn, "last mount and last write times not in the future", &[E]),
+    r("sb.backup_mismatch", Warn, "backup superblocks agree with the primary on features, block/inode counts and UUID", &[E]),
+    r("sb.backup_invalid", Warn, "every backup superblock location holds a valid superblock", &[E]),
+    r("sb.use_backup", Warn, "when the primary superblock or descriptor table is unusable: the backup that would work", &[E]),
+    // group descriptors
+    r("gd.table_unreadable", Err, "the whole descriptor table lies inside the image", &[O]),
+    r("gd.block_bitmap_range", Err, "block bitmap inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
+    r("gd.inode_bitmap_range", Err, "inode bitmap inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
+    r("gd.inode_table_range", Err, "whole inode table inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
+    r("gd.overlap", Err, "bitmaps and inode tables overlap no superblock, descriptor or reserved GDT block, nor each other", &[K, C, E]),
+    r("gd.free_blocks_range", Err, "free blocks count at most blocks per group", &[E]),
+    r("gd.free_inodes_range", Err, "free inodes count at most inodes per group", &[E]),
+    r("gd.used_dirs_range", Err, "directory count at most inodes per group", &[E]),
+    r("gd.checksum", Err, "descriptor checksum (crc16 for uninit_bg, crc32c & 0xFFFF for metadata_csum) matches", &[K, E]),
+    r("gd.uninit_without_csum", Err, "no UNINIT flag and no unused-inode count without uninit_bg or metadata_csum", &[E]),
+    r("gd.last_group_block_uninit", Err, "the last group is not BLOCK_UNINIT", &[E]),
+    r("gd.itable_unused", Err, "unused inode count at most free inodes and inodes per group", &[E]),
+    r("gd.backup_mismatch", Warn, "the first backup descriptor table has the same bitmap and inode table locations", &[]),
+    // bitmaps
+    r("bitmap.unreadable", Err, "every initialised bitmap block lies inside the image", &[E]),
+    r("bitmap.block_csum", Err, "with metadata_csum, block bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
+    r("bitmap.inode_csum", Err, "with metadata_csum, inode bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
+    r("bitmap.block_padding", Err, "block bitmap bits past the end of the filesystem are set", &[E]),
+    r("bitmap.tail_padding", Warn, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them", &[]),
+    // counts
+    r("count.group_free_blocks", Err, "descriptor free blocks equal the zero bits of the (UNINIT-adjusted) block bitmap", &[E]),
+    r("count.group_free_inodes", Err, "descriptor free inodes equal the zero bits of the (UNINIT-adjusted) inode bitmap", &[E]),
+    r("count.sb_free_blocks", Warn, "superblock free blocks equal the sum of the descriptors (the kernel updates it lazily)", &[E]),
+    r("count.sb_free_inodes", Warn, "superblock free inodes equal the sum of the descriptors (the kernel updates it lazily)", &[E]),
+    // journal
+    r("journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks, all blocks inside the filesystem", &[K, E]),
+    r("journal.superblock_magic", Err, "journal superblock magic is 0xC03B3998", &[K, E]),
+    r("journal.superblock_type", Err, "journal superblock block type is 3 (v1) or 4 (v2)", &[K, E]),
+    r("journal.features", Err, "no unknown journal incompat feature; at most one checksum version", &[K, E]),
+    r("journal.checksum", Err, "with journal checksum v2/v3, checksum type is crc32c and the superblock checksum matches", &[K, E]),
+    r("journal.block_size", Err, "journal block size equals the filesystem block size", &[K, E]),
+    r("journal.maxlen", Err, "journal s_maxlen fits in the journal inode", &[K, E]),
+    r("journal.users", Err, "an internal journal has at most one user", &[E]),
+];
+
+/// Look up a rule by ID.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// The family of a rule ID (`sb`, `gd`, `bitmap`, `count`, `journal`).
+pub fn family(id: &str) -> &str {
+    id.split('.').next().unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate rule ID");
+        for r in RULES {
+            assert!(
+                ["sb", "gd", "bitmap", "count", "journal"].contains(&family(r.id)),
+                "{}",
+                r.id
+            );
+            assert!(!r.description.is_empty());
+        }
+        assert_eq!(
+            rule("gd.checksum").map(|r| r.severity),
+            Some(Severity::Error)
+        );
+    }
+}

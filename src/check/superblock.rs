@@ -1,0 +1,536 @@
+//! Superblock rules (`sb.*`): every field judged on its own, then the derived geometry, then the
+//! backup copies against the primary.
+
+use super::{Finding, Findings};
+use crate::features::*;
+use crate::fs::Filesystem;
+use crate::geometry::Geometry;
+use crate::superblock::{Superblock, EXT2_MAGIC, SUPERBLOCK_SIZE};
+
+fn hex(v: u32) -> String {
+    format!("0x{v:x}")
+}
+
+/// Check the primary superblock. Returns true when its geometry is usable for the group walk.
+pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings) -> bool {
+    let push =
+        |f: &mut Findings, rule: &'static str, msg: String| f.push(Finding::new(rule, None, msg));
+    if sb.magic != EXT2_MAGIC {
+        f.push(
+            Finding::new(
+                "sb.magic",
+                None,
+                format!("magic is 0x{:04x}, should be 0xef53", sb.magic),
+            )
+            .with("stored", sb.magic)
+            .with("expected", EXT2_MAGIC),
+        );
+        // Nothing else in a superblock without its magic means anything.
+        return false;
+    }
+    if sb.has_metadata_csum() {
+        if sb.checksum_type != 1 {
+            f.push(
+                Finding::new(
+                    "sb.checksum_type",
+                    None,
+                    format!(
+                        "checksum type is {}, should be 1 (crc32c)",
+                        sb.checksum_type
+                    ),
+                )
+                .with("stored", sb.checksum_type)
+                .with("expected", 1),
+            );
+        }
+        let c = sb.computed_checksum();
+        if c != sb.checksum {
+            f.push(
+                Finding::new(
+                    "sb.checksum",
+                    None,
+                    format!("checksum is 0x{:08x}, should be 0x{c:08x}", sb.checksum),
+                )
+                .with("stored", sb.checksum)
+                .with("expected", c),
+            );
+        }
+    }
+    if sb.rev_level > 1 {
+        push(
+            f,
+            "sb.rev_level",
+            format!("revision level is {}, should be 0 or 1", sb.rev_level),
+        );
+    }
+    let unknown_in = sb.feature_incompat & !LIB_INCOMPAT_SUPP;
+    if unknown_in != 0 {
+        f.push(
+            Finding::new(
+                "sb.incompat_unknown",
+                None,
+                format!(
+                    "unknown incompat features {} ({})",
+                    hex(unknown_in),
+                    feature_names(0, unknown_in, 0).join(" ")
+                ),
+            )
+            .with("stored", sb.feature_incompat),
+        );
+    }
+    let unknown_ro = sb.feature_ro_compat & !LIB_RO_COMPAT_SUPP;
+    if unknown_ro != 0 {
+        f.push(
+            Finding::new(
+                "sb.ro_compat_unknown",
+                None,
+                format!(
+                    "unknown ro_compat features {} ({})",
+                    hex(unknown_ro),
+                    feature_names(0, 0, unknown_ro).join(" ")
+                ),
+            )
+            .with("stored", sb.feature_ro_compat),
+        );
+    }
+    let Some(bs) = sb.block_size_checked() else {
+        push(
+            f,
+            "sb.block_size",
+            format!(
+                "log_block_size is {}, at most 6 (64 KiB blocks)",
+                sb.log_block_size
+            ),
+        );
+        return false;
+    };
+    let bigalloc = sb.is_bigalloc();
+    let cluster_ok = if bigalloc {
+        sb.log_cluster_size >= sb.log_block_size && sb.log_cluster_size <= 19
+    } else {
+        sb.log_cluster_size == sb.log_block_size
+    };
+    if !cluster_ok {
+        let want = if bigalloc {
+            format!("between {} and 19 with bigalloc", sb.log_block_size)
+        } else {
+            format!(
+                "{} (cluster size equals block size without bigalloc)",
+                sb.log_block_size
+            )
+        };
+        f.push(
+            Finding::new(
+                "sb.cluster_size",
+                None,
+                format!(
+                    "log_cluster_size is {}, should be {want}",
+                    sb.log_cluster_size
+                ),
+            )
+            .with("stored", sb.log_cluster_size),
+        );
+    }
+    if sb.log_groups_per_flex > 31 {
+        push(
+            f,
+            "sb.log_groups_per_flex",
+            format!(
+                "log_groups_per_flex is {}, at most 31",
+                sb.log_groups_per_flex
+            ),
+        );
+    }
+    let isize = u64::from(sb.inode_size());
+    if isize < 128 || isize > bs || !isize.is_power_of_two() {
+        f.push(
+            Finding::new(
+                "sb.inode_size",
+                None,
+                format!("inode size is {isize}, should be a power of two in [128, {bs}]"),
+            )
+            .with("stored", isize),
+        );
+    }
+    let first_ino = sb.first_ino();
+    if first_ino < 11 || first_ino > sb.inodes_count {
+        f.push(
+            Finding::new(
+                "sb.first_ino",
+                None,
+                format!(
+                    "first inode is {first_ino}, should be in [11, {}]",
+                    sb.inodes_count
+                ),
+            )
+            .with("stored", first_ino),
+        );
+    }
+    if sb.rev_level >= 1 {
+        let room = isize.saturating_sub(128);
+        for (what, v) in [
+            ("required", sb.min_extra_isize),
+            ("desired", sb.want_extra_isize),
+        ] {
+            let v64 = u64::from(v);
+            if v != 0 && (v < 4 || v64 > room || v % 4 != 0) {
+                f.push(
+                    Finding::new(
+                        "sb.extra_isize",
+                        None,
+                        format!(
+                            "{what} extra isize is {v}, should be 0 or a multiple of 4 in [4, {room}]"
+                        ),
+                    )
+                    .with("stored", v)
+                    .with("which", what),
+                );
+            }
+        }
+    }
+    if sb.is_64bit() {
+        let ds = u32::from(sb.desc_size);
+        if !(64..=1024).contains(&ds) || !ds.is_power_of_two() {
+            f.push(
+                Finding::new(
+                    "sb.desc_size",
+                    None,
+                    format!("descriptor size is {ds}, should be a power of two in [64, 1024]"),
+                )
+                .with("stored", ds),
+            );
+        }
+    }
+    // Blocks and clusters per group.
+    let cbits = sb
+        .log_cluster_size
+        .saturating_sub(sb.log_block_size)
+        .min(31);
+    let cpg_max = (8 * bs).min(65528);
+    let cpg = u64::from(sb.clusters_per_group);
+    let bpg = u64::from(sb.blocks_per_group);
+    if !(8..=cpg_max).contains(&cpg) || bpg != cpg << cbits {
+        f.push(
+            Finding::new(
+                "sb.blocks_per_group",
+                None,
+                format!(
+                    "blocks per group {bpg}, clusters per group {cpg}: clusters should be in [8, {cpg_max}] and blocks = clusters x {}",
+                    1u64 << cbits
+                ),
+            )
+            .with("blocks_per_group", bpg)
+            .with("clusters_per_group", cpg),
+        );
+    }
+    let ipb = bs / isize.clamp(128, bs);
+    let ipg = u64::from(sb.inodes_per_group);
+    let ipg_max = (8 * bs).min(65536 - ipb);
+    if ipg < ipb || ipg > ipg_max {
+        f.push(
+            Finding::new(
+                "sb.inodes_per_group",
+                None,
+                format!("inodes per group is {ipg}, should be in [{ipb}, {ipg_max}]"),
+            )
+            .with("stored", ipg),
+        );
+    }
+    let blocks = sb.blocks_count();
+    let fdb = u64::from(sb.first_data_block);
+    let want_fdb = u64::from(bs == 1024 && cbits == 0);
+    if fdb != want_fdb || fdb >= blocks {
+        f.push(
+            Finding::new(
+                "sb.first_data_block",
+                None,
+                format!("first data block is {fdb}, should be {want_fdb} (blocks count {blocks})"),
+            )
+            .with("stored", fdb)
+            .with("expected", want_fdb),
+        );
+    }
+    let image_blocks = image_len / bs;
+    if blocks > image_blocks {
+        f.push(
+            Finding::new(
+                "sb.blocks_count_device",
+                None,
+                format!(
+                    "block count {blocks} exceeds the size of the image ({image_blocks} blocks of {bs} bytes)"
+                ),
+            )
+            .with("stored", blocks)
+            .with("image_blocks", image_blocks),
+        );
+    }
+    // Derived geometry, only where the inputs are sane enough to divide by.
+    let dsize = u64::from(sb.desc_size()).max(1);
+    let dpb = (bs / dsize).max(1);
+    let mut groups = None;
+    if bpg > 0 && fdb < blocks {
+        let g = (blocks - fdb).div_ceil(bpg);
+        if g > (1u64 << 32) - dpb {
+            push(
+                f,
+                "sb.group_count",
+                format!("{g} groups, at most {}", (1u64 << 32) - dpb),
+            );
+        } else {
+            groups = Some(g);
+        }
+    }
+    if let Some(g) = groups {
+        let want = g * ipg;
+        if u64::from(sb.inodes_count) != want {
+            f.push(
+                Finding::new(
+                    "sb.inodes_count",
+                    None,
+                    format!(
+                        "inode count is {}, should be {want} ({g} groups x {ipg})",
+                        sb.inodes_count
+                    ),
+                )
+                .with("stored", sb.inodes_count)
+                .with("expected", want),
+            );
+        }
+        let desc_blocks = g.div_ceil(dpb);
+        if sb.has_incompat(INCOMPAT_META_BG) && u64::from(sb.first_meta_bg) > desc_blocks {
+            f.push(
+                Finding::new(
+                    "sb.first_meta_bg",
+                    None,
+                    format!(
+                        "first_meta_bg is {}, at most {desc_blocks} (descriptor blocks)",
+                        sb.first_meta_bg
+                    ),
+                )
+                .with("stored", sb.first_meta_bg)
+                .with("expected_max", desc_blocks),
+            );
+        }
+    }
+    if sb.r_blocks_count() > blocks / 2 {
+        f.push(
+            Finding::new(
+                "sb.r_blocks_count",
+                None,
+                format!(
+                    "reserved block count is {}, at most {} (half the blocks)",
+                    sb.r_blocks_count(),
+                    blocks / 2
+                ),
+            )
+            .with("stored", sb.r_blocks_count()),
+        );
+    }
+    if u64::from(sb.reserved_gdt_blocks) > bs / 4 {
+        f.push(
+            Finding::new(
+                "sb.reserved_gdt_blocks",
+                None,
+                format!(
+                    "reserved GDT blocks is {}, at most {}",
+                    sb.reserved_gdt_blocks,
+                    bs / 4
+                ),
+            )
+            .with("stored", sb.reserved_gdt_blocks),
+        );
+    }
+    if sb.has_metadata_csum() && sb.has_ro_compat(RO_COMPAT_GDT_CSUM) {
+        push(
+            f,
+            "sb.feature_csum_redundant",
+            "metadata_csum and uninit_bg are both set; uninit_bg is ignored".into(),
+        );
+    }
+    if sb.has_incompat(INCOMPAT_CSUM_SEED) && !sb.has_metadata_csum() {
+        push(
+            f,
+            "sb.feature_csum_seed",
+            "metadata_csum_seed is set without metadata_csum".into(),
+        );
+    }
+    if sb.is_64bit() && !sb.has_incompat(INCOMPAT_EXTENTS) {
+        push(
+            f,
+            "sb.feature_64bit_extents",
+            "64bit is set without extent".into(),
+        );
+    }
+    if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
+        push(
+            f,
+            "sb.feature_bigalloc_extents",
+            "bigalloc is set without extent".into(),
+        );
+    }
+    if sb.free_blocks_count() > blocks {
+        f.push(
+            Finding::new(
+                "sb.free_blocks_total",
+                None,
+                format!(
+                    "free blocks count is {}, more than the {blocks} blocks",
+                    sb.free_blocks_count()
+                ),
+            )
+            .with("stored", sb.free_blocks_count()),
+        );
+    }
+    if sb.free_inodes_count > sb.inodes_count {
+        f.push(
+            Finding::new(
+                "sb.free_inodes_total",
+                None,
+                format!(
+                    "free inodes count is {}, more than the {} inodes",
+                    sb.free_inodes_count, sb.inodes_count
+                ),
+            )
+            .with("stored", sb.free_inodes_count),
+        );
+    }
+    // e2fsck accepts up to a day of clock skew (accept_time_fudge).
+    for (what, t) in [("last mount", sb.mtime), ("last write", sb.wtime)] {
+        if u64::from(t) > now + 86400 {
+            f.push(
+                Finding::new(
+                    "sb.time_future",
+                    None,
+                    format!("{what} time {t} is in the future (now {now})"),
+                )
+                .with("stored", t)
+                .with("now", now),
+            );
+        }
+    }
+    Geometry::new(sb, true).is_ok()
+}
+
+/// The advice finding when the primary superblock is unusable.
+pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
+    match backups.first() {
+        Some(&(blk, bs)) => {
+            let list: Vec<String> = backups
+                .iter()
+                .map(|(b, s)| format!("-o superblock={b} -o blocksize={s}"))
+                .collect();
+            Finding::new(
+                "sb.use_backup",
+                None,
+                format!(
+                    "the primary superblock is bad; valid backups: {} (e2fsck -b {blk} -B {bs})",
+                    list.join(", ")
+                ),
+            )
+            .with("superblock", blk)
+            .with("blocksize", bs)
+        }
+        None => Finding::new(
+            "sb.use_backup",
+            None,
+            "the primary superblock is bad and no backup superblock looks valid",
+        ),
+    }
+}
+
+/// Compare every backup superblock with the primary on what e2fsck compares.
+pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
+    let geo = &fs.geo;
+    let p = &fs.sb;
+    const IGNORE_IN: u32 = INCOMPAT_EXTENTS | INCOMPAT_RECOVER;
+    const IGNORE_RO: u32 = RO_COMPAT_LARGE_FILE | RO_COMPAT_DIR_NLINK;
+    for g in 1..geo.group_count {
+        if !geo.bg_has_super(g) {
+            continue;
+        }
+        let blk = geo.group_first_block(g);
+        let Some(raw) = blk
+            .checked_mul(geo.block_size)
+            .and_then(|o| fs.source.try_read(o, SUPERBLOCK_SIZE as u64))
+        else {
+            f.push(
+                Finding::new(
+                    "sb.backup_invalid",
+                    Some(g),
+                    format!("backup superblock at block {blk} lies beyond the end of the image"),
+                )
+                .with("block", blk),
+            );
+            continue;
+        };
+        let Ok(b) = Superblock::parse(raw) else {
+            continue;
+        };
+        if b.magic != EXT2_MAGIC || b.rev_level > 1 || b.log_block_size > 6 || b.inode_size() < 128
+        {
+            f.push(
+                Finding::new(
+                    "sb.backup_invalid",
+                    Some(g),
+                    format!(
+                        "backup superblock at block {blk} is not valid (magic 0x{:04x})",
+                        b.magic
+                    ),
+                )
+                .with("block", blk),
+            );
+            continue;
+        }
+        let mut diff = Vec::new();
+        if p.feature_compat != b.feature_compat {
+            diff.push(format!(
+                "compat features {} vs {}",
+                hex(b.feature_compat),
+                hex(p.feature_compat)
+            ));
+        }
+        if p.feature_incompat & !IGNORE_IN != b.feature_incompat & !IGNORE_IN {
+            diff.push(format!(
+                "incompat features {} vs {}",
+                hex(b.feature_incompat),
+                hex(p.feature_incompat)
+            ));
+        }
+        if p.feature_ro_compat & !IGNORE_RO != b.feature_ro_compat & !IGNORE_RO {
+            diff.push(format!(
+                "ro_compat features {} vs {}",
+                hex(b.feature_ro_compat),
+                hex(p.feature_ro_compat)
+            ));
+        }
+        if p.blocks_count_lo != b.blocks_count_lo || p.blocks_count_hi != b.blocks_count_hi {
+            diff.push(format!(
+                "block count {} vs {}",
+                b.blocks_count(),
+                p.blocks_count()
+            ));
+        }
+        if p.inodes_count != b.inodes_count {
+            diff.push(format!(
+                "inode count {} vs {}",
+                b.inodes_count, p.inodes_count
+            ));
+        }
+        if p.uuid != b.uuid {
+            diff.push("UUID differs".into());
+        }
+        if !diff.is_empty() {
+            f.push(
+                Finding::new(
+                    "sb.backup_mismatch",
+                    Some(g),
+                    format!(
+                        "backup superblock at block {blk} disagrees with the primary: {} (backup vs primary)",
+                        diff.join(", ")
+                    ),
+                )
+                .with("block", blk),
+            );
+        }
+    }
+}
