@@ -12,7 +12,7 @@
 //! mke2fs resolves its `fs_types` list.
 //!
 //! Every rule here was checked against the real mke2fs 1.47.0 on sparse files (see
-//! `tests/advise_mke2fs.rs` and docs/advise.md).
+//! `tests/advise_mke2fs.rs` and the README).
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
