@@ -1,0 +1,1 @@
+//! `e4inspect fit` (filled in below).

@@ -1,0 +1,902 @@
+//! The xattr-fit model: where the kernel places each extended attribute when they are set one
+//! after another, for a given inode size, `i_extra_isize`, block size and feature set.
+//!
+//! It follows `ext4_xattr_set_handle` / `ext4_xattr_set_entry` (fs/ext4/xattr.c):
+//! 1. With `ea_inode`, a value whose padded size exceeds `block_size - 56` goes to an EA inode
+//!    from the start (only its entry is stored, in the body or the block).
+//! 2. Try the inode body: it fits when `free >= LEN(name) + SIZE(value)` with
+//!    `free = lowest value offset - end of entries - 4`.
+//! 3. Else try the external block (same rule; with `ea_inode`, a value may not bring the lowest
+//!    value offset below `min(block_size / 8, 1024)`).
+//! 4. Else, with `ea_inode` and a non-empty value, retry 2-3 with the value in an EA inode.
+//! 5. Else ENOSPC: the attribute cannot be stored at all.
+//!
+//! Attributes are only added here (no replacement), so both areas stay packed without gaps, as
+//! the kernel keeps them. The aggregate part evaluates many inodes' attribute sets in one pass with
+//! memory independent of the number of inodes.
+
+use crate::error::{Error, Result};
+pub use crate::xattr::block_capacity;
+use crate::xattr::{
+    entry_len, ibody_capacity, split_name, value_size, BLOCK_HEADER_SIZE, TERMINATOR_SIZE,
+};
+use serde::Serialize;
+
+/// Largest value the VFS passes to a filesystem (`XATTR_SIZE_MAX`).
+pub const VFS_VALUE_MAX: u32 = 65536;
+/// Longest name suffix the kernel stores (`e_name_len` is a u8; the VFS allows 255).
+pub const NAME_MAX: usize = 255;
+/// Bytes of inline data kept in `i_block`; the rest is the value of `system.data`.
+pub const INLINE_IBLOCK_BYTES: u32 = 60;
+
+/// Default `i_extra_isize` (what mke2fs and current kernels use).
+pub const DEFAULT_EXTRA_ISIZE: u16 = 32;
+
+/// Where the filesystem would place (or has placed) an attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    /// Entry and value in the inode body.
+    Inode,
+    /// Entry and value in the external xattr block.
+    Block,
+    /// Value in an EA inode (the entry stays in the body or the block).
+    EaInode,
+    /// Cannot be stored (ENOSPC, or the name or value is not acceptable).
+    None,
+}
+
+impl Location {
+    /// Name as used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Inode => "inode",
+            Location::Block => "block",
+            Location::EaInode => "ea_inode",
+            Location::None => "none",
+        }
+    }
+}
+
+/// Filesystem parameters the placement depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FitParams {
+    /// On-disk inode size in bytes.
+    pub inode_size: u32,
+    /// `i_extra_isize` of the inode (0 for 128-byte inodes).
+    pub extra_isize: u16,
+    /// Filesystem block size.
+    pub block_size: u32,
+    /// The `ea_inode` feature.
+    pub ea_inode: bool,
+    /// Inline data: the file's data size when it is stored inline (`system.data` then takes
+    /// `20 + SIZE(max(0, size - 60))` bytes of the body before any other attribute).
+    pub inline_data: Option<u32>,
+}
+
+impl FitParams {
+    /// Parameters with defaults: extra isize 32 (0 for 128-byte inodes), 4 KiB blocks, no
+    /// ea_inode, no inline data.
+    pub fn new(inode_size: u32) -> FitParams {
+        FitParams {
+            inode_size,
+            extra_isize: default_extra_isize(inode_size),
+            block_size: 4096,
+            ea_inode: false,
+            inline_data: None,
+        }
+    }
+
+    /// Check the parameters make a filesystem mke2fs could build.
+    pub fn validate(&self) -> Result<()> {
+        let is = self.inode_size;
+        if !(128..=65536).contains(&is) || !is.is_power_of_two() {
+            return Err(Error::Invalid(format!(
+                "inode size {is} must be a power of two from 128 to 65536"
+            )));
+        }
+        let bs = self.block_size;
+        if !(1024..=65536).contains(&bs) || !bs.is_power_of_two() {
+            return Err(Error::Invalid(format!(
+                "block size {bs} must be a power of two from 1024 to 65536"
+            )));
+        }
+        if is > bs {
+            return Err(Error::Invalid(format!(
+                "inode size {is} is larger than the block size {bs}"
+            )));
+        }
+        let ex = self.extra_isize as u32;
+        if ex % 4 != 0 || 128 + ex > is {
+            return Err(Error::Invalid(format!(
+                "extra isize {ex} must be a multiple of 4 and at most inode size - 128 ({})",
+                is - 128
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Default `i_extra_isize` for an inode size: 32 when it fits, else what fits, 0 for 128.
+pub fn default_extra_isize(inode_size: u32) -> u16 {
+    inode_size
+        .saturating_sub(128)
+        .min(DEFAULT_EXTRA_ISIZE as u32) as u16
+}
+
+/// Bytes usable for in-inode xattrs in an empty inode.
+pub fn usable_body(p: &FitParams) -> usize {
+    ibody_capacity(p.inode_size as usize, p.extra_isize as usize)
+}
+
+/// `EXT4_XATTR_MIN_LARGE_EA_SIZE`: with ea_inode, a value whose padded size exceeds this goes to an
+/// EA inode from the start.
+pub fn ea_inode_threshold(block_size: u32) -> usize {
+    (block_size as usize).saturating_sub(entry_len(3) + BLOCK_HEADER_SIZE + TERMINATOR_SIZE)
+}
+
+/// `EXT4_XATTR_BLOCK_RESERVE`: with ea_inode, values in the block may not reach below this offset.
+pub fn block_reserve(block_size: u32) -> usize {
+    (block_size as usize / 8).min(1024)
+}
+
+/// One attribute to place: its full name and value size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Attr {
+    /// Full name (`user.foo`, `security.selinux`, `system.posix_acl_access`).
+    pub name: String,
+    /// Value size in bytes (on-disk form).
+    pub value_size: u32,
+}
+
+impl Attr {
+    /// An attribute.
+    pub fn new(name: impl Into<String>, value_size: u32) -> Attr {
+        Attr {
+            name: name.into(),
+            value_size,
+        }
+    }
+}
+
+/// Where one attribute landed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// Full name.
+    pub name: String,
+    /// Value size.
+    pub value_size: u32,
+    /// Where it lands.
+    pub location: Location,
+    /// For EA-inode values: where the entry itself lives (`inode` or `block`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_location: Option<Location>,
+    /// Bytes it takes in the inode body if it is (or would be) stored there: LEN(name) + SIZE(value).
+    pub inode_cost: usize,
+    /// Why it cannot be stored, when `location` is `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// An order of the same attributes that keeps more of them in the inode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BetterOrder {
+    /// Names in the better order (smallest in-inode cost first).
+    pub order: Vec<String>,
+    /// Attributes in-inode with that order.
+    pub in_inode: usize,
+}
+
+/// Result of placing one attribute set in one kind of inode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FitResult {
+    /// Inode size.
+    pub inode_size: u32,
+    /// `i_extra_isize`.
+    pub extra_isize: u16,
+    /// Block size.
+    pub block_size: u32,
+    /// Bytes usable for xattrs in the body (after `system.data` when inline data is modelled).
+    pub usable_bytes: usize,
+    /// Bytes needed to keep every attribute in the body.
+    pub needed_bytes: usize,
+    /// Body bytes left after the placement.
+    pub free_bytes: usize,
+    /// Bytes taken in the external block (0 when no block is needed).
+    pub block_used_bytes: usize,
+    /// Bytes left in the external block, when one is used.
+    pub block_free_bytes: Option<usize>,
+    /// Bytes of `system.data` (inline data) in the body.
+    pub inline_data_bytes: usize,
+    /// Placements in the order the attributes were given.
+    pub placements: Vec<Placement>,
+    /// True when every attribute lands in the inode body.
+    pub all_in_inode: bool,
+    /// Set when another order would keep more attributes in the inode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub better_order: Option<BetterOrder>,
+}
+
+impl FitResult {
+    /// Number of attributes at `loc`.
+    pub fn count(&self, loc: Location) -> usize {
+        self.placements.iter().filter(|p| p.location == loc).count()
+    }
+    /// True when some attribute needs the external block (entry or value).
+    pub fn uses_block(&self) -> bool {
+        self.block_used_bytes > 0
+    }
+}
+
+/// One packed xattr area (body or block) as `ext4_xattr_set_entry` sees it.
+#[derive(Clone, Copy, Debug)]
+struct AreaState {
+    /// Lowest value offset (relative to the area base); starts at end - base.
+    min_offs: usize,
+    /// End of the entry table (relative to the area base).
+    last: usize,
+    /// Entry-table start relative to base (0 in the body, 32 in the block).
+    first: usize,
+    /// False when the kernel refuses the area altogether (no body space).
+    usable: bool,
+}
+
+impl AreaState {
+    fn body(p: &FitParams) -> AreaState {
+        let cap = usable_body(p);
+        // base = first entry; end - base = capacity + terminator.
+        AreaState {
+            min_offs: cap + TERMINATOR_SIZE,
+            last: 0,
+            first: 0,
+            usable: usable_body_raw(p),
+        }
+    }
+    fn block(p: &FitParams) -> AreaState {
+        AreaState {
+            min_offs: p.block_size as usize,
+            last: BLOCK_HEADER_SIZE,
+            first: BLOCK_HEADER_SIZE,
+            usable: true,
+        }
+    }
+    fn free(&self) -> usize {
+        self.min_offs.saturating_sub(self.last + TERMINATOR_SIZE)
+    }
+    fn used(&self, end: usize) -> usize {
+        (self.last - self.first) + (end - self.min_offs)
+    }
+    /// Try to add an entry with a stored value of `new_size` padded bytes.
+    fn try_add(&mut self, name_len: usize, new_size: usize, reserve: Option<usize>) -> bool {
+        if !self.usable || self.free() < entry_len(name_len) + new_size {
+            return false;
+        }
+        if let Some(r) = reserve {
+            if new_size > 0 && self.min_offs - new_size < r {
+                return false;
+            }
+        }
+        self.last += entry_len(name_len);
+        self.min_offs -= new_size;
+        true
+    }
+}
+
+/// True when `EXT4_INODE_HAS_XATTR_SPACE` holds (128 + extra + 4 + 4 <= inode size).
+fn usable_body_raw(p: &FitParams) -> bool {
+    p.extra_isize != 0 && 128 + p.extra_isize as usize + 8 <= p.inode_size as usize
+}
+
+/// Check a name and value the way the VFS and ext4 would; returns the stored name length.
+fn check_attr(a: &Attr) -> std::result::Result<usize, String> {
+    let Some((_, suffix)) = split_name(&a.name) else {
+        return Err(format!(
+            "{}: no ext4 name index for this prefix (EOPNOTSUPP)",
+            a.name
+        ));
+    };
+    if a.name.len() > NAME_MAX {
+        return Err(format!("{}: name longer than 255 bytes (ERANGE)", a.name));
+    }
+    if a.value_size > VFS_VALUE_MAX {
+        return Err(format!(
+            "{}: value of {} bytes exceeds the 64 KiB VFS limit (E2BIG)",
+            a.name, a.value_size
+        ));
+    }
+    Ok(suffix.len())
+}
+
+/// The in-inode cost of `a`: entry + name + padded value, or entry + name only when the value
+/// goes to an EA inode from the start.
+pub fn inode_cost(p: &FitParams, a: &Attr) -> usize {
+    let n = split_name(&a.name).map_or(a.name.len(), |(_, s)| s.len());
+    let v = value_size(a.value_size as usize);
+    if p.ea_inode && v > ea_inode_threshold(p.block_size) {
+        entry_len(n)
+    } else {
+        entry_len(n) + v
+    }
+}
+
+/// Place attributes set one after another, exactly as the kernel does.
+pub fn place(p: &FitParams, attrs: &[Attr]) -> Result<FitResult> {
+    p.validate()?;
+    let mut seen = std::collections::HashSet::new();
+    for a in attrs {
+        if !seen.insert(a.name.as_str()) {
+            return Err(Error::Invalid(format!(
+                "{} is given twice; each attribute may appear once",
+                a.name
+            )));
+        }
+    }
+    let mut r = place_unchecked(p, attrs);
+    let given = r.count(Location::Inode);
+    let mut order: Vec<&Attr> = attrs.iter().collect();
+    order.sort_by_key(|a| (inode_cost(p, a), a.value_size));
+    let sorted: Vec<Attr> = order.into_iter().cloned().collect();
+    let alt = place_unchecked(p, &sorted);
+    let best = alt.count(Location::Inode);
+    if best > given {
+        r.better_order = Some(BetterOrder {
+            order: sorted.into_iter().map(|a| a.name).collect(),
+            in_inode: best,
+        });
+    }
+    Ok(r)
+}
+
+/// [`place`] without parameter validation, duplicate check and the better-order search.
+fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
+    let mut body = AreaState::body(p);
+    let mut block = AreaState::block(p);
+    let bs = p.block_size as usize;
+    let reserve = p.ea_inode.then(|| block_reserve(p.block_size));
+    let threshold = ea_inode_threshold(p.block_size);
+
+    let mut inline_data_bytes = 0;
+    if let Some(size) = p.inline_data {
+        let v = value_size(size.saturating_sub(INLINE_IBLOCK_BYTES) as usize);
+        // system.data: index 7, name "data"; always in the body.
+        if body.try_add(4, v, None) {
+            inline_data_bytes = entry_len(4) + v;
+        }
+    }
+    let usable_bytes = body.free();
+    let mut placements = Vec::with_capacity(attrs.len());
+    let mut needed = 0;
+    for a in attrs {
+        let cost = inode_cost(p, a);
+        needed += cost;
+        let mut pl = Placement {
+            name: a.name.clone(),
+            value_size: a.value_size,
+            location: Location::None,
+            entry_location: None,
+            inode_cost: cost,
+            reason: None,
+        };
+        let name_len = match check_attr(a) {
+            Ok(n) => n,
+            Err(why) => {
+                pl.reason = Some(why);
+                placements.push(pl);
+                continue;
+            }
+        };
+        let vsize = value_size(a.value_size as usize);
+        let mut in_ea = p.ea_inode && vsize > threshold;
+        loop {
+            let stored = if in_ea { 0 } else { vsize };
+            if body.try_add(name_len, stored, None) {
+                pl.location = if in_ea {
+                    pl.entry_location = Some(Location::Inode);
+                    Location::EaInode
+                } else {
+                    Location::Inode
+                };
+                break;
+            }
+            if block.try_add(name_len, stored, reserve) {
+                pl.location = if in_ea {
+                    pl.entry_location = Some(Location::Block);
+                    Location::EaInode
+                } else {
+                    Location::Block
+                };
+                break;
+            }
+            if p.ea_inode && a.value_size > 0 && !in_ea {
+                in_ea = true;
+                continue;
+            }
+            pl.reason = Some(format!(
+                "{}: no room in the inode nor in the {bs}-byte xattr block (ENOSPC)",
+                a.name
+            ));
+            break;
+        }
+        placements.push(pl);
+    }
+    let block_used = block.used(bs);
+    FitResult {
+        inode_size: p.inode_size,
+        extra_isize: p.extra_isize,
+        block_size: p.block_size,
+        usable_bytes,
+        needed_bytes: needed,
+        free_bytes: body.free(),
+        block_used_bytes: block_used,
+        block_free_bytes: (block_used > 0).then(|| block.free()),
+        inline_data_bytes,
+        all_in_inode: placements.iter().all(|x| x.location == Location::Inode),
+        placements,
+        better_order: None,
+    }
+}
+
+/// Largest value size for an attribute named `name` that still fits in an empty inode body
+/// (`None` when not even an empty value fits).
+pub fn largest_inode_value(p: &FitParams, name: &str) -> Option<u32> {
+    let n = split_name(name)?.1.len();
+    let free = usable_body(p);
+    let room = free.checked_sub(entry_len(n))?;
+    let mut v = room as u32; // room is a multiple of 4: SIZE(room) == room
+    if p.ea_inode && value_size(v as usize) > ea_inode_threshold(p.block_size) {
+        v = ea_inode_threshold(p.block_size) as u32;
+    }
+    Some(v.min(VFS_VALUE_MAX))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregate evaluation over many inodes
+// ---------------------------------------------------------------------------------------------
+
+/// The xattr set of one inode, in the order it was (presumably) set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct XattrSet {
+    /// Attributes other than `system.data`.
+    pub attrs: Vec<Attr>,
+    /// Inline data size when the inode has inline data.
+    pub inline_data: Option<u32>,
+}
+
+/// Counters for one inode size over many inodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SizeStats {
+    /// Inode size.
+    pub inode_size: u32,
+    /// `i_extra_isize`.
+    pub extra_isize: u16,
+    /// Body bytes usable in an empty inode.
+    pub usable_bytes: usize,
+    /// Inodes with at least one xattr (inline data alone does not count).
+    pub inodes: u64,
+    /// Of those, inodes whose xattrs all land in the body.
+    pub all_in_inode: u64,
+    /// Inodes needing the external block (one extra read per lookup).
+    pub spill_to_block: u64,
+    /// Inodes with an EA-inode value.
+    pub use_ea_inode: u64,
+    /// Inodes with an attribute that cannot be stored at all.
+    pub not_stored: u64,
+    /// Attributes per location.
+    pub attrs_inode: u64,
+    /// Attributes in the block.
+    pub attrs_block: u64,
+    /// Attributes in EA inodes.
+    pub attrs_ea_inode: u64,
+    /// Attributes that cannot be stored.
+    pub attrs_none: u64,
+    /// Share of `inodes` with everything in the body (0..=1; 1 when there are none).
+    pub share_all_in_inode: f64,
+    /// Extra block reads avoided compared with the reference inode size (one per inode that
+    /// needs the block there and not here; negative when worse).
+    pub block_io_saved: i64,
+    /// Total body bytes left over the inodes.
+    pub free_bytes_total: u64,
+}
+
+/// Aggregate over many inodes for several inode sizes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Aggregate {
+    /// Inodes looked at (with or without xattrs).
+    pub inodes_scanned: u64,
+    /// Inodes with at least one xattr.
+    pub inodes_with_xattrs: u64,
+    /// Per requested inode size.
+    pub sizes: Vec<SizeStats>,
+    /// Inode size the `block_io_saved` figures are measured against.
+    pub reference_inode_size: u32,
+    /// Smallest power-of-two inode size (up to the block size) at which 100 % of the inodes with
+    /// xattrs keep them all in the body; `None` when even the largest does not.
+    pub smallest_for_100: Option<u32>,
+    /// Same for 99 %.
+    pub smallest_for_99: Option<u32>,
+    /// Same for 90 %.
+    pub smallest_for_90: Option<u32>,
+    /// Per ladder rung: inodes for which that rung is the smallest size holding all in-inode.
+    #[serde(skip)]
+    ladder_fit: Vec<u64>,
+    #[serde(skip)]
+    ladder: Vec<u32>,
+    #[serde(skip)]
+    reference_blocks: u64,
+}
+
+/// Evaluates many inodes' xattr sets for a list of inode sizes in one pass.
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    base: FitParams,
+    sizes: Vec<FitParams>,
+    reference: FitParams,
+    agg: Aggregate,
+}
+
+impl Evaluator {
+    /// `base` gives block size, ea_inode and extra isize (clamped per size; `extra_isize` of
+    /// `base` is used where it fits); `sizes` are the inode sizes to report; `reference` is the
+    /// inode size `block_io_saved` is measured against (e.g. the image's own).
+    pub fn new(base: FitParams, sizes: &[u32], reference: u32) -> Result<Evaluator> {
+        let mk = |is: u32| -> Result<FitParams> {
+            let mut p = base;
+            p.inode_size = is;
+            p.extra_isize = (base.extra_isize as u32).min(is.saturating_sub(128)) as u16;
+            p.inline_data = None;
+            p.validate()?;
+            Ok(p)
+        };
+        let params = sizes.iter().map(|&s| mk(s)).collect::<Result<Vec<_>>>()?;
+        let reference_p = mk(reference)?;
+        let mut ladder = Vec::new();
+        let mut s = 128u32;
+        while s <= base.block_size {
+            ladder.push(s);
+            s *= 2;
+        }
+        let agg = Aggregate {
+            sizes: params
+                .iter()
+                .map(|p| SizeStats {
+                    inode_size: p.inode_size,
+                    extra_isize: p.extra_isize,
+                    usable_bytes: usable_body(p),
+                    share_all_in_inode: 1.0,
+                    ..SizeStats::default()
+                })
+                .collect(),
+            reference_inode_size: reference,
+            ladder_fit: vec![0; ladder.len()],
+            ladder,
+            ..Aggregate::default()
+        };
+        Ok(Evaluator {
+            base,
+            sizes: params,
+            reference: reference_p,
+            agg,
+        })
+    }
+
+    fn params_for(&self, p: &FitParams, set: &XattrSet) -> FitParams {
+        let mut q = *p;
+        q.inline_data = set.inline_data;
+        q
+    }
+
+    /// Account one inode's xattr set.
+    pub fn add(&mut self, set: &XattrSet) {
+        self.agg.inodes_scanned += 1;
+        if set.attrs.is_empty() {
+            return;
+        }
+        self.agg.inodes_with_xattrs += 1;
+        let rp = self.params_for(&self.reference, set);
+        if place_unchecked(&rp, &set.attrs).uses_block() {
+            self.agg.reference_blocks += 1;
+        }
+        for i in 0..self.sizes.len() {
+            let Some(p) = self.sizes.get(i).map(|p| self.params_for(p, set)) else {
+                continue;
+            };
+            let r = place_unchecked(&p, &set.attrs);
+            if let Some(st) = self.agg.sizes.get_mut(i) {
+                st.inodes += 1;
+                st.all_in_inode += r.all_in_inode as u64;
+                st.spill_to_block += r.uses_block() as u64;
+                st.use_ea_inode += (r.count(Location::EaInode) > 0) as u64;
+                st.not_stored += (r.count(Location::None) > 0) as u64;
+                st.attrs_inode += r.count(Location::Inode) as u64;
+                st.attrs_block += r.count(Location::Block) as u64;
+                st.attrs_ea_inode += r.count(Location::EaInode) as u64;
+                st.attrs_none += r.count(Location::None) as u64;
+                st.free_bytes_total += r.free_bytes as u64;
+            }
+        }
+        // Smallest ladder size holding everything: fit is monotonic in the inode size, so a
+        // binary search over the ladder would do; the ladder has at most 10 rungs.
+        for (j, &s) in self.agg.ladder.iter().enumerate() {
+            let mut p = self.base;
+            p.inode_size = s;
+            p.extra_isize = (self.base.extra_isize as u32).min(s.saturating_sub(128)) as u16;
+            p.inline_data = set.inline_data;
+            if place_unchecked(&p, &set.attrs).all_in_inode {
+                if let Some(c) = self.agg.ladder_fit.get_mut(j) {
+                    *c += 1;
+                }
+                break;
+            }
+        }
+    }
+
+    /// Finish: compute shares and percentiles.
+    pub fn finish(mut self) -> Aggregate {
+        let n = self.agg.inodes_with_xattrs;
+        let refb = self.agg.reference_blocks as i64;
+        for st in &mut self.agg.sizes {
+            st.share_all_in_inode = if st.inodes == 0 {
+                1.0
+            } else {
+                st.all_in_inode as f64 / st.inodes as f64
+            };
+            st.block_io_saved = refb - st.spill_to_block as i64;
+        }
+        let smallest = |pct: u64| -> Option<u32> {
+            if n == 0 {
+                return self.agg.ladder.first().copied();
+            }
+            let mut acc = 0u64;
+            for (j, &s) in self.agg.ladder.iter().enumerate() {
+                acc += self.agg.ladder_fit.get(j).copied().unwrap_or(0);
+                // acc / n >= pct / 100, in integers
+                if acc * 100 >= n * pct {
+                    return Some(s);
+                }
+            }
+            None
+        };
+        self.agg.smallest_for_100 = smallest(100);
+        self.agg.smallest_for_99 = smallest(99);
+        self.agg.smallest_for_90 = smallest(90);
+        self.agg
+    }
+}
+
+/// Evaluate an iterator of xattr sets (from an image, a directory tree, or anything else).
+pub fn evaluate<I>(base: FitParams, sizes: &[u32], reference: u32, sets: I) -> Result<Aggregate>
+where
+    I: IntoIterator<Item = XattrSet>,
+{
+    let mut ev = Evaluator::new(base, sizes, reference)?;
+    for s in sets {
+        ev.add(&s);
+    }
+    Ok(ev.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(inode_size: u32) -> FitParams {
+        FitParams::new(inode_size)
+    }
+
+    fn locs(r: &FitResult) -> Vec<Location> {
+        r.placements.iter().map(|x| x.location).collect()
+    }
+
+    #[test]
+    fn usable_bytes_table() {
+        for (is, ex, want) in [
+            (128, 0, 0),
+            (256, 32, 88),
+            (256, 28, 92),
+            (512, 32, 344),
+            (1024, 32, 856),
+            (2048, 32, 1880),
+            (4096, 32, 3928),
+            (4096, 28, 3932),
+        ] {
+            let mut q = p(is);
+            q.extra_isize = ex;
+            assert_eq!(usable_body(&q), want, "{is}/{ex}");
+        }
+        assert_eq!(ea_inode_threshold(1024), 968);
+        assert_eq!(ea_inode_threshold(4096), 4040);
+        assert_eq!(ea_inode_threshold(65536), 65480);
+        assert_eq!(block_reserve(4096), 512);
+        assert_eq!(block_reserve(65536), 1024);
+    }
+
+    #[test]
+    fn selinux_and_capability_in_256() {
+        // 31-byte label: LEN("selinux") = 24, SIZE(31) = 32 -> 56.
+        let label = Attr::new("security.selinux", 31);
+        let cap = Attr::new("security.capability", 20);
+        let r = place(&p(256), std::slice::from_ref(&label)).unwrap();
+        assert_eq!(r.usable_bytes, 88);
+        assert_eq!(r.placements[0].inode_cost, 56);
+        assert_eq!(r.free_bytes, 32);
+        assert!(r.all_in_inode);
+        // capability v2: LEN("capability") = 28, SIZE(20) = 20 -> 48; 56 + 48 = 104 > 88.
+        let r = place(&p(256), &[label.clone(), cap.clone()]).unwrap();
+        assert_eq!(r.needed_bytes, 104);
+        assert_eq!(locs(&r), vec![Location::Inode, Location::Block]);
+        assert_eq!(r.free_bytes, 32);
+        // block: 32 header + 28 entry ... used = 28 + 20
+        assert_eq!(r.block_used_bytes, 48);
+        assert_eq!(r.block_free_bytes, Some(4096 - 32 - 4 - 48));
+        assert!(r.better_order.is_none());
+        // In 512 both fit.
+        let r = place(&p(512), &[label, cap]).unwrap();
+        assert!(r.all_in_inode);
+        assert_eq!(r.free_bytes, 344 - 104);
+    }
+
+    #[test]
+    fn acl_pair_exactly_fills_256() {
+        // access + default ACL with one named entry each: 16 + 28 = 44 each -> 88.
+        let r = place(
+            &p(256),
+            &[
+                Attr::new("system.posix_acl_access", 28),
+                Attr::new("system.posix_acl_default", 28),
+                Attr::new("user.x", 0),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            locs(&r),
+            vec![Location::Inode, Location::Inode, Location::Block]
+        );
+        assert_eq!(r.free_bytes, 0);
+    }
+
+    #[test]
+    fn later_small_attribute_still_goes_to_body() {
+        let r = place(
+            &p(256),
+            &[
+                Attr::new("user.a", 40), // 20 + 40 = 60
+                Attr::new("user.b", 40), // 60 > 28 left -> block
+                Attr::new("user.c", 8),  // 20 + 8 = 28 -> exactly fits
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            locs(&r),
+            vec![Location::Inode, Location::Block, Location::Inode]
+        );
+        assert_eq!(r.free_bytes, 0);
+    }
+
+    #[test]
+    fn better_order_found() {
+        let attrs = [
+            Attr::new("user.big", 60), // 20 + 60 = 80
+            Attr::new("user.s1", 4),   // 24
+            Attr::new("user.s2", 4),   // 24
+            Attr::new("user.s3", 4),   // 24
+        ];
+        let r = place(&p(256), &attrs).unwrap();
+        assert_eq!(r.count(Location::Inode), 1);
+        let b = r.better_order.unwrap();
+        assert_eq!(b.in_inode, 3);
+        assert_eq!(b.order[0], "user.s1");
+    }
+
+    #[test]
+    fn enospc_without_ea_inode_and_ea_inode_with_it() {
+        let mut q = p(256);
+        q.block_size = 1024;
+        let attrs = [Attr::new("user.a", 900), Attr::new("user.b", 900)];
+        let r = place(&q, &attrs).unwrap();
+        assert_eq!(locs(&r), vec![Location::Block, Location::None]);
+        assert!(r.placements[1]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("ENOSPC"));
+        q.ea_inode = true;
+        let r = place(&q, &attrs).unwrap();
+        // 1 KiB block: reserve 128; a's value at 1024-900=124 < 128 -> EA inode, entry in body.
+        assert_eq!(locs(&r), vec![Location::EaInode, Location::EaInode]);
+        assert_eq!(r.placements[0].entry_location, Some(Location::Inode));
+        // Over the threshold from the start: 968 < SIZE(970).
+        let r = place(&q, &[Attr::new("user.c", 970)]).unwrap();
+        assert_eq!(r.placements[0].location, Location::EaInode);
+        assert_eq!(r.placements[0].inode_cost, 20);
+    }
+
+    #[test]
+    fn no_body_in_128_byte_inodes() {
+        let r = place(&p(128), &[Attr::new("user.a", 0)]).unwrap();
+        assert_eq!(r.usable_bytes, 0);
+        assert_eq!(locs(&r), vec![Location::Block]);
+    }
+
+    #[test]
+    fn inline_data_takes_body_space() {
+        let mut q = p(256);
+        q.inline_data = Some(10); // system.data with empty value: 20 bytes
+        let r = place(&q, &[Attr::new("security.selinux", 31)]).unwrap();
+        assert_eq!(r.inline_data_bytes, 20);
+        assert_eq!(r.usable_bytes, 68);
+        assert!(r.all_in_inode);
+        assert_eq!(r.free_bytes, 12);
+        q.inline_data = Some(128); // value 68 -> 20 + 68 = 88: body full
+        let r = place(&q, &[Attr::new("user.a", 0)]).unwrap();
+        assert_eq!(r.usable_bytes, 0);
+        assert_eq!(locs(&r), vec![Location::Block]);
+    }
+
+    #[test]
+    fn bad_input() {
+        assert!(place(&p(300), &[]).is_err());
+        let mut q = p(4096);
+        q.block_size = 1024;
+        assert!(place(&q, &[]).is_err());
+        assert!(place(&p(256), &[Attr::new("user.a", 1), Attr::new("user.a", 2)]).is_err());
+        let r = place(&p(256), &[Attr::new("bogus.a", 1)]).unwrap();
+        assert_eq!(r.placements[0].location, Location::None);
+        let r = place(&p(256), &[Attr::new("user.a", 70000)]).unwrap();
+        assert_eq!(r.placements[0].location, Location::None);
+    }
+
+    #[test]
+    fn largest_value() {
+        assert_eq!(largest_inode_value(&p(256), "user.a"), Some(68));
+        assert_eq!(largest_inode_value(&p(256), "security.selinux"), Some(64));
+        assert_eq!(largest_inode_value(&p(128), "user.a"), None);
+        let r = place(&p(256), &[Attr::new("user.a", 68)]).unwrap();
+        assert!(r.all_in_inode);
+        let r = place(&p(256), &[Attr::new("user.a", 69)]).unwrap();
+        assert!(!r.all_in_inode);
+    }
+
+    #[test]
+    fn aggregate() {
+        let label = Attr::new("security.selinux", 31);
+        let cap = Attr::new("security.capability", 20);
+        let sets = vec![
+            XattrSet::default(),
+            XattrSet {
+                attrs: vec![label.clone()],
+                inline_data: None,
+            },
+            XattrSet {
+                attrs: vec![label.clone(), cap.clone()],
+                inline_data: None,
+            },
+            XattrSet {
+                attrs: vec![Attr::new("user.big", 600)],
+                inline_data: None,
+            },
+        ];
+        let agg = evaluate(p(256), &[128, 256, 512, 1024], 256, sets).unwrap();
+        assert_eq!(agg.inodes_scanned, 4);
+        assert_eq!(agg.inodes_with_xattrs, 3);
+        let s: Vec<_> = agg.sizes.iter().map(|s| s.all_in_inode).collect();
+        assert_eq!(s, vec![0, 1, 2, 3]);
+        // reference 256: two inodes need the block.
+        let saved: Vec<_> = agg.sizes.iter().map(|s| s.block_io_saved).collect();
+        assert_eq!(saved, vec![-1, 0, 1, 2]);
+        assert_eq!(agg.smallest_for_100, Some(1024));
+        assert_eq!(agg.smallest_for_90, Some(1024));
+        // 2 of 3 fit at 512: 66 % < 90 %
+        let agg = evaluate(
+            p(256),
+            &[256],
+            256,
+            (0..100).map(|i| XattrSet {
+                attrs: vec![Attr::new("user.v", if i == 0 { 600 } else { 10 })],
+                inline_data: None,
+            }),
+        )
+        .unwrap();
+        assert_eq!(agg.smallest_for_99, Some(256));
+        assert_eq!(agg.smallest_for_100, Some(1024));
+    }
+}

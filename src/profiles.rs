@@ -1,0 +1,1 @@
+//! Built-in xattr profiles (filled in below).

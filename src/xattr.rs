@@ -1,0 +1,899 @@
+//! Extended attributes: the in-inode area and the external xattr block.
+//!
+//! Layout (kernel `fs/ext4/xattr.{c,h}`): an area starts with the magic `0xEA020000` (in the inode,
+//! right after `128 + i_extra_isize` bytes; in a block, as the first field of a 32-byte header).
+//! 16-byte entries with their names follow and grow upwards, ended by 4 zero bytes; values are
+//! packed from the end of the area downwards, each padded to 4 bytes. In-inode value offsets count
+//! from the first entry (just after the magic), block value offsets from the start of the block.
+//!
+//! Every walk is bounded by the area it lives in; a malformed area yields an [`Error::Corrupt`]
+//! naming what is wrong, never a panic.
+
+use crate::bytes::Bytes;
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// Magic of both the in-inode area and the external block.
+pub const MAGIC: u32 = 0xEA02_0000;
+/// Size of `struct ext4_xattr_entry` without the name.
+pub const ENTRY_SIZE: usize = 16;
+/// Size of `struct ext4_xattr_header` (external block).
+pub const BLOCK_HEADER_SIZE: usize = 32;
+/// Size of the in-inode header (the magic).
+pub const IBODY_HEADER_SIZE: usize = 4;
+/// Size of the terminator after the last entry.
+pub const TERMINATOR_SIZE: usize = 4;
+/// The classic inode size; the large-inode part starts here.
+pub const GOOD_OLD_INODE_SIZE: usize = 128;
+/// Largest value size the kernel's checker accepts (`EXT4_XATTR_SIZE_MAX`).
+pub const VALUE_SIZE_MAX: u32 = 1 << 24;
+/// Offset of `h_checksum` in the block header.
+const H_CHECKSUM_OFF: usize = 16;
+
+/// `EXT4_XATTR_LEN`: bytes taken by an entry whose (stripped) name has `name_len` bytes.
+pub const fn entry_len(name_len: usize) -> usize {
+    (name_len + ENTRY_SIZE + 3) & !3
+}
+
+/// `EXT4_XATTR_SIZE`: bytes taken by a value of `len` bytes (rounded up to 4).
+pub const fn value_size(len: usize) -> usize {
+    len.saturating_add(3) & !3
+}
+
+/// The name-index table: (index, prefix, whole-name). A whole-name prefix is the complete name
+/// (stored with an empty suffix). Listed most specific first, so the first match wins as in
+/// e2fsprogs and the kernel.
+pub const NAME_INDEXES: &[(u8, &str, bool)] = &[
+    (2, "system.posix_acl_access", true),
+    (3, "system.posix_acl_default", true),
+    (8, "system.richacl", true),
+    (1, "user.", false),
+    (4, "trusted.", false),
+    (6, "security.", false),
+    (5, "lustre.", false),
+    (10, "gnu.", false),
+    (7, "system.", false),
+];
+
+/// Display prefix of name index 9 (the encryption context, not a VFS namespace).
+const ENCRYPTION_PREFIX: &str = "encryption.";
+
+/// Split a full attribute name into its name index and the stored (stripped) suffix.
+/// `None` when no known prefix matches (the kernel cannot store such a name).
+pub fn split_name(full: &str) -> Option<(u8, &str)> {
+    for &(idx, prefix, whole) in NAME_INDEXES {
+        if whole {
+            if full == prefix {
+                return Some((idx, ""));
+            }
+        } else if let Some(rest) = full.strip_prefix(prefix) {
+            return Some((idx, rest));
+        }
+    }
+    None
+}
+
+/// The prefix shown for a name index (`user.`, `system.posix_acl_access`, ...).
+pub fn index_prefix(index: u8) -> Option<&'static str> {
+    if index == 9 {
+        return Some(ENCRYPTION_PREFIX);
+    }
+    NAME_INDEXES
+        .iter()
+        .find(|&&(i, _, _)| i == index)
+        .map(|&(_, p, _)| p)
+}
+
+/// Full name of an entry from its index and stored name (unknown indexes show as `index<N>.`).
+pub fn full_name(index: u8, name: &[u8]) -> String {
+    let suffix = String::from_utf8_lossy(name);
+    match index_prefix(index) {
+        Some(p) => format!("{p}{suffix}"),
+        None => format!("index{index}.{suffix}"),
+    }
+}
+
+/// Where an entry is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Area {
+    /// In the inode body, after `i_extra_isize`.
+    Inode,
+    /// In the external xattr block (`i_file_acl`).
+    Block,
+}
+
+/// One decoded xattr entry.
+#[derive(Clone, Debug, Serialize)]
+pub struct Entry<'a> {
+    /// Name index (`e_name_index`).
+    pub index: u8,
+    /// Full name with its prefix, e.g. `user.foo`, `system.posix_acl_access`.
+    pub name: String,
+    /// The stored name bytes (without prefix).
+    #[serde(skip)]
+    pub raw_name: &'a [u8],
+    /// `e_name_len`.
+    pub name_len: u8,
+    /// `e_value_offs` (from the first entry in the inode, from the block start in a block).
+    pub value_offs: u16,
+    /// `e_value_inum`: the EA inode holding the value, 0 when the value is in this area.
+    pub value_inum: u32,
+    /// `e_value_size`.
+    pub value_size: u32,
+    /// `e_hash`.
+    pub hash: u32,
+    /// Where the entry lives.
+    pub location: Area,
+    /// Offset of the entry within its area (from the first entry / from the block start).
+    pub entry_offset: usize,
+    /// The value bytes when they live in this area (`None` for EA-inode values).
+    #[serde(skip)]
+    pub value: Option<&'a [u8]>,
+}
+
+impl Entry<'_> {
+    /// Bytes this entry takes in its area: entry + name, plus the padded value unless the value
+    /// is empty or lives in an EA inode.
+    pub fn cost(&self) -> usize {
+        let v = if self.value_inum != 0 {
+            0
+        } else {
+            value_size(self.value_size as usize)
+        };
+        entry_len(self.name_len as usize) + v
+    }
+}
+
+/// Space accounting of one area, per the kernel's rules (`ext4_xattr_set_entry`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Space {
+    /// Bytes usable for entries and values when the area is empty (terminator deducted).
+    pub capacity: usize,
+    /// Bytes taken by entries, names and padded values.
+    pub used: usize,
+    /// Bytes the kernel considers free for a new attribute: lowest value offset minus end of the
+    /// entry table minus the terminator.
+    pub free: usize,
+}
+
+/// Walk the entries of one area. `area` starts at the first entry; `value_base` is the offset,
+/// within `area_full`, that value offsets count from; `first` is where the entries start within
+/// `area_full`. Returns the entries, the offset (in `area_full`) of the terminator and the lowest
+/// value offset (relative to `value_base`).
+fn walk<'a>(
+    area_full: &'a [u8],
+    first: usize,
+    value_base: usize,
+    location: Area,
+) -> Result<(Vec<Entry<'a>>, usize, usize)> {
+    let b = Bytes::new(area_full);
+    let end = area_full.len();
+    let what = match location {
+        Area::Inode => "in-inode xattr area",
+        Area::Block => "xattr block",
+    };
+    let mut entries = Vec::new();
+    let mut pos = first;
+    // Each entry takes at least 16 bytes, so the walk ends within end/16 steps.
+    loop {
+        if pos.checked_add(TERMINATOR_SIZE).map_or(true, |e| e > end) {
+            return Err(Error::corrupt(format!(
+                "{what}: entry table runs past the end of the area (offset {pos})"
+            )));
+        }
+        if b.le32(pos) == 0 {
+            break;
+        }
+        let name_len = b.u8(pos);
+        let next = pos + entry_len(name_len as usize);
+        if next >= end || next + TERMINATOR_SIZE > end {
+            return Err(Error::corrupt(format!(
+                "{what}: entry at offset {pos} (name length {name_len}) runs past the end of the area"
+            )));
+        }
+        let raw_name = b
+            .slice(pos + ENTRY_SIZE, name_len as usize)
+            .ok_or_else(|| Error::corrupt(format!("{what}: entry name at {pos} out of bounds")))?;
+        if raw_name.contains(&0) {
+            return Err(Error::corrupt(format!(
+                "{what}: entry at offset {pos}: name contains a NUL byte"
+            )));
+        }
+        let index = b.u8(pos + 1);
+        entries.push(Entry {
+            index,
+            name: full_name(index, raw_name),
+            raw_name,
+            name_len,
+            value_offs: b.le16(pos + 2),
+            value_inum: b.le32(pos + 4),
+            value_size: b.le32(pos + 8),
+            hash: b.le32(pos + 12),
+            location,
+            entry_offset: pos - value_base,
+            value: None,
+        });
+        pos = next;
+    }
+    let terminator = pos;
+    let values_floor = terminator + TERMINATOR_SIZE; // first byte a value may use
+    let mut min_offs = end - value_base;
+    for e in &mut entries {
+        if e.value_size > VALUE_SIZE_MAX {
+            return Err(Error::corrupt(format!(
+                "{what}: {}: value size {} too large",
+                e.name, e.value_size
+            )));
+        }
+        if e.value_inum != 0 || e.value_size == 0 {
+            continue;
+        }
+        let start = value_base + e.value_offs as usize;
+        let padded = value_size(e.value_size as usize);
+        if start < values_floor || start.checked_add(padded).map_or(true, |s| s > end) {
+            return Err(Error::corrupt(format!(
+                "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
+                e.name, e.value_offs, e.value_size
+            )));
+        }
+        e.value = b.slice(start, e.value_size as usize);
+        min_offs = min_offs.min(e.value_offs as usize);
+    }
+    Ok((entries, terminator, min_offs))
+}
+
+/// The in-inode xattr area of one inode.
+#[derive(Clone, Debug, Serialize)]
+pub struct Ibody<'a> {
+    /// True when the magic is present (the inode carries in-inode xattrs).
+    pub present: bool,
+    /// Entries in on-disk order (unsorted: the order they were added).
+    pub entries: Vec<Entry<'a>>,
+    /// Space used and free.
+    pub space: Space,
+}
+
+/// Bytes available for in-inode xattrs in an empty inode of `inode_size` bytes whose
+/// `i_extra_isize` is `extra_isize`: `inode_size - 128 - extra - 4 (magic) - 4 (terminator)`, or 0
+/// when the kernel refuses the body (`EXT4_INODE_HAS_XATTR_SPACE`).
+pub fn ibody_capacity(inode_size: usize, extra_isize: usize) -> usize {
+    if extra_isize == 0 {
+        return 0;
+    }
+    let need = GOOD_OLD_INODE_SIZE + extra_isize + IBODY_HEADER_SIZE + TERMINATOR_SIZE;
+    inode_size.saturating_sub(need)
+}
+
+/// Decode the in-inode xattr area of `inode` (the raw on-disk inode, `inode_size` bytes) whose
+/// `i_extra_isize` is `extra_isize`.
+pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
+    let extra = extra_isize as usize;
+    let empty = |capacity| Ibody {
+        present: false,
+        entries: Vec::new(),
+        space: Space {
+            capacity,
+            used: 0,
+            free: capacity,
+        },
+    };
+    if inode.len() <= GOOD_OLD_INODE_SIZE {
+        return Ok(empty(0));
+    }
+    if extra & 3 != 0 || GOOD_OLD_INODE_SIZE + extra > inode.len() {
+        return Err(Error::corrupt(format!(
+            "i_extra_isize {extra} is invalid for a {}-byte inode",
+            inode.len()
+        )));
+    }
+    let capacity = ibody_capacity(inode.len(), extra);
+    if capacity == 0 && extra == 0 {
+        return Ok(empty(0));
+    }
+    let hdr = GOOD_OLD_INODE_SIZE + extra;
+    let b = Bytes::new(inode);
+    if hdr + IBODY_HEADER_SIZE > inode.len() || b.le32(hdr) != MAGIC {
+        return Ok(empty(capacity));
+    }
+    if capacity == 0 {
+        return Err(Error::corrupt(
+            "in-inode xattr magic present but no room for entries",
+        ));
+    }
+    let first = hdr + IBODY_HEADER_SIZE;
+    let (entries, terminator, min_offs) = walk(inode, first, first, Area::Inode)?;
+    let used = entries.iter().map(Entry::cost).sum();
+    let free = min_offs.saturating_sub(terminator - first + TERMINATOR_SIZE);
+    Ok(Ibody {
+        present: true,
+        entries,
+        space: Space {
+            capacity,
+            used,
+            free,
+        },
+    })
+}
+
+/// Header of an external xattr block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockHeader {
+    /// `h_magic`.
+    pub magic: u32,
+    /// `h_refcount`: number of inodes sharing the block.
+    pub refcount: u32,
+    /// `h_blocks`: must be 1.
+    pub blocks: u32,
+    /// `h_hash`.
+    pub hash: u32,
+    /// `h_checksum`.
+    pub checksum: u32,
+}
+
+/// Checksum verification of an xattr block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ChecksumCheck {
+    /// Stored `h_checksum`.
+    pub stored: u32,
+    /// Computed crc32c.
+    pub computed: u32,
+}
+
+impl ChecksumCheck {
+    /// True when stored and computed agree.
+    pub fn ok(&self) -> bool {
+        self.stored == self.computed
+    }
+}
+
+/// A decoded external xattr block.
+#[derive(Clone, Debug, Serialize)]
+pub struct XattrBlock<'a> {
+    /// Header fields.
+    pub header: BlockHeader,
+    /// Entries in on-disk order (should be sorted).
+    pub entries: Vec<Entry<'a>>,
+    /// True when the entries are sorted as the kernel keeps them (index, name length, name).
+    pub sorted: bool,
+    /// Space used and free.
+    pub space: Space,
+    /// Checksum check, when a seed was given (metadata_csum).
+    pub checksum: Option<ChecksumCheck>,
+}
+
+/// Capacity of an empty xattr block for entries and values: `block_size - 32 - 4`.
+pub fn block_capacity(block_size: usize) -> usize {
+    block_size.saturating_sub(BLOCK_HEADER_SIZE + TERMINATOR_SIZE)
+}
+
+/// ext4's `ext4_chksum(seed, data)`: the raw crc32c register, without the final inversion.
+fn crc32c_raw(seed: u32, data: &[u8]) -> u32 {
+    !crc32c::crc32c_append(!seed, data)
+}
+
+/// Checksum of an xattr block as the kernel computes it (`ext4_xattr_block_csum`): crc32c over the
+/// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
+pub fn block_checksum(seed: u32, block_nr: u64, block: &[u8]) -> u32 {
+    let mut c = crc32c_raw(seed, &block_nr.to_le_bytes());
+    let head = block.get(..H_CHECKSUM_OFF.min(block.len())).unwrap_or(&[]);
+    c = crc32c_raw(c, head);
+    c = crc32c_raw(c, &[0u8; 4]);
+    let tail = block.get(H_CHECKSUM_OFF + 4..).unwrap_or(&[]);
+    crc32c_raw(c, tail)
+}
+
+/// Decode an external xattr block. `csum_seed` is the filesystem's metadata_csum seed (`None`
+/// when the filesystem has no metadata checksums).
+pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Result<XattrBlock<'_>> {
+    if block.len() < BLOCK_HEADER_SIZE + TERMINATOR_SIZE {
+        return Err(Error::corrupt(format!(
+            "xattr block {block_nr}: {} bytes is too small",
+            block.len()
+        )));
+    }
+    let b = Bytes::new(block);
+    let header = BlockHeader {
+        magic: b.le32(0),
+        refcount: b.le32(4),
+        blocks: b.le32(8),
+        hash: b.le32(12),
+        checksum: b.le32(16),
+    };
+    if header.magic != MAGIC {
+        return Err(Error::corrupt(format!(
+            "xattr block {block_nr}: bad magic {:#010x}",
+            header.magic
+        )));
+    }
+    if header.blocks != 1 {
+        return Err(Error::corrupt(format!(
+            "xattr block {block_nr}: h_blocks is {}, should be 1",
+            header.blocks
+        )));
+    }
+    let (entries, terminator, min_offs) = walk(block, BLOCK_HEADER_SIZE, 0, Area::Block)?;
+    let sorted = entries.windows(2).all(|w| match w {
+        [a, c] => (a.index, a.name_len, a.raw_name) <= (c.index, c.name_len, c.raw_name),
+        _ => true,
+    });
+    let used = entries.iter().map(Entry::cost).sum();
+    let free = min_offs.saturating_sub(terminator + TERMINATOR_SIZE);
+    let checksum = csum_seed.map(|seed| ChecksumCheck {
+        stored: header.checksum,
+        computed: block_checksum(seed, block_nr, block),
+    });
+    Ok(XattrBlock {
+        header,
+        entries,
+        sorted,
+        space: Space {
+            capacity: block_capacity(block.len()),
+            used,
+            free,
+        },
+        checksum,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value decoders
+// ---------------------------------------------------------------------------------------------
+
+/// POSIX ACL tags.
+pub mod acl_tag {
+    /// Owner.
+    pub const USER_OBJ: u16 = 0x01;
+    /// Named user.
+    pub const USER: u16 = 0x02;
+    /// Owning group.
+    pub const GROUP_OBJ: u16 = 0x04;
+    /// Named group.
+    pub const GROUP: u16 = 0x08;
+    /// Mask.
+    pub const MASK: u16 = 0x10;
+    /// Others.
+    pub const OTHER: u16 = 0x20;
+}
+
+/// One POSIX ACL entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AclEntry {
+    /// Tag (see [`acl_tag`]).
+    pub tag: u16,
+    /// Permission bits (rwx = 4/2/1).
+    pub perm: u16,
+    /// uid / gid for named user and group entries.
+    pub id: Option<u32>,
+}
+
+impl AclEntry {
+    /// Tag name as getfacl prints it.
+    pub fn tag_name(&self) -> &'static str {
+        match self.tag {
+            acl_tag::USER_OBJ | acl_tag::USER => "user",
+            acl_tag::GROUP_OBJ | acl_tag::GROUP => "group",
+            acl_tag::MASK => "mask",
+            acl_tag::OTHER => "other",
+            _ => "unknown",
+        }
+    }
+    fn named(tag: u16) -> bool {
+        tag == acl_tag::USER || tag == acl_tag::GROUP
+    }
+}
+
+/// Version of ext4's compact on-disk ACL form.
+pub const ACL_DISK_VERSION: u32 = 1;
+/// Version of the VFS (getxattr) ACL form.
+pub const ACL_VFS_VERSION: u32 = 2;
+
+/// Decode an ACL in ext4's compact on-disk form: a 4-byte version (1), then 4-byte entries
+/// (tag, perm) for owner/group/mask/other and 8-byte entries (tag, perm, id) for named ones.
+pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
+    let b = Bytes::new(v);
+    if v.len() < 4 || b.le32(0) != ACL_DISK_VERSION {
+        return Err(Error::corrupt(format!(
+            "POSIX ACL: bad header (length {}, version {})",
+            v.len(),
+            b.le32(0)
+        )));
+    }
+    let mut out = Vec::new();
+    let mut pos = 4;
+    while pos < v.len() {
+        if pos + 4 > v.len() {
+            return Err(Error::corrupt("POSIX ACL: truncated entry"));
+        }
+        let tag = b.le16(pos);
+        let perm = b.le16(pos + 2);
+        if AclEntry::named(tag) {
+            if pos + 8 > v.len() {
+                return Err(Error::corrupt("POSIX ACL: truncated named entry"));
+            }
+            out.push(AclEntry {
+                tag,
+                perm,
+                id: Some(b.le32(pos + 4)),
+            });
+            pos += 8;
+        } else {
+            match tag {
+                acl_tag::USER_OBJ | acl_tag::GROUP_OBJ | acl_tag::MASK | acl_tag::OTHER => {}
+                _ => return Err(Error::corrupt(format!("POSIX ACL: unknown tag {tag:#x}"))),
+            }
+            out.push(AclEntry {
+                tag,
+                perm,
+                id: None,
+            });
+            pos += 4;
+        }
+    }
+    Ok(out)
+}
+
+/// Decode an ACL in the VFS form `getxattr` returns: a 4-byte version (2), then 8-byte entries.
+pub fn decode_acl_vfs(v: &[u8]) -> Result<Vec<AclEntry>> {
+    let b = Bytes::new(v);
+    if v.len() < 4 || b.le32(0) != ACL_VFS_VERSION || (v.len() - 4) % 8 != 0 {
+        return Err(Error::corrupt(format!(
+            "POSIX ACL (VFS form): bad header or length {}",
+            v.len()
+        )));
+    }
+    Ok(v[4..]
+        .chunks_exact(8)
+        .map(|c| {
+            let e = Bytes::new(c);
+            let tag = e.le16(0);
+            AclEntry {
+                tag,
+                perm: e.le16(2),
+                id: AclEntry::named(tag).then(|| e.le32(4)),
+            }
+        })
+        .collect())
+}
+
+/// Size of an ACL in ext4's on-disk form.
+pub fn acl_disk_size(entries: &[AclEntry]) -> usize {
+    4 + entries
+        .iter()
+        .map(|e| if AclEntry::named(e.tag) { 8 } else { 4 })
+        .sum::<usize>()
+}
+
+/// A decoded `security.capability` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Capability {
+    /// Revision 1, 2 or 3.
+    pub version: u8,
+    /// `VFS_CAP_FLAGS_EFFECTIVE`.
+    pub effective: bool,
+    /// Permitted set.
+    pub permitted: u64,
+    /// Inheritable set.
+    pub inheritable: u64,
+    /// Root uid of the owning user namespace (v3 only).
+    pub rootid: Option<u32>,
+}
+
+/// Decode `security.capability` (`struct vfs_cap_data` / `vfs_ns_cap_data`).
+pub fn decode_capability(v: &[u8]) -> Result<Capability> {
+    let b = Bytes::new(v);
+    let magic = b.le32(0);
+    let version = (magic >> 24) as u8;
+    let want = match version {
+        1 => 12,
+        2 => 20,
+        3 => 24,
+        _ => {
+            return Err(Error::corrupt(format!(
+                "security.capability: unknown revision {magic:#010x}"
+            )))
+        }
+    };
+    if v.len() != want {
+        return Err(Error::corrupt(format!(
+            "security.capability v{version}: {} bytes, expected {want}",
+            v.len()
+        )));
+    }
+    let (mut permitted, mut inheritable) = (b.le32(4) as u64, b.le32(8) as u64);
+    if version >= 2 {
+        permitted |= (b.le32(12) as u64) << 32;
+        inheritable |= (b.le32(16) as u64) << 32;
+    }
+    Ok(Capability {
+        version,
+        effective: magic & 1 != 0,
+        permitted,
+        inheritable,
+        rootid: (version == 3).then(|| b.le32(20)),
+    })
+}
+
+/// A decoded SELinux security context (`user:role:type[:level]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SelinuxLabel {
+    /// The whole context without the trailing NUL.
+    pub context: String,
+    /// SELinux user.
+    pub user: String,
+    /// Role.
+    pub role: String,
+    /// Type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// MLS/MCS level and categories, if any.
+    pub level: Option<String>,
+}
+
+/// Decode a `security.selinux` value (a context string, usually NUL-terminated).
+pub fn decode_selinux(v: &[u8]) -> Result<SelinuxLabel> {
+    let s = v.strip_suffix(&[0]).unwrap_or(v);
+    let context = std::str::from_utf8(s)
+        .map_err(|_| Error::corrupt("security.selinux: not UTF-8"))?
+        .to_string();
+    let mut parts = context.splitn(4, ':');
+    let (Some(user), Some(role), Some(type_)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(Error::corrupt(format!(
+            "security.selinux: {context:?} is not user:role:type[:level]"
+        )));
+    };
+    Ok(SelinuxLabel {
+        user: user.to_string(),
+        role: role.to_string(),
+        type_: type_.to_string(),
+        level: parts.next().map(str::to_string),
+        context: context.clone(),
+    })
+}
+
+/// A value decoded by a known format.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "format", rename_all = "snake_case")]
+pub enum Decoded {
+    /// A POSIX ACL.
+    PosixAcl {
+        /// The entries.
+        entries: Vec<AclEntry>,
+    },
+    /// File capabilities.
+    Capability(Capability),
+    /// An SELinux label.
+    Selinux(SelinuxLabel),
+}
+
+/// Decode a value stored on disk under the full `name`, when its format is known.
+pub fn decode_value(name: &str, value: &[u8]) -> Option<Result<Decoded>> {
+    match name {
+        "system.posix_acl_access" | "system.posix_acl_default" => {
+            Some(decode_acl_disk(value).map(|entries| Decoded::PosixAcl { entries }))
+        }
+        "security.capability" => Some(decode_capability(value).map(Decoded::Capability)),
+        "security.selinux" => Some(decode_selinux(value).map(Decoded::Selinux)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put_entry(buf: &mut [u8], pos: usize, index: u8, name: &[u8], offs: u16, size: u32) {
+        buf[pos] = name.len() as u8;
+        buf[pos + 1] = index;
+        buf[pos + 2..pos + 4].copy_from_slice(&offs.to_le_bytes());
+        buf[pos + 8..pos + 12].copy_from_slice(&size.to_le_bytes());
+        buf[pos + 16..pos + 16 + name.len()].copy_from_slice(name);
+    }
+
+    /// A 256-byte inode, extra 32, with `security.selinux` (31 bytes) stored as the kernel would.
+    fn inode_with_label() -> Vec<u8> {
+        let mut ino = vec![0u8; 256];
+        ino[0x80] = 32;
+        ino[160..164].copy_from_slice(&MAGIC.to_le_bytes());
+        // area after magic: 164..256 = 92 bytes; value of 31 -> 32 bytes at offset 60.
+        put_entry(&mut ino, 164, 6, b"selinux", 60, 31);
+        let label = b"system_u:object_r:default_t:s0\0";
+        ino[164 + 60..164 + 60 + 31].copy_from_slice(label);
+        ino
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(entry_len(0), 16);
+        assert_eq!(entry_len(7), 24);
+        assert_eq!(entry_len(10), 28);
+        assert_eq!(value_size(31), 32);
+        assert_eq!(value_size(0), 0);
+        assert_eq!(ibody_capacity(256, 32), 88);
+        assert_eq!(ibody_capacity(256, 28), 92);
+        assert_eq!(ibody_capacity(128, 0), 0);
+        assert_eq!(ibody_capacity(1024, 32), 856);
+        assert_eq!(block_capacity(4096), 4060);
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(split_name("user.foo"), Some((1, "foo")));
+        assert_eq!(split_name("system.posix_acl_access"), Some((2, "")));
+        assert_eq!(split_name("system.posix_acl_default"), Some((3, "")));
+        assert_eq!(split_name("system.data"), Some((7, "data")));
+        assert_eq!(split_name("security.selinux"), Some((6, "selinux")));
+        assert_eq!(split_name("foo.bar"), None);
+        assert_eq!(full_name(2, b""), "system.posix_acl_access");
+        assert_eq!(full_name(4, b"lov"), "trusted.lov");
+        assert_eq!(full_name(99, b"x"), "index99.x");
+    }
+
+    #[test]
+    fn ibody_label() {
+        let ino = inode_with_label();
+        let ib = parse_ibody(&ino, 32).unwrap();
+        assert!(ib.present);
+        assert_eq!(ib.entries.len(), 1);
+        let e = &ib.entries[0];
+        assert_eq!(e.name, "security.selinux");
+        assert_eq!(e.cost(), 56);
+        assert_eq!(ib.space.capacity, 88);
+        assert_eq!(ib.space.used, 56);
+        assert_eq!(ib.space.free, 32);
+        match decode_value(&e.name, e.value.unwrap()).unwrap().unwrap() {
+            Decoded::Selinux(l) => {
+                assert_eq!(l.type_, "default_t");
+                assert_eq!(l.level.as_deref(), Some("s0"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ibody_without_magic_is_empty() {
+        let mut ino = vec![0u8; 256];
+        ino[0x80] = 32;
+        let ib = parse_ibody(&ino, 32).unwrap();
+        assert!(!ib.present);
+        assert_eq!(ib.space.free, 88);
+        let small = vec![0u8; 128];
+        assert_eq!(parse_ibody(&small, 0).unwrap().space.capacity, 0);
+    }
+
+    #[test]
+    fn ibody_malformed_never_panics() {
+        let base = inode_with_label();
+        // Bad extra isize values.
+        assert!(parse_ibody(&base, 30).is_err());
+        assert!(parse_ibody(&base, 200).is_err());
+        // Value offset past the end, value overlapping entries, huge name length.
+        let mut a = base.clone();
+        a[166] = 0xff;
+        a[167] = 0x00;
+        assert!(parse_ibody(&a, 32).is_err());
+        let mut b = base.clone();
+        b[166] = 8;
+        assert!(parse_ibody(&b, 32).is_err());
+        let mut c = base.clone();
+        c[164] = 250;
+        assert!(parse_ibody(&c, 32).is_err());
+        // Every single-byte corruption of the area, every length: errors or values, no panic.
+        for i in 160..256 {
+            for v in [0u8, 1, 0x7f, 0xff] {
+                let mut d = base.clone();
+                d[i] = v;
+                let _ = parse_ibody(&d, 32);
+                for len in [129usize, 164, 170, 200, 255] {
+                    let _ = parse_ibody(&d[..len], 32);
+                }
+            }
+        }
+    }
+
+    fn sample_block(bs: usize) -> Vec<u8> {
+        let mut blk = vec![0u8; bs];
+        blk[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        blk[4..8].copy_from_slice(&1u32.to_le_bytes());
+        blk[8..12].copy_from_slice(&1u32.to_le_bytes());
+        // two sorted entries: user.a (1,1,"a") and user.bb (1,2,"bb")
+        put_entry(&mut blk, 32, 1, b"a", (bs - 4) as u16, 3);
+        put_entry(&mut blk, 52, 1, b"bb", (bs - 12) as u16, 8);
+        blk[bs - 4..bs - 1].copy_from_slice(b"xyz");
+        blk
+    }
+
+    #[test]
+    fn block_roundtrip_and_checksum() {
+        let mut blk = sample_block(1024);
+        let seed = 0x1234_5678;
+        let csum = block_checksum(seed, 77, &blk);
+        blk[16..20].copy_from_slice(&csum.to_le_bytes());
+        let xb = parse_block(&blk, 77, Some(seed)).unwrap();
+        assert!(xb.sorted);
+        assert_eq!(xb.entries.len(), 2);
+        assert_eq!(xb.entries[0].value, Some(&b"xyz"[..]));
+        assert_eq!(xb.space.capacity, 988);
+        assert_eq!(xb.space.used, 20 + 4 + 20 + 8);
+        // entries end at 72, terminator 72..76, lowest value at 1012
+        assert_eq!(xb.space.free, 1012 - 76);
+        assert!(xb.checksum.unwrap().ok());
+        // The checksum depends on the block number.
+        let other = parse_block(&blk, 78, Some(seed)).unwrap();
+        assert!(!other.checksum.unwrap().ok());
+    }
+
+    #[test]
+    fn crc_convention() {
+        // ext4_chksum(~0, "123456789") = raw register; the standard CRC-32C check value is
+        // its complement, 0xe3069283.
+        assert_eq!(!crc32c_raw(!0, b"123456789"), 0xe306_9283);
+    }
+
+    #[test]
+    fn block_malformed() {
+        let good = sample_block(1024);
+        let mut a = good.clone();
+        a[3] = 0;
+        assert!(parse_block(&a, 1, None).is_err());
+        let mut b = good.clone();
+        b[8] = 2;
+        assert!(parse_block(&b, 1, None).is_err());
+        assert!(parse_block(&good[..20], 1, None).is_err());
+        let mut c = good.clone();
+        // unsorted: the first entry moves to security. (index 6), after user.bb (index 1)
+        c[33] = 6;
+        assert!(!parse_block(&c, 1, None).unwrap().sorted);
+        for i in 0..80 {
+            for v in [0u8, 1, 0xff] {
+                let mut d = good.clone();
+                d[i] = v;
+                let _ = parse_block(&d, 1, Some(1));
+            }
+        }
+    }
+
+    #[test]
+    fn acl_forms() {
+        // user::rw-, user:1000:r--, group::r--, mask::r--, other::---
+        let mut disk = vec![1, 0, 0, 0];
+        disk.extend_from_slice(&[1, 0, 6, 0]);
+        disk.extend_from_slice(&[2, 0, 4, 0, 0xe8, 3, 0, 0]);
+        disk.extend_from_slice(&[4, 0, 4, 0]);
+        disk.extend_from_slice(&[0x10, 0, 4, 0]);
+        disk.extend_from_slice(&[0x20, 0, 0, 0]);
+        let e = decode_acl_disk(&disk).unwrap();
+        assert_eq!(e.len(), 5);
+        assert_eq!(e[1].id, Some(1000));
+        assert_eq!(acl_disk_size(&e), 28);
+        assert_eq!(disk.len(), 28);
+        let mut vfs = vec![2, 0, 0, 0];
+        for x in &e {
+            vfs.extend_from_slice(&x.tag.to_le_bytes());
+            vfs.extend_from_slice(&x.perm.to_le_bytes());
+            vfs.extend_from_slice(&x.id.unwrap_or(u32::MAX).to_le_bytes());
+        }
+        assert_eq!(vfs.len(), 44);
+        assert_eq!(decode_acl_vfs(&vfs).unwrap(), e);
+        assert!(decode_acl_disk(&disk[..27]).is_err());
+        assert!(decode_acl_disk(&[2, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn capabilities() {
+        let mut v2 = vec![0u8; 20];
+        v2[0..4].copy_from_slice(&0x0200_0001u32.to_le_bytes());
+        v2[4] = 0x00;
+        v2[5] = 0x04; // CAP_NET_BIND_SERVICE = bit 10
+        let c = decode_capability(&v2).unwrap();
+        assert_eq!(c.version, 2);
+        assert!(c.effective);
+        assert_eq!(c.permitted, 1 << 10);
+        let mut v3 = v2.clone();
+        v3[3] = 3;
+        v3.extend_from_slice(&1000u32.to_le_bytes());
+        assert_eq!(decode_capability(&v3).unwrap().rootid, Some(1000));
+        assert!(decode_capability(&v2[..12]).is_err());
+        assert!(decode_capability(&[]).is_err());
+    }
+}
