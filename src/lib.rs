@@ -10,6 +10,7 @@ pub mod source;
 
 pub use error::{Error, Result};
 pub mod csum;
+pub mod dir;
 pub mod extent;
 pub mod features;
 pub mod fit;
