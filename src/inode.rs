@@ -293,6 +293,8 @@ pub enum DataMap {
     Inline { size: u64 },
     /// Symlink target in i_block.
     FastSymlink(Vec<u8>),
+    /// Symlink target in inline data (i_block, then the `system.data` value).
+    InlineSymlink(Vec<u8>),
     /// Device number (old or new style encoding).
     Device {
         major: u32,
@@ -315,12 +317,18 @@ pub fn walk_limits(fs: &Filesystem, ino: u32, inode: &Inode) -> WalkLimits {
     }
 }
 
-/// Decode the data map of an inode (what debugfs prints after the fields).
-pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline_size: Option<u64>) -> DataMap {
+/// Decode the data map of an inode (what debugfs prints after the fields, in its order of
+/// precedence). `inline` is the `system.data` value when the inode has one.
+pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>) -> DataMap {
     let ib = Bytes::new(&inode.block);
-    if inode.is_fast_symlink() && !inode.has_flag(INLINE_DATA_FL) {
+    if inode.is_fast_symlink() {
         let n = (inode.size as usize).min(I_BLOCK_SIZE);
         return DataMap::FastSymlink(inode.block.get(..n).unwrap_or(&[]).to_vec());
+    }
+    if inode.is_symlink() && inode.has_flag(INLINE_DATA_FL) {
+        let mut t = inode.block.to_vec();
+        t.extend_from_slice(inline.unwrap_or(&[]));
+        return DataMap::InlineSymlink(t);
     }
     if matches!(inode.file_type(), 0o060000 | 0o020000) {
         let b0 = ib.le32(0);
@@ -347,8 +355,10 @@ pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline_size: Option<u6
         };
     }
     if inode.has_flag(INLINE_DATA_FL) {
-        return match inline_size {
-            Some(s) => DataMap::Inline { size: s },
+        return match inline {
+            Some(v) => DataMap::Inline {
+                size: I_BLOCK_SIZE as u64 + v.len() as u64,
+            },
             None => DataMap::Unreadable("inline data: no system.data attribute".into()),
         };
     }
@@ -430,13 +440,13 @@ pub struct InodeXattrs<'a> {
     pub problems: Vec<String>,
 }
 
-impl InodeXattrs<'_> {
-    /// Value size of `system.data` (inline data beyond i_block), when present.
-    pub fn inline_data_size(&self) -> Option<u64> {
+impl<'a> InodeXattrs<'a> {
+    /// The in-inode `system.data` value (inline data beyond i_block), when present.
+    pub fn inline_data(&self) -> Option<&'a [u8]> {
         self.items
             .iter()
             .find(|x| x.name == "system.data" && x.location == XattrLocation::Inode)
-            .map(|x| I_BLOCK_SIZE as u64 + u64::from(x.value_size))
+            .map(|x| x.value.unwrap_or(&[]))
     }
 }
 

@@ -20,5 +20,6 @@ pub mod group;
 pub mod inode;
 pub mod partition;
 pub mod profiles;
+pub mod scan;
 pub mod superblock;
 pub mod xattr;

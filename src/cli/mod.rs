@@ -1,1 +1,3 @@
 pub mod fit;
+pub mod inode;
+pub mod xattrs;
