@@ -455,3 +455,85 @@ pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrSt
         progress,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inode::{InodeXattrs, XattrBlockInfo, XattrItem};
+
+    fn one(name: String, loc: XattrLocation, size: u32) -> InodeXattrs<'static> {
+        InodeXattrs {
+            items: vec![XattrItem {
+                name,
+                value_size: size,
+                location: loc,
+                cost: if matches!(loc, XattrLocation::EaInode(_)) {
+                    20
+                } else {
+                    20 + size as usize
+                },
+                value: None,
+            }],
+            ..InodeXattrs::default()
+        }
+    }
+
+    #[test]
+    fn placement_counts_and_histogram() {
+        let mut st = XattrStats::default();
+        st.add_inode(&one("user.a".into(), XattrLocation::Inode, 4));
+        let mut b = one("user.big".into(), XattrLocation::Block(9), 300);
+        b.block = Some(XattrBlockInfo {
+            block: 9,
+            refcount: 2,
+            hash: 0,
+            space: xattr::Space {
+                capacity: 4060,
+                used: 320,
+                free: 3740,
+            },
+            checksum: None,
+            sorted: true,
+        });
+        st.add_inode(&b);
+        st.add_inode(&b);
+        st.add_inode(&one("trusted.v".into(), XattrLocation::EaInode(77), 5000));
+        st.add_inode(&InodeXattrs::default());
+        assert_eq!(st.inodes_with_xattrs, 4);
+        assert_eq!(st.all_in_inode, 1);
+        assert_eq!(st.spill_to_block, 2);
+        assert_eq!(st.use_ea_inode, 1);
+        assert_eq!(st.bytes_in_inode, 24);
+        assert_eq!(st.bytes_in_blocks, 640);
+        assert_eq!(st.bytes_in_ea_inodes, 5000);
+        assert_eq!(st.footprint_hist[0], 1); // 24 bytes
+        assert_eq!(st.footprint_hist[4], 2); // 320 bytes
+        assert_eq!(st.footprint_hist[8], 1); // 20 + 5000 bytes
+        let sh = st.shared_blocks();
+        assert_eq!(
+            sh,
+            vec![SharedBlock {
+                block: 9,
+                inodes: 2,
+                refcount: 2
+            }]
+        );
+        assert_eq!(st.top_names(1)[0].0, "user.big");
+    }
+
+    #[test]
+    fn name_table_is_capped() {
+        let mut a = XattrStats::default();
+        let mut b = XattrStats::default();
+        for i in 0..MAX_NAMES + 100 {
+            a.add_inode(&one(format!("user.n{i}"), XattrLocation::Inode, 1));
+            b.add_inode(&one(format!("user.m{i}"), XattrLocation::Inode, 1));
+        }
+        assert_eq!(a.distinct_names(), MAX_NAMES);
+        assert_eq!(a.names_untracked, 100);
+        let m = a.merge(b);
+        assert_eq!(m.distinct_names(), MAX_NAMES);
+        assert_eq!(m.names_untracked, 100 + 100 + MAX_NAMES as u64);
+        assert_eq!(m.xattr_count, 2 * (MAX_NAMES as u64 + 100));
+    }
+}
