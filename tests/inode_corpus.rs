@@ -142,3 +142,72 @@ fn corpus_inode_and_xattrs_never_panic() {
         );
     }
 }
+
+/// Paths through an htree directory with an index level resolve to the inode debugfs lists.
+#[test]
+fn corpus_htree_paths_resolve() {
+    let Some(dir) = corpus() else {
+        eprintln!("SKIP: ../shared/corpus/e2fsprogs not present");
+        return;
+    };
+    let gz = dir.join("f_h_normal/image.gz");
+    if !gz.is_file() {
+        eprintln!("SKIP: f_h_normal not in the corpus");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("h.img");
+    let st = Command::new("gunzip")
+        .arg("-c")
+        .stdin(std::fs::File::open(gz).unwrap())
+        .stdout(std::fs::File::create(&img).unwrap())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ls = Command::new("debugfs")
+        .args(["-R", "ls -p /test2"])
+        .arg(&img)
+        .output();
+    let Ok(ls) = ls else {
+        eprintln!("SKIP: debugfs not installed");
+        return;
+    };
+    let listing = String::from_utf8_lossy(&ls.stdout).into_owned();
+    let entries: Vec<(String, String)> = listing
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('/').collect();
+            (f.len() >= 6 && !f[5].is_empty() && f[1] != "0" && f[5] != "." && f[5] != "..")
+                .then(|| (f[1].to_string(), f[5].to_string()))
+        })
+        .step_by(37)
+        .collect();
+    assert!(entries.len() > 10, "the test directory is large");
+    let paths: Vec<String> = entries.iter().map(|(_, n)| format!("/test2/{n}")).collect();
+    let mut args = vec![
+        "inode".to_string(),
+        "--json".into(),
+        img.display().to_string(),
+    ];
+    args.extend(paths.iter().cloned());
+    let (code, js) = run(&args, "f_h_normal paths");
+    assert_ne!(code, 8, "every path resolves");
+    let v: Value = serde_json::from_str(&js).unwrap();
+    let root: Value = serde_json::from_str(
+        &run(
+            &[
+                "inode".to_string(),
+                "--json".into(),
+                img.display().to_string(),
+                "/test2".into(),
+            ],
+            "htree root",
+        )
+        .1,
+    )
+    .unwrap();
+    assert!(root[0]["htree"]["indirect_levels"].as_u64().unwrap() >= 1);
+    for (k, (ino, name)) in entries.iter().enumerate() {
+        assert_eq!(v[k]["ino"].to_string(), *ino, "/test2/{name}");
+    }
+}

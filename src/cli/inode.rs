@@ -119,6 +119,8 @@ struct Report<'a> {
     xattrs: inode::InodeXattrs<'a>,
     map: DataMap,
     csum: Option<(u32, u32)>,
+    /// The htree root of an indexed directory.
+    htree: Option<dir::DxRoot>,
     problems: Vec<String>,
 }
 
@@ -155,6 +157,21 @@ fn report<'a>(fs: &'a Filesystem, ino: u32) -> e4inspect::Result<Report<'a>> {
     if inode.has_flag(inode::INLINE_DATA_FL) && xattrs.inline_data().is_none() {
         problems.push("INLINE_DATA flag set but no system.data attribute".into());
     }
+    let mut htree = None;
+    if inode.is_dir() && inode.has_flag(inode::INDEX_FL) {
+        let root = dir::dir_blocks(fs, ino, &inode).and_then(|b| {
+            let (_, p) = b
+                .first()
+                .filter(|(l, _)| *l == 0)
+                .copied()
+                .ok_or_else(|| e4inspect::Error::corrupt("no logical block 0"))?;
+            dir::parse_dx_root(fs.block(p)?)
+        });
+        match root {
+            Ok(r) => htree = Some(r),
+            Err(e) => problems.push(format!("htree root: {e}")),
+        }
+    }
     Ok(Report {
         ino,
         raw,
@@ -162,6 +179,7 @@ fn report<'a>(fs: &'a Filesystem, ino: u32) -> e4inspect::Result<Report<'a>> {
         xattrs,
         map,
         csum,
+        htree,
         problems,
     })
 }
@@ -436,6 +454,13 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             );
         }
     }
+    if let Some(h) = &r.htree {
+        let _ = writeln!(
+            o,
+            "  Htree: hash version {}, {} indirect levels, root index {}/{} entries",
+            h.hash_version, h.indirect_levels, h.index.count, h.index.limit
+        );
+    }
     let sp = &r.xattrs.inode_space;
     let _ = writeln!(
         o,
@@ -617,6 +642,7 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
             })),
         },
         "data": data,
+        "htree": r.htree.as_ref().map(|h| json!({"hash_version": h.hash_version, "indirect_levels": h.indirect_levels, "count": h.index.count, "limit": h.index.limit, "blocks": h.index.entries.iter().map(|e| e.1).collect::<Vec<_>>()})),
         "problems": r.problems,
     })
 }
