@@ -647,6 +647,16 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
     })
 }
 
+/// Write `s` to stdout; a closed pipe (`| head`) is not an error.
+pub fn emit(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r.context("writing to stdout")?),
+    }
+}
+
 /// Run the subcommand: 0 fine, 4 when any inode has problems, 8 when an inode could not be read.
 pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let opts = OpenOptions {
@@ -683,9 +693,9 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&js)?);
+        emit(&(serde_json::to_string_pretty(&js)? + "\n"))?;
     } else {
-        print!("{out}");
+        emit(&out)?;
     }
     Ok(status)
 }

@@ -5,6 +5,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use e4inspect::fs::{Filesystem, OpenOptions};
 use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
 use serde_json::json;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,6 +42,12 @@ fn bucket_label(i: usize) -> String {
         (Some(lo), None) => format!("> {lo}"),
         (None, None) => String::new(),
     }
+}
+
+macro_rules! out {
+    ($o:expr, $($t:tt)*) => {{
+        let _ = writeln!($o, $($t)*);
+    }};
 }
 
 /// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met.
@@ -115,9 +122,10 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             "problems": counts.problems,
             "seconds": secs,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        super::inode::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         return Ok(status);
     }
+    let mut o = String::new();
     let pct = |n: u64| {
         if st.inodes_with_xattrs == 0 {
             0.0
@@ -125,36 +133,46 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             100.0 * n as f64 / st.inodes_with_xattrs as f64
         }
     };
-    println!("Image: {}", args.image.display());
-    println!(
+    out!(o, "Image: {}", args.image.display());
+    out!(
+        o,
         "Inodes scanned: {} ({} groups, {} uninitialised, {} unused inode slots skipped)",
-        counts.inodes_in_use, counts.groups, counts.groups_uninit, counts.inodes_unused_tail
+        counts.inodes_in_use,
+        counts.groups,
+        counts.groups_uninit,
+        counts.inodes_unused_tail
     );
-    println!(
+    out!(
+        o,
         "Inodes with xattrs: {} ({} xattrs, {} value bytes)",
-        st.inodes_with_xattrs, st.xattr_count, st.value_bytes
+        st.inodes_with_xattrs,
+        st.xattr_count,
+        st.value_bytes
     );
-    println!(
+    out!(
+        o,
         "  all in inode:    {:>10} ({:.1}%)",
         st.all_in_inode,
         pct(st.all_in_inode)
     );
-    println!(
+    out!(
+        o,
         "  spill to block:  {:>10} ({:.1}%)",
         st.spill_to_block,
         pct(st.spill_to_block)
     );
-    println!(
+    out!(
+        o,
         "  use EA inodes:   {:>10} ({:.1}%)",
         st.use_ea_inode,
         pct(st.use_ea_inode)
     );
-    println!(
+    out!(o,
         "Bytes used: {} in inodes, {} in xattr blocks (per referencing inode), {} in EA inodes; {} in-inode bytes still free",
         st.bytes_in_inode, st.bytes_in_blocks, st.bytes_in_ea_inodes, st.inode_bytes_free
     );
     if st.ea_value_inodes > 0 {
-        println!("EA value inodes: {}", st.ea_value_inodes);
+        out!(o, "EA value inodes: {}", st.ea_value_inodes);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -165,11 +183,12 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
         }
     }
     if st.inodes_with_xattrs > 0 {
-        println!(
+        out!(
+            o,
             "Per-inode footprint (entries + values, all locations), max {}:",
             st.footprint_max
         );
-        println!("{t}");
+        out!(o, "{t}");
     }
     if !top.is_empty() {
         let mut t = Table::new();
@@ -183,7 +202,8 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
                 format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
             ]);
         }
-        println!(
+        out!(
+            o,
             "Most common names ({} distinct{}):",
             st.distinct_names(),
             if st.names_untracked > 0 {
@@ -192,9 +212,10 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
                 String::new()
             }
         );
-        println!("{t}");
+        out!(o, "{t}");
     }
-    println!(
+    out!(
+        o,
         "External xattr blocks: {} distinct, {} shared by several inodes{}",
         st.distinct_blocks(),
         shared.iter().filter(|b| b.inodes > 1).count(),
@@ -205,16 +226,20 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
         }
     );
     for b in shared.iter().take(10) {
-        println!(
+        out!(
+            o,
             "  block {}: {} inodes, refcount {}",
-            b.block, b.inodes, b.refcount
+            b.block,
+            b.inodes,
+            b.refcount
         );
     }
     if counts.problem_count > 0 {
-        println!("Problems: {}", counts.problem_count);
+        out!(o, "Problems: {}", counts.problem_count);
         for p in &counts.problems {
-            println!("  {p}");
+            out!(o, "  {p}");
         }
     }
+    super::inode::emit(&o)?;
     Ok(status)
 }
