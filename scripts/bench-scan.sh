@@ -55,4 +55,7 @@ gbs() { echo "scale=2; $bytes / $1 / 1000000000" | bc -l; }
 echo "one core : ${one}s  $(gbs "$one") GB/s"
 echo "all cores ($(nproc)): ${all}s  $(gbs "$all") GB/s"
 echo "cat of $bytes bytes: ${catt}s  $(gbs "$catt") GB/s"
+# CPU seconds (user+sys) of the one-core scan: steadier than wall time on a shared machine.
+cpu=$(RAYON_NUM_THREADS=1 /usr/bin/time -f "%U %S" $bin xattrs --json --no-progress "$img" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}')
+echo "one core, CPU time: ${cpu}s  $(gbs "$cpu") GB/s per CPU-second"
 $bin xattrs --no-progress "$img" | head -8

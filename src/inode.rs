@@ -450,16 +450,16 @@ impl<'a> InodeXattrs<'a> {
     }
 }
 
-fn item<'a>(e: &xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
+fn item<'a>(e: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
     XattrItem {
-        name: e.name.clone(),
+        cost: e.cost(),
+        name: e.name,
         value_size: e.value_size,
         location: if e.value_inum != 0 {
             XattrLocation::EaInode(e.value_inum)
         } else {
             home
         },
-        cost: e.cost(),
         value: e.value,
     }
 }
@@ -494,8 +494,11 @@ pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> Ino
         Ok(ib) => {
             out.inode_space = ib.space;
             out.ibody_present = ib.present;
-            out.items
-                .extend(ib.entries.iter().map(|e| item(e, XattrLocation::Inode)));
+            out.items.extend(
+                ib.entries
+                    .into_iter()
+                    .map(|e| item(e, XattrLocation::Inode)),
+            );
         }
         Err(e) => {
             out.inode_space.capacity =
@@ -527,19 +530,20 @@ pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> Ino
                     out.problems
                         .push(format!("xattr block {blk}: entries are not sorted"));
                 }
-                out.items.extend(
-                    xb.entries
-                        .iter()
-                        .map(|e| item(e, XattrLocation::Block(blk))),
-                );
-                out.block = Some(XattrBlockInfo {
+                let info = XattrBlockInfo {
                     block: blk,
                     refcount: xb.header.refcount,
                     hash: xb.header.hash,
                     space: xb.space,
                     checksum: xb.checksum,
                     sorted: xb.sorted,
-                });
+                };
+                out.items.extend(
+                    xb.entries
+                        .into_iter()
+                        .map(|e| item(e, XattrLocation::Block(blk))),
+                );
+                out.block = Some(info);
             }
             Err(e) => out.problems.push(format!("xattr block: {e}")),
         }
