@@ -197,3 +197,496 @@ where
     }
     Ok(None)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Whole-tree walks
+// ---------------------------------------------------------------------------------------------
+
+/// What a walk needs to know to judge block numbers and checksums.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkLimits {
+    /// First valid block (s_first_data_block).
+    pub first_data_block: u64,
+    /// One past the last valid block.
+    pub blocks_count: u64,
+    /// Per-inode checksum seed (crc32c of the fs seed, inode number, generation) with metadata_csum.
+    pub csum_seed: Option<u32>,
+}
+
+impl WalkLimits {
+    fn in_range(&self, blk: u64) -> bool {
+        blk >= self.first_data_block && blk < self.blocks_count
+    }
+}
+
+/// The per-inode checksum seed ext4 uses for extent, directory and inode checksums.
+pub fn inode_csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
+    let c = crate::csum::crc32c_raw(fs_seed, &ino.to_le_bytes());
+    crate::csum::crc32c_raw(c, &generation.to_le_bytes())
+}
+
+/// Stored and computed checksum of a tree block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BlockCsum {
+    pub stored: u32,
+    pub computed: u32,
+}
+
+impl BlockCsum {
+    /// True when they agree.
+    pub fn ok(&self) -> bool {
+        self.stored == self.computed
+    }
+}
+
+/// Checksum of an extent tree block: crc32c(inode seed, header + `max` entry slots); the result is
+/// stored in the 4 bytes right after the last slot (`struct ext4_extent_tail`).
+pub fn extent_block_csum(seed: u32, node: &[u8], h: &ExtentHeader) -> BlockCsum {
+    let tail = 12 + 12 * usize::from(h.max);
+    let computed = crate::csum::crc32c_raw(seed, node.get(..tail.min(node.len())).unwrap_or(&[]));
+    BlockCsum {
+        stored: Bytes::new(node).le32(tail),
+        computed,
+    }
+}
+
+/// One entry met during a pre-order walk of an extent tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtentItem {
+    /// An index entry in a node at `level` (0 = the root in i_block) pointing to tree block `child`.
+    Index {
+        level: u16,
+        logical: u32,
+        child: u64,
+    },
+    /// A leaf extent in a node at `level`.
+    Leaf { level: u16, extent: Extent },
+}
+
+/// A tree node read from disk (the root in i_block is not listed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtentNode {
+    pub block: u64,
+    pub level: u16,
+    pub header: ExtentHeader,
+    /// With metadata_csum.
+    pub csum: Option<BlockCsum>,
+}
+
+/// Result of walking a whole extent tree.
+#[derive(Clone, Debug, Default)]
+pub struct ExtentWalk {
+    /// Depth of the tree (from the root header).
+    pub depth: u16,
+    /// Every index and leaf entry in pre-order (as debugfs lists them).
+    pub items: Vec<ExtentItem>,
+    /// Every tree block read.
+    pub nodes: Vec<ExtentNode>,
+    /// What was wrong; the walk skips a bad subtree and goes on with its siblings.
+    pub problems: Vec<String>,
+}
+
+impl ExtentWalk {
+    /// Leaf extents in order.
+    pub fn leaves(&self) -> impl Iterator<Item = &Extent> {
+        self.items.iter().filter_map(|i| match i {
+            ExtentItem::Leaf { extent, .. } => Some(extent),
+            ExtentItem::Index { .. } => None,
+        })
+    }
+}
+
+/// Walk the whole extent tree rooted in `root` (i_block). Bounded: every tree block is read at most
+/// once (a block met twice is a cycle or a shared node and is reported, not followed), a child must
+/// be exactly one level below its parent, depth is at most [`MAX_DEPTH`], and entries per node are
+/// limited by the node's size. Errors only when the root itself is unusable.
+pub fn walk_extents<'a, F>(
+    root: &[u8],
+    limits: &WalkLimits,
+    mut read_block: F,
+) -> Result<ExtentWalk>
+where
+    F: FnMut(u64) -> Result<&'a [u8]>,
+{
+    let h = ExtentHeader::parse(root)?;
+    let mut w = ExtentWalk {
+        depth: h.depth,
+        ..ExtentWalk::default()
+    };
+    let mut seen = std::collections::HashSet::new();
+    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, &mut w);
+    Ok(w)
+}
+
+fn walk_node<'a, F>(
+    node: &[u8],
+    h: &ExtentHeader,
+    level: u16,
+    limits: &WalkLimits,
+    read_block: &mut F,
+    seen: &mut std::collections::HashSet<u64>,
+    w: &mut ExtentWalk,
+) where
+    F: FnMut(u64) -> Result<&'a [u8]>,
+{
+    if h.depth == 0 {
+        for e in leaf_entries(node, h) {
+            let end = e.physical.checked_add(u64::from(e.len));
+            if e.len > 0
+                && (!limits.in_range(e.physical) || end.map_or(true, |x| x > limits.blocks_count))
+            {
+                w.problems.push(format!(
+                    "extent (logical {}, {} blocks) maps to blocks {}..{} outside the filesystem (0..{})",
+                    e.logical,
+                    e.len,
+                    e.physical,
+                    e.physical.saturating_add(u64::from(e.len)),
+                    limits.blocks_count
+                ));
+            }
+            w.items.push(ExtentItem::Leaf { level, extent: e });
+        }
+        return;
+    }
+    for ix in index_entries(node, h) {
+        w.items.push(ExtentItem::Index {
+            level,
+            logical: ix.logical,
+            child: ix.child,
+        });
+        if !limits.in_range(ix.child) {
+            w.problems.push(format!(
+                "extent index (logical {}) points to block {} outside the filesystem",
+                ix.logical, ix.child
+            ));
+            continue;
+        }
+        if !seen.insert(ix.child) {
+            w.problems.push(format!(
+                "extent tree block {} is referenced more than once (cycle or shared node)",
+                ix.child
+            ));
+            continue;
+        }
+        let child = match read_block(ix.child) {
+            Ok(b) => b,
+            Err(e) => {
+                w.problems
+                    .push(format!("extent tree block {}: {e}", ix.child));
+                continue;
+            }
+        };
+        let ch = match ExtentHeader::parse(child) {
+            Ok(ch) => ch,
+            Err(e) => {
+                w.problems
+                    .push(format!("extent tree block {}: {e}", ix.child));
+                continue;
+            }
+        };
+        if ch.depth + 1 != h.depth {
+            w.problems.push(format!(
+                "extent tree block {} has depth {}, but its parent has depth {}",
+                ix.child, ch.depth, h.depth
+            ));
+            continue;
+        }
+        let csum = limits.csum_seed.map(|s| extent_block_csum(s, child, &ch));
+        if let Some(c) = csum.filter(|c| !c.ok()) {
+            w.problems.push(format!(
+                "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
+                ix.child, c.stored, c.computed
+            ));
+        }
+        w.nodes.push(ExtentNode {
+            block: ix.child,
+            level: level + 1,
+            header: ch,
+            csum,
+        });
+        walk_node(child, &ch, level + 1, limits, read_block, seen, w);
+    }
+}
+
+/// What a block-map entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    /// A run of data blocks starting at this logical block.
+    Data(u64),
+    /// Indirect block (blockcnt -1 in libext2fs).
+    Ind,
+    /// Double indirect block (-2).
+    Dind,
+    /// Triple indirect block (-3).
+    Tind,
+}
+
+/// A run of blocks from a classic block map: data runs are coalesced when both logical and
+/// physical numbers are contiguous; mapping blocks are always runs of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapRun {
+    pub kind: MapKind,
+    pub physical: u64,
+    pub len: u64,
+}
+
+/// Result of walking a block map.
+#[derive(Clone, Debug, Default)]
+pub struct BlockMapWalk {
+    /// Runs in the order libext2fs' block iterator reports them (mapping block before its children).
+    pub runs: Vec<MapRun>,
+    /// Number of blocks reported (data and mapping), debugfs' TOTAL.
+    pub total: u64,
+    pub problems: Vec<String>,
+}
+
+impl BlockMapWalk {
+    fn push_data(&mut self, lblk: u64, blk: u64) {
+        self.total += 1;
+        if let Some(MapRun {
+            kind: MapKind::Data(l),
+            physical,
+            len,
+        }) = self.runs.last_mut()
+        {
+            if *l + *len == lblk && *physical + *len == blk {
+                *len += 1;
+                return;
+            }
+        }
+        self.runs.push(MapRun {
+            kind: MapKind::Data(lblk),
+            physical: blk,
+            len: 1,
+        });
+    }
+}
+
+/// Walk a classic direct/indirect block map (`i_block` as 15 u32) completely. Bounded: each mapping
+/// block is followed at most once, and mapping blocks outside the filesystem end that branch (as
+/// libext2fs' iterator does) with a problem recorded.
+pub fn walk_blockmap<'a, F>(
+    iblock: &[u8],
+    block_size: u64,
+    limits: &WalkLimits,
+    mut read_block: F,
+) -> BlockMapWalk
+where
+    F: FnMut(u64) -> Result<&'a [u8]>,
+{
+    let d = Bytes::new(iblock);
+    let per = (block_size / 4).max(1);
+    let mut w = BlockMapWalk::default();
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..12u64 {
+        let b = u64::from(d.le32(4 * i as usize));
+        if b != 0 {
+            w.push_data(i, b);
+        }
+    }
+    let mut base = 12u64;
+    for (slot, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
+        let b = u64::from(d.le32(4 * slot));
+        let span = per.saturating_pow(depth);
+        if b != 0 {
+            map_level(
+                b,
+                depth,
+                base,
+                per,
+                limits,
+                &mut read_block,
+                &mut seen,
+                &mut w,
+            );
+        }
+        base = base.saturating_add(span);
+    }
+    w
+}
+
+#[allow(clippy::too_many_arguments)]
+fn map_level<'a, F>(
+    blk: u64,
+    depth: u32,
+    base: u64,
+    per: u64,
+    limits: &WalkLimits,
+    read_block: &mut F,
+    seen: &mut std::collections::HashSet<u64>,
+    w: &mut BlockMapWalk,
+) where
+    F: FnMut(u64) -> Result<&'a [u8]>,
+{
+    let (kind, name) = match depth {
+        1 => (MapKind::Ind, "indirect"),
+        2 => (MapKind::Dind, "double indirect"),
+        _ => (MapKind::Tind, "triple indirect"),
+    };
+    // libext2fs reports the mapping block first, then refuses to read it when out of range.
+    w.total += 1;
+    w.runs.push(MapRun {
+        kind,
+        physical: blk,
+        len: 1,
+    });
+    if !limits.in_range(blk) {
+        w.problems.push(format!(
+            "{name} block {blk} (logical {base}) is outside the filesystem"
+        ));
+        return;
+    }
+    if !seen.insert(blk) {
+        w.problems.push(format!(
+            "{name} block {blk} is referenced more than once (cycle or shared block)"
+        ));
+        return;
+    }
+    let data = match read_block(blk) {
+        Ok(b) => b,
+        Err(e) => {
+            w.problems.push(format!("{name} block {blk}: {e}"));
+            return;
+        }
+    };
+    let d = Bytes::new(data);
+    let span = per.saturating_pow(depth - 1);
+    for i in 0..per {
+        let child = u64::from(d.le32(4 * i as usize));
+        if child == 0 {
+            continue;
+        }
+        let lbase = base.saturating_add(i.saturating_mul(span));
+        if depth == 1 {
+            w.push_data(lbase, child);
+        } else {
+            map_level(child, depth - 1, lbase, per, limits, read_block, seen, w);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(buf: &mut [u8], entries: u16, max: u16, depth: u16) {
+        buf[0..2].copy_from_slice(&EXTENT_MAGIC.to_le_bytes());
+        buf[2..4].copy_from_slice(&entries.to_le_bytes());
+        buf[4..6].copy_from_slice(&max.to_le_bytes());
+        buf[6..8].copy_from_slice(&depth.to_le_bytes());
+    }
+    fn index(buf: &mut [u8], i: usize, logical: u32, child: u32) {
+        let o = 12 + 12 * i;
+        buf[o..o + 4].copy_from_slice(&logical.to_le_bytes());
+        buf[o + 4..o + 8].copy_from_slice(&child.to_le_bytes());
+    }
+    fn leaf(buf: &mut [u8], i: usize, logical: u32, len: u16, phys: u32) {
+        let o = 12 + 12 * i;
+        buf[o..o + 4].copy_from_slice(&logical.to_le_bytes());
+        buf[o + 4..o + 6].copy_from_slice(&len.to_le_bytes());
+        buf[o + 8..o + 12].copy_from_slice(&phys.to_le_bytes());
+    }
+    const LIM: WalkLimits = WalkLimits {
+        first_data_block: 0,
+        blocks_count: 100,
+        csum_seed: None,
+    };
+
+    #[test]
+    fn two_level_tree_and_checksums() {
+        let mut root = [0u8; 60];
+        header(&mut root, 1, 4, 1);
+        index(&mut root, 0, 0, 10);
+        let mut blk = vec![0u8; 1024];
+        header(&mut blk, 2, 84, 0);
+        leaf(&mut blk, 0, 0, 3, 20);
+        leaf(&mut blk, 1, 5, 32768 + 2, 30);
+        let seed = 0xdead_beef;
+        let c = extent_block_csum(seed, &blk, &ExtentHeader::parse(&blk).unwrap());
+        let tail = 12 + 12 * 84;
+        blk[tail..tail + 4].copy_from_slice(&c.computed.to_le_bytes());
+        let lim = WalkLimits {
+            csum_seed: Some(seed),
+            ..LIM
+        };
+        let w = walk_extents(&root, &lim, |b| {
+            assert_eq!(b, 10);
+            Ok(&blk[..])
+        })
+        .unwrap();
+        assert!(w.problems.is_empty(), "{:?}", w.problems);
+        assert_eq!(w.items.len(), 3);
+        assert!(w.nodes[0].csum.unwrap().ok());
+        let l: Vec<_> = w.leaves().copied().collect();
+        assert!(l[1].uninit && l[1].len == 2);
+        // Same tree, wrong checksum seed: reported, not fatal.
+        let bad = WalkLimits {
+            csum_seed: Some(1),
+            ..LIM
+        };
+        let w = walk_extents(&root, &bad, |_| Ok(&blk[..])).unwrap();
+        assert_eq!(w.problems.len(), 1);
+    }
+
+    #[test]
+    fn cycles_depth_and_range_end() {
+        // A node that points to itself at the same depth, and a root that lies about depth.
+        let mut node = vec![0u8; 1024];
+        header(&mut node, 2, 84, 1);
+        index(&mut node, 0, 0, 7);
+        index(&mut node, 1, 9, 7);
+        let mut root = [0u8; 60];
+        header(&mut root, 3, 4, 2);
+        index(&mut root, 0, 0, 7);
+        index(&mut root, 1, 5, 7);
+        index(&mut root, 2, 9, 1000);
+        let w = walk_extents(&root, &LIM, |_| Ok(&node[..])).unwrap();
+        // block 7 read once; its children (7 again) are refused as repeats.
+        assert_eq!(w.nodes.len(), 1);
+        assert!(w.problems.iter().any(|p| p.contains("more than once")));
+        assert!(w.problems.iter().any(|p| p.contains("outside")));
+        // Depth mismatch.
+        let mut flat = vec![0u8; 1024];
+        header(&mut flat, 0, 84, 0);
+        let w = walk_extents(&root, &LIM, |_| Ok(&flat[..])).unwrap();
+        assert!(w.problems.iter().any(|p| p.contains("depth")));
+        // Garbage root is an error.
+        assert!(walk_extents(&[0u8; 60], &LIM, |_| Ok(&flat[..])).is_err());
+    }
+
+    #[test]
+    fn blockmap_walk_order_and_bounds() {
+        let mut ib = [0u8; 60];
+        for i in 0..12u32 {
+            ib[4 * i as usize..4 * i as usize + 4].copy_from_slice(&(20 + i).to_le_bytes());
+        }
+        ib[48..52].copy_from_slice(&40u32.to_le_bytes()); // IND
+        ib[52..56].copy_from_slice(&41u32.to_le_bytes()); // DIND -> itself
+        let mut ind = vec![0u8; 1024];
+        ind[0..4].copy_from_slice(&32u32.to_le_bytes());
+        ind[4..8].copy_from_slice(&33u32.to_le_bytes());
+        let mut dind = vec![0u8; 1024];
+        dind[0..4].copy_from_slice(&41u32.to_le_bytes());
+        let w = walk_blockmap(&ib, 1024, &LIM, |b| {
+            Ok(if b == 40 { &ind[..] } else { &dind[..] })
+        });
+        assert_eq!(
+            w.runs[0],
+            MapRun {
+                kind: MapKind::Data(0),
+                physical: 20,
+                len: 12
+            }
+        );
+        assert_eq!(w.runs[1].kind, MapKind::Ind);
+        assert_eq!(w.runs[2].kind, MapKind::Data(12));
+        assert_eq!(w.runs[2].len, 2);
+        assert!(w.problems.iter().any(|p| p.contains("more than once")));
+        // A triple indirect block past the end: reported.
+        let mut ib2 = [0u8; 60];
+        ib2[56..60].copy_from_slice(&5000u32.to_le_bytes());
+        let w = walk_blockmap(&ib2, 1024, &LIM, |_| Ok(&ind[..]));
+        assert_eq!(w.total, 1);
+        assert_eq!(w.problems.len(), 1);
+    }
+}

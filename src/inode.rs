@@ -2,6 +2,10 @@
 
 use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
+use crate::error::Error;
+use crate::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
+use crate::fs::Filesystem;
+use crate::xattr;
 use serde::Serialize;
 
 /// i_flags: uses extents
@@ -224,4 +228,338 @@ mod tests {
         assert_eq!(Inode::parse(&raw[..128]).extra_isize, 0);
         assert!(inode_checksum_ok(1, 2, &[0u8; 256]));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Higher-level views of one inode: times, data map, extended attributes
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes of i_block.
+pub const I_BLOCK_SIZE: usize = 60;
+
+/// Seconds since the epoch of an inode time with its `_extra` word (epoch bits 0-1 extend the
+/// signed 32-bit seconds, as the kernel and libext2fs decode them).
+pub fn time_secs(secs: u32, extra: u32) -> i64 {
+    i64::from(secs as i32) + (i64::from(extra & 3) << 32)
+}
+
+/// Nanoseconds of an `_extra` word.
+pub fn time_nsec(extra: u32) -> u32 {
+    extra >> 2
+}
+
+impl Inode {
+    /// File type as debugfs names it.
+    pub fn type_name(&self) -> &'static str {
+        match self.file_type() {
+            0o040000 => "directory",
+            0o100000 => "regular",
+            0o120000 => "symlink",
+            0o060000 => "block special",
+            0o020000 => "character special",
+            0o010000 => "FIFO",
+            0o140000 => "socket",
+            _ => "bad type",
+        }
+    }
+    /// libext2fs' `ext2fs_is_fast_symlink`: a symlink whose target (size < 60) lives in i_block.
+    pub fn is_fast_symlink(&self) -> bool {
+        self.is_symlink() && self.size != 0 && self.size < I_BLOCK_SIZE as u64
+    }
+    /// i_blocks in 512-byte units (huge_file inodes with HUGE_FILE_FL count fs blocks).
+    pub fn blocks_512(&self, huge_file: bool, block_size: u64) -> u64 {
+        if huge_file && self.has_flag(HUGE_FILE_FL) {
+            self.blocks_raw.saturating_mul(block_size / 512)
+        } else {
+            self.blocks_raw
+        }
+    }
+    /// True when the large-inode field ending at byte `end` of the record is present.
+    pub fn has_extra_field(&self, end: u32) -> bool {
+        self.record_size > 128
+            && end <= 128 + u32::from(self.extra_isize)
+            && end <= self.record_size
+    }
+}
+
+/// How an inode's data is laid out.
+#[derive(Clone, Debug)]
+pub enum DataMap {
+    /// Extent tree (i_flags EXTENTS).
+    Extents(ExtentWalk),
+    /// Classic direct/indirect blocks.
+    Blocks(BlockMapWalk),
+    /// Inline data: bytes in i_block plus the `system.data` value.
+    Inline { size: u64 },
+    /// Symlink target in i_block.
+    FastSymlink(Vec<u8>),
+    /// Symlink target in inline data (i_block, then the `system.data` value).
+    InlineSymlink(Vec<u8>),
+    /// Device number (old or new style encoding).
+    Device {
+        major: u32,
+        minor: u32,
+        new_style: bool,
+    },
+    /// The map could not be read.
+    Unreadable(String),
+}
+
+/// Walk limits for inode `ino` of `fs`.
+pub fn walk_limits(fs: &Filesystem, ino: u32, inode: &Inode) -> WalkLimits {
+    WalkLimits {
+        first_data_block: fs.geo.first_data_block,
+        blocks_count: fs.geo.blocks_count,
+        csum_seed: fs
+            .sb
+            .has_metadata_csum()
+            .then(|| extent::inode_csum_seed(fs.csum_seed(), ino, inode.generation)),
+    }
+}
+
+/// Decode the data map of an inode (what debugfs prints after the fields, in its order of
+/// precedence). `inline` is the `system.data` value when the inode has one.
+pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>) -> DataMap {
+    let ib = Bytes::new(&inode.block);
+    if inode.is_fast_symlink() {
+        let n = (inode.size as usize).min(I_BLOCK_SIZE);
+        return DataMap::FastSymlink(inode.block.get(..n).unwrap_or(&[]).to_vec());
+    }
+    if inode.is_symlink() && inode.has_flag(INLINE_DATA_FL) {
+        let mut t = inode.block.to_vec();
+        t.extend_from_slice(inline.unwrap_or(&[]));
+        return DataMap::InlineSymlink(t);
+    }
+    if matches!(inode.file_type(), 0o060000 | 0o020000) {
+        let b0 = ib.le32(0);
+        let b1 = ib.le32(4);
+        return if b0 != 0 {
+            DataMap::Device {
+                major: (b0 >> 8) & 255,
+                minor: b0 & 255,
+                new_style: false,
+            }
+        } else {
+            DataMap::Device {
+                major: (b1 & 0xfff00) >> 8,
+                minor: (b1 & 0xff) | ((b1 >> 12) & 0xfff00),
+                new_style: true,
+            }
+        };
+    }
+    let limits = walk_limits(fs, ino, inode);
+    if inode.has_flag(EXTENTS_FL) {
+        return match extent::walk_extents(&inode.block, &limits, |b| fs.block(b)) {
+            Ok(w) => DataMap::Extents(w),
+            Err(e) => DataMap::Unreadable(format!("extent tree root: {e}")),
+        };
+    }
+    if inode.has_flag(INLINE_DATA_FL) {
+        return match inline {
+            Some(v) => DataMap::Inline {
+                size: I_BLOCK_SIZE as u64 + v.len() as u64,
+            },
+            None => DataMap::Unreadable("inline data: no system.data attribute".into()),
+        };
+    }
+    DataMap::Blocks(extent::walk_blockmap(
+        &inode.block,
+        fs.block_size(),
+        &limits,
+        |b| fs.block(b),
+    ))
+}
+
+/// Where an xattr value lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XattrLocation {
+    /// In the inode body.
+    Inode,
+    /// In the external block.
+    Block(u64),
+    /// In an EA inode (entry in the body or block, value in that inode).
+    EaInode(u32),
+}
+
+impl XattrLocation {
+    /// `inode`, `block`, `ea_inode` (the JSON contract).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            XattrLocation::Inode => "inode",
+            XattrLocation::Block(_) => "block",
+            XattrLocation::EaInode(_) => "ea_inode",
+        }
+    }
+}
+
+impl std::fmt::Display for XattrLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XattrLocation::Inode => write!(f, "inode"),
+            XattrLocation::Block(b) => write!(f, "block {b}"),
+            XattrLocation::EaInode(i) => write!(f, "ea_inode {i}"),
+        }
+    }
+}
+
+/// One xattr of an inode.
+#[derive(Clone, Debug)]
+pub struct XattrItem<'a> {
+    /// Full name with prefix.
+    pub name: String,
+    pub value_size: u32,
+    pub location: XattrLocation,
+    /// Bytes the entry takes where it is stored (entry, name, padded value unless in an EA inode).
+    pub cost: usize,
+    /// Value bytes when stored in the inode or block (not read from EA inodes).
+    pub value: Option<&'a [u8]>,
+}
+
+/// The external xattr block of an inode.
+#[derive(Clone, Debug)]
+pub struct XattrBlockInfo {
+    pub block: u64,
+    pub refcount: u32,
+    pub hash: u32,
+    pub space: xattr::Space,
+    pub checksum: Option<xattr::ChecksumCheck>,
+    pub sorted: bool,
+}
+
+/// Every xattr of an inode, where each lives, and the space accounting.
+#[derive(Clone, Debug, Default)]
+pub struct InodeXattrs<'a> {
+    /// In on-disk order: the body first, then the block (as libext2fs reads them).
+    pub items: Vec<XattrItem<'a>>,
+    /// In-inode area: capacity, used, free.
+    pub inode_space: xattr::Space,
+    /// True when the in-inode area carries the magic.
+    pub ibody_present: bool,
+    pub block: Option<XattrBlockInfo>,
+    /// What was wrong (bad areas are skipped, not fatal).
+    pub problems: Vec<String>,
+}
+
+impl<'a> InodeXattrs<'a> {
+    /// The in-inode `system.data` value (inline data beyond i_block), when present.
+    pub fn inline_data(&self) -> Option<&'a [u8]> {
+        self.items
+            .iter()
+            .find(|x| x.name == "system.data" && x.location == XattrLocation::Inode)
+            .map(|x| x.value.unwrap_or(&[]))
+    }
+}
+
+fn item<'a>(e: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
+    XattrItem {
+        cost: e.cost(),
+        name: e.name,
+        value_size: e.value_size,
+        location: if e.value_inum != 0 {
+            XattrLocation::EaInode(e.value_inum)
+        } else {
+            home
+        },
+        value: e.value,
+    }
+}
+
+/// Check that an EA inode really holds a value of `size` bytes (libext2fs' rules).
+fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option<String> {
+    let raw = match fs.inode_raw(ea_ino) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("{name}: EA inode {ea_ino}: {e}")),
+    };
+    let ea = Inode::parse(raw);
+    if !ea.has_flag(EA_INODE_FL) || ea.has_flag(INLINE_DATA_FL) || ea.links_count == 0 {
+        return Some(format!(
+            "{name}: inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
+            ea.flags, ea.links_count
+        ));
+    }
+    if ea.size != u64::from(size) {
+        return Some(format!(
+            "{name}: EA inode {ea_ino} holds {} bytes, the entry says {size}",
+            ea.size
+        ));
+    }
+    None
+}
+
+/// Read every xattr of an inode (raw record `raw`): the in-inode area, then the block at
+/// i_file_acl. Damage is collected in `problems`.
+pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> InodeXattrs<'a> {
+    let mut out = InodeXattrs::default();
+    match xattr::parse_ibody(raw, inode.extra_isize) {
+        Ok(ib) => {
+            out.inode_space = ib.space;
+            out.ibody_present = ib.present;
+            out.items.extend(
+                ib.entries
+                    .into_iter()
+                    .map(|e| item(e, XattrLocation::Inode)),
+            );
+        }
+        Err(e) => {
+            out.inode_space.capacity =
+                xattr::ibody_capacity(raw.len(), usize::from(inode.extra_isize));
+            out.problems.push(format!("in-inode xattrs: {e}"));
+        }
+    }
+    if inode.file_acl != 0 {
+        let blk = inode.file_acl;
+        let res = if blk < fs.geo.first_data_block || blk >= fs.geo.blocks_count {
+            Err(Error::corrupt(format!(
+                "xattr block {blk} is outside the filesystem (0..{})",
+                fs.geo.blocks_count
+            )))
+        } else {
+            fs.block(blk).and_then(|b| {
+                xattr::parse_block(b, blk, fs.sb.has_metadata_csum().then(|| fs.csum_seed()))
+            })
+        };
+        match res {
+            Ok(xb) => {
+                if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+                    out.problems.push(format!(
+                        "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
+                        c.stored, c.computed
+                    ));
+                }
+                if !xb.sorted {
+                    out.problems
+                        .push(format!("xattr block {blk}: entries are not sorted"));
+                }
+                let info = XattrBlockInfo {
+                    block: blk,
+                    refcount: xb.header.refcount,
+                    hash: xb.header.hash,
+                    space: xb.space,
+                    checksum: xb.checksum,
+                    sorted: xb.sorted,
+                };
+                out.items.extend(
+                    xb.entries
+                        .into_iter()
+                        .map(|e| item(e, XattrLocation::Block(blk))),
+                );
+                out.block = Some(info);
+            }
+            Err(e) => out.problems.push(format!("xattr block: {e}")),
+        }
+    }
+    let ea: Vec<(String, u32, u32)> = out
+        .items
+        .iter()
+        .filter_map(|x| match x.location {
+            XattrLocation::EaInode(n) => Some((x.name.clone(), n, x.value_size)),
+            _ => None,
+        })
+        .collect();
+    for (name, n, size) in ea {
+        if let Some(p) = check_ea_inode(fs, &name, n, size) {
+            out.problems.push(p);
+        }
+    }
+    out
 }

@@ -44,6 +44,10 @@ enum Command {
     /// Validate superblock, descriptors, bitmaps, counts and journal superblock (rule IDs;
     /// exit 0 clean, 4 errors, 8 unreadable).
     Check(cli::check::CheckArgs),
+    /// Show inodes like debugfs stat, with xattr locations and in-inode space (by number or path).
+    Inode(cli::inode::InodeArgs),
+    /// Scan all in-use inodes and summarise extended attributes and where they live.
+    Xattrs(cli::xattrs::XattrsArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
     /// A verified mkfs.ext4 command line from a workload description.
@@ -75,6 +79,8 @@ fn main() {
         Command::Fit(a) => cli::fit::run(a),
         Command::Advise(a) => cli::advise::run(a),
         Command::Check(a) => cli::check::run(a),
+        Command::Inode(a) => cli::inode::run(a.clone()),
+        Command::Xattrs(a) => cli::xattrs::run(a.clone()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut std::io::stdout());

@@ -4,6 +4,8 @@ pub mod advise;
 pub mod check;
 pub mod dump;
 pub mod fit;
+pub mod inode;
+pub mod xattrs;
 
 use std::path::Path;
 

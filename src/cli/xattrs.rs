@@ -1,0 +1,245 @@
+//! `e4inspect xattrs IMAGE`: scan every in-use inode and summarise where extended attributes live.
+
+use anyhow::Context;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use e4inspect::fs::{Filesystem, OpenOptions};
+use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Scan all in-use inodes and report xattr placement, sizes and names.
+#[derive(clap::Args, Debug, Clone)]
+pub struct XattrsArgs {
+    /// Image file, partitioned disk image or block device (opened read-only).
+    pub image: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the most common names to list.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+    /// Byte offset of the filesystem inside the image.
+    #[arg(long, value_name = "BYTES")]
+    pub offset: Option<u64>,
+    /// Partition number of a partitioned disk image.
+    #[arg(long, value_name = "N")]
+    pub partition: Option<u32>,
+    /// Never show a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn bucket_label(i: usize) -> String {
+    match (
+        i.checked_sub(1).and_then(|j| FOOTPRINT_BUCKETS.get(j)),
+        FOOTPRINT_BUCKETS.get(i),
+    ) {
+        (None, Some(hi)) => format!("1-{hi}"),
+        (Some(lo), Some(hi)) => format!("{}-{hi}", lo + 1),
+        (Some(lo), None) => format!("> {lo}"),
+        (None, None) => String::new(),
+    }
+}
+
+macro_rules! out {
+    ($o:expr, $($t:tt)*) => {{
+        let _ = writeln!($o, $($t)*);
+    }};
+}
+
+/// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met.
+pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
+    let opts = OpenOptions {
+        offset: args.offset,
+        partition: args.partition,
+        ..OpenOptions::default()
+    };
+    let fs = Filesystem::open(&args.image, &opts)
+        .with_context(|| format!("{}", args.image.display()))?;
+    let total = u64::from(fs.group_count()) * u64::from(fs.geo.inodes_per_group);
+    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} scanning inodes {wide_bar} {pos}/{len} ({per_sec}, {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let start = Instant::now();
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let (st, counts) = scan::xattr_stats(&fs, &progress);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let top = st.top_names(args.top);
+    let shared = st.shared_blocks();
+    let status = if counts.problem_count > 0 { 4 } else { 0 };
+    if args.json {
+        let hist: Vec<_> = st
+            .footprint_hist
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| json!({"range": bucket_label(i), "max_bytes": FOOTPRINT_BUCKETS.get(i), "inodes": n}))
+            .collect();
+        let v = json!({
+            "image": args.image.display().to_string(),
+            "inodes_scanned": counts.inodes_in_use,
+            "inodes_with_xattrs": st.inodes_with_xattrs,
+            "all_in_inode": st.all_in_inode,
+            "spill_to_block": st.spill_to_block,
+            "use_ea_inode": st.use_ea_inode,
+            "bytes_in_inode": st.bytes_in_inode,
+            "bytes_in_blocks": st.bytes_in_blocks,
+            "bytes_in_ea_inodes": st.bytes_in_ea_inodes,
+            "xattr_count": st.xattr_count,
+            "value_bytes": st.value_bytes,
+            "inode_bytes_free": st.inode_bytes_free,
+            "ea_value_inodes": st.ea_value_inodes,
+            "footprint_histogram": hist,
+            "footprint_max": st.footprint_max,
+            "top_names": top.iter().map(|(n, s)| json!({"name": n, "count": s.count, "bytes": s.bytes})).collect::<Vec<_>>(),
+            "distinct_names": st.distinct_names(),
+            "names_untracked": st.names_untracked,
+            "xattr_blocks": st.distinct_blocks(),
+            "shared_blocks": shared,
+            "blocks_untracked": st.blocks_untracked,
+            "inodes_with_problems": st.inodes_with_problems,
+            "groups": counts.groups,
+            "groups_uninit": counts.groups_uninit,
+            "inodes_unused_tail": counts.inodes_unused_tail,
+            "itable_bytes": counts.itable_bytes,
+            "problem_count": counts.problem_count,
+            "problems": counts.problems,
+            "seconds": secs,
+        });
+        super::inode::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+        return Ok(status);
+    }
+    let mut o = String::new();
+    let pct = |n: u64| {
+        if st.inodes_with_xattrs == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / st.inodes_with_xattrs as f64
+        }
+    };
+    out!(o, "Image: {}", args.image.display());
+    out!(
+        o,
+        "Inodes scanned: {} ({} groups, {} uninitialised, {} unused inode slots skipped)",
+        counts.inodes_in_use,
+        counts.groups,
+        counts.groups_uninit,
+        counts.inodes_unused_tail
+    );
+    out!(
+        o,
+        "Inodes with xattrs: {} ({} xattrs, {} value bytes)",
+        st.inodes_with_xattrs,
+        st.xattr_count,
+        st.value_bytes
+    );
+    out!(
+        o,
+        "  all in inode:    {:>10} ({:.1}%)",
+        st.all_in_inode,
+        pct(st.all_in_inode)
+    );
+    out!(
+        o,
+        "  spill to block:  {:>10} ({:.1}%)",
+        st.spill_to_block,
+        pct(st.spill_to_block)
+    );
+    out!(
+        o,
+        "  use EA inodes:   {:>10} ({:.1}%)",
+        st.use_ea_inode,
+        pct(st.use_ea_inode)
+    );
+    out!(o,
+        "Bytes used: {} in inodes, {} in xattr blocks (per referencing inode), {} in EA inodes; {} in-inode bytes still free",
+        st.bytes_in_inode, st.bytes_in_blocks, st.bytes_in_ea_inodes, st.inode_bytes_free
+    );
+    if st.ea_value_inodes > 0 {
+        out!(o, "EA value inodes: {}", st.ea_value_inodes);
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["xattr footprint (bytes)", "inodes"]);
+    for (i, &n) in st.footprint_hist.iter().enumerate() {
+        if n > 0 {
+            t.add_row(vec![bucket_label(i), n.to_string()]);
+        }
+    }
+    if st.inodes_with_xattrs > 0 {
+        out!(
+            o,
+            "Per-inode footprint (entries + values, all locations), max {}:",
+            st.footprint_max
+        );
+        out!(o, "{t}");
+    }
+    if !top.is_empty() {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec!["name", "count", "value bytes", "avg"]);
+        for (n, s) in &top {
+            t.add_row(vec![
+                n.clone(),
+                s.count.to_string(),
+                s.bytes.to_string(),
+                format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
+            ]);
+        }
+        out!(
+            o,
+            "Most common names ({} distinct{}):",
+            st.distinct_names(),
+            if st.names_untracked > 0 {
+                format!(", {} xattrs with untracked names", st.names_untracked)
+            } else {
+                String::new()
+            }
+        );
+        out!(o, "{t}");
+    }
+    out!(
+        o,
+        "External xattr blocks: {} distinct, {} shared by several inodes{}",
+        st.distinct_blocks(),
+        shared.iter().filter(|b| b.inodes > 1).count(),
+        if st.blocks_untracked > 0 {
+            format!(" ({} references untracked)", st.blocks_untracked)
+        } else {
+            String::new()
+        }
+    );
+    for b in shared.iter().take(10) {
+        out!(
+            o,
+            "  block {}: {} inodes, refcount {}",
+            b.block,
+            b.inodes,
+            b.refcount
+        );
+    }
+    if counts.problem_count > 0 {
+        out!(o, "Problems: {}", counts.problem_count);
+        for p in &counts.problems {
+            out!(o, "  {p}");
+        }
+    }
+    super::inode::emit(&o)?;
+    Ok(status)
+}

@@ -1,0 +1,408 @@
+//! Directories: linear entry blocks (with the metadata_csum tail), htree index blocks (dx root and
+//! dx node), inline directories, and path -> inode resolution.
+//!
+//! Names are raw bytes: casefolded and encrypted directories store names the kernel transforms, and
+//! we never pretend to decode them. Every walk is bounded by the block it reads and the directory's
+//! size; a malformed block ends in a problem, never a loop.
+
+use crate::bytes::Bytes;
+use crate::csum::crc32c_raw;
+use crate::error::{Error, Result};
+use crate::extent::{self, BlockCsum, MapKind};
+use crate::fs::Filesystem;
+use crate::inode::{self, DataMap, Inode};
+
+/// Root directory inode.
+pub const ROOT_INO: u32 = 2;
+/// file_type of the checksum tail entry.
+pub const TAIL_FILE_TYPE: u8 = 0xDE;
+/// Size of the checksum tail entry.
+pub const TAIL_SIZE: usize = 12;
+/// Longest path we resolve, in components (guards against absurd input, not disk data).
+const MAX_COMPONENTS: usize = 4096;
+/// i_flags: casefolded directory.
+pub const CASEFOLD_FL: u32 = 0x4000_0000;
+/// i_flags: encrypted inode.
+pub const ENCRYPT_FL: u32 = 0x0000_0800;
+
+/// One directory entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirEntry<'a> {
+    /// Offset in the block.
+    pub offset: usize,
+    pub inode: u32,
+    pub rec_len: u32,
+    pub file_type: u8,
+    /// Raw name bytes (casefolded or encrypted names are shown as stored).
+    pub name: &'a [u8],
+}
+
+/// `ext4_rec_len_from_disk`: 64 KiB blocks encode lengths above 65535 in the low bits.
+pub fn rec_len_from_disk(dlen: u16, block_size: usize) -> usize {
+    let len = usize::from(dlen);
+    if block_size < 65536 {
+        return len;
+    }
+    if dlen == u16::MAX || dlen == 0 {
+        return block_size;
+    }
+    (len & 65532) | ((len & 3) << 16)
+}
+
+/// A decoded linear directory block.
+#[derive(Clone, Debug, Default)]
+pub struct DirBlock<'a> {
+    /// Live entries (inode != 0), in block order.
+    pub entries: Vec<DirEntry<'a>>,
+    /// The checksum tail, when the block has one and the caller gave a seed.
+    pub csum: Option<BlockCsum>,
+    pub problems: Vec<String>,
+}
+
+/// Checksum of a directory leaf block: crc32c(inode seed, block before the 12-byte tail).
+pub fn dirblock_csum(seed: u32, block: &[u8]) -> Option<BlockCsum> {
+    let n = block.len().checked_sub(TAIL_SIZE)?;
+    let t = Bytes::new(block.get(n..)?);
+    if t.le32(0) != 0 || t.le16(4) != TAIL_SIZE as u16 || t.u8(6) != 0 || t.u8(7) != TAIL_FILE_TYPE
+    {
+        return None;
+    }
+    Some(BlockCsum {
+        stored: t.le32(8),
+        computed: crc32c_raw(seed, block.get(..n)?),
+    })
+}
+
+/// Walk the entries of a linear directory block (also the leaf blocks of an htree, and the
+/// dx root/node blocks, whose index lives inside entries with inode 0). `csum_seed` is the
+/// directory's inode checksum seed with metadata_csum.
+pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
+    let bs = block.len();
+    let d = Bytes::new(block);
+    let mut out = DirBlock::default();
+    let mut pos = 0usize;
+    // Each step advances by at least 12 bytes, so the loop ends within bs/12 steps.
+    while pos + 8 <= bs {
+        let ino = d.le32(pos);
+        let rec_len = rec_len_from_disk(d.le16(pos + 4), bs);
+        let name_len = usize::from(d.u8(pos + 6));
+        let file_type = d.u8(pos + 7);
+        if rec_len < 12 || rec_len % 4 != 0 || pos + rec_len > bs || 8 + name_len > rec_len {
+            out.problems.push(format!(
+                "directory entry at offset {pos}: rec_len {rec_len}, name_len {name_len} do not fit the block"
+            ));
+            break;
+        }
+        if ino != 0 {
+            let name = d.slice(pos + 8, name_len).unwrap_or(&[]);
+            out.entries.push(DirEntry {
+                offset: pos,
+                inode: ino,
+                rec_len: rec_len as u32,
+                file_type,
+                name,
+            });
+        }
+        pos += rec_len;
+    }
+    if let Some(seed) = csum_seed {
+        out.csum = dirblock_csum(seed, block);
+        if let Some(c) = out.csum.filter(|c| !c.ok()) {
+            out.problems.push(format!(
+                "directory block checksum 0x{:08x}, should be 0x{:08x}",
+                c.stored, c.computed
+            ));
+        }
+    }
+    out
+}
+
+/// The count/limit header of an htree index block and its entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DxIndex {
+    pub limit: u16,
+    pub count: u16,
+    /// (hash, block) pairs; the first entry's hash is implicitly 0.
+    pub entries: Vec<(u32, u32)>,
+}
+
+/// An htree root (logical block 0 of an indexed directory).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DxRoot {
+    pub hash_version: u8,
+    pub info_length: u8,
+    pub indirect_levels: u8,
+    pub index: DxIndex,
+}
+
+fn dx_index(block: &[u8], at: usize) -> Result<DxIndex> {
+    let d = Bytes::new(block);
+    let limit = d.le16(at);
+    let count = d.le16(at + 2);
+    let room = block.len().saturating_sub(at) / 8;
+    if count == 0 || count > limit || usize::from(limit) > room {
+        return Err(Error::corrupt(format!(
+            "htree index: count {count}, limit {limit}, room for {room}"
+        )));
+    }
+    let entries = (0..usize::from(count))
+        .map(|i| {
+            let o = at + 8 * i;
+            let hash = if i == 0 { 0 } else { d.le32(o) };
+            (hash, d.le32(o + 4))
+        })
+        .collect();
+    Ok(DxIndex {
+        limit,
+        count,
+        entries,
+    })
+}
+
+/// Decode a dx root block.
+pub fn parse_dx_root(block: &[u8]) -> Result<DxRoot> {
+    let d = Bytes::new(block);
+    // "." (rec_len 12) then ".." whose rec_len covers the rest; the root info follows at 24.
+    if d.slice(8, 1) != Some(b".") || d.le16(4) != 12 || d.slice(20, 2) != Some(b"..") {
+        return Err(Error::corrupt("htree root: no '.' and '..' entries"));
+    }
+    let info_length = d.u8(24 + 5);
+    let levels = d.u8(24 + 6);
+    if info_length != 8 {
+        return Err(Error::corrupt(format!(
+            "htree root: info length {info_length}, should be 8"
+        )));
+    }
+    if levels > 2 {
+        return Err(Error::corrupt(format!(
+            "htree root: {levels} indirect levels (at most 2 without large_dir, 3 with)"
+        )));
+    }
+    Ok(DxRoot {
+        hash_version: d.u8(24 + 4),
+        info_length,
+        indirect_levels: levels,
+        index: dx_index(block, 24 + usize::from(info_length))?,
+    })
+}
+
+/// Decode a dx node block (an empty entry spanning the block, then the index).
+pub fn parse_dx_node(block: &[u8]) -> Result<DxIndex> {
+    let d = Bytes::new(block);
+    if d.le32(0) != 0 || rec_len_from_disk(d.le16(4), block.len()) != block.len() {
+        return Err(Error::corrupt(
+            "htree node: no empty entry spanning the block",
+        ));
+    }
+    dx_index(block, 8)
+}
+
+/// The (logical, physical) blocks of a directory, within its i_size, in logical order as the data
+/// map lists them. Bounded by i_size / block size and the map itself.
+pub fn dir_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<(u64, u64)>> {
+    let bs = fs.block_size();
+    let nblocks = inode.size.div_ceil(bs);
+    let mut out = Vec::new();
+    match inode::data_map(fs, ino, inode, None) {
+        DataMap::Extents(w) => {
+            for e in w.leaves().filter(|e| !e.uninit) {
+                for i in 0..u64::from(e.len) {
+                    let l = u64::from(e.logical) + i;
+                    if l >= nblocks {
+                        break;
+                    }
+                    out.push((l, e.physical + i));
+                }
+            }
+        }
+        DataMap::Blocks(w) => {
+            for r in &w.runs {
+                if let MapKind::Data(l0) = r.kind {
+                    for i in 0..r.len {
+                        if l0 + i >= nblocks {
+                            break;
+                        }
+                        out.push((l0 + i, r.physical + i));
+                    }
+                }
+            }
+        }
+        DataMap::Unreadable(e) => return Err(Error::corrupt(format!("directory {ino}: {e}"))),
+        _ => {
+            return Err(Error::corrupt(format!(
+                "directory {ino}: no block map to read"
+            )))
+        }
+    }
+    Ok(out)
+}
+
+/// Entries of an inline directory: i_block holds the parent inode then entries; `system.data`
+/// continues them. Returned as (name, inode) pairs, ".." included.
+fn inline_dir_entries(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
+    let mut out = vec![(b"..".to_vec(), Bytes::new(&inode.block).le32(0))];
+    let mut push = |area: &[u8]| {
+        // Inline areas have no tail and may be any multiple of 4.
+        let d = Bytes::new(area);
+        let mut pos = 0;
+        while pos + 8 <= area.len() {
+            let ino = d.le32(pos);
+            let rec_len = usize::from(d.le16(pos + 4));
+            let name_len = usize::from(d.u8(pos + 6));
+            if rec_len < 8 || pos + rec_len > area.len() || 8 + name_len > rec_len {
+                break;
+            }
+            if ino != 0 {
+                out.push((d.slice(pos + 8, name_len).unwrap_or(&[]).to_vec(), ino));
+            }
+            pos += rec_len;
+        }
+    };
+    push(inode.block.get(4..).unwrap_or(&[]));
+    let xa = inode::inode_xattrs(fs, raw, inode);
+    if let Some(v) = xa
+        .items
+        .iter()
+        .find(|x| x.name == "system.data")
+        .and_then(|x| x.value)
+    {
+        push(v);
+    }
+    out
+}
+
+fn names_match(stored: &[u8], wanted: &[u8], casefold: bool) -> bool {
+    stored == wanted || (casefold && stored.eq_ignore_ascii_case(wanted))
+}
+
+/// Look `name` up in directory `dir` (linear scan of every block: correct for htree directories
+/// too, whatever the hash). Casefolded directories also match ASCII case-insensitively.
+pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
+    let raw = fs.inode_raw(dir)?;
+    let inode = Inode::parse(raw);
+    if !inode.is_dir() {
+        return Err(Error::Invalid(format!("inode {dir} is not a directory")));
+    }
+    let casefold = inode.has_flag(CASEFOLD_FL);
+    if name == b"." {
+        return Ok(Some(dir));
+    }
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        return Ok(inline_dir_entries(fs, raw, &inode)
+            .into_iter()
+            .find(|(n, _)| names_match(n, name, casefold))
+            .map(|(_, i)| i));
+    }
+    for (_, pblk) in dir_blocks(fs, dir, &inode)? {
+        let Ok(b) = fs.block(pblk) else { continue };
+        let db = parse_dir_block(b, None);
+        if let Some(e) = db
+            .entries
+            .iter()
+            .find(|e| names_match(e.name, name, casefold))
+        {
+            return Ok(Some(e.inode));
+        }
+    }
+    Ok(None)
+}
+
+/// Resolve an absolute (or root-relative) path to an inode number, without following symlinks.
+pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
+    let mut cur = ROOT_INO;
+    for (n, comp) in path.split('/').filter(|c| !c.is_empty()).enumerate() {
+        if n >= MAX_COMPONENTS {
+            return Err(Error::Invalid(format!("{path}: too many components")));
+        }
+        cur = lookup(fs, cur, comp.as_bytes())?
+            .ok_or_else(|| Error::Invalid(format!("{path}: {comp}: no such file or directory")))?;
+    }
+    Ok(cur)
+}
+
+/// Per-inode checksum seed for directory blocks of `ino`.
+pub fn dir_csum_seed(fs: &Filesystem, ino: u32, inode: &Inode) -> Option<u32> {
+    fs.sb
+        .has_metadata_csum()
+        .then(|| extent::inode_csum_seed(fs.csum_seed(), ino, inode.generation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(buf: &mut [u8], pos: usize, ino: u32, rec: u16, name: &[u8], ft: u8) {
+        buf[pos..pos + 4].copy_from_slice(&ino.to_le_bytes());
+        buf[pos + 4..pos + 6].copy_from_slice(&rec.to_le_bytes());
+        buf[pos + 6] = name.len() as u8;
+        buf[pos + 7] = ft;
+        buf[pos + 8..pos + 8 + name.len()].copy_from_slice(name);
+    }
+
+    #[test]
+    fn linear_block_with_tail() {
+        let mut b = vec![0u8; 1024];
+        put(&mut b, 0, 2, 12, b".", 2);
+        put(&mut b, 12, 2, 12, b"..", 2);
+        put(&mut b, 24, 0, 16, b"gone", 1);
+        put(&mut b, 40, 12, 1024 - 40 - 12, b"caf\xc3\xa9", 1);
+        put(&mut b, 1012, 0, 12, b"", TAIL_FILE_TYPE);
+        let seed = 42;
+        let c = crc32c_raw(seed, &b[..1012]);
+        b[1020..1024].copy_from_slice(&c.to_le_bytes());
+        let db = parse_dir_block(&b, Some(seed));
+        assert!(db.problems.is_empty(), "{:?}", db.problems);
+        assert_eq!(db.entries.len(), 3);
+        assert_eq!(db.entries[2].name, b"caf\xc3\xa9");
+        assert!(db.csum.unwrap().ok());
+        assert!(!parse_dir_block(&b, Some(7)).problems.is_empty());
+    }
+
+    #[test]
+    fn hostile_blocks_end() {
+        let mut b = vec![0u8; 1024];
+        put(&mut b, 0, 2, 0, b".", 2); // rec_len 0 would loop forever
+        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
+        put(&mut b, 0, 2, 2000, b".", 2);
+        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
+        put(&mut b, 0, 2, 12, &[b'x'; 200], 2);
+        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
+        for i in 0..64 {
+            for v in [0u8, 3, 0xff] {
+                let mut c = b.clone();
+                c[i] = v;
+                let _ = parse_dir_block(&c, Some(1));
+                let _ = parse_dx_root(&c);
+                let _ = parse_dx_node(&c);
+            }
+        }
+        assert_eq!(rec_len_from_disk(0, 65536), 65536);
+        assert_eq!(rec_len_from_disk(12, 4096), 12);
+    }
+
+    #[test]
+    fn dx_root_and_node() {
+        let mut b = vec![0u8; 1024];
+        put(&mut b, 0, 2, 12, b".", 2);
+        put(&mut b, 12, 2, 1012, b"..", 2);
+        b[24 + 4] = 1; // half_md4
+        b[24 + 5] = 8;
+        b[32..34].copy_from_slice(&123u16.to_le_bytes());
+        b[34..36].copy_from_slice(&2u16.to_le_bytes());
+        b[36..40].copy_from_slice(&1u32.to_le_bytes());
+        b[40..44].copy_from_slice(&0x8000_0000u32.to_le_bytes());
+        b[44..48].copy_from_slice(&2u32.to_le_bytes());
+        let r = parse_dx_root(&b).unwrap();
+        assert_eq!(r.hash_version, 1);
+        assert_eq!(r.index.entries, vec![(0, 1), (0x8000_0000, 2)]);
+        b[34] = 200; // count > limit
+        assert!(parse_dx_root(&b).is_err());
+        let mut n = vec![0u8; 1024];
+        n[4..6].copy_from_slice(&1024u16.to_le_bytes());
+        n[8..10].copy_from_slice(&127u16.to_le_bytes());
+        n[10..12].copy_from_slice(&1u16.to_le_bytes());
+        assert_eq!(parse_dx_node(&n).unwrap().count, 1);
+        n[8..10].copy_from_slice(&500u16.to_le_bytes());
+        assert!(parse_dx_node(&n).is_err());
+    }
+}

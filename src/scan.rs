@@ -1,0 +1,539 @@
+//! Parallel scan of every in-use inode, and the xattr statistics built on it.
+//!
+//! The scan walks groups in parallel (rayon): it skips INODE_UNINIT groups and the unused tail of
+//! each inode table (`bg_itable_unused`) when the filesystem has group descriptor checksums, reads
+//! each group's inode table with one bounds-checked slice of the mapped image, and visits the
+//! inodes whose bit is set in the group's inode bitmap. Memory does not grow with the image:
+//! accumulators are per worker thread, and every table they keep is capped by a constant.
+
+use crate::bytes::Bytes;
+use crate::fs::Filesystem;
+use crate::group::BG_INODE_UNINIT;
+use crate::inode::{self, Inode, XattrLocation};
+use crate::xattr;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Most problems kept verbatim (the rest are only counted).
+pub const MAX_PROBLEMS: usize = 100;
+/// Most distinct xattr names tracked.
+pub const MAX_NAMES: usize = 4096;
+/// Most distinct external xattr blocks tracked for sharing.
+pub const MAX_BLOCKS: usize = 1 << 18;
+
+/// What the scan itself saw, apart from what the visitor computes.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ScanCounts {
+    /// Groups in the filesystem.
+    pub groups: u32,
+    /// Groups skipped because their inode table is not initialised.
+    pub groups_uninit: u32,
+    /// Inodes visited (bit set in the inode bitmap).
+    pub inodes_in_use: u64,
+    /// Inode slots skipped as the unused tail of inode tables.
+    pub inodes_unused_tail: u64,
+    /// Inode-table bytes read.
+    pub itable_bytes: u64,
+    /// Number of problems met.
+    pub problem_count: u64,
+    /// The first [`MAX_PROBLEMS`] problems.
+    pub problems: Vec<String>,
+}
+
+impl ScanCounts {
+    /// Record a problem (kept verbatim up to the cap).
+    pub fn problem(&mut self, msg: String) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(msg);
+        }
+    }
+    fn merge(mut self, o: ScanCounts) -> ScanCounts {
+        self.groups = self.groups.max(o.groups);
+        self.groups_uninit += o.groups_uninit;
+        self.inodes_in_use += o.inodes_in_use;
+        self.inodes_unused_tail += o.inodes_unused_tail;
+        self.itable_bytes += o.itable_bytes;
+        self.problem_count += o.problem_count;
+        for p in o.problems {
+            if self.problems.len() < MAX_PROBLEMS {
+                self.problems.push(p);
+            }
+        }
+        self
+    }
+}
+
+fn scan_group<T, V>(fs: &Filesystem, g: u32, acc: &mut T, counts: &mut ScanCounts, visit: &V)
+where
+    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]),
+{
+    let ipg = fs.geo.inodes_per_group;
+    let isz = u64::from(fs.geo.inode_size);
+    let gd = match fs.desc(g) {
+        Ok(d) => d,
+        Err(e) => {
+            counts.problem(format!("group {g}: {e}"));
+            return;
+        }
+    };
+    let csum = fs.sb.has_group_desc_csum();
+    if csum && gd.has_flag(BG_INODE_UNINIT) {
+        counts.groups_uninit += 1;
+        counts.inodes_unused_tail += u64::from(ipg);
+        return;
+    }
+    let mut used = ipg;
+    if csum {
+        if gd.itable_unused > ipg {
+            counts.problem(format!(
+                "group {g}: itable_unused {} exceeds inodes per group {ipg}",
+                gd.itable_unused
+            ));
+        } else {
+            used = ipg - gd.itable_unused;
+        }
+    }
+    counts.inodes_unused_tail += u64::from(ipg - used);
+    if used == 0 {
+        return;
+    }
+    let bitmap = match fs.block(gd.inode_bitmap) {
+        Ok(b) => Bytes::new(b),
+        Err(e) => {
+            counts.problem(format!("group {g}: inode bitmap: {e}"));
+            return;
+        }
+    };
+    let table = gd
+        .inode_table
+        .checked_mul(fs.block_size())
+        .ok_or_else(|| format!("group {g}: inode table block {} overflows", gd.inode_table))
+        .and_then(|off| {
+            fs.source
+                .read(
+                    off,
+                    u64::from(used) * isz,
+                    &format!("inode table of group {g}"),
+                )
+                .map_err(|e| e.to_string())
+        });
+    let table = match table {
+        Ok(t) => t,
+        Err(e) => {
+            counts.problem(e);
+            return;
+        }
+    };
+    counts.itable_bytes += table.len() as u64;
+    let base = u64::from(g) * u64::from(ipg) + 1;
+    for (i, raw) in table.chunks_exact(isz as usize).enumerate() {
+        if bitmap.u8(i / 8) & (1 << (i % 8)) == 0 {
+            continue;
+        }
+        counts.inodes_in_use += 1;
+        let ino = (base + i as u64) as u32;
+        visit(acc, counts, ino, raw);
+    }
+}
+
+/// Visit every in-use inode with `visit(acc, counts, ino, raw_record)`, one accumulator per worker
+/// (from `init`), combined with `merge`. `progress` is called with the number of inode slots each
+/// finished group covered.
+pub fn scan_in_use<T, I, V, M>(
+    fs: &Filesystem,
+    init: I,
+    visit: V,
+    merge: M,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (T, ScanCounts)
+where
+    T: Send,
+    I: Fn() -> T + Sync + Send,
+    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]) + Sync + Send,
+    M: Fn(T, T) -> T + Sync + Send,
+{
+    let groups = fs.group_count();
+    let ipg = u64::from(fs.geo.inodes_per_group);
+    let (acc, mut counts) = (0..groups)
+        .into_par_iter()
+        .fold(
+            || (init(), ScanCounts::default()),
+            |(mut acc, mut counts), g| {
+                scan_group(fs, g, &mut acc, &mut counts, &visit);
+                progress(ipg);
+                (acc, counts)
+            },
+        )
+        .reduce(
+            || (init(), ScanCounts::default()),
+            |(a, ca), (b, cb)| (merge(a, b), ca.merge(cb)),
+        );
+    counts.groups = groups;
+    (acc, counts)
+}
+
+/// Count and value bytes of one xattr name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NameStat {
+    pub count: u64,
+    /// Sum of value sizes.
+    pub bytes: u64,
+}
+
+/// How an external xattr block was used.
+#[derive(Clone, Copy, Debug, Default)]
+struct BlockUse {
+    seen: u32,
+    refcount: u32,
+}
+
+/// Upper bounds (inclusive) of the footprint histogram buckets; the last bucket is "larger".
+pub const FOOTPRINT_BUCKETS: [u64; 12] = [
+    32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
+];
+
+/// Xattr statistics of a whole filesystem.
+#[derive(Clone, Debug, Default)]
+pub struct XattrStats {
+    /// Inodes with at least one xattr.
+    pub inodes_with_xattrs: u64,
+    /// ... whose xattrs all live in the inode body.
+    pub all_in_inode: u64,
+    /// ... with entries in the external block.
+    pub spill_to_block: u64,
+    /// ... with a value in an EA inode.
+    pub use_ea_inode: u64,
+    /// Bytes (entries, names, padded values) used in inode bodies.
+    pub bytes_in_inode: u64,
+    /// Bytes used in external blocks, counted for each inode that references the block.
+    pub bytes_in_blocks: u64,
+    /// Value bytes held in EA inodes.
+    pub bytes_in_ea_inodes: u64,
+    /// Number of xattrs.
+    pub xattr_count: u64,
+    /// Sum of all value sizes.
+    pub value_bytes: u64,
+    /// Inodes that are EA value inodes (EA_INODE_FL).
+    pub ea_value_inodes: u64,
+    /// In-inode bytes still free, summed over inodes with an in-inode area.
+    pub inode_bytes_free: u64,
+    /// Per-inode footprint (body + block + EA value bytes) histogram, see [`FOOTPRINT_BUCKETS`].
+    pub footprint_hist: [u64; FOOTPRINT_BUCKETS.len() + 1],
+    /// Largest per-inode footprint.
+    pub footprint_max: u64,
+    /// Inodes whose xattrs could not (all) be read.
+    pub inodes_with_problems: u64,
+    names: HashMap<Box<[u8]>, NameStat>,
+    /// Xattrs whose name was not tracked because [`MAX_NAMES`] distinct names were already seen.
+    pub names_untracked: u64,
+    blocks: HashMap<u64, BlockUse>,
+    /// References to blocks not tracked because [`MAX_BLOCKS`] were already tracked.
+    pub blocks_untracked: u64,
+}
+
+/// One external block referenced by several inodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SharedBlock {
+    pub block: u64,
+    /// Inodes seen referencing it.
+    pub inodes: u32,
+    /// Its h_refcount.
+    pub refcount: u32,
+}
+
+impl XattrStats {
+    fn add_name(&mut self, key: &[u8], value_size: u32) {
+        if let Some(s) = self.names.get_mut(key) {
+            s.count += 1;
+            s.bytes += u64::from(value_size);
+        } else if self.names.len() < MAX_NAMES {
+            self.names.insert(
+                key.into(),
+                NameStat {
+                    count: 1,
+                    bytes: u64::from(value_size),
+                },
+            );
+        } else {
+            self.names_untracked += 1;
+        }
+    }
+
+    fn add_block(&mut self, blk: u64, refcount: u32) {
+        if let Some(b) = self.blocks.get_mut(&blk) {
+            b.seen = b.seen.saturating_add(1);
+        } else if self.blocks.len() < MAX_BLOCKS {
+            self.blocks.insert(blk, BlockUse { seen: 1, refcount });
+        } else {
+            self.blocks_untracked += 1;
+        }
+    }
+
+    /// Account one inode's xattrs.
+    pub fn add_inode(&mut self, xa: &inode::InodeXattrs<'_>) {
+        if !xa.problems.is_empty() {
+            self.inodes_with_problems += 1;
+        }
+        if xa.ibody_present {
+            self.inode_bytes_free += xa.inode_space.free as u64;
+        }
+        if xa.items.is_empty() {
+            return;
+        }
+        self.inodes_with_xattrs += 1;
+        let (mut in_block, mut in_ea) = (false, false);
+        let mut footprint = 0u64;
+        let mut key = [0u8; 257];
+        for x in &xa.items {
+            self.xattr_count += 1;
+            self.value_bytes += u64::from(x.value_size);
+            match x.location {
+                XattrLocation::Inode => self.bytes_in_inode += x.cost as u64,
+                XattrLocation::Block(_) => {
+                    in_block = true;
+                    self.bytes_in_blocks += x.cost as u64;
+                }
+                XattrLocation::EaInode(_) => {
+                    in_ea = true;
+                    self.bytes_in_ea_inodes += u64::from(x.value_size);
+                    footprint += u64::from(x.value_size);
+                }
+            }
+            footprint += x.cost as u64;
+            let n = x.name.len().min(key.len());
+            key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
+            self.add_name(&key[..n], x.value_size);
+        }
+        // Entries in the block count as a spill even when their values live in EA inodes.
+        if let Some(b) = &xa.block {
+            in_block |= b.space.used > 0;
+            self.add_block(b.block, b.refcount);
+        }
+        if in_block {
+            self.spill_to_block += 1;
+        }
+        if in_ea {
+            self.use_ea_inode += 1;
+        }
+        if !in_block && !in_ea {
+            self.all_in_inode += 1;
+        }
+        let bucket = FOOTPRINT_BUCKETS
+            .iter()
+            .position(|&b| footprint <= b)
+            .unwrap_or(FOOTPRINT_BUCKETS.len());
+        if let Some(h) = self.footprint_hist.get_mut(bucket) {
+            *h += 1;
+        }
+        self.footprint_max = self.footprint_max.max(footprint);
+    }
+
+    /// Combine two partial results.
+    pub fn merge(mut self, o: XattrStats) -> XattrStats {
+        self.inodes_with_xattrs += o.inodes_with_xattrs;
+        self.all_in_inode += o.all_in_inode;
+        self.spill_to_block += o.spill_to_block;
+        self.use_ea_inode += o.use_ea_inode;
+        self.bytes_in_inode += o.bytes_in_inode;
+        self.bytes_in_blocks += o.bytes_in_blocks;
+        self.bytes_in_ea_inodes += o.bytes_in_ea_inodes;
+        self.xattr_count += o.xattr_count;
+        self.value_bytes += o.value_bytes;
+        self.ea_value_inodes += o.ea_value_inodes;
+        self.inode_bytes_free += o.inode_bytes_free;
+        for (a, b) in self.footprint_hist.iter_mut().zip(o.footprint_hist) {
+            *a += b;
+        }
+        self.footprint_max = self.footprint_max.max(o.footprint_max);
+        self.inodes_with_problems += o.inodes_with_problems;
+        self.names_untracked += o.names_untracked;
+        for (k, v) in o.names {
+            if let Some(s) = self.names.get_mut(&k) {
+                s.count += v.count;
+                s.bytes += v.bytes;
+            } else if self.names.len() < MAX_NAMES {
+                self.names.insert(k, v);
+            } else {
+                self.names_untracked += v.count;
+            }
+        }
+        self.blocks_untracked += o.blocks_untracked;
+        for (k, v) in o.blocks {
+            if let Some(s) = self.blocks.get_mut(&k) {
+                s.seen = s.seen.saturating_add(v.seen);
+            } else if self.blocks.len() < MAX_BLOCKS {
+                self.blocks.insert(k, v);
+            } else {
+                self.blocks_untracked += u64::from(v.seen);
+            }
+        }
+        self
+    }
+
+    /// Names by descending count (then bytes, then name), at most `n`.
+    pub fn top_names(&self, n: usize) -> Vec<(String, NameStat)> {
+        let mut v: Vec<(String, NameStat)> = self
+            .names
+            .iter()
+            .map(|(k, s)| (String::from_utf8_lossy(k).into_owned(), *s))
+            .collect();
+        v.sort_by(|a, b| {
+            b.1.count
+                .cmp(&a.1.count)
+                .then(b.1.bytes.cmp(&a.1.bytes))
+                .then(a.0.cmp(&b.0))
+        });
+        v.truncate(n);
+        v
+    }
+
+    /// Number of distinct names tracked.
+    pub fn distinct_names(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Distinct external blocks seen.
+    pub fn distinct_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// External blocks referenced by more than one inode, or whose refcount disagrees with the
+    /// references seen (only meaningful when no reference went untracked), most shared first.
+    pub fn shared_blocks(&self) -> Vec<SharedBlock> {
+        let mut v: Vec<SharedBlock> = self
+            .blocks
+            .iter()
+            .filter(|(_, u)| u.seen > 1 || u.refcount > 1)
+            .map(|(&block, u)| SharedBlock {
+                block,
+                inodes: u.seen,
+                refcount: u.refcount,
+            })
+            .collect();
+        v.sort_by(|a, b| b.inodes.cmp(&a.inodes).then(a.block.cmp(&b.block)));
+        v
+    }
+}
+
+/// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
+fn may_have_xattrs(raw: &[u8]) -> bool {
+    let d = Bytes::new(raw);
+    let file_acl = u64::from(d.le32(0x68)) | (u64::from(d.le16(0x76)) << 32);
+    if file_acl != 0 {
+        return true;
+    }
+    if raw.len() <= 128 {
+        return false;
+    }
+    let extra = usize::from(d.le16(0x80));
+    d.le32(128 + extra) == xattr::MAGIC
+}
+
+/// Scan every in-use inode and gather xattr statistics.
+pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrStats, ScanCounts) {
+    scan_in_use(
+        fs,
+        XattrStats::default,
+        |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
+            let d = Bytes::new(raw);
+            if d.le32(0x20) & inode::EA_INODE_FL != 0 {
+                st.ea_value_inodes += 1;
+            }
+            if !may_have_xattrs(raw) {
+                return;
+            }
+            let ind = Inode::parse(raw);
+            let xa = inode::inode_xattrs(fs, raw, &ind);
+            for p in &xa.problems {
+                counts.problem(format!("inode {ino}: {p}"));
+            }
+            st.add_inode(&xa);
+        },
+        XattrStats::merge,
+        progress,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inode::{InodeXattrs, XattrBlockInfo, XattrItem};
+
+    fn one(name: String, loc: XattrLocation, size: u32) -> InodeXattrs<'static> {
+        InodeXattrs {
+            items: vec![XattrItem {
+                name,
+                value_size: size,
+                location: loc,
+                cost: if matches!(loc, XattrLocation::EaInode(_)) {
+                    20
+                } else {
+                    20 + size as usize
+                },
+                value: None,
+            }],
+            ..InodeXattrs::default()
+        }
+    }
+
+    #[test]
+    fn placement_counts_and_histogram() {
+        let mut st = XattrStats::default();
+        st.add_inode(&one("user.a".into(), XattrLocation::Inode, 4));
+        let mut b = one("user.big".into(), XattrLocation::Block(9), 300);
+        b.block = Some(XattrBlockInfo {
+            block: 9,
+            refcount: 2,
+            hash: 0,
+            space: xattr::Space {
+                capacity: 4060,
+                used: 320,
+                free: 3740,
+            },
+            checksum: None,
+            sorted: true,
+        });
+        st.add_inode(&b);
+        st.add_inode(&b);
+        st.add_inode(&one("trusted.v".into(), XattrLocation::EaInode(77), 5000));
+        st.add_inode(&InodeXattrs::default());
+        assert_eq!(st.inodes_with_xattrs, 4);
+        assert_eq!(st.all_in_inode, 1);
+        assert_eq!(st.spill_to_block, 2);
+        assert_eq!(st.use_ea_inode, 1);
+        assert_eq!(st.bytes_in_inode, 24);
+        assert_eq!(st.bytes_in_blocks, 640);
+        assert_eq!(st.bytes_in_ea_inodes, 5000);
+        assert_eq!(st.footprint_hist[0], 1); // 24 bytes
+        assert_eq!(st.footprint_hist[4], 2); // 320 bytes
+        assert_eq!(st.footprint_hist[8], 1); // 20 + 5000 bytes
+        let sh = st.shared_blocks();
+        assert_eq!(
+            sh,
+            vec![SharedBlock {
+                block: 9,
+                inodes: 2,
+                refcount: 2
+            }]
+        );
+        assert_eq!(st.top_names(1)[0].0, "user.big");
+    }
+
+    #[test]
+    fn name_table_is_capped() {
+        let mut a = XattrStats::default();
+        let mut b = XattrStats::default();
+        for i in 0..MAX_NAMES + 100 {
+            a.add_inode(&one(format!("user.n{i}"), XattrLocation::Inode, 1));
+            b.add_inode(&one(format!("user.m{i}"), XattrLocation::Inode, 1));
+        }
+        assert_eq!(a.distinct_names(), MAX_NAMES);
+        assert_eq!(a.names_untracked, 100);
+        let m = a.merge(b);
+        assert_eq!(m.distinct_names(), MAX_NAMES);
+        assert_eq!(m.names_untracked, 100 + 100 + MAX_NAMES as u64);
+        assert_eq!(m.xattr_count, 2 * (MAX_NAMES as u64 + 100));
+    }
+}
