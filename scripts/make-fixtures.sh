@@ -22,6 +22,7 @@ if command -v setfacl >/dev/null; then
   setfacl -m u:1000:rw "$tree/docs/small.txt"
   setfacl -d -m g:100:rx "$tree/docs/sub"
 fi
+find "$tree" -exec touch -h -d @1700000000 {} +
 img=fixtures/example.img
 rm -f "$img"
 truncate -s 4M "$img"

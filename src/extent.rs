@@ -333,7 +333,7 @@ fn walk_node<'a, F>(
         for e in leaf_entries(node, h) {
             let end = e.physical.checked_add(u64::from(e.len));
             if e.len > 0
-                && (!limits.in_range(e.physical) || end.map_or(true, |x| x > limits.blocks_count))
+                && (!limits.in_range(e.physical) || end.is_none_or(|x| x > limits.blocks_count))
             {
                 w.problems.push(format!(
                     "extent (logical {}, {} blocks) maps to blocks {}..{} outside the filesystem (0..{})",
