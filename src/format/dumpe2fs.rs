@@ -938,8 +938,16 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     if !opts.group_only {
         let mut s = String::with_capacity(4096);
         list_super(&fs.sb, &mut s);
-        if fs.geo.journal_dev {
-            match journal::read_external(fs) {
+        // The journal superblock: of the device itself (journal_dev, and nothing else follows),
+        // or of the internal journal inode. A failure ends the dump, as dumpe2fs exits there.
+        let external = fs.geo.journal_dev;
+        if external || (fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0) {
+            let read = if external {
+                journal::read_external(fs)
+            } else {
+                journal::read_internal(fs, verify)
+            };
+            match read {
                 Ok(buf) => list_journal(
                     &buf,
                     fs.block_size() as u32,
@@ -948,46 +956,15 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 ),
                 Err(e) => {
                     out.write_all(s.as_bytes())?;
-                    rep.stderr.push(match e {
-                        JournalFailure::BadMagic => {
-                            "dumpe2fs: Couldn't find journal superblock magic numbers".to_string()
-                        }
-                        JournalFailure::ReadInode(m) | JournalFailure::ReadSuper(m) => {
-                            format!("dumpe2fs: {m} while reading journal superblock")
-                        }
-                    });
+                    rep.stderr.push(journal_failure_message(e, external));
                     rep.aborted = true;
                     return Ok(rep);
                 }
             }
-            out.write_all(s.as_bytes())?;
-            finish(out, &mut rep, retval_csum)?;
-            return Ok(rep);
-        }
-        if fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0 {
-            match journal::read_internal(fs, verify) {
-                Ok(buf) => list_journal(
-                    &buf,
-                    fs.block_size() as u32,
-                    fs.sb.has_compat(COMPAT_FAST_COMMIT),
-                    &mut s,
-                ),
-                Err(e) => {
-                    out.write_all(s.as_bytes())?;
-                    rep.stderr.push(match e {
-                        JournalFailure::BadMagic => {
-                            "Journal superblock magic number invalid!".to_string()
-                        }
-                        JournalFailure::ReadInode(m) => {
-                            format!("dumpe2fs: {m} while reading journal inode")
-                        }
-                        JournalFailure::ReadSuper(m) => {
-                            format!("dumpe2fs: {m} while reading journal super block")
-                        }
-                    });
-                    rep.aborted = true;
-                    return Ok(rep);
-                }
+            if external {
+                out.write_all(s.as_bytes())?;
+                finish(out, &mut rep, retval_csum)?;
+                return Ok(rep);
             }
         }
         if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
@@ -1080,6 +1057,25 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     }
     finish(out, &mut rep, retval_csum)?;
     Ok(rep)
+}
+
+/// dumpe2fs' message for a journal superblock it could not show.
+fn journal_failure_message(e: JournalFailure, external: bool) -> String {
+    match (e, external) {
+        (JournalFailure::BadMagic, true) => {
+            "dumpe2fs: Couldn't find journal superblock magic numbers".to_string()
+        }
+        (JournalFailure::BadMagic, false) => "Journal superblock magic number invalid!".to_string(),
+        (JournalFailure::ReadInode(m) | JournalFailure::ReadSuper(m), true) => {
+            format!("dumpe2fs: {m} while reading journal superblock")
+        }
+        (JournalFailure::ReadInode(m), false) => {
+            format!("dumpe2fs: {m} while reading journal inode")
+        }
+        (JournalFailure::ReadSuper(m), false) => {
+            format!("dumpe2fs: {m} while reading journal super block")
+        }
+    }
 }
 
 fn finish(
