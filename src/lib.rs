@@ -3,6 +3,19 @@
 //! The library decodes on-disk structures from bounds-checked byte slices (one module per
 //! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
 //! to [`format`]. It never prints.
+//!
+//! ```
+//! use e4inspect::{fs::{Filesystem, OpenOptions}, source::Source};
+//!
+//! // Anything that is not an ext2/3/4 filesystem is an error, never a panic.
+//! let src = Source::from_bytes(&[0u8; 4096]).unwrap();
+//! let err = Filesystem::from_source(src, &OpenOptions::default()).unwrap_err();
+//! assert!(err.to_string().contains("Bad magic number in super-block"));
+//!
+//! // Checksums as ext4 computes them: the raw CRC32C register, and uninit_bg's CRC-16.
+//! assert_eq!(e4inspect::csum::crc32c_raw(!0, b"123456789"), 0x1CF9_6D7C);
+//! assert_eq!(e4inspect::csum::crc16(0xFFFF, b"123456789"), 0x4B37);
+//! ```
 
 pub mod advise;
 pub mod bytes;
