@@ -54,7 +54,7 @@ mk ext2 256K -t ext2 -b 1024 -N 48 -d "$tree"
 mk ext3 2M -t ext3 -b 1024 -N 64 -d "$tree"
 mk ext4 2M -t ext4 -b 1024 -I 256 -N 64 -d "$tree"
 mk bigalloc 4M -t ext4 -b 1024 -O bigalloc -C 4096 -N 64
-mk metabg 1M -t ext4 -b 1024 -O meta_bg,^resize_inode -g 1024 -N 256 -J size=1 -I 1024
+mk metabg 2M -t ext4 -b 1024 -O meta_bg,^resize_inode -g 1024 -N 256 -J size=1 -I 1024
 mk ext4_4k 4M -t ext4 -b 4096 -O inline_data,^has_journal -N 64 -d "$tree"
 # xattrs in the inode body and in an external block
 cmds="$work/ea.cmds"
