@@ -80,10 +80,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         }
     };
     if args.json {
-        let v = e4inspect::format::json::dump(&fs, args.header_only);
+        // Streamed: the groups are produced while they are written, so memory stays flat.
+        let doc = e4inspect::format::json::document(&fs, args.header_only);
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
-        serde_json::to_writer_pretty(&mut w, &v)?;
+        serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
         w.flush()?;
         return Ok(EXIT_OK);

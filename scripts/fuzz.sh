@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Run every cargo-fuzz target for a bounded time, with seed corpora generated from the shipped
+# fixture and a few small mke2fs images. Not run in CI (it takes minutes and needs libFuzzer).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
+#
+# Environment: FUZZ_JOBS (parallel jobs per target, default 1), FUZZ_RSS_MB (default 1024),
+# FUZZ_MALLOC_MB (largest single allocation allowed, default 256: catches allocations sized by a
+# hostile field), CARGO_TARGET_DIR (default fuzz/target).
+# Crashes land in fuzz/artifacts/TARGET/; minimise with
+#   RUSTC_BOOTSTRAP=1 cargo fuzz tmin TARGET fuzz/artifacts/TARGET/crash-...
+# and add each one as a regression test (tests/hostile.rs or a unit test beside the code).
+set -euo pipefail
+
+secs=${1:-60}
+shift || true
+root=$(cd "$(dirname "$0")/.." && pwd)
+fuzz="$root/fuzz"
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(superblock descriptors inode extent xattr journal image)
+fi
+export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "cargo-fuzz missing: cargo install cargo-fuzz" >&2
+    exit 1
+fi
+for t in mke2fs debugfs; do
+    command -v "$t" >/dev/null || { echo "$t missing (apt-get install e2fsprogs)" >&2; exit 1; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export E2FSPROGS_FAKE_TIME=1700000000 MKE2FS_CONFIG=/etc/mke2fs.conf
+uuid=7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b
+
+# A populated tree: regular files, a sparse file with many extents (a depth-1 extent tree), a
+# directory, a slow symlink.
+tree="$work/tree"
+mkdir -p "$tree/d"
+echo hello >"$tree/a"
+head -c 5000 /dev/zero | tr '\0' x >"$tree/b"
+for i in $(seq 0 12); do printf 'x' | dd of="$tree/sparse" bs=1 seek=$((i * 4096)) conv=notrunc status=none; done
+ln -s "$(printf 'l%.0s' $(seq 1 100))" "$tree/longlink"
+for i in $(seq 1 8); do : >"$tree/d/f$i"; done
+
+mk() { # name size mke2fs-args...
+    local name=$1 size=$2
+    shift 2
+    truncate -s "$size" "$work/$name.img"
+    mke2fs -q -F -U "$uuid" -E lazy_itable_init=1,lazy_journal_init=1 "$@" "$work/$name.img"
+}
+mk ext2 256K -t ext2 -b 1024 -N 48 -d "$tree"
+mk ext3 2M -t ext3 -b 1024 -N 64 -d "$tree"
+mk ext4 2M -t ext4 -b 1024 -I 256 -N 64 -d "$tree"
+mk bigalloc 4M -t ext4 -b 1024 -O bigalloc -C 4096 -N 64
+mk metabg 2M -t ext4 -b 1024 -O meta_bg,^resize_inode -g 1024 -N 256 -J size=1 -I 1024
+mk ext4_4k 4M -t ext4 -b 4096 -O inline_data,^has_journal -N 64 -d "$tree"
+# xattrs in the inode body and in an external block
+cmds="$work/ea.cmds"
+: >"$cmds"
+for k in 0 1 2 3 4; do echo "ea_set /a user.k$k $(printf 'v%.0s' $(seq 1 $((20 + 40 * k))))" >>"$cmds"; done
+echo "ea_set /b security.selinux system_u:object_r:etc_t:s0" >>"$cmds"
+debugfs -w -f "$cmds" "$work/ext4.img" >/dev/null 2>&1
+images=("$root/fixtures/example.img" "$work"/*.img)
+
+corpus() { mkdir -p "$fuzz/corpus/$1" && echo "$fuzz/corpus/$1"; }
+imap() { # image ino -> "byte-offset inode-size"
+    local blk off isz bs
+    read -r blk off < <(debugfs -R "imap <$2>" "$1" 2>/dev/null | sed -n 's/.*located at block \([0-9]*\), offset \(0x[0-9a-f]*\).*/\1 \2/p')
+    isz=$(debugfs -R stats "$1" 2>/dev/null | awk -F: '/^Inode size/ {gsub(/ /,"",$2); print $2}')
+    bs=$(debugfs -R stats "$1" 2>/dev/null | awk -F: '/^Block size/ {gsub(/ /,"",$2); print $2}')
+    [ -n "$blk" ] && echo "$((blk * bs + off)) $isz $bs"
+}
+n=0
+for img in "${images[@]}"; do
+    n=$((n + 1))
+    head -c 2048 "$img" | tail -c 1024 >"$(corpus superblock)/sb$n"
+    [ "$(stat -c %s "$img")" -le $((4 << 20)) ] && cp "$img" "$(corpus image)/img$n"
+    [ "$(stat -c %s "$img")" -le $((4 << 20)) ] && cp "$img" "$(corpus descriptors)/img$n"
+    { head -c 2048 "$img" | tail -c 1024; head -c 4096 "$img" | tail -c 2048; } >"$(corpus descriptors)/raw$n"
+    for ino in 2 7 8 11 12 13 14 15; do
+        read -r off isz bs < <(imap "$img" $ino) || continue
+        raw="$work/ino"
+        dd if="$img" of="$raw" bs=1 skip="$off" count="$isz" status=none
+        { printf '\x00\x00\x00\x00'; printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((ino & 255)) $((ino >> 8 & 255)) 0 0)"; cat "$raw"; } >"$(corpus inode)/i$n-$ino"
+        { dd if="$raw" bs=1 skip=128 count=2 status=none; cat "$raw"; } >"$(corpus xattr)/i$n-$ino"
+        acl=$(od -An -tu4 -j104 -N4 "$raw" | tr -d ' ')
+        if [ "$acl" != 0 ]; then
+            { printf '\x00\x00'; dd if="$img" bs="$bs" skip="$acl" count=1 status=none; } >"$(corpus xattr)/b$n-$ino"
+        fi
+        if [ "$bs" = 1024 ]; then
+            { dd if="$raw" bs=1 skip=40 count=60 status=none; printf '\x05\x00\x00\x00'; cat "$img"; } >"$(corpus extent)/e$n-$ino"
+        fi
+        if [ $ino = 8 ]; then
+            j=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null | tr -d ' \n')
+            if [ -n "$j" ] && [ "$j" != 0 ]; then
+                { printf '\x00'; dd if="$img" bs="$bs" skip="$j" count=1 status=none | head -c 1024; } >"$(corpus journal)/j$n"
+            fi
+        fi
+    done
+done
+
+cd "$fuzz"
+cargo fuzz build -O
+status=0
+for t in "${targets[@]}"; do
+    echo "=== $t: ${secs}s"
+    max_len=$((1 << 20))
+    case $t in image | descriptors | extent) max_len=$((5 << 20)) ;; esac
+    if ! cargo fuzz run -O "$t" "$fuzz/corpus/$t" -- -max_total_time="$secs" -timeout=10 \
+        -max_len=$max_len -rss_limit_mb="${FUZZ_RSS_MB:-1024}" \
+        -malloc_limit_mb="${FUZZ_MALLOC_MB:-256}" -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" \
+        -print_final_stats=1 2>&1 | tee "$work/$t.log" | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==|SUMMARY|panicked|artifact_prefix|Test unit written)'; then
+        :
+    fi
+    if grep -qE 'Test unit written|deadly signal|panicked' "$work/$t.log"; then
+        echo "!!! $t found a crash; see fuzz/artifacts/$t" >&2
+        status=1
+    fi
+done
+exit $status
