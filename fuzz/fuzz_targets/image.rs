@@ -2,8 +2,8 @@
 //! dumpe2fs formatter (-h, full, -x, -g), the JSON dump, the journal and MMP readers, and fit's
 //! image source (every in-use inode's xattrs) through the evaluator.
 //!
-//! Directory/htree (module `dir`), inode-table scan (module `scan`) and `check` (module `check`)
-//! targets are added here and as their own targets once those modules are on main.
+//! It also runs `check` (every rule), the in-use inode scan behind `xattrs`, path resolution
+//! through directories and htrees, and the per-inode views behind `inode`.
 #![no_main]
 
 use e4inspect::fit;
@@ -28,9 +28,16 @@ fuzz_target!(|data: &[u8]| {
         let _ = dump(&fs, &opts, &mut out);
         let _ = e4inspect::format::json::dump(&fs, true);
     }
+    if let Ok(src) = Source::from_bytes(data) {
+        let _ = e4inspect::check::check_source(src, &e4inspect::check::CheckOptions::default());
+    }
     let Some(fs) = open(data, false) else {
         return;
     };
+    let _ = e4inspect::scan::xattr_stats(&fs, &|_| {});
+    for path in ["/", "/lost+found", "/a/b/c", "/docs/small.txt"] {
+        let _ = e4inspect::dir::resolve_path(&fs, path);
+    }
     for opts in [
         DumpOptions::default(),
         DumpOptions { hex: true, ignore_80col: true, ..Default::default() },
@@ -46,6 +53,12 @@ fuzz_target!(|data: &[u8]| {
     for ino in [1, 2, 7, 8, 11, 12, u32::MAX] {
         let _ = fs.read_inode_checked(ino, false);
         let _ = fit::read_inode_xattrs(&fs, ino);
+        if let Ok(raw) = fs.inode_raw(ino) {
+            let ind = e4inspect::inode::Inode::parse(raw);
+            let _ = e4inspect::inode::inode_xattrs(&fs, raw, &ind);
+            let _ = e4inspect::inode::data_map(&fs, ino, &ind, None);
+            let _ = e4inspect::dir::dir_blocks(&fs, ino, &ind);
+        }
     }
     let base = fit::image_params(&fs).for_inode_size(256);
     if let Ok(mut ev) = fit::Evaluator::new(base, &[128, 256, 1024], 256) {

@@ -236,6 +236,21 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     if let Some(img) = &args.from_image {
         let fs = e4inspect::fs::Filesystem::open(img, &Default::default())?;
         let sb = &fs.sb;
+        // Free counts above the totals mean a damaged superblock, not a workload: an operational
+        // error (exit 8), not a refused request.
+        if u64::from(sb.free_inodes_count) > u64::from(sb.inodes_count)
+            || sb.free_blocks_count() > sb.blocks_count()
+        {
+            return Err(e4inspect::Error::corrupt(format!(
+                "{}: superblock free counts exceed the totals (free inodes {} of {}, free blocks {} of {}); run `e4inspect check`",
+                img.display(),
+                sb.free_inodes_count,
+                sb.inodes_count,
+                sb.free_blocks_count(),
+                sb.blocks_count()
+            ))
+            .into());
+        }
         let used_inodes = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes_count));
         let used_bytes = sb
             .blocks_count()
