@@ -156,11 +156,14 @@ impl Filesystem {
         let (p, strict_failure) = match first {
             Ok(x) => x,
             Err(failure) => {
-                let hint = if sb_block == 0 {
-                    backup_hint(&src)
+                let mut hint = if failure == OpenFailure::ShortRead {
+                    short_read_detail(&src, sb_block, opts.blocksize)
                 } else {
                     String::new()
                 };
+                if sb_block == 0 {
+                    hint.push_str(&backup_hint(&src));
+                }
                 return Err(Error::Open { failure, hint });
             }
         };
@@ -440,6 +443,44 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
         bs *= 2;
     }
     found
+}
+
+/// Name the structure and byte range that a short read hit (superblock or descriptor table).
+fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> String {
+    let len = src.len();
+    let sb_off = if sb_block == 0 {
+        SUPERBLOCK_OFFSET
+    } else {
+        sb_block.saturating_mul(blocksize.unwrap_or(1024))
+    };
+    let Some(raw) = src.try_read(sb_off, SUPERBLOCK_SIZE as u64) else {
+        return format!(
+            ": the superblock at byte offset {sb_off} (1024 bytes) lies beyond the end of the image ({len} bytes)"
+        );
+    };
+    let Ok(sb) = Superblock::parse(raw) else {
+        return String::new();
+    };
+    let Ok(geo) = Geometry::new(&sb, true) else {
+        return String::new();
+    };
+    let group_block = if sb_block == 0 {
+        geo.first_data_block
+    } else {
+        sb_block
+    };
+    let zero_adjust = u64::from(group_block == 0 && geo.block_size == 1024);
+    for i in [0, geo.desc_blocks.saturating_sub(1)] {
+        let blk = desc_block_loc(&geo, group_block, zero_adjust, i);
+        let off = blk.saturating_mul(geo.block_size);
+        if src.try_read(off, geo.block_size).is_none() {
+            return format!(
+                ": group descriptor block {i} (block {blk}, byte offset {off}, {} bytes) lies beyond the end of the image ({len} bytes): image truncated?",
+                geo.block_size
+            );
+        }
+    }
+    String::new()
 }
 
 fn backup_hint(src: &Source) -> String {
