@@ -79,7 +79,7 @@ pub fn select_window(src: Source, opts: &OpenOptions) -> Result<(Source, Option<
     if partition::has_ext_magic(&src, 0) {
         return Ok((src, None));
     }
-    if let Some((kind, parts)) = table {
+    if let Some((kind, parts)) = table.filter(|(_, p)| !p.is_empty()) {
         let ext: Vec<&Partition> = parts.iter().filter(|p| p.has_ext_magic).collect();
         if ext.len() == 1 {
             if let Some(p) = ext.first().map(|p| (*p).clone()) {
@@ -163,6 +163,11 @@ impl Filesystem {
                 };
                 if sb_block == 0 {
                     hint.push_str(&backup_hint(&src));
+                }
+                if failure == OpenFailure::BadMagic && hint.is_empty() {
+                    if let Some(other) = foreign_filesystem(&src) {
+                        hint = format!(" (the image holds {other}, not ext2/3/4)");
+                    }
                 }
                 return Err(Error::Open { failure, hint });
             }
@@ -481,6 +486,30 @@ fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> Str
         }
     }
     String::new()
+}
+
+/// Recognise a few other filesystems and containers by their magic, for a clearer message.
+pub fn foreign_filesystem(src: &Source) -> Option<&'static str> {
+    let at = |off: u64, magic: &[u8]| src.try_read(off, magic.len() as u64) == Some(magic);
+    let found = [
+        (0x52, &b"FAT32   "[..], "a FAT32 filesystem"),
+        (0x36, b"FAT1", "a FAT filesystem"),
+        (0x36, b"FAT ", "a FAT filesystem"),
+        (3, b"NTFS    ", "an NTFS filesystem"),
+        (3, b"EXFAT   ", "an exFAT filesystem"),
+        (0, b"XFSB", "an XFS filesystem"),
+        (0x10040, b"_BHRfS_M", "a btrfs filesystem"),
+        (0, b"LUKS\xba\xbe", "a LUKS container"),
+        (0, b"hsqs", "a squashfs image"),
+        (0x8001, b"CD001", "an ISO 9660 image"),
+        (4086, b"SWAPSPACE2", "a swap area"),
+        (
+            0,
+            b"QFI\xfb",
+            "a qcow2 image (convert it with qemu-img first)",
+        ),
+    ];
+    found.iter().find(|(o, m, _)| at(*o, m)).map(|(_, _, n)| *n)
 }
 
 fn backup_hint(src: &Source) -> String {
