@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(superblock descriptors inode extent xattr journal image)
+    targets=(superblock descriptors inode extent xattr journal dir image)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -54,7 +54,7 @@ mk ext2 256K -t ext2 -b 1024 -N 48 -d "$tree"
 mk ext3 2M -t ext3 -b 1024 -N 64 -d "$tree"
 mk ext4 2M -t ext4 -b 1024 -I 256 -N 64 -d "$tree"
 mk bigalloc 4M -t ext4 -b 1024 -O bigalloc -C 4096 -N 64
-mk metabg 2M -t ext4 -b 1024 -O meta_bg,^resize_inode -g 1024 -N 256 -J size=1 -I 1024
+mk metabg 4M -t ext4 -b 1024 -O meta_bg,^resize_inode -g 1024 -N 256 -J size=1 -I 1024
 mk ext4_4k 4M -t ext4 -b 4096 -O inline_data,^has_journal -N 64 -d "$tree"
 # xattrs in the inode body and in an external block
 cmds="$work/ea.cmds"
