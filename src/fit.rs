@@ -700,9 +700,13 @@ pub struct ObservedSet {
 
 /// Read the xattr set of inode `ino` from an open filesystem.
 pub fn read_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32) -> Result<ObservedSet> {
+    raw_inode_xattrs(fs, ino, fs.inode_raw(ino)?)
+}
+
+/// As [`read_inode_xattrs`], from the inode's on-disk record already at hand.
+pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Result<ObservedSet> {
     use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_METADATA_CSUM};
     use crate::xattr::{parse_block, parse_ibody};
-    let raw = fs.inode_raw(ino)?;
     let inode = crate::inode::Inode::parse(raw);
     let extra = if raw.len() > 128 {
         inode.extra_isize
@@ -777,28 +781,27 @@ pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
     }
 }
 
-/// Iterator over the in-use inodes of an image and their xattr sets. Skips `INODE_UNINIT`
-/// groups, the unused tail of each inode table (`itable_unused`), reserved inodes other than the
-/// root, and EA inodes themselves. Items are errors for unreadable inodes or groups; the walk
-/// goes on after them.
+/// Iterator over the in-use inodes of an image and their xattr sets: the inodes the xattrs scan
+/// visits ([`crate::scan::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
+/// reserved inodes other than the root, EA inodes themselves and unlinked inodes. Items are errors
+/// for unreadable inodes or groups; the walk goes on after them.
 pub struct ImageInodes<'a> {
     fs: &'a crate::fs::Filesystem,
-    group: u32,
-    index: u32,
-    limit: u32,
-    bitmap: Option<&'a [u8]>,
-    group_ready: bool,
+    next_group: u32,
+    group: Option<crate::scan::GroupInodes<'a>>,
+    slot: usize,
+    /// Problems met while selecting a group, handed out as error items.
+    pending: Vec<String>,
 }
 
 /// Walk the in-use inodes of `fs`.
 pub fn image_inodes(fs: &crate::fs::Filesystem) -> ImageInodes<'_> {
     ImageInodes {
         fs,
-        group: 0,
-        index: 0,
-        limit: 0,
-        bitmap: None,
-        group_ready: false,
+        next_group: 0,
+        group: None,
+        slot: 0,
+        pending: Vec::new(),
     }
 }
 
@@ -806,71 +809,39 @@ impl Iterator for ImageInodes<'_> {
     type Item = Result<ObservedSet>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        use crate::group::BG_INODE_UNINIT;
         let fs = self.fs;
-        let ipg = fs.geo.inodes_per_group;
-        let csum = fs.ctx.metadata_csum || fs.ctx.gdt_csum;
         loop {
-            if self.group >= fs.group_count() {
-                return None;
+            if let Some(p) = self.pending.pop() {
+                return Some(Err(Error::corrupt(p)));
             }
-            if !self.group_ready {
-                self.group_ready = true;
-                self.index = 0;
-                let gd = match fs.desc(self.group) {
-                    Ok(g) => g,
-                    Err(e) => {
-                        self.group += 1;
-                        self.group_ready = false;
-                        return Some(Err(e));
-                    }
-                };
-                if csum && gd.has_flag(BG_INODE_UNINIT) {
-                    self.group += 1;
-                    self.group_ready = false;
-                    continue;
+            let Some(group) = self.group else {
+                if self.next_group >= fs.group_count() {
+                    return None;
                 }
-                self.limit = if csum {
-                    ipg.saturating_sub(gd.itable_unused)
-                } else {
-                    ipg
-                };
-                self.bitmap = match fs.block(gd.inode_bitmap) {
-                    Ok(b) => Some(b),
-                    Err(e) => {
-                        self.group += 1;
-                        self.group_ready = false;
-                        return Some(Err(e));
-                    }
-                };
-            }
-            if self.index >= self.limit {
-                self.group += 1;
-                self.group_ready = false;
+                let mut counts = crate::scan::ScanCounts::default();
+                self.group = crate::scan::group_inodes(fs, self.next_group, &mut counts);
+                self.next_group += 1;
+                self.slot = 0;
+                self.pending = counts.problems;
+                continue;
+            };
+            if self.slot >= group.slots() {
+                self.group = None;
                 continue;
             }
-            let idx = self.index;
-            self.index += 1;
-            let used = self
-                .bitmap
-                .and_then(|b| b.get((idx / 8) as usize))
-                .is_some_and(|byte| byte & (1 << (idx % 8)) != 0);
-            if !used {
+            let i = self.slot;
+            self.slot += 1;
+            let Some((ino, raw)) = group.get(i) else {
                 continue;
-            }
-            let ino: u32 = (self.group as u64 * ipg as u64 + idx as u64 + 1)
-                .try_into()
-                .ok()?;
+            };
             if ino != 2 && ino < fs.sb.first_ino() {
                 continue;
             }
-            if let Ok(raw) = fs.inode_raw(ino) {
-                let inode = crate::inode::Inode::parse(raw);
-                if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
-                    continue;
-                }
+            let inode = crate::inode::Inode::parse(raw);
+            if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
+                continue;
             }
-            return Some(read_inode_xattrs(fs, ino));
+            return Some(raw_inode_xattrs(fs, ino, raw));
         }
     }
 }

@@ -65,24 +65,62 @@ impl ScanCounts {
     }
 }
 
-fn scan_group<T, V>(fs: &Filesystem, g: u32, acc: &mut T, counts: &mut ScanCounts, visit: &V)
-where
-    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]),
-{
+/// The in-use part of one group's inode table: the slots before the unused tail, and the
+/// group's inode bitmap saying which of them are in use.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupInodes<'a> {
+    /// Inode number of the table's first slot.
+    first_ino: u64,
+    /// The table up to the unused tail (whole inode records).
+    table: &'a [u8],
+    bitmap: Bytes<'a>,
+    inode_size: usize,
+}
+
+impl<'a> GroupInodes<'a> {
+    /// Number of slots covered (in use or not).
+    pub fn slots(&self) -> usize {
+        self.table.len() / self.inode_size.max(1)
+    }
+    /// Slot `i` when its bitmap bit is set: its inode number and on-disk record.
+    pub fn get(&self, i: usize) -> Option<(u32, &'a [u8])> {
+        if self.bitmap.u8(i / 8) & (1 << (i % 8)) == 0 {
+            return None;
+        }
+        let raw = self
+            .table
+            .get(i * self.inode_size..(i + 1) * self.inode_size)?;
+        let ino = u32::try_from(self.first_ino + i as u64).ok()?;
+        Some((ino, raw))
+    }
+    /// Every in-use slot, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
+        (0..self.slots()).filter_map(|i| self.get(i))
+    }
+}
+
+/// Which inodes of group `g` the scan visits: none for an INODE_UNINIT group (with descriptor
+/// checksums) or an empty table, else the table up to `bg_itable_unused` and the bitmap. What was
+/// skipped or could not be read is recorded in `counts`.
+pub fn group_inodes<'a>(
+    fs: &'a Filesystem,
+    g: u32,
+    counts: &mut ScanCounts,
+) -> Option<GroupInodes<'a>> {
     let ipg = fs.geo.inodes_per_group;
     let isz = u64::from(fs.geo.inode_size);
     let gd = match fs.desc(g) {
         Ok(d) => d,
         Err(e) => {
             counts.problem(format!("group {g}: {e}"));
-            return;
+            return None;
         }
     };
     let csum = fs.sb.has_group_desc_csum();
     if csum && gd.has_flag(BG_INODE_UNINIT) {
         counts.groups_uninit += 1;
         counts.inodes_unused_tail += u64::from(ipg);
-        return;
+        return None;
     }
     let mut used = ipg;
     if csum {
@@ -97,13 +135,13 @@ where
     }
     counts.inodes_unused_tail += u64::from(ipg - used);
     if used == 0 {
-        return;
+        return None;
     }
     let bitmap = match fs.block(gd.inode_bitmap) {
         Ok(b) => Bytes::new(b),
         Err(e) => {
             counts.problem(format!("group {g}: inode bitmap: {e}"));
-            return;
+            return None;
         }
     };
     let table = gd
@@ -123,17 +161,27 @@ where
         Ok(t) => t,
         Err(e) => {
             counts.problem(e);
-            return;
+            return None;
         }
     };
     counts.itable_bytes += table.len() as u64;
-    let base = u64::from(g) * u64::from(ipg) + 1;
-    for (i, raw) in table.chunks_exact(isz as usize).enumerate() {
-        if bitmap.u8(i / 8) & (1 << (i % 8)) == 0 {
-            continue;
-        }
+    Some(GroupInodes {
+        first_ino: u64::from(g) * u64::from(ipg) + 1,
+        table,
+        bitmap,
+        inode_size: isz as usize,
+    })
+}
+
+fn scan_group<T, V>(fs: &Filesystem, g: u32, acc: &mut T, counts: &mut ScanCounts, visit: &V)
+where
+    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]),
+{
+    let Some(group) = group_inodes(fs, g, counts) else {
+        return;
+    };
+    for (ino, raw) in group.iter() {
         counts.inodes_in_use += 1;
-        let ino = (base + i as u64) as u32;
         visit(acc, counts, ino, raw);
     }
 }
