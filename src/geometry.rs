@@ -91,7 +91,15 @@ pub struct GroupLayout {
     pub used_blks: u64,
 }
 
-fn is_power_of(mut n: u32, base: u32) -> bool {
+/// The sparse_super rule: groups 0 and 1 and the powers of 3, 5 and 7 carry superblock backups.
+pub fn sparse_super_group(g: u64) -> bool {
+    if g <= 1 {
+        return true;
+    }
+    g & 1 == 1 && (is_power_of(g, 3) || is_power_of(g, 5) || is_power_of(g, 7))
+}
+
+fn is_power_of(mut n: u64, base: u64) -> bool {
     while n > 1 {
         if n % base != 0 {
             return false;
@@ -241,13 +249,7 @@ impl Geometry {
         if self.sparse_super2 {
             return g == self.backup_bgs[0] || g == self.backup_bgs[1];
         }
-        if g <= 1 || !self.sparse_super {
-            return true;
-        }
-        if g & 1 == 0 {
-            return false;
-        }
-        is_power_of(g, 3) || is_power_of(g, 5) || is_power_of(g, 7)
+        !self.sparse_super || sparse_super_group(u64::from(g))
     }
     /// Descriptor blocks counted for a group with a classic table copy (meta_bg: first_meta_bg).
     pub fn old_desc_blocks(&self) -> u64 {
