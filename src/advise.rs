@@ -839,9 +839,14 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Parse a size with an optional K/M/G/T/P suffix (powers of 1024; `B`, `iB` accepted).
+/// Parse a size with an optional K/M/G/T/P suffix (powers of 1024; `B`, `iB` accepted), a plain
+/// byte count (exact, hex with `0x`), or a decimal fraction with a suffix (`1.5T`).
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return u64::from_str_radix(h, 16)
+            .map_err(|_| Error::Invalid(format!("'{s}' is not a hexadecimal number")));
+    }
     let t2 = t.trim_end_matches(['b', 'B']).trim_end_matches('i');
     let (num, mult) = match t2.chars().last() {
         Some(c) if c.is_ascii_alphabetic() => {
@@ -857,8 +862,13 @@ pub fn parse_size(s: &str) -> Result<u64> {
         }
         _ => (t2, 1),
     };
+    let num = num.trim();
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(mult)
+            .ok_or_else(|| Error::Invalid(format!("size '{s}' out of range")));
+    }
     let v: f64 = num
-        .trim()
         .parse()
         .map_err(|_| Error::Invalid(format!("'{s}' is not a size (e.g. 4T, 512M, 1048576)")))?;
     if v.is_nan() || v < 0.0 || v * mult as f64 > u64::MAX as f64 {

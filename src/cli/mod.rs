@@ -40,25 +40,10 @@ impl SourceArgs {
     }
 }
 
-/// Parse a size with an optional K/M/G/T/P suffix (powers of 1024), or a plain byte count.
+/// Parse a size with an optional K/M/G/T/P suffix (powers of 1024), a byte count or `0x` hex
+/// (clap value parser over [`e4inspect::advise::parse_size`]).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mul) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        Some('P') => (&t[..t.len() - 1], 1 << 50),
-        _ => (t, 1),
-    };
-    let n: u64 = if let Some(h) = num.strip_prefix("0x") {
-        u64::from_str_radix(h, 16).map_err(|e| format!("invalid size '{s}': {e}"))?
-    } else {
-        num.parse()
-            .map_err(|e| format!("invalid size '{s}': {e}"))?
-    };
-    n.checked_mul(mul)
-        .ok_or_else(|| format!("size '{s}' is too large"))
+    e4inspect::advise::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// One line on stderr for an operational error, naming the path.
