@@ -8,9 +8,8 @@ use std::process::Command;
 
 const UUID: &str = "11111111-2222-3333-4444-555555555555";
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("-V").output().is_ok()
-}
+mod common;
+use common::have;
 
 /// (name, mke2fs arguments, size in MiB)
 const LAYOUTS: &[(&str, &str, u64)] = &[
