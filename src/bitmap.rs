@@ -84,13 +84,17 @@ pub fn bitmap_checksum(fs: &Filesystem, kind: Kind, bytes: &[u8]) -> u32 {
 }
 
 /// The on-disk bitmap bytes of a group (only the first `nbytes`), or `None` when not read.
-fn disk_bitmap<'a>(fs: &'a Filesystem, gd: &GroupDesc, kind: Kind) -> Option<Result<&'a [u8]>> {
+fn disk_bitmap(fs: &Filesystem, gd: &GroupDesc, kind: Kind) -> Option<Result<Vec<u8>>> {
     let loc = bitmap_source(fs, gd, kind)?;
     let n = match kind {
         Kind::Block => block_nbytes(fs),
         Kind::Inode => inode_nbytes(fs),
     };
-    Some(fs.block(loc).map(|b| b.get(..n).unwrap_or(b)))
+    // Read once per scan: bypass the block cache, which keeps metadata that is read again.
+    Some(fs.block_uncached(loc).map(|mut b| {
+        b.truncate(n);
+        b
+    }))
 }
 
 /// Replay `ext2fs_read_bitmaps`' error behaviour: the first failure in group order, if any.
@@ -115,7 +119,7 @@ pub fn read_check(fs: &Filesystem, ignore_csum: bool) -> std::result::Result<(),
                         Kind::Block => gd.block_bitmap_csum,
                         Kind::Inode => gd.inode_bitmap_csum,
                     };
-                    if csum && bitmap_checksum(fs, kind, bytes) != stored {
+                    if csum && bitmap_checksum(fs, kind, &bytes) != stored {
                         return Some(ReadFailure::Csum(kind, g));
                     }
                 }
@@ -239,7 +243,7 @@ pub fn group_block_bitmap(
     out.clear();
     let n = block_nbytes(fs);
     match disk_bitmap(fs, gd, Kind::Block) {
-        Some(b) => out.extend_from_slice(b?),
+        Some(b) => out.extend_from_slice(&b?),
         None => out.resize(n, 0),
     }
     out.resize(n, 0);
@@ -254,7 +258,7 @@ pub fn group_inode_bitmap(fs: &Filesystem, gd: &GroupDesc, out: &mut Vec<u8>) ->
     out.clear();
     let n = inode_nbytes(fs);
     match disk_bitmap(fs, gd, Kind::Inode) {
-        Some(b) => out.extend_from_slice(b?),
+        Some(b) => out.extend_from_slice(&b?),
         None => out.resize(n, 0),
     }
     out.resize(n, 0);

@@ -264,7 +264,7 @@ fn inline_dir_entries(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8
         .items
         .iter()
         .find(|x| x.name == "system.data")
-        .and_then(|x| x.value)
+        .and_then(|x| x.value.as_deref())
     {
         push(v);
     }
@@ -279,7 +279,7 @@ fn names_match(stored: &[u8], wanted: &[u8], casefold: bool) -> bool {
 /// too, whatever the hash). Casefolded directories also match ASCII case-insensitively.
 pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
     let raw = fs.inode_raw(dir)?;
-    let inode = Inode::parse(raw);
+    let inode = Inode::parse(&raw);
     if !inode.is_dir() {
         return Err(Error::Invalid(format!("inode {dir} is not a directory")));
     }
@@ -288,14 +288,14 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
         return Ok(Some(dir));
     }
     if inode.has_flag(inode::INLINE_DATA_FL) {
-        return Ok(inline_dir_entries(fs, raw, &inode)
+        return Ok(inline_dir_entries(fs, &raw, &inode)
             .into_iter()
             .find(|(n, _)| names_match(n, name, casefold))
             .map(|(_, i)| i));
     }
     for (_, pblk) in dir_blocks(fs, dir, &inode)? {
         let Ok(b) = fs.block(pblk) else { continue };
-        let db = parse_dir_block(b, None);
+        let db = parse_dir_block(&b, None);
         if let Some(e) = db
             .entries
             .iter()

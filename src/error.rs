@@ -16,6 +16,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The operating system reported an error while reading (a failing disk, a detached device).
+    #[error("{path}: I/O error reading {what} at byte offset {offset} (length {len}): {source}")]
+    Read {
+        path: PathBuf,
+        what: String,
+        offset: u64,
+        len: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The input became shorter than it was when opened (truncated by another process).
+    #[error("{path}: short read of {what} at byte offset {offset} (length {len}): the input shrank while being read (it was {size} bytes when opened)")]
+    Shrunk {
+        path: PathBuf,
+        what: String,
+        offset: u64,
+        len: u64,
+        size: u64,
+    },
     /// A structure lies (partly) beyond the end of the source.
     #[error("{what} at byte offset {offset} (length {len}) lies beyond the end of the image ({size} bytes): image truncated?")]
     Truncated {

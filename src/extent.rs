@@ -111,9 +111,10 @@ pub fn index_entries(node: &[u8], h: &ExtentHeader) -> Vec<ExtentIndex> {
 /// Map logical block `lblk` through the extent tree rooted in `root` (i_block, 60 bytes).
 /// `read_block` returns a block's bytes. Walks at most MAX_DEPTH levels, each one level deeper than
 /// its parent claims, so cycles end. Returns `None` for a hole.
-pub fn map_extent<'a, F>(root: &[u8], lblk: u32, mut read_block: F) -> Result<Option<u64>>
+pub fn map_extent<F, B>(root: &[u8], lblk: u32, mut read_block: F) -> Result<Option<u64>>
 where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     let mut h = ExtentHeader::parse(root)?;
     let mut node: Vec<u8> = root.to_vec();
@@ -140,7 +141,7 @@ where
             return Err(Error::corrupt("extent tree deeper than allowed"));
         }
         let child = read_block(ix.child)?;
-        let ch = ExtentHeader::parse(child)?;
+        let ch = ExtentHeader::parse(&child)?;
         if ch.depth + 1 != h.depth {
             return Err(Error::corrupt(format!(
                 "extent block {} has depth {}, its parent {}",
@@ -153,14 +154,15 @@ where
 }
 
 /// Map logical block `lblk` through a classic direct/indirect block map (`i_block` as 15 u32).
-pub fn map_blockmap<'a, F>(
+pub fn map_blockmap<F, B>(
     iblock: &[u8],
     block_size: u64,
     lblk: u32,
     mut read_block: F,
 ) -> Result<Option<u64>>
 where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     let d = Bytes::new(iblock);
     let per = block_size / 4;
@@ -189,7 +191,7 @@ where
                 let idx = (rem / div.max(1)) as usize;
                 rem %= div.max(1);
                 div /= per;
-                blk = u64::from(Bytes::new(b).le32(4 * idx));
+                blk = u64::from(Bytes::new(&b).le32(4 * idx));
             }
             return Ok((blk != 0).then_some(blk));
         }
@@ -300,13 +302,10 @@ impl ExtentWalk {
 /// once (a block met twice is a cycle or a shared node and is reported, not followed), a child must
 /// be exactly one level below its parent, depth is at most [`MAX_DEPTH`], and entries per node are
 /// limited by the node's size. Errors only when the root itself is unusable.
-pub fn walk_extents<'a, F>(
-    root: &[u8],
-    limits: &WalkLimits,
-    mut read_block: F,
-) -> Result<ExtentWalk>
+pub fn walk_extents<F, B>(root: &[u8], limits: &WalkLimits, mut read_block: F) -> Result<ExtentWalk>
 where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     let h = ExtentHeader::parse(root)?;
     let mut w = ExtentWalk {
@@ -318,7 +317,7 @@ where
     Ok(w)
 }
 
-fn walk_node<'a, F>(
+fn walk_node<F, B>(
     node: &[u8],
     h: &ExtentHeader,
     level: u16,
@@ -327,7 +326,8 @@ fn walk_node<'a, F>(
     seen: &mut std::collections::HashSet<u64>,
     w: &mut ExtentWalk,
 ) where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     if h.depth == 0 {
         for e in leaf_entries(node, h) {
@@ -376,7 +376,7 @@ fn walk_node<'a, F>(
                 continue;
             }
         };
-        let ch = match ExtentHeader::parse(child) {
+        let ch = match ExtentHeader::parse(&child) {
             Ok(ch) => ch,
             Err(e) => {
                 w.problems
@@ -391,7 +391,7 @@ fn walk_node<'a, F>(
             ));
             continue;
         }
-        let csum = limits.csum_seed.map(|s| extent_block_csum(s, child, &ch));
+        let csum = limits.csum_seed.map(|s| extent_block_csum(s, &child, &ch));
         if let Some(c) = csum.filter(|c| !c.ok()) {
             w.problems.push(format!(
                 "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
@@ -404,7 +404,7 @@ fn walk_node<'a, F>(
             header: ch,
             csum,
         });
-        walk_node(child, &ch, level + 1, limits, read_block, seen, w);
+        walk_node(&child, &ch, level + 1, limits, read_block, seen, w);
     }
 }
 
@@ -465,14 +465,15 @@ impl BlockMapWalk {
 /// Walk a classic direct/indirect block map (`i_block` as 15 u32) completely. Bounded: each mapping
 /// block is followed at most once, and mapping blocks outside the filesystem end that branch (as
 /// libext2fs' iterator does) with a problem recorded.
-pub fn walk_blockmap<'a, F>(
+pub fn walk_blockmap<F, B>(
     iblock: &[u8],
     block_size: u64,
     limits: &WalkLimits,
     mut read_block: F,
 ) -> BlockMapWalk
 where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     let d = Bytes::new(iblock);
     let per = (block_size / 4).max(1);
@@ -506,7 +507,7 @@ where
 }
 
 #[allow(clippy::too_many_arguments)]
-fn map_level<'a, F>(
+fn map_level<F, B>(
     blk: u64,
     depth: u32,
     base: u64,
@@ -516,7 +517,8 @@ fn map_level<'a, F>(
     seen: &mut std::collections::HashSet<u64>,
     w: &mut BlockMapWalk,
 ) where
-    F: FnMut(u64) -> Result<&'a [u8]>,
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
 {
     let (kind, name) = match depth {
         1 => (MapKind::Ind, "indirect"),
@@ -549,7 +551,7 @@ fn map_level<'a, F>(
             return;
         }
     };
-    let d = Bytes::new(data);
+    let d = Bytes::new(&data);
     let span = per.saturating_pow(depth - 1);
     for i in 0..per {
         let child = u64::from(d.le32(4 * i as usize));

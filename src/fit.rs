@@ -700,7 +700,7 @@ pub struct ObservedSet {
 
 /// Read the xattr set of inode `ino` from an open filesystem.
 pub fn read_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32) -> Result<ObservedSet> {
-    raw_inode_xattrs(fs, ino, fs.inode_raw(ino)?)
+    raw_inode_xattrs(fs, ino, &fs.inode_raw(ino)?)
 }
 
 /// As [`read_inode_xattrs`], from the inode's on-disk record already at hand.
@@ -746,7 +746,7 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
             .sb
             .has_ro_compat(RO_COMPAT_METADATA_CSUM)
             .then(|| fs.csum_seed());
-        let xb = parse_block(blk, inode.file_acl, seed)
+        let xb = parse_block(&blk, inode.file_acl, seed)
             .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
         for e in &xb.entries {
             push(e, Location::Block)?;
@@ -788,7 +788,8 @@ pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
 pub struct ImageInodes<'a> {
     fs: &'a crate::fs::Filesystem,
     next_group: u32,
-    group: Option<crate::scan::GroupInodes<'a>>,
+    group: Option<crate::scan::GroupInodes>,
+    chunk: Option<crate::scan::InodeChunk>,
     slot: usize,
     /// Problems met while selecting a group, handed out as error items.
     pending: Vec<String>,
@@ -800,6 +801,7 @@ pub fn image_inodes(fs: &crate::fs::Filesystem) -> ImageInodes<'_> {
         fs,
         next_group: 0,
         group: None,
+        chunk: None,
         slot: 0,
         pending: Vec::new(),
     }
@@ -814,7 +816,7 @@ impl Iterator for ImageInodes<'_> {
             if let Some(p) = self.pending.pop() {
                 return Some(Err(Error::corrupt(p)));
             }
-            let Some(group) = self.group else {
+            let Some(group) = &self.group else {
                 if self.next_group >= fs.group_count() {
                     return None;
                 }
@@ -822,6 +824,7 @@ impl Iterator for ImageInodes<'_> {
                 self.group = crate::scan::group_inodes(fs, self.next_group, &mut counts);
                 self.next_group += 1;
                 self.slot = 0;
+                self.chunk = None;
                 self.pending = counts.problems;
                 continue;
             };
@@ -831,7 +834,19 @@ impl Iterator for ImageInodes<'_> {
             }
             let i = self.slot;
             self.slot += 1;
-            let Some((ino, raw)) = group.get(i) else {
+            if !group.in_use(i) {
+                continue;
+            }
+            if i == group.chunk_of(i) || self.chunk.is_none() {
+                match group.read_chunk(fs, group.chunk_of(i)) {
+                    Ok(c) => self.chunk = Some(c),
+                    Err(e) => {
+                        self.group = None;
+                        return Some(Err(e));
+                    }
+                }
+            }
+            let Some((ino, raw)) = self.chunk.as_ref().and_then(|c| group.get(c, i)) else {
                 continue;
             };
             if ino != 2 && ino < fs.sb.first_ino() {

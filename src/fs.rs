@@ -10,7 +10,67 @@ use crate::group::{DescContext, GroupDesc};
 use crate::partition::{self, Partition};
 use crate::source::Source;
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// One filesystem block as read from the source (shared with the block cache).
+pub type Block = Arc<[u8]>;
+
+/// Bytes of blocks kept by [`BlockCache`]: metadata that is read again and again (descriptor
+/// blocks, inode table blocks of scattered inodes, shared xattr blocks, directory blocks on a
+/// path) is read from the source once.
+const BLOCK_CACHE_BYTES: u64 = 8 << 20;
+const BLOCK_CACHE_SHARDS: usize = 16;
+
+/// A bounded block cache shared by the scan's worker threads (sharded to keep lock hold times
+/// short). When a shard is full an arbitrary entry makes room: metadata access has little
+/// recency structure worth tracking, and the bound is what matters.
+struct BlockCache {
+    shards: Vec<Mutex<HashMap<u64, Block>>>,
+    per_shard: usize,
+}
+
+impl BlockCache {
+    fn new(block_size: u64) -> BlockCache {
+        let entries = (BLOCK_CACHE_BYTES / block_size.max(1)).max(BLOCK_CACHE_SHARDS as u64);
+        BlockCache {
+            shards: (0..BLOCK_CACHE_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
+            per_shard: (entries as usize) / BLOCK_CACHE_SHARDS,
+        }
+    }
+
+    fn shard(&self, blk: u64) -> Option<&Mutex<HashMap<u64, Block>>> {
+        self.shards.get((blk % BLOCK_CACHE_SHARDS as u64) as usize)
+    }
+
+    fn get(&self, blk: u64) -> Option<Block> {
+        let shard = self.shard(blk)?.lock().ok()?;
+        shard.get(&blk).cloned()
+    }
+
+    fn put(&self, blk: u64, data: &Block) {
+        let Some(Ok(mut shard)) = self.shard(blk).map(|m| m.lock()) else {
+            return;
+        };
+        if shard.len() >= self.per_shard {
+            if let Some(victim) = shard.keys().next().copied() {
+                shard.remove(&victim);
+            }
+        }
+        shard.insert(blk, Arc::clone(data));
+    }
+}
+
+impl std::fmt::Debug for BlockCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("per_shard", &self.per_shard)
+            .finish()
+    }
+}
 
 /// How to find and open the filesystem.
 #[derive(Clone, Debug, Default)]
@@ -52,6 +112,8 @@ pub struct Filesystem {
     zero_adjust: u64,
     /// True when descriptors were read (not `super_only`, not a journal device).
     has_descs: bool,
+    /// Recently read blocks.
+    cache: BlockCache,
 }
 
 /// Pick the filesystem inside `src`: an explicit offset, the whole source, or a partition.
@@ -172,7 +234,9 @@ impl Filesystem {
                 return Err(Error::Open { failure, hint });
             }
         };
+        let cache = BlockCache::new(p.geo.block_size);
         Ok(Filesystem {
+            cache,
             source: src,
             sb: p.sb,
             geo: p.geo,
@@ -207,8 +271,23 @@ impl Filesystem {
         self.sb_block > 1
     }
 
-    /// One filesystem block.
-    pub fn block(&self, blk: u64) -> Result<&[u8]> {
+    /// One filesystem block (through the bounded block cache).
+    pub fn block(&self, blk: u64) -> Result<Block> {
+        if let Some(b) = self.cache.get(blk) {
+            return Ok(b);
+        }
+        let bs = self.geo.block_size;
+        let off = blk
+            .checked_mul(bs)
+            .ok_or_else(|| Error::corrupt(format!("block number {blk} overflows a byte offset")))?;
+        let data: Block = self.source.read(off, bs, &format!("block {blk}"))?.into();
+        self.cache.put(blk, &data);
+        Ok(data)
+    }
+
+    /// One filesystem block read straight from the source, bypassing the cache (data read once:
+    /// bitmaps, file contents).
+    pub fn block_uncached(&self, blk: u64) -> Result<Vec<u8>> {
         let bs = self.geo.block_size;
         let off = blk
             .checked_mul(bs)
@@ -221,8 +300,8 @@ impl Filesystem {
         desc_block_loc(&self.geo, self.group_block, self.zero_adjust, i)
     }
 
-    /// Raw bytes of descriptor `group`.
-    pub fn desc_raw(&self, group: u32) -> Result<&[u8]> {
+    /// Raw bytes of descriptor `group` (desc_size bytes).
+    pub fn desc_raw(&self, group: u32) -> Result<Vec<u8>> {
         if group >= self.geo.group_count {
             return Err(Error::Invalid(format!(
                 "group {group} out of range (the filesystem has {} groups)",
@@ -233,24 +312,24 @@ impl Filesystem {
         let i = u64::from(group) / per;
         let within = (u64::from(group) % per) * u64::from(self.geo.desc_size);
         let blk = self.desc_block_loc(i);
-        let off = blk
-            .checked_mul(self.geo.block_size)
-            .and_then(|o| o.checked_add(within))
-            .ok_or_else(|| Error::corrupt("descriptor location overflows"))?;
-        self.source.read(
-            off,
-            u64::from(self.geo.desc_size),
-            &format!("group descriptor {group}"),
-        )
+        let block = self.block(blk)?;
+        let start = usize::try_from(within).unwrap_or(usize::MAX);
+        start
+            .checked_add(self.geo.desc_size as usize)
+            .and_then(|end| block.get(start..end))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                Error::corrupt(format!("group descriptor {group} lies outside block {blk}"))
+            })
     }
 
     /// Decoded descriptor of `group`, as libext2fs presents it.
     pub fn desc(&self, group: u32) -> Result<GroupDesc> {
         let raw = self.desc_raw(group)?;
         Ok(if self.from_backup() {
-            GroupDesc::parse_from_backup(&self.ctx, group, raw)
+            GroupDesc::parse_from_backup(&self.ctx, group, &raw)
         } else {
-            GroupDesc::parse(&self.ctx, group, raw)
+            GroupDesc::parse(&self.ctx, group, &raw)
         })
     }
 
@@ -278,7 +357,7 @@ impl Filesystem {
         &self,
         ino: u32,
         ignore_csum: bool,
-    ) -> std::result::Result<&[u8], String> {
+    ) -> std::result::Result<Vec<u8>, String> {
         if ino == 0 || ino > self.sb.inodes_count {
             return Err("Illegal inode number".into());
         }
@@ -300,15 +379,15 @@ impl Filesystem {
         let off = t
             .saturating_mul(self.geo.block_size)
             .saturating_add(u64::from((ino - 1) % ipg) * u64::from(self.geo.inode_size));
-        let raw = self
-            .source
-            .try_read(off, u64::from(self.geo.inode_size))
-            .ok_or_else(|| {
+        let raw = self.inode_at(off, ino).map_err(|e| match e {
+            Error::Truncated { .. } => {
                 "Attempt to read block from filesystem resulted in short read".to_string()
-            })?;
+            }
+            other => other.to_string(),
+        })?;
         if !ignore_csum
             && self.sb.has_metadata_csum()
-            && !crate::inode::inode_checksum_ok(self.ctx.seed, ino, raw)
+            && !crate::inode::inode_checksum_ok(self.ctx.seed, ino, &raw)
         {
             return Err("Inode checksum does not match inode".into());
         }
@@ -316,10 +395,34 @@ impl Filesystem {
     }
 
     /// The on-disk bytes of inode `ino` (inode_size bytes).
-    pub fn inode_raw(&self, ino: u32) -> Result<&[u8]> {
+    pub fn inode_raw(&self, ino: u32) -> Result<Vec<u8>> {
         let off = self.inode_offset(ino)?;
-        self.source
-            .read(off, u64::from(self.geo.inode_size), &format!("inode {ino}"))
+        self.inode_at(off, ino)
+    }
+
+    /// The inode record at byte offset `off`, through the block cache (inode tables are
+    /// block-aligned and an inode never straddles a block).
+    fn inode_at(&self, off: u64, ino: u32) -> Result<Vec<u8>> {
+        let bs = self.geo.block_size.max(1);
+        let isz = u64::from(self.geo.inode_size);
+        let within = off % bs;
+        if within + isz > bs {
+            return self.source.read(off, isz, &format!("inode {ino}"));
+        }
+        let block = self.block(off / bs).map_err(|e| match e {
+            Error::Truncated { size, .. } => Error::Truncated {
+                what: format!("inode {ino}"),
+                offset: off,
+                len: isz,
+                size,
+            },
+            other => other,
+        })?;
+        let start = within as usize;
+        Ok(block
+            .get(start..start + isz as usize)
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default())
     }
 }
 
@@ -363,7 +466,7 @@ fn try_open(
     let raw = src
         .try_read(sb_off, SUPERBLOCK_SIZE as u64)
         .ok_or(OpenFailure::ShortRead)?;
-    let sb = Superblock::parse(raw).map_err(|_| OpenFailure::ShortRead)?;
+    let sb = Superblock::parse(&raw).map_err(|_| OpenFailure::ShortRead)?;
     if strict {
         let mut fail = None;
         if !sb.checksum_type_ok() {
@@ -430,7 +533,7 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
             let Some(raw) = blk.checked_mul(bs).and_then(|o| src.try_read(o, 1024)) else {
                 continue;
             };
-            let Ok(sb) = Superblock::parse(raw) else {
+            let Ok(sb) = Superblock::parse(&raw) else {
                 continue;
             };
             if sb.block_size_checked() == Some(bs)
@@ -463,7 +566,7 @@ fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> Str
             ": the superblock at byte offset {sb_off} (1024 bytes) lies beyond the end of the image ({len} bytes)"
         );
     };
-    let Ok(sb) = Superblock::parse(raw) else {
+    let Ok(sb) = Superblock::parse(&raw) else {
         return String::new();
     };
     let Ok(geo) = Geometry::new(&sb, true) else {
@@ -490,7 +593,8 @@ fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> Str
 
 /// Recognise a few other filesystems and containers by their magic, for a clearer message.
 pub fn foreign_filesystem(src: &Source) -> Option<&'static str> {
-    let at = |off: u64, magic: &[u8]| src.try_read(off, magic.len() as u64) == Some(magic);
+    let at =
+        |off: u64, magic: &[u8]| src.try_read(off, magic.len() as u64).as_deref() == Some(magic);
     let found = [
         (0x52, &b"FAT32   "[..], "a FAT32 filesystem"),
         (0x36, b"FAT1", "a FAT filesystem"),

@@ -2,7 +2,7 @@
 
 use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
-use crate::error::Error;
+
 use crate::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
 use crate::fs::Filesystem;
 use crate::xattr;
@@ -411,8 +411,9 @@ pub struct XattrItem<'a> {
     pub location: XattrLocation,
     /// Bytes the entry takes where it is stored (entry, name, padded value unless in an EA inode).
     pub cost: usize,
-    /// Value bytes when stored in the inode or block (not read from EA inodes).
-    pub value: Option<&'a [u8]>,
+    /// Value bytes when stored in the inode (borrowed from the record) or in the xattr block
+    /// (copied out of it); not read from EA inodes.
+    pub value: Option<std::borrow::Cow<'a, [u8]>>,
 }
 
 /// The external xattr block of an inode.
@@ -442,15 +443,30 @@ pub struct InodeXattrs<'a> {
 
 impl<'a> InodeXattrs<'a> {
     /// The in-inode `system.data` value (inline data beyond i_block), when present.
-    pub fn inline_data(&self) -> Option<&'a [u8]> {
+    pub fn inline_data(&self) -> Option<&[u8]> {
         self.items
             .iter()
             .find(|x| x.name == "system.data" && x.location == XattrLocation::Inode)
-            .map(|x| x.value.unwrap_or(&[]))
+            .map(|x| x.value.as_deref().unwrap_or(&[]))
     }
 }
 
 fn item<'a>(e: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
+    let value = e.value.map(std::borrow::Cow::Borrowed);
+    owned_item(e, home, value)
+}
+
+/// An item whose value is copied out of a block buffer that does not outlive the call.
+fn block_item<'a>(e: xattr::Entry<'_>, home: XattrLocation) -> XattrItem<'a> {
+    let value = e.value.map(|v| std::borrow::Cow::Owned(v.to_vec()));
+    owned_item(e, home, value)
+}
+
+fn owned_item<'a>(
+    e: xattr::Entry<'_>,
+    home: XattrLocation,
+    value: Option<std::borrow::Cow<'a, [u8]>>,
+) -> XattrItem<'a> {
     XattrItem {
         cost: e.cost(),
         name: e.name,
@@ -460,7 +476,7 @@ fn item<'a>(e: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
         } else {
             home
         },
-        value: e.value,
+        value,
     }
 }
 
@@ -470,7 +486,7 @@ fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option
         Ok(r) => r,
         Err(e) => return Some(format!("{name}: EA inode {ea_ino}: {e}")),
     };
-    let ea = Inode::parse(raw);
+    let ea = Inode::parse(&raw);
     if !ea.has_flag(EA_INODE_FL) || ea.has_flag(INLINE_DATA_FL) || ea.links_count == 0 {
         return Some(format!(
             "{name}: inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
@@ -488,7 +504,7 @@ fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option
 
 /// Read every xattr of an inode (raw record `raw`): the in-inode area, then the block at
 /// i_file_acl. Damage is collected in `problems`.
-pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> InodeXattrs<'a> {
+pub fn inode_xattrs<'a>(fs: &Filesystem, raw: &'a [u8], inode: &Inode) -> InodeXattrs<'a> {
     let mut out = InodeXattrs::default();
     match xattr::parse_ibody(raw, inode.extra_isize) {
         Ok(ib) => {
@@ -508,44 +524,16 @@ pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> Ino
     }
     if inode.file_acl != 0 {
         let blk = inode.file_acl;
-        let res = if blk < fs.geo.first_data_block || blk >= fs.geo.blocks_count {
-            Err(Error::corrupt(format!(
-                "xattr block {blk} is outside the filesystem (0..{})",
+        if blk < fs.geo.first_data_block || blk >= fs.geo.blocks_count {
+            out.problems.push(format!(
+                "xattr block: xattr block {blk} is outside the filesystem (0..{})",
                 fs.geo.blocks_count
-            )))
+            ));
         } else {
-            fs.block(blk).and_then(|b| {
-                xattr::parse_block(b, blk, fs.sb.has_metadata_csum().then(|| fs.csum_seed()))
-            })
-        };
-        match res {
-            Ok(xb) => {
-                if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
-                    out.problems.push(format!(
-                        "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
-                        c.stored, c.computed
-                    ));
-                }
-                if !xb.sorted {
-                    out.problems
-                        .push(format!("xattr block {blk}: entries are not sorted"));
-                }
-                let info = XattrBlockInfo {
-                    block: blk,
-                    refcount: xb.header.refcount,
-                    hash: xb.header.hash,
-                    space: xb.space,
-                    checksum: xb.checksum,
-                    sorted: xb.sorted,
-                };
-                out.items.extend(
-                    xb.entries
-                        .into_iter()
-                        .map(|e| item(e, XattrLocation::Block(blk))),
-                );
-                out.block = Some(info);
+            match fs.block(blk) {
+                Ok(b) => add_block_xattrs(fs, blk, &b, &mut out),
+                Err(e) => out.problems.push(format!("xattr block: {e}")),
             }
-            Err(e) => out.problems.push(format!("xattr block: {e}")),
         }
     }
     let ea: Vec<(String, u32, u32)> = out
@@ -562,4 +550,39 @@ pub fn inode_xattrs<'a>(fs: &'a Filesystem, raw: &'a [u8], inode: &Inode) -> Ino
         }
     }
     out
+}
+
+/// Decode the xattr block `blk` (bytes `b`) into `out`: its items, header facts and damage.
+fn add_block_xattrs(fs: &Filesystem, blk: u64, b: &[u8], out: &mut InodeXattrs<'_>) {
+    let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
+    let xb = match xattr::parse_block(b, blk, seed) {
+        Ok(xb) => xb,
+        Err(e) => {
+            out.problems.push(format!("xattr block: {e}"));
+            return;
+        }
+    };
+    if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+        out.problems.push(format!(
+            "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
+            c.stored, c.computed
+        ));
+    }
+    if !xb.sorted {
+        out.problems
+            .push(format!("xattr block {blk}: entries are not sorted"));
+    }
+    out.block = Some(XattrBlockInfo {
+        block: blk,
+        refcount: xb.header.refcount,
+        hash: xb.header.hash,
+        space: xb.space,
+        checksum: xb.checksum,
+        sorted: xb.sorted,
+    });
+    out.items.extend(
+        xb.entries
+            .into_iter()
+            .map(|e| block_item(e, XattrLocation::Block(blk))),
+    );
 }

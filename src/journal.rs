@@ -135,12 +135,12 @@ pub fn read_internal(
     let raw = fs
         .read_inode_checked(ino, !verify_csums)
         .map_err(JournalFailure::ReadInode)?;
-    let ind = Inode::parse(raw);
+    let ind = Inode::parse(&raw);
     let seed = fs.csum_seed();
     let check = verify_csums && fs.sb.has_metadata_csum();
-    let read = |b: u64| -> Result<&[u8]> {
+    let read = |b: u64| -> Result<crate::fs::Block> {
         let blk = fs.block(b)?;
-        if check && !extent_block_csum_ok(seed, ino, ind.generation, blk) {
+        if check && !extent_block_csum_ok(seed, ino, ind.generation, &blk) {
             return Err(Error::corrupt(
                 "Extent block checksum does not match extent block",
             ));
@@ -178,7 +178,7 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
         .source
         .read(off, 1024, "journal superblock")
         .map_err(|e| JournalFailure::ReadSuper(e.to_string()))?;
-    let d = Bytes::new(b);
+    let d = Bytes::new(&b);
     if d.be32(0) != JBD2_MAGIC || d.be32(4) != JBD2_SUPERBLOCK_V2 {
         return Err(JournalFailure::BadMagic);
     }
@@ -209,7 +209,7 @@ pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, 
         return Err("MMP: invalid MMP block number".into());
     }
     let b = fs.block(blk).map_err(|e| e.to_string())?;
-    let d = Bytes::new(b);
+    let d = Bytes::new(&b);
     let m = Mmp {
         magic: d.le32(0),
         seq: d.le32(4),

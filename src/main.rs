@@ -83,24 +83,26 @@ fn main() {
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
-            clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut std::io::stdout());
-            Ok(0)
+            let mut out = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut out);
+            cli::emit(&String::from_utf8_lossy(&out))
+                .map(|()| 0)
+                .map_err(Into::into)
         }
         Command::Manpage => {
             let man = clap_mangen::Man::new(Cli::command());
             let mut out = Vec::new();
             match man.render(&mut out) {
-                Ok(()) => {
-                    use std::io::Write;
-                    let _ = std::io::stdout().write_all(&out);
-                    Ok(0)
-                }
+                Ok(()) => cli::emit(&String::from_utf8_lossy(&out))
+                    .map(|()| 0)
+                    .map_err(Into::into),
                 Err(e) => Err(e.into()),
             }
         }
     };
     match res {
         Ok(code) => std::process::exit(code),
+        Err(e) if cli::is_broken_pipe(&e) => std::process::exit(cli::EXIT_OK),
         Err(e) => {
             eprintln!("e4inspect: {e:#}");
             std::process::exit(cli::EXIT_OPERATIONAL);

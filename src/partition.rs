@@ -1,7 +1,11 @@
 //! Partition tables of whole-disk images: MBR (with extended/logical partitions) and GPT.
+//!
+//! The on-disk structures are declared once here with binrw (`struct msdos_partition`, the boot
+//! sector's table and signature, `gpt_header`, `gpt_entry`); the EBR chain is read as the Linux
+//! kernel's `block/partitions/msdos.c` (`parse_extended`) reads it.
 
-use crate::bytes::Bytes;
 use crate::source::Source;
+use binrw::BinRead;
 use serde::Serialize;
 
 /// One partition found in a table.
@@ -35,18 +39,112 @@ const LINUX_GUID: [u8; 16] = [
 ];
 /// Bound on partitions examined (GPT entries, EBR chain length).
 const MAX_PARTS: u32 = 256;
+/// Bytes of a (legacy) sector, the unit of MBR fields.
+const SECTOR: u64 = 512;
+
+/// One of the four 16-byte entries of an MBR or EBR (`struct msdos_partition`).
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[br(little)]
+pub struct MbrEntry {
+    pub boot_ind: u8,
+    pub chs_start: [u8; 3],
+    pub sys_ind: u8,
+    pub chs_end: [u8; 3],
+    /// First sector, relative to the disk (MBR) or to this EBR (logical partition) or to the
+    /// extended partition's start (link to the next EBR).
+    pub start_sect: u32,
+    pub nr_sects: u32,
+}
+
+impl MbrEntry {
+    /// DOS (0x05), Windows LBA (0x0F) and Linux (0x85) extended partitions.
+    pub fn is_extended(&self) -> bool {
+        matches!(self.sys_ind, 0x05 | 0x0F | 0x85)
+    }
+    /// True when the slot describes something (type and length set).
+    pub fn is_used(&self) -> bool {
+        self.sys_ind != 0 && self.nr_sects != 0
+    }
+    /// GPT's protective entry.
+    pub fn is_protective(&self) -> bool {
+        self.sys_ind == 0xEE
+    }
+}
+
+/// A boot sector holding a partition table: the MBR, or an EBR of the extended chain.
+#[binrw::binread]
+#[derive(Clone, Copy, Debug)]
+#[br(little)]
+pub struct BootSector {
+    #[br(pad_before = 446)]
+    pub entries: [MbrEntry; 4],
+    /// The 0x55 0xAA signature ends the sector (checked, not kept).
+    #[br(temp, magic = 0xAA55u16)]
+    signature: (),
+}
+
+/// GPT header (`gpt_header`), first 92 bytes.
+#[derive(BinRead, Clone, Copy, Debug)]
+#[br(little, magic = b"EFI PART")]
+pub struct GptHeader {
+    pub revision: u32,
+    pub header_size: u32,
+    pub header_crc32: u32,
+    pub reserved: u32,
+    pub my_lba: u64,
+    pub alternate_lba: u64,
+    pub first_usable_lba: u64,
+    pub last_usable_lba: u64,
+    pub disk_guid: [u8; 16],
+    pub partition_entry_lba: u64,
+    pub num_partition_entries: u32,
+    pub sizeof_partition_entry: u32,
+    pub partition_entry_array_crc32: u32,
+}
+
+/// GPT partition entry (`gpt_entry`), first 128 bytes.
+#[derive(BinRead, Clone, Copy, Debug)]
+#[br(little)]
+pub struct GptEntry {
+    pub partition_type_guid: [u8; 16],
+    pub unique_partition_guid: [u8; 16],
+    pub starting_lba: u64,
+    pub ending_lba: u64,
+    pub attributes: u64,
+    pub partition_name: [u16; 36],
+}
+
+impl GptEntry {
+    /// The UTF-16 name up to its first NUL.
+    pub fn name(&self) -> String {
+        let units: Vec<u16> = self
+            .partition_name
+            .iter()
+            .copied()
+            .take_while(|&c| c != 0)
+            .collect();
+        String::from_utf16_lossy(&units)
+    }
+}
+
+/// Decode a structure from `bytes`; too few bytes or a wrong magic is `None`.
+fn decode<T>(bytes: &[u8]) -> Option<T>
+where
+    T: for<'a> BinRead<Args<'a> = ()> + binrw::meta::ReadEndian,
+{
+    T::read(&mut std::io::Cursor::new(bytes)).ok()
+}
 
 fn guid_string(g: &[u8; 16]) -> String {
-    let b = Bytes::new(g);
+    let le32 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
+    let le16a = u16::from_le_bytes([g[4], g[5]]);
+    let le16b = u16::from_le_bytes([g[6], g[7]]);
     format!(
-        "{:08X}-{:04X}-{:04X}-{:02X}{:02X}-{}",
-        b.le32(0),
-        b.le16(4),
-        b.le16(6),
-        b.u8(8),
-        b.u8(9),
-        g.iter()
-            .skip(10)
+        "{le32:08X}-{le16a:04X}-{le16b:04X}-{:02X}{:02X}-{}",
+        g[8],
+        g[9],
+        g[10..]
+            .iter()
             .map(|x| format!("{x:02X}"))
             .collect::<String>()
     )
@@ -54,29 +152,28 @@ fn guid_string(g: &[u8; 16]) -> String {
 
 /// True when the bytes at `offset` of `src` start an ext2/3/4 filesystem (magic at +1080).
 pub fn has_ext_magic(src: &Source, offset: u64) -> bool {
-    match offset
-        .checked_add(1024 + 56)
+    offset
+        .checked_add(crate::superblock::SUPERBLOCK_OFFSET + 56)
         .and_then(|o| src.try_read(o, 2))
-    {
-        Some(m) => m == [0x53, 0xEF],
-        None => false,
-    }
+        .is_some_and(|m| m == crate::superblock::EXT2_MAGIC.to_le_bytes())
 }
 
-fn finish(src: &Source, mut p: Partition) -> Partition {
-    p.has_ext_magic = has_ext_magic(src, p.offset);
-    p
+fn mbr_partition(src: &Source, number: u32, offset: u64, e: &MbrEntry) -> Partition {
+    Partition {
+        number,
+        offset,
+        size: u64::from(e.nr_sects) * SECTOR,
+        kind: format!("0x{:02x}", e.sys_ind),
+        linux: e.sys_ind == 0x83,
+        name: String::new(),
+        has_ext_magic: has_ext_magic(src, offset),
+    }
 }
 
 /// Read the partition table of `src`, if it has one.
 pub fn read_table(src: &Source) -> Option<(TableKind, Vec<Partition>)> {
-    let mbr = src.try_read(0, 512)?;
-    let m = Bytes::new(mbr);
-    if m.le16(510) != 0xAA55 {
-        return None;
-    }
-    let is_protective = (0..4).any(|i| m.u8(446 + 16 * i + 4) == 0xEE);
-    if is_protective {
+    let mbr: BootSector = decode(&src.try_read(0, SECTOR)?)?;
+    if mbr.entries.iter().any(MbrEntry::is_protective) {
         for sector in [512u64, 4096] {
             if let Some(parts) = read_gpt(src, sector) {
                 return Some((TableKind::Gpt, parts));
@@ -85,131 +182,105 @@ pub fn read_table(src: &Source) -> Option<(TableKind, Vec<Partition>)> {
     }
     let mut parts = Vec::new();
     let mut logical_no = 5;
-    for i in 0..4u32 {
-        let e = 446 + 16 * i as usize;
-        let kind = m.u8(e + 4);
-        let start = u64::from(m.le32(e + 8)) * 512;
-        let len = u64::from(m.le32(e + 12)) * 512;
-        if kind == 0 || len == 0 {
+    for (i, e) in (1u32..).zip(mbr.entries.iter()) {
+        if !e.is_used() {
             continue;
         }
-        if matches!(kind, 0x05 | 0x0F | 0x85) {
+        let start = u64::from(e.start_sect) * SECTOR;
+        if e.is_extended() {
             read_ebr_chain(src, start, &mut parts, &mut logical_no);
-            continue;
+        } else {
+            parts.push(mbr_partition(src, i, start, e));
         }
-        parts.push(finish(
-            src,
-            Partition {
-                number: i + 1,
-                offset: start,
-                size: len,
-                kind: format!("0x{kind:02x}"),
-                linux: kind == 0x83,
-                name: String::new(),
-                has_ext_magic: false,
-            },
-        ));
     }
     Some((TableKind::Mbr, parts))
 }
 
+/// Follow the chain of EBRs of the extended partition at `ext_start`, as the Linux kernel's
+/// msdos parser (`parse_extended`) and libblkid read it: in each EBR every used, non-extended
+/// entry is a logical partition (relative to that EBR), numbered in order from 5, and the first
+/// extended entry, in whichever slot, links to the next EBR (relative to the extended
+/// partition's start). Bounded by [`MAX_PARTS`] EBRs, and an EBR met twice ends the chain.
 fn read_ebr_chain(src: &Source, ext_start: u64, parts: &mut Vec<Partition>, no: &mut u32) {
     let mut ebr = ext_start;
+    let mut seen = std::collections::HashSet::new();
     for _ in 0..MAX_PARTS {
-        let Some(b) = src.try_read(ebr, 512) else {
+        if !seen.insert(ebr) {
+            return;
+        }
+        let Some(table) = src
+            .try_read(ebr, SECTOR)
+            .and_then(|b| decode::<BootSector>(&b))
+        else {
             return;
         };
-        let d = Bytes::new(b);
-        if d.le16(510) != 0xAA55 {
-            return;
-        }
-        let kind = d.u8(446 + 4);
-        let start = ebr + u64::from(d.le32(446 + 8)) * 512;
-        let len = u64::from(d.le32(446 + 12)) * 512;
-        if kind != 0 && len != 0 {
-            parts.push(finish(
-                src,
-                Partition {
-                    number: *no,
-                    offset: start,
-                    size: len,
-                    kind: format!("0x{kind:02x}"),
-                    linux: kind == 0x83,
-                    name: String::new(),
-                    has_ext_magic: false,
-                },
-            ));
+        for e in table
+            .entries
+            .iter()
+            .filter(|e| e.is_used() && !e.is_extended())
+        {
+            let Some(start) = ebr.checked_add(u64::from(e.start_sect) * SECTOR) else {
+                continue;
+            };
+            parts.push(mbr_partition(src, *no, start, e));
             *no += 1;
         }
-        let next = u64::from(d.le32(446 + 16 + 8)) * 512;
-        if d.u8(446 + 16 + 4) == 0 || next == 0 {
+        let Some(link) = table
+            .entries
+            .iter()
+            .find(|e| e.is_used() && e.is_extended())
+        else {
             return;
+        };
+        match ext_start.checked_add(u64::from(link.start_sect) * SECTOR) {
+            Some(next) => ebr = next,
+            None => return,
         }
-        let n = ext_start + next;
-        if n <= ebr {
-            return; // chains only go forward: refuse loops
-        }
-        ebr = n;
     }
 }
 
 fn read_gpt(src: &Source, sector: u64) -> Option<Vec<Partition>> {
-    let h = Bytes::new(src.try_read(sector, 92)?);
-    if h.slice(0, 8)? != b"EFI PART" {
-        return None;
-    }
-    let entries_lba = h.le64(0x48);
-    let count = h.le32(0x50).min(MAX_PARTS);
-    let esize = u64::from(h.le32(0x54));
+    let h: GptHeader = decode(&src.try_read(sector, 92)?)?;
+    let count = h.num_partition_entries.min(MAX_PARTS);
+    let esize = u64::from(h.sizeof_partition_entry);
     if !(128..=4096).contains(&esize) {
         return None;
     }
-    let base = entries_lba.checked_mul(sector)?;
+    let base = h.partition_entry_lba.checked_mul(sector)?;
     let mut parts = Vec::new();
     for i in 0..count {
         let off = base.checked_add(u64::from(i) * esize)?;
-        let Some(e) = src.try_read(off, esize) else {
+        let Some(e) = src
+            .try_read(off, esize)
+            .and_then(|b| decode::<GptEntry>(&b))
+        else {
             break;
         };
-        let e = Bytes::new(e);
-        let guid: [u8; 16] = e.array(0);
-        if guid == [0u8; 16] {
-            continue;
+        if let Some(p) = gpt_partition(src, i + 1, sector, &e) {
+            parts.push(p);
         }
-        let first = e.le64(0x20);
-        let last = e.le64(0x28);
-        if last < first {
-            continue;
-        }
-        let name: String = {
-            let units: Vec<u16> = (0..36)
-                .map(|k| e.le16(0x38 + 2 * k))
-                .take_while(|&c| c != 0)
-                .collect();
-            String::from_utf16_lossy(&units)
-        };
-        let (Some(offset), Some(size)) = (
-            first.checked_mul(sector),
-            (last - first)
-                .checked_add(1)
-                .and_then(|n| n.checked_mul(sector)),
-        ) else {
-            continue;
-        };
-        parts.push(finish(
-            src,
-            Partition {
-                number: i + 1,
-                offset,
-                size,
-                kind: guid_string(&guid),
-                linux: guid == LINUX_GUID,
-                name,
-                has_ext_magic: false,
-            },
-        ));
     }
     Some(parts)
+}
+
+fn gpt_partition(src: &Source, number: u32, sector: u64, e: &GptEntry) -> Option<Partition> {
+    let guid = e.partition_type_guid;
+    if guid == [0u8; 16] || e.ending_lba < e.starting_lba {
+        return None;
+    }
+    let offset = e.starting_lba.checked_mul(sector)?;
+    let size = (e.ending_lba - e.starting_lba)
+        .checked_add(1)?
+        .checked_mul(sector)?;
+    Some(Partition {
+        number,
+        offset,
+        size,
+        kind: guid_string(&guid),
+        linux: guid == LINUX_GUID,
+        name: e.name(),
+        has_ext_magic: has_ext_magic(src, offset),
+    })
 }
 
 #[cfg(test)]
@@ -222,6 +293,55 @@ mod tests {
             guid_string(&LINUX_GUID),
             "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
         );
+    }
+
+    fn put_entry(img: &mut [u8], sector_off: usize, slot: usize, kind: u8, start: u32, len: u32) {
+        let e = sector_off + 446 + 16 * slot;
+        img[e + 4] = kind;
+        img[e + 8..e + 12].copy_from_slice(&start.to_le_bytes());
+        img[e + 12..e + 16].copy_from_slice(&len.to_le_bytes());
+        img[sector_off + 510] = 0x55;
+        img[sector_off + 511] = 0xAA;
+    }
+
+    #[test]
+    fn ebr_with_data_entry_first_and_link_second() {
+        // Extended partition at sector 100. EBR 1: slot 0 a data partition (type 0x04) at +10,
+        // slot 1 the link (0x05) to the EBR at ext+200. EBR 2: slot 0 a Linux partition at +10,
+        // slot 1 empty (end of chain).
+        let mut img = vec![0u8; 512 * 400];
+        put_entry(&mut img, 0, 0, 0x05, 100, 300);
+        put_entry(&mut img, 100 * 512, 0, 0x04, 10, 50);
+        put_entry(&mut img, 100 * 512, 1, 0x05, 200, 90);
+        put_entry(&mut img, 300 * 512, 0, 0x83, 10, 80);
+        let src = Source::from_bytes(&img).unwrap();
+        let (_, parts) = read_table(&src).unwrap();
+        let got: Vec<(u32, u64, u64, &str)> = parts
+            .iter()
+            .map(|p| (p.number, p.offset / 512, p.size / 512, p.kind.as_str()))
+            .collect();
+        assert_eq!(got, vec![(5, 110, 50, "0x04"), (6, 310, 80, "0x83")]);
+    }
+
+    #[test]
+    fn ebr_link_in_first_slot_and_cycles_end() {
+        // EBR 1 has its link in slot 0 and its data in slot 1; EBR 2 links back to EBR 1.
+        let mut img = vec![0u8; 512 * 400];
+        put_entry(&mut img, 0, 1, 0x0F, 100, 300);
+        put_entry(&mut img, 100 * 512, 0, 0x85, 150, 90);
+        put_entry(&mut img, 100 * 512, 1, 0x83, 20, 30);
+        put_entry(&mut img, 250 * 512, 0, 0x83, 5, 40);
+        put_entry(&mut img, 250 * 512, 1, 0x05, 0, 300);
+        let src = Source::from_bytes(&img).unwrap();
+        let (_, parts) = read_table(&src).unwrap();
+        let got: Vec<(u32, u64)> = parts.iter().map(|p| (p.number, p.offset / 512)).collect();
+        assert_eq!(got, vec![(5, 120), (6, 255)]);
+    }
+
+    #[test]
+    fn short_boot_sector_is_no_table() {
+        assert!(decode::<BootSector>(&[0u8; 100]).is_none());
+        assert!(decode::<GptEntry>(&[1u8; 127]).is_none());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! The scan walks groups in parallel (rayon): it skips INODE_UNINIT groups and the unused tail of
 //! each inode table (`bg_itable_unused`) when the filesystem has group descriptor checksums, reads
-//! each group's inode table with one bounds-checked slice of the mapped image, and visits the
+//! each group's inode table in bounded chunks of positional reads (hinting the next chunk to the
+//! kernel), and visits the
 //! inodes whose bit is set in the group's inode bitmap. Memory does not grow with the image:
 //! accumulators are per worker thread, and every table they keep is capped by a constant.
 
@@ -65,48 +66,103 @@ impl ScanCounts {
     }
 }
 
+/// Bytes of inode records read at once: large enough that a cold device sees big sequential
+/// requests, small enough that a hostile `inodes_per_group` cannot make one read huge.
+pub const ITABLE_CHUNK_BYTES: u64 = 4 << 20;
+
 /// The in-use part of one group's inode table: the slots before the unused tail, and the
-/// group's inode bitmap saying which of them are in use.
-#[derive(Clone, Copy, Debug)]
-pub struct GroupInodes<'a> {
+/// group's inode bitmap saying which of them are in use. Records are read in chunks
+/// ([`GroupInodes::read_chunk`]).
+#[derive(Clone, Debug)]
+pub struct GroupInodes {
+    group: u32,
     /// Inode number of the table's first slot.
     first_ino: u64,
-    /// The table up to the unused tail (whole inode records).
-    table: &'a [u8],
-    bitmap: Bytes<'a>,
+    /// Byte offset of the table in the source.
+    table_off: u64,
+    /// Slots covered (in use or not): the table up to the unused tail.
+    slots: usize,
+    bitmap: Vec<u8>,
     inode_size: usize,
 }
 
-impl<'a> GroupInodes<'a> {
+/// Consecutive inode records of one group, read from the table.
+#[derive(Clone, Debug)]
+pub struct InodeChunk {
+    /// Slot index (within the group) of the first record.
+    first_slot: usize,
+    table: Vec<u8>,
+}
+
+impl GroupInodes {
     /// Number of slots covered (in use or not).
     pub fn slots(&self) -> usize {
-        self.table.len() / self.inode_size.max(1)
+        self.slots
     }
-    /// Slot `i` when its bitmap bit is set: its inode number and on-disk record.
-    pub fn get(&self, i: usize) -> Option<(u32, &'a [u8])> {
-        if self.bitmap.u8(i / 8) & (1 << (i % 8)) == 0 {
+    /// True when slot `i`'s bitmap bit is set.
+    pub fn in_use(&self, i: usize) -> bool {
+        self.bitmap
+            .get(i / 8)
+            .is_some_and(|b| b & (1 << (i % 8)) != 0)
+    }
+    /// Slots per chunk read.
+    fn chunk_slots(&self) -> usize {
+        (ITABLE_CHUNK_BYTES as usize / self.inode_size.max(1)).max(1)
+    }
+    /// The chunk holding slot `i` (its first slot is a multiple of the chunk length).
+    pub fn chunk_of(&self, i: usize) -> usize {
+        i - i % self.chunk_slots()
+    }
+    /// First slots of every chunk, in order.
+    pub fn chunk_starts(&self) -> impl Iterator<Item = usize> {
+        (0..self.slots).step_by(self.chunk_slots())
+    }
+    /// Read the records of the chunk starting at slot `first` (and hint the next one to the
+    /// kernel, so a cold device reads ahead while this one is decoded).
+    pub fn read_chunk(&self, fs: &Filesystem, first: usize) -> crate::Result<InodeChunk> {
+        let n = self.chunk_slots().min(self.slots.saturating_sub(first));
+        let isz = self.inode_size as u64;
+        let off = self.table_off + first as u64 * isz;
+        let len = n as u64 * isz;
+        let next = first + n;
+        if next < self.slots {
+            let after = self.chunk_slots().min(self.slots - next) as u64 * isz;
+            fs.source.will_need(off + len, after);
+        }
+        let table = fs.source.read(
+            off,
+            len,
+            &format!(
+                "inode table of group {} (slots {first}..{next})",
+                self.group
+            ),
+        )?;
+        Ok(InodeChunk {
+            first_slot: first,
+            table,
+        })
+    }
+    /// Slot `i` of `chunk` when its bitmap bit is set: its inode number and on-disk record.
+    pub fn get<'c>(&self, chunk: &'c InodeChunk, i: usize) -> Option<(u32, &'c [u8])> {
+        if !self.in_use(i) {
             return None;
         }
-        let raw = self
-            .table
-            .get(i * self.inode_size..(i + 1) * self.inode_size)?;
+        let at = i.checked_sub(chunk.first_slot)? * self.inode_size;
+        let raw = chunk.table.get(at..at + self.inode_size)?;
         let ino = u32::try_from(self.first_ino + i as u64).ok()?;
         Some((ino, raw))
     }
-    /// Every in-use slot, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
-        (0..self.slots()).filter_map(|i| self.get(i))
+    /// Every in-use slot of `chunk`, in order.
+    pub fn iter<'c>(&'c self, chunk: &'c InodeChunk) -> impl Iterator<Item = (u32, &'c [u8])> + 'c {
+        let slots = chunk.table.len() / self.inode_size.max(1);
+        (chunk.first_slot..chunk.first_slot + slots).filter_map(move |i| self.get(chunk, i))
     }
 }
 
 /// Which inodes of group `g` the scan visits: none for an INODE_UNINIT group (with descriptor
 /// checksums) or an empty table, else the table up to `bg_itable_unused` and the bitmap. What was
 /// skipped or could not be read is recorded in `counts`.
-pub fn group_inodes<'a>(
-    fs: &'a Filesystem,
-    g: u32,
-    counts: &mut ScanCounts,
-) -> Option<GroupInodes<'a>> {
+pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<GroupInodes> {
     let ipg = fs.geo.inodes_per_group;
     let isz = u64::from(fs.geo.inode_size);
     let gd = match fs.desc(g) {
@@ -137,37 +193,37 @@ pub fn group_inodes<'a>(
     if used == 0 {
         return None;
     }
-    let bitmap = match fs.block(gd.inode_bitmap) {
-        Ok(b) => Bytes::new(b),
+    let bitmap = match fs.block_uncached(gd.inode_bitmap) {
+        Ok(b) => b,
         Err(e) => {
             counts.problem(format!("group {g}: inode bitmap: {e}"));
             return None;
         }
     };
-    let table = gd
-        .inode_table
-        .checked_mul(fs.block_size())
-        .ok_or_else(|| format!("group {g}: inode table block {} overflows", gd.inode_table))
-        .and_then(|off| {
-            fs.source
-                .read(
-                    off,
-                    u64::from(used) * isz,
-                    &format!("inode table of group {g}"),
-                )
-                .map_err(|e| e.to_string())
-        });
-    let table = match table {
-        Ok(t) => t,
-        Err(e) => {
-            counts.problem(e);
-            return None;
-        }
+    let Some(table_off) = gd.inode_table.checked_mul(fs.block_size()) else {
+        counts.problem(format!(
+            "group {g}: inode table block {} overflows",
+            gd.inode_table
+        ));
+        return None;
     };
-    counts.itable_bytes += table.len() as u64;
+    let in_range = u64::from(used)
+        .checked_mul(isz)
+        .and_then(|len| table_off.checked_add(len))
+        .is_some_and(|end| end <= fs.source.len());
+    if !in_range {
+        counts.problem(format!(
+            "group {g}: inode table at block {} ({used} inodes) lies beyond the end of the image",
+            gd.inode_table
+        ));
+        return None;
+    }
+    counts.itable_bytes += u64::from(used) * isz;
     Some(GroupInodes {
+        group: g,
         first_ino: u64::from(g) * u64::from(ipg) + 1,
-        table,
+        table_off,
+        slots: used as usize,
         bitmap,
         inode_size: isz as usize,
     })
@@ -180,9 +236,18 @@ where
     let Some(group) = group_inodes(fs, g, counts) else {
         return;
     };
-    for (ino, raw) in group.iter() {
-        counts.inodes_in_use += 1;
-        visit(acc, counts, ino, raw);
+    for first in group.chunk_starts() {
+        let chunk = match group.read_chunk(fs, first) {
+            Ok(c) => c,
+            Err(e) => {
+                counts.problem(e.to_string());
+                return;
+            }
+        };
+        for (ino, raw) in group.iter(&chunk) {
+            counts.inodes_in_use += 1;
+            visit(acc, counts, ino, raw);
+        }
     }
 }
 

@@ -56,7 +56,7 @@ fn mutated_inodes_and_xattr_blocks_never_panic() {
     let mut regions = vec![(itable, 64 * 256)];
     let mut with_block = 0;
     for obs in fit::image_inodes(&fs).flatten() {
-        let inode = Inode::parse(fs.inode_raw(obs.ino).unwrap());
+        let inode = Inode::parse(&fs.inode_raw(obs.ino).unwrap());
         if inode.file_acl != 0 {
             regions.push((inode.file_acl as usize * bs, bs));
             with_block += 1;

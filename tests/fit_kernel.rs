@@ -173,13 +173,13 @@ fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
         .map(|&ino| {
             let ino = u32::try_from(ino).unwrap();
             let raw = fs.inode_raw(ino).unwrap();
-            let inode = Inode::parse(raw);
+            let inode = Inode::parse(&raw);
             let extra = if raw.len() > 128 {
                 inode.extra_isize
             } else {
                 0
             };
-            let body = xattr::parse_ibody(raw, extra).expect("our parser rejects a kernel inode");
+            let body = xattr::parse_ibody(&raw, extra).expect("our parser rejects a kernel inode");
             let mut locations = Vec::new();
             for e in &body.entries {
                 let l = if e.value_inum != 0 {
@@ -191,8 +191,9 @@ fn observe(img: &Path, c: Config, inos: &[u64]) -> Vec<Observed> {
             }
             let mut block_used = 0;
             if inode.file_acl != 0 {
+                let block = fs.block(inode.file_acl).unwrap();
                 let blk = xattr::parse_block(
-                    fs.block(inode.file_acl).unwrap(),
+                    &block,
                     inode.file_acl,
                     metadata_csum.then(|| fs.csum_seed()),
                 )

@@ -46,7 +46,7 @@ fn info(img: &Path) -> Info {
     for ino in [2u32, 8, 11, 12, 13, 14] {
         if let Ok(off) = fs.inode_offset(ino) {
             inodes.push((ino, off as usize, fs.geo.inode_size as usize));
-            let i = e4inspect::inode::Inode::parse(fs.inode_raw(ino).unwrap());
+            let i = e4inspect::inode::Inode::parse(&fs.inode_raw(ino).unwrap());
             if i.file_acl != 0 && xblock.is_none() {
                 xblock = Some((i.file_acl, ino));
             }
@@ -56,7 +56,7 @@ fn info(img: &Path) -> Info {
         .ok()
         .and_then(|_| {
             let raw = fs.inode_raw(8).ok()?;
-            let i = e4inspect::inode::Inode::parse(raw);
+            let i = e4inspect::inode::Inode::parse(&raw);
             let b = if i.has_flag(e4inspect::inode::EXTENTS_FL) {
                 e4inspect::extent::map_extent(&i.block, 0, |b| fs.block(b)).ok()??
             } else {

@@ -54,8 +54,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = fs.read_inode_checked(ino, false);
         let _ = fit::read_inode_xattrs(&fs, ino);
         if let Ok(raw) = fs.inode_raw(ino) {
-            let ind = e4inspect::inode::Inode::parse(raw);
-            let _ = e4inspect::inode::inode_xattrs(&fs, raw, &ind);
+            let ind = e4inspect::inode::Inode::parse(&raw);
+            let _ = e4inspect::inode::inode_xattrs(&fs, &raw, &ind);
             let _ = e4inspect::inode::data_map(&fs, ino, &ind, None);
             let _ = e4inspect::dir::dir_blocks(&fs, ino, &ind);
         }

@@ -189,7 +189,7 @@ fn check_bitmaps(
                 continue;
             }
         };
-        let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
+        let bytes = block.get(..nbytes.min(bs)).unwrap_or(&block);
         // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
         if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
             let want = bitmap::bitmap_checksum(fs, kind, bytes);
@@ -295,7 +295,7 @@ fn backup_desc(fs: &Filesystem, group_block: u64, g: u32) -> Option<GroupDesc> {
         .checked_mul(geo.block_size)?
         .checked_add((u64::from(g) % per) * ds)?;
     let raw = fs.source.try_read(off, ds)?;
-    Some(GroupDesc::parse_from_backup(&fs.ctx, g, raw))
+    Some(GroupDesc::parse_from_backup(&fs.ctx, g, &raw))
 }
 
 /// The first backup superblock's block (where `e2fsck -b` would start), if any.

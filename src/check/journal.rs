@@ -76,11 +76,11 @@ fn walk_extents(
             ));
         }
         let child = fs.block(ix.child).map_err(|e| e.to_string())?;
-        let ch = ExtentHeader::parse(child).map_err(|e| e.to_string())?;
+        let ch = ExtentHeader::parse(&child).map_err(|e| e.to_string())?;
         if ch.depth + 1 != h.depth {
             return Err(format!("extent block {} has the wrong depth", ix.child));
         }
-        walk_extents(fs, child, h.depth - 1, budget, last)?;
+        walk_extents(fs, &child, h.depth - 1, budget, last)?;
     }
     Ok(())
 }
@@ -108,7 +108,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
         Ok(r) => r,
         Err(e) => return bad_inode(f, ino, e.to_string()),
     };
-    let inode = Inode::parse(raw);
+    let inode = Inode::parse(&raw);
     if inode.links_count == 0 {
         return bad_inode(f, ino, "link count is 0 (not in use)".into());
     }
@@ -189,7 +189,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
             format!("journal superblock {blk} is beyond the image"),
         );
     };
-    check_superblock(fs, jraw, blk, nblocks, f);
+    check_superblock(fs, &jraw, blk, nblocks, f);
 }
 
 fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut Findings) {

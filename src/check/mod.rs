@@ -177,7 +177,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
         SUPERBLOCK_SIZE as u64,
         "primary superblock",
     )?;
-    let sb = Superblock::parse(raw)?;
+    let sb = Superblock::parse(&raw)?;
     let now = opts.now.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

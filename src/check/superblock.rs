@@ -463,7 +463,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
             );
             continue;
         };
-        let Ok(b) = Superblock::parse(raw) else {
+        let Ok(b) = Superblock::parse(&raw) else {
             continue;
         };
         if b.magic != EXT2_MAGIC || b.rev_level > 1 || b.log_block_size > 6 || b.inode_size() < 128

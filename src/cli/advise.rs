@@ -508,9 +508,9 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
         }
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&a)?);
+        outln!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render(&a));
+        super::emit(&render(&a))?;
     }
     Ok(super::EXIT_OK)
 }

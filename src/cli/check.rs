@@ -26,7 +26,7 @@ pub struct CheckArgs {
 
 fn list_rules(json: bool) -> anyhow::Result<i32> {
     if json {
-        println!("{}", serde_json::to_string_pretty(RULES)?);
+        outln!("{}", serde_json::to_string_pretty(RULES)?);
         return Ok(0);
     }
     let mut t = Table::new();
@@ -45,7 +45,7 @@ fn list_rules(json: bool) -> anyhow::Result<i32> {
             },
         ]);
     }
-    println!("{t}");
+    outln!("{t}");
     Ok(0)
 }
 
@@ -92,27 +92,27 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
                 }
                 if several {
                     if i > 0 {
-                        println!();
+                        outln!();
                     }
-                    println!("{}:", rep.image);
+                    outln!("{}:", rep.image);
                 }
                 for f in &rep.findings {
-                    println!("{}", f.line());
+                    outln!("{}", f.line());
                 }
                 let kept = rep.findings.len() as u64;
                 let total = rep.errors + rep.warnings;
                 if total > kept {
-                    println!(
+                    outln!(
                         "({} more findings not listed; at most {} per rule)",
                         total - kept,
                         check::MAX_FINDINGS_PER_RULE
                     );
                 }
                 if total == 0 {
-                    println!("{}: no findings", rep.image);
+                    outln!("{}: no findings", rep.image);
                 } else {
-                    println!("{}", summary(&rep));
-                    println!(
+                    outln!("{}", summary(&rep));
+                    outln!(
                         "{}: {} error{}, {} warning{}",
                         rep.image,
                         rep.errors,
@@ -143,7 +143,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         } else {
             json.pop().unwrap_or(serde_json::Value::Null)
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(status)
 }

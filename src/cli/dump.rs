@@ -74,7 +74,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         Err(e) => {
             report_error(&args.image, &e);
             if matches!(e, e4inspect::Error::Open { .. }) && !args.json {
-                println!("Couldn't find valid filesystem superblock.");
+                outln!("Couldn't find valid filesystem superblock.");
             }
             return Ok(EXIT_OPERATIONAL);
         }
@@ -102,12 +102,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     let flushed = w.flush();
     let rep = match (rep, flushed) {
         (Ok(r), Ok(())) => r,
-        (Err(e), _) | (_, Err(e)) => {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(EXIT_OK);
-            }
-            return Err(e.into());
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(e.into()),
     };
     for l in &rep.stderr {
         eprint!("{l}");

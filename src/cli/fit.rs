@@ -14,7 +14,7 @@ use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, Xatt
 use e4inspect::profiles;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Arguments of `e4inspect fit`.
@@ -143,14 +143,7 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Write `text` to stdout; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
-    let mut so = std::io::stdout().lock();
-    match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
-    }
-}
+use super::emit;
 
 /// One result object of the JSON contract.
 #[derive(Serialize)]

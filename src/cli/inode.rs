@@ -124,8 +124,7 @@ struct Report<'a> {
     problems: Vec<String>,
 }
 
-fn report<'a>(fs: &'a Filesystem, ino: u32) -> e4inspect::Result<Report<'a>> {
-    let raw = fs.inode_raw(ino)?;
+fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> e4inspect::Result<Report<'a>> {
     let inode = Inode::parse(raw);
     let xattrs = inode::inode_xattrs(fs, raw, &inode);
     let map = inode::data_map(fs, ino, &inode, xattrs.inline_data());
@@ -165,7 +164,7 @@ fn report<'a>(fs: &'a Filesystem, ino: u32) -> e4inspect::Result<Report<'a>> {
                 .filter(|(l, _)| *l == 0)
                 .copied()
                 .ok_or_else(|| e4inspect::Error::corrupt("no logical block 0"))?;
-            dir::parse_dx_root(fs.block(p)?)
+            dir::parse_dx_root(&fs.block(p)?)
         });
         match root {
             Ok(r) => htree = Some(r),
@@ -280,7 +279,7 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
         for x in &r.xattrs.items {
             let _ = write!(o, "  {} ({})", x.name, x.value_size);
             if x.name != "system.data" && x.value_size != 0 && x.value_size < 40 {
-                if let Some(v) = x.value {
+                if let Some(v) = &x.value {
                     o.push_str(" = ");
                     xattr_value(&mut o, v);
                 }
@@ -502,7 +501,11 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
                 "    {} [{}] {} {}",
                 x.name, x.location, x.value_size, x.cost
             );
-            if let Some(Ok(dv)) = x.value.and_then(|v| xattr::decode_value(&x.name, v)) {
+            if let Some(Ok(dv)) = x
+                .value
+                .as_deref()
+                .and_then(|v| xattr::decode_value(&x.name, v))
+            {
                 let _ = write!(o, " {}", describe_decoded(&dv));
             }
             o.push('\n');
@@ -566,7 +569,11 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
                 XattrLocation::EaInode(n) => v["ea_inode"] = json!(n),
                 XattrLocation::Inode => {}
             }
-            if let Some(Ok(dv)) = x.value.and_then(|val| xattr::decode_value(&x.name, val)) {
+            if let Some(Ok(dv)) = x
+                .value
+                .as_deref()
+                .and_then(|val| xattr::decode_value(&x.name, val))
+            {
                 v["decoded"] = json!(dv);
             }
             v
@@ -647,15 +654,7 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
     })
 }
 
-/// Write `s` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(s: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r.context("writing to stdout")?),
-    }
-}
+use super::emit;
 
 /// Run the subcommand: 0 fine, 4 when any inode has problems, 8 when an inode could not be read.
 pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
@@ -670,7 +669,11 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let mut out = String::new();
     let mut js = Vec::new();
     for t in &args.targets {
-        let r = parse_target(&fs, t).and_then(|ino| Ok(report(&fs, ino)?));
+        let raw = parse_target(&fs, t).and_then(|ino| Ok((ino, fs.inode_raw(ino)?)));
+        let r = raw
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e:#}"))
+            .and_then(|(ino, raw)| Ok(report(&fs, *ino, raw)?));
         let r = match r {
             Ok(r) => r,
             Err(e) => {

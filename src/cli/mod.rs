@@ -1,4 +1,19 @@
 //! The command-line interface: one module per subcommand. Only this side prints.
+//!
+//! Every command writes its output through [`emit`] (or the [`outln!`] macro over it), a
+//! `BufWriter` it flushes itself, or a `&mut dyn Write` handed to a formatter; write errors
+//! propagate as errors, and `main` ends the program quietly with exit 0 when the error is a
+//! closed pipe (`| head`), as ripgrep does.
+
+/// `println!` for commands: through the one stdout writer, propagating write errors with `?`.
+macro_rules! outln {
+    () => {
+        $crate::cli::emit("\n")?
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::emit(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
 
 pub mod advise;
 pub mod check;
@@ -55,4 +70,26 @@ pub fn report_error(path: &Path, err: &dyn std::fmt::Display) {
     } else {
         eprintln!("e4inspect: {p}: {msg}");
     }
+}
+
+/// Write `text` to stdout and flush. Errors (a closed pipe among them) propagate; `main` turns
+/// a closed pipe into a quiet exit 0.
+pub fn emit(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// True when `err` (or anything it wraps) is a write to a closed pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind);
+        let json = cause
+            .downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind);
+        io == Some(std::io::ErrorKind::BrokenPipe) || json == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }

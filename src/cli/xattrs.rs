@@ -122,7 +122,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             "problems": counts.problems,
             "seconds": secs,
         });
-        super::inode::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+        super::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         return Ok(status);
     }
     let mut o = String::new();
@@ -240,6 +240,6 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             out!(o, "  {p}");
         }
     }
-    super::inode::emit(&o)?;
+    super::emit(&o)?;
     Ok(status)
 }

@@ -855,7 +855,7 @@ fn group_text(
 /// prints no list and no newline).
 fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
     let raw = fs.read_inode_checked(1, ignore_csum)?;
-    let ind = crate::inode::Inode::parse(raw);
+    let ind = crate::inode::Inode::parse(&raw);
     if ind.has_flag(crate::inode::EXTENTS_FL) {
         return Ok(Vec::new());
     }
@@ -892,7 +892,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
             *err = Some("Attempt to read block from filesystem resulted in short read".into());
             return;
         };
-        let d = crate::bytes::Bytes::new(b);
+        let d = crate::bytes::Bytes::new(&b);
         for i in 0..(b.len() / 4) {
             let e = u64::from(d.le32(4 * i));
             if e == 0 {
