@@ -62,6 +62,51 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same failure, saying that it happened while reading `what` (a block read on behalf
+    /// of an inode, say): read errors keep their offsets and gain the name.
+    pub fn reading(self, what: impl std::fmt::Display) -> Error {
+        match self {
+            Error::Read {
+                path,
+                what: inner,
+                offset,
+                len,
+                source,
+            } => Error::Read {
+                path,
+                what: format!("{what} ({inner})"),
+                offset,
+                len,
+                source,
+            },
+            Error::Shrunk {
+                path,
+                what: inner,
+                offset,
+                len,
+                size,
+            } => Error::Shrunk {
+                path,
+                what: format!("{what} ({inner})"),
+                offset,
+                len,
+                size,
+            },
+            Error::Truncated {
+                what: inner,
+                offset,
+                len,
+                size,
+            } => Error::Truncated {
+                what: format!("{what} ({inner})"),
+                offset,
+                len,
+                size,
+            },
+            other => other,
+        }
+    }
+
     /// Shorthand for a [`Error::Corrupt`] error.
     pub fn corrupt(msg: impl Into<String>) -> Self {
         Error::Corrupt(msg.into())

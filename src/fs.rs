@@ -409,15 +409,9 @@ impl Filesystem {
         if within + isz > bs {
             return self.source.read(off, isz, &format!("inode {ino}"));
         }
-        let block = self.block(off / bs).map_err(|e| match e {
-            Error::Truncated { size, .. } => Error::Truncated {
-                what: format!("inode {ino}"),
-                offset: off,
-                len: isz,
-                size,
-            },
-            other => other,
-        })?;
+        let block = self
+            .block(off / bs)
+            .map_err(|e| e.reading(format!("inode {ino}")))?;
         let start = within as usize;
         Ok(block
             .get(start..start + isz as usize)

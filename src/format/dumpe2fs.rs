@@ -41,14 +41,28 @@ pub struct DumpReport {
     pub aborted: bool,
 }
 
-/// Print the superblock listing (list_super2) into `s`.
-pub fn list_super(sb: &Superblock, s: &mut String) {
-    let _ = write_super(sb, s);
+/// Text that may hold bytes that are not UTF-8: dumpe2fs prints the label, the last-mounted
+/// path and the mount options with `%.*s`, so their bytes reach the output as they are stored.
+#[derive(Clone, Debug, Default)]
+pub struct RawText(pub Vec<u8>);
+
+impl RawText {
+    /// A fixed-size on-disk string field up to its first NUL, byte for byte.
+    fn field(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(cstr(b));
+    }
 }
 
-fn fmt_bytes(b: &[u8]) -> String {
-    // %.*s of a fixed-size field: bytes up to NUL, written as they are.
-    String::from_utf8_lossy(cstr(b)).into_owned()
+impl std::fmt::Write for RawText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Print the superblock listing (list_super2) into `s`.
+pub fn list_super(sb: &Superblock, s: &mut RawText) {
+    let _ = write_super(sb, s);
 }
 
 fn interval_string(mut secs: u32) -> String {
@@ -103,7 +117,7 @@ fn errcode(e: u8) -> String {
         .unwrap_or_else(|| format!("UNKNOWN_ERRCODE_{e}"))
 }
 
-fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
+fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     let ipg = u64::from(sb.inodes_per_group);
     let bs = sb.block_size_raw();
     // unsigned int arithmetic, as in ls.c
@@ -115,20 +129,16 @@ fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
     if vn.is_empty() {
         writeln!(f, "Filesystem volume name:   <none>")?;
     } else {
-        writeln!(
-            f,
-            "Filesystem volume name:   {}",
-            fmt_bytes(&sb.volume_name)
-        )?;
+        write!(f, "Filesystem volume name:   ")?;
+        f.field(&sb.volume_name);
+        writeln!(f)?;
     }
     if sb.last_mounted().is_empty() {
         writeln!(f, "Last mounted on:          <not available>")?;
     } else {
-        writeln!(
-            f,
-            "Last mounted on:          {}",
-            fmt_bytes(&sb.last_mounted)
-        )?;
+        write!(f, "Last mounted on:          ")?;
+        f.field(&sb.last_mounted);
+        writeln!(f)?;
     }
     writeln!(f, "Filesystem UUID:          {}", uuid_string(&sb.uuid))?;
     writeln!(f, "Filesystem magic number:  0x{:04X}", sb.magic)?;
@@ -176,7 +186,9 @@ fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
     }
     writeln!(f)?;
     if sb.mount_opts.first().copied().unwrap_or(0) != 0 {
-        writeln!(f, "Mount options:            {}", fmt_bytes(&sb.mount_opts))?;
+        write!(f, "Mount options:            ")?;
+        f.field(&sb.mount_opts);
+        writeln!(f)?;
     }
     write!(f, "Filesystem state:        ")?;
     if sb.state & 1 != 0 {
@@ -421,12 +433,9 @@ fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
             pad(&format!("{label} error time:")),
             ctime(i64::from(time))
         )?;
-        writeln!(
-            f,
-            "{}{}",
-            pad(&format!("{label} error function:")),
-            fmt_bytes(func)
-        )?;
+        write!(f, "{}", pad(&format!("{label} error function:")))?;
+        f.field(func);
+        writeln!(f)?;
         writeln!(f, "{}{}", pad(&format!("{label} error line #:")), line)?;
         if ino != 0 {
             writeln!(f, "{}{}", pad(&format!("{label} error inode #:")), ino)?;
@@ -490,7 +499,12 @@ fn write_super(sb: &Superblock, f: &mut String) -> std::fmt::Result {
 }
 
 /// e2p_list_journal_super.
-pub fn list_journal(buf: &[u8], fs_block_size: u32, fast_commit: bool, f: &mut String) {
+pub fn list_journal(
+    buf: &[u8],
+    fs_block_size: u32,
+    fast_commit: bool,
+    f: &mut impl std::fmt::Write,
+) {
     let j = JournalSuperblock::parse(buf);
     let num_fc: u32 = if fast_commit {
         if j.num_fc_blks != 0 {
@@ -936,7 +950,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         .map(|f: OpenFailure| format!("dumpe2fs: {} while trying to open {dev}", f.message()));
     let verify = fs.strict_failure.is_none();
     if !opts.group_only {
-        let mut s = String::with_capacity(4096);
+        let mut s = RawText(Vec::with_capacity(4096));
         list_super(&fs.sb, &mut s);
         // The journal superblock: of the device itself (journal_dev, and nothing else follows),
         // or of the internal journal inode. A failure ends the dump, as dumpe2fs exits there.
@@ -955,14 +969,14 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                     &mut s,
                 ),
                 Err(e) => {
-                    out.write_all(s.as_bytes())?;
+                    out.write_all(&s.0)?;
                     rep.stderr.push(journal_failure_message(e, external));
                     rep.aborted = true;
                     return Ok(rep);
                 }
             }
             if external {
-                out.write_all(s.as_bytes())?;
+                out.write_all(&s.0)?;
                 finish(out, &mut rep, retval_csum)?;
                 return Ok(rep);
             }
@@ -976,8 +990,11 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                     let _ = writeln!(s, "    mmp_sequence: {}", alt_hex8(m.seq));
                     let _ = write!(s, "    mmp_update_date: {}", ctime(m.time as i64));
                     let _ = writeln!(s, "    mmp_update_time: {}", m.time);
-                    let _ = writeln!(s, "    mmp_node_name: {}", fmt_bytes(&m.nodename));
-                    let _ = writeln!(s, "    mmp_device_name: {}", fmt_bytes(&m.bdevname));
+                    let _ = write!(s, "    mmp_node_name: ");
+                    s.field(&m.nodename);
+                    let _ = write!(s, "\n    mmp_device_name: ");
+                    s.field(&m.bdevname);
+                    s.0.push(b'\n');
                 }
                 Err(m) => rep.stderr.push(format!(
                     "dumpe2fs: {m} reading MMP block {} from '{dev}'",
@@ -993,11 +1010,11 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                         let _ = write!(s, ", {b}");
                     }
                 }
-                s.push('\n');
+                s.0.push(b'\n');
             }
             Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
         }
-        out.write_all(s.as_bytes())?;
+        out.write_all(&s.0)?;
         if opts.header_only {
             finish(out, &mut rep, retval_csum)?;
             return Ok(rep);
