@@ -22,6 +22,8 @@ pub type Block = Arc<[u8]>;
 /// path) is read from the source once.
 const BLOCK_CACHE_BYTES: u64 = 8 << 20;
 const BLOCK_CACHE_SHARDS: usize = 16;
+/// Most blocks one prefetch hint covers.
+pub const PREFETCH_SPAN: u64 = 1024;
 
 /// A bounded block cache shared by the scan's worker threads (sharded to keep lock hold times
 /// short). When a shard is full an arbitrary entry makes room: metadata access has little
@@ -235,7 +237,7 @@ impl Filesystem {
             }
         };
         let cache = BlockCache::new(p.geo.block_size);
-        Ok(Filesystem {
+        let fs = Filesystem {
             cache,
             source: src,
             sb: p.sb,
@@ -247,7 +249,12 @@ impl Filesystem {
             group_block: p.group_block,
             zero_adjust: p.zero_adjust,
             has_descs: p.has_descs,
-        })
+        };
+        if fs.has_descs {
+            // The descriptor table is read group by group, on demand: ask for all of it now.
+            fs.prefetch((0..fs.geo.desc_blocks).map(|i| fs.desc_block_loc(i)));
+        }
+        Ok(fs)
     }
 
     /// Block size in bytes.
@@ -293,6 +300,34 @@ impl Filesystem {
             .checked_mul(bs)
             .ok_or_else(|| Error::corrupt(format!("block number {blk} overflows a byte offset")))?;
         self.source.read(off, bs, &format!("block {blk}"))
+    }
+
+    /// Tell the kernel that these blocks are about to be read, so that a cold device reads them
+    /// in parallel and ahead of use. Consecutive blocks are coalesced into one request (flex_bg
+    /// places the bitmaps of a flex group side by side); at most [`PREFETCH_SPAN`] blocks per
+    /// request. A hint only: nothing is read here and nothing can fail.
+    pub fn prefetch(&self, blocks: impl IntoIterator<Item = u64>) {
+        let bs = self.geo.block_size;
+        let mut run: Option<(u64, u64)> = None;
+        let flush = |r: Option<(u64, u64)>| {
+            if let Some((start, len)) = r {
+                if let (Some(off), Some(n)) = (start.checked_mul(bs), len.checked_mul(bs)) {
+                    self.source.will_need(off, n);
+                }
+            }
+        };
+        for b in blocks {
+            run = match run {
+                Some((start, len)) if start.checked_add(len) == Some(b) && len < PREFETCH_SPAN => {
+                    Some((start, len + 1))
+                }
+                other => {
+                    flush(other);
+                    Some((b, 1))
+                }
+            };
+        }
+        flush(run);
     }
 
     /// Block holding descriptor block `i` of the table in use.

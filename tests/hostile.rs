@@ -18,6 +18,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
+/// 64 MiB of anonymous memory (the contract for any image of at most 64 MiB) plus 16 MiB for
+/// the binary's text, data and shared libraries.
+const MAX_RSS_KIB: i64 = (64 + 16) * 1024;
+
+fn children_max_rss_kib() -> i64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage into the pointer, which points to zeroed storage of
+    // the right type and size that lives across the call.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage failed");
+    // SAFETY: getrusage succeeded, so the storage is initialised (and it was zeroed before).
+    let ru = unsafe { ru.assume_init() };
+    ru.ru_maxrss
+}
 const SB: usize = 1024;
 
 /// Where the interesting structures of a base image are.
@@ -636,6 +650,15 @@ fn hostile_images_never_panic_hang_or_blow_up() {
         "hostile: {n} mutated images x {} commands in {:?}; exit codes {by_code:?}",
         cmds.len(),
         start.elapsed()
+    );
+    // Memory bound: RUSAGE_CHILDREN's ru_maxrss is the largest peak RSS of any child waited
+    // for (every run above, and the few mke2fs/debugfs that made the bases). With positional
+    // reads no image is mapped, so RSS is anonymous memory plus the binary's own pages.
+    let peak_kib = children_max_rss_kib();
+    eprintln!("hostile: largest peak RSS of any run: {peak_kib} KiB");
+    assert!(
+        peak_kib < MAX_RSS_KIB,
+        "a run peaked at {peak_kib} KiB of RSS (bound {MAX_RSS_KIB} KiB: 64 MiB of anonymous memory plus the binary)"
     );
     // The mutations must reach the error paths, not just the happy path.
     assert!(by_code.get(&Some(8)).copied().unwrap_or(0) > 0);

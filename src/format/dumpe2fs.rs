@@ -1061,6 +1061,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     let mut start = 0u32;
     while start < n {
         let end = start.saturating_add(BATCH).min(n);
+        prefetch_bitmaps(fs, start..end);
         let texts: Vec<String> = (start..end)
             .into_par_iter()
             .map_init(Vec::new, |scratch, g| {
@@ -1074,6 +1075,23 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     }
     finish(out, &mut rep, retval_csum)?;
     Ok(rep)
+}
+
+/// Hint the bitmaps the next groups will read, so that a cold device fetches them in parallel.
+fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
+    let mut blocks: Vec<u64> = groups
+        .filter_map(|g| fs.desc(g).ok())
+        .flat_map(|gd| {
+            [
+                crate::bitmap::bitmap_source(fs, &gd, crate::bitmap::Kind::Block),
+                crate::bitmap::bitmap_source(fs, &gd, crate::bitmap::Kind::Inode),
+            ]
+        })
+        .flatten()
+        .collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    fs.prefetch(blocks);
 }
 
 /// dumpe2fs' message for a journal superblock it could not show.
