@@ -37,6 +37,7 @@ pub mod geometry;
 pub mod group;
 pub mod inode;
 pub mod journal;
+pub mod ondisk;
 pub mod partition;
 pub mod profiles;
 pub mod scan;
