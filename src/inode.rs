@@ -91,14 +91,20 @@ impl Inode {
     /// Decode from the raw record (`raw.len()` is the inode size); a record shorter than the
     /// 128-byte base is an error the caller sees.
     pub fn decode(raw: &[u8]) -> Result<Inode> {
-        let base: InodeBase = ondisk::decode(raw)?;
+        let base = InodeBase::decode_fast(raw).ok_or(Error::Short {
+            what: "inode",
+            need: ondisk_inode::BASE_SIZE,
+            got: raw.len(),
+        })?;
         Ok(Self::from_parts(&base, raw))
     }
 
     /// Decode from the raw record, reading bytes missing from a short record as zero (callers
     /// always pass a whole `s_inode_size` record; see [`Inode::decode`]).
     pub fn parse(raw: &[u8]) -> Inode {
-        let base = ondisk::decode_zero_extended::<InodeBase>(raw).unwrap_or_default();
+        let base = InodeBase::decode_fast(raw)
+            .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
+            .unwrap_or_default();
         Self::from_parts(&base, raw)
     }
 
@@ -195,9 +201,9 @@ pub fn inode_checksum(seed: u32, ino: u32, raw: &[u8]) -> u32 {
 }
 
 fn record_generation(raw: &[u8]) -> u32 {
-    ondisk::decode_zero_extended::<InodeBase>(raw)
-        .map(|b| b.generation)
-        .unwrap_or(0)
+    InodeBase::decode_fast(raw)
+        .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
+        .map_or(0, |b| b.generation)
 }
 
 /// The stored inode checksum (lo, plus hi when present).

@@ -6,10 +6,10 @@
 //! inodes whose bit is set in the group's inode bitmap. Memory does not grow with the image:
 //! accumulators are per worker thread, and every table they keep is capped by a constant.
 
-use crate::bytes::Bytes;
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
-use crate::inode::{self, Inode, XattrLocation};
+use crate::inode::{self, Inode, InodeBase, XattrLocation};
+use crate::ondisk;
 use crate::xattr;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -73,7 +73,7 @@ pub struct GroupInodes<'a> {
     first_ino: u64,
     /// The table up to the unused tail (whole inode records).
     table: &'a [u8],
-    bitmap: Bytes<'a>,
+    bitmap: &'a [u8],
     inode_size: usize,
 }
 
@@ -84,7 +84,7 @@ impl<'a> GroupInodes<'a> {
     }
     /// Slot `i` when its bitmap bit is set: its inode number and on-disk record.
     pub fn get(&self, i: usize) -> Option<(u32, &'a [u8])> {
-        if self.bitmap.u8(i / 8) & (1 << (i % 8)) == 0 {
+        if self.bitmap.get(i / 8).copied().unwrap_or(0) & (1 << (i % 8)) == 0 {
             return None;
         }
         let raw = self
@@ -138,7 +138,7 @@ pub fn group_inodes<'a>(
         return None;
     }
     let bitmap = match fs.block(gd.inode_bitmap) {
-        Ok(b) => Bytes::new(b),
+        Ok(b) => b,
         Err(e) => {
             counts.problem(format!("group {g}: inode bitmap: {e}"));
             return None;
@@ -466,17 +466,16 @@ impl XattrStats {
 }
 
 /// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
-fn may_have_xattrs(raw: &[u8]) -> bool {
-    let d = Bytes::new(raw);
-    let file_acl = u64::from(d.le32(0x68)) | (u64::from(d.le16(0x76)) << 32);
-    if file_acl != 0 {
+fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
+    if base.file_acl() != 0 {
         return true;
     }
-    if raw.len() <= 128 {
+    if raw.len() <= ondisk::inode::BASE_SIZE {
         return false;
     }
-    let extra = usize::from(d.le16(0x80));
-    d.le32(128 + extra) == xattr::MAGIC
+    let extra = usize::from(ondisk::inode::large_in_record(raw).extra_isize);
+    ondisk::decode_at::<ondisk::xattr::IbodyHeader>(raw, ondisk::inode::BASE_SIZE + extra)
+        .is_ok_and(|h| h.magic == xattr::MAGIC)
 }
 
 /// Scan every in-use inode and gather xattr statistics.
@@ -485,11 +484,14 @@ pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrSt
         fs,
         XattrStats::default,
         |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
-            let d = Bytes::new(raw);
-            if d.le32(0x20) & inode::EA_INODE_FL != 0 {
+            let Some(base) = InodeBase::decode_fast(raw) else {
+                counts.problem(format!("inode {ino}: record shorter than an inode"));
+                return;
+            };
+            if base.flags & inode::EA_INODE_FL != 0 {
                 st.ea_value_inodes += 1;
             }
-            if !may_have_xattrs(raw) {
+            if !may_have_xattrs(&base, raw) {
                 return;
             }
             let ind = Inode::parse(raw);

@@ -108,6 +108,37 @@ impl Default for InodeBase {
 }
 
 impl InodeBase {
+    /// The hot-path twin of the binrw decode (same fields, same order; see `fast_reader_agrees`).
+    /// `None` when `raw` is shorter than the base record.
+    pub fn decode_fast(raw: &[u8]) -> Option<InodeBase> {
+        let mut r = super::LeFields::new(raw.get(..BASE_SIZE)?);
+        Some(InodeBase {
+            mode: r.u16(),
+            uid: r.u16(),
+            size_lo: r.u32(),
+            atime: r.u32(),
+            ctime: r.u32(),
+            mtime: r.u32(),
+            dtime: r.u32(),
+            gid: r.u16(),
+            links_count: r.u16(),
+            blocks_lo: r.u32(),
+            flags: r.u32(),
+            version: r.u32(),
+            block: r.bytes(),
+            generation: r.u32(),
+            file_acl_lo: r.u32(),
+            size_high: r.u32(),
+            obso_faddr: r.u32(),
+            blocks_high: r.u16(),
+            file_acl_high: r.u16(),
+            uid_high: r.u16(),
+            gid_high: r.u16(),
+            checksum_lo: r.u16(),
+            reserved: r.u16(),
+        })
+    }
+
     /// i_size with its high half.
     pub fn size(&self) -> u64 {
         u64::from(self.size_lo) | (u64::from(self.size_high) << 32)
@@ -130,10 +161,33 @@ impl InodeBase {
     }
 }
 
+impl InodeLarge {
+    /// The hot-path twin of the binrw decode, zero-extended (see `fast_reader_agrees`).
+    pub fn decode_fast_zero_extended(bytes: &[u8]) -> InodeLarge {
+        let mut buf = [0u8; 32];
+        let n = bytes.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        let mut r = super::LeFields::new(&buf);
+        InodeLarge {
+            extra_isize: r.u16(),
+            checksum_hi: r.u16(),
+            ctime_extra: r.u32(),
+            mtime_extra: r.u32(),
+            atime_extra: r.u32(),
+            crtime: r.u32(),
+            crtime_extra: r.u32(),
+            version_hi: r.u32(),
+            projid: r.u32(),
+        }
+    }
+}
+
 /// The large part as the record holds it, whatever `i_extra_isize` says (debugfs prints these).
 /// Bytes beyond the record read as zero.
 pub fn large_in_record(raw: &[u8]) -> InodeLarge {
-    super::decode_zero_extended(raw.get(BASE_SIZE..).unwrap_or(&[])).unwrap_or_default()
+    InodeLarge::decode_fast_zero_extended(raw.get(BASE_SIZE..).unwrap_or(&[]))
 }
 
 /// The large part limited to what `i_extra_isize` covers; `extra_isize` itself is the record's.
@@ -145,7 +199,7 @@ pub fn large_in_use(raw: &[u8]) -> InodeLarge {
     let used = raw.get(BASE_SIZE..end).unwrap_or(&[]);
     InodeLarge {
         extra_isize: in_record.extra_isize,
-        ..super::decode_zero_extended(used).unwrap_or_default()
+        ..InodeLarge::decode_fast_zero_extended(used)
     }
 }
 
@@ -163,9 +217,7 @@ pub fn has_checksum_hi(raw: &[u8]) -> bool {
 
 /// The stored checksum: lo, plus hi when present.
 pub fn stored_checksum(raw: &[u8]) -> u32 {
-    let lo = super::decode_zero_extended::<InodeBase>(raw)
-        .map(|b| b.checksum_lo)
-        .unwrap_or(0);
+    let lo = InodeBase::decode_fast(raw).map_or(0, |b| b.checksum_lo);
     let hi = if has_checksum_hi(raw) {
         large_in_record(raw).checksum_hi
     } else {
@@ -209,6 +261,22 @@ mod tests {
     fn sizes_match_declarations() {
         assert_size::<InodeBase>();
         assert_size::<InodeLarge>();
+    }
+
+    #[test]
+    fn fast_reader_agrees() {
+        use crate::ondisk::{decode_zero_extended, testing::noise};
+        for seed in 1..200u64 {
+            let raw = noise(seed, 160);
+            let slow: InodeBase = decode(&raw).unwrap();
+            assert_eq!(InodeBase::decode_fast(&raw), Some(slow));
+            for len in [0, 2, 5, 17, 32] {
+                let part = &raw[BASE_SIZE..BASE_SIZE + len];
+                let slow: InodeLarge = decode_zero_extended(part).unwrap();
+                assert_eq!(InodeLarge::decode_fast_zero_extended(part), slow);
+            }
+        }
+        assert_eq!(InodeBase::decode_fast(&[0u8; 127]), None);
     }
 
     #[test]

@@ -58,6 +58,37 @@ pub fn decode_zero_extended<T: OnDisk>(bytes: &[u8]) -> Result<T> {
     decode(&buf)
 }
 
+/// A sequential little-endian field reader for the few hot-path structures whose binrw decode
+/// measurably costs more than 10% (the inode table scan). Its users read fields in declaration
+/// order, and a unit test checks each against the binrw declaration on random bytes.
+pub(crate) struct LeFields<'a>(&'a [u8]);
+
+impl<'a> LeFields<'a> {
+    /// Start at the beginning of `bytes`, which must hold the whole structure.
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        LeFields(bytes)
+    }
+    /// The next `N` bytes (zeros once exhausted; callers check the length first).
+    pub(crate) fn bytes<const N: usize>(&mut self) -> [u8; N] {
+        match self.0.split_first_chunk::<N>() {
+            Some((head, rest)) => {
+                self.0 = rest;
+                *head
+            }
+            None => {
+                self.0 = &[];
+                [0; N]
+            }
+        }
+    }
+    pub(crate) fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.bytes())
+    }
+    pub(crate) fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.bytes())
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
@@ -79,5 +110,18 @@ pub(crate) mod testing {
             Err(Error::Short { .. })
         ));
         assert!(decode::<T>(&buf[..T::SIZE]).is_ok());
+    }
+
+    /// Pseudo-random bytes (xorshift), deterministic per seed.
+    pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
     }
 }
