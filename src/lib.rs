@@ -17,11 +17,15 @@
 //! assert_eq!(e4inspect::csum::crc16(0xFFFF, b"123456789"), 0x4B37);
 //! ```
 
+#![deny(unsafe_code)]
+
 pub mod advise;
 pub mod bytes;
 pub mod check;
 pub mod error;
 pub mod mkfs;
+pub mod os;
+#[allow(unsafe_code)]
 pub mod source;
 
 pub use error::{Error, Result};
