@@ -5,19 +5,23 @@
 //! we never pretend to decode them. Every walk is bounded by the block it reads and the directory's
 //! size; a malformed block ends in a problem, never a loop.
 
-use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
 use crate::error::{Error, Result};
-use crate::extent::{self, BlockCsum, MapKind};
+use crate::extent::{BlockCsum, MapKind};
 use crate::fs::Filesystem;
 use crate::inode::{self, DataMap, Inode};
+use crate::ondisk::dir::{
+    DirEntry2, DirEntryTail, DxCountLimit, DxEntry, DxNode, DxRoot as RawDxRoot, InlineDirHeader,
+    DX_ROOT_INFO_OFFSET,
+};
+use crate::ondisk::{self, OnDisk};
 
 /// Root directory inode.
 pub const ROOT_INO: u32 = 2;
 /// file_type of the checksum tail entry.
-pub const TAIL_FILE_TYPE: u8 = 0xDE;
+pub const TAIL_FILE_TYPE: u8 = crate::ondisk::dir::TAIL_FILE_TYPE;
 /// Size of the checksum tail entry.
-pub const TAIL_SIZE: usize = 12;
+pub const TAIL_SIZE: usize = DirEntryTail::SIZE;
 /// Longest path we resolve, in components (guards against absurd input, not disk data).
 const MAX_COMPONENTS: usize = 4096;
 /// i_flags: casefolded directory.
@@ -62,13 +66,12 @@ pub struct DirBlock<'a> {
 /// Checksum of a directory leaf block: crc32c(inode seed, block before the 12-byte tail).
 pub fn dirblock_csum(seed: u32, block: &[u8]) -> Option<BlockCsum> {
     let n = block.len().checked_sub(TAIL_SIZE)?;
-    let t = Bytes::new(block.get(n..)?);
-    if t.le32(0) != 0 || t.le16(4) != TAIL_SIZE as u16 || t.u8(6) != 0 || t.u8(7) != TAIL_FILE_TYPE
-    {
+    let tail: DirEntryTail = ondisk::decode_at(block, n).ok()?;
+    if !tail.is_tail() {
         return None;
     }
     Some(BlockCsum {
-        stored: t.le32(8),
+        stored: tail.checksum,
         computed: crc32c_raw(seed, block.get(..n)?),
     })
 }
@@ -78,15 +81,14 @@ pub fn dirblock_csum(seed: u32, block: &[u8]) -> Option<BlockCsum> {
 /// directory's inode checksum seed with metadata_csum.
 pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
     let bs = block.len();
-    let d = Bytes::new(block);
     let mut out = DirBlock::default();
     let mut pos = 0usize;
     // Each step advances by at least 12 bytes, so the loop ends within bs/12 steps.
-    while pos + 8 <= bs {
-        let ino = d.le32(pos);
-        let rec_len = rec_len_from_disk(d.le16(pos + 4), bs);
-        let name_len = usize::from(d.u8(pos + 6));
-        let file_type = d.u8(pos + 7);
+    while let Ok(entry) = ondisk::decode_at::<DirEntry2>(block, pos) {
+        let ino = entry.inode;
+        let rec_len = rec_len_from_disk(entry.rec_len, bs);
+        let name_len = usize::from(entry.name_len);
+        let file_type = entry.file_type;
         if rec_len < 12 || rec_len % 4 != 0 || pos + rec_len > bs || 8 + name_len > rec_len {
             out.problems.push(format!(
                 "directory entry at offset {pos}: rec_len {rec_len}, name_len {name_len} do not fit the block"
@@ -94,7 +96,8 @@ pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
             break;
         }
         if ino != 0 {
-            let name = d.slice(pos + 8, name_len).unwrap_or(&[]);
+            let at = pos + DirEntry2::SIZE;
+            let name = block.get(at..at + name_len).unwrap_or(&[]);
             out.entries.push(DirEntry {
                 offset: pos,
                 inode: ino,
@@ -136,21 +139,19 @@ pub struct DxRoot {
 }
 
 fn dx_index(block: &[u8], at: usize) -> Result<DxIndex> {
-    let d = Bytes::new(block);
-    let limit = d.le16(at);
-    let count = d.le16(at + 2);
-    let room = block.len().saturating_sub(at) / 8;
+    let cl: DxCountLimit = ondisk::decode_at(block, at)?;
+    let (limit, count) = (cl.limit, cl.count);
+    let room = block.len().saturating_sub(at) / DxEntry::SIZE;
     if count == 0 || count > limit || usize::from(limit) > room {
         return Err(Error::corrupt(format!(
             "htree index: count {count}, limit {limit}, room for {room}"
         )));
     }
+    // The count/limit overlays the first entry's hash, which is implicitly 0.
     let entries = (0..usize::from(count))
-        .map(|i| {
-            let o = at + 8 * i;
-            let hash = if i == 0 { 0 } else { d.le32(o) };
-            (hash, d.le32(o + 4))
-        })
+        .map_while(|i| ondisk::decode_at::<DxEntry>(block, at + DxEntry::SIZE * i).ok())
+        .enumerate()
+        .map(|(i, e)| (if i == 0 { 0 } else { e.hash }, e.block))
         .collect();
     Ok(DxIndex {
         limit,
@@ -161,13 +162,16 @@ fn dx_index(block: &[u8], at: usize) -> Result<DxIndex> {
 
 /// Decode a dx root block.
 pub fn parse_dx_root(block: &[u8]) -> Result<DxRoot> {
-    let d = Bytes::new(block);
-    // "." (rec_len 12) then ".." whose rec_len covers the rest; the root info follows at 24.
-    if d.slice(8, 1) != Some(b".") || d.le16(4) != 12 || d.slice(20, 2) != Some(b"..") {
+    let root: RawDxRoot = ondisk::decode(block)?;
+    // "." (rec_len 12) then ".." whose rec_len covers the rest; the root info follows.
+    if root.dot_name[0] != b'.'
+        || usize::from(root.dot.rec_len) != DirEntry2::SIZE + root.dot_name.len()
+        || root.dotdot_name[..2] != *b".."
+    {
         return Err(Error::corrupt("htree root: no '.' and '..' entries"));
     }
-    let info_length = d.u8(24 + 5);
-    let levels = d.u8(24 + 6);
+    let info_length = root.info.info_length;
+    let levels = root.info.indirect_levels;
     if info_length != 8 {
         return Err(Error::corrupt(format!(
             "htree root: info length {info_length}, should be 8"
@@ -179,22 +183,22 @@ pub fn parse_dx_root(block: &[u8]) -> Result<DxRoot> {
         )));
     }
     Ok(DxRoot {
-        hash_version: d.u8(24 + 4),
+        hash_version: root.info.hash_version,
         info_length,
         indirect_levels: levels,
-        index: dx_index(block, 24 + usize::from(info_length))?,
+        index: dx_index(block, DX_ROOT_INFO_OFFSET + usize::from(info_length))?,
     })
 }
 
 /// Decode a dx node block (an empty entry spanning the block, then the index).
 pub fn parse_dx_node(block: &[u8]) -> Result<DxIndex> {
-    let d = Bytes::new(block);
-    if d.le32(0) != 0 || rec_len_from_disk(d.le16(4), block.len()) != block.len() {
+    let node: DxNode = ondisk::decode(block)?;
+    if node.fake.inode != 0 || rec_len_from_disk(node.fake.rec_len, block.len()) != block.len() {
         return Err(Error::corrupt(
             "htree node: no empty entry spanning the block",
         ));
     }
-    dx_index(block, 8)
+    dx_index(block, DxNode::SIZE)
 }
 
 /// The (logical, physical) blocks of a directory, within its i_size, in logical order as the data
@@ -240,25 +244,31 @@ pub fn dir_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<(u64, 
 /// Entries of an inline directory: i_block holds the parent inode then entries; `system.data`
 /// continues them. Returned as (name, inode) pairs, ".." included.
 fn inline_dir_entries(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
-    let mut out = vec![(b"..".to_vec(), Bytes::new(&inode.block).le32(0))];
+    let parent = ondisk::decode::<InlineDirHeader>(&inode.block).map_or(0, |h| h.parent);
+    let mut out = vec![(b"..".to_vec(), parent)];
     let mut push = |area: &[u8]| {
         // Inline areas have no tail and may be any multiple of 4.
-        let d = Bytes::new(area);
         let mut pos = 0;
-        while pos + 8 <= area.len() {
-            let ino = d.le32(pos);
-            let rec_len = usize::from(d.le16(pos + 4));
-            let name_len = usize::from(d.u8(pos + 6));
-            if rec_len < 8 || pos + rec_len > area.len() || 8 + name_len > rec_len {
+        while let Ok(entry) = ondisk::decode_at::<DirEntry2>(area, pos) {
+            let rec_len = usize::from(entry.rec_len);
+            let name_len = usize::from(entry.name_len);
+            if rec_len < DirEntry2::SIZE
+                || pos + rec_len > area.len()
+                || DirEntry2::SIZE + name_len > rec_len
+            {
                 break;
             }
-            if ino != 0 {
-                out.push((d.slice(pos + 8, name_len).unwrap_or(&[]).to_vec(), ino));
+            if entry.inode != 0 {
+                let at = pos + DirEntry2::SIZE;
+                out.push((
+                    area.get(at..at + name_len).unwrap_or(&[]).to_vec(),
+                    entry.inode,
+                ));
             }
             pos += rec_len;
         }
     };
-    push(inode.block.get(4..).unwrap_or(&[]));
+    push(inode.block.get(InlineDirHeader::SIZE..).unwrap_or(&[]));
     let xa = inode::inode_xattrs(fs, raw, inode);
     if let Some(v) = xa
         .items
@@ -324,7 +334,7 @@ pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
 pub fn dir_csum_seed(fs: &Filesystem, ino: u32, inode: &Inode) -> Option<u32> {
     fs.sb
         .has_metadata_csum()
-        .then(|| extent::inode_csum_seed(fs.csum_seed(), ino, inode.generation))
+        .then(|| inode.csum_seed(fs.csum_seed(), ino))
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! Error type of the library. Every failure names what was being read and where.
 
+use serde::Serialize;
 use std::path::PathBuf;
 
 /// Library result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Everything that can go wrong while reading an image.
+/// Everything that can go wrong while reading an image. More kinds may be added.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The operating system refused an operation on the source.
     #[error("{path}: {op}: {source}")]
@@ -52,9 +54,19 @@ pub enum Error {
     /// libext2fs would refuse to open this superblock (its message, and where we looked).
     #[error("{}{}", .failure.message(), .hint)]
     Open {
-        failure: crate::geometry::OpenFailure,
+        failure: OpenFailure,
         /// Extra advice (for example, backup superblocks that look valid).
         hint: String,
+    },
+    /// A fixed-layout structure was decoded from fewer bytes than it occupies.
+    #[error("{what} needs {need} bytes, got {got}")]
+    Short {
+        /// The structure (as [`crate::ondisk::OnDisk::WHAT`] names it).
+        what: &'static str,
+        /// Its size.
+        need: usize,
+        /// Bytes available.
+        got: usize,
     },
     /// The caller asked for something that makes no sense.
     #[error("{0}")]
@@ -110,5 +122,48 @@ impl Error {
     /// Shorthand for a [`Error::Corrupt`] error.
     pub fn corrupt(msg: impl Into<String>) -> Self {
         Error::Corrupt(msg.into())
+    }
+}
+
+/// Why libext2fs (ext2fs_open2) would refuse a superblock; `message()` is its com_err text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum OpenFailure {
+    /// EXT2_ET_BAD_MAGIC
+    BadMagic,
+    /// EXT2_ET_SB_CSUM_INVALID
+    SbCsumInvalid,
+    /// EXT2_ET_UNKNOWN_CSUM
+    UnknownCsum,
+    /// EXT2_ET_REV_TOO_HIGH
+    RevTooHigh,
+    /// EXT2_ET_UNSUPP_FEATURE
+    UnsuppFeature,
+    /// EXT2_ET_CORRUPT_SUPERBLOCK
+    CorruptSuperblock,
+    /// EXT2_ET_BAD_DESC_SIZE
+    BadDescSize,
+    /// EXT2_ET_UNEXPECTED_BLOCK_SIZE
+    UnexpectedBlockSize,
+    /// EXT2_ET_SHORT_READ
+    ShortRead,
+}
+
+impl OpenFailure {
+    /// The libext2fs message for this failure.
+    pub fn message(self) -> &'static str {
+        match self {
+            OpenFailure::BadMagic => "Bad magic number in super-block",
+            OpenFailure::SbCsumInvalid => "Superblock checksum does not match superblock",
+            OpenFailure::UnknownCsum => "Unknown checksum algorithm",
+            OpenFailure::RevTooHigh => "Filesystem revision too high",
+            OpenFailure::UnsuppFeature => "Filesystem has unsupported feature(s)",
+            OpenFailure::CorruptSuperblock => "The ext2 superblock is corrupt",
+            OpenFailure::BadDescSize => "Block group descriptor size incorrect",
+            OpenFailure::UnexpectedBlockSize => "Filesystem has unexpected block size",
+            OpenFailure::ShortRead => {
+                "Attempt to read block from filesystem resulted in short read"
+            }
+        }
     }
 }

@@ -1,38 +1,19 @@
 //! Extent trees (header magic 0xF30A) and classic block maps: logical-to-physical mapping with
 //! bounded walks.
 
-use crate::bytes::Bytes;
 use crate::error::{Error, Result};
+use crate::ondisk::blockmap::{self, IBlockMap, DIRECT_BLOCKS};
+use crate::ondisk::extent::{entry_offset, ExtentTail, RawExtent, RawExtentIdx};
+use crate::ondisk::{self, OnDisk};
 
-/// Extent header magic.
-pub const EXTENT_MAGIC: u16 = 0xF30A;
+pub use crate::ondisk::extent::{ExtentHeader, EXTENT_MAGIC};
 /// Deepest tree ext4 allows.
 pub const MAX_DEPTH: u16 = 5;
-
-/// An extent header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExtentHeader {
-    pub magic: u16,
-    pub entries: u16,
-    pub max: u16,
-    pub depth: u16,
-    pub generation: u32,
-}
 
 impl ExtentHeader {
     /// Decode the 12-byte header.
     pub fn parse(b: &[u8]) -> Result<ExtentHeader> {
-        if b.len() < 12 {
-            return Err(Error::corrupt("extent header truncated"));
-        }
-        let d = Bytes::new(b);
-        let h = ExtentHeader {
-            magic: d.le16(0),
-            entries: d.le16(2),
-            max: d.le16(4),
-            depth: d.le16(6),
-            generation: d.le32(8),
-        };
+        let h: ExtentHeader = ondisk::decode(b)?;
         if h.magic != EXTENT_MAGIC {
             return Err(Error::corrupt(format!(
                 "bad extent header magic 0x{:04x}",
@@ -45,7 +26,7 @@ impl ExtentHeader {
                 h.depth
             )));
         }
-        let cap = (b.len() - 12) / 12;
+        let cap = (b.len() - ExtentHeader::SIZE) / RawExtent::SIZE;
         if usize::from(h.entries) > usize::from(h.max) || usize::from(h.max) > cap {
             return Err(Error::corrupt(format!(
                 "extent node claims {} entries (max {}) but holds room for {cap}",
@@ -75,20 +56,14 @@ pub struct ExtentIndex {
 /// Leaf entries of a node (after a successful header parse).
 pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
     (0..usize::from(h.entries))
-        .map(|i| {
-            let d = Bytes::new(node);
-            let o = 12 + 12 * i;
-            let raw_len = d.le16(o + 4);
-            let (len, uninit) = if raw_len > 32768 {
-                (raw_len - 32768, true)
-            } else {
-                (raw_len, false)
-            };
+        .map_while(|i| ondisk::decode_at::<RawExtent>(node, entry_offset(i)).ok())
+        .map(|e| {
+            let (len, uninit) = e.length();
             Extent {
-                logical: d.le32(o),
+                logical: e.block,
                 len,
                 uninit,
-                physical: (u64::from(d.le16(o + 6)) << 32) | u64::from(d.le32(o + 8)),
+                physical: e.start(),
             }
         })
         .collect()
@@ -97,13 +72,10 @@ pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
 /// Index entries of a node.
 pub fn index_entries(node: &[u8], h: &ExtentHeader) -> Vec<ExtentIndex> {
     (0..usize::from(h.entries))
-        .map(|i| {
-            let d = Bytes::new(node);
-            let o = 12 + 12 * i;
-            ExtentIndex {
-                logical: d.le32(o),
-                child: (u64::from(d.le16(o + 8)) << 32) | u64::from(d.le32(o + 4)),
-            }
+        .map_while(|i| ondisk::decode_at::<RawExtentIdx>(node, entry_offset(i)).ok())
+        .map(|ix| ExtentIndex {
+            logical: ix.block,
+            child: ix.leaf(),
         })
         .collect()
 }
@@ -164,23 +136,26 @@ where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let d = Bytes::new(iblock);
-    let per = block_size / 4;
+    let map: IBlockMap = ondisk::decode(iblock)?;
+    let per = blockmap::pointers_per_block(block_size);
     let mut l = u64::from(lblk);
-    if l < 12 {
-        let b = d.le32(4 * l as usize);
+    if let Some(&b) = map
+        .direct
+        .get(l as usize)
+        .filter(|_| l < DIRECT_BLOCKS as u64)
+    {
         return Ok((b != 0).then_some(u64::from(b)));
     }
-    l -= 12;
-    // (slot in i_block, levels of indirection, blocks covered)
+    l -= DIRECT_BLOCKS as u64;
+    // (levels of indirection, blocks covered)
     let mut levels = [
-        (12usize, 1u32, per),
-        (13, 2, per * per),
-        (14, 3, per * per * per),
+        (1u32, per),
+        (2, per.saturating_mul(per)),
+        (3, per.saturating_pow(3)),
     ];
-    for (slot, depth, span) in levels.iter_mut() {
+    for (depth, span) in levels.iter_mut() {
         if l < *span {
-            let mut blk = u64::from(d.le32(4 * *slot));
+            let mut blk = u64::from(map.indirect(*depth).unwrap_or(0));
             let mut rem = l;
             let mut div = *span / per;
             for _ in 0..*depth {
@@ -191,7 +166,7 @@ where
                 let idx = (rem / div.max(1)) as usize;
                 rem %= div.max(1);
                 div /= per;
-                blk = u64::from(Bytes::new(&b).le32(4 * idx));
+                blk = u64::from(blockmap::pointer(&b, idx)?);
             }
             return Ok((blk != 0).then_some(blk));
         }
@@ -221,10 +196,10 @@ impl WalkLimits {
     }
 }
 
-/// The per-inode checksum seed ext4 uses for extent, directory and inode checksums.
+/// The per-inode checksum seed ext4 uses for extent, directory and inode checksums (kept for
+/// callers; see [`crate::inode::Inode::csum_seed`]).
 pub fn inode_csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
-    let c = crate::csum::crc32c_raw(fs_seed, &ino.to_le_bytes());
-    crate::csum::crc32c_raw(c, &generation.to_le_bytes())
+    crate::ondisk::inode::csum_seed(fs_seed, ino, generation)
 }
 
 /// Stored and computed checksum of a tree block.
@@ -244,10 +219,10 @@ impl BlockCsum {
 /// Checksum of an extent tree block: crc32c(inode seed, header + `max` entry slots); the result is
 /// stored in the 4 bytes right after the last slot (`struct ext4_extent_tail`).
 pub fn extent_block_csum(seed: u32, node: &[u8], h: &ExtentHeader) -> BlockCsum {
-    let tail = 12 + 12 * usize::from(h.max);
+    let tail = entry_offset(usize::from(h.max));
     let computed = crate::csum::crc32c_raw(seed, node.get(..tail.min(node.len())).unwrap_or(&[]));
     BlockCsum {
-        stored: Bytes::new(node).le32(tail),
+        stored: ondisk::decode_at::<ExtentTail>(node, tail).map_or(0, |t| t.checksum),
         computed,
     }
 }
@@ -475,19 +450,24 @@ where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let d = Bytes::new(iblock);
-    let per = (block_size / 4).max(1);
     let mut w = BlockMapWalk::default();
+    let map: IBlockMap = match ondisk::decode(iblock) {
+        Ok(m) => m,
+        Err(e) => {
+            w.problems.push(e.to_string());
+            return w;
+        }
+    };
+    let per = blockmap::pointers_per_block(block_size).max(1);
     let mut seen = std::collections::HashSet::new();
-    for i in 0..12u64 {
-        let b = u64::from(d.le32(4 * i as usize));
+    for (i, &b) in (0u64..).zip(map.direct.iter()) {
         if b != 0 {
-            w.push_data(i, b);
+            w.push_data(i, u64::from(b));
         }
     }
-    let mut base = 12u64;
-    for (slot, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
-        let b = u64::from(d.le32(4 * slot));
+    let mut base = DIRECT_BLOCKS as u64;
+    for depth in 1..=3u32 {
+        let b = u64::from(map.indirect(depth).unwrap_or(0));
         let span = per.saturating_pow(depth);
         if b != 0 {
             map_level(
@@ -551,10 +531,9 @@ fn map_level<F, B>(
             return;
         }
     };
-    let d = Bytes::new(&data);
     let span = per.saturating_pow(depth - 1);
-    for i in 0..per {
-        let child = u64::from(d.le32(4 * i as usize));
+    for (i, child) in (0..per).zip(blockmap::pointers(&data)) {
+        let child = u64::from(child);
         if child == 0 {
             continue;
         }

@@ -885,59 +885,28 @@ pub fn dir_xattr_sets(root: &std::path::Path) -> Result<DirXattrs> {
     })
 }
 
-/// Names and on-disk value sizes of the xattrs of `path` (not following a symlink).
+/// Names and on-disk value sizes of the xattrs of `path` (not following a symlink). Lists and
+/// values of any length are read completely ([`crate::os::xattr_names`]); POSIX ACLs count with
+/// the size of ext4's compact form.
 pub fn path_xattrs(path: &std::path::Path) -> Result<Vec<Attr>> {
-    use std::os::unix::ffi::OsStrExt;
     let io = |op: &'static str| {
         let path = path.to_path_buf();
         move |source| Error::Io { path, op, source }
     };
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| Error::Invalid(format!("{}: path contains NUL", path.display())))?;
-    let mut names = vec![0u8; 4096];
-    let n = loop {
-        // SAFETY: `c` is NUL-terminated; the buffer is valid for `names.len()` bytes.
-        let n = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
-        if n >= 0 {
-            break n as usize;
-        }
-        let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::ERANGE) if names.len() < (1 << 20) => names.resize(names.len() * 4, 0),
-            Some(libc::ENOTSUP) => return Ok(Vec::new()),
-            _ => return Err(io("cannot list xattrs of")(err)),
-        }
-    };
+    let names = crate::os::xattr_names(path).map_err(io("cannot list xattrs of"))?;
     let mut out = Vec::new();
-    for name in names.get(..n).unwrap_or(&[]).split(|&b| b == 0) {
-        if name.is_empty() {
-            continue;
-        }
-        let Ok(cn) = std::ffi::CString::new(name) else {
-            continue;
+    for name in names {
+        let Some(value) =
+            crate::os::xattr_value(path, &name).map_err(io("cannot read xattr of"))?
+        else {
+            continue; // removed meanwhile
         };
-        let full = String::from_utf8_lossy(name).into_owned();
+        let full = String::from_utf8_lossy(&name).into_owned();
         let is_acl = full == "system.posix_acl_access" || full == "system.posix_acl_default";
-        // SAFETY: NULL buffer with size 0 asks for the value size only.
-        let len = unsafe { libc::lgetxattr(c.as_ptr(), cn.as_ptr(), std::ptr::null_mut(), 0) };
-        if len < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::ENODATA) {
-                continue; // removed meanwhile
-            }
-            return Err(io("cannot read xattr of")(err));
-        }
-        let mut size = len as usize;
+        let mut size = value.len();
         if is_acl && size > 0 && size <= VFS_VALUE_MAX as usize {
-            let mut v = vec![0u8; size];
-            // SAFETY: buffer valid for `v.len()` bytes.
-            let got =
-                unsafe { libc::lgetxattr(c.as_ptr(), cn.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
-            if got >= 0 {
-                v.truncate(got as usize);
-                if let Ok(entries) = crate::xattr::decode_acl_vfs(&v) {
-                    size = crate::xattr::acl_disk_size(&entries);
-                }
+            if let Ok(entries) = crate::xattr::decode_acl_vfs(&value) {
+                size = crate::xattr::acl_disk_size(&entries);
             }
         }
         out.push(Attr::new(full, size.min(u32::MAX as usize) as u32));

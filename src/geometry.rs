@@ -7,47 +7,7 @@ use crate::features::*;
 use crate::superblock::Superblock;
 use serde::Serialize;
 
-/// Why libext2fs (ext2fs_open2) would refuse a superblock; `message()` is its com_err text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum OpenFailure {
-    /// EXT2_ET_BAD_MAGIC
-    BadMagic,
-    /// EXT2_ET_SB_CSUM_INVALID
-    SbCsumInvalid,
-    /// EXT2_ET_UNKNOWN_CSUM
-    UnknownCsum,
-    /// EXT2_ET_REV_TOO_HIGH
-    RevTooHigh,
-    /// EXT2_ET_UNSUPP_FEATURE
-    UnsuppFeature,
-    /// EXT2_ET_CORRUPT_SUPERBLOCK
-    CorruptSuperblock,
-    /// EXT2_ET_BAD_DESC_SIZE
-    BadDescSize,
-    /// EXT2_ET_UNEXPECTED_BLOCK_SIZE
-    UnexpectedBlockSize,
-    /// EXT2_ET_SHORT_READ
-    ShortRead,
-}
-
-impl OpenFailure {
-    /// The libext2fs message for this failure.
-    pub fn message(self) -> &'static str {
-        match self {
-            OpenFailure::BadMagic => "Bad magic number in super-block",
-            OpenFailure::SbCsumInvalid => "Superblock checksum does not match superblock",
-            OpenFailure::UnknownCsum => "Unknown checksum algorithm",
-            OpenFailure::RevTooHigh => "Filesystem revision too high",
-            OpenFailure::UnsuppFeature => "Filesystem has unsupported feature(s)",
-            OpenFailure::CorruptSuperblock => "The ext2 superblock is corrupt",
-            OpenFailure::BadDescSize => "Block group descriptor size incorrect",
-            OpenFailure::UnexpectedBlockSize => "Filesystem has unexpected block size",
-            OpenFailure::ShortRead => {
-                "Attempt to read block from filesystem resulted in short read"
-            }
-        }
-    }
-}
+pub use crate::error::OpenFailure;
 
 /// Derived layout of a filesystem. Built only from a superblock that passed [`Geometry::new`]'s
 /// checks, so every quantity here is within sane bounds.

@@ -1,7 +1,11 @@
 //! Block group descriptors (32 bytes, or s_desc_size bytes with 64bit) and their checksums.
 
-use crate::bytes::Bytes;
 use crate::csum::{crc16, crc32c_raw};
+use crate::ondisk::group::{
+    GroupDesc32, GroupDescHi, CHECKSUM_OFFSET, FLAGS_OFFSET, ITABLE_UNUSED_HI_OFFSET,
+    ITABLE_UNUSED_LO_OFFSET,
+};
+use crate::ondisk::{decode_zero_extended, OnDisk};
 use crate::superblock::Superblock;
 use serde::Serialize;
 
@@ -63,12 +67,14 @@ pub struct GroupDesc {
 /// Compute the descriptor checksum (ext2fs_group_desc_csum) over `raw` (desc_size bytes).
 pub fn desc_checksum(ctx: &DescContext, group: u32, raw: &[u8]) -> u16 {
     let size = ctx.desc_size.min(raw.len());
-    let head = raw.get(..0x1E.min(size)).unwrap_or(&[]);
-    let tail = raw.get(0x20.min(size)..size).unwrap_or(&[]);
+    let head = raw.get(..CHECKSUM_OFFSET.min(size)).unwrap_or(&[]);
+    let tail = raw
+        .get((CHECKSUM_OFFSET + 2).min(size)..size)
+        .unwrap_or(&[]);
     if ctx.metadata_csum {
         let c = crc32c_raw(ctx.seed, &group.to_le_bytes());
         let c = crc32c_raw(c, head);
-        let c = crc32c_raw(c, &[0, 0][..2.min(size.saturating_sub(0x1E))]);
+        let c = crc32c_raw(c, &[0, 0][..2.min(size.saturating_sub(CHECKSUM_OFFSET))]);
         let c = crc32c_raw(c, tail);
         (c & 0xFFFF) as u16
     } else {
@@ -82,32 +88,33 @@ pub fn desc_checksum(ctx: &DescContext, group: u32, raw: &[u8]) -> u16 {
 impl GroupDesc {
     /// Decode descriptor `group` from its raw bytes (at least desc_size; missing bytes read as 0).
     pub fn parse(ctx: &DescContext, group: u32, raw: &[u8]) -> GroupDesc {
-        let d = Bytes::new(raw);
-        let hi = ctx.is_64bit && ctx.desc_size >= 64;
-        let hi32 = |off: usize| if hi { u64::from(d.le32(off)) << 32 } else { 0 };
-        let hi16 = |off: usize| if hi { u32::from(d.le16(off)) << 16 } else { 0 };
-        let mut bb_csum = u32::from(d.le16(0x18));
-        if ctx.desc_size >= 0x3A {
-            bb_csum |= u32::from(d.le16(0x38)) << 16;
-        }
-        let mut ib_csum = u32::from(d.le16(0x1A));
-        if ctx.desc_size >= 0x3C {
-            ib_csum |= u32::from(d.le16(0x3A)) << 16;
-        }
+        let desc = raw.get(..ctx.desc_size.min(raw.len())).unwrap_or(raw);
+        let lo: GroupDesc32 = decode_zero_extended(desc).unwrap_or_default();
+        // The 64-bit half: fields beyond s_desc_size read as zero.
+        let rest: GroupDescHi =
+            decode_zero_extended(desc.get(GroupDesc32::SIZE..).unwrap_or(&[])).unwrap_or_default();
+        let hi = if ctx.is_64bit && ctx.desc_size >= GroupDesc32::SIZE + GroupDescHi::SIZE {
+            rest
+        } else {
+            GroupDescHi::default()
+        };
+        let join32 = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+        let join16 = |lo: u16, hi: u16| u32::from(lo) | (u32::from(hi) << 16);
         GroupDesc {
             group,
-            block_bitmap: u64::from(d.le32(0x0)) | hi32(0x20),
-            inode_bitmap: u64::from(d.le32(0x4)) | hi32(0x24),
-            inode_table: u64::from(d.le32(0x8)) | hi32(0x28),
-            free_blocks_count: u32::from(d.le16(0xC)) | hi16(0x2C),
-            free_inodes_count: u32::from(d.le16(0xE)) | hi16(0x2E),
-            used_dirs_count: u32::from(d.le16(0x10)) | hi16(0x30),
-            flags: d.le16(0x12),
-            exclude_bitmap: u64::from(d.le32(0x14)) | hi32(0x34),
-            block_bitmap_csum: bb_csum,
-            inode_bitmap_csum: ib_csum,
-            itable_unused: u32::from(d.le16(0x1C)) | hi16(0x32),
-            checksum: d.le16(0x1E),
+            block_bitmap: join32(lo.block_bitmap_lo, hi.block_bitmap_hi),
+            inode_bitmap: join32(lo.inode_bitmap_lo, hi.inode_bitmap_hi),
+            inode_table: join32(lo.inode_table_lo, hi.inode_table_hi),
+            free_blocks_count: join16(lo.free_blocks_count_lo, hi.free_blocks_count_hi),
+            free_inodes_count: join16(lo.free_inodes_count_lo, hi.free_inodes_count_hi),
+            used_dirs_count: join16(lo.used_dirs_count_lo, hi.used_dirs_count_hi),
+            flags: lo.flags,
+            exclude_bitmap: join32(lo.exclude_bitmap_lo, hi.exclude_bitmap_hi),
+            // The bitmap checksums' hi halves count whenever s_desc_size covers them.
+            block_bitmap_csum: join16(lo.block_bitmap_csum_lo, rest.block_bitmap_csum_hi),
+            inode_bitmap_csum: join16(lo.inode_bitmap_csum_lo, rest.inode_bitmap_csum_hi),
+            itable_unused: join16(lo.itable_unused_lo, hi.itable_unused_hi),
+            checksum: lo.checksum,
             computed_checksum: if ctx.gdt_csum {
                 desc_checksum(ctx, group, raw)
             } else {
@@ -127,16 +134,16 @@ impl GroupDesc {
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), raw.get(..n)) {
             dst.copy_from_slice(src);
         }
-        let flags =
-            u16::from_le_bytes([buf[0x12], buf[0x13]]) & !(BG_BLOCK_UNINIT | BG_INODE_UNINIT);
-        buf[0x12..0x14].copy_from_slice(&flags.to_le_bytes());
-        buf[0x1C..0x1E].copy_from_slice(&[0, 0]);
-        if ctx.is_64bit && n >= 0x34 {
-            buf[0x32..0x34].copy_from_slice(&[0, 0]);
+        let flags = u16::from_le_bytes([buf[FLAGS_OFFSET], buf[FLAGS_OFFSET + 1]])
+            & !(BG_BLOCK_UNINIT | BG_INODE_UNINIT);
+        buf[FLAGS_OFFSET..FLAGS_OFFSET + 2].copy_from_slice(&flags.to_le_bytes());
+        buf[ITABLE_UNUSED_LO_OFFSET..ITABLE_UNUSED_LO_OFFSET + 2].copy_from_slice(&[0, 0]);
+        if ctx.is_64bit && n >= ITABLE_UNUSED_HI_OFFSET + 2 {
+            buf[ITABLE_UNUSED_HI_OFFSET..ITABLE_UNUSED_HI_OFFSET + 2].copy_from_slice(&[0, 0]);
         }
         let raw2 = buf.get(..n).unwrap_or(&[]);
         let c = desc_checksum(ctx, group, raw2);
-        buf[0x1E..0x20].copy_from_slice(&c.to_le_bytes());
+        buf[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 2].copy_from_slice(&c.to_le_bytes());
         Self::parse(ctx, group, buf.get(..n).unwrap_or(&[]))
     }
 

@@ -1,10 +1,11 @@
 //! On-disk inodes (128 bytes, plus the large-inode part up to s_inode_size).
 
-use crate::bytes::Bytes;
-use crate::csum::crc32c_raw;
-
+use crate::error::{Error, Result};
 use crate::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
 use crate::fs::Filesystem;
+use crate::ondisk::blockmap::IBlockMap;
+pub use crate::ondisk::inode::{InodeBase, InodeLarge};
+use crate::ondisk::{self, inode as ondisk_inode};
 use crate::xattr;
 use serde::Serialize;
 
@@ -78,49 +79,83 @@ pub struct Inode {
     pub projid: u32,
     /// Size of the on-disk inode record (s_inode_size).
     pub record_size: u32,
+    /// i_obso_faddr (debugfs prints it as the fragment address).
+    #[serde(skip)]
+    pub obso_faddr: u32,
+    /// The large part as the record holds it, whatever i_extra_isize says (debugfs prints these).
+    #[serde(skip)]
+    pub in_record: InodeLarge,
 }
 
 impl Inode {
-    /// Decode from the raw record (`raw.len()` is the inode size).
+    /// Decode from the raw record (`raw.len()` is the inode size); a record shorter than the
+    /// 128-byte base is an error the caller sees.
+    pub fn decode(raw: &[u8]) -> Result<Inode> {
+        let base = InodeBase::decode_fast(raw).ok_or(Error::Short {
+            what: "inode",
+            need: ondisk_inode::BASE_SIZE,
+            got: raw.len(),
+        })?;
+        Ok(Self::from_parts(&base, raw))
+    }
+
+    /// Decode from the raw record, reading bytes missing from a short record as zero (callers
+    /// always pass a whole `s_inode_size` record; see [`Inode::decode`]).
     pub fn parse(raw: &[u8]) -> Inode {
-        let d = Bytes::new(raw);
+        let base = InodeBase::decode_fast(raw)
+            .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
+            .unwrap_or_default();
+        Self::from_parts(&base, raw)
+    }
+
+    fn from_parts(base: &InodeBase, raw: &[u8]) -> Inode {
         let record_size = raw.len() as u32;
-        let extra_isize = if record_size > 128 { d.le16(0x80) } else { 0 };
-        // A field of the large part exists when it lies inside both the record and extra_isize.
-        let has = |off: usize, len: usize| {
-            record_size > 128
-                && off + len <= 128 + extra_isize as usize
-                && off + len <= record_size as usize
+        // The large part counts as far as i_extra_isize (and the record) reach.
+        let large = if raw.len() > ondisk_inode::BASE_SIZE {
+            ondisk_inode::large_in_use(raw)
+        } else {
+            InodeLarge::default()
         };
-        let big32 = |off: usize| if has(off, 4) { d.le32(off) } else { 0 };
         Inode {
-            mode: d.le16(0x0),
-            uid: u32::from(d.le16(0x2)) | (u32::from(d.le16(0x78)) << 16),
-            gid: u32::from(d.le16(0x18)) | (u32::from(d.le16(0x7A)) << 16),
-            size: u64::from(d.le32(0x4)) | (u64::from(d.le32(0x6C)) << 32),
-            atime: d.le32(0x8),
-            ctime: d.le32(0xC),
-            mtime: d.le32(0x10),
-            dtime: d.le32(0x14),
-            links_count: d.le16(0x1A),
-            blocks_raw: u64::from(d.le32(0x1C)) | (u64::from(d.le16(0x74)) << 32),
-            flags: d.le32(0x20),
-            version: d.le32(0x24),
-            block: d.array(0x28),
-            generation: d.le32(0x64),
-            file_acl: u64::from(d.le32(0x68)) | (u64::from(d.le16(0x76)) << 32),
-            checksum_lo: d.le16(0x7C),
-            extra_isize,
-            checksum_hi: if has(0x82, 2) { d.le16(0x82) } else { 0 },
-            ctime_extra: big32(0x84),
-            mtime_extra: big32(0x88),
-            atime_extra: big32(0x8C),
-            crtime: big32(0x90),
-            crtime_extra: big32(0x94),
-            version_hi: big32(0x98),
-            projid: big32(0x9C),
+            mode: base.mode,
+            uid: base.uid(),
+            gid: base.gid(),
+            size: base.size(),
+            atime: base.atime,
+            ctime: base.ctime,
+            mtime: base.mtime,
+            dtime: base.dtime,
+            links_count: base.links_count,
+            blocks_raw: base.blocks(),
+            flags: base.flags,
+            version: base.version,
+            block: base.block,
+            generation: base.generation,
+            file_acl: base.file_acl(),
+            checksum_lo: base.checksum_lo,
+            extra_isize: large.extra_isize,
+            checksum_hi: large.checksum_hi,
+            ctime_extra: large.ctime_extra,
+            mtime_extra: large.mtime_extra,
+            atime_extra: large.atime_extra,
+            crtime: large.crtime,
+            crtime_extra: large.crtime_extra,
+            version_hi: large.version_hi,
+            projid: large.projid,
             record_size,
+            obso_faddr: base.obso_faddr,
+            in_record: if raw.len() > ondisk_inode::BASE_SIZE {
+                ondisk_inode::large_in_record(raw)
+            } else {
+                InodeLarge::default()
+            },
         }
+    }
+
+    /// The per-inode checksum seed (see [`ondisk::inode::csum_seed`]): compute it once per inode
+    /// and hand it to the extent, directory and xattr readers.
+    pub fn csum_seed(&self, fs_seed: u32, ino: u32) -> u32 {
+        ondisk_inode::csum_seed(fs_seed, ino, self.generation)
     }
 
     /// Flag test.
@@ -159,52 +194,27 @@ impl Inode {
     }
 }
 
-/// Does the inode carry the checksum hi half (ext2fs_inode_csum has_hi)?
-fn csum_has_hi(raw: &[u8]) -> bool {
-    raw.len() > 128 && Bytes::new(raw).le16(0x80) >= 4
-}
-
 /// Inode checksum as libext2fs computes it (low 16 bits only without the hi field).
 pub fn inode_checksum(seed: u32, ino: u32, raw: &[u8]) -> u32 {
-    let d = Bytes::new(raw);
-    let has_hi = csum_has_hi(raw);
-    let gen = d.le32(0x64);
-    let mut c = crc32c_raw(seed, &ino.to_le_bytes());
-    c = crc32c_raw(c, &gen.to_le_bytes());
-    // The record with i_checksum_lo (0x7C) and, when present, i_checksum_hi (0x82) read as zero.
-    let part = |a: usize, b: usize| raw.get(a.min(raw.len())..b.min(raw.len())).unwrap_or(&[]);
-    c = crc32c_raw(c, part(0, 0x7C));
-    c = crc32c_raw(c, &[0u8; 2][..2.min(raw.len().saturating_sub(0x7C))]);
-    if has_hi {
-        c = crc32c_raw(c, part(0x7E, 0x82));
-        c = crc32c_raw(c, &[0u8; 2]);
-        c = crc32c_raw(c, part(0x84, raw.len()));
-    } else {
-        c = crc32c_raw(c, part(0x7E, raw.len()));
-    }
-    if has_hi {
-        c
-    } else {
-        c & 0xFFFF
-    }
+    let generation = record_generation(raw);
+    ondisk_inode::checksum(ondisk_inode::csum_seed(seed, ino, generation), raw)
+}
+
+fn record_generation(raw: &[u8]) -> u32 {
+    InodeBase::decode_fast(raw)
+        .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
+        .map_or(0, |b| b.generation)
 }
 
 /// The stored inode checksum (lo, plus hi when present).
 pub fn stored_checksum(raw: &[u8]) -> u32 {
-    let d = Bytes::new(raw);
-    let mut v = u32::from(d.le16(0x7C));
-    if csum_has_hi(raw) {
-        v |= u32::from(d.le16(0x82)) << 16;
-    }
-    v
+    ondisk_inode::stored_checksum(raw)
 }
 
 /// ext2fs_inode_csum_verify: match, or an all-zero base inode.
 pub fn inode_checksum_ok(seed: u32, ino: u32, raw: &[u8]) -> bool {
-    if inode_checksum(seed, ino, raw) == stored_checksum(raw) {
-        return true;
-    }
-    raw.iter().take(128).all(|&b| b == 0)
+    let generation = record_generation(raw);
+    ondisk_inode::checksum_ok(ondisk_inode::csum_seed(seed, ino, generation), raw)
 }
 
 #[cfg(test)]
@@ -274,6 +284,15 @@ impl Inode {
             self.blocks_raw
         }
     }
+    /// i_block read as a classic block map (also the device number of device inodes).
+    pub fn block_map(&self) -> IBlockMap {
+        ondisk::decode(&self.block).unwrap_or(IBlockMap {
+            direct: [0; ondisk::blockmap::DIRECT_BLOCKS],
+            ind: 0,
+            dind: 0,
+            tind: 0,
+        })
+    }
     /// True when the large-inode field ending at byte `end` of the record is present.
     pub fn has_extra_field(&self, end: u32) -> bool {
         self.record_size > 128
@@ -313,14 +332,13 @@ pub fn walk_limits(fs: &Filesystem, ino: u32, inode: &Inode) -> WalkLimits {
         csum_seed: fs
             .sb
             .has_metadata_csum()
-            .then(|| extent::inode_csum_seed(fs.csum_seed(), ino, inode.generation)),
+            .then(|| inode.csum_seed(fs.csum_seed(), ino)),
     }
 }
 
 /// Decode the data map of an inode (what debugfs prints after the fields, in its order of
 /// precedence). `inline` is the `system.data` value when the inode has one.
 pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>) -> DataMap {
-    let ib = Bytes::new(&inode.block);
     if inode.is_fast_symlink() {
         let n = (inode.size as usize).min(I_BLOCK_SIZE);
         return DataMap::FastSymlink(inode.block.get(..n).unwrap_or(&[]).to_vec());
@@ -331,8 +349,8 @@ pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>)
         return DataMap::InlineSymlink(t);
     }
     if matches!(inode.file_type(), 0o060000 | 0o020000) {
-        let b0 = ib.le32(0);
-        let b1 = ib.le32(4);
+        let map = inode.block_map();
+        let (b0, b1) = (map.direct[0], map.direct[1]);
         return if b0 != 0 {
             DataMap::Device {
                 major: (b0 >> 8) & 255,

@@ -1,20 +1,21 @@
 //! The jbd2 journal superblock (big-endian) and locating it: inside the journal inode, or at the
 //! start of an external journal device.
 
-use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
 use crate::error::{Error, Result};
-use crate::extent;
+use crate::extent::{self, ExtentHeader};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
+use crate::ondisk;
+use crate::ondisk::journal::{JournalHeader, RawJournalSuperblock, RawMmp, MMP_CHECKSUM_OFFSET};
 use serde::Serialize;
 
 /// jbd2 magic.
-pub const JBD2_MAGIC: u32 = 0xC03B_3998;
+pub const JBD2_MAGIC: u32 = crate::ondisk::journal::JBD2_MAGIC;
 /// Block type of a v2 superblock.
 pub const JBD2_SUPERBLOCK_V2: u32 = 4;
 /// Maximum number of users listed.
-pub const USERS_MAX: u32 = 48;
+pub const USERS_MAX: u32 = crate::ondisk::journal::USERS_MAX as u32;
 
 /// A decoded journal superblock.
 #[derive(Clone, Debug, Serialize)]
@@ -44,32 +45,38 @@ pub struct JournalSuperblock {
 }
 
 impl JournalSuperblock {
-    /// Decode from the first 1024 bytes of the journal.
+    /// Decode from the first 1024 bytes of the journal; fewer bytes is an error.
+    pub fn decode(b: &[u8]) -> Result<JournalSuperblock> {
+        ondisk::decode(b).map(Self::from_raw)
+    }
+
+    /// Decode from the first 1024 bytes of the journal, reading missing bytes as zero.
     pub fn parse(b: &[u8]) -> JournalSuperblock {
-        let d = Bytes::new(b);
+        Self::from_raw(ondisk::decode_zero_extended(b).unwrap_or_default())
+    }
+
+    fn from_raw(r: RawJournalSuperblock) -> JournalSuperblock {
         JournalSuperblock {
-            magic: d.be32(0x0),
-            blocktype: d.be32(0x4),
-            header_sequence: d.be32(0x8),
-            blocksize: d.be32(0xC),
-            maxlen: d.be32(0x10),
-            first: d.be32(0x14),
-            sequence: d.be32(0x18),
-            start: d.be32(0x1C),
-            errno: d.be32(0x20) as i32,
-            feature_compat: d.be32(0x24),
-            feature_incompat: d.be32(0x28),
-            feature_ro_compat: d.be32(0x2C),
-            uuid: d.array(0x30),
-            nr_users: d.be32(0x40),
-            max_transaction: d.be32(0x48),
-            max_trans_data: d.be32(0x4C),
-            checksum_type: d.u8(0x50),
-            num_fc_blks: d.be32(0x54),
-            checksum: d.be32(0xFC),
-            users: (0..USERS_MAX as usize)
-                .map(|i| d.array(0x100 + 16 * i))
-                .collect(),
+            magic: r.header.magic,
+            blocktype: r.header.blocktype,
+            header_sequence: r.header.sequence,
+            blocksize: r.blocksize,
+            maxlen: r.maxlen,
+            first: r.first,
+            sequence: r.sequence,
+            start: r.start,
+            errno: r.errno,
+            feature_compat: r.feature_compat,
+            feature_incompat: r.feature_incompat,
+            feature_ro_compat: r.feature_ro_compat,
+            uuid: r.uuid,
+            nr_users: r.nr_users,
+            max_transaction: r.max_transaction,
+            max_trans_data: r.max_trans_data,
+            checksum_type: r.checksum_type,
+            num_fc_blks: r.num_fc_blks,
+            checksum: r.checksum,
+            users: r.users.to_vec(),
         }
     }
 
@@ -112,17 +119,16 @@ pub enum JournalFailure {
     BadMagic,
 }
 
-/// Verify an extent block's checksum (ext4_extent_tail after eh_max entries).
-fn extent_block_csum_ok(seed: u32, ino: u32, gen: u32, block: &[u8]) -> bool {
-    let max = usize::from(Bytes::new(block).le16(4));
-    let tail = 12 + 12 * max;
-    let Some(body) = block.get(..tail) else {
+/// Verify an extent block's checksum (ext4_extent_tail after eh_max entries) with the inode's
+/// checksum seed.
+fn extent_block_csum_ok(inode_seed: u32, block: &[u8]) -> bool {
+    let Ok(h) = ondisk::decode::<ExtentHeader>(block) else {
         return false;
     };
-    let stored = Bytes::new(block).le32(tail);
-    let c = crc32c_raw(seed, &ino.to_le_bytes());
-    let c = crc32c_raw(c, &gen.to_le_bytes());
-    crc32c_raw(c, body) == stored
+    if ondisk::extent::entry_offset(usize::from(h.max)) > block.len() {
+        return false;
+    }
+    extent::extent_block_csum(inode_seed, block, &h).ok()
 }
 
 /// Read the first 1024 bytes of the internal journal the way dumpe2fs does.
@@ -136,11 +142,11 @@ pub fn read_internal(
         .read_inode_checked(ino, !verify_csums)
         .map_err(JournalFailure::ReadInode)?;
     let ind = Inode::parse(&raw);
-    let seed = fs.csum_seed();
+    let inode_seed = ind.csum_seed(fs.csum_seed(), ino);
     let check = verify_csums && fs.sb.has_metadata_csum();
     let read = |b: u64| -> Result<crate::fs::Block> {
         let blk = fs.block(b)?;
-        if check && !extent_block_csum_ok(seed, ino, ind.generation, &blk) {
+        if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
                 "Extent block checksum does not match extent block",
             ));
@@ -163,7 +169,7 @@ pub fn read_internal(
             .map(<[u8]>::to_vec)
             .unwrap_or_else(|| vec![0u8; 1024]),
     };
-    if Bytes::new(&buf).be32(0) != JBD2_MAGIC {
+    if ondisk::decode::<JournalHeader>(&buf).map_or(true, |h| h.magic != JBD2_MAGIC) {
         return Err(JournalFailure::BadMagic);
     }
     Ok(buf)
@@ -178,8 +184,10 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
         .source
         .read(off, 1024, "journal superblock")
         .map_err(|e| JournalFailure::ReadSuper(e.to_string()))?;
-    let d = Bytes::new(&b);
-    if d.be32(0) != JBD2_MAGIC || d.be32(4) != JBD2_SUPERBLOCK_V2 {
+    let header = ondisk::decode::<JournalHeader>(&b);
+    if header.map_or(true, |h| {
+        h.magic != JBD2_MAGIC || h.blocktype != JBD2_SUPERBLOCK_V2
+    }) {
         return Err(JournalFailure::BadMagic);
     }
     Ok(b.to_vec())
@@ -200,7 +208,7 @@ pub struct Mmp {
 }
 
 /// MMP magic.
-pub const MMP_MAGIC: u32 = 0x004D_4D50;
+pub const MMP_MAGIC: u32 = crate::ondisk::journal::MMP_MAGIC;
 
 /// Read and check the MMP block as ext2fs_mmp_read does; the error is its message.
 pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, String> {
@@ -209,21 +217,21 @@ pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, 
         return Err("MMP: invalid MMP block number".into());
     }
     let b = fs.block(blk).map_err(|e| e.to_string())?;
-    let d = Bytes::new(&b);
+    let r: RawMmp = ondisk::decode(&b).map_err(|e| e.to_string())?;
     let m = Mmp {
-        magic: d.le32(0),
-        seq: d.le32(4),
-        time: d.le64(8),
-        nodename: d.array(16),
-        bdevname: d.array(80),
-        check_interval: d.le16(112),
-        checksum: d.le32(0x3FC),
+        magic: r.magic,
+        seq: r.seq,
+        time: r.time,
+        nodename: r.nodename,
+        bdevname: r.bdevname,
+        check_interval: r.check_interval,
+        checksum: r.checksum,
     };
     if m.magic != MMP_MAGIC {
         return Err("MMP: invalid magic number".into());
     }
     if verify_csum && fs.sb.has_metadata_csum() {
-        let c = crc32c_raw(fs.csum_seed(), b.get(..0x3FC).unwrap_or(&[]));
+        let c = crc32c_raw(fs.csum_seed(), b.get(..MMP_CHECKSUM_OFFSET).unwrap_or(&[]));
         if c != m.checksum {
             return Err("MMP block checksum does not match".into());
         }

@@ -17,11 +17,14 @@
 //! assert_eq!(e4inspect::csum::crc16(0xFFFF, b"123456789"), 0x4B37);
 //! ```
 
+#![deny(unsafe_code)]
+
 pub mod advise;
 pub mod bytes;
 pub mod check;
 pub mod error;
 pub mod mkfs;
+pub mod os;
 pub mod source;
 
 pub use error::{Error, Result};
@@ -37,6 +40,7 @@ pub mod geometry;
 pub mod group;
 pub mod inode;
 pub mod journal;
+pub mod ondisk;
 pub mod partition;
 pub mod profiles;
 pub mod scan;

@@ -7,10 +7,10 @@
 //! inodes whose bit is set in the group's inode bitmap. Memory does not grow with the image:
 //! accumulators are per worker thread, and every table they keep is capped by a constant.
 
-use crate::bytes::Bytes;
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
-use crate::inode::{self, Inode, XattrLocation};
+use crate::inode::{self, Inode, InodeBase, XattrLocation};
+use crate::ondisk;
 use crate::xattr;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -531,17 +531,16 @@ impl XattrStats {
 }
 
 /// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
-fn may_have_xattrs(raw: &[u8]) -> bool {
-    let d = Bytes::new(raw);
-    let file_acl = u64::from(d.le32(0x68)) | (u64::from(d.le16(0x76)) << 32);
-    if file_acl != 0 {
+fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
+    if base.file_acl() != 0 {
         return true;
     }
-    if raw.len() <= 128 {
+    if raw.len() <= ondisk::inode::BASE_SIZE {
         return false;
     }
-    let extra = usize::from(d.le16(0x80));
-    d.le32(128 + extra) == xattr::MAGIC
+    let extra = usize::from(ondisk::inode::large_in_record(raw).extra_isize);
+    ondisk::decode_at::<ondisk::xattr::IbodyHeader>(raw, ondisk::inode::BASE_SIZE + extra)
+        .is_ok_and(|h| h.magic == xattr::MAGIC)
 }
 
 /// Scan every in-use inode and gather xattr statistics.
@@ -550,11 +549,14 @@ pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrSt
         fs,
         XattrStats::default,
         |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
-            let d = Bytes::new(raw);
-            if d.le32(0x20) & inode::EA_INODE_FL != 0 {
+            let Some(base) = InodeBase::decode_fast(raw) else {
+                counts.problem(format!("inode {ino}: record shorter than an inode"));
+                return;
+            };
+            if base.flags & inode::EA_INODE_FL != 0 {
                 st.ea_value_inodes += 1;
             }
-            if !may_have_xattrs(raw) {
+            if !may_have_xattrs(&base, raw) {
                 return;
             }
             let ind = Inode::parse(raw);

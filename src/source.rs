@@ -1,7 +1,8 @@
 //! Read-only access to an image file or block device by positional reads (`pread`).
 //!
-//! This is the only module that talks to the operating system about the input, and the only one
-//! allowed `unsafe` (the `BLKGETSIZE64` ioctl and `posix_fadvise`).
+//! This is the only module that reads the input; its two system calls beyond `pread` (the
+//! `BLKGETSIZE64` ioctl and `posix_fadvise`) are safe wrappers in [`crate::os`], the one module
+//! allowed `unsafe`.
 //!
 //! Why positional reads and not a mapping of the whole input (measured, see `scripts/bench-*.sh`
 //! and `docs/architecture.md`):
@@ -62,56 +63,7 @@ impl std::fmt::Debug for Source {
     }
 }
 
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn block_device_size(file: &File) -> std::io::Result<u64> {
-    use std::os::unix::io::AsRawFd;
-    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
-    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 writes exactly one u64 through the pointer, which points to `size`,
-    // a live, aligned u64 for the whole call; the descriptor is open for the call's duration.
-    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(size)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn block_device_size(file: &File) -> std::io::Result<u64> {
-    use std::io::{Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::End(0))
-}
-
-/// Access-pattern hints for the kernel's page cache.
-#[derive(Clone, Copy, Debug)]
-enum Advice {
-    /// Scattered metadata: no speculative readahead.
-    Random,
-    /// This range is about to be read: start reading it now.
-    WillNeed,
-}
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn fadvise(file: &File, offset: u64, len: u64, advice: Advice) {
-    use std::os::unix::io::AsRawFd;
-    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-        return;
-    };
-    let adv = match advice {
-        Advice::Random => libc::POSIX_FADV_RANDOM,
-        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
-    };
-    // SAFETY: posix_fadvise only takes integers and an open descriptor (valid for the call); it
-    // touches no memory of ours. A failure only means the hint is ignored.
-    let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), off, len, adv) };
-}
-
-#[cfg(not(target_os = "linux"))]
-fn fadvise(_file: &File, _offset: u64, _len: u64, _advice: Advice) {}
+use crate::os::{block_device_size, fadvise, Advice};
 
 /// The file type word for messages ("a FIFO", "a socket", ...).
 fn describe_type(ft: std::fs::FileType) -> &'static str {

@@ -1,247 +1,18 @@
 //! The ext2/3/4 superblock (1024 bytes at byte 1024 of the filesystem).
 
-use crate::bytes::Bytes;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::features::*;
-use serde::Serialize;
-
-/// Byte offset of the primary superblock.
-pub const SUPERBLOCK_OFFSET: u64 = 1024;
-/// Size of the superblock.
-pub const SUPERBLOCK_SIZE: usize = 1024;
-/// s_magic
-pub const EXT2_MAGIC: u16 = 0xEF53;
-
-/// Every field of the current superblock format, decoded (little-endian on disk).
-#[derive(Clone, Debug, Serialize)]
-pub struct Superblock {
-    pub inodes_count: u32,
-    pub blocks_count_lo: u32,
-    pub r_blocks_count_lo: u32,
-    pub free_blocks_count_lo: u32,
-    pub free_inodes_count: u32,
-    pub first_data_block: u32,
-    pub log_block_size: u32,
-    pub log_cluster_size: u32,
-    pub blocks_per_group: u32,
-    pub clusters_per_group: u32,
-    pub inodes_per_group: u32,
-    pub mtime: u32,
-    pub wtime: u32,
-    pub mnt_count: u16,
-    pub max_mnt_count: i16,
-    pub magic: u16,
-    pub state: u16,
-    pub errors: u16,
-    pub minor_rev_level: u16,
-    pub lastcheck: u32,
-    pub checkinterval: u32,
-    pub creator_os: u32,
-    pub rev_level: u32,
-    pub def_resuid: u16,
-    pub def_resgid: u16,
-    pub first_ino: u32,
-    pub inode_size: u16,
-    pub block_group_nr: u16,
-    pub feature_compat: u32,
-    pub feature_incompat: u32,
-    pub feature_ro_compat: u32,
-    pub uuid: [u8; 16],
-    #[serde(skip)]
-    pub volume_name: [u8; 16],
-    #[serde(skip)]
-    pub last_mounted: [u8; 64],
-    pub algorithm_usage_bitmap: u32,
-    pub prealloc_blocks: u8,
-    pub prealloc_dir_blocks: u8,
-    pub reserved_gdt_blocks: u16,
-    pub journal_uuid: [u8; 16],
-    pub journal_inum: u32,
-    pub journal_dev: u32,
-    pub last_orphan: u32,
-    pub hash_seed: [u8; 16],
-    pub def_hash_version: u8,
-    pub jnl_backup_type: u8,
-    pub desc_size: u16,
-    pub default_mount_opts: u32,
-    pub first_meta_bg: u32,
-    pub mkfs_time: u32,
-    pub jnl_blocks: [u32; 17],
-    pub blocks_count_hi: u32,
-    pub r_blocks_count_hi: u32,
-    pub free_blocks_count_hi: u32,
-    pub min_extra_isize: u16,
-    pub want_extra_isize: u16,
-    pub flags: u32,
-    pub raid_stride: u16,
-    pub mmp_update_interval: u16,
-    pub mmp_block: u64,
-    pub raid_stripe_width: u32,
-    pub log_groups_per_flex: u8,
-    pub checksum_type: u8,
-    pub encryption_level: u8,
-    pub kbytes_written: u64,
-    pub snapshot_inum: u32,
-    pub snapshot_id: u32,
-    pub snapshot_r_blocks_count: u64,
-    pub snapshot_list: u32,
-    pub error_count: u32,
-    pub first_error_time: u32,
-    pub first_error_ino: u32,
-    pub first_error_block: u64,
-    #[serde(skip)]
-    pub first_error_func: [u8; 32],
-    pub first_error_line: u32,
-    pub last_error_time: u32,
-    pub last_error_ino: u32,
-    pub last_error_line: u32,
-    pub last_error_block: u64,
-    #[serde(skip)]
-    pub last_error_func: [u8; 32],
-    #[serde(skip)]
-    pub mount_opts: [u8; 64],
-    pub usr_quota_inum: u32,
-    pub grp_quota_inum: u32,
-    pub overhead_clusters: u32,
-    pub backup_bgs: [u32; 2],
-    pub encrypt_algos: [u8; 4],
-    pub encrypt_pw_salt: [u8; 16],
-    pub lpf_ino: u32,
-    pub prj_quota_inum: u32,
-    pub checksum_seed: u32,
-    pub wtime_hi: u8,
-    pub mtime_hi: u8,
-    pub mkfs_time_hi: u8,
-    pub lastcheck_hi: u8,
-    pub first_error_time_hi: u8,
-    pub last_error_time_hi: u8,
-    pub first_error_errcode: u8,
-    pub last_error_errcode: u8,
-    pub encoding: u16,
-    pub encoding_flags: u16,
-    pub orphan_file_inum: u32,
-    pub checksum: u32,
-    /// The raw 1024 bytes, for checksums and byte-exact comparisons.
-    #[serde(skip)]
-    pub raw: Vec<u8>,
-}
+pub use crate::ondisk::superblock::{
+    Superblock, CHECKSUM_OFFSET, EXT2_MAGIC, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE,
+};
 
 impl Superblock {
     /// Decode a superblock from at least 1024 bytes. Fails only when fewer bytes are given; the
     /// magic and every other field are for the caller to judge.
     pub fn parse(b: &[u8]) -> Result<Superblock> {
-        let raw = b.get(..SUPERBLOCK_SIZE).ok_or_else(|| {
-            Error::corrupt(format!("superblock needs 1024 bytes, got {}", b.len()))
-        })?;
-        let d = Bytes::new(raw);
-        let mut jnl_blocks = [0u32; 17];
-        for (i, j) in jnl_blocks.iter_mut().enumerate() {
-            *j = d.le32(0x10C + 4 * i);
-        }
-        Ok(Superblock {
-            inodes_count: d.le32(0x0),
-            blocks_count_lo: d.le32(0x4),
-            r_blocks_count_lo: d.le32(0x8),
-            free_blocks_count_lo: d.le32(0xC),
-            free_inodes_count: d.le32(0x10),
-            first_data_block: d.le32(0x14),
-            log_block_size: d.le32(0x18),
-            log_cluster_size: d.le32(0x1C),
-            blocks_per_group: d.le32(0x20),
-            clusters_per_group: d.le32(0x24),
-            inodes_per_group: d.le32(0x28),
-            mtime: d.le32(0x2C),
-            wtime: d.le32(0x30),
-            mnt_count: d.le16(0x34),
-            max_mnt_count: d.le16(0x36) as i16,
-            magic: d.le16(0x38),
-            state: d.le16(0x3A),
-            errors: d.le16(0x3C),
-            minor_rev_level: d.le16(0x3E),
-            lastcheck: d.le32(0x40),
-            checkinterval: d.le32(0x44),
-            creator_os: d.le32(0x48),
-            rev_level: d.le32(0x4C),
-            def_resuid: d.le16(0x50),
-            def_resgid: d.le16(0x52),
-            first_ino: d.le32(0x54),
-            inode_size: d.le16(0x58),
-            block_group_nr: d.le16(0x5A),
-            feature_compat: d.le32(0x5C),
-            feature_incompat: d.le32(0x60),
-            feature_ro_compat: d.le32(0x64),
-            uuid: d.array(0x68),
-            volume_name: d.array(0x78),
-            last_mounted: d.array(0x88),
-            algorithm_usage_bitmap: d.le32(0xC8),
-            prealloc_blocks: d.u8(0xCC),
-            prealloc_dir_blocks: d.u8(0xCD),
-            reserved_gdt_blocks: d.le16(0xCE),
-            journal_uuid: d.array(0xD0),
-            journal_inum: d.le32(0xE0),
-            journal_dev: d.le32(0xE4),
-            last_orphan: d.le32(0xE8),
-            hash_seed: d.array(0xEC),
-            def_hash_version: d.u8(0xFC),
-            jnl_backup_type: d.u8(0xFD),
-            desc_size: d.le16(0xFE),
-            default_mount_opts: d.le32(0x100),
-            first_meta_bg: d.le32(0x104),
-            mkfs_time: d.le32(0x108),
-            jnl_blocks,
-            blocks_count_hi: d.le32(0x150),
-            r_blocks_count_hi: d.le32(0x154),
-            free_blocks_count_hi: d.le32(0x158),
-            min_extra_isize: d.le16(0x15C),
-            want_extra_isize: d.le16(0x15E),
-            flags: d.le32(0x160),
-            raid_stride: d.le16(0x164),
-            mmp_update_interval: d.le16(0x166),
-            mmp_block: d.le64(0x168),
-            raid_stripe_width: d.le32(0x170),
-            log_groups_per_flex: d.u8(0x174),
-            checksum_type: d.u8(0x175),
-            encryption_level: d.u8(0x176),
-            kbytes_written: d.le64(0x178),
-            snapshot_inum: d.le32(0x180),
-            snapshot_id: d.le32(0x184),
-            snapshot_r_blocks_count: d.le64(0x188),
-            snapshot_list: d.le32(0x190),
-            error_count: d.le32(0x194),
-            first_error_time: d.le32(0x198),
-            first_error_ino: d.le32(0x19C),
-            first_error_block: d.le64(0x1A0),
-            first_error_func: d.array(0x1A8),
-            first_error_line: d.le32(0x1C8),
-            last_error_time: d.le32(0x1CC),
-            last_error_ino: d.le32(0x1D0),
-            last_error_line: d.le32(0x1D4),
-            last_error_block: d.le64(0x1D8),
-            last_error_func: d.array(0x1E0),
-            mount_opts: d.array(0x200),
-            usr_quota_inum: d.le32(0x240),
-            grp_quota_inum: d.le32(0x244),
-            overhead_clusters: d.le32(0x248),
-            backup_bgs: [d.le32(0x24C), d.le32(0x250)],
-            encrypt_algos: d.array(0x254),
-            encrypt_pw_salt: d.array(0x258),
-            lpf_ino: d.le32(0x268),
-            prj_quota_inum: d.le32(0x26C),
-            checksum_seed: d.le32(0x270),
-            wtime_hi: d.u8(0x274),
-            mtime_hi: d.u8(0x275),
-            mkfs_time_hi: d.u8(0x276),
-            lastcheck_hi: d.u8(0x277),
-            first_error_time_hi: d.u8(0x278),
-            last_error_time_hi: d.u8(0x279),
-            first_error_errcode: d.u8(0x27A),
-            last_error_errcode: d.u8(0x27B),
-            encoding: d.le16(0x27C),
-            encoding_flags: d.le16(0x27E),
-            orphan_file_inum: d.le32(0x280),
-            checksum: d.le32(0x3FC),
-            raw: raw.to_vec(),
-        })
+        let mut sb: Superblock = crate::ondisk::decode(b)?;
+        sb.raw = b.get(..SUPERBLOCK_SIZE).unwrap_or_default().to_vec();
+        Ok(sb)
     }
 
     /// compat feature test
@@ -350,9 +121,9 @@ impl Superblock {
         cstr(&self.mount_opts)
     }
 
-    /// The superblock checksum as computed over the raw bytes (crc32c of bytes 0..0x3FC).
+    /// The superblock checksum as computed over the raw bytes (crc32c of the bytes before s_checksum).
     pub fn computed_checksum(&self) -> u32 {
-        crate::csum::crc32c_raw(!0, self.raw.get(..0x3FC).unwrap_or(&[]))
+        crate::csum::crc32c_raw(!0, self.raw.get(..CHECKSUM_OFFSET).unwrap_or(&[]))
     }
     /// True when metadata_csum is off, or the stored checksum matches.
     pub fn checksum_ok(&self) -> bool {

@@ -9,26 +9,25 @@
 //! Every walk is bounded by the area it lives in; a malformed area yields an [`Error::Corrupt`]
 //! naming what is wrong, never a panic.
 
-use crate::bytes::Bytes;
 use crate::error::{Error, Result};
+use crate::ondisk::xattr::{self as raw, BLOCK_CHECKSUM_OFFSET};
+use crate::ondisk::{self, OnDisk};
 use serde::Serialize;
 
 /// Magic of both the in-inode area and the external block.
-pub const MAGIC: u32 = 0xEA02_0000;
+pub const MAGIC: u32 = raw::XATTR_MAGIC;
 /// Size of `struct ext4_xattr_entry` without the name.
-pub const ENTRY_SIZE: usize = 16;
+pub const ENTRY_SIZE: usize = raw::Entry::SIZE;
 /// Size of `struct ext4_xattr_header` (external block).
-pub const BLOCK_HEADER_SIZE: usize = 32;
+pub const BLOCK_HEADER_SIZE: usize = raw::BlockHeader::SIZE;
 /// Size of the in-inode header (the magic).
-pub const IBODY_HEADER_SIZE: usize = 4;
+pub const IBODY_HEADER_SIZE: usize = raw::IbodyHeader::SIZE;
 /// Size of the terminator after the last entry.
 pub const TERMINATOR_SIZE: usize = 4;
 /// The classic inode size; the large-inode part starts here.
-pub const GOOD_OLD_INODE_SIZE: usize = 128;
+pub const GOOD_OLD_INODE_SIZE: usize = crate::ondisk::inode::BASE_SIZE;
 /// Largest value size the kernel's checker accepts (`EXT4_XATTR_SIZE_MAX`).
 pub const VALUE_SIZE_MAX: u32 = 1 << 24;
-/// Offset of `h_checksum` in the block header.
-const H_CHECKSUM_OFF: usize = 16;
 
 /// `EXT4_XATTR_LEN`: bytes taken by an entry whose (stripped) name has `name_len` bytes.
 pub const fn entry_len(name_len: usize) -> usize {
@@ -167,7 +166,6 @@ fn walk<'a>(
     value_base: usize,
     location: Area,
 ) -> Result<(Vec<Entry<'a>>, usize, usize)> {
-    let b = Bytes::new(area_full);
     let end = area_full.len();
     let what = match location {
         Area::Inode => "in-inode xattr area",
@@ -182,34 +180,40 @@ fn walk<'a>(
                 "{what}: entry table runs past the end of the area (offset {pos})"
             )));
         }
-        if b.le32(pos) == 0 {
+        let terminator = area_full.get(pos..pos + TERMINATOR_SIZE).unwrap_or(&[]);
+        if terminator.iter().all(|&c| c == 0) {
             break;
         }
-        let name_len = b.u8(pos);
+        let raw_entry: raw::Entry = ondisk::decode_at(area_full, pos).map_err(|_| {
+            Error::corrupt(format!(
+                "{what}: entry at offset {pos} runs past the end of the area"
+            ))
+        })?;
+        let name_len = raw_entry.name_len;
         let next = pos + entry_len(name_len as usize);
         if next >= end || next + TERMINATOR_SIZE > end {
             return Err(Error::corrupt(format!(
                 "{what}: entry at offset {pos} (name length {name_len}) runs past the end of the area"
             )));
         }
-        let raw_name = b
-            .slice(pos + ENTRY_SIZE, name_len as usize)
+        let raw_name = area_full
+            .get(pos + ENTRY_SIZE..pos + ENTRY_SIZE + name_len as usize)
             .ok_or_else(|| Error::corrupt(format!("{what}: entry name at {pos} out of bounds")))?;
         if raw_name.contains(&0) {
             return Err(Error::corrupt(format!(
                 "{what}: entry at offset {pos}: name contains a NUL byte"
             )));
         }
-        let index = b.u8(pos + 1);
+        let index = raw_entry.name_index;
         entries.push(Entry {
             index,
             name: full_name(index, raw_name),
             raw_name,
             name_len,
-            value_offs: b.le16(pos + 2),
-            value_inum: b.le32(pos + 4),
-            value_size: b.le32(pos + 8),
-            hash: b.le32(pos + 12),
+            value_offs: raw_entry.value_offs,
+            value_inum: raw_entry.value_inum,
+            value_size: raw_entry.value_size,
+            hash: raw_entry.hash,
             location,
             entry_offset: pos - value_base,
             value: None,
@@ -237,7 +241,7 @@ fn walk<'a>(
                 e.name, e.value_offs, e.value_size
             )));
         }
-        e.value = b.slice(start, e.value_size as usize);
+        e.value = area_full.get(start..start + e.value_size as usize);
         min_offs = min_offs.min(e.value_offs as usize);
     }
     Ok((entries, terminator, min_offs))
@@ -292,8 +296,8 @@ pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
         return Ok(empty(0));
     }
     let hdr = GOOD_OLD_INODE_SIZE + extra;
-    let b = Bytes::new(inode);
-    if hdr + IBODY_HEADER_SIZE > inode.len() || b.le32(hdr) != MAGIC {
+    let header = ondisk::decode_at::<raw::IbodyHeader>(inode, hdr);
+    if header.map_or(true, |h| h.magic != MAGIC) {
         return Ok(empty(capacity));
     }
     if capacity == 0 {
@@ -414,10 +418,12 @@ use crate::csum::crc32c_raw;
 /// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
 pub fn block_checksum(seed: u32, block_nr: u64, block: &[u8]) -> u32 {
     let mut c = crc32c_raw(seed, &block_nr.to_le_bytes());
-    let head = block.get(..H_CHECKSUM_OFF.min(block.len())).unwrap_or(&[]);
+    let head = block
+        .get(..BLOCK_CHECKSUM_OFFSET.min(block.len()))
+        .unwrap_or(&[]);
     c = crc32c_raw(c, head);
     c = crc32c_raw(c, &[0u8; 4]);
-    let tail = block.get(H_CHECKSUM_OFF + 4..).unwrap_or(&[]);
+    let tail = block.get(BLOCK_CHECKSUM_OFFSET + 4..).unwrap_or(&[]);
     crc32c_raw(c, tail)
 }
 
@@ -430,13 +436,13 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
             block.len()
         )));
     }
-    let b = Bytes::new(block);
+    let h: raw::BlockHeader = ondisk::decode(block)?;
     let header = BlockHeader {
-        magic: b.le32(0),
-        refcount: b.le32(4),
-        blocks: b.le32(8),
-        hash: b.le32(12),
-        checksum: b.le32(16),
+        magic: h.magic,
+        refcount: h.refcount,
+        blocks: h.blocks,
+        hash: h.hash,
+        checksum: h.checksum,
     };
     if header.magic != MAGIC {
         return Err(Error::corrupt(format!(
@@ -467,8 +473,9 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
         .filter(|(_, e)| e.value_inum == 0)
         .filter(|(_, e)| {
             // The hash covers the padded value (zero padding, as the kernel writes it).
-            let padded = Bytes::new(block)
-                .slice(e.value_offs as usize, value_size(e.value_size as usize))
+            let start = e.value_offs as usize;
+            let padded = block
+                .get(start..start.saturating_add(value_size(e.value_size as usize)))
                 .unwrap_or(&[]);
             let v = if e.value_size == 0 { &[][..] } else { padded };
             e.hash != entry_hash(e.raw_name, v, false) && e.hash != entry_hash(e.raw_name, v, true)
@@ -546,32 +553,28 @@ pub const ACL_VFS_VERSION: u32 = 2;
 /// Decode an ACL in ext4's compact on-disk form: a 4-byte version (1), then 4-byte entries
 /// (tag, perm) for owner/group/mask/other and 8-byte entries (tag, perm, id) for named ones.
 pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
-    let b = Bytes::new(v);
-    if v.len() < 4 || b.le32(0) != ACL_DISK_VERSION {
+    let version = ondisk::decode::<raw::AclHeader>(v).map_or(0, |h| h.version);
+    if v.len() < raw::AclHeader::SIZE || version != ACL_DISK_VERSION {
         return Err(Error::corrupt(format!(
-            "POSIX ACL: bad header (length {}, version {})",
+            "POSIX ACL: bad header (length {}, version {version})",
             v.len(),
-            b.le32(0)
         )));
     }
     let mut out = Vec::new();
-    let mut pos = 4;
+    let mut pos = raw::AclHeader::SIZE;
     while pos < v.len() {
-        if pos + 4 > v.len() {
-            return Err(Error::corrupt("POSIX ACL: truncated entry"));
-        }
-        let tag = b.le16(pos);
-        let perm = b.le16(pos + 2);
+        let short: raw::AclEntryShort =
+            ondisk::decode_at(v, pos).map_err(|_| Error::corrupt("POSIX ACL: truncated entry"))?;
+        let (tag, perm) = (short.tag, short.perm);
         if AclEntry::named(tag) {
-            if pos + 8 > v.len() {
-                return Err(Error::corrupt("POSIX ACL: truncated named entry"));
-            }
+            let named: raw::AclEntry = ondisk::decode_at(v, pos)
+                .map_err(|_| Error::corrupt("POSIX ACL: truncated named entry"))?;
             out.push(AclEntry {
                 tag,
                 perm,
-                id: Some(b.le32(pos + 4)),
+                id: Some(named.id),
             });
-            pos += 8;
+            pos += raw::AclEntry::SIZE;
         } else {
             match tag {
                 acl_tag::USER_OBJ | acl_tag::GROUP_OBJ | acl_tag::MASK | acl_tag::OTHER => {}
@@ -582,7 +585,7 @@ pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
                 perm,
                 id: None,
             });
-            pos += 4;
+            pos += raw::AclEntryShort::SIZE;
         }
     }
     Ok(out)
@@ -590,33 +593,41 @@ pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
 
 /// Decode an ACL in the VFS form `getxattr` returns: a 4-byte version (2), then 8-byte entries.
 pub fn decode_acl_vfs(v: &[u8]) -> Result<Vec<AclEntry>> {
-    let b = Bytes::new(v);
-    if v.len() < 4 || b.le32(0) != ACL_VFS_VERSION || (v.len() - 4) % 8 != 0 {
+    let version = ondisk::decode::<raw::AclHeader>(v).map_or(0, |h| h.version);
+    let body = v.get(raw::AclHeader::SIZE..).unwrap_or(&[]);
+    if v.len() < raw::AclHeader::SIZE
+        || version != ACL_VFS_VERSION
+        || body.len() % raw::AclEntry::SIZE != 0
+    {
         return Err(Error::corrupt(format!(
             "POSIX ACL (VFS form): bad header or length {}",
             v.len()
         )));
     }
-    Ok(v[4..]
-        .chunks_exact(8)
-        .map(|c| {
-            let e = Bytes::new(c);
-            let tag = e.le16(0);
-            AclEntry {
-                tag,
-                perm: e.le16(2),
-                id: AclEntry::named(tag).then(|| e.le32(4)),
-            }
+    Ok(body
+        .chunks_exact(raw::AclEntry::SIZE)
+        .filter_map(|c| ondisk::decode::<raw::AclEntry>(c).ok())
+        .map(|e| AclEntry {
+            tag: e.tag,
+            perm: e.perm,
+            id: AclEntry::named(e.tag).then_some(e.id),
         })
         .collect())
 }
 
 /// Size of an ACL in ext4's on-disk form.
 pub fn acl_disk_size(entries: &[AclEntry]) -> usize {
-    4 + entries
-        .iter()
-        .map(|e| if AclEntry::named(e.tag) { 8 } else { 4 })
-        .sum::<usize>()
+    raw::AclHeader::SIZE
+        + entries
+            .iter()
+            .map(|e| {
+                if AclEntry::named(e.tag) {
+                    raw::AclEntry::SIZE
+                } else {
+                    raw::AclEntryShort::SIZE
+                }
+            })
+            .sum::<usize>()
 }
 
 /// A decoded `security.capability` value.
@@ -636,8 +647,8 @@ pub struct Capability {
 
 /// Decode `security.capability` (`struct vfs_cap_data` / `vfs_ns_cap_data`).
 pub fn decode_capability(v: &[u8]) -> Result<Capability> {
-    let b = Bytes::new(v);
-    let magic = b.le32(0);
+    let cap: raw::VfsCapData = ondisk::decode_zero_extended(v)?;
+    let magic = cap.magic_etc;
     let version = (magic >> 24) as u8;
     let want = match version {
         1 => 12,
@@ -655,17 +666,18 @@ pub fn decode_capability(v: &[u8]) -> Result<Capability> {
             v.len()
         )));
     }
-    let (mut permitted, mut inheritable) = (b.le32(4) as u64, b.le32(8) as u64);
+    let (mut permitted, mut inheritable) =
+        (u64::from(cap.permitted_lo), u64::from(cap.inheritable_lo));
     if version >= 2 {
-        permitted |= (b.le32(12) as u64) << 32;
-        inheritable |= (b.le32(16) as u64) << 32;
+        permitted |= u64::from(cap.permitted_hi) << 32;
+        inheritable |= u64::from(cap.inheritable_hi) << 32;
     }
     Ok(Capability {
         version,
         effective: magic & 1 != 0,
         permitted,
         inheritable,
-        rootid: (version == 3).then(|| b.le32(20)),
+        rootid: (version == 3).then_some(cap.rootid),
     })
 }
 

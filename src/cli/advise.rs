@@ -42,6 +42,9 @@ pub struct AdviseArgs {
     /// Use an existing filesystem's usage: inodes in use and bytes per inode.
     #[arg(long, value_name = "IMG")]
     pub from_image: Option<PathBuf>,
+    /// Where the filesystem lies inside the --from-image image.
+    #[command(flatten)]
+    pub source: super::SourceArgs,
     /// Built-in xattr profiles, comma-separated (see `e4inspect fit --list-profiles`).
     #[arg(long, value_name = "NAME,...")]
     pub profile: Vec<String>,
@@ -114,45 +117,6 @@ struct TreeSample {
     sets: Vec<XattrSet>,
 }
 
-fn xattr_set(path: &Path) -> Vec<Attr> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return Vec::new();
-    };
-    let mut names = vec![0u8; 4096];
-    // SAFETY: c is NUL-terminated, the buffer is valid for its length.
-    let n = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
-    if n <= 0 {
-        return Vec::new();
-    }
-    names.truncate(n as usize);
-    let mut out = Vec::new();
-    for name in names.split(|&b| b == 0).filter(|s| !s.is_empty()) {
-        let Ok(cn) = CString::new(name) else { continue };
-        let mut buf = vec![0u8; 65536];
-        // SAFETY: valid pointers and lengths.
-        let len =
-            unsafe { libc::lgetxattr(c.as_ptr(), cn.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        if len < 0 {
-            continue;
-        }
-        let val = &buf[..len as usize];
-        let name_s = String::from_utf8_lossy(name).to_string();
-        // ACLs come back in the VFS form; ext4 stores a compact one.
-        let size = if name_s.starts_with("system.posix_acl_") {
-            match e4inspect::xattr::decode_acl_vfs(val) {
-                Ok(e) => e4inspect::xattr::acl_disk_size(&e),
-                Err(_) => val.len(),
-            }
-        } else {
-            val.len()
-        };
-        out.push(Attr::new(name_s, size as u32));
-    }
-    out
-}
-
 fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(root).with_context(|| format!("{}", root.display()))?;
@@ -182,7 +146,8 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
         if m.is_file() {
             s.bytes += m.len();
         }
-        let x = xattr_set(&p);
+        // The same reader as `fit --from-dir`: complete lists and values, errors reported.
+        let x = e4inspect::fit::path_xattrs(&p)?;
         if !x.is_empty() {
             s.sets.push(XattrSet {
                 attrs: x,
@@ -234,7 +199,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         w.population.xattr_sets = s.sets;
     }
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::fs::Filesystem::open(img, &Default::default())?;
+        let fs = e4inspect::fs::Filesystem::open(img, &args.source.open_options())?;
         let sb = &fs.sb;
         // Free counts above the totals mean a damaged superblock, not a workload: an operational
         // error (exit 8), not a refused request.

@@ -34,6 +34,9 @@ pub struct FitArgs {
     /// Take every in-use inode's xattr set from an ext2/3/4 image (its own geometry is the default).
     #[arg(long, value_name = "IMG", conflicts_with = "from_dir")]
     pub from_image: Option<PathBuf>,
+    /// Where the filesystem lies inside the --from-image image.
+    #[command(flatten)]
+    pub source: super::SourceArgs,
     /// Take every inode's xattr set from a live directory tree (one filesystem, symlinks not
     /// followed).
     #[arg(long, value_name = "DIR")]
@@ -197,7 +200,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     let mut base = FitParams::new(256);
     let mut image = None;
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::fs::Filesystem::open(img, &Default::default())
+        let fs = e4inspect::fs::Filesystem::open(img, &args.source.open_options())
             .with_context(|| format!("{}", img.display()))?;
         base = fit::image_params(&fs);
         image = Some(fs);

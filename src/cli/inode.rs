@@ -2,10 +2,9 @@
 //! xattr lives, the in-inode xattr space, checksums and anything found wrong.
 
 use anyhow::Context;
-use e4inspect::bytes::Bytes;
 use e4inspect::dir;
 use e4inspect::extent::{ExtentItem, MapKind};
-use e4inspect::fs::{Filesystem, OpenOptions};
+use e4inspect::fs::Filesystem;
 use e4inspect::inode::{self, DataMap, Inode, XattrLocation};
 use e4inspect::xattr;
 use serde_json::{json, Value};
@@ -23,44 +22,14 @@ pub struct InodeArgs {
     /// Print a JSON array, one object per inode.
     #[arg(long)]
     pub json: bool,
-    /// Byte offset of the filesystem inside the image.
-    #[arg(long, value_name = "BYTES")]
-    pub offset: Option<u64>,
-    /// Partition number of a partitioned disk image.
-    #[arg(long, value_name = "N")]
-    pub partition: Option<u32>,
-}
-
-extern "C" {
-    fn tzset();
+    /// Where the filesystem lies inside the image.
+    #[command(flatten)]
+    pub source: super::SourceArgs,
 }
 
 /// `asctime()` of `secs` in the local time zone (TZ honoured), with the trailing newline.
 pub fn ctime_string(secs: i64) -> String {
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let t = secs as libc::time_t;
-    // SAFETY: localtime_r writes only into `tm`; a null return is handled.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let ok = unsafe {
-        tzset();
-        !libc::localtime_r(&t, &mut tm).is_null()
-    };
-    if !ok {
-        return "(invalid time)\n".into();
-    }
-    let day = DAYS.get(tm.tm_wday as usize).copied().unwrap_or("???");
-    let mon = MONTHS.get(tm.tm_mon as usize).copied().unwrap_or("???");
-    format!(
-        "{day} {mon}{:3} {:02}:{:02}:{:02} {}\n",
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        i64::from(tm.tm_year) + 1900
-    )
+    e4inspect::os::ctime(secs).unwrap_or_else(|| "(invalid time)\n".into())
 }
 
 /// debugfs' print_c_string.
@@ -205,7 +174,8 @@ fn time_line(out: &mut String, label: &str, secs: u32, extra: Option<u32>) {
 /// The part debugfs prints, byte for byte.
 fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
     let i = &r.inode;
-    let d = Bytes::new(r.raw);
+    // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
+    let rec = &i.in_record;
     let large = r.raw.len() > 128;
     let extra = i.extra_isize;
     let mut o = String::new();
@@ -222,9 +192,7 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
         let _ = writeln!(
             o,
             "Generation: {}    Version: 0x{:08x}:{:08x}",
-            i.generation,
-            d.le32(0x98),
-            i.version
+            i.generation, rec.version_hi, i.version
         );
     } else {
         let _ = writeln!(
@@ -235,7 +203,7 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
     }
     let _ = write!(o, "User: {:5}   Group: {:5}", i.uid as i32, i.gid as i32);
     if large && extra >= 32 {
-        let _ = write!(o, "   Project: {:5}", d.le32(0x9C) as i32);
+        let _ = write!(o, "   Project: {:5}", rec.projid as i32);
     }
     if i.is_reg() || i.is_dir() {
         let _ = writeln!(o, "   Size: {}", i.size);
@@ -247,15 +215,15 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
     let _ = writeln!(
         o,
         "Fragment:  Address: {}    Number: 0    Size: 0",
-        d.le32(0x70)
+        i.obso_faddr
     );
     if large && extra >= 24 {
-        time_line(&mut o, " ctime", i.ctime, Some(d.le32(0x84)));
-        time_line(&mut o, " atime", i.atime, Some(d.le32(0x8C)));
-        time_line(&mut o, " mtime", i.mtime, Some(d.le32(0x88)));
-        time_line(&mut o, "crtime", d.le32(0x90), Some(d.le32(0x94)));
+        time_line(&mut o, " ctime", i.ctime, Some(rec.ctime_extra));
+        time_line(&mut o, " atime", i.atime, Some(rec.atime_extra));
+        time_line(&mut o, " mtime", i.mtime, Some(rec.mtime_extra));
+        time_line(&mut o, "crtime", rec.crtime, Some(rec.crtime_extra));
         if i.dtime != 0 {
-            let x = d.le32(0x84);
+            let x = rec.ctime_extra;
             let _ = write!(
                 o,
                 " dtime: 0x{:08x}:({x:08x}) -- {}",
@@ -288,9 +256,9 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
         }
     }
     if fs.sb.has_metadata_csum() {
-        let mut c = u32::from(d.le16(0x7C));
+        let mut c = u32::from(i.checksum_lo);
         if large && extra >= 2 {
-            c |= u32::from(d.le16(0x82)) << 16;
+            c |= u32::from(rec.checksum_hi) << 16;
         }
         let _ = writeln!(o, "Inode checksum: 0x{c:08x}");
     }
@@ -658,11 +626,7 @@ use super::emit;
 
 /// Run the subcommand: 0 fine, 4 when any inode has problems, 8 when an inode could not be read.
 pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
-    let opts = OpenOptions {
-        offset: args.offset,
-        partition: args.partition,
-        ..OpenOptions::default()
-    };
+    let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
     let mut status = 0;

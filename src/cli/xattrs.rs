@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use e4inspect::fs::{Filesystem, OpenOptions};
+use e4inspect::fs::Filesystem;
 use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -21,12 +21,9 @@ pub struct XattrsArgs {
     /// How many of the most common names to list.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
-    /// Byte offset of the filesystem inside the image.
-    #[arg(long, value_name = "BYTES")]
-    pub offset: Option<u64>,
-    /// Partition number of a partitioned disk image.
-    #[arg(long, value_name = "N")]
-    pub partition: Option<u32>,
+    /// Where the filesystem lies inside the image.
+    #[command(flatten)]
+    pub source: super::SourceArgs,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -52,11 +49,7 @@ macro_rules! out {
 
 /// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met.
 pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
-    let opts = OpenOptions {
-        offset: args.offset,
-        partition: args.partition,
-        ..OpenOptions::default()
-    };
+    let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
     let total = u64::from(fs.group_count()) * u64::from(fs.geo.inodes_per_group);

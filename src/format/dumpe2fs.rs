@@ -873,13 +873,13 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
     if ind.has_flag(crate::inode::EXTENTS_FL) {
         return Ok(Vec::new());
     }
-    let d = crate::bytes::Bytes::new(&ind.block);
+    let map = ind.block_map();
     let geo = &fs.geo;
     let mut out = Vec::new();
     let mut err: Option<String> = None;
     let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
-    for i in 0..12 {
-        let b = u64::from(d.le32(4 * i));
+    for &b in &map.direct {
+        let b = u64::from(b);
         if b != 0 && valid(b) {
             out.push(b as u32);
         }
@@ -906,9 +906,8 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
             *err = Some("Attempt to read block from filesystem resulted in short read".into());
             return;
         };
-        let d = crate::bytes::Bytes::new(&b);
-        for i in 0..(b.len() / 4) {
-            let e = u64::from(d.le32(4 * i));
+        for e in crate::ondisk::blockmap::pointers(&b) {
+            let e = u64::from(e);
             if e == 0 {
                 continue;
             }
@@ -922,8 +921,8 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
         }
     }
     let mut budget: u32 = 1 << 16;
-    for (slot, level) in [(12usize, 1u32), (13, 2), (14, 3)] {
-        let b = u64::from(d.le32(4 * slot));
+    for level in 1..=3u32 {
+        let b = u64::from(map.indirect(level).unwrap_or(0));
         if b != 0 {
             walk(fs, b, level, &mut out, &mut err, &mut budget);
         }

@@ -1,0 +1,174 @@
+//! Directory blocks: `struct ext4_dir_entry` (16-bit name_len) and `ext4_dir_entry_2` (8-bit
+//! name_len and a file type), the metadata_csum tail `ext4_dir_entry_tail`, and the htree blocks
+//! `dx_root` / `dx_node` with their `dx_countlimit`, `dx_entry` and `dx_tail`, little-endian.
+
+use super::OnDisk;
+use binrw::BinRead;
+
+/// det_reserved_ft of the checksum tail.
+pub const TAIL_FILE_TYPE: u8 = 0xDE;
+
+/// An entry header with a file type (filetype feature); the name follows.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DirEntry2 {
+    pub inode: u32,
+    pub rec_len: u16,
+    pub name_len: u8,
+    pub file_type: u8,
+}
+
+/// An entry header without a file type (16-bit name_len); the name follows.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DirEntry {
+    pub inode: u32,
+    pub rec_len: u16,
+    pub name_len: u16,
+}
+
+/// The 12-byte checksum tail at the end of a leaf block.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DirEntryTail {
+    pub reserved_zero1: u32,
+    pub rec_len: u16,
+    pub reserved_zero2: u8,
+    pub reserved_ft: u8,
+    pub checksum: u32,
+}
+
+/// `dx_root_info`, after the "." and ".." entries of the root block.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxRootInfo {
+    pub reserved_zero: u32,
+    pub hash_version: u8,
+    pub info_length: u8,
+    pub indirect_levels: u8,
+    pub unused_flags: u8,
+}
+
+/// The start of a dx root block: "." (12 bytes), ".." (its rec_len spans the block), the info.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxRoot {
+    pub dot: DirEntry2,
+    pub dot_name: [u8; 4],
+    pub dotdot: DirEntry2,
+    pub dotdot_name: [u8; 4],
+    pub info: DxRootInfo,
+}
+
+/// The start of a dx node block: an empty entry spanning the block.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxNode {
+    pub fake: DirEntry2,
+}
+
+/// `dx_countlimit`, overlaying the first `dx_entry`.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxCountLimit {
+    pub limit: u16,
+    pub count: u16,
+}
+
+/// `dx_entry`: hash and logical block.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxEntry {
+    pub hash: u32,
+    pub block: u32,
+}
+
+/// `dx_tail` after `limit` entries with metadata_csum.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DxTail {
+    pub reserved: u32,
+    pub checksum: u32,
+}
+
+/// The start of an inline directory's i_block: the parent's inode number; entries follow.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct InlineDirHeader {
+    pub parent: u32,
+}
+
+impl OnDisk for InlineDirHeader {
+    const SIZE: usize = 4;
+    const WHAT: &'static str = "inline directory header";
+}
+
+impl OnDisk for DirEntry2 {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "directory entry";
+}
+impl OnDisk for DirEntry {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "directory entry";
+}
+impl OnDisk for DirEntryTail {
+    const SIZE: usize = 12;
+    const WHAT: &'static str = "directory block tail";
+}
+impl OnDisk for DxRootInfo {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "htree root info";
+}
+impl OnDisk for DxRoot {
+    const SIZE: usize = 32;
+    const WHAT: &'static str = "htree root";
+}
+impl OnDisk for DxNode {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "htree node";
+}
+impl OnDisk for DxCountLimit {
+    const SIZE: usize = 4;
+    const WHAT: &'static str = "htree count/limit";
+}
+impl OnDisk for DxEntry {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "htree entry";
+}
+impl OnDisk for DxTail {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "htree tail";
+}
+
+/// Offset of the root info in a dx root block.
+pub const DX_ROOT_INFO_OFFSET: usize = DxRoot::SIZE - DxRootInfo::SIZE;
+
+impl DirEntryTail {
+    /// Is this the checksum tail (and not an ordinary entry)?
+    pub fn is_tail(&self) -> bool {
+        self.reserved_zero1 == 0
+            && usize::from(self.rec_len) == Self::SIZE
+            && self.reserved_zero2 == 0
+            && self.reserved_ft == TAIL_FILE_TYPE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ondisk::testing::assert_size;
+
+    #[test]
+    fn sizes_match_declarations() {
+        assert_size::<DirEntry2>();
+        assert_size::<InlineDirHeader>();
+        assert_size::<DirEntry>();
+        assert_size::<DirEntryTail>();
+        assert_size::<DxRootInfo>();
+        assert_size::<DxRoot>();
+        assert_size::<DxNode>();
+        assert_size::<DxCountLimit>();
+        assert_size::<DxEntry>();
+        assert_size::<DxTail>();
+    }
+}

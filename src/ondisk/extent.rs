@@ -1,0 +1,109 @@
+//! Extent tree nodes: `struct ext4_extent_header`, `ext4_extent_idx`, `ext4_extent` and
+//! `ext4_extent_tail` (fs/ext4/ext4_extents.h), little-endian.
+
+use super::OnDisk;
+use binrw::BinRead;
+
+/// eh_magic
+pub const EXTENT_MAGIC: u16 = 0xF30A;
+/// ee_len above this marks an uninitialized (unwritten) extent.
+pub const INIT_MAX_LEN: u16 = 32768;
+
+/// The 12-byte header opening every node (the root in i_block too).
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct ExtentHeader {
+    pub magic: u16,
+    pub entries: u16,
+    pub max: u16,
+    pub depth: u16,
+    pub generation: u32,
+}
+
+/// An index entry (interior nodes).
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct RawExtentIdx {
+    pub block: u32,
+    pub leaf_lo: u32,
+    pub leaf_hi: u16,
+    pub unused: u16,
+}
+
+/// A leaf entry.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct RawExtent {
+    pub block: u32,
+    pub len: u16,
+    pub start_hi: u16,
+    pub start_lo: u32,
+}
+
+/// The checksum after the `eh_max` entry slots of a tree block.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct ExtentTail {
+    pub checksum: u32,
+}
+
+impl OnDisk for ExtentHeader {
+    const SIZE: usize = 12;
+    const WHAT: &'static str = "extent header";
+}
+impl OnDisk for RawExtentIdx {
+    const SIZE: usize = 12;
+    const WHAT: &'static str = "extent index";
+}
+impl OnDisk for RawExtent {
+    const SIZE: usize = 12;
+    const WHAT: &'static str = "extent";
+}
+impl OnDisk for ExtentTail {
+    const SIZE: usize = 4;
+    const WHAT: &'static str = "extent tail";
+}
+
+/// Entries and index entries have the same size.
+pub const ENTRY_SIZE: usize = RawExtent::SIZE;
+
+/// Byte offset of entry slot `i` of a node.
+pub fn entry_offset(i: usize) -> usize {
+    ExtentHeader::SIZE + ENTRY_SIZE * i
+}
+
+impl RawExtentIdx {
+    /// ei_leaf with its high half.
+    pub fn leaf(&self) -> u64 {
+        (u64::from(self.leaf_hi) << 32) | u64::from(self.leaf_lo)
+    }
+}
+
+impl RawExtent {
+    /// ee_start with its high half.
+    pub fn start(&self) -> u64 {
+        (u64::from(self.start_hi) << 32) | u64::from(self.start_lo)
+    }
+    /// Length in blocks and whether the extent is uninitialized.
+    pub fn length(&self) -> (u16, bool) {
+        if self.len > INIT_MAX_LEN {
+            (self.len - INIT_MAX_LEN, true)
+        } else {
+            (self.len, false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ondisk::testing::assert_size;
+
+    #[test]
+    fn sizes_match_declarations() {
+        assert_size::<ExtentHeader>();
+        assert_size::<RawExtentIdx>();
+        assert_size::<RawExtent>();
+        assert_size::<ExtentTail>();
+    }
+}

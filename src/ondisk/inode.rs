@@ -1,0 +1,304 @@
+//! `struct ext4_inode`: the 128-byte base record and the large part after it, whose valid length is
+//! `i_extra_isize` (the record itself is `s_inode_size` bytes).
+
+use super::OnDisk;
+use crate::csum::crc32c_raw;
+use binrw::BinRead;
+
+/// Size of the base record (`EXT2_GOOD_OLD_INODE_SIZE`).
+pub const BASE_SIZE: usize = 128;
+
+/// The base record, bytes 0..128 (Linux `osd1`/`osd2` layouts).
+#[derive(BinRead, Clone, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct InodeBase {
+    pub mode: u16,
+    pub uid: u16,
+    pub size_lo: u32,
+    pub atime: u32,
+    pub ctime: u32,
+    pub mtime: u32,
+    pub dtime: u32,
+    pub gid: u16,
+    pub links_count: u16,
+    pub blocks_lo: u32,
+    pub flags: u32,
+    /// osd1.linux1.l_i_version
+    pub version: u32,
+    /// i_block: extent root, block map, inline data or symlink target.
+    pub block: [u8; 60],
+    pub generation: u32,
+    pub file_acl_lo: u32,
+    pub size_high: u32,
+    pub obso_faddr: u32,
+    /// osd2.linux2.l_i_blocks_high
+    pub blocks_high: u16,
+    /// osd2.linux2.l_i_file_acl_high
+    pub file_acl_high: u16,
+    /// osd2.linux2.l_i_uid_high
+    pub uid_high: u16,
+    /// osd2.linux2.l_i_gid_high
+    pub gid_high: u16,
+    /// osd2.linux2.l_i_checksum_lo
+    pub checksum_lo: u16,
+    /// osd2.linux2.l_i_reserved
+    pub reserved: u16,
+}
+
+/// The large part, bytes 128..160: present as far as `i_extra_isize` (and the record) reach.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[br(little)]
+pub struct InodeLarge {
+    pub extra_isize: u16,
+    pub checksum_hi: u16,
+    pub ctime_extra: u32,
+    pub mtime_extra: u32,
+    pub atime_extra: u32,
+    pub crtime: u32,
+    pub crtime_extra: u32,
+    pub version_hi: u32,
+    pub projid: u32,
+}
+
+impl OnDisk for InodeBase {
+    const SIZE: usize = BASE_SIZE;
+    const WHAT: &'static str = "inode";
+}
+
+impl OnDisk for InodeLarge {
+    const SIZE: usize = 32;
+    const WHAT: &'static str = "inode large part";
+}
+
+/// Offset of i_checksum_lo (osd2.linux2.l_i_checksum_lo).
+pub const CHECKSUM_LO_OFFSET: usize = 0x7C;
+/// Offset of i_checksum_hi.
+pub const CHECKSUM_HI_OFFSET: usize = BASE_SIZE + 2;
+/// i_extra_isize from which i_checksum_hi is present.
+pub const CHECKSUM_HI_EXTRA_ISIZE: u16 = 4;
+
+impl Default for InodeBase {
+    fn default() -> Self {
+        InodeBase {
+            mode: 0,
+            uid: 0,
+            size_lo: 0,
+            atime: 0,
+            ctime: 0,
+            mtime: 0,
+            dtime: 0,
+            gid: 0,
+            links_count: 0,
+            blocks_lo: 0,
+            flags: 0,
+            version: 0,
+            block: [0; 60],
+            generation: 0,
+            file_acl_lo: 0,
+            size_high: 0,
+            obso_faddr: 0,
+            blocks_high: 0,
+            file_acl_high: 0,
+            uid_high: 0,
+            gid_high: 0,
+            checksum_lo: 0,
+            reserved: 0,
+        }
+    }
+}
+
+impl InodeBase {
+    /// The hot-path twin of the binrw decode (same fields, same order; see `fast_reader_agrees`).
+    /// `None` when `raw` is shorter than the base record.
+    pub fn decode_fast(raw: &[u8]) -> Option<InodeBase> {
+        let mut r = super::LeFields::new(raw.get(..BASE_SIZE)?);
+        Some(InodeBase {
+            mode: r.u16(),
+            uid: r.u16(),
+            size_lo: r.u32(),
+            atime: r.u32(),
+            ctime: r.u32(),
+            mtime: r.u32(),
+            dtime: r.u32(),
+            gid: r.u16(),
+            links_count: r.u16(),
+            blocks_lo: r.u32(),
+            flags: r.u32(),
+            version: r.u32(),
+            block: r.bytes(),
+            generation: r.u32(),
+            file_acl_lo: r.u32(),
+            size_high: r.u32(),
+            obso_faddr: r.u32(),
+            blocks_high: r.u16(),
+            file_acl_high: r.u16(),
+            uid_high: r.u16(),
+            gid_high: r.u16(),
+            checksum_lo: r.u16(),
+            reserved: r.u16(),
+        })
+    }
+
+    /// i_size with its high half.
+    pub fn size(&self) -> u64 {
+        u64::from(self.size_lo) | (u64::from(self.size_high) << 32)
+    }
+    /// i_blocks with its high half (units depend on huge_file).
+    pub fn blocks(&self) -> u64 {
+        u64::from(self.blocks_lo) | (u64::from(self.blocks_high) << 32)
+    }
+    /// i_file_acl with its high half.
+    pub fn file_acl(&self) -> u64 {
+        u64::from(self.file_acl_lo) | (u64::from(self.file_acl_high) << 32)
+    }
+    /// Owner with its high half.
+    pub fn uid(&self) -> u32 {
+        u32::from(self.uid) | (u32::from(self.uid_high) << 16)
+    }
+    /// Group with its high half.
+    pub fn gid(&self) -> u32 {
+        u32::from(self.gid) | (u32::from(self.gid_high) << 16)
+    }
+}
+
+impl InodeLarge {
+    /// The hot-path twin of the binrw decode, zero-extended (see `fast_reader_agrees`).
+    pub fn decode_fast_zero_extended(bytes: &[u8]) -> InodeLarge {
+        let mut buf = [0u8; 32];
+        let n = bytes.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        let mut r = super::LeFields::new(&buf);
+        InodeLarge {
+            extra_isize: r.u16(),
+            checksum_hi: r.u16(),
+            ctime_extra: r.u32(),
+            mtime_extra: r.u32(),
+            atime_extra: r.u32(),
+            crtime: r.u32(),
+            crtime_extra: r.u32(),
+            version_hi: r.u32(),
+            projid: r.u32(),
+        }
+    }
+}
+
+/// The large part as the record holds it, whatever `i_extra_isize` says (debugfs prints these).
+/// Bytes beyond the record read as zero.
+pub fn large_in_record(raw: &[u8]) -> InodeLarge {
+    InodeLarge::decode_fast_zero_extended(raw.get(BASE_SIZE..).unwrap_or(&[]))
+}
+
+/// The large part limited to what `i_extra_isize` covers; `extra_isize` itself is the record's.
+pub fn large_in_use(raw: &[u8]) -> InodeLarge {
+    let in_record = large_in_record(raw);
+    let end = BASE_SIZE
+        .saturating_add(usize::from(in_record.extra_isize))
+        .min(raw.len());
+    let used = raw.get(BASE_SIZE..end).unwrap_or(&[]);
+    InodeLarge {
+        extra_isize: in_record.extra_isize,
+        ..InodeLarge::decode_fast_zero_extended(used)
+    }
+}
+
+/// The per-inode checksum seed: crc32c over the inode number and generation, seeded with the
+/// filesystem's. Inode, extent-block, directory-block and htree checksums all start from it.
+pub fn csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
+    let c = crc32c_raw(fs_seed, &ino.to_le_bytes());
+    crc32c_raw(c, &generation.to_le_bytes())
+}
+
+/// Does the record carry i_checksum_hi (ext2fs_inode_csum's `has_hi`)?
+pub fn has_checksum_hi(raw: &[u8]) -> bool {
+    raw.len() > BASE_SIZE && large_in_record(raw).extra_isize >= CHECKSUM_HI_EXTRA_ISIZE
+}
+
+/// The stored checksum: lo, plus hi when present.
+pub fn stored_checksum(raw: &[u8]) -> u32 {
+    let lo = InodeBase::decode_fast(raw).map_or(0, |b| b.checksum_lo);
+    let hi = if has_checksum_hi(raw) {
+        large_in_record(raw).checksum_hi
+    } else {
+        0
+    };
+    u32::from(lo) | (u32::from(hi) << 16)
+}
+
+/// Inode checksum as libext2fs computes it over the record with the checksum fields read as zero,
+/// starting from the per-inode seed ([`csum_seed`]); only the low 16 bits without i_checksum_hi.
+pub fn checksum(inode_seed: u32, raw: &[u8]) -> u32 {
+    let has_hi = has_checksum_hi(raw);
+    let part = |a: usize, b: usize| raw.get(a.min(raw.len())..b.min(raw.len())).unwrap_or(&[]);
+    let lo_end = CHECKSUM_LO_OFFSET + 2;
+    let mut c = crc32c_raw(inode_seed, part(0, CHECKSUM_LO_OFFSET));
+    c = crc32c_raw(
+        c,
+        &[0u8; 2][..2.min(raw.len().saturating_sub(CHECKSUM_LO_OFFSET))],
+    );
+    if has_hi {
+        c = crc32c_raw(c, part(lo_end, CHECKSUM_HI_OFFSET));
+        c = crc32c_raw(c, &[0u8; 2]);
+        c = crc32c_raw(c, part(CHECKSUM_HI_OFFSET + 2, raw.len()));
+        c
+    } else {
+        crc32c_raw(c, part(lo_end, raw.len())) & 0xFFFF
+    }
+}
+
+/// ext2fs_inode_csum_verify: the checksum matches, or the base record is all zeros.
+pub fn checksum_ok(inode_seed: u32, raw: &[u8]) -> bool {
+    checksum(inode_seed, raw) == stored_checksum(raw) || raw.iter().take(BASE_SIZE).all(|&b| b == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ondisk::{decode, testing::assert_size};
+
+    #[test]
+    fn sizes_match_declarations() {
+        assert_size::<InodeBase>();
+        assert_size::<InodeLarge>();
+    }
+
+    #[test]
+    fn fast_reader_agrees() {
+        use crate::ondisk::{decode_zero_extended, testing::noise};
+        for seed in 1..200u64 {
+            let raw = noise(seed, 160);
+            let slow: InodeBase = decode(&raw).unwrap();
+            assert_eq!(InodeBase::decode_fast(&raw), Some(slow));
+            for len in [0, 2, 5, 17, 32] {
+                let part = &raw[BASE_SIZE..BASE_SIZE + len];
+                let slow: InodeLarge = decode_zero_extended(part).unwrap();
+                assert_eq!(InodeLarge::decode_fast_zero_extended(part), slow);
+            }
+        }
+        assert_eq!(InodeBase::decode_fast(&[0u8; 127]), None);
+    }
+
+    #[test]
+    fn checksum_offsets_match_declaration() {
+        let mut raw = vec![0u8; 256];
+        raw[CHECKSUM_LO_OFFSET] = 0x34;
+        raw[CHECKSUM_HI_OFFSET] = 0x12;
+        raw[BASE_SIZE] = CHECKSUM_HI_EXTRA_ISIZE as u8;
+        let b: InodeBase = decode(&raw).unwrap();
+        assert_eq!(b.checksum_lo, 0x34);
+        assert_eq!(large_in_record(&raw).checksum_hi, 0x12);
+        assert_eq!(stored_checksum(&raw), 0x0012_0034);
+    }
+
+    #[test]
+    fn extra_isize_limits_the_large_part() {
+        let mut raw = vec![0u8; 256];
+        raw[BASE_SIZE] = 28;
+        raw[0x9C] = 7; // i_projid, beyond extra_isize 28
+        assert_eq!(large_in_use(&raw).projid, 0);
+        assert_eq!(large_in_record(&raw).projid, 7);
+        raw[BASE_SIZE] = 32;
+        assert_eq!(large_in_use(&raw).projid, 7);
+    }
+}
