@@ -317,7 +317,7 @@ pub fn check_block_bitmaps(fs: &Filesystem) -> std::result::Result<(), Failure> 
         let Ok(b) = fs.block(loc) else {
             return Some(read);
         };
-        let bytes = b.get(..n).unwrap_or(&b[..]);
+        let bytes = b.get(..n).unwrap_or(b);
         if csum && bitmap::bitmap_checksum(fs, Kind::Block, bytes) != gd.block_bitmap_csum {
             return Some(bitmap::ReadFailure::Csum(Kind::Block, g));
         }
@@ -430,14 +430,13 @@ fn build_report(fs: &Filesystem, chunk_bytes: u64, grid: &Grid, st: &Stats) -> R
         free_percent: st.free_chunks as f64 * 100.0 / grid.total as f64,
     });
     let scale = bs >> 10;
-    let (min, max, avg) = if st.runs != 0 {
-        (
+    let (min, max, avg) = match st.sum.checked_div(st.runs) {
+        Some(avg) => (
             st.min.wrapping_mul(scale),
             st.max.wrapping_mul(scale),
-            (st.sum / st.runs).wrapping_mul(scale),
-        )
-    } else {
-        (0, 0, 0)
+            avg.wrapping_mul(scale),
+        ),
+        None => (0, 0, 0),
     };
     let mut histogram = Vec::new();
     let units = b"KMGTPEZY";

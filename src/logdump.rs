@@ -407,6 +407,30 @@ impl JournalSource for ExternalJournal {
     }
 }
 
+/// A journal held in memory (tests, fuzzing).
+pub struct MemJournal(pub Vec<u8>);
+
+impl JournalSource for MemJournal {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let got = self.0.get(start..).unwrap_or(&[]);
+        let got = &got[..got.len().min(size)];
+        if got.len() != size {
+            return Err(short_read(got.len(), size));
+        }
+        Ok(got.to_vec())
+    }
+    fn byte_len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn mapped_blocks(&self, bs: u32) -> u64 {
+        self.0.len() as u64 / u64::from(bs.max(1))
+    }
+    fn next_data_block(&self, b: u64, _: u32) -> Option<u64> {
+        Some(b)
+    }
+}
+
 fn be32(b: &[u8], off: usize) -> u32 {
     b.get(off..off + 4)
         .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
@@ -1032,28 +1056,6 @@ pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
 mod tests {
     use super::*;
 
-    struct Mem(Vec<u8>);
-    impl JournalSource for Mem {
-        fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
-            let o = offset as usize;
-            let got = self.0.get(o..).unwrap_or(&[]);
-            let got = &got[..got.len().min(size)];
-            if got.len() != size {
-                return Err(short_read(got.len(), size));
-            }
-            Ok(got.to_vec())
-        }
-        fn byte_len(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn mapped_blocks(&self, bs: u32) -> u64 {
-            self.0.len() as u64 / u64::from(bs)
-        }
-        fn next_data_block(&self, b: u64, _: u32) -> Option<u64> {
-            Some(b)
-        }
-    }
-
     fn put32(v: &mut [u8], off: usize, x: u32) {
         v[off..off + 4].copy_from_slice(&x.to_be_bytes());
     }
@@ -1079,7 +1081,7 @@ mod tests {
             put32(&mut j, b * bs + 16, 0x0A);
         }
         let mut n = 0;
-        let out = walk(&Mem(j), Some(1024), Options::default(), &mut |_| {
+        let out = walk(&MemJournal(j), Some(1024), Options::default(), &mut |_| {
             n += 1;
             Ok(())
         })
