@@ -215,7 +215,7 @@ fn bad_chunk_sizes_are_usage_errors() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let img = mkfs(dir.path(), "c.img", 16 * MIB, &["-t", "ext4"]);
+    let img = mkfs(dir.path(), "c.img", 16 * MIB, &["-t", "ext4", "-b", "4096"]);
     for c in ["3", "1", "abc"] {
         let o = run(Command::new(bin()).args(["freefrag", "-c", c]).arg(&img));
         assert_eq!(o.status.code(), Some(16), "-c {c}");

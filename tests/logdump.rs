@@ -111,6 +111,16 @@ fn write_files(mnt: &Path) {
     std::fs::write(mnt.join("after"), b"more").unwrap();
 }
 
+/// Small files each fsync'ed: with fast_commit they land in the fast-commit area.
+fn fsync_files(mnt: &Path) {
+    use std::io::Write;
+    for i in 0..20 {
+        let mut f = std::fs::File::create(mnt.join(format!("fc{i}"))).unwrap();
+        f.write_all(&[b'y'; 5000]).unwrap();
+        f.sync_all().unwrap();
+    }
+}
+
 #[test]
 fn crashed_journals_match_debugfs() {
     if !have("mke2fs") || !have("debugfs") || !have("timeout") {
@@ -122,30 +132,50 @@ fn crashed_journals_match_debugfs() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let layouts: Vec<(&str, u64, Vec<&str>)> = vec![
+    type Work = fn(&Path);
+    let layouts: Vec<(&str, u64, Vec<&str>, Work)> = vec![
         // metadata_csum + 64bit: checksum v3 tags, 64-bit revoke records.
-        ("ext4-1k", 32 * MIB, vec!["-t", "ext4", "-b", "1024"]),
-        ("ext4-4k", 64 * MIB, vec!["-t", "ext4"]),
+        (
+            "ext4-1k",
+            32 * MIB,
+            vec!["-t", "ext4", "-b", "1024"],
+            write_files,
+        ),
+        ("ext4-4k", 64 * MIB, vec!["-t", "ext4"], write_files),
         // No journal checksums, 32-bit tags.
-        ("ext3", 32 * MIB, vec!["-t", "ext3"]),
+        ("ext3", 32 * MIB, vec!["-t", "ext3"], write_files),
         (
             "ext4-nocsum",
             32 * MIB,
             vec!["-t", "ext4", "-O", "^metadata_csum,^64bit"],
+            write_files,
+        ),
+        // Fast commits after fsync.
+        (
+            "ext4-fc",
+            64 * MIB,
+            vec!["-t", "ext4", "-O", "fast_commit"],
+            fsync_files,
         ),
     ];
     let mut compared = 0;
     let mut failures = Vec::new();
     let mut revokes = 0;
-    for (name, size, args) in &layouts {
+    let mut fast_commits = 0;
+    for (name, size, args, work) in &layouts {
         let img = mkfs(dir.path(), &format!("{name}.img"), *size, args);
-        let Some(crash) = crash_copy(&img, &write_files) else {
+        let Some(crash) = crash_copy(&img, work) else {
             return;
         };
+        if String::from_utf8_lossy(&ours(&crash, "", &[]).stdout)
+            .contains("*** Fast Commit Area ***")
+        {
+            fast_commits += 1;
+        }
         let a = ours(&crash, "-a", &[]);
         let text = String::from_utf8_lossy(&a.stdout);
         assert!(
-            text.contains("(commit block)"),
+            text.contains("(commit block)") || text.contains("*** Fast Commit Area ***"),
             "{name}: no committed transaction in the crash copy:\n{text}"
         );
         if text.contains("Revoke FS block") {
@@ -167,7 +197,11 @@ fn crashed_journals_match_debugfs() {
             }
         }
     }
-    eprintln!("crash images: {compared} comparisons, {revokes} with revoke records");
+    eprintln!(
+        "crash images: {compared} comparisons, {revokes} with revoke records, {fast_commits} \
+         with fast commits"
+    );
+    assert!(fast_commits > 0, "no journal with fast commits was made");
     assert!(revokes > 0, "no journal with revoke records was made");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -380,4 +414,75 @@ fn corpus_matches_debugfs() {
     eprintln!("corpus: {compared} comparisons");
     assert!(compared > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A filesystem with an external journal device (a loop device), written and copied while
+/// mounted; the journal copy is read with `logdump -f`.
+#[test]
+fn crashed_external_journal_matches_debugfs() {
+    if !have("mke2fs") || !have("debugfs") || !have("losetup") || !is_root() {
+        eprintln!("SKIP: needs mke2fs, debugfs, losetup and root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let jdev = mkfs(
+        dir.path(),
+        "ext-j.img",
+        8 * MIB,
+        &["-O", "journal_dev", "-b", "4096"],
+    );
+    let l = run(Command::new("losetup").args(["-f", "--show"]).arg(&jdev));
+    if !l.status.success() {
+        eprintln!(
+            "SKIP: losetup failed: {}",
+            String::from_utf8_lossy(&l.stderr)
+        );
+        return;
+    }
+    let loopdev = String::from_utf8_lossy(&l.stdout).trim().to_string();
+    let jarg = format!("device={loopdev}");
+    let fs_img = dir.path().join("ext-fs.img");
+    std::fs::File::create(&fs_img)
+        .unwrap()
+        .set_len(64 * MIB)
+        .unwrap();
+    let m = run(Command::new(which("mke2fs").unwrap())
+        .args(["-q", "-F", "-t", "ext4", "-b", "4096", "-J", &jarg])
+        .arg(&fs_img));
+    let jcopy = dir.path().join("ext-j.crash.img");
+    let mut crash = None;
+    if m.status.success() {
+        let jc = jcopy.clone();
+        let jd = jdev.clone();
+        crash = crash_copy(&fs_img, &move |mnt: &Path| {
+            for i in 0..40 {
+                std::fs::write(mnt.join(format!("g{i}")), b"z").unwrap();
+            }
+            run(&mut Command::new("sync"));
+            std::fs::copy(&jd, &jc).unwrap();
+        });
+    }
+    run(Command::new("losetup").arg("-d").arg(&loopdev));
+    let Some(fs_crash) = crash else {
+        eprintln!("SKIP: mke2fs -J device= or the mount failed");
+        return;
+    };
+    let mut compared = 0;
+    for f in ["", "-a", "-O", "-S", "-a -O", "-a -c"] {
+        let req = format!("logdump {f} -f {}", jcopy.display());
+        let Some(want) = debugfs(&fs_crash, &req) else {
+            continue;
+        };
+        let got = ours(&fs_crash, f, &["--journal-device", jcopy.to_str().unwrap()]);
+        assert_eq!(
+            String::from_utf8_lossy(&got.stdout),
+            String::from_utf8_lossy(&want),
+            "{req}"
+        );
+        compared += 1;
+    }
+    let t = ours(&fs_crash, "", &["-f", jcopy.to_str().unwrap()]);
+    let t = String::from_utf8_lossy(&t.stdout);
+    assert!(t.contains("(commit block)"), "{t}");
+    assert!(compared > 0);
 }
