@@ -17,27 +17,38 @@ pub fn type_name(t: u32) -> &'static str {
     }
 }
 
-/// do_hexdump: offset, four native-endian words, sixteen characters per line.
+/// do_hexdump: offset, four native-endian words, sixteen characters per line. Built in one
+/// buffer per block (a `-a -c` dump of a busy journal is millions of lines).
 pub fn hexdump(out: &mut dyn Write, buf: &[u8]) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s: Vec<u8> = Vec::with_capacity(buf.len().div_ceil(16) * 72);
+    let hex = |s: &mut Vec<u8>, v: u32, digits: u32| {
+        for k in (0..digits).rev() {
+            s.push(HEX[((v >> (4 * k)) & 0xF) as usize]);
+        }
+    };
     for (i, line) in buf.chunks(16).enumerate() {
-        write!(out, "    {:04x}:  ", i * 16)?;
+        s.extend_from_slice(b"    ");
+        let off = (i * 16) as u32;
+        // %04x: at least four digits.
+        let digits = (8 - off.leading_zeros() / 4).max(4);
+        hex(&mut s, off, digits);
+        s.extend_from_slice(b":  ");
         for w in 0..4 {
             let mut a = [0u8; 4];
             for (k, b) in a.iter_mut().enumerate() {
                 *b = line.get(w * 4 + k).copied().unwrap_or(0);
             }
-            write!(out, "{:08x} ", u32::from_le_bytes(a))?;
+            hex(&mut s, u32::from_le_bytes(a), 8);
+            s.push(b' ');
         }
-        let text: Vec<u8> = (0..16)
-            .map(|k| match line.get(k).copied().unwrap_or(0) {
-                c if !(b' '..127).contains(&c) => b'.',
-                c => c,
-            })
-            .collect();
-        out.write_all(&text)?;
-        writeln!(out)?;
+        for k in 0..16 {
+            let c = line.get(k).copied().unwrap_or(0);
+            s.push(if (b' '..127).contains(&c) { c } else { b'.' });
+        }
+        s.push(b'\n');
     }
-    Ok(())
+    out.write_all(&s)
 }
 
 /// Write one event as debugfs does. Read errors and stops go to `err` (debugfs' stderr).
@@ -171,4 +182,21 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
         Event::Stopped { reason } => writeln!(err, "e4inspect: logdump stopped: {reason}")?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hexdump_lines() {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(b"AB\x01C");
+        b[16] = 0xFF;
+        let mut out = Vec::new();
+        super::hexdump(&mut out, &b).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert_eq!(
+            t,
+            "    0000:  43014241 00000000 00000000 00000000 AB.C............\n    0010:  000000ff 00000000 00000000 00000000 ................\n"
+        );
+    }
 }
