@@ -486,3 +486,27 @@ fn crashed_external_journal_matches_debugfs() {
     assert!(t.contains("(commit block)"), "{t}");
     assert!(compared > 0);
 }
+
+/// A superblock checksum that does not match: debugfs says it retries, then dumps the journal.
+#[test]
+fn superblock_checksum_retry_matches_debugfs() {
+    if !have("mke2fs") || !have("debugfs") {
+        eprintln!("SKIP: mke2fs/debugfs not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = mkfs(dir.path(), "sbcsum.img", 16 * MIB, &["-t", "ext4"]);
+    let mut b = std::fs::read(&img).unwrap();
+    b[1024 + 0x3FC] ^= 0xFF;
+    std::fs::write(&img, b).unwrap();
+    let mut compared = 0;
+    for f in ["", "-S", "-a -O"] {
+        match compare(&img, f) {
+            Ok(c) => compared += usize::from(c),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(compared > 0);
+    let t = ours(&img, "", &[]);
+    assert!(String::from_utf8_lossy(&t.stdout).starts_with("Checksum errors in superblock!"));
+}
