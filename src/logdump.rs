@@ -1060,6 +1060,64 @@ mod tests {
         v[off..off + 4].copy_from_slice(&x.to_be_bytes());
     }
 
+    /// Random journals with a valid magic and random fields (block sizes down to 1 byte, any
+    /// s_first/s_maxlen/s_start, random block headers): never a panic, always an end.
+    #[test]
+    fn random_journals_end() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..400 {
+            let bs = 1u32 << (next() % 13);
+            let len = 1024 + (next() % 16384) as usize;
+            let mut j: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            put32(&mut j, 0, JBD2_MAGIC);
+            put32(&mut j, 12, bs);
+            put32(&mut j, 16, (next() % 64) as u32);
+            put32(&mut j, 20, (next() % 8) as u32);
+            put32(&mut j, 28, (next() % 16) as u32);
+            put32(&mut j, 0x28, (next() % 64) as u32);
+            if round % 3 == 0 {
+                put32(&mut j, 0x54, (next() % 8) as u32);
+            }
+            // Plant headers at random block starts.
+            for _ in 0..8 {
+                let b = (next() as usize % 16) * bs as usize;
+                if b + 12 <= j.len() {
+                    put32(&mut j, b, JBD2_MAGIC);
+                    put32(&mut j, b + 4, 1 + (next() % 5) as u32);
+                    let seq = be32(&j, 24).wrapping_add((next() % 3) as u32);
+                    put32(&mut j, b + 8, seq);
+                }
+            }
+            for opts in [
+                Options::default(),
+                Options {
+                    all: true,
+                    old: true,
+                    count: 2,
+                    contents: true,
+                    verify: true,
+                    superblock: true,
+                },
+            ] {
+                for fsbs in [None, Some(bs)] {
+                    let mut n = 0u64;
+                    walk(&MemJournal(j.clone()), fsbs, opts, &mut |_| {
+                        n += 1;
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert!(n < 200_000, "round {round}: {n} events");
+                }
+            }
+        }
+    }
+
     /// A 16-block journal of 1 KiB blocks whose blocks all carry descriptor headers of the same
     /// sequence: debugfs loops forever; the walk must end.
     #[test]
