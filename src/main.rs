@@ -52,6 +52,10 @@ enum Command {
     Fit(cli::fit::FitArgs),
     /// A verified mkfs.ext4 command line from a workload description.
     Advise(cli::advise::AdviseArgs),
+    /// Free-space fragmentation, as e2freefrag prints it (or --json).
+    Freefrag(cli::freefrag::FreefragArgs),
+    /// The jbd2 journal log, as debugfs logdump prints it (or --json).
+    Journal(cli::journal::JournalArgs),
     /// Print shell completions.
     Completions {
         /// bash, zsh, fish, elvish or powershell
@@ -81,6 +85,8 @@ fn main() {
         Command::Check(a) => cli::check::run(a),
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
+        Command::Freefrag(a) => cli::freefrag::run(a),
+        Command::Journal(a) => cli::journal::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = Vec::new();

@@ -12,6 +12,9 @@ use std::path::PathBuf;
 pub struct DumpArgs {
     /// Image file, partitioned disk image or block device.
     pub image: PathBuf,
+    /// Print only the bad blocks list, one block per line (dumpe2fs -b).
+    #[arg(short = 'b', long = "bad-blocks")]
+    pub bad_blocks: bool,
     /// Print only the superblock information (dumpe2fs -h).
     #[arg(short = 'h', long = "header-only")]
     pub header_only: bool,
@@ -95,6 +98,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         group_only: args.group_only,
         ignore_80col: std::env::var_os("DUMPE2FS_IGNORE_80COL").is_some(),
         device_name: args.image.display().to_string(),
+        bad_blocks_only: args.bad_blocks,
     };
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());

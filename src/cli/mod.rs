@@ -19,7 +19,9 @@ pub mod advise;
 pub mod check;
 pub mod dump;
 pub mod fit;
+pub mod freefrag;
 pub mod inode;
+pub mod journal;
 pub mod xattrs;
 
 use std::path::Path;

@@ -28,6 +28,8 @@ pub struct DumpOptions {
     pub ignore_80col: bool,
     /// The device name as given (used in messages).
     pub device_name: String,
+    /// `-b`: only the bad blocks list, one block per line.
+    pub bad_blocks_only: bool,
 }
 
 /// How a dump ended.
@@ -948,6 +950,21 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         .strict_failure
         .map(|f: OpenFailure| format!("dumpe2fs: {} while trying to open {dev}", f.message()));
     let verify = fs.strict_failure.is_none();
+    if opts.bad_blocks_only {
+        // list_bad_blocks(fs, 1): one number per line; a failure only on stderr.
+        match bad_blocks(fs, !verify) {
+            Ok(bb) => {
+                let mut s = String::new();
+                for b in bb {
+                    let _ = writeln!(s, "{b}");
+                }
+                out.write_all(s.as_bytes())?;
+            }
+            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+        }
+        finish(out, &mut rep, retval_csum)?;
+        return Ok(rep);
+    }
     if !opts.group_only {
         let mut s = RawText(Vec::with_capacity(4096));
         list_super(&fs.sb, &mut s);

@@ -1,5 +1,7 @@
 //! Formatting, kept apart from parsing: dumpe2fs-identical text, JSON views, tables.
 
 pub mod dumpe2fs;
+pub mod e2freefrag;
 pub mod json;
+pub mod logdump;
 pub mod sys;

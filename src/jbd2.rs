@@ -1,0 +1,371 @@
+//! jbd2 log blocks, declared with binrw: the block header, descriptor tags (v2/v3, 32/64-bit),
+//! the descriptor tail, commit and revoke blocks (big-endian, include/linux/jbd2.h), and the
+//! fast-commit tag-length-value records (little-endian, fs/ext4/fast_commit.h). The journal
+//! superblock itself lives in [`crate::journal`].
+//!
+//! Every reader here takes a byte slice and never fails on short input: the bytes are zero-padded
+//! to the structure's size first, as a C reader sees whatever follows in its buffer.
+
+use binrw::{BinRead, BinReaderExt};
+use serde::Serialize;
+use std::io::Cursor;
+
+/// jbd2 block types (h_blocktype).
+pub const DESCRIPTOR_BLOCK: u32 = 1;
+pub const COMMIT_BLOCK: u32 = 2;
+pub const SUPERBLOCK_V1: u32 = 3;
+pub const SUPERBLOCK_V2: u32 = 4;
+pub const REVOKE_BLOCK: u32 = 5;
+
+/// Tag flags.
+pub const FLAG_ESCAPE: u32 = 1;
+pub const FLAG_SAME_UUID: u32 = 2;
+pub const FLAG_DELETED: u32 = 4;
+pub const FLAG_LAST_TAG: u32 = 8;
+
+/// Journal incompat features.
+pub const INCOMPAT_REVOKE: u32 = 0x1;
+pub const INCOMPAT_64BIT: u32 = 0x2;
+pub const INCOMPAT_ASYNC_COMMIT: u32 = 0x4;
+pub const INCOMPAT_CSUM_V2: u32 = 0x8;
+pub const INCOMPAT_CSUM_V3: u32 = 0x10;
+pub const INCOMPAT_FAST_COMMIT: u32 = 0x20;
+
+/// Fast-commit blocks reserved when the superblock says 0 (JBD2_DEFAULT_FAST_COMMIT_BLOCKS).
+pub const DEFAULT_FAST_COMMIT_BLOCKS: u32 = 256;
+
+/// Decode `T` from `bytes`, zero-padded to `size`.
+fn read_padded<T>(bytes: &[u8], size: usize) -> T
+where
+    T: BinRead + Default,
+    for<'a> T::Args<'a>: Default,
+{
+    let mut buf = vec![0u8; size];
+    let n = bytes.len().min(size);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    Cursor::new(buf).read_ne().unwrap_or_default()
+}
+
+/// journal_header_t: the 12 bytes every log block except data blocks starts with.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(big)]
+pub struct Header {
+    pub magic: u32,
+    pub blocktype: u32,
+    pub sequence: u32,
+}
+
+impl Header {
+    pub const SIZE: usize = 12;
+    pub fn parse(b: &[u8]) -> Header {
+        read_padded(b, Self::SIZE)
+    }
+}
+
+/// A descriptor tag in any of its on-disk layouts, decoded to one shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tag {
+    /// Low 32 bits of the filesystem block (what debugfs prints).
+    pub blocknr: u32,
+    /// High 32 bits (64-bit journals only).
+    pub blocknr_high: u32,
+    /// Flags (16 bits in v2 tags, 32 in v3).
+    pub flags: u32,
+    /// Data block checksum (16-bit in v2, 32-bit in v3; 0 without checksums).
+    pub checksum: u32,
+}
+
+/// journal_block_tag3_t (csum v3): 16 bytes.
+#[derive(BinRead, Clone, Copy, Debug, Default)]
+#[br(big)]
+struct Tag3 {
+    blocknr: u32,
+    flags: u32,
+    blocknr_high: u32,
+    checksum: u32,
+}
+
+/// journal_block_tag_t (no checksum, or csum v2): up to 12 bytes; `blocknr_high` only counts
+/// with 64-bit journals.
+#[derive(BinRead, Clone, Copy, Debug, Default)]
+#[br(big)]
+struct Tag2 {
+    blocknr: u32,
+    checksum: u16,
+    flags: u16,
+    blocknr_high: u32,
+}
+
+/// Which tag layout a journal uses (from its superblock's incompat features).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TagFormat {
+    pub csum_v3: bool,
+    pub csum_v2: bool,
+    pub is_64bit: bool,
+}
+
+impl TagFormat {
+    pub fn from_incompat(incompat: u32) -> TagFormat {
+        TagFormat {
+            csum_v3: incompat & INCOMPAT_CSUM_V3 != 0,
+            csum_v2: incompat & INCOMPAT_CSUM_V2 != 0,
+            is_64bit: incompat & INCOMPAT_64BIT != 0,
+        }
+    }
+
+    /// Bytes per tag, without the 16-byte UUID that follows a tag lacking SAME_UUID
+    /// (journal_tag_bytes).
+    pub fn tag_bytes(&self) -> usize {
+        if self.csum_v3 {
+            return 16;
+        }
+        let mut sz = 12;
+        if self.csum_v2 {
+            sz += 2;
+        }
+        if self.is_64bit {
+            sz
+        } else {
+            sz - 4
+        }
+    }
+
+    /// Bytes reserved for the descriptor block tail (a checksum) at the end of a descriptor.
+    pub fn tail_bytes(&self) -> usize {
+        if self.csum_v2 || self.csum_v3 {
+            4
+        } else {
+            0
+        }
+    }
+
+    /// Decode one tag at the start of `b`.
+    pub fn parse(&self, b: &[u8]) -> Tag {
+        if self.csum_v3 {
+            let t: Tag3 = read_padded(b, 16);
+            Tag {
+                blocknr: t.blocknr,
+                blocknr_high: if self.is_64bit { t.blocknr_high } else { 0 },
+                flags: t.flags,
+                checksum: t.checksum,
+            }
+        } else {
+            let t: Tag2 = read_padded(b, 12);
+            Tag {
+                blocknr: t.blocknr,
+                blocknr_high: if self.is_64bit { t.blocknr_high } else { 0 },
+                flags: u32::from(t.flags),
+                checksum: if self.csum_v2 {
+                    u32::from(t.checksum)
+                } else {
+                    0
+                },
+            }
+        }
+    }
+}
+
+/// commit_header: the header, checksum type/size, 32 bytes of checksums, commit time.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(big)]
+pub struct Commit {
+    pub header: Header,
+    pub chksum_type: u8,
+    pub chksum_size: u8,
+    pub padding: [u8; 2],
+    pub chksum: [u32; 8],
+    pub commit_sec: u64,
+    pub commit_nsec: u32,
+}
+
+impl Commit {
+    pub const SIZE: usize = 60;
+    pub fn parse(b: &[u8]) -> Commit {
+        read_padded(b, Self::SIZE)
+    }
+}
+
+/// jbd2_journal_revoke_header_t: the header and the number of bytes used in the block.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(big)]
+pub struct RevokeHeader {
+    pub header: Header,
+    pub count: u32,
+}
+
+impl RevokeHeader {
+    pub const SIZE: usize = 16;
+    pub fn parse(b: &[u8]) -> RevokeHeader {
+        read_padded(b, Self::SIZE)
+    }
+}
+
+/// A big-endian revoke record (4 or 8 bytes).
+#[derive(BinRead, Clone, Copy, Debug, Default)]
+#[br(big)]
+struct Be64(u64);
+#[derive(BinRead, Clone, Copy, Debug, Default)]
+#[br(big)]
+struct Be32(u32);
+
+/// One revoke record at the start of `b`.
+pub fn revoke_entry(b: &[u8], is_64bit: bool) -> u64 {
+    if is_64bit {
+        read_padded::<Be64>(b, 8).0
+    } else {
+        u64::from(read_padded::<Be32>(b, 4).0)
+    }
+}
+
+/// The descriptor/revoke block tail (jbd2_journal_block_tail).
+pub fn block_tail(b: &[u8]) -> u32 {
+    let start = b.len().saturating_sub(4);
+    read_padded::<Be32>(b.get(start..).unwrap_or(&[]), 4).0
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast commit (little-endian)
+// ---------------------------------------------------------------------------------------------
+
+/// Fast-commit tags.
+pub const FC_TAG_ADD_RANGE: u16 = 1;
+pub const FC_TAG_DEL_RANGE: u16 = 2;
+pub const FC_TAG_CREAT: u16 = 3;
+pub const FC_TAG_LINK: u16 = 4;
+pub const FC_TAG_UNLINK: u16 = 5;
+pub const FC_TAG_INODE: u16 = 6;
+pub const FC_TAG_PAD: u16 = 7;
+pub const FC_TAG_TAIL: u16 = 8;
+pub const FC_TAG_HEAD: u16 = 9;
+
+/// The name e2fsprogs' tag2str gives a fast-commit tag.
+pub fn fc_tag_name(tag: u16) -> &'static str {
+    match tag {
+        FC_TAG_LINK => "ADD_ENTRY",
+        FC_TAG_UNLINK => "DEL_ENTRY",
+        FC_TAG_ADD_RANGE => "ADD_RANGE",
+        FC_TAG_CREAT => "CREAT_DENTRY",
+        FC_TAG_DEL_RANGE => "DEL_RANGE",
+        FC_TAG_INODE => "INODE",
+        FC_TAG_PAD => "PAD",
+        FC_TAG_TAIL => "TAIL",
+        FC_TAG_HEAD => "HEAD",
+        _ => "ERROR",
+    }
+}
+
+/// ext4_fc_tl: tag and value length.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcTl {
+    pub tag: u16,
+    pub len: u16,
+}
+
+impl FcTl {
+    pub const SIZE: usize = 4;
+    pub fn parse(b: &[u8]) -> FcTl {
+        read_padded(b, Self::SIZE)
+    }
+}
+
+/// ext4_fc_head.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcHead {
+    pub features: u32,
+    pub tid: u32,
+}
+
+/// ext4_fc_tail.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcTail {
+    pub tid: u32,
+    pub crc: u32,
+}
+
+/// ext4_fc_add_range: an inode and one extent (ext3_extent).
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcAddRange {
+    pub ino: u32,
+    pub ee_block: u32,
+    pub ee_len: u16,
+    pub ee_start_hi: u16,
+    pub ee_start: u32,
+}
+
+/// ext4_fc_del_range.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcDelRange {
+    pub ino: u32,
+    pub lblk: u32,
+    pub len: u32,
+}
+
+/// ext4_fc_dentry_info without the name that follows.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcDentry {
+    pub parent_ino: u32,
+    pub ino: u32,
+}
+
+/// The first field of ext4_fc_inode.
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[br(little)]
+pub struct FcInode {
+    pub ino: u32,
+}
+
+macro_rules! padded_parse {
+    ($($t:ty = $n:expr),*) => {$(
+        impl $t {
+            pub fn parse(b: &[u8]) -> $t {
+                read_padded(b, $n)
+            }
+        }
+    )*};
+}
+padded_parse!(
+    FcHead = 8,
+    FcTail = 8,
+    FcAddRange = 16,
+    FcDelRange = 12,
+    FcDentry = 8,
+    FcInode = 4
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_sizes() {
+        let f = |i| TagFormat::from_incompat(i).tag_bytes();
+        assert_eq!(f(0), 8);
+        assert_eq!(f(INCOMPAT_64BIT), 12);
+        assert_eq!(f(INCOMPAT_CSUM_V2), 10);
+        assert_eq!(f(INCOMPAT_CSUM_V2 | INCOMPAT_64BIT), 14);
+        assert_eq!(f(INCOMPAT_CSUM_V3), 16);
+    }
+
+    #[test]
+    fn decodes_big_endian_and_pads() {
+        let h = Header::parse(&[0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(h.magic, 0xC03B_3998);
+        assert_eq!(h.blocktype, 1);
+        assert_eq!(h.sequence, 0);
+        let t = TagFormat::from_incompat(INCOMPAT_CSUM_V3 | INCOMPAT_64BIT).parse(&[
+            0, 0, 0, 9, 0, 0, 0, 0x0A, 0, 0, 0, 1, 0xDE, 0xAD, 0xBE, 0xEF,
+        ]);
+        assert_eq!((t.blocknr, t.flags, t.blocknr_high), (9, 0x0A, 1));
+        assert_eq!(t.checksum, 0xDEAD_BEEF);
+        let t = TagFormat::from_incompat(0).parse(&[0, 0, 1, 0, 0, 0, 0, 8]);
+        assert_eq!((t.blocknr, t.flags), (256, 8));
+        assert_eq!(revoke_entry(&[0, 0, 0, 0, 0, 0, 1, 2], true), 258);
+        assert_eq!(FcTl::parse(&[9, 0, 8]).tag, FC_TAG_HEAD);
+    }
+}
