@@ -107,15 +107,17 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
             let Some(p) = logdump::find_external_journal(&fs.sb.journal_uuid, fs.sb.journal_dev)
             else {
                 w.flush()?;
-                let msg = if fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
-                    format!(
-                        "filesystem has no journal: the journal is external (UUID {}) and no \
-                         device holds it here; name it with --journal-device PATH",
-                        e4inspect::superblock::uuid_string(&fs.sb.journal_uuid)
-                    )
-                } else {
-                    "filesystem has no journal".to_string()
-                };
+                // No journal at all is nothing to show (exit 0); an external journal that cannot
+                // be found is a journal that cannot be read (exit 8).
+                if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
+                    report_error(&args.image, &"filesystem has no journal");
+                    return Ok(EXIT_OK);
+                }
+                let msg = format!(
+                    "filesystem has no journal here: it is external (UUID {}) and no device \
+                     holds it; name it with --journal-device PATH",
+                    e4inspect::superblock::uuid_string(&fs.sb.journal_uuid)
+                );
                 report_error(&args.image, &msg);
                 return Ok(EXIT_OPERATIONAL);
             };
