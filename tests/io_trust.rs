@@ -116,11 +116,8 @@ fn input_shrinking_after_open_is_an_error_not_a_signal() {
         .unwrap();
     let mut out = Vec::new();
     let opts = e4inspect::format::dumpe2fs::DumpOptions {
-        header_only: false,
-        hex: false,
-        group_only: false,
-        ignore_80col: false,
         device_name: img.display().to_string(),
+        ..Default::default()
     };
     let rep = e4inspect::format::dumpe2fs::dump(&fs, &opts, &mut out).unwrap();
     let said = rep.stderr.join("\n");
