@@ -57,7 +57,7 @@ pub fn pointers_per_block(block_size: u64) -> u64 {
 
 /// Pointer `i` of an indirect block; past the end of the block is an error the caller sees.
 pub fn pointer(block: &[u8], i: usize) -> crate::error::Result<u32> {
-    let at = i.checked_mul(BlockPointer::SIZE).unwrap_or(usize::MAX);
+    let at = i.saturating_mul(BlockPointer::SIZE);
     super::decode_at::<BlockPointer>(block, at).map(|p| p.0)
 }
 
