@@ -13,17 +13,24 @@ pub enum Error {
     /// The operating system refused an operation on the source.
     #[error("{path}: {op}: {source}")]
     Io {
+        /// The source being read.
         path: PathBuf,
+        /// What was attempted (`open`, `read` ...).
         op: &'static str,
         #[source]
+        /// The operating system's error.
         source: std::io::Error,
     },
     /// A structure lies (partly) beyond the end of the source.
     #[error("{what} at byte offset {offset} (length {len}) lies beyond the end of the image ({size} bytes): image truncated?")]
     Truncated {
+        /// The structure that was being read.
         what: String,
+        /// Its byte offset in the source.
         offset: u64,
+        /// Its length in bytes.
         len: u64,
+        /// Size of the source in bytes.
         size: u64,
     },
     /// The source holds no ext2/3/4 filesystem where we looked.
@@ -35,6 +42,7 @@ pub enum Error {
     /// libext2fs would refuse to open this superblock (its message, and where we looked).
     #[error("{}{}", .failure.message(), .hint)]
     Open {
+        /// The libext2fs error it corresponds to.
         failure: OpenFailure,
         /// Extra advice (for example, backup superblocks that look valid).
         hint: String,

@@ -18,9 +18,12 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod advise;
 pub mod bytes;
+// Documented by their owners (check passes, partition tables) before the allow goes.
+#[allow(missing_docs)]
 pub mod check;
 pub mod error;
 pub mod mkfs;
@@ -42,6 +45,7 @@ pub mod group;
 pub mod inode;
 pub mod journal;
 pub mod ondisk;
+#[allow(missing_docs)]
 pub mod partition;
 pub mod profiles;
 pub mod scan;
