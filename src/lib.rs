@@ -2,7 +2,7 @@
 //!
 //! The library decodes on-disk structures from bounds-checked byte slices (one module per
 //! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
-//! to [`format`]. It never prints.
+//! to [`mod@format`]. It never prints.
 //!
 //! ```
 //! use e4inspect::{fs::{Filesystem, OpenOptions}, source::Source};

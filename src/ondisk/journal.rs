@@ -64,7 +64,7 @@ pub struct RawJournalSuperblock {
     pub num_fc_blks: u32,
     /// On-disk `s_head`.
     pub head: u32,
-    /// After s_padding[40].
+    /// After `s_padding[40]`.
     #[br(pad_before = 4 * 40)]
     pub checksum: u32,
     /// On-disk `s_users`.
@@ -89,7 +89,7 @@ pub struct RawMmp {
     pub check_interval: u16,
     /// On-disk `mmp_pad1`.
     pub pad1: u16,
-    /// After mmp_pad2[226].
+    /// After `mmp_pad2[226]`.
     #[br(pad_before = 4 * 226)]
     pub checksum: u32,
 }

@@ -223,7 +223,7 @@ pub struct Superblock {
     pub encoding_flags: u16,
     /// On-disk `s_orphan_file_inum`.
     pub orphan_file_inum: u32,
-    /// After s_reserved[94].
+    /// After `s_reserved[94]`.
     #[br(pad_before = 4 * 94)]
     pub checksum: u32,
     /// The raw 1024 bytes, for checksums and byte-exact comparisons.
