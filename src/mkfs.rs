@@ -968,33 +968,18 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
                 "Too many inodes for the filesystem (blocks per group would drop below 256)".into(),
             );
         }
-        let mut ipg_try = ipg0.min(65536 - inodes_per_block);
-        let (ipg, itb) = loop {
-            let itb = ceil_div(ipg_try * inode_size, block_size);
-            let mut ipg = itb * block_size / inode_size;
-            if ipg < 8 {
-                ipg = 8;
-            }
-            ipg &= !7;
-            let itb = ceil_div(ipg * inode_size, block_size);
-            if ipg * groups > MAX_32 {
-                ipg_try -= 1;
-                continue;
-            }
-            break (ipg, itb);
+        let (ipg, itb) = inode_table_size(
+            ipg0.min(65536 - inodes_per_block),
+            groups,
+            inode_size,
+            block_size,
+        );
+        let mut rsv_gdt = if resize {
+            reserved_gdt_blocks(blocks, first_data_block, bpg, desc_per_block, desc_blocks)
+                .min(block_size / 4)
+        } else {
+            0
         };
-        // calc_reserved_gdt_blocks (unsigned arithmetic as in C).
-        let mut rsv_gdt = 0u64;
-        if resize {
-            let max_blocks: u64 = if blocks < MAX_32 / 1024 {
-                blocks * 1024
-            } else {
-                MAX_32
-            };
-            let rsv_groups = ceil_div(max_blocks - first_data_block, bpg);
-            let r = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
-            rsv_gdt = u64::from(r).min(block_size / 4);
-        }
         let mut meta_bg = false;
         if rsv_gdt + desc_blocks > bpg * 3 / 4 {
             meta_bg = true;
@@ -1044,6 +1029,40 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
         meta_bg,
         resize,
     })
+}
+
+/// Inodes per group and inode table blocks: `ipg_try` rounded to whole table blocks and to a
+/// multiple of 8 (at least 8), lowered until the total fits in 32 bits.
+fn inode_table_size(mut ipg_try: u64, groups: u64, inode_size: u64, block_size: u64) -> (u64, u64) {
+    loop {
+        let itb = ceil_div(ipg_try * inode_size, block_size);
+        let ipg = (itb * block_size / inode_size).max(8) & !7;
+        let itb = ceil_div(ipg * inode_size, block_size);
+        if ipg * groups > MAX_32 && ipg_try > 0 {
+            ipg_try -= 1;
+            continue;
+        }
+        return (ipg, itb);
+    }
+}
+
+/// calc_reserved_gdt_blocks: descriptor blocks for growing to 1024x (or 2^32 blocks), minus those
+/// in use, in unsigned 32-bit arithmetic as in C.
+fn reserved_gdt_blocks(
+    blocks: u64,
+    first_data_block: u64,
+    bpg: u64,
+    desc_per_block: u64,
+    desc_blocks: u64,
+) -> u64 {
+    let max_blocks: u64 = if blocks < MAX_32 / 1024 {
+        blocks * 1024
+    } else {
+        MAX_32
+    };
+    let rsv_groups = ceil_div(max_blocks - first_data_block, bpg);
+    let r = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
+    u64::from(r)
 }
 
 /// figure_journal_size: the journal and fast-commit blocks (0 without has_journal, which is
