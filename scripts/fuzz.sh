@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(superblock descriptors inode extent xattr journal dir image)
+    targets=(superblock descriptors inode extent xattr journal dir image ondisk)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then

@@ -357,121 +357,180 @@ pub fn fit_inode_size(
     })
 }
 
-/// Build the advice for a workload.
+/// Build the advice for a workload: the steps below follow the order of mke2fs' own decisions
+/// (block size, features, inode size and count, journal, RAID geometry, reserved blocks), each
+/// recording its rationale, then the result is checked against the mke2fs predictor.
 pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
-    let inv = |m: String| Err(Error::Invalid(m));
+    check_workload(w)?;
+    let mut d = Draft::new(w, conf);
+    let bs = d.block_size(conf)?;
+    d.kernel_features();
+    let (inode_size, fit_advice) = d.inode_size(bs)?;
+    let wanted_inodes = d.inode_count(inode_size)?;
+    d.journal(bs)?;
+    d.raid(bs)?;
+    d.workload_features()?;
+    d.reserved_blocks();
+    d.finish(conf, wanted_inodes, fit_advice)
+}
+
+fn invalid<T>(m: String) -> Result<T> {
+    Err(Error::Invalid(m))
+}
+
+/// Workload values no advice can start from.
+fn check_workload(w: &Workload) -> Result<()> {
     if w.device_bytes < 8 * MIB {
-        return inv(format!(
+        return invalid(format!(
             "device too small: {} (advice starts at 8 MiB; below that ext4 has no room for a journal worth having)",
             human_bytes(w.device_bytes)
         ));
     }
     if !(w.fit_share > 0.0 && w.fit_share <= 1.0) {
-        return inv(format!(
+        return invalid(format!(
             "--fit-share must be in (0, 100] percent, got {}",
             w.fit_share * 100.0
         ));
     }
-    let mut o = MkfsOptions::default();
-    let mut why = Vec::new();
-    let mut warnings = Vec::new();
-    let default_layout = mkfs::predict(w.device_bytes, &MkfsOptions::default(), conf).ok();
-    let dflt = |f: &dyn Fn(&Layout) -> String| {
-        default_layout.as_ref().map(f).unwrap_or_else(|| "-".into())
-    };
+    Ok(())
+}
 
-    // Block size.
-    let bs = match w.block_size {
-        Some(b) => {
-            if !(1024..=65536).contains(&b) || !b.is_power_of_two() {
-                return inv(format!(
-                    "block size {b} must be a power of two from 1024 to 65536"
-                ));
-            }
-            b
+/// The advice being built: options chosen so far, their rationale and warnings, against what
+/// mke2fs would do by default on this device.
+struct Draft<'a> {
+    w: &'a Workload,
+    o: MkfsOptions,
+    why: Vec<Rationale>,
+    warnings: Vec<String>,
+    features: Vec<String>,
+    default_layout: Option<Layout>,
+}
+
+impl<'a> Draft<'a> {
+    fn new(w: &'a Workload, conf: &MkfsConf) -> Self {
+        Draft {
+            w,
+            o: MkfsOptions::default(),
+            why: Vec::new(),
+            warnings: Vec::new(),
+            features: Vec::new(),
+            default_layout: mkfs::predict(w.device_bytes, &MkfsOptions::default(), conf).ok(),
         }
-        None => 4096,
-    };
-    let default_bs = default_layout.as_ref().map(|l| l.block_size);
-    if default_bs != Some(bs) {
-        o.block_size = Some(bs);
-    }
-    why.push(Rationale {
-        parameter: "-b".into(),
-        value: if o.block_size.is_some() {
-            bs.to_string()
-        } else {
-            format!("default ({bs})")
-        },
-        mke2fs_default: dflt(&|l| l.block_size.to_string()),
-        why: if w.block_size.is_some() {
-            "requested".into()
-        } else if o.block_size.is_some() {
-            "4 KiB = the page size; mke2fs.conf's 'small' type (< 512 MiB) would pick 1 KiB blocks, which multiply metadata and cap files at 16 GiB".into()
-        } else {
-            "4 KiB = the page size, what mke2fs picks for this size".into()
-        },
-        source: format!("mke2fs.conf [fs_types] ({})", conf.origin),
-    });
-    if bs > 4096 {
-        warnings.push(format!(
-            "block size {bs} is larger than the 4 KiB page: Linux before 6.x cannot mount it"
-        ));
     }
 
-    // Kernel compatibility: strip default features the kernel does not know.
-    let mut features: Vec<String> = Vec::new();
-    if let Some(k) = w.kernel {
-        if let Some(dl) = &default_layout {
-            for f in &dl.features {
-                if let Some(need) = feature_kernel(f) {
-                    if k < need {
-                        features.push(format!("^{f}"));
-                        why.push(Rationale {
-                            parameter: format!("-O ^{f}"),
-                            value: "off".into(),
-                            mke2fs_default: "on".into(),
-                            why: format!(
-                                "kernel {}.{} predates {f} (needs {}.{})",
-                                k.0, k.1, need.0, need.1
-                            ),
-                            source: "kernel fs/ext4 feature history".into(),
-                        });
+    /// A value of mke2fs' default layout, `-` when mke2fs would refuse the device.
+    fn dflt(&self, f: &dyn Fn(&Layout) -> String) -> String {
+        self.default_layout
+            .as_ref()
+            .map(f)
+            .unwrap_or_else(|| "-".into())
+    }
+
+    /// Does the target kernel know feature `f`?
+    fn kernel_ok(&self, f: &str) -> bool {
+        match (self.w.kernel, feature_kernel(f)) {
+            (Some(k), Some(need)) => k >= need,
+            _ => true,
+        }
+    }
+
+    /// `-b`: 4 KiB unless requested.
+    fn block_size(&mut self, conf: &MkfsConf) -> Result<u32> {
+        let bs = match self.w.block_size {
+            Some(b) => {
+                if !(1024..=65536).contains(&b) || !b.is_power_of_two() {
+                    return invalid(format!(
+                        "block size {b} must be a power of two from 1024 to 65536"
+                    ));
+                }
+                b
+            }
+            None => 4096,
+        };
+        let default_bs = self.default_layout.as_ref().map(|l| l.block_size);
+        if default_bs != Some(bs) {
+            self.o.block_size = Some(bs);
+        }
+        self.why.push(Rationale {
+            parameter: "-b".into(),
+            value: if self.o.block_size.is_some() {
+                bs.to_string()
+            } else {
+                format!("default ({bs})")
+            },
+            mke2fs_default: self.dflt(&|l| l.block_size.to_string()),
+            why: if self.w.block_size.is_some() {
+                "requested".into()
+            } else if self.o.block_size.is_some() {
+                "4 KiB = the page size; mke2fs.conf's 'small' type (< 512 MiB) would pick 1 KiB blocks, which multiply metadata and cap files at 16 GiB".into()
+            } else {
+                "4 KiB = the page size, what mke2fs picks for this size".into()
+            },
+            source: format!("mke2fs.conf [fs_types] ({})", conf.origin),
+        });
+        if bs > 4096 {
+            self.warnings.push(format!(
+                "block size {bs} is larger than the 4 KiB page: Linux before 6.x cannot mount it"
+            ));
+        }
+        Ok(bs)
+    }
+
+    /// Kernel compatibility: switch off default features the target kernel does not know.
+    fn kernel_features(&mut self) {
+        if let Some(k) = self.w.kernel {
+            if let Some(dl) = &self.default_layout {
+                for f in &dl.features {
+                    if let Some(need) = feature_kernel(f) {
+                        if k < need {
+                            self.features.push(format!("^{f}"));
+                            self.why.push(Rationale {
+                                parameter: format!("-O ^{f}"),
+                                value: "off".into(),
+                                mke2fs_default: "on".into(),
+                                why: format!(
+                                    "kernel {}.{} predates {f} (needs {}.{})",
+                                    k.0, k.1, need.0, need.1
+                                ),
+                                source: "kernel fs/ext4 feature history".into(),
+                            });
+                        }
                     }
                 }
             }
         }
     }
-    let kernel_ok = |f: &str| -> bool {
-        match (w.kernel, feature_kernel(f)) {
-            (Some(k), Some(need)) => k >= need,
-            _ => true,
-        }
-    };
 
-    // Inode size: xattr fit, project quota, y2038.
-    let floor = 256u32;
-    let mut fit_advice = None;
-    let mut inode_size = floor;
-    let mut inode_why = "256 bytes: nanosecond and post-2038 timestamps, i_extra_isize 32 (project ID, crtime) — mke2fs's default".to_string();
-    let mut inode_src = "mke2fs.conf [defaults] inode_size".to_string();
-    if !w.xattrs.is_empty() || !w.population.xattr_sets.is_empty() {
-        let fa = fit_inode_size(&w.xattrs, &w.population.xattr_sets, w.fit_share, bs, floor)?;
-        inode_size = fa.inode_size;
-        let what = if w.population.xattr_sets.is_empty() {
-            let names: Vec<String> = w
+    /// The xattr-fit step of `-I`: the smallest inode keeping the described xattrs in-inode, and
+    /// why. `None` when no xattrs were described.
+    fn xattr_fit(&self, bs: u32, floor: u32) -> Result<Option<(FitAdvice, String)>> {
+        if self.w.xattrs.is_empty() && self.w.population.xattr_sets.is_empty() {
+            return Ok(None);
+        }
+        let fa = fit_inode_size(
+            &self.w.xattrs,
+            &self.w.population.xattr_sets,
+            self.w.fit_share,
+            bs,
+            floor,
+        )?;
+        let inode_size = fa.inode_size;
+        let what = if self.w.population.xattr_sets.is_empty() {
+            let names: Vec<String> = self
+                .w
                 .xattrs
                 .iter()
                 .map(|a| format!("{}={}", a.name, a.value_size))
                 .collect();
-            let prof = if w.profiles.is_empty() {
+            let prof = if self.w.profiles.is_empty() {
                 String::new()
             } else {
-                format!("profiles {}: ", w.profiles.join(","))
+                format!("profiles {}: ", self.w.profiles.join(","))
             };
             format!("{prof}{}", names.join(" "))
         } else {
-            w.population
+            self.w
+                .population
                 .sample
                 .clone()
                 .unwrap_or_else(|| "the sampled xattr sets".into())
@@ -480,7 +539,7 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
         let smaller = fa.sizes.iter().find(|r| r.inode_size == inode_size / 2);
         let mut s = format!(
             "smallest size keeping all xattrs in-inode for {:.0}% of inodes ({what})",
-            w.fit_share * 100.0
+            self.w.fit_share * 100.0
         );
         if let Some(r) = row {
             if r.needed_bytes > 0 {
@@ -499,317 +558,369 @@ pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
                 ));
             }
         }
-        inode_why = s;
-        inode_src = "xattr-fit model (src/fit.rs); Samba 2004: up to 7x with xattrs in-inode; Lustre LU-8998".into();
-        fit_advice = Some(fa);
+        Ok(Some((fa, s)))
     }
-    if let Some(req) = w.inode_size {
-        if !(128..=65536).contains(&req) || !req.is_power_of_two() {
-            return inv(format!(
-                "inode size {req} must be a power of two from 128 to the block size"
+
+    /// `-I`: xattr fit, then a requested size, then project quota's 256-byte floor.
+    fn inode_size(&mut self, bs: u32) -> Result<(u32, Option<FitAdvice>)> {
+        let floor = 256u32;
+        let mut inode_size = floor;
+        let mut inode_why = "256 bytes: nanosecond and post-2038 timestamps, i_extra_isize 32 (project ID, crtime) — mke2fs's default".to_string();
+        let mut inode_src = "mke2fs.conf [defaults] inode_size".to_string();
+        let fit_advice = match self.xattr_fit(bs, floor)? {
+            Some((fa, s)) => {
+                inode_size = fa.inode_size;
+                inode_why = s;
+                inode_src = "xattr-fit model (src/fit.rs); Samba 2004: up to 7x with xattrs in-inode; Lustre LU-8998".into();
+                Some(fa)
+            }
+            None => None,
+        };
+        if let Some(req) = self.w.inode_size {
+            if !(128..=65536).contains(&req) || !req.is_power_of_two() {
+                return invalid(format!(
+                    "inode size {req} must be a power of two from 128 to the block size"
+                ));
+            }
+            if req > bs {
+                return invalid(format!(
+                    "inode size {req} is above the block size {bs}: mke2fs refuses it"
+                ));
+            }
+            if let Some(fa) = &fit_advice {
+                if req < fa.inode_size {
+                    self.warnings.push(format!(
+                        "--inode-size {req} is below the {} bytes the xattrs need at {:.0}%: they will spill to the external block",
+                        fa.inode_size,
+                        self.w.fit_share * 100.0
+                    ));
+                }
+            }
+            if self.w.project_quota && req < 256 {
+                return invalid(
+                    "project quota needs inodes of at least 256 bytes (i_extra_isize 32)".into(),
+                );
+            }
+            inode_size = req;
+            inode_why = "requested".into();
+            inode_src = "--inode-size".into();
+        }
+        if self.w.project_quota && inode_size < 256 {
+            inode_size = 256;
+        }
+        let default_is = self
+            .default_layout
+            .as_ref()
+            .map(|l| l.inode_size)
+            .unwrap_or(256);
+        if inode_size != default_is {
+            self.o.inode_size = Some(inode_size);
+        }
+        if inode_size > bs {
+            return invalid(format!(
+                "inode size {inode_size} is above the block size {bs}"
             ));
         }
-        if req > bs {
-            return inv(format!(
-                "inode size {req} is above the block size {bs}: mke2fs refuses it"
-            ));
+        self.why.push(Rationale {
+            parameter: "-I".into(),
+            value: inode_size.to_string(),
+            mke2fs_default: default_is.to_string(),
+            why: inode_why,
+            source: inode_src,
+        });
+        Ok((inode_size, fit_advice))
+    }
+
+    /// `-i`: from the expected file count or average size, with headroom. Returns the inode count
+    /// asked for, when one was.
+    fn inode_count(&mut self, inode_size: u32) -> Result<Option<u64>> {
+        let needed = match (self.w.population.files, self.w.population.avg_file_size) {
+            (Some(n), _) => Some((n as f64, format!("{n} files"))),
+            (None, Some(avg)) => {
+                if avg == 0 {
+                    return invalid("--avg-file-size must be above 0".into());
+                }
+                Some((
+                    self.w.device_bytes as f64 / avg as f64,
+                    format!(
+                        "{} / {} average",
+                        human_bytes(self.w.device_bytes),
+                        human_bytes(avg)
+                    ),
+                ))
+            }
+            _ => None,
+        };
+        let mut wanted_inodes = None;
+        if let Some((n, what)) = needed {
+            let target = n * INODE_HEADROOM;
+            if n > mkfs::MAX_32 as f64 {
+                return invalid(format!(
+                    "{n:.0} inodes needed but ext4 holds at most 4294967295 (2^32-1) per filesystem; split the data over several filesystems"
+                ));
+            }
+            let target = target.min(mkfs::MAX_32 as f64).max(16.0);
+            wanted_inodes = Some(n.ceil() as u64);
+            let raw_ratio = (self.w.device_bytes as f64 / target).floor() as u64;
+            let ratio = floor_pow2(raw_ratio).clamp(1024, 64 * MIB);
+            if raw_ratio < 2 * u64::from(inode_size) {
+                return invalid(format!(
+                    "{what} need one inode per {} bytes, but an inode takes {inode_size}: the inode tables would fill the device. Use a larger device or fewer files",
+                    raw_ratio
+                ));
+            }
+            let default_ratio = self
+                .default_layout
+                .as_ref()
+                .map(|l| l.inode_ratio)
+                .unwrap_or(16384);
+            let use_default = self.w.population.avg_file_size.is_none()
+                && self
+                    .default_layout
+                    .as_ref()
+                    .map(|l| l.inodes_count as f64 >= target)
+                    .unwrap_or(false);
+            if !use_default {
+                self.o.inode_ratio = Some(ratio);
+            }
+            if ratio <= 4 * u64::from(inode_size) {
+                self.warnings.push(format!(
+                    "inode tables will take about {:.0}% of the device",
+                    100.0 * f64::from(inode_size) / ratio as f64
+                ));
+            }
+            self.why.push(Rationale {
+                parameter: "-i".into(),
+                value: if use_default {
+                    format!("default ({default_ratio})")
+                } else {
+                    ratio.to_string()
+                },
+                mke2fs_default: default_ratio.to_string(),
+                why: if use_default {
+                    format!(
+                        "the default already gives ≥ {target:.0} inodes ({what} + 25% for directories and growth)"
+                    )
+                } else {
+                    format!(
+                        "{what} + 25% for directories and growth = {target:.0} inodes: one per {raw_ratio} bytes, {}",
+                        if ratio == 64 * MIB && raw_ratio > 64 * MIB {
+                            "capped at mke2fs's maximum -i (64 MiB)"
+                        } else if ratio == 1024 && raw_ratio < 1024 {
+                            "raised to mke2fs's minimum -i (1024)"
+                        } else {
+                            "rounded down to a power of two"
+                        }
+                    )
+                },
+                source: "population estimate".into(),
+            });
         }
-        if let Some(fa) = &fit_advice {
-            if req < fa.inode_size {
-                warnings.push(format!(
-                    "--inode-size {req} is below the {} bytes the xattrs need at {:.0}%: they will spill to the external block",
-                    fa.inode_size,
-                    w.fit_share * 100.0
+        Ok(wanted_inodes)
+    }
+
+    /// `-J size=`: requested, or larger for metadata-heavy loads.
+    fn journal(&mut self, bs: u32) -> Result<()> {
+        if let Some(mib) = self.w.journal_mib {
+            let blocks = mib * 1024 / (u64::from(bs) / 1024);
+            if !(mkfs::JOURNAL_MIN_BLOCKS..=mkfs::JOURNAL_MAX_BLOCKS).contains(&blocks) {
+                return invalid(format!(
+                    "journal of {mib} MiB = {blocks} blocks of {bs} bytes: mke2fs allows {} to {} blocks",
+                    mkfs::JOURNAL_MIN_BLOCKS,
+                    mkfs::JOURNAL_MAX_BLOCKS
+                ));
+            }
+            self.o.journal_size_mib = Some(mib);
+            self.why.push(Rationale {
+                parameter: "-J size=".into(),
+                value: format!("{mib} MiB"),
+                mke2fs_default: self
+                    .dflt(&|l| format!("{} MiB", l.journal_blocks * u64::from(l.block_size) / MIB)),
+                why: "requested".into(),
+                source: "--journal-size".into(),
+            });
+        } else if self.w.metadata_heavy {
+            let default_j = mkfs::default_journal_blocks(self.w.device_bytes / u64::from(bs))
+                .unwrap_or(0)
+                * u64::from(bs)
+                / MIB;
+            let four_pct = self.w.device_bytes / 25 / MIB;
+            let mib = floor_pow2(four_pct).min(4096).max(default_j);
+            if mib > default_j && mib > 0 {
+                self.o.journal_size_mib = Some(mib);
+            }
+            self.why.push(Rationale {
+                parameter: "-J size=".into(),
+                value: format!("{mib} MiB"),
+                mke2fs_default: format!("{default_j} MiB"),
+                why: "metadata-heavy / many clients: a larger journal lets more metadata transactions batch before a checkpoint stalls writers; about 4% of the device, capped at 4 GiB (device stays ≥ 4x the journal)".into(),
+                source: "Andreas Dilger (ext3-users, 2004); mkfs.lustre MDT journal sizing".into(),
+            });
+        } else if let Some(dl) = &self.default_layout {
+            self.why.push(Rationale {
+                parameter: "-J size=".into(),
+                value: format!(
+                    "default ({} MiB)",
+                    dl.journal_blocks * u64::from(dl.block_size) / MIB
+                ),
+                mke2fs_default: format!(
+                    "{} MiB",
+                    dl.journal_blocks * u64::from(dl.block_size) / MIB
+                ),
+                why: "ext2fs_default_journal_size scales with the device; no metadata-heavy hint"
+                    .into(),
+                source: "e2fsprogs lib/ext2fs/mkjournal.c".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `-E stride,stripe_width` from the RAID geometry.
+    fn raid(&mut self, bs: u32) -> Result<()> {
+        if let Some(r) = &self.w.raid {
+            if r.chunk_bytes < u64::from(bs) || r.chunk_bytes % u64::from(bs) != 0 {
+                return invalid(format!(
+                    "RAID chunk {} is not a multiple of the block size {bs}",
+                    human_bytes(r.chunk_bytes)
+                ));
+            }
+            if r.data_disks == 0 {
+                return invalid("RAID with no data disk".into());
+            }
+            let stride = r.chunk_bytes / u64::from(bs);
+            let sw = stride * u64::from(r.data_disks);
+            if stride > u64::from(u32::MAX) || sw > u64::from(u32::MAX) {
+                return invalid("RAID stride or stripe width out of range".into());
+            }
+            self.o.stride = Some(stride as u32);
+            self.o.stripe_width = Some(sw as u32);
+            self.why.push(Rationale {
+                parameter: "-E stride,stripe_width".into(),
+                value: format!("{stride},{sw}"),
+                mke2fs_default: "from device topology (none on a file)".into(),
+                why: format!(
+                    "{}: stride = chunk / block size, stripe width = stride x data disks, so the allocator fills whole stripes (no read-modify-write)",
+                    r.description
+                ),
+                source: "mke2fs(8) -E stride, stripe_width".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `-O` for project quota and large directories; flex_bg notes for rotational disks.
+    fn workload_features(&mut self) -> Result<()> {
+        if self.w.project_quota {
+            if !self.kernel_ok("project") {
+                return invalid("--project-quota needs kernel 4.5 or later".into());
+            }
+            self.features.push("quota".into());
+            self.features.push("project".into());
+            self.why.push(Rationale {
+                parameter: "-O quota,project".into(),
+                value: "on".into(),
+                mke2fs_default: "off".into(),
+                why:
+                    "project quota: the project ID lives in i_extra_isize space, hence inodes ≥ 256"
+                        .into(),
+                source: "ext4 project quota (kernel 4.5); Lustre 2014 measurements".into(),
+            });
+        }
+        if self.w.large_dirs {
+            if self.kernel_ok("large_dir") {
+                self.features.push("large_dir".into());
+                self.why.push(Rationale {
+                    parameter: "-O large_dir".into(),
+                    value: "on".into(),
+                    mke2fs_default: "off".into(),
+                    why: "directories beyond ~10 million entries need a 3-level htree".into(),
+                    source: "kernel 4.13 large_dir".into(),
+                });
+            } else {
+                self.warnings.push(
+                    "large_dir needs kernel 4.13; directories stay limited to a 2-level htree"
+                        .into(),
+                );
+            }
+        }
+        if self.w.rotational {
+            self.why.push(Rationale {
+                parameter: "-G".into(),
+                value: "default".into(),
+                mke2fs_default: self.dflt(&|l| l.flex_bg_size.map(|g| g.to_string()).unwrap_or("-".into())),
+                why: "rotational: flex_bg already packs bitmaps and inode tables of 16 groups together, so fsck and inode scans seek less".into(),
+                source: "mke2fs.conf flex_bg_size".into(),
+            });
+        }
+        self.o.features = std::mem::take(&mut self.features);
+        Ok(())
+    }
+
+    /// `-m`: 1% on data volumes of a TiB or more.
+    fn reserved_blocks(&mut self) {
+        if self.w.device_bytes >= TIB {
+            self.o.reserved_percent = Some(1.0);
+            self.why.push(Rationale {
+                parameter: "-m".into(),
+                value: "1".into(),
+                mke2fs_default: "5".into(),
+                why: format!(
+                    "a data volume of {}: 1% ({}) still keeps root's reserve and fragmentation headroom; 5% would lock away {}",
+                    human_bytes(self.w.device_bytes),
+                    human_bytes(self.w.device_bytes / 100),
+                    human_bytes(self.w.device_bytes / 20)
+                ),
+                source: "mke2fs(8) -m".into(),
+            });
+        }
+    }
+
+    /// Check the options against the mke2fs predictor and assemble the advice.
+    fn finish(
+        mut self,
+        conf: &MkfsConf,
+        wanted_inodes: Option<u64>,
+        fit_advice: Option<FitAdvice>,
+    ) -> Result<Advice> {
+        let w = self.w;
+        let layout = mkfs::predict(w.device_bytes, &self.o, conf).map_err(|e| {
+            Error::Invalid(format!(
+                "mke2fs would refuse {}: {e}",
+                self.o.to_args().join(" ")
+            ))
+        })?;
+        if let Some(want) = wanted_inodes {
+            if layout.inodes_count < want {
+                self.warnings.push(format!(
+                    "only {} inodes fit (ext4 caps the count at 2^32-1 and per group); {want} were asked for",
+                    layout.inodes_count
                 ));
             }
         }
-        if w.project_quota && req < 256 {
-            return inv(
-                "project quota needs inodes of at least 256 bytes (i_extra_isize 32)".into(),
-            );
-        }
-        inode_size = req;
-        inode_why = "requested".into();
-        inode_src = "--inode-size".into();
-    }
-    if w.project_quota && inode_size < 256 {
-        inode_size = 256;
-    }
-    let default_is = default_layout.as_ref().map(|l| l.inode_size).unwrap_or(256);
-    if inode_size != default_is {
-        o.inode_size = Some(inode_size);
-    }
-    if inode_size > bs {
-        return inv(format!(
-            "inode size {inode_size} is above the block size {bs}"
-        ));
-    }
-    why.push(Rationale {
-        parameter: "-I".into(),
-        value: inode_size.to_string(),
-        mke2fs_default: default_is.to_string(),
-        why: inode_why,
-        source: inode_src,
-    });
-
-    // Inode count.
-    let needed = match (w.population.files, w.population.avg_file_size) {
-        (Some(n), _) => Some((n as f64, format!("{n} files"))),
-        (None, Some(avg)) => {
-            if avg == 0 {
-                return inv("--avg-file-size must be above 0".into());
+        if let Some(j) = self.o.journal_size_mib {
+            if w.device_bytes < 4 * j * MIB {
+                self.warnings
+                    .push("the device is less than 4x the journal".into());
             }
-            Some((
-                w.device_bytes as f64 / avg as f64,
-                format!(
-                    "{} / {} average",
-                    human_bytes(w.device_bytes),
-                    human_bytes(avg)
-                ),
-            ))
         }
-        _ => None,
-    };
-    let mut wanted_inodes = None;
-    if let Some((n, what)) = needed {
-        let target = n * INODE_HEADROOM;
-        if n > mkfs::MAX_32 as f64 {
-            return inv(format!(
-                "{n:.0} inodes needed but ext4 holds at most 4294967295 (2^32-1) per filesystem; split the data over several filesystems"
-            ));
-        }
-        let target = target.min(mkfs::MAX_32 as f64).max(16.0);
-        wanted_inodes = Some(n.ceil() as u64);
-        let raw_ratio = (w.device_bytes as f64 / target).floor() as u64;
-        let ratio = floor_pow2(raw_ratio).clamp(1024, 64 * MIB);
-        if raw_ratio < 2 * u64::from(inode_size) {
-            return inv(format!(
-                "{what} need one inode per {} bytes, but an inode takes {inode_size}: the inode tables would fill the device. Use a larger device or fewer files",
-                raw_ratio
-            ));
-        }
-        let default_ratio = default_layout
-            .as_ref()
-            .map(|l| l.inode_ratio)
-            .unwrap_or(16384);
-        let use_default = w.population.avg_file_size.is_none()
-            && default_layout
-                .as_ref()
-                .map(|l| l.inodes_count as f64 >= target)
-                .unwrap_or(false);
-        if !use_default {
-            o.inode_ratio = Some(ratio);
-        }
-        if ratio <= 4 * u64::from(inode_size) {
-            warnings.push(format!(
-                "inode tables will take about {:.0}% of the device",
-                100.0 * f64::from(inode_size) / ratio as f64
-            ));
-        }
-        why.push(Rationale {
-            parameter: "-i".into(),
-            value: if use_default {
-                format!("default ({default_ratio})")
-            } else {
-                ratio.to_string()
-            },
-            mke2fs_default: default_ratio.to_string(),
-            why: if use_default {
-                format!(
-                    "the default already gives ≥ {target:.0} inodes ({what} + 25% for directories and growth)"
-                )
-            } else {
-                format!(
-                    "{what} + 25% for directories and growth = {target:.0} inodes: one per {raw_ratio} bytes, {}",
-                    if ratio == 64 * MIB && raw_ratio > 64 * MIB {
-                        "capped at mke2fs's maximum -i (64 MiB)"
-                    } else if ratio == 1024 && raw_ratio < 1024 {
-                        "raised to mke2fs's minimum -i (1024)"
-                    } else {
-                        "rounded down to a power of two"
-                    }
-                )
-            },
-            source: "population estimate".into(),
-        });
-    }
-
-    // Journal.
-    if let Some(mib) = w.journal_mib {
-        let blocks = mib * 1024 / (u64::from(bs) / 1024);
-        if !(mkfs::JOURNAL_MIN_BLOCKS..=mkfs::JOURNAL_MAX_BLOCKS).contains(&blocks) {
-            return inv(format!(
-                "journal of {mib} MiB = {blocks} blocks of {bs} bytes: mke2fs allows {} to {} blocks",
-                mkfs::JOURNAL_MIN_BLOCKS,
-                mkfs::JOURNAL_MAX_BLOCKS
-            ));
-        }
-        o.journal_size_mib = Some(mib);
-        why.push(Rationale {
-            parameter: "-J size=".into(),
-            value: format!("{mib} MiB"),
-            mke2fs_default: dflt(&|l| {
-                format!("{} MiB", l.journal_blocks * u64::from(l.block_size) / MIB)
-            }),
-            why: "requested".into(),
-            source: "--journal-size".into(),
-        });
-    } else if w.metadata_heavy {
-        let default_j = mkfs::default_journal_blocks(w.device_bytes / u64::from(bs)).unwrap_or(0)
-            * u64::from(bs)
-            / MIB;
-        let four_pct = w.device_bytes / 25 / MIB;
-        let mib = floor_pow2(four_pct).min(4096).max(default_j);
-        if mib > default_j && mib > 0 {
-            o.journal_size_mib = Some(mib);
-        }
-        why.push(Rationale {
-            parameter: "-J size=".into(),
-            value: format!("{mib} MiB"),
-            mke2fs_default: format!("{default_j} MiB"),
-            why: "metadata-heavy / many clients: a larger journal lets more metadata transactions batch before a checkpoint stalls writers; about 4% of the device, capped at 4 GiB (device stays ≥ 4x the journal)".into(),
-            source: "Andreas Dilger (ext3-users, 2004); mkfs.lustre MDT journal sizing".into(),
-        });
-    } else if let Some(dl) = &default_layout {
-        why.push(Rationale {
-            parameter: "-J size=".into(),
-            value: format!(
-                "default ({} MiB)",
-                dl.journal_blocks * u64::from(dl.block_size) / MIB
-            ),
-            mke2fs_default: format!("{} MiB", dl.journal_blocks * u64::from(dl.block_size) / MIB),
-            why: "ext2fs_default_journal_size scales with the device; no metadata-heavy hint"
-                .into(),
-            source: "e2fsprogs lib/ext2fs/mkjournal.c".into(),
-        });
-    }
-
-    // RAID.
-    if let Some(r) = &w.raid {
-        if r.chunk_bytes < u64::from(bs) || r.chunk_bytes % u64::from(bs) != 0 {
-            return inv(format!(
-                "RAID chunk {} is not a multiple of the block size {bs}",
-                human_bytes(r.chunk_bytes)
-            ));
-        }
-        if r.data_disks == 0 {
-            return inv("RAID with no data disk".into());
-        }
-        let stride = r.chunk_bytes / u64::from(bs);
-        let sw = stride * u64::from(r.data_disks);
-        if stride > u64::from(u32::MAX) || sw > u64::from(u32::MAX) {
-            return inv("RAID stride or stripe width out of range".into());
-        }
-        o.stride = Some(stride as u32);
-        o.stripe_width = Some(sw as u32);
-        why.push(Rationale {
-            parameter: "-E stride,stripe_width".into(),
-            value: format!("{stride},{sw}"),
-            mke2fs_default: "from device topology (none on a file)".into(),
-            why: format!(
-                "{}: stride = chunk / block size, stripe width = stride x data disks, so the allocator fills whole stripes (no read-modify-write)",
-                r.description
-            ),
-            source: "mke2fs(8) -E stride, stripe_width".into(),
-        });
-    }
-
-    // Workload features.
-    if w.project_quota {
-        if !kernel_ok("project") {
-            return inv("--project-quota needs kernel 4.5 or later".into());
-        }
-        features.push("quota".into());
-        features.push("project".into());
-        why.push(Rationale {
-            parameter: "-O quota,project".into(),
-            value: "on".into(),
-            mke2fs_default: "off".into(),
-            why: "project quota: the project ID lives in i_extra_isize space, hence inodes ≥ 256"
-                .into(),
-            source: "ext4 project quota (kernel 4.5); Lustre 2014 measurements".into(),
-        });
-    }
-    if w.large_dirs {
-        if kernel_ok("large_dir") {
-            features.push("large_dir".into());
-            why.push(Rationale {
-                parameter: "-O large_dir".into(),
-                value: "on".into(),
-                mke2fs_default: "off".into(),
-                why: "directories beyond ~10 million entries need a 3-level htree".into(),
-                source: "kernel 4.13 large_dir".into(),
-            });
-        } else {
-            warnings.push(
-                "large_dir needs kernel 4.13; directories stay limited to a 2-level htree".into(),
+        if w.device_bytes < 64 * MIB && w.metadata_heavy {
+            self.warnings.push(
+                "a metadata-heavy load on a device under 64 MiB: consider a bigger device".into(),
             );
         }
+        let args = self.o.to_args();
+        Ok(Advice {
+            command: String::new(),
+            args,
+            options: self.o,
+            layout,
+            default_layout: self.default_layout,
+            rationale: self.why,
+            fit: fit_advice,
+            warnings: self.warnings,
+            mke2fs_conf: conf.origin.clone(),
+        })
     }
-    if w.rotational {
-        why.push(Rationale {
-            parameter: "-G".into(),
-            value: "default".into(),
-            mke2fs_default: dflt(&|l| l.flex_bg_size.map(|g| g.to_string()).unwrap_or("-".into())),
-            why: "rotational: flex_bg already packs bitmaps and inode tables of 16 groups together, so fsck and inode scans seek less".into(),
-            source: "mke2fs.conf flex_bg_size".into(),
-        });
-    }
-    o.features = features;
-
-    // Reserved blocks.
-    if w.device_bytes >= TIB {
-        o.reserved_percent = Some(1.0);
-        why.push(Rationale {
-            parameter: "-m".into(),
-            value: "1".into(),
-            mke2fs_default: "5".into(),
-            why: format!(
-                "a data volume of {}: 1% ({}) still keeps root's reserve and fragmentation headroom; 5% would lock away {}",
-                human_bytes(w.device_bytes),
-                human_bytes(w.device_bytes / 100),
-                human_bytes(w.device_bytes / 20)
-            ),
-            source: "mke2fs(8) -m".into(),
-        });
-    }
-
-    let layout = mkfs::predict(w.device_bytes, &o, conf).map_err(|e| {
-        Error::Invalid(format!(
-            "mke2fs would refuse {}: {e}",
-            o.to_args().join(" ")
-        ))
-    })?;
-    if let Some(want) = wanted_inodes {
-        if layout.inodes_count < want {
-            warnings.push(format!(
-                "only {} inodes fit (ext4 caps the count at 2^32-1 and per group); {want} were asked for",
-                layout.inodes_count
-            ));
-        }
-    }
-    if let Some(j) = o.journal_size_mib {
-        if w.device_bytes < 4 * j * MIB {
-            warnings.push("the device is less than 4x the journal".into());
-        }
-    }
-    if w.device_bytes < 64 * MIB && w.metadata_heavy {
-        warnings.push(
-            "a metadata-heavy load on a device under 64 MiB: consider a bigger device".into(),
-        );
-    }
-    let args = o.to_args();
-    Ok(Advice {
-        command: String::new(),
-        args,
-        options: o,
-        layout,
-        default_layout,
-        rationale: why,
-        fit: fit_advice,
-        warnings,
-        mke2fs_conf: conf.origin.clone(),
-    })
 }
 
 impl Advice {

@@ -17,7 +17,9 @@ use serde::Serialize;
 /// Which bitmap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Kind {
+    /// Block.
     Block,
+    /// Inode.
     Inode,
 }
 

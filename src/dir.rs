@@ -34,8 +34,11 @@ pub const ENCRYPT_FL: u32 = 0x0000_0800;
 pub struct DirEntry<'a> {
     /// Offset in the block.
     pub offset: usize,
+    /// Inode.
     pub inode: u32,
+    /// Rec len.
     pub rec_len: u32,
+    /// File type.
     pub file_type: u8,
     /// Raw name bytes (casefolded or encrypted names are shown as stored).
     pub name: &'a [u8],
@@ -60,6 +63,7 @@ pub struct DirBlock<'a> {
     pub entries: Vec<DirEntry<'a>>,
     /// The checksum tail, when the block has one and the caller gave a seed.
     pub csum: Option<BlockCsum>,
+    /// Problems.
     pub problems: Vec<String>,
 }
 
@@ -123,7 +127,9 @@ pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
 /// The count/limit header of an htree index block and its entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DxIndex {
+    /// Limit.
     pub limit: u16,
+    /// Count.
     pub count: u16,
     /// (hash, block) pairs; the first entry's hash is implicitly 0.
     pub entries: Vec<(u32, u32)>,
@@ -132,9 +138,13 @@ pub struct DxIndex {
 /// An htree root (logical block 0 of an indexed directory).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DxRoot {
+    /// Hash version.
     pub hash_version: u8,
+    /// Info length.
     pub info_length: u8,
+    /// Indirect levels.
     pub indirect_levels: u8,
+    /// Index.
     pub index: DxIndex,
 }
 

@@ -13,36 +13,53 @@ pub enum Error {
     /// The operating system refused an operation on the source.
     #[error("{path}: {op}: {source}")]
     Io {
+        /// The source being read.
         path: PathBuf,
+        /// What was attempted (`open`, `read` ...).
         op: &'static str,
         #[source]
+        /// The operating system's error.
         source: std::io::Error,
     },
     /// The operating system reported an error while reading (a failing disk, a detached device).
     #[error("{path}: I/O error reading {what} at byte offset {offset} (length {len}): {source}")]
     Read {
+        /// The input's path.
         path: PathBuf,
+        /// The structure being read ("inode table of group 17").
         what: String,
+        /// Byte offset (in the filesystem's window) where the failing read started.
         offset: u64,
+        /// Bytes that were still to be read.
         len: u64,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
     /// The input became shorter than it was when opened (truncated by another process).
     #[error("{path}: short read of {what} at byte offset {offset} (length {len}): the input shrank while being read (it was {size} bytes when opened)")]
     Shrunk {
+        /// The input's path.
         path: PathBuf,
+        /// The structure being read.
         what: String,
+        /// Byte offset of the read.
         offset: u64,
+        /// Length of the read.
         len: u64,
+        /// Size of the input when it was opened.
         size: u64,
     },
     /// A structure lies (partly) beyond the end of the source.
     #[error("{what} at byte offset {offset} (length {len}) lies beyond the end of the image ({size} bytes): image truncated?")]
     Truncated {
+        /// The structure that was being read.
         what: String,
+        /// Its byte offset in the source.
         offset: u64,
+        /// Its length in bytes.
         len: u64,
+        /// Size of the source in bytes.
         size: u64,
     },
     /// The source holds no ext2/3/4 filesystem where we looked.
@@ -54,6 +71,7 @@ pub enum Error {
     /// libext2fs would refuse to open this superblock (its message, and where we looked).
     #[error("{}{}", .failure.message(), .hint)]
     Open {
+        /// The libext2fs error it corresponds to.
         failure: OpenFailure,
         /// Extra advice (for example, backup superblocks that look valid).
         hint: String,

@@ -40,16 +40,22 @@ impl ExtentHeader {
 /// A leaf extent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Extent {
+    /// Logical.
     pub logical: u32,
+    /// Len.
     pub len: u16,
+    /// Uninit.
     pub uninit: bool,
+    /// Physical.
     pub physical: u64,
 }
 
 /// An index entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExtentIndex {
+    /// Logical.
     pub logical: u32,
+    /// Child.
     pub child: u64,
 }
 
@@ -205,7 +211,9 @@ pub fn inode_csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
 /// Stored and computed checksum of a tree block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BlockCsum {
+    /// Stored.
     pub stored: u32,
+    /// Computed.
     pub computed: u32,
 }
 
@@ -232,19 +240,31 @@ pub fn extent_block_csum(seed: u32, node: &[u8], h: &ExtentHeader) -> BlockCsum 
 pub enum ExtentItem {
     /// An index entry in a node at `level` (0 = the root in i_block) pointing to tree block `child`.
     Index {
+        /// Level.
         level: u16,
+        /// Logical.
         logical: u32,
+        /// Child.
         child: u64,
     },
     /// A leaf extent in a node at `level`.
-    Leaf { level: u16, extent: Extent },
+    /// Leaf.
+    Leaf {
+        /// Depth of the node holding it (0 = the root in i_block).
+        level: u16,
+        /// The extent.
+        extent: Extent,
+    },
 }
 
 /// A tree node read from disk (the root in i_block is not listed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExtentNode {
+    /// Block.
     pub block: u64,
+    /// Level.
     pub level: u16,
+    /// Header.
     pub header: ExtentHeader,
     /// With metadata_csum.
     pub csum: Option<BlockCsum>,
@@ -400,8 +420,11 @@ pub enum MapKind {
 /// physical numbers are contiguous; mapping blocks are always runs of one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapRun {
+    /// Kind.
     pub kind: MapKind,
+    /// Physical.
     pub physical: u64,
+    /// Len.
     pub len: u64,
 }
 
@@ -412,6 +435,7 @@ pub struct BlockMapWalk {
     pub runs: Vec<MapRun>,
     /// Number of blocks reported (data and mapping), debugfs' TOTAL.
     pub total: u64,
+    /// Problems.
     pub problems: Vec<String>,
 }
 

@@ -13,28 +13,47 @@ pub use crate::error::OpenFailure;
 /// checks, so every quantity here is within sane bounds.
 #[derive(Clone, Debug, Serialize)]
 pub struct Geometry {
+    /// Block size in bytes.
     pub block_size: u64,
     /// log2(cluster size / block size)
     pub cluster_bits: u32,
+    /// s_first_data_block: 1 with 1 KiB blocks, else 0.
     pub first_data_block: u64,
+    /// Blocks in the filesystem (64-bit count).
     pub blocks_count: u64,
+    /// s_blocks_per_group.
     pub blocks_per_group: u32,
+    /// s_clusters_per_group.
     pub clusters_per_group: u32,
+    /// s_inodes_per_group.
     pub inodes_per_group: u32,
+    /// Bytes per on-disk inode record.
     pub inode_size: u32,
+    /// Number of block groups.
     pub group_count: u32,
+    /// Bytes per group descriptor (32, or s_desc_size with 64bit).
     pub desc_size: u32,
+    /// Group descriptors per block.
     pub desc_per_block: u32,
     /// Number of blocks holding the descriptor table.
     pub desc_blocks: u64,
+    /// Blocks of inode table per group.
     pub inode_blocks_per_group: u32,
+    /// s_reserved_gdt_blocks (online resize room after the descriptors).
     pub reserved_gdt_blocks: u32,
+    /// The meta_bg feature is on.
     pub meta_bg: bool,
+    /// s_first_meta_bg: first descriptor block placed meta_bg style.
     pub first_meta_bg: u32,
+    /// The sparse_super feature is on.
     pub sparse_super: bool,
+    /// The sparse_super2 feature is on.
     pub sparse_super2: bool,
+    /// s_backup_bgs: the two groups holding backups with sparse_super2.
     pub backup_bgs: [u32; 2],
+    /// The flex_bg feature is on.
     pub flex_bg: bool,
+    /// The filesystem is an external journal device.
     pub journal_dev: bool,
 }
 

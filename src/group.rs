@@ -19,11 +19,17 @@ pub const BG_INODE_ZEROED: u16 = 0x0004;
 /// What decoding a descriptor needs to know about the filesystem.
 #[derive(Clone, Debug)]
 pub struct DescContext {
+    /// Is 64bit.
     pub is_64bit: bool,
+    /// Desc size.
     pub desc_size: usize,
+    /// Metadata csum.
     pub metadata_csum: bool,
+    /// Gdt csum.
     pub gdt_csum: bool,
+    /// Seed.
     pub seed: u32,
+    /// Uuid.
     pub uuid: [u8; 16],
 }
 
@@ -44,19 +50,29 @@ impl DescContext {
 /// One decoded group descriptor.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GroupDesc {
+    /// Group number of this descriptor.
     pub group: u32,
+    /// `bg_block_bitmap`, hi and lo halves combined.
     pub block_bitmap: u64,
+    /// `bg_inode_bitmap`, hi and lo halves combined.
     pub inode_bitmap: u64,
+    /// `bg_inode_table`, hi and lo halves combined.
     pub inode_table: u64,
+    /// `bg_free_blocks_count`, hi and lo halves combined.
     pub free_blocks_count: u32,
+    /// `bg_free_inodes_count`, hi and lo halves combined.
     pub free_inodes_count: u32,
+    /// `bg_used_dirs_count`, hi and lo halves combined.
     pub used_dirs_count: u32,
+    /// `bg_flags`.
     pub flags: u16,
+    /// `bg_exclude_bitmap`, hi and lo halves combined.
     pub exclude_bitmap: u64,
     /// Stored block bitmap checksum (hi half only when the descriptor holds it).
     pub block_bitmap_csum: u32,
     /// Stored inode bitmap checksum (hi half only when the descriptor holds it).
     pub inode_bitmap_csum: u32,
+    /// `bg_itable_unused`, hi and lo halves combined.
     pub itable_unused: u32,
     /// Stored descriptor checksum.
     pub checksum: u16,

@@ -49,33 +49,56 @@ pub const FLAG_NAMES: [(u32, &str); 22] = [
 /// A decoded inode. Fields of the large part are 0 when the inode (or i_extra_isize) lacks them.
 #[derive(Clone, Debug, Serialize)]
 pub struct Inode {
+    /// `i_mode`.
     pub mode: u16,
+    /// `i_uid` with its high half.
     pub uid: u32,
+    /// `i_gid` with its high half.
     pub gid: u32,
+    /// `i_size` with its high half.
     pub size: u64,
+    /// `i_atime`.
     pub atime: u32,
+    /// `i_ctime`.
     pub ctime: u32,
+    /// `i_mtime`.
     pub mtime: u32,
+    /// `i_dtime`.
     pub dtime: u32,
+    /// `i_links_count`.
     pub links_count: u16,
     /// i_blocks including the hi word (units per huge_file / HUGE_FILE_FL; see `blocks_512`).
     pub blocks_raw: u64,
+    /// `i_flags`.
     pub flags: u32,
+    /// `l_i_version` (osd1).
     pub version: u32,
     /// The 60 bytes of i_block.
     #[serde(skip)]
     pub block: [u8; 60],
+    /// `i_generation`.
     pub generation: u32,
+    /// `i_file_acl` with its high half.
     pub file_acl: u64,
+    /// `i_checksum_lo`.
     pub checksum_lo: u16,
+    /// `i_extra_isize`.
     pub extra_isize: u16,
+    /// `i_checksum_hi`.
     pub checksum_hi: u16,
+    /// `i_ctime_extra`.
     pub ctime_extra: u32,
+    /// `i_mtime_extra`.
     pub mtime_extra: u32,
+    /// `i_atime_extra`.
     pub atime_extra: u32,
+    /// `i_crtime`.
     pub crtime: u32,
+    /// `i_crtime_extra`.
     pub crtime_extra: u32,
+    /// `i_version_hi`.
     pub version_hi: u32,
+    /// `i_projid`.
     pub projid: u32,
     /// Size of the on-disk inode record (s_inode_size).
     pub record_size: u32,
@@ -309,15 +332,22 @@ pub enum DataMap {
     /// Classic direct/indirect blocks.
     Blocks(BlockMapWalk),
     /// Inline data: bytes in i_block plus the `system.data` value.
-    Inline { size: u64 },
+    /// Inline.
+    Inline {
+        /// Bytes of inline data (i_block plus the value).
+        size: u64,
+    },
     /// Symlink target in i_block.
     FastSymlink(Vec<u8>),
     /// Symlink target in inline data (i_block, then the `system.data` value).
     InlineSymlink(Vec<u8>),
     /// Device number (old or new style encoding).
     Device {
+        /// Major.
         major: u32,
+        /// Minor.
         minor: u32,
+        /// New style.
         new_style: bool,
     },
     /// The map could not be read.
@@ -425,7 +455,9 @@ impl std::fmt::Display for XattrLocation {
 pub struct XattrItem<'a> {
     /// Full name with prefix.
     pub name: String,
+    /// Value size.
     pub value_size: u32,
+    /// Location.
     pub location: XattrLocation,
     /// Bytes the entry takes where it is stored (entry, name, padded value unless in an EA inode).
     pub cost: usize,
@@ -437,11 +469,17 @@ pub struct XattrItem<'a> {
 /// The external xattr block of an inode.
 #[derive(Clone, Debug)]
 pub struct XattrBlockInfo {
+    /// Block.
     pub block: u64,
+    /// Refcount.
     pub refcount: u32,
+    /// Hash.
     pub hash: u32,
+    /// Space.
     pub space: xattr::Space,
+    /// Checksum.
     pub checksum: Option<xattr::ChecksumCheck>,
+    /// Sorted.
     pub sorted: bool,
 }
 
@@ -454,6 +492,7 @@ pub struct InodeXattrs<'a> {
     pub inode_space: xattr::Space,
     /// True when the in-inode area carries the magic.
     pub ibody_present: bool,
+    /// Block.
     pub block: Option<XattrBlockInfo>,
     /// What was wrong (bad areas are skipped, not fatal).
     pub problems: Vec<String>,

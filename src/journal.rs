@@ -20,24 +20,43 @@ pub const USERS_MAX: u32 = crate::ondisk::journal::USERS_MAX as u32;
 /// A decoded journal superblock.
 #[derive(Clone, Debug, Serialize)]
 pub struct JournalSuperblock {
+    /// `s_magic`.
     pub magic: u32,
+    /// `s_blocktype`.
     pub blocktype: u32,
+    /// `s_header_sequence`.
     pub header_sequence: u32,
+    /// `s_blocksize`.
     pub blocksize: u32,
+    /// `s_maxlen`.
     pub maxlen: u32,
+    /// `s_first`.
     pub first: u32,
+    /// `s_sequence`.
     pub sequence: u32,
+    /// `s_start`.
     pub start: u32,
+    /// `s_errno`.
     pub errno: i32,
+    /// `s_feature_compat`.
     pub feature_compat: u32,
+    /// `s_feature_incompat`.
     pub feature_incompat: u32,
+    /// `s_feature_ro_compat`.
     pub feature_ro_compat: u32,
+    /// `s_uuid`.
     pub uuid: [u8; 16],
+    /// `s_nr_users`.
     pub nr_users: u32,
+    /// `s_max_transaction`.
     pub max_transaction: u32,
+    /// `s_max_trans_data`.
     pub max_trans_data: u32,
+    /// `s_checksum_type`.
     pub checksum_type: u8,
+    /// `s_num_fc_blks`.
     pub num_fc_blks: u32,
+    /// `s_checksum`.
     pub checksum: u32,
     /// The user UUIDs (16 bytes each, 48 slots).
     #[serde(skip)]
@@ -196,14 +215,21 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
 /// The MMP block.
 #[derive(Clone, Debug, Serialize)]
 pub struct Mmp {
+    /// `mmp_magic`.
     pub magic: u32,
+    /// `mmp_seq`.
     pub seq: u32,
+    /// `mmp_time`.
     pub time: u64,
     #[serde(skip)]
+    /// `mmp_nodename`.
     pub nodename: [u8; 64],
     #[serde(skip)]
+    /// `mmp_bdevname`.
     pub bdevname: [u8; 32],
+    /// `mmp_check_interval`.
     pub check_interval: u16,
+    /// `mmp_checksum`.
     pub checksum: u32,
 }
 

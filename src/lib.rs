@@ -2,7 +2,7 @@
 //!
 //! The library decodes on-disk structures from bounds-checked byte slices (one module per
 //! structure), computes geometry in one place ([`geometry`]), and leaves every kind of formatting
-//! to [`format`]. It never prints.
+//! to [`mod@format`]. It never prints.
 //!
 //! ```
 //! use e4inspect::{fs::{Filesystem, OpenOptions}, source::Source};
@@ -18,9 +18,12 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod advise;
 pub mod bytes;
+// Documented by their owners (check passes, partition tables) before the allow goes.
+#[allow(missing_docs)]
 pub mod check;
 pub mod error;
 pub mod mkfs;
@@ -35,15 +38,19 @@ pub mod extent;
 pub mod features;
 pub mod fit;
 pub mod format;
+#[allow(missing_docs)] // field docs still to be written (jbd2 fields keep on-disk names)
 pub mod freefrag;
 pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
+#[allow(missing_docs)] // field docs still to be written (jbd2 fields keep on-disk names)
 pub mod jbd2;
 pub mod journal;
 pub mod ondisk;
+#[allow(missing_docs)] // field docs still to be written (jbd2 fields keep on-disk names)
 pub mod logdump;
+#[allow(missing_docs)]
 pub mod partition;
 pub mod profiles;
 pub mod scan;

@@ -532,7 +532,84 @@ fn ceil_div(a: u64, b: u64) -> u64 {
 /// Predict what `mke2fs -t ext4 OPTIONS DEVICE` creates on a device (or file) of `device_bytes`
 /// bytes, with the given configuration. Errors carry mke2fs's own refusal.
 pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result<Layout> {
-    let inv = |m: String| Err(Error::Invalid(m));
+    check_options(opts)?;
+    let prs = Prs::new(device_bytes, opts, conf)?;
+    let geo = initialize(&prs)?;
+    let mut feats = prs.feats.clone();
+    if !geo.resize {
+        feats.remove("resize_inode");
+    }
+    if geo.meta_bg {
+        feats.insert("meta_bg".into());
+    }
+    // Per-group superblock + descriptor overhead.
+    let super_groups = (0..geo.groups)
+        .filter(|&g| group_has_super(g, prs.sparse()))
+        .count() as u64;
+    let sb_overhead = (!geo.meta_bg).then(|| super_groups * (1 + geo.desc_blocks + geo.rsv_gdt));
+    let (journal_blocks, fc_blocks) =
+        figure_journal_size(&prs, &geo, &mut feats, sb_overhead, opts.journal_size_mib)?;
+    let Prs {
+        types,
+        block_size,
+        inode_size,
+        inode_ratio,
+        desc_size,
+        flex_bg_size,
+        ..
+    } = prs;
+    let Geometry {
+        first_data_block,
+        bpg,
+        blocks,
+        r_blocks,
+        groups,
+        desc_blocks,
+        ipg,
+        itb,
+        rsv_gdt,
+        meta_bg,
+        ..
+    } = geo;
+    let inodes_count = ipg * groups;
+    let overhead_blocks =
+        sb_overhead.map(|s| first_data_block + s + groups * (2 + itb) + journal_blocks);
+    Ok(Layout {
+        fs_types: types,
+        features: feats.into_iter().collect(),
+        block_size: block_size as u32,
+        blocks_count: blocks,
+        first_data_block,
+        blocks_per_group: bpg,
+        groups,
+        inode_size: inode_size as u32,
+        inode_ratio,
+        inodes_count,
+        inodes_per_group: ipg,
+        inode_blocks_per_group: itb,
+        journal_blocks,
+        fast_commit_blocks: fc_blocks,
+        reserved_blocks: r_blocks,
+        reserved_gdt_blocks: rsv_gdt,
+        desc_size: desc_size as u32,
+        desc_blocks,
+        flex_bg_size,
+        stride: opts.stride,
+        stripe_width: opts.stripe_width,
+        meta_bg,
+        overhead_blocks,
+        data_blocks: overhead_blocks.map(|o| blocks.saturating_sub(o)),
+        inode_table_bytes: groups * itb * block_size,
+    })
+}
+
+fn invalid<T>(m: String) -> Result<T> {
+    Err(Error::Invalid(m))
+}
+
+/// The option values mke2fs' argument parsing refuses outright.
+fn check_options(opts: &MkfsOptions) -> Result<()> {
+    let inv = invalid::<()>;
     if let Some(b) = opts.block_size {
         if !(1024..=65536).contains(&b) || !b.is_power_of_two() {
             return inv(format!("invalid block size - {b}"));
@@ -553,8 +630,73 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
             return inv("flex_bg size must be a power of 2".into());
         }
     }
-    // Device size in units of the requested block size (1 KiB when -b is absent), rounded down
-    // to whole pages, as mke2fs does for a device or file whose size it reads itself.
+    Ok(())
+}
+
+/// What mke2fs' PRS() settles before it calls ext2fs_initialize: the usage types, block size,
+/// features, inode size, ratio and count, and the reserved blocks.
+struct Prs {
+    types: Vec<String>,
+    block_size: u64,
+    blocks_param: u64,
+    feats: BTreeSet<String>,
+    flex_bg_size: Option<u32>,
+    inode_ratio: u64,
+    inode_size: u64,
+    inodes_param: u64,
+    r_param: u64,
+    desc_size: u64,
+}
+
+impl Prs {
+    fn new(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result<Prs> {
+        let (count, rounded_bytes) = device_units(device_bytes, opts)?;
+        let types = usage_types(rounded_bytes, opts, conf);
+        let block_size = pick_block_size(&types, opts, conf)?;
+        let blocks_param = if opts.block_size.is_some() {
+            count
+        } else {
+            count / (block_size / 1024)
+        };
+        let feats = pick_features(&types, opts, conf, blocks_param, block_size)?;
+        let flex_bg_size = pick_flex_bg(&types, opts, conf, &feats)?;
+        let (inode_ratio, inode_size) = pick_inode_size(&types, opts, conf, block_size)?;
+        let bit64 = feats.contains("64bit");
+        let inodes_param = inode_count(
+            opts,
+            bit64,
+            blocks_param,
+            block_size,
+            inode_ratio,
+            inode_size,
+        )?;
+        let reserved_ratio = opts
+            .reserved_percent
+            .unwrap_or_else(|| conf.int(&types, "reserved_ratio", 5) as f64);
+        let r_param = (reserved_ratio * blocks_param as f64 / 100.0) as u64;
+        Ok(Prs {
+            types,
+            block_size,
+            blocks_param,
+            feats,
+            flex_bg_size,
+            inode_ratio,
+            inode_size,
+            inodes_param,
+            r_param,
+            desc_size: if bit64 { 64 } else { 32 },
+        })
+    }
+
+    fn sparse(&self) -> bool {
+        self.feats.contains("sparse_super")
+    }
+}
+
+/// Device size in units of the requested block size (1 KiB when -b is absent), rounded down to
+/// whole pages, as mke2fs does for a device or file whose size it reads itself; and in bytes.
+fn device_units(device_bytes: u64, opts: &MkfsOptions) -> Result<(u64, u64)> {
+    let inv = invalid::<(u64, u64)>;
     let unit = u64::from(opts.block_size.unwrap_or(1024));
     let mut count = device_bytes / unit;
     if PAGE_SIZE > unit {
@@ -565,6 +707,11 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
     }
     let rounded_bytes = count * unit;
 
+    Ok((count, rounded_bytes))
+}
+
+/// The fs type and usage types whose mke2fs.conf sections apply.
+fn usage_types(rounded_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Vec<String> {
     let mut fs_types = vec![opts.fs_type.clone()];
     match &opts.usage_types {
         Some(t) => fs_types.extend(t.iter().cloned()),
@@ -572,13 +719,18 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
     }
     // mke2fs only keeps usage types the profile knows (it warns about the others); "default"
     // is never a section.
-    let types: Vec<String> = fs_types
+    fs_types
         .iter()
         .enumerate()
         .filter(|(i, t)| *i == 0 || conf.fs_types.contains_key(t.as_str()))
         .map(|(_, t)| t.clone())
-        .collect();
+        .collect()
+}
 
+/// `-b`, or the profile's blocksize.
+fn pick_block_size(types: &[String], opts: &MkfsOptions, conf: &MkfsConf) -> Result<u64> {
+    let inv = invalid::<u64>;
+    let types = types.to_vec();
     let block_size: u64 = match opts.block_size {
         Some(b) => u64::from(b),
         None => {
@@ -590,13 +742,20 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
             b as u64
         }
     };
-    let blocks_param = if opts.block_size.is_some() {
-        count
-    } else {
-        count / (block_size / 1024)
-    };
+    Ok(block_size)
+}
 
-    // Features: base_features, every type's features, default_features, then -O.
+/// Features: base_features, every type's features, default_features, then -O; then what the
+/// device size forces.
+fn pick_features(
+    types: &[String],
+    opts: &MkfsOptions,
+    conf: &MkfsConf,
+    blocks_param: u64,
+    block_size: u64,
+) -> Result<BTreeSet<String>> {
+    let inv = invalid::<BTreeSet<String>>;
+    let types = types.to_vec();
     let mut feats = BTreeSet::new();
     edit_features(
         &mut feats,
@@ -642,6 +801,18 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
             "Size of device (0x{blocks_param:x} blocks) too big to create a filesystem using a blocksize of {block_size}."
         ));
     }
+    Ok(feats)
+}
+
+/// `-G`, or the profile's flex_bg_size, when flex_bg is on.
+fn pick_flex_bg(
+    types: &[String],
+    opts: &MkfsOptions,
+    conf: &MkfsConf,
+    feats: &BTreeSet<String>,
+) -> Result<Option<u32>> {
+    let inv = invalid::<Option<u32>>;
+    let types = types.to_vec();
     let flex_bg_size = if feats.contains("flex_bg") {
         let g = opts
             .flex_bg_size
@@ -658,6 +829,18 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
         None
     };
 
+    Ok(flex_bg_size)
+}
+
+/// `-i` and `-I`, or the profile's inode_ratio and inode_size.
+fn pick_inode_size(
+    types: &[String],
+    opts: &MkfsOptions,
+    conf: &MkfsConf,
+    block_size: u64,
+) -> Result<(u64, u64)> {
+    let inv = invalid::<(u64, u64)>;
+    let types = types.to_vec();
     let inode_ratio = match opts.inode_ratio {
         Some(i) => i,
         None => {
@@ -682,7 +865,19 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
         ));
     }
 
-    // Inode count (PRS).
+    Ok((inode_ratio, inode_size))
+}
+
+/// The inode count PRS passes on (`-N`, or size / ratio), capped or refused as mke2fs does.
+fn inode_count(
+    opts: &MkfsOptions,
+    bit64: bool,
+    blocks_param: u64,
+    block_size: u64,
+    inode_ratio: u64,
+    inode_size: u64,
+) -> Result<u64> {
+    let inv = invalid::<u64>;
     let inodes_param = match opts.inodes {
         Some(n) if n > MAX_32 => {
             return inv(format!("too many inodes ({n}), specify < 2^32 inodes"));
@@ -709,22 +904,47 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
             "inode_size ({inode_size}) * inodes_count ({inodes_param}) too big for a filesystem with {blocks_param} blocks, specify higher inode_ratio (-i) or lower inode count (-N)."
         ));
     }
-    let reserved_ratio = opts
-        .reserved_percent
-        .unwrap_or_else(|| conf.int(&types, "reserved_ratio", 5) as f64);
-    let r_param = (reserved_ratio * blocks_param as f64 / 100.0) as u64;
 
-    // ext2fs_initialize.
+    Ok(inodes_param)
+}
+
+/// What ext2fs_initialize settles: blocks per group (lowered until the inodes fit), the final
+/// block count, group count, inode table size, reserved GDT blocks and meta_bg.
+struct Geometry {
+    first_data_block: u64,
+    bpg: u64,
+    blocks: u64,
+    r_blocks: u64,
+    groups: u64,
+    desc_blocks: u64,
+    ipg: u64,
+    itb: u64,
+    rsv_gdt: u64,
+    meta_bg: bool,
+    resize: bool,
+}
+
+/// ext2fs_initialize.
+fn initialize(prs: &Prs) -> Result<Geometry> {
+    let inv = invalid::<Geometry>;
+    let Prs {
+        block_size,
+        blocks_param,
+        inodes_param,
+        inode_size,
+        r_param,
+        desc_size,
+        ..
+    } = *prs;
     let first_data_block: u64 = if block_size == 1024 { 1 } else { 0 };
     let max_bpg = 65536 - 8; // EXT2_MAX_BLOCKS_PER_GROUP without bigalloc
     let mut bpg = (block_size * 8).min(max_bpg);
     let mut blocks = blocks_param;
     let mut r_blocks = r_param;
-    let desc_size: u64 = if bit64 { 64 } else { 32 };
     let desc_per_block = block_size / desc_size;
     let inodes_per_block = block_size / inode_size;
-    let sparse = feats.contains("sparse_super");
-    let mut resize = feats.contains("resize_inode");
+    let sparse = prs.sparse();
+    let mut resize = prs.feats.contains("resize_inode");
     let inodes_wanted = inodes_param.max(FIRST_INO + 1);
     let mut iterations = 0u32;
     let (groups, desc_blocks, ipg, itb, rsv_gdt, meta_bg) = loop {
@@ -748,33 +968,18 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
                 "Too many inodes for the filesystem (blocks per group would drop below 256)".into(),
             );
         }
-        let mut ipg_try = ipg0.min(65536 - inodes_per_block);
-        let (ipg, itb) = loop {
-            let itb = ceil_div(ipg_try * inode_size, block_size);
-            let mut ipg = itb * block_size / inode_size;
-            if ipg < 8 {
-                ipg = 8;
-            }
-            ipg &= !7;
-            let itb = ceil_div(ipg * inode_size, block_size);
-            if ipg * groups > MAX_32 {
-                ipg_try -= 1;
-                continue;
-            }
-            break (ipg, itb);
+        let (ipg, itb) = inode_table_size(
+            ipg0.min(65536 - inodes_per_block),
+            groups,
+            inode_size,
+            block_size,
+        );
+        let mut rsv_gdt = if resize {
+            reserved_gdt_blocks(blocks, first_data_block, bpg, desc_per_block, desc_blocks)
+                .min(block_size / 4)
+        } else {
+            0
         };
-        // calc_reserved_gdt_blocks (unsigned arithmetic as in C).
-        let mut rsv_gdt = 0u64;
-        if resize {
-            let max_blocks: u64 = if blocks < MAX_32 / 1024 {
-                blocks * 1024
-            } else {
-                MAX_32
-            };
-            let rsv_groups = ceil_div(max_blocks - first_data_block, bpg);
-            let r = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
-            rsv_gdt = u64::from(r).min(block_size / 4);
-        }
         let mut meta_bg = false;
         if rsv_gdt + desc_blocks > bpg * 3 / 4 {
             meta_bg = true;
@@ -804,12 +1009,6 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
         }
         break (groups, desc_blocks, ipg, itb, rsv_gdt, meta_bg);
     };
-    if !resize {
-        feats.remove("resize_inode");
-    }
-    if meta_bg {
-        feats.insert("meta_bg".into());
-    }
     let inodes_count = ipg * groups;
     if inodes_count < FIRST_INO {
         return inv(format!(
@@ -817,15 +1016,68 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
         ));
     }
 
-    // Per-group superblock + descriptor overhead.
-    let super_groups = (0..groups).filter(|&g| group_has_super(g, sparse)).count() as u64;
-    let sb_overhead = if meta_bg {
-        None
-    } else {
-        Some(super_groups * (1 + desc_blocks + rsv_gdt))
-    };
+    Ok(Geometry {
+        first_data_block,
+        bpg,
+        blocks,
+        r_blocks,
+        groups,
+        desc_blocks,
+        ipg,
+        itb,
+        rsv_gdt,
+        meta_bg,
+        resize,
+    })
+}
 
-    // Journal (figure_journal_size).
+/// Inodes per group and inode table blocks: `ipg_try` rounded to whole table blocks and to a
+/// multiple of 8 (at least 8), lowered until the total fits in 32 bits.
+fn inode_table_size(mut ipg_try: u64, groups: u64, inode_size: u64, block_size: u64) -> (u64, u64) {
+    loop {
+        let itb = ceil_div(ipg_try * inode_size, block_size);
+        let ipg = (itb * block_size / inode_size).max(8) & !7;
+        let itb = ceil_div(ipg * inode_size, block_size);
+        if ipg * groups > MAX_32 && ipg_try > 0 {
+            ipg_try -= 1;
+            continue;
+        }
+        return (ipg, itb);
+    }
+}
+
+/// calc_reserved_gdt_blocks: descriptor blocks for growing to 1024x (or 2^32 blocks), minus those
+/// in use, in unsigned 32-bit arithmetic as in C.
+fn reserved_gdt_blocks(
+    blocks: u64,
+    first_data_block: u64,
+    bpg: u64,
+    desc_per_block: u64,
+    desc_blocks: u64,
+) -> u64 {
+    let max_blocks: u64 = if blocks < MAX_32 / 1024 {
+        blocks * 1024
+    } else {
+        MAX_32
+    };
+    let rsv_groups = ceil_div(max_blocks - first_data_block, bpg);
+    let r = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
+    u64::from(r)
+}
+
+/// figure_journal_size: the journal and fast-commit blocks (0 without has_journal, which is
+/// dropped when the filesystem is too small for one).
+fn figure_journal_size(
+    prs: &Prs,
+    geo: &Geometry,
+    feats: &mut BTreeSet<String>,
+    sb_overhead: Option<u64>,
+    journal_size_mib: Option<u64>,
+) -> Result<(u64, u64)> {
+    let inv = invalid::<(u64, u64)>;
+    let (block_size, flex_bg_size) = (prs.block_size, prs.flex_bg_size);
+    let (blocks, first_data_block, groups, itb) =
+        (geo.blocks, geo.first_data_block, geo.groups, geo.itb);
     let (journal_blocks, fc_blocks) = if feats.contains("has_journal") {
         match default_journal_blocks(blocks) {
             None => {
@@ -838,7 +1090,7 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
                 } else {
                     0
                 };
-                let j = match opts.journal_size_mib {
+                let j = match journal_size_mib {
                     Some(mib) => {
                         let j = mib * 1024 / (block_size / 1024);
                         let total = j + fc;
@@ -870,35 +1122,7 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
         (0, 0)
     };
 
-    let overhead_blocks =
-        sb_overhead.map(|s| first_data_block + s + groups * (2 + itb) + journal_blocks);
-    Ok(Layout {
-        fs_types: types,
-        features: feats.into_iter().collect(),
-        block_size: block_size as u32,
-        blocks_count: blocks,
-        first_data_block,
-        blocks_per_group: bpg,
-        groups,
-        inode_size: inode_size as u32,
-        inode_ratio,
-        inodes_count,
-        inodes_per_group: ipg,
-        inode_blocks_per_group: itb,
-        journal_blocks,
-        fast_commit_blocks: fc_blocks,
-        reserved_blocks: r_blocks,
-        reserved_gdt_blocks: rsv_gdt,
-        desc_size: desc_size as u32,
-        desc_blocks,
-        flex_bg_size,
-        stride: opts.stride,
-        stripe_width: opts.stripe_width,
-        meta_bg,
-        overhead_blocks,
-        data_blocks: overhead_blocks.map(|o| blocks.saturating_sub(o)),
-        inode_table_bytes: groups * itb * block_size,
-    })
+    Ok((journal_blocks, fc_blocks))
 }
 
 #[cfg(test)]

@@ -290,6 +290,7 @@ where
 /// Count and value bytes of one xattr name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NameStat {
+    /// Count.
     pub count: u64,
     /// Sum of value sizes.
     pub bytes: u64,
@@ -349,6 +350,7 @@ pub struct XattrStats {
 /// One external block referenced by several inodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct SharedBlock {
+    /// Block.
     pub block: u64,
     /// Inodes seen referencing it.
     pub inodes: u32,

@@ -11,9 +11,13 @@ pub const DIRECT_BLOCKS: usize = 12;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct IBlockMap {
+    /// On-disk `direct`.
     pub direct: [u32; DIRECT_BLOCKS],
+    /// On-disk `ind`.
     pub ind: u32,
+    /// On-disk `dind`.
     pub dind: u32,
+    /// On-disk `tind`.
     pub tind: u32,
 }
 

@@ -12,9 +12,13 @@ pub const TAIL_FILE_TYPE: u8 = 0xDE;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DirEntry2 {
+    /// On-disk `inode`.
     pub inode: u32,
+    /// On-disk `rec_len`.
     pub rec_len: u16,
+    /// On-disk `name_len`.
     pub name_len: u8,
+    /// On-disk `file_type`.
     pub file_type: u8,
 }
 
@@ -22,8 +26,11 @@ pub struct DirEntry2 {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DirEntry {
+    /// On-disk `inode`.
     pub inode: u32,
+    /// On-disk `rec_len`.
     pub rec_len: u16,
+    /// On-disk `name_len`.
     pub name_len: u16,
 }
 
@@ -31,10 +38,15 @@ pub struct DirEntry {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DirEntryTail {
+    /// On-disk `det_reserved_zero1`.
     pub reserved_zero1: u32,
+    /// On-disk `det_rec_len`.
     pub rec_len: u16,
+    /// On-disk `det_reserved_zero2`.
     pub reserved_zero2: u8,
+    /// On-disk `det_reserved_ft`.
     pub reserved_ft: u8,
+    /// On-disk `det_checksum`.
     pub checksum: u32,
 }
 
@@ -42,10 +54,15 @@ pub struct DirEntryTail {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxRootInfo {
+    /// On-disk `reserved_zero`.
     pub reserved_zero: u32,
+    /// On-disk `hash_version`.
     pub hash_version: u8,
+    /// On-disk `info_length`.
     pub info_length: u8,
+    /// On-disk `indirect_levels`.
     pub indirect_levels: u8,
+    /// On-disk `unused_flags`.
     pub unused_flags: u8,
 }
 
@@ -53,10 +70,15 @@ pub struct DxRootInfo {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxRoot {
+    /// On-disk `dot`.
     pub dot: DirEntry2,
+    /// On-disk `dot_name`.
     pub dot_name: [u8; 4],
+    /// On-disk `dotdot`.
     pub dotdot: DirEntry2,
+    /// On-disk `dotdot_name`.
     pub dotdot_name: [u8; 4],
+    /// On-disk `info`.
     pub info: DxRootInfo,
 }
 
@@ -64,6 +86,7 @@ pub struct DxRoot {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxNode {
+    /// On-disk `fake`.
     pub fake: DirEntry2,
 }
 
@@ -71,7 +94,9 @@ pub struct DxNode {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxCountLimit {
+    /// On-disk `limit`.
     pub limit: u16,
+    /// On-disk `count`.
     pub count: u16,
 }
 
@@ -79,7 +104,9 @@ pub struct DxCountLimit {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxEntry {
+    /// On-disk `hash`.
     pub hash: u32,
+    /// On-disk `block`.
     pub block: u32,
 }
 
@@ -87,7 +114,9 @@ pub struct DxEntry {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct DxTail {
+    /// On-disk `dt_reserved`.
     pub reserved: u32,
+    /// On-disk `dt_checksum`.
     pub checksum: u32,
 }
 
@@ -95,6 +124,7 @@ pub struct DxTail {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct InlineDirHeader {
+    /// On-disk `parent`.
     pub parent: u32,
 }
 

@@ -13,10 +13,15 @@ pub const INIT_MAX_LEN: u16 = 32768;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct ExtentHeader {
+    /// On-disk `eh_magic`.
     pub magic: u16,
+    /// On-disk `eh_entries`.
     pub entries: u16,
+    /// On-disk `eh_max`.
     pub max: u16,
+    /// On-disk `eh_depth`.
     pub depth: u16,
+    /// On-disk `eh_generation`.
     pub generation: u32,
 }
 
@@ -24,9 +29,13 @@ pub struct ExtentHeader {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct RawExtentIdx {
+    /// On-disk `ei_block`.
     pub block: u32,
+    /// On-disk `ei_leaf_lo`.
     pub leaf_lo: u32,
+    /// On-disk `ei_leaf_hi`.
     pub leaf_hi: u16,
+    /// On-disk `ei_unused`.
     pub unused: u16,
 }
 
@@ -34,9 +43,13 @@ pub struct RawExtentIdx {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct RawExtent {
+    /// On-disk `ee_block`.
     pub block: u32,
+    /// On-disk `ee_len`.
     pub len: u16,
+    /// On-disk `ee_start_hi`.
     pub start_hi: u16,
+    /// On-disk `ee_start_lo`.
     pub start_lo: u32,
 }
 
@@ -44,6 +57,7 @@ pub struct RawExtent {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct ExtentTail {
+    /// On-disk `et_checksum`.
     pub checksum: u32,
 }
 

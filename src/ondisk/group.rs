@@ -7,17 +7,29 @@ use binrw::BinRead;
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[br(little)]
 pub struct GroupDesc32 {
+    /// On-disk `bg_block_bitmap_lo`.
     pub block_bitmap_lo: u32,
+    /// On-disk `bg_inode_bitmap_lo`.
     pub inode_bitmap_lo: u32,
+    /// On-disk `bg_inode_table_lo`.
     pub inode_table_lo: u32,
+    /// On-disk `bg_free_blocks_count_lo`.
     pub free_blocks_count_lo: u16,
+    /// On-disk `bg_free_inodes_count_lo`.
     pub free_inodes_count_lo: u16,
+    /// On-disk `bg_used_dirs_count_lo`.
     pub used_dirs_count_lo: u16,
+    /// On-disk `bg_flags`.
     pub flags: u16,
+    /// On-disk `bg_exclude_bitmap_lo`.
     pub exclude_bitmap_lo: u32,
+    /// On-disk `bg_block_bitmap_csum_lo`.
     pub block_bitmap_csum_lo: u16,
+    /// On-disk `bg_inode_bitmap_csum_lo`.
     pub inode_bitmap_csum_lo: u16,
+    /// On-disk `bg_itable_unused_lo`.
     pub itable_unused_lo: u16,
+    /// On-disk `bg_checksum`.
     pub checksum: u16,
 }
 
@@ -26,16 +38,27 @@ pub struct GroupDesc32 {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[br(little)]
 pub struct GroupDescHi {
+    /// On-disk `bg_block_bitmap_hi`.
     pub block_bitmap_hi: u32,
+    /// On-disk `bg_inode_bitmap_hi`.
     pub inode_bitmap_hi: u32,
+    /// On-disk `bg_inode_table_hi`.
     pub inode_table_hi: u32,
+    /// On-disk `bg_free_blocks_count_hi`.
     pub free_blocks_count_hi: u16,
+    /// On-disk `bg_free_inodes_count_hi`.
     pub free_inodes_count_hi: u16,
+    /// On-disk `bg_used_dirs_count_hi`.
     pub used_dirs_count_hi: u16,
+    /// On-disk `bg_itable_unused_hi`.
     pub itable_unused_hi: u16,
+    /// On-disk `bg_exclude_bitmap_hi`.
     pub exclude_bitmap_hi: u32,
+    /// On-disk `bg_block_bitmap_csum_hi`.
     pub block_bitmap_csum_hi: u16,
+    /// On-disk `bg_inode_bitmap_csum_hi`.
     pub inode_bitmap_csum_hi: u16,
+    /// On-disk `bg_reserved`.
     pub reserved: u32,
 }
 

@@ -12,24 +12,39 @@ pub const BASE_SIZE: usize = 128;
 #[derive(BinRead, Clone, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct InodeBase {
+    /// On-disk `i_mode`.
     pub mode: u16,
+    /// On-disk `i_uid`.
     pub uid: u16,
+    /// On-disk `i_size_lo`.
     pub size_lo: u32,
+    /// On-disk `i_atime`.
     pub atime: u32,
+    /// On-disk `i_ctime`.
     pub ctime: u32,
+    /// On-disk `i_mtime`.
     pub mtime: u32,
+    /// On-disk `i_dtime`.
     pub dtime: u32,
+    /// On-disk `i_gid`.
     pub gid: u16,
+    /// On-disk `i_links_count`.
     pub links_count: u16,
+    /// On-disk `i_blocks_lo`.
     pub blocks_lo: u32,
+    /// On-disk `i_flags`.
     pub flags: u32,
     /// osd1.linux1.l_i_version
     pub version: u32,
     /// i_block: extent root, block map, inline data or symlink target.
     pub block: [u8; 60],
+    /// On-disk `i_generation`.
     pub generation: u32,
+    /// On-disk `i_file_acl_lo`.
     pub file_acl_lo: u32,
+    /// On-disk `i_size_high`.
     pub size_high: u32,
+    /// On-disk `i_obso_faddr`.
     pub obso_faddr: u32,
     /// osd2.linux2.l_i_blocks_high
     pub blocks_high: u16,
@@ -49,14 +64,23 @@ pub struct InodeBase {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[br(little)]
 pub struct InodeLarge {
+    /// On-disk `i_extra_isize`.
     pub extra_isize: u16,
+    /// On-disk `i_checksum_hi`.
     pub checksum_hi: u16,
+    /// On-disk `i_ctime_extra`.
     pub ctime_extra: u32,
+    /// On-disk `i_mtime_extra`.
     pub mtime_extra: u32,
+    /// On-disk `i_atime_extra`.
     pub atime_extra: u32,
+    /// On-disk `i_crtime`.
     pub crtime: u32,
+    /// On-disk `i_crtime_extra`.
     pub crtime_extra: u32,
+    /// On-disk `i_version_hi`.
     pub version_hi: u32,
+    /// On-disk `i_projid`.
     pub projid: u32,
 }
 

@@ -15,8 +15,11 @@ pub const USERS_MAX: usize = 48;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(big)]
 pub struct JournalHeader {
+    /// On-disk `h_magic`.
     pub magic: u32,
+    /// On-disk `h_blocktype`.
     pub blocktype: u32,
+    /// On-disk `h_sequence`.
     pub sequence: u32,
 }
 
@@ -24,28 +27,47 @@ pub struct JournalHeader {
 #[derive(BinRead, Clone, Debug, PartialEq, Eq)]
 #[br(big)]
 pub struct RawJournalSuperblock {
+    /// On-disk `s_header`.
     pub header: JournalHeader,
+    /// On-disk `s_blocksize`.
     pub blocksize: u32,
+    /// On-disk `s_maxlen`.
     pub maxlen: u32,
+    /// On-disk `s_first`.
     pub first: u32,
+    /// On-disk `s_sequence`.
     pub sequence: u32,
+    /// On-disk `s_start`.
     pub start: u32,
+    /// On-disk `s_errno`.
     pub errno: i32,
+    /// On-disk `s_feature_compat`.
     pub feature_compat: u32,
+    /// On-disk `s_feature_incompat`.
     pub feature_incompat: u32,
+    /// On-disk `s_feature_ro_compat`.
     pub feature_ro_compat: u32,
+    /// On-disk `s_uuid`.
     pub uuid: [u8; 16],
+    /// On-disk `s_nr_users`.
     pub nr_users: u32,
+    /// On-disk `s_dynsuper`.
     pub dynsuper: u32,
+    /// On-disk `s_max_transaction`.
     pub max_transaction: u32,
+    /// On-disk `s_max_trans_data`.
     pub max_trans_data: u32,
+    /// On-disk `s_checksum_type`.
     pub checksum_type: u8,
     #[br(pad_before = 3)]
+    /// On-disk `s_num_fc_blks`.
     pub num_fc_blks: u32,
+    /// On-disk `s_head`.
     pub head: u32,
-    /// After s_padding[40].
+    /// After `s_padding[40]`.
     #[br(pad_before = 4 * 40)]
     pub checksum: u32,
+    /// On-disk `s_users`.
     pub users: [[u8; 16]; USERS_MAX],
 }
 
@@ -53,14 +75,21 @@ pub struct RawJournalSuperblock {
 #[derive(BinRead, Clone, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct RawMmp {
+    /// On-disk `mmp_magic`.
     pub magic: u32,
+    /// On-disk `mmp_seq`.
     pub seq: u32,
+    /// On-disk `mmp_time`.
     pub time: u64,
+    /// On-disk `mmp_nodename`.
     pub nodename: [u8; 64],
+    /// On-disk `mmp_bdevname`.
     pub bdevname: [u8; 32],
+    /// On-disk `mmp_check_interval`.
     pub check_interval: u16,
+    /// On-disk `mmp_pad1`.
     pub pad1: u16,
-    /// After mmp_pad2[226].
+    /// After `mmp_pad2[226]`.
     #[br(pad_before = 4 * 226)]
     pub checksum: u32,
 }

@@ -11,7 +11,9 @@ pub const ORPHAN_BLOCK_MAGIC: u32 = 0x0B10_CA04;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct OrphanBlockTail {
+    /// On-disk `ob_magic`.
     pub magic: u32,
+    /// On-disk `ob_checksum`.
     pub checksum: u32,
 }
 

@@ -11,6 +11,7 @@ pub const XATTR_MAGIC: u32 = 0xEA02_0000;
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct IbodyHeader {
+    /// On-disk `h_magic`.
     pub magic: u32,
 }
 
@@ -18,11 +19,17 @@ pub struct IbodyHeader {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct BlockHeader {
+    /// On-disk `h_magic`.
     pub magic: u32,
+    /// On-disk `h_refcount`.
     pub refcount: u32,
+    /// On-disk `h_blocks`.
     pub blocks: u32,
+    /// On-disk `h_hash`.
     pub hash: u32,
+    /// On-disk `h_checksum`.
     pub checksum: u32,
+    /// On-disk `h_reserved`.
     pub reserved: [u32; 3],
 }
 
@@ -30,11 +37,17 @@ pub struct BlockHeader {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct Entry {
+    /// On-disk `e_name_len`.
     pub name_len: u8,
+    /// On-disk `e_name_index`.
     pub name_index: u8,
+    /// On-disk `e_value_offs`.
     pub value_offs: u16,
+    /// On-disk `e_value_inum`.
     pub value_inum: u32,
+    /// On-disk `e_value_size`.
     pub value_size: u32,
+    /// On-disk `e_hash`.
     pub hash: u32,
 }
 
@@ -42,6 +55,7 @@ pub struct Entry {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct AclHeader {
+    /// On-disk `a_version`.
     pub version: u32,
 }
 
@@ -49,7 +63,9 @@ pub struct AclHeader {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct AclEntryShort {
+    /// On-disk `e_tag`.
     pub tag: u16,
+    /// On-disk `e_perm`.
     pub perm: u16,
 }
 
@@ -57,8 +73,11 @@ pub struct AclEntryShort {
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
 pub struct AclEntry {
+    /// On-disk `e_tag`.
     pub tag: u16,
+    /// On-disk `e_perm`.
     pub perm: u16,
+    /// On-disk `e_id`.
     pub id: u32,
 }
 
@@ -67,11 +86,17 @@ pub struct AclEntry {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[br(little)]
 pub struct VfsCapData {
+    /// On-disk `magic_etc`.
     pub magic_etc: u32,
+    /// On-disk `permitted_lo`.
     pub permitted_lo: u32,
+    /// On-disk `inheritable_lo`.
     pub inheritable_lo: u32,
+    /// On-disk `permitted_hi`.
     pub permitted_hi: u32,
+    /// On-disk `inheritable_hi`.
     pub inheritable_hi: u32,
+    /// On-disk `rootid`.
     pub rootid: u32,
 }
 
