@@ -1,10 +1,12 @@
 //! The command-line interface: one module per subcommand. Only this side prints.
 
 pub mod advise;
+pub mod cat;
 pub mod check;
 pub mod dump;
 pub mod fit;
 pub mod inode;
+pub mod ls;
 pub mod xattrs;
 
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! Formatting, kept apart from parsing: dumpe2fs-identical text, JSON views, tables.
 
+pub mod debugfs_ls;
 pub mod dumpe2fs;
 pub mod json;
 pub mod sys;

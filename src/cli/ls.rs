@@ -1,0 +1,91 @@
+//! `e4inspect ls IMAGE [PATH|<INO>]`: list a directory like `debugfs -R "ls [-l] [-d] [-p] [-r]"`,
+//! byte for byte, or as JSON.
+
+use anyhow::Context;
+use e4inspect::format::debugfs_ls::{self, LsOptions};
+use e4inspect::fs::Filesystem;
+use e4inspect::namei;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// List a directory like `debugfs -R "ls"` (or as JSON).
+#[derive(clap::Args, Debug, Clone)]
+pub struct LsArgs {
+    /// Image file, partitioned disk image or block device (opened read-only).
+    pub image: PathBuf,
+    /// Directory: a path from the root (symlinks in intermediate components are followed) or an
+    /// inode number as `<12>`.
+    #[arg(default_value = "/", value_name = "PATH|<INO>")]
+    pub target: String,
+    /// Long listing: inode, mode, file type, owner, size and modification time.
+    #[arg(short = 'l')]
+    pub long: bool,
+    /// Also list deleted entries found in the slack of live ones (inode shown in `<>`).
+    #[arg(short = 'd')]
+    pub deleted: bool,
+    /// Parseable output: `/inode/mode/uid/gid/name/size/` lines.
+    #[arg(short = 'p')]
+    pub parse: bool,
+    /// Raw names: no `<encrypted (N)>` placeholders in encrypted directories.
+    #[arg(short = 'r')]
+    pub raw: bool,
+    /// Print a JSON array of entries (name, inode, type, mode, size, times).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub source: super::SourceArgs,
+}
+
+/// Run the subcommand: 0 fine, 4 when the directory or an entry's inode could not be read, 8 when
+/// the image or the directory could not be opened.
+pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
+    let fs = Filesystem::open(&args.image, &args.source.open_options())
+        .with_context(|| format!("{}", args.image.display()))?;
+    let ino = namei::parse_target(&fs, &args.target)
+        .with_context(|| format!("{}: {}", args.image.display(), args.target))?;
+    let raw = fs
+        .inode_raw(ino)
+        .with_context(|| format!("{}: {}", args.image.display(), args.target))?;
+    if !e4inspect::inode::Inode::parse(&raw).is_dir() {
+        // debugfs still ends its (empty) listing with a newline on stdout.
+        let _ = std::io::stdout().write_all(b"\n");
+        anyhow::bail!(
+            "{}: {}: inode {ino} is not a directory",
+            args.image.display(),
+            args.target
+        );
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let res = if args.json {
+        let (v, report) = debugfs_ls::list_json(&fs, ino, args.deleted);
+        serde_json::to_writer_pretty(&mut out, &v)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .map(|()| report)
+    } else {
+        let opts = LsOptions {
+            long: args.long,
+            deleted: args.deleted,
+            parse: args.parse,
+            raw: args.raw,
+        };
+        debugfs_ls::list(&fs, ino, opts, &mut out)
+    };
+    let report = match res.and_then(|r| out.flush().map(|()| r)) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+        Err(e) => return Err(e).context("writing to stdout"),
+    };
+    for m in &report.stderr {
+        eprintln!("e4inspect: {m}");
+    }
+    if let Some(e) = &report.error {
+        eprintln!("e4inspect: {}: {}: {e}", args.image.display(), args.target);
+    }
+    Ok(if report.stderr.is_empty() && report.error.is_none() {
+        0
+    } else {
+        4
+    })
+}
