@@ -20,6 +20,7 @@
 pub mod advise;
 pub mod bytes;
 pub mod check;
+pub mod container;
 pub mod contents;
 pub mod error;
 pub mod mkfs;

@@ -110,8 +110,8 @@ impl<W: Write + ?Sized> Lister<'_, W> {
                 self.out,
                 "/{ino}/{:06o}/{}/{}/",
                 i.mode,
-                i.uid & 0xFFFF,
-                i.gid & 0xFFFF
+                i.uid as i32,
+                i.gid as i32
             )?;
             self.out.write_all(e.name)?;
             if i.is_dir() {

@@ -2,5 +2,6 @@
 
 pub mod debugfs_ls;
 pub mod dumpe2fs;
+pub mod escape;
 pub mod json;
 pub mod sys;
