@@ -109,9 +109,7 @@ impl<W: Write + ?Sized> Lister<'_, W> {
             write!(
                 self.out,
                 "/{ino}/{:06o}/{}/{}/",
-                i.mode,
-                i.uid as i32,
-                i.gid as i32
+                i.mode, i.uid as i32, i.gid as i32
             )?;
             self.out.write_all(e.name)?;
             if i.is_dir() {
