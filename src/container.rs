@@ -92,7 +92,7 @@ pub fn identify_source(src: &Source) -> Option<Container> {
         .len()
         .checked_sub(512)
         .and_then(|o| src.try_read(o, 512));
-    identify(&head, tail.as_deref())
+    identify(head, tail)
 }
 
 #[cfg(test)]

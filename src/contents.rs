@@ -48,7 +48,7 @@ impl std::error::Error for CopyError {}
 /// then the `system.data` value.
 pub fn inline_data(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ino)?;
-    let xa = inode::inode_xattrs(fs, &raw, inode);
+    let xa = inode::inode_xattrs(fs, raw, inode);
     let ea = xa.inline_data().ok_or_else(|| {
         Error::corrupt(format!(
             "inode {ino}: INLINE_DATA flag set but no system.data attribute"
@@ -110,7 +110,7 @@ pub fn copy_contents(
                     .source
                     .read(off, n, &format!("data of inode {ino}"))
                     .map_err(CopyError::Read)?;
-                out.write_all(&data).map_err(CopyError::Write)?;
+                out.write_all(data).map_err(CopyError::Write)?;
                 pos += n;
             }
             Ok(())

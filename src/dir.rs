@@ -385,7 +385,7 @@ pub fn iterate_dir(
     visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
 ) -> Result<()> {
     let raw = fs.inode_raw(ino)?;
-    let inode = Inode::parse(&raw);
+    let inode = Inode::parse(raw);
     if !inode.is_dir() {
         return Err(Error::Invalid(format!("inode {ino} is not a directory")));
     }
@@ -420,7 +420,7 @@ pub fn iterate_dir(
         {
             return Ok(());
         }
-        let xa = inode::inode_xattrs(fs, &raw, &inode);
+        let xa = inode::inode_xattrs(fs, raw, &inode);
         if let Some(v) = xa.inline_data().filter(|v| !v.is_empty()) {
             let _ = iterate_buffer(v, bs, flags, visit).map_err(fail)?;
         }
@@ -436,7 +436,7 @@ pub fn iterate_dir(
                 return ControlFlow::Break(());
             }
         };
-        if let Some(c) = seed.and_then(|s| dirblock_csum(s, &block)) {
+        if let Some(c) = seed.and_then(|s| dirblock_csum(s, block)) {
             if !c.ok() {
                 err = Some(fail(&format!(
                     "block {p}: Directory block checksum does not match directory block"
@@ -444,7 +444,7 @@ pub fn iterate_dir(
                 return ControlFlow::Break(());
             }
         }
-        match iterate_buffer(&block, bs, flags, visit) {
+        match iterate_buffer(block, bs, flags, visit) {
             Ok(c) => c,
             Err(m) => {
                 err = Some(fail(&format!("block {p}: {m}")));
@@ -516,7 +516,7 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
         let Ok(b) = fs.block(pblk) else {
             return ControlFlow::Continue(());
         };
-        let db = parse_dir_block(&b, None);
+        let db = parse_dir_block(b, None);
         match db
             .entries
             .iter()

@@ -144,7 +144,7 @@ impl Walker<'_, '_> {
                 return ControlFlow::Continue(());
             }
         };
-        let d = Bytes::new(&data);
+        let d = Bytes::new(data);
         let span = per.saturating_pow(depth - 1);
         for i in 0..per {
             let child = u64::from(d.le32(4 * i as usize));
@@ -201,7 +201,7 @@ impl Walker<'_, '_> {
                     continue;
                 }
             };
-            let ch = match ExtentHeader::parse(&child) {
+            let ch = match ExtentHeader::parse(child) {
                 Ok(ch) if ch.depth + 1 == h.depth && level < MAX_DEPTH => ch,
                 Ok(ch) => {
                     self.sum.problem(format!(
@@ -216,7 +216,7 @@ impl Walker<'_, '_> {
                     continue;
                 }
             };
-            self.extent_node(&child, &ch, level + 1)?;
+            self.extent_node(child, &ch, level + 1)?;
         }
         ControlFlow::Continue(())
     }

@@ -46,7 +46,7 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
     }
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let raw = fs.inode_raw(ino)?;
-        let xa = inode::inode_xattrs(fs, &raw, inode);
+        let xa = inode::inode_xattrs(fs, raw, inode);
         let mut t = inode.block.to_vec();
         t.extend_from_slice(xa.inline_data().unwrap_or(&[]));
         t.truncate(n);
@@ -55,7 +55,7 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
     let blk = fileblocks::map_block(fs, ino, inode, 0)?
         .ok_or_else(|| Error::corrupt(format!("symbolic link {ino}: no block holds its target")))?;
     let b = fs.block(blk)?;
-    Ok(b.get(..n).unwrap_or(&b).to_vec())
+    Ok(b.get(..n).unwrap_or(b).to_vec())
 }
 
 impl Namei<'_> {
@@ -77,7 +77,7 @@ impl Namei<'_> {
         };
         for (i, comp) in comps.iter().enumerate() {
             let raw = self.fs.inode_raw(dir)?;
-            let di = Inode::parse(&raw);
+            let di = Inode::parse(raw);
             if !di.is_dir() {
                 return Err(Error::Invalid(format!(
                     "not a directory: {} (inode {dir}, {})",
@@ -114,7 +114,7 @@ impl Namei<'_> {
     /// `follow_link`: the inode a link leads to, or `ino` itself when it is not a link.
     fn follow(&mut self, dir: u32, ino: u32, depth: u32) -> Result<u32> {
         let raw = self.fs.inode_raw(ino)?;
-        let inode = Inode::parse(&raw);
+        let inode = Inode::parse(raw);
         if !inode.is_symlink() {
             return Ok(ino);
         }

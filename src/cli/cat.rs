@@ -27,7 +27,7 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
     let what = || format!("{}: {}", args.image.display(), args.target);
     let ino = namei::parse_target(&fs, &args.target).with_context(what)?;
     let raw = fs.inode_raw(ino).with_context(what)?;
-    let inode = Inode::parse(&raw);
+    let inode = Inode::parse(raw);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let res = contents::copy_contents(&fs, ino, &inode, &mut out)

@@ -229,7 +229,7 @@ fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], i: &Inode) -> Vec<Vec<u8>> {
     if blk != 0 && blk >= fs.geo.first_data_block && blk < fs.geo.blocks_count {
         if let Ok(b) = fs.block(blk) {
             let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
-            if let Ok(xb) = xattr::parse_block(&b, blk, seed) {
+            if let Ok(xb) = xattr::parse_block(b, blk, seed) {
                 out.extend(xb.entries.iter().map(|e| name(e.index, e.raw_name)));
             }
         }
@@ -286,7 +286,7 @@ fn report<'a>(fs: &'a Filesystem, ino: u32) -> e4inspect::Result<Report<'a>> {
     if inode.is_dir() && inode.has_flag(inode::INDEX_FL) {
         let root = fileblocks::map_block(fs, ino, &inode, 0).and_then(|b| {
             let p = b.ok_or_else(|| e4inspect::Error::corrupt("no logical block 0"))?;
-            dir::parse_dx_root(&fs.block(p)?)
+            dir::parse_dx_root(fs.block(p)?)
         });
         match root {
             Ok(r) => htree = Some(r),

@@ -46,7 +46,7 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let raw = fs
         .inode_raw(ino)
         .with_context(|| format!("{}: {}", args.image.display(), args.target))?;
-    if !e4inspect::inode::Inode::parse(&raw).is_dir() {
+    if !e4inspect::inode::Inode::parse(raw).is_dir() {
         // debugfs still ends its (empty) listing with a newline on stdout.
         let _ = std::io::stdout().write_all(b"\n");
         anyhow::bail!(

@@ -38,7 +38,7 @@ pub struct LsReport {
 pub fn escape_name(name: &[u8]) -> Vec<u8> {
     let mut o = Vec::with_capacity(name.len());
     for &c in name {
-        if c < 32 || c >= 127 || c == b'\\' {
+        if !(32..127).contains(&c) || c == b'\\' {
             o.extend_from_slice(format!("\\x{c:02x}").as_bytes());
         } else {
             o.push(c);
@@ -73,7 +73,7 @@ impl<W: Write + ?Sized> Lister<'_, W> {
     /// The entry's inode as debugfs reads it (`None` and a message when it cannot be read).
     fn read_inode(&mut self, ino: u32) -> Option<Inode> {
         match self.fs.read_inode_checked(ino, false) {
-            Ok(raw) => Some(Inode::parse(&raw)),
+            Ok(raw) => Some(Inode::parse(raw)),
             Err(m) => {
                 self.report
                     .stderr
@@ -168,7 +168,7 @@ pub fn list(
 ) -> io::Result<LsReport> {
     let encrypted = fs
         .inode_raw(ino)
-        .map(|r| Inode::parse(&r).has_flag(dir::ENCRYPT_FL))
+        .map(|r| Inode::parse(r).has_flag(dir::ENCRYPT_FL))
         .unwrap_or(false);
     let mut l = Lister {
         fs,
@@ -223,7 +223,7 @@ pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<Value>, LsRep
         if !e.deleted && e.inode != 0 {
             match fs.read_inode_checked(e.inode, true) {
                 Ok(raw) => {
-                    let i = Inode::parse(&raw);
+                    let i = Inode::parse(raw);
                     let x = |f: u32| i.has_extra_field(f).then_some(());
                     o["type"] = json!(i.type_name());
                     o["mode"] = json!(i.mode);
