@@ -74,6 +74,14 @@ pub fn copy_contents(
         return Ok(n as u64);
     }
     let bs = fs.block_size();
+    // Logical block numbers are 32-bit in extent trees and block maps alike: no file holds data
+    // at or past 2^32 blocks, so a larger i_size is damage, not a hole to fill with zeros.
+    let max = bs.saturating_mul(1 << 32);
+    if size > max {
+        return Err(CopyError::Read(Error::corrupt(format!(
+            "inode {ino}: i_size {size} is beyond the largest file the format can map ({max} bytes)"
+        ))));
+    }
     let mut pos = 0u64; // bytes written so far
     let mut fail: Option<CopyError> = None;
     let mut emit =

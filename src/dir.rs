@@ -603,6 +603,51 @@ mod tests {
     }
 
     #[test]
+    fn iterate_finds_deleted_entries_like_libext2fs() {
+        let mut b = vec![0u8; 1024];
+        put(&mut b, 0, 2, 12, b".", 2);
+        put(&mut b, 12, 2, 12, b"..", 2);
+        put(&mut b, 24, 12, 1000, b"a", 1);
+        put(&mut b, 36, 13, 988, b"bb", 1); // left in the slack of "a" by an unlink
+        let names = |removed: bool| {
+            let mut v = Vec::new();
+            let flags = IterFlags {
+                include_removed: removed,
+                ..IterFlags::default()
+            };
+            let r = iterate_buffer(&b, 1024, flags, &mut |e| {
+                v.push((e.name.to_vec(), e.deleted, e.rec_len_raw));
+                ControlFlow::Continue(())
+            });
+            assert!(r.is_ok());
+            v
+        };
+        assert_eq!(names(false).len(), 3);
+        let all = names(true);
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[3], (b"bb".to_vec(), true, 988));
+        // A corrupt rec_len stops the walk with libext2fs' error, after what came before.
+        let mut c = b.clone();
+        c[28..30].copy_from_slice(&3u16.to_le_bytes());
+        let mut seen = 0;
+        let r = iterate_buffer(&c, 1024, IterFlags::default(), &mut |_| {
+            seen += 1;
+            ControlFlow::Continue(())
+        });
+        assert_eq!((r, seen), (Err(DIR_CORRUPTED), 2));
+        // Every byte pattern ends (each step advances at least 4 bytes).
+        for i in 0..48 {
+            let mut d = b.clone();
+            d[i] ^= 0xA5;
+            let flags = IterFlags {
+                include_removed: true,
+                ..IterFlags::default()
+            };
+            let _ = iterate_buffer(&d, 1024, flags, &mut |_| ControlFlow::Continue(()));
+        }
+    }
+
+    #[test]
     fn dx_root_and_node() {
         let mut b = vec![0u8; 1024];
         put(&mut b, 0, 2, 12, b".", 2);

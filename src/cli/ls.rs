@@ -13,10 +13,10 @@ use std::path::PathBuf;
 pub struct LsArgs {
     /// Image file, partitioned disk image or block device (opened read-only).
     pub image: PathBuf,
-    /// Directory: a path from the root (symlinks in intermediate components are followed) or an
-    /// inode number as `<12>`.
+    /// Directories: paths from the root (symlinks in intermediate components are followed) or
+    /// inode numbers as `<12>`; several are listed one after another.
     #[arg(default_value = "/", value_name = "PATH|<INO>")]
-    pub target: String,
+    pub targets: Vec<String>,
     /// Long listing: inode, mode, file type, owner, size and modification time.
     #[arg(short = 'l')]
     pub long: bool,
@@ -36,29 +36,42 @@ pub struct LsArgs {
     pub source: super::SourceArgs,
 }
 
-/// Run the subcommand: 0 fine, 4 when the directory or an entry's inode could not be read, 8 when
-/// the image or the directory could not be opened.
+/// Run the subcommand: 0 fine, 4 when a directory or an entry's inode could not be read, 8 when
+/// the image or a directory could not be opened.
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
-    let ino = namei::parse_target(&fs, &args.target)
-        .with_context(|| format!("{}: {}", args.image.display(), args.target))?;
-    let raw = fs
-        .inode_raw(ino)
-        .with_context(|| format!("{}: {}", args.image.display(), args.target))?;
+    let mut status = 0;
+    for t in &args.targets {
+        let code = match list_one(&fs, args, t) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("e4inspect: {e:#}");
+                8
+            }
+        };
+        if code < 0 {
+            return Ok(status); // stdout closed
+        }
+        status = status.max(code);
+    }
+    Ok(status)
+}
+
+/// List one target; -1 when stdout was closed.
+fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32> {
+    let what = || format!("{}: {target}", args.image.display());
+    let ino = namei::parse_target(fs, target).with_context(what)?;
+    let raw = fs.inode_raw(ino).with_context(what)?;
     if !e4inspect::inode::Inode::parse(raw).is_dir() {
         // debugfs still ends its (empty) listing with a newline on stdout.
         let _ = std::io::stdout().write_all(b"\n");
-        anyhow::bail!(
-            "{}: {}: inode {ino} is not a directory",
-            args.image.display(),
-            args.target
-        );
+        anyhow::bail!("{}: inode {ino} is not a directory", what());
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let res = if args.json {
-        let (v, report) = debugfs_ls::list_json(&fs, ino, args.deleted);
+        let (v, report) = debugfs_ls::list_json(fs, ino, args.deleted);
         serde_json::to_writer_pretty(&mut out, &v)
             .map_err(std::io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
@@ -70,18 +83,18 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
             parse: args.parse,
             raw: args.raw,
         };
-        debugfs_ls::list(&fs, ino, opts, &mut out)
+        debugfs_ls::list(fs, ino, opts, &mut out)
     };
     let report = match res.and_then(|r| out.flush().map(|()| r)) {
         Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(-1),
         Err(e) => return Err(e).context("writing to stdout"),
     };
     for m in &report.stderr {
         eprintln!("e4inspect: {m}");
     }
     if let Some(e) = &report.error {
-        eprintln!("e4inspect: {}: {}: {e}", args.image.display(), args.target);
+        eprintln!("e4inspect: {}: {e}", what());
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0
