@@ -14,7 +14,8 @@ pub struct LsArgs {
     /// Image file, partitioned disk image or block device (opened read-only).
     pub image: PathBuf,
     /// Directories: paths from the root (symlinks in intermediate components are followed) or
-    /// inode numbers as `<12>`; several are listed one after another.
+    /// inode numbers as `<12>`; several are listed one after another, anything else as a single
+    /// entry.
     #[arg(default_value = "/", value_name = "PATH|<INO>")]
     pub targets: Vec<String>,
     /// Long listing: inode, mode, file type, owner, size and modification time.
@@ -37,7 +38,7 @@ pub struct LsArgs {
 }
 
 /// Run the subcommand: 0 fine, 4 when a directory or an entry's inode could not be read, 8 when
-/// the image or a directory could not be opened.
+/// the image could not be opened or a target does not resolve.
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
@@ -63,15 +64,22 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
     let what = || format!("{}: {target}", args.image.display());
     let ino = namei::parse_target(fs, target).with_context(what)?;
     let raw = fs.inode_raw(ino).with_context(what)?;
-    if !e4inspect::inode::Inode::parse(raw).is_dir() {
-        // debugfs still ends its (empty) listing with a newline on stdout.
-        let _ = std::io::stdout().write_all(b"\n");
-        anyhow::bail!("{}: inode {ino} is not a directory", what());
-    }
+    let is_dir = e4inspect::inode::Inode::parse(raw).is_dir();
+    // A target that is not a directory is listed on its own, as ls(1) lists a file operand
+    // (debugfs prints an empty listing and an error there), named by its last component.
+    let name = target
+        .rsplit('/')
+        .find(|c| !c.is_empty())
+        .unwrap_or(target)
+        .as_bytes();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let res = if args.json {
-        let (v, report) = debugfs_ls::list_json(fs, ino, args.deleted);
+        let (v, report) = if is_dir {
+            debugfs_ls::list_json(fs, ino, args.deleted)
+        } else {
+            debugfs_ls::list_single_json(fs, ino, name)
+        };
         serde_json::to_writer_pretty(&mut out, &v)
             .map_err(std::io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
@@ -83,7 +91,11 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
             parse: args.parse,
             raw: args.raw,
         };
-        debugfs_ls::list(fs, ino, opts, &mut out)
+        if is_dir {
+            debugfs_ls::list(fs, ino, opts, &mut out)
+        } else {
+            debugfs_ls::list_single(fs, ino, name, opts, &mut out)
+        }
     };
     let report = match res.and_then(|r| out.flush().map(|()| r)) {
         Ok(r) => r,

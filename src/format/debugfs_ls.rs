@@ -204,51 +204,115 @@ fn time_json(secs: u32, extra: Option<u32>) -> Value {
     }
 }
 
+fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> Value {
+    let mut o = json!({
+        "name": String::from_utf8_lossy(e.name),
+        "inode": e.inode,
+        "file_type": e.file_type,
+        "rec_len": e.rec_len_raw,
+        "deleted": e.deleted,
+    });
+    if std::str::from_utf8(e.name).is_err() {
+        o["name_bytes"] = json!(e.name);
+    }
+    if !e.deleted && e.inode != 0 {
+        match fs.read_inode_checked(e.inode, true) {
+            Ok(raw) => {
+                let i = Inode::parse(raw);
+                let x = |f: u32| i.has_extra_field(f).then_some(());
+                o["type"] = json!(i.type_name());
+                o["mode"] = json!(i.mode);
+                o["uid"] = json!(i.uid);
+                o["gid"] = json!(i.gid);
+                o["links"] = json!(i.links_count);
+                o["size"] = json!(i.size);
+                o["atime"] = time_json(i.atime, x(0x90).map(|_| i.atime_extra));
+                o["mtime"] = time_json(i.mtime, x(0x8C).map(|_| i.mtime_extra));
+                o["ctime"] = time_json(i.ctime, x(0x88).map(|_| i.ctime_extra));
+                if i.has_extra_field(0x98) {
+                    o["crtime"] = time_json(i.crtime, Some(i.crtime_extra));
+                }
+            }
+            Err(m) => report
+                .stderr
+                .push(format!("ls: {m} while reading inode {}", e.inode)),
+        }
+    }
+    o
+}
+
 /// The entries of directory `ino` as JSON objects (name, inode, type, mode, size, times), in
 /// the order `ls` lists them; deleted entries (with `deleted`) are marked and carry no inode data.
 pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<Value>, LsReport) {
     let mut v = Vec::new();
     let mut report = LsReport::default();
     let res = dir::iterate_dir(fs, ino, deleted, &mut |e| {
-        let mut o = json!({
-            "name": String::from_utf8_lossy(e.name),
-            "inode": e.inode,
-            "file_type": e.file_type,
-            "rec_len": e.rec_len_raw,
-            "deleted": e.deleted,
-        });
-        if std::str::from_utf8(e.name).is_err() {
-            o["name_bytes"] = json!(e.name);
-        }
-        if !e.deleted && e.inode != 0 {
-            match fs.read_inode_checked(e.inode, true) {
-                Ok(raw) => {
-                    let i = Inode::parse(raw);
-                    let x = |f: u32| i.has_extra_field(f).then_some(());
-                    o["type"] = json!(i.type_name());
-                    o["mode"] = json!(i.mode);
-                    o["uid"] = json!(i.uid);
-                    o["gid"] = json!(i.gid);
-                    o["links"] = json!(i.links_count);
-                    o["size"] = json!(i.size);
-                    o["atime"] = time_json(i.atime, x(0x90).map(|_| i.atime_extra));
-                    o["mtime"] = time_json(i.mtime, x(0x8C).map(|_| i.mtime_extra));
-                    o["ctime"] = time_json(i.ctime, x(0x88).map(|_| i.ctime_extra));
-                    if i.has_extra_field(0x98) {
-                        o["crtime"] = time_json(i.crtime, Some(i.crtime_extra));
-                    }
-                }
-                Err(m) => report
-                    .stderr
-                    .push(format!("ls: {m} while reading inode {}", e.inode)),
-            }
-        }
-        v.push(o);
+        v.push(entry_json(fs, &e, &mut report));
         ControlFlow::Continue(())
     });
     if let Err(e) = res {
         report.error = Some(e.to_string());
     }
+    (v, report)
+}
+
+/// The directory-entry file type (`EXT2_FT_*`) of an inode mode.
+fn file_type_of(mode: u16) -> u8 {
+    match mode & 0o170000 {
+        0o100000 => 1,
+        0o040000 => 2,
+        0o020000 => 3,
+        0o060000 => 4,
+        0o010000 => 5,
+        0o140000 => 6,
+        0o120000 => 7,
+        _ => 0,
+    }
+}
+
+/// An entry standing for a target that is not a directory (listed on its own, as ls(1) lists a
+/// file operand; debugfs lists nothing there). `rec_len` is the minimal `EXT2_DIR_REC_LEN`.
+fn single_entry<'a>(fs: &Filesystem, ino: u32, name: &'a [u8]) -> IterEntry<'a> {
+    let mode = fs.inode_raw(ino).map(|r| Inode::parse(r).mode).unwrap_or(0);
+    let name = name.get(..255).unwrap_or(name);
+    IterEntry {
+        inode: ino,
+        rec_len_raw: ((name.len() + 8 + 3) & !3) as u16,
+        name_len: name.len() as u8,
+        file_type: file_type_of(mode),
+        name,
+        deleted: false,
+        offset: 0,
+    }
+}
+
+/// List a target that is not a directory as a single entry, in the chosen form.
+pub fn list_single(
+    fs: &Filesystem,
+    ino: u32,
+    name: &[u8],
+    opts: LsOptions,
+    out: &mut dyn Write,
+) -> io::Result<LsReport> {
+    let mut l = Lister {
+        fs,
+        opts,
+        encrypted: false,
+        state: 2,
+        col: 0,
+        out,
+        report: LsReport::default(),
+        io_err: None,
+    };
+    l.entry(&single_entry(fs, ino, name))?;
+    l.out.write_all(b"\n")?;
+    Ok(l.report)
+}
+
+/// [`list_single`] as JSON.
+pub fn list_single_json(fs: &Filesystem, ino: u32, name: &[u8]) -> (Vec<Value>, LsReport) {
+    let mut report = LsReport::default();
+    let v = vec![entry_json(fs, &single_entry(fs, ino, name), &mut report)];
     (v, report)
 }
 
