@@ -5,16 +5,19 @@
 //! we never pretend to decode them. Every walk is bounded by the block it reads and the directory's
 //! size; a malformed block ends in a problem, never a loop.
 
+use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
 use crate::error::{Error, Result};
-use crate::extent::{BlockCsum, MapKind};
+use crate::extent::BlockCsum;
+use crate::fileblocks;
 use crate::fs::Filesystem;
-use crate::inode::{self, DataMap, Inode};
+use crate::inode::{self, Inode};
 use crate::ondisk::dir::{
     DirEntry2, DirEntryTail, DxCountLimit, DxEntry, DxNode, DxRoot as RawDxRoot, InlineDirHeader,
     DX_ROOT_INFO_OFFSET,
 };
 use crate::ondisk::{self, OnDisk};
+use std::ops::ControlFlow;
 
 /// Root directory inode.
 pub const ROOT_INO: u32 = 2;
@@ -212,43 +215,263 @@ pub fn parse_dx_node(block: &[u8]) -> Result<DxIndex> {
 }
 
 /// The (logical, physical) blocks of a directory, within its i_size, in logical order as the data
-/// map lists them. Bounded by i_size / block size and the map itself.
+/// map lists them. Bounded by i_size / block size, by the number of blocks in the filesystem (a
+/// directory cannot hold more) and by the map itself; the map is walked lazily, never expanded
+/// beyond what is returned. Prefer [`for_each_dir_block`], which holds nothing.
 pub fn dir_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<(u64, u64)>> {
-    let bs = fs.block_size();
-    let nblocks = inode.size.div_ceil(bs);
+    let nblocks = inode.size.div_ceil(fs.block_size());
     let mut out = Vec::new();
-    match inode::data_map(fs, ino, inode, None) {
-        DataMap::Extents(w) => {
-            for e in w.leaves().filter(|e| !e.uninit) {
-                for i in 0..u64::from(e.len) {
-                    let l = u64::from(e.logical) + i;
-                    if l >= nblocks {
-                        break;
-                    }
-                    out.push((l, e.physical + i));
-                }
-            }
+    for_each_dir_block(fs, ino, inode, false, &mut |l, p| {
+        if l < nblocks {
+            out.push((l, p));
         }
-        DataMap::Blocks(w) => {
-            for r in &w.runs {
-                if let MapKind::Data(l0) = r.kind {
-                    for i in 0..r.len {
-                        if l0 + i >= nblocks {
-                            break;
-                        }
-                        out.push((l0 + i, r.physical + i));
-                    }
-                }
+        ControlFlow::Continue(())
+    })?;
+    Ok(out)
+}
+
+/// Visit the (logical, physical) blocks of a directory in map order, as libext2fs'
+/// `ext2fs_block_iterate3` feeds `ext2fs_dir_iterate2`: every mapped block, uninitialised extents
+/// included (`all` also past i_size; otherwise only blocks inside i_size). At most as many blocks
+/// as the filesystem has are visited, whatever the map claims.
+pub fn for_each_dir_block(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    all: bool,
+    visit: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
+) -> Result<()> {
+    let nblocks = inode.size.div_ceil(fs.block_size());
+    let mut budget = fs.geo.blocks_count;
+    let sum = fileblocks::for_each_run(fs, ino, inode, &mut |r| {
+        for i in 0..r.len {
+            let l = r.logical + i;
+            if !all && l >= nblocks {
+                break;
             }
+            if budget == 0 {
+                return ControlFlow::Break(());
+            }
+            budget -= 1;
+            visit(l, r.physical + i)?;
         }
-        DataMap::Unreadable(e) => return Err(Error::corrupt(format!("directory {ino}: {e}"))),
-        _ => {
-            return Err(Error::corrupt(format!(
-                "directory {ino}: no block map to read"
-            )))
+        ControlFlow::Continue(())
+    })
+    .map_err(|e| Error::corrupt(format!("directory {ino}: {e}")))?;
+    let _ = sum;
+    Ok(())
+}
+
+/// A directory entry as `ext2fs_dir_iterate2` hands it to its callback (debugfs `ls`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IterEntry<'a> {
+    /// Inode number (0 for an empty entry).
+    pub inode: u32,
+    /// rec_len as stored (not decoded), as debugfs prints it.
+    pub rec_len_raw: u16,
+    /// Length of the name in bytes.
+    pub name_len: u8,
+    /// File type byte (with the filetype feature).
+    pub file_type: u8,
+    /// The name's bytes.
+    pub name: &'a [u8],
+    /// Found in the slack of a live entry (DIRENT_DELETED_FILE).
+    pub deleted: bool,
+    /// Offset in the buffer.
+    pub offset: usize,
+}
+
+/// How `ext2fs_process_dir_block` treats a buffer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IterFlags {
+    /// DIRENT_FLAG_INCLUDE_REMOVED: look for deleted entries in slack space.
+    pub include_removed: bool,
+    /// The buffer is part of an inline directory (no checksum tail there).
+    pub inline: bool,
+    /// The filesystem has metadata_csum (a 12-byte tail ends each leaf block).
+    pub metadata_csum: bool,
+}
+
+/// Why a directory walk stopped early.
+pub const DIR_CORRUPTED: &str = "Ext2 directory corrupted";
+
+/// `ext2fs_get_rec_len`.
+fn rec_len_lib(raw: u16, block_size: usize) -> usize {
+    if raw == u16::MAX || raw == 0 {
+        block_size
+    } else {
+        let l = usize::from(raw);
+        (l & 65532) | ((l & 3) << 16)
+    }
+}
+
+/// `ext2fs_validate_entry`: does a chain of plausible entries lead from `offset` exactly to
+/// `final_offset`?
+fn validate_entry(buf: &[u8], block_size: usize, mut offset: usize, final_offset: usize) -> bool {
+    let d = Bytes::new(buf);
+    while offset < final_offset && offset + 12 <= block_size {
+        let rec_len = rec_len_lib(d.le16(offset + 4), block_size);
+        let name_len = usize::from(d.u8(offset + 6));
+        offset += rec_len;
+        if rec_len < 8 || rec_len % 4 != 0 || name_len + 8 > rec_len {
+            return false;
         }
     }
-    Ok(out)
+    offset == final_offset
+}
+
+/// Iterate the entries of one directory buffer exactly as libext2fs' `ext2fs_process_dir_block`
+/// does with DIRENT_FLAG_INCLUDE_EMPTY (entries with inode 0 included, the checksum tail left
+/// out), optionally with deleted entries. Bounded: every step advances at least 4 bytes. Errors
+/// with [`DIR_CORRUPTED`] where libext2fs aborts (entries already visited stay visited).
+pub fn iterate_buffer(
+    buf: &[u8],
+    block_size: usize,
+    flags: IterFlags,
+    visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
+) -> std::result::Result<ControlFlow<()>, &'static str> {
+    let buflen = buf.len();
+    if buflen < 8 {
+        return Err(DIR_CORRUPTED);
+    }
+    let csum_size = if flags.metadata_csum { TAIL_SIZE } else { 0 };
+    let d = Bytes::new(buf);
+    let mut offset = 0usize;
+    let mut next_real = 0usize;
+    while offset < buflen - 8 {
+        let raw_rec = d.le16(offset + 4);
+        let rec_len = rec_len_lib(raw_rec, block_size);
+        let name_len = d.u8(offset + 6);
+        let file_type = d.u8(offset + 7);
+        if offset + rec_len > buflen
+            || rec_len < 8
+            || rec_len % 4 != 0
+            || usize::from(name_len) + 8 > rec_len
+        {
+            return Err(DIR_CORRUPTED);
+        }
+        let ino = d.le32(offset);
+        let is_tail = ino == 0
+            && !flags.inline
+            && csum_size != 0
+            && offset == buflen - csum_size
+            && usize::from(raw_rec) == csum_size
+            && name_len == 0
+            && file_type == TAIL_FILE_TYPE;
+        if !is_tail {
+            let e = IterEntry {
+                inode: ino,
+                rec_len_raw: raw_rec,
+                name_len,
+                file_type,
+                name: d.slice(offset + 8, usize::from(name_len)).unwrap_or(&[]),
+                deleted: next_real > offset,
+                offset,
+            };
+            if visit(e).is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        if next_real == offset {
+            next_real += rec_len;
+        }
+        if flags.include_removed {
+            let size = (usize::from(name_len) + 11) & !3;
+            if rec_len != size {
+                let final_offset = offset + rec_len;
+                offset += size;
+                while offset < final_offset
+                    && !validate_entry(buf, block_size, offset, final_offset)
+                {
+                    offset += 4;
+                }
+                continue;
+            }
+        }
+        offset += rec_len;
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+/// Walk every entry of directory `ino` as debugfs' `ls` sees them (`ext2fs_dir_iterate2` with
+/// DIRENT_FLAG_INCLUDE_EMPTY, plus deleted entries with `include_removed`): inline directories
+/// yield `.` and `..` first; block directories every mapped block in map order. A leaf block whose
+/// checksum tail does not match ends the walk with an error, as libext2fs does.
+pub fn iterate_dir(
+    fs: &Filesystem,
+    ino: u32,
+    include_removed: bool,
+    visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
+) -> Result<()> {
+    let raw = fs.inode_raw(ino)?;
+    let inode = Inode::parse(&raw);
+    if !inode.is_dir() {
+        return Err(Error::Invalid(format!("inode {ino} is not a directory")));
+    }
+    let bs = fs.block_size() as usize;
+    let mut flags = IterFlags {
+        include_removed,
+        inline: false,
+        metadata_csum: fs.sb.has_metadata_csum(),
+    };
+    let fail = |m: &str| Error::corrupt(format!("directory {ino}: {m}"));
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        flags.inline = true;
+        let parent = Bytes::new(&inode.block).le32(0);
+        for (i, name) in [(ino, &b"."[..]), (parent, &b".."[..])] {
+            let e = IterEntry {
+                inode: i,
+                rec_len_raw: 12,
+                name_len: name.len() as u8,
+                file_type: 0,
+                name,
+                deleted: false,
+                offset: 0,
+            };
+            if visit(e).is_break() {
+                return Ok(());
+            }
+        }
+        let body = inode.block.get(4..).unwrap_or(&[]);
+        if iterate_buffer(body, bs, flags, visit)
+            .map_err(fail)?
+            .is_break()
+        {
+            return Ok(());
+        }
+        let xa = inode::inode_xattrs(fs, &raw, &inode);
+        if let Some(v) = xa.inline_data().filter(|v| !v.is_empty()) {
+            let _ = iterate_buffer(v, bs, flags, visit).map_err(fail)?;
+        }
+        return Ok(());
+    }
+    let seed = dir_csum_seed(fs, ino, &inode);
+    let mut err = None;
+    for_each_dir_block(fs, ino, &inode, true, &mut |_, p| {
+        let block = match fs.block(p) {
+            Ok(b) => b,
+            Err(e) => {
+                err = Some(e);
+                return ControlFlow::Break(());
+            }
+        };
+        if let Some(c) = seed.and_then(|s| dirblock_csum(s, &block)) {
+            if !c.ok() {
+                err = Some(fail(&format!(
+                    "block {p}: Directory block checksum does not match directory block"
+                )));
+                return ControlFlow::Break(());
+            }
+        }
+        match iterate_buffer(&block, bs, flags, visit) {
+            Ok(c) => c,
+            Err(m) => {
+                err = Some(fail(&format!("block {p}: {m}")));
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    err.map_or(Ok(()), Err)
 }
 
 /// Entries of an inline directory: i_block holds the parent inode then entries; `system.data`
@@ -313,31 +536,35 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
             .find(|(n, _)| names_match(n, name, casefold))
             .map(|(_, i)| i));
     }
-    for (_, pblk) in dir_blocks(fs, dir, &inode)? {
-        let Ok(b) = fs.block(pblk) else { continue };
+    let mut found = None;
+    for_each_dir_block(fs, dir, &inode, false, &mut |_, pblk| {
+        let Ok(b) = fs.block(pblk) else {
+            return ControlFlow::Continue(());
+        };
         let db = parse_dir_block(&b, None);
-        if let Some(e) = db
+        match db
             .entries
             .iter()
             .find(|e| names_match(e.name, name, casefold))
         {
-            return Ok(Some(e.inode));
+            Some(e) => {
+                found = Some(e.inode);
+                ControlFlow::Break(())
+            }
+            None => ControlFlow::Continue(()),
         }
-    }
-    Ok(None)
+    })?;
+    Ok(found)
 }
 
-/// Resolve an absolute (or root-relative) path to an inode number, without following symlinks.
+/// Resolve an absolute (or root-relative) path to an inode number as debugfs does
+/// ([`crate::namei::resolve`]: symlinks in intermediate components are followed, the last
+/// component is not).
 pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
-    let mut cur = ROOT_INO;
-    for (n, comp) in path.split('/').filter(|c| !c.is_empty()).enumerate() {
-        if n >= MAX_COMPONENTS {
-            return Err(Error::Invalid(format!("{path}: too many components")));
-        }
-        cur = lookup(fs, cur, comp.as_bytes())?
-            .ok_or_else(|| Error::Invalid(format!("{path}: {comp}: no such file or directory")))?;
+    if path.len() > MAX_COMPONENTS * 256 {
+        return Err(Error::Invalid("path too long".into()));
     }
-    Ok(cur)
+    crate::namei::resolve(fs, path.as_bytes())
 }
 
 /// Per-inode checksum seed for directory blocks of `ino`.
@@ -398,6 +625,51 @@ mod tests {
         }
         assert_eq!(rec_len_from_disk(0, 65536), 65536);
         assert_eq!(rec_len_from_disk(12, 4096), 12);
+    }
+
+    #[test]
+    fn iterate_finds_deleted_entries_like_libext2fs() {
+        let mut b = vec![0u8; 1024];
+        put(&mut b, 0, 2, 12, b".", 2);
+        put(&mut b, 12, 2, 12, b"..", 2);
+        put(&mut b, 24, 12, 1000, b"a", 1);
+        put(&mut b, 36, 13, 988, b"bb", 1); // left in the slack of "a" by an unlink
+        let names = |removed: bool| {
+            let mut v = Vec::new();
+            let flags = IterFlags {
+                include_removed: removed,
+                ..IterFlags::default()
+            };
+            let r = iterate_buffer(&b, 1024, flags, &mut |e| {
+                v.push((e.name.to_vec(), e.deleted, e.rec_len_raw));
+                ControlFlow::Continue(())
+            });
+            assert!(r.is_ok());
+            v
+        };
+        assert_eq!(names(false).len(), 3);
+        let all = names(true);
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[3], (b"bb".to_vec(), true, 988));
+        // A corrupt rec_len stops the walk with libext2fs' error, after what came before.
+        let mut c = b.clone();
+        c[28..30].copy_from_slice(&3u16.to_le_bytes());
+        let mut seen = 0;
+        let r = iterate_buffer(&c, 1024, IterFlags::default(), &mut |_| {
+            seen += 1;
+            ControlFlow::Continue(())
+        });
+        assert_eq!((r, seen), (Err(DIR_CORRUPTED), 2));
+        // Every byte pattern ends (each step advances at least 4 bytes).
+        for i in 0..48 {
+            let mut d = b.clone();
+            d[i] ^= 0xA5;
+            let flags = IterFlags {
+                include_removed: true,
+                ..IterFlags::default()
+            };
+            let _ = iterate_buffer(&d, 1024, flags, &mut |_| ControlFlow::Continue(()));
+        }
     }
 
     #[test]

@@ -220,6 +220,9 @@ impl Filesystem {
         let (p, strict_failure) = match first {
             Ok(x) => x,
             Err(failure) => {
+                if let Some(c) = crate::container::identify_source(&src) {
+                    return Err(Error::NotExt(c.to_string()));
+                }
                 let mut hint = if failure == OpenFailure::ShortRead {
                     short_read_detail(&src, sb_block, opts.blocksize)
                 } else {

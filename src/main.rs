@@ -46,6 +46,10 @@ enum Command {
     Check(cli::check::CheckArgs),
     /// Show inodes like debugfs stat, with xattr locations and in-inode space (by number or path).
     Inode(cli::inode::InodeArgs),
+    /// List a directory like `debugfs -R "ls [-l] [-d] [-p] [-r]"` (or --json).
+    Ls(cli::ls::LsArgs),
+    /// Write a file's contents to stdout like `debugfs -R "cat"` (holes as zeros).
+    Cat(cli::cat::CatArgs),
     /// Scan all in-use inodes and summarise extended attributes and where they live.
     Xattrs(cli::xattrs::XattrsArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
@@ -87,6 +91,8 @@ fn main() {
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
         Command::Freefrag(a) => cli::freefrag::run(a),
         Command::Journal(a) => cli::journal::run(a),
+        Command::Ls(a) => cli::ls::run(a),
+        Command::Cat(a) => cli::cat::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = Vec::new();

@@ -3,12 +3,15 @@
 
 use anyhow::Context;
 use e4inspect::dir;
-use e4inspect::extent::{ExtentItem, MapKind};
+use e4inspect::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
+use e4inspect::fileblocks::{self, Fragmentation, MapEvent};
 use e4inspect::fs::Filesystem;
 use e4inspect::inode::{self, DataMap, Inode, XattrLocation};
 use e4inspect::xattr;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 /// Show inodes like `debugfs -R "stat <N>"`, with xattr locations and space.
@@ -53,31 +56,28 @@ fn c_string(out: &mut String, b: &[u8]) {
     }
 }
 
-/// debugfs' value display in stat format: quoted when printable enough, else hex bytes.
-fn xattr_value(out: &mut String, v: &[u8]) {
+/// debugfs' `print_xattr_string`: hex bytes unless more than 7/8 of them are printable, else a C
+/// string (quoted unless `noquotes`).
+fn xattr_string(out: &mut String, v: &[u8], quoted: bool) {
     let printable = v.iter().filter(|c| (32..=126).contains(*c)).count();
     if printable <= v.len() * 7 / 8 {
         for c in v {
             let _ = write!(out, "{c:02x} ");
         }
     } else {
-        out.push('"');
+        if quoted {
+            out.push('"');
+        }
         c_string(out, v);
-        out.push('"');
+        if quoted {
+            out.push('"');
+        }
     }
 }
 
-fn parse_target(fs: &Filesystem, t: &str) -> anyhow::Result<u32> {
-    let digits = t
-        .strip_prefix('<')
-        .and_then(|s| s.strip_suffix('>'))
-        .unwrap_or(t);
-    if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
-        return digits
-            .parse::<u32>()
-            .with_context(|| format!("{t}: not an inode number"));
-    }
-    Ok(dir::resolve_path(fs, t)?)
+/// debugfs' value display in stat format: quoted when printable enough, else hex bytes.
+fn xattr_value(out: &mut String, v: &[u8]) {
+    xattr_string(out, v, true);
 }
 
 /// Everything known about one inode, for both output forms.
@@ -91,12 +91,137 @@ struct Report<'a> {
     /// The htree root of an indexed directory.
     htree: Option<dir::DxRoot>,
     problems: Vec<String>,
+    /// Block-map runs beyond the [`MAX_LISTED`] kept in `map` (the text walks the map again).
+    runs_omitted: u64,
+    /// Extents and contiguous runs (files with a block map or extent tree).
+    frag: Option<Fragmentation>,
+    /// Whether the inode bitmap marks the inode in use (`None` when it cannot be read).
+    allocated: Option<bool>,
+    /// Each xattr's name as debugfs builds it (its own prefix table, cut at a NUL byte).
+    debugfs_names: Vec<Vec<u8>>,
+}
+
+/// Runs or extents listed in JSON (and kept in memory) before the rest are only counted.
+const MAX_LISTED: usize = 4096;
+
+/// Walk a block map keeping at most [`MAX_LISTED`] runs; returns the walk and how many runs
+/// were left out.
+fn capped_block_map(fs: &Filesystem, ino: u32, inode: &Inode) -> (BlockMapWalk, u64) {
+    let mut runs = Vec::new();
+    let mut omitted = 0u64;
+    let sum = fileblocks::walk_block_map(
+        fs,
+        &inode.block,
+        inode::walk_limits(fs, ino, inode),
+        &mut |e| {
+            if runs.len() < MAX_LISTED {
+                runs.push(map_run(e));
+            } else {
+                omitted += 1;
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    let mut problems = sum.problems;
+    if sum.problems_omitted > 0 {
+        problems.push(format!(
+            "... and {} more block map problems",
+            sum.problems_omitted
+        ));
+    }
+    (
+        BlockMapWalk {
+            runs,
+            total: sum.total,
+            problems,
+        },
+        omitted,
+    )
+}
+
+fn map_run(e: MapEvent) -> MapRun {
+    match e {
+        MapEvent::Data(r) => MapRun {
+            kind: MapKind::Data(r.logical),
+            physical: r.physical,
+            len: r.len,
+        },
+        MapEvent::Mapping { kind, physical } => MapRun {
+            kind,
+            physical,
+            len: 1,
+        },
+    }
+}
+
+/// Is `ino` marked in use in its group's inode bitmap?
+fn inode_allocated(fs: &Filesystem, ino: u32) -> Option<bool> {
+    let ipg = fs.geo.inodes_per_group.max(1);
+    let gd = fs.desc(ino.checked_sub(1)? / ipg).ok()?;
+    let mut bm = Vec::new();
+    e4inspect::bitmap::group_inode_bitmap(fs, &gd, &mut bm).ok()?;
+    Some(e4inspect::bitmap::test_bit(&bm, ((ino - 1) % ipg) as usize))
+}
+
+/// libext2fs' name prefixes (`ext2fs_xattrs_read`): index 9 (encryption) and unknown indexes
+/// have none, so their names print bare.
+fn debugfs_prefix(index: u8) -> &'static [u8] {
+    match index {
+        1 => b"user.",
+        2 => b"system.posix_acl_access",
+        3 => b"system.posix_acl_default",
+        4 => b"trusted.",
+        5 => b"lustre.",
+        6 => b"security.",
+        7 => b"system.",
+        8 => b"system.richacl",
+        10 => b"gnu.",
+        _ => b"",
+    }
+}
+
+/// The names debugfs shows for the xattrs of an inode, in the order `inode_xattrs` lists them
+/// (body, then block); empty when the areas cannot be read the same way.
+fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], i: &Inode) -> Vec<Vec<u8>> {
+    let name = |idx: u8, n: &[u8]| {
+        let mut v = debugfs_prefix(idx).to_vec();
+        v.extend_from_slice(n);
+        let end = v.iter().position(|&c| c == 0).unwrap_or(v.len());
+        v.truncate(end);
+        v
+    };
+    let mut out = Vec::new();
+    if let Ok(ib) = xattr::parse_ibody(raw, i.extra_isize) {
+        out.extend(ib.entries.iter().map(|e| name(e.index, e.raw_name)));
+    }
+    let blk = i.file_acl;
+    if blk != 0 && blk >= fs.geo.first_data_block && blk < fs.geo.blocks_count {
+        if let Ok(b) = fs.block(blk) {
+            let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
+            if let Ok(xb) = xattr::parse_block(&b, blk, seed) {
+                out.extend(xb.entries.iter().map(|e| name(e.index, e.raw_name)));
+            }
+        }
+    }
+    out
 }
 
 fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> e4inspect::Result<Report<'a>> {
     let inode = Inode::parse(raw);
     let xattrs = inode::inode_xattrs(fs, raw, &inode);
-    let map = inode::data_map(fs, ino, &inode, xattrs.inline_data());
+    let block_mapped = !inode.has_flag(inode::EXTENTS_FL)
+        && !inode.has_flag(inode::INLINE_DATA_FL)
+        && !inode.is_fast_symlink()
+        && !matches!(inode.file_type(), 0o060000 | 0o020000);
+    let (map, runs_omitted) = if block_mapped {
+        let (w, omitted) = capped_block_map(fs, ino, &inode);
+        (DataMap::Blocks(w), omitted)
+    } else {
+        (inode::data_map(fs, ino, &inode, xattrs.inline_data()), 0)
+    };
+    let frag = matches!(map, DataMap::Blocks(_) | DataMap::Extents(_))
+        .then(|| fileblocks::fragmentation(fs, ino, &inode).ok())
+        .flatten();
     let mut problems = xattrs.problems.clone();
     let csum = fs.sb.has_metadata_csum().then(|| {
         (
@@ -127,12 +252,8 @@ fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> e4inspect::Result<Rep
     }
     let mut htree = None;
     if inode.is_dir() && inode.has_flag(inode::INDEX_FL) {
-        let root = dir::dir_blocks(fs, ino, &inode).and_then(|b| {
-            let (_, p) = b
-                .first()
-                .filter(|(l, _)| *l == 0)
-                .copied()
-                .ok_or_else(|| e4inspect::Error::corrupt("no logical block 0"))?;
+        let root = fileblocks::map_block(fs, ino, &inode, 0).and_then(|b| {
+            let p = b.ok_or_else(|| e4inspect::Error::corrupt("no logical block 0"))?;
             dir::parse_dx_root(&fs.block(p)?)
         });
         match root {
@@ -140,6 +261,7 @@ fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> e4inspect::Result<Rep
             Err(e) => problems.push(format!("htree root: {e}")),
         }
     }
+    let debugfs_names = debugfs_xattr_names(fs, raw, &inode);
     Ok(Report {
         ino,
         raw,
@@ -149,10 +271,14 @@ fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> e4inspect::Result<Rep
         csum,
         htree,
         problems,
+        runs_omitted,
+        frag,
+        allocated: inode_allocated(fs, ino),
+        debugfs_names,
     })
 }
 
-fn time_line(out: &mut String, label: &str, secs: u32, extra: Option<u32>) {
+fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
     match extra {
         Some(x) => {
             let _ = write!(
@@ -172,13 +298,13 @@ fn time_line(out: &mut String, label: &str, secs: u32, extra: Option<u32>) {
 }
 
 /// The part debugfs prints, byte for byte.
-fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
+fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     let i = &r.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
     let rec = &i.in_record;
     let large = r.raw.len() > 128;
     let extra = i.extra_isize;
-    let mut o = String::new();
+    let mut o: Vec<u8> = Vec::new();
     let _ = writeln!(
         o,
         "Inode: {}   Type: {}    Mode:  0{:03o}   Flags: 0x{:x}",
@@ -243,16 +369,24 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
         let _ = writeln!(o, "Size of extra inode fields: {extra}");
     }
     if !r.xattrs.items.is_empty() && r.xattrs.problems.is_empty() {
-        o.push_str("Extended attributes:\n");
-        for x in &r.xattrs.items {
-            let _ = write!(o, "  {} ({})", x.name, x.value_size);
-            if x.name != "system.data" && x.value_size != 0 && x.value_size < 40 {
+        o.extend_from_slice(b"Extended attributes:\n");
+        let same = r.debugfs_names.len() == r.xattrs.items.len();
+        for (k, x) in r.xattrs.items.iter().enumerate() {
+            let name = match r.debugfs_names.get(k) {
+                Some(n) if same => n.as_slice(),
+                _ => x.name.as_bytes(),
+            };
+            let mut t = String::from("  ");
+            xattr_string(&mut t, name, false);
+            let _ = write!(t, " ({})", x.value_size);
+            if name != b"system.data" && x.value_size != 0 && x.value_size < 40 {
                 if let Some(v) = &x.value {
-                    o.push_str(" = ");
-                    xattr_value(&mut o, v);
+                    t.push_str(" = ");
+                    xattr_value(&mut t, v);
                 }
             }
-            o.push('\n');
+            t.push('\n');
+            o.extend_from_slice(t.as_bytes());
         }
     }
     if fs.sb.has_metadata_csum() {
@@ -262,13 +396,16 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
         }
         let _ = writeln!(o, "Inode checksum: 0x{c:08x}");
     }
-    let until_nul = |b: &[u8]| -> String {
+    let until_nul = |b: &[u8]| -> Vec<u8> {
         let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        String::from_utf8_lossy(b.get(..n).unwrap_or(&[])).into_owned()
+        b.get(..n).unwrap_or(&[]).to_vec()
     };
     match &r.map {
         DataMap::FastSymlink(t) | DataMap::InlineSymlink(t) => {
-            let _ = writeln!(o, "Fast link dest: \"{}\"", until_nul(t));
+            // debugfs prints the target's bytes as they are.
+            o.extend_from_slice(b"Fast link dest: \"");
+            o.extend_from_slice(&until_nul(t));
+            o.extend_from_slice(b"\"\n");
         }
         DataMap::Device {
             major,
@@ -282,7 +419,7 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
             );
         }
         DataMap::Extents(w) => {
-            o.push_str("EXTENTS:\n");
+            o.extend_from_slice("EXTENTS:\n".as_bytes());
             let mut printed = false;
             for it in &w.items {
                 let sep = if printed { ", " } else { "" };
@@ -312,39 +449,67 @@ fn debugfs_text(fs: &Filesystem, r: &Report<'_>) -> String {
                 printed = true;
             }
             if printed {
-                o.push('\n');
+                o.push(b'\n');
             }
         }
         DataMap::Inline { size } => {
             let _ = writeln!(o, "Size of inline data: {size}");
         }
         DataMap::Blocks(w) => {
-            o.push_str("BLOCKS:\n");
-            let runs: Vec<String> = w
-                .runs
-                .iter()
-                .map(|r| match r.kind {
-                    MapKind::Data(l) if r.len == 1 => format!("({l}):{}", r.physical),
-                    MapKind::Data(l) => format!(
-                        "({l}-{}):{}-{}",
-                        l + r.len - 1,
-                        r.physical,
-                        r.physical + r.len - 1
-                    ),
-                    MapKind::Ind => format!("(IND):{}", r.physical),
-                    MapKind::Dind => format!("(DIND):{}", r.physical),
-                    MapKind::Tind => format!("(TIND):{}", r.physical),
-                })
-                .collect();
-            o.push_str(&runs.join(", "));
-            if w.total > 0 {
-                let _ = writeln!(o, "\nTOTAL: {}", w.total);
+            o.extend_from_slice(b"BLOCKS:\n");
+            if r.runs_omitted == 0 {
+                let runs: Vec<String> = w.runs.iter().map(run_text).collect();
+                o.extend_from_slice(runs.join(", ").as_bytes());
+            } else {
+                // Too many runs to hold: walk the map again, writing as we go.
+                out.write_all(&o)?;
+                o.clear();
+                let mut first = true;
+                let mut err = None;
+                fileblocks::walk_block_map(
+                    fs,
+                    &i.block,
+                    inode::walk_limits(fs, r.ino, i),
+                    &mut |e| {
+                        let sep = if first { "" } else { ", " };
+                        first = false;
+                        match write!(out, "{sep}{}", run_text(&map_run(e))) {
+                            Ok(()) => ControlFlow::Continue(()),
+                            Err(e) => {
+                                err = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    },
+                );
+                if let Some(e) = err {
+                    return Err(e);
+                }
             }
-            o.push('\n');
+            if w.total > 0 {
+                let _ = write!(o, "\nTOTAL: {}\n", w.total);
+            }
+            o.push(b'\n');
         }
         DataMap::Unreadable(_) => {}
     }
-    o
+    out.write_all(&o)
+}
+
+/// One entry of debugfs' BLOCKS list.
+fn run_text(r: &MapRun) -> String {
+    match r.kind {
+        MapKind::Data(l) if r.len == 1 => format!("({l}):{}", r.physical),
+        MapKind::Data(l) => format!(
+            "({l}-{}):{}-{}",
+            l + r.len - 1,
+            r.physical,
+            r.physical + r.len - 1
+        ),
+        MapKind::Ind => format!("(IND):{}", r.physical),
+        MapKind::Dind => format!("(DIND):{}", r.physical),
+        MapKind::Tind => format!("(TIND):{}", r.physical),
+    }
 }
 
 /// Our additions after the debugfs part.
@@ -371,6 +536,17 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             t(i.ctime, i.ctime_extra),
             t(i.crtime, i.crtime_extra)
         );
+    }
+    match r.allocated {
+        Some(false) => {
+            let _ = writeln!(
+                o,
+                "  Allocation: UNALLOCATED (the inode bitmap marks inode {} free)",
+                r.ino
+            );
+        }
+        Some(true) => o.push_str("  Allocation: in use\n"),
+        None => o.push_str("  Allocation: unknown (inode bitmap unreadable)\n"),
     }
     let _ = writeln!(
         o,
@@ -421,6 +597,17 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             );
         }
     }
+    if let Some(f) = &r.frag {
+        let _ = writeln!(
+            o,
+            "  Fragmentation: {} extent{}, {} contiguous run{} (as filefrag counts), {} blocks",
+            f.extents,
+            if f.extents == 1 { "" } else { "s" },
+            f.runs,
+            if f.runs == 1 { "" } else { "s" },
+            f.blocks
+        );
+    }
     if let Some(h) = &r.htree {
         let _ = writeln!(
             o,
@@ -464,11 +651,9 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
     if !r.xattrs.items.is_empty() {
         o.push_str("  Xattrs (name, location, value size, bytes used there):\n");
         for x in &r.xattrs.items {
-            let _ = write!(
-                o,
-                "    {} [{}] {} {}",
-                x.name, x.location, x.value_size, x.cost
-            );
+            o.push_str("    ");
+            c_string(&mut o, x.name.as_bytes());
+            let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
             if let Some(Ok(dv)) = x
                 .value
                 .as_deref()
@@ -482,7 +667,9 @@ fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
     if !r.problems.is_empty() {
         o.push_str("  Problems:\n");
         for p in &r.problems {
-            let _ = writeln!(o, "    {p}");
+            o.push_str("    ");
+            c_string(&mut o, p.as_bytes());
+            o.push('\n');
         }
     }
     o
@@ -552,12 +739,15 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
         DataMap::Extents(w) => json!({
             "kind": "extents",
             "depth": w.depth,
-            "extents": w.leaves().map(|e| json!({"logical": e.logical, "len": e.len, "physical": e.physical, "uninit": e.uninit})).collect::<Vec<_>>(),
-            "tree_blocks": w.nodes.iter().map(|n| json!({"block": n.block, "level": n.level, "depth": n.header.depth, "entries": n.header.entries, "max": n.header.max, "checksum_ok": n.csum.map(|c| c.ok())})).collect::<Vec<_>>(),
+            "extents": w.leaves().take(MAX_LISTED).map(|e| json!({"logical": e.logical, "len": e.len, "physical": e.physical, "uninit": e.uninit})).collect::<Vec<_>>(),
+            "extents_omitted": w.leaves().count().saturating_sub(MAX_LISTED),
+            "tree_blocks_omitted": w.nodes.len().saturating_sub(MAX_LISTED),
+            "tree_blocks": w.nodes.iter().take(MAX_LISTED).map(|n| json!({"block": n.block, "level": n.level, "depth": n.header.depth, "entries": n.header.entries, "max": n.header.max, "checksum_ok": n.csum.map(|c| c.ok())})).collect::<Vec<_>>(),
         }),
         DataMap::Blocks(w) => json!({
             "kind": "blocks",
             "total": w.total,
+            "runs_omitted": r.runs_omitted,
             "runs": w.runs.iter().map(|r| {
                 let (kind, logical) = match r.kind {
                     MapKind::Data(l) => ("data", Some(l)),
@@ -619,6 +809,8 @@ fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
         "data": data,
         "htree": r.htree.as_ref().map(|h| json!({"hash_version": h.hash_version, "indirect_levels": h.indirect_levels, "count": h.index.count, "limit": h.index.limit, "blocks": h.index.entries.iter().map(|e| e.1).collect::<Vec<_>>()})),
         "problems": r.problems,
+        "allocated": r.allocated,
+        "fragmentation": r.frag,
     })
 }
 
@@ -630,10 +822,14 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
     let mut status = 0;
-    let mut out = String::new();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut js = Vec::new();
+    let mut first = true;
     for t in &args.targets {
-        let raw = parse_target(&fs, t).and_then(|ino| Ok((ino, fs.inode_raw(ino)?)));
+        let raw = e4inspect::namei::parse_target(&fs, t)
+            .map_err(anyhow::Error::from)
+            .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)));
         let r = raw
             .as_ref()
             .map_err(|e| anyhow::anyhow!("{e:#}"))
@@ -652,17 +848,27 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         if args.json {
             js.push(json_of(&fs, &r));
         } else {
-            if !out.is_empty() {
-                out.push('\n');
+            let res = (|| {
+                if !first {
+                    out.write_all(b"\n")?;
+                }
+                debugfs_text(&fs, &r, &mut out)?;
+                out.write_all(details_text(&fs, &r).as_bytes())
+            })();
+            first = false;
+            match res {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(status),
+                r => r.context("writing to stdout")?,
             }
-            out.push_str(&debugfs_text(&fs, &r));
-            out.push_str(&details_text(&fs, &r));
         }
     }
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(status),
+        r => r.context("writing to stdout")?,
+    }
+    drop(out);
     if args.json {
         emit(&(serde_json::to_string_pretty(&js)? + "\n"))?;
-    } else {
-        emit(&out)?;
     }
     Ok(status)
 }

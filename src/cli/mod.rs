@@ -16,12 +16,14 @@ macro_rules! outln {
 }
 
 pub mod advise;
+pub mod cat;
 pub mod check;
 pub mod dump;
 pub mod fit;
 pub mod freefrag;
 pub mod inode;
 pub mod journal;
+pub mod ls;
 pub mod xattrs;
 
 use std::path::Path;

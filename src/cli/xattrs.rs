@@ -189,7 +189,8 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
         t.set_header(vec!["name", "count", "value bytes", "avg"]);
         for (n, s) in &top {
             t.add_row(vec![
-                n.clone(),
+                // Names come from disk: escaped as debugfs escapes them, never raw.
+                e4inspect::format::escape::c_string(n.as_bytes()),
                 s.count.to_string(),
                 s.bytes.to_string(),
                 format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
@@ -230,7 +231,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     if counts.problem_count > 0 {
         out!(o, "Problems: {}", counts.problem_count);
         for p in &counts.problems {
-            out!(o, "  {p}");
+            out!(o, "  {}", e4inspect::format::escape::c_string(p.as_bytes()));
         }
     }
     super::emit(&o)?;

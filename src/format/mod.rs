@@ -1,7 +1,9 @@
 //! Formatting, kept apart from parsing: dumpe2fs-identical text, JSON views, tables.
 
+pub mod debugfs_ls;
 pub mod dumpe2fs;
 pub mod e2freefrag;
+pub mod escape;
 pub mod json;
 pub mod logdump;
 pub mod sys;

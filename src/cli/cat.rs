@@ -1,0 +1,58 @@
+//! `e4inspect cat IMAGE PATH|<INO>`: a file's contents on stdout, like `debugfs -R "cat FILE"`.
+
+use anyhow::Context;
+use e4inspect::contents::{self, CopyError};
+use e4inspect::fs::Filesystem;
+use e4inspect::inode::Inode;
+use e4inspect::namei;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Write a file's contents to stdout (holes as zeros, inline data, any size).
+#[derive(clap::Args, Debug, Clone)]
+pub struct CatArgs {
+    /// Image file, partitioned disk image or block device (opened read-only).
+    pub image: PathBuf,
+    /// Paths from the root (symlinks in intermediate components are followed) or `<INO>`;
+    /// several are written one after another.
+    #[arg(required = true, value_name = "PATH|<INO>")]
+    pub targets: Vec<String>,
+    #[command(flatten)]
+    pub source: super::SourceArgs,
+}
+
+/// Run the subcommand: 0 fine, 8 when a file could not be found or read.
+pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
+    let fs = Filesystem::open(&args.image, &args.source.open_options())
+        .with_context(|| format!("{}", args.image.display()))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut status = 0;
+    for t in &args.targets {
+        let what = || format!("{}: {t}", args.image.display());
+        let res = namei::parse_target(&fs, t)
+            .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)))
+            .map_err(CopyError::Read)
+            .and_then(|(ino, raw)| {
+                contents::copy_contents(&fs, ino, &Inode::parse(&raw), &mut out)
+            });
+        match res {
+            Ok(_) => {}
+            Err(CopyError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                return Ok(status)
+            }
+            Err(CopyError::Write(e)) => return Err(e).context("writing to stdout"),
+            Err(CopyError::Read(e)) => {
+                eprintln!("e4inspect: {}: {e}", what());
+                status = 8;
+            }
+        }
+    }
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(status),
+        r => {
+            r.context("writing to stdout")?;
+            Ok(status)
+        }
+    }
+}

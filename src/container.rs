@@ -1,0 +1,138 @@
+//! Compressed files and virtual-disk containers recognised by their magic numbers, so that an
+//! input which is not a raw image gets a one-line answer naming what it is and what to do
+//! ("gzip-compressed image: decompress it first") instead of "bad magic number".
+//!
+//! Magic numbers: gzip (RFC 1952), xz, zstd, bzip2, lz4 frames; qcow/qcow2 (`QFI\xfb`), VHD
+//! (`conectix` footer, at the start of dynamic disks and the end of fixed ones), VHDX
+//! (`vhdxfile`), VMDK (sparse extent `KDMV`, or a text descriptor), VDI, EWF/E01 (`EVF`) and Ex01.
+
+use crate::source::Source;
+
+/// What an input was recognised as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Container {
+    /// e.g. `gzip-compressed image`.
+    pub what: &'static str,
+    /// e.g. `decompress it first`.
+    pub advice: &'static str,
+}
+
+impl std::fmt::Display for Container {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.advice)
+    }
+}
+
+const DECOMPRESS: &str = "decompress it first";
+const CONVERT: &str = "convert it to a raw image first (e.g. qemu-img convert -O raw)";
+
+/// (offset, magic, what, advice), checked in order against the first bytes.
+const HEAD: &[(usize, &[u8], &str, &str)] = &[
+    (0, b"\x1f\x8b", "gzip-compressed image", DECOMPRESS),
+    (0, b"\xfd7zXZ\x00", "xz-compressed image", DECOMPRESS),
+    (0, b"\x28\xb5\x2f\xfd", "zstd-compressed image", DECOMPRESS),
+    (0, b"\x04\x22\x4d\x18", "lz4-compressed image", DECOMPRESS),
+    (0, b"QFI\xfb", "qcow2 disk image", CONVERT),
+    (0, b"conectix", "VHD disk image", CONVERT),
+    (0, b"vhdxfile", "VHDX disk image", CONVERT),
+    (0, b"KDMV", "VMDK disk image", CONVERT),
+    (
+        0,
+        b"# Disk DescriptorFile",
+        "VMDK descriptor file",
+        "open the extent it names, converted to a raw image",
+    ),
+    (
+        0,
+        b"<<< Oracle VM VirtualBox Disk Image >>>",
+        "VDI disk image",
+        CONVERT,
+    ),
+    (
+        0,
+        b"EVF\x09\x0d\x0a\xff\x00",
+        "EWF/E01 forensic image",
+        "export it to a raw image first (e.g. ewfexport or ewfmount)",
+    ),
+    (
+        0,
+        b"EVF2\x0d\x0a\x81\x00",
+        "Ex01 forensic image",
+        "export it to a raw image first (e.g. ewfexport or ewfmount)",
+    ),
+];
+
+/// Recognise a container from the first bytes (`head`, 64 are enough) and the last 512 bytes
+/// (`tail`, where a fixed VHD keeps its footer).
+pub fn identify(head: &[u8], tail: Option<&[u8]>) -> Option<Container> {
+    if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+        return Some(Container {
+            what: "bzip2-compressed image",
+            advice: DECOMPRESS,
+        });
+    }
+    for &(off, magic, what, advice) in HEAD {
+        if head.get(off..off + magic.len()) == Some(magic) {
+            return Some(Container { what, advice });
+        }
+    }
+    if tail.is_some_and(|t| t.starts_with(b"conectix")) {
+        return Some(Container {
+            what: "VHD disk image",
+            advice: CONVERT,
+        });
+    }
+    None
+}
+
+/// [`identify`] on a source: its first 64 bytes and its last 512.
+pub fn identify_source(src: &Source) -> Option<Container> {
+    let head = src.read_partial(0, 64);
+    let tail = src
+        .len()
+        .checked_sub(512)
+        .and_then(|o| src.try_read(o, 512));
+    identify(&head, tail.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_and_containers_are_named() {
+        let cases: [(&[u8], &str); 12] = [
+            (b"\x1f\x8b\x08\x00rest", "gzip-compressed image"),
+            (b"\xfd7zXZ\x00\x00", "xz-compressed image"),
+            (b"\x28\xb5\x2f\xfd\x00", "zstd-compressed image"),
+            (b"BZh91AY&SY", "bzip2-compressed image"),
+            (b"\x04\x22\x4d\x18", "lz4-compressed image"),
+            (b"QFI\xfb\x00\x00\x00\x03", "qcow2 disk image"),
+            (b"conectix\x00", "VHD disk image"),
+            (b"vhdxfile", "VHDX disk image"),
+            (b"KDMV\x01\x00", "VMDK disk image"),
+            (b"# Disk DescriptorFile\n", "VMDK descriptor file"),
+            (b"EVF\x09\x0d\x0a\xff\x00\x01", "EWF/E01 forensic image"),
+            (b"EVF2\x0d\x0a\x81\x00", "Ex01 forensic image"),
+        ];
+        for (head, what) in cases {
+            let c = identify(head, None).unwrap_or_else(|| panic!("{what} not recognised"));
+            assert_eq!(c.what, what);
+        }
+        assert_eq!(
+            identify(b"\x1f\x8b", None).unwrap().to_string(),
+            "gzip-compressed image: decompress it first"
+        );
+        let mut tail = vec![0u8; 512];
+        tail[..8].copy_from_slice(b"conectix");
+        assert_eq!(
+            identify(&[0u8; 64], Some(&tail)).unwrap().what,
+            "VHD disk image"
+        );
+        // Not containers: zeros, an ext superblock area, "BZh" without a level digit, short input.
+        assert!(identify(&[0u8; 64], Some(&[0u8; 512])).is_none());
+        assert!(identify(b"BZhx", None).is_none());
+        assert!(identify(b"\x1f", None).is_none());
+        assert!(identify(b"", None).is_none());
+    }
+}

@@ -1,0 +1,142 @@
+//! A file's contents as `debugfs -R "cat FILE"` writes them (`debugfs/dump.c` over libext2fs'
+//! `ext2fs_file_read`): up to i_size, holes and uninitialised extents as zeros, inline data from
+//! i_block and the `system.data` attribute. Streams: contiguous blocks are read in chunks of at
+//! most [`CHUNK`] bytes and written at once, so memory stays bounded whatever the file's size.
+
+use crate::error::{Error, Result};
+use crate::fileblocks;
+use crate::fs::Filesystem;
+use crate::inode::{self, Inode};
+use std::io::Write;
+use std::ops::ControlFlow;
+
+/// Largest read handed to the writer at once.
+pub const CHUNK: u64 = 1 << 20;
+
+static ZEROS: [u8; 65536] = [0; 65536];
+
+fn write_zeros(out: &mut dyn Write, mut n: u64) -> std::io::Result<()> {
+    while n > 0 {
+        let k = n.min(ZEROS.len() as u64) as usize;
+        out.write_all(&ZEROS[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// What went wrong while copying: reading the image or writing the output.
+#[derive(Debug)]
+pub enum CopyError {
+    /// The image could not be read (or its map is unusable).
+    Read(Error),
+    /// The writer failed (a closed pipe, a full disk).
+    Write(std::io::Error),
+}
+
+impl std::fmt::Display for CopyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CopyError::Read(e) => write!(f, "{e}"),
+            CopyError::Write(e) => write!(f, "writing: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CopyError {}
+
+/// The inline data of an inode as `ext2fs_inline_data_get` returns it: the 60 bytes of i_block,
+/// then the `system.data` value.
+pub fn inline_data(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8>> {
+    let raw = fs.inode_raw(ino)?;
+    let xa = inode::inode_xattrs(fs, &raw, inode);
+    let ea = xa.inline_data().ok_or_else(|| {
+        Error::corrupt(format!(
+            "inode {ino}: INLINE_DATA flag set but no system.data attribute"
+        ))
+    })?;
+    let mut v = inode.block.to_vec();
+    v.extend_from_slice(ea);
+    Ok(v)
+}
+
+/// Write the contents of inode `ino` to `out`; returns the number of bytes written.
+pub fn copy_contents(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    out: &mut dyn Write,
+) -> std::result::Result<u64, CopyError> {
+    let size = inode.size;
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        let data = inline_data(fs, ino, inode).map_err(CopyError::Read)?;
+        let n = data.len().min(usize::try_from(size).unwrap_or(usize::MAX));
+        out.write_all(&data[..n]).map_err(CopyError::Write)?;
+        return Ok(n as u64);
+    }
+    let bs = fs.block_size();
+    // Logical block numbers are 32-bit in extent trees and block maps alike: no file holds data
+    // at or past 2^32 blocks, so a larger i_size is damage, not a hole to fill with zeros.
+    let max = bs.saturating_mul(1 << 32);
+    if size > max {
+        return Err(CopyError::Read(Error::corrupt(format!(
+            "inode {ino}: i_size {size} is beyond the largest file the format can map ({max} bytes)"
+        ))));
+    }
+    let mut pos = 0u64; // bytes written so far
+    let mut fail: Option<CopyError> = None;
+    let mut emit =
+        |run: fileblocks::Run, out: &mut dyn Write| -> std::result::Result<(), CopyError> {
+            let start = run.logical.saturating_mul(bs);
+            if start >= size {
+                return Ok(());
+            }
+            let end = run
+                .logical
+                .saturating_add(run.len)
+                .saturating_mul(bs)
+                .min(size);
+            if end <= pos {
+                return Ok(()); // overlaps what was already written
+            }
+            if start > pos {
+                write_zeros(out, start - pos).map_err(CopyError::Write)?;
+                pos = start;
+            }
+            if run.uninit {
+                write_zeros(out, end - pos).map_err(CopyError::Write)?;
+                pos = end;
+                return Ok(());
+            }
+            while pos < end {
+                let n = (end - pos).min(CHUNK);
+                let off = run
+                    .physical
+                    .checked_mul(bs)
+                    .and_then(|o| o.checked_add(pos - start))
+                    .ok_or_else(|| CopyError::Read(Error::corrupt("block number overflows")))?;
+                let data = fs
+                    .source
+                    .read(off, n, &format!("data of inode {ino}"))
+                    .map_err(CopyError::Read)?;
+                out.write_all(&data).map_err(CopyError::Write)?;
+                pos += n;
+            }
+            Ok(())
+        };
+    let walk = fileblocks::for_each_run(fs, ino, inode, &mut |r| match emit(r, out) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            fail = Some(e);
+            ControlFlow::Break(())
+        }
+    });
+    walk.map_err(CopyError::Read)?;
+    if let Some(e) = fail {
+        return Err(e);
+    }
+    if pos < size {
+        write_zeros(out, size - pos).map_err(CopyError::Write)?;
+        pos = size;
+    }
+    Ok(pos)
+}

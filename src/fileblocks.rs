@@ -1,0 +1,354 @@
+//! Streaming walks of a file's blocks: the extent tree or the classic direct/indirect map, visited
+//! in the order of libext2fs' `ext2fs_block_iterate3` without ever collecting one entry per block.
+//!
+//! Memory is bounded by the tree's depth (at most [`MAX_DEPTH`] extent levels, three indirect
+//! levels) plus the set of tree blocks already followed (every mapping block is read at most once,
+//! so a cycle or a shared node ends). The visitor decides when to stop ([`ControlFlow::Break`]).
+//! Consumers: `ls`/`cat`/path lookup (data runs), `inode` (debugfs' BLOCKS list streamed, the
+//! fragmentation summary), directory reads.
+
+use crate::bytes::Bytes;
+use crate::error::{Error, Result};
+use crate::extent::{self, ExtentHeader, MapKind, WalkLimits, MAX_DEPTH};
+use crate::fs::Filesystem;
+use crate::inode::{self, Inode};
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+/// Problems kept per walk; the rest are only counted.
+pub const MAX_PROBLEMS: usize = 64;
+
+/// A run of data blocks: `len` blocks from `logical` map to `physical..physical+len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub logical: u64,
+    pub physical: u64,
+    pub len: u64,
+    /// An uninitialised (unwritten) extent: reads as zeros.
+    pub uninit: bool,
+}
+
+/// One step of a block-map walk, in `ext2fs_block_iterate3` order (mapping block before the data
+/// it maps). Data runs are coalesced while logical and physical numbers both continue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapEvent {
+    Data(Run),
+    /// An indirect, double or triple indirect block.
+    Mapping {
+        kind: MapKind,
+        physical: u64,
+    },
+}
+
+/// What a walk met besides the runs it reported.
+#[derive(Clone, Debug, Default)]
+pub struct WalkSummary {
+    /// Blocks reported (data and mapping blocks), debugfs' TOTAL for block maps.
+    pub total: u64,
+    /// Up to [`MAX_PROBLEMS`] descriptions of what was wrong.
+    pub problems: Vec<String>,
+    /// Problems beyond those kept.
+    pub problems_omitted: u64,
+    /// True when the visitor stopped the walk.
+    pub stopped: bool,
+}
+
+impl WalkSummary {
+    fn problem(&mut self, p: String) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(p);
+        } else {
+            self.problems_omitted += 1;
+        }
+    }
+}
+
+struct Walker<'a, 'f> {
+    fs: &'a Filesystem,
+    limits: WalkLimits,
+    seen: HashSet<u64>,
+    sum: WalkSummary,
+    visit: &'f mut dyn FnMut(MapEvent) -> ControlFlow<()>,
+    /// Block-map data run being extended.
+    pending: Option<Run>,
+}
+
+impl Walker<'_, '_> {
+    fn in_range(&self, b: u64) -> bool {
+        b >= self.limits.first_data_block && b < self.limits.blocks_count
+    }
+
+    fn emit(&mut self, e: MapEvent) -> ControlFlow<()> {
+        let r = (self.visit)(e);
+        if r.is_break() {
+            self.sum.stopped = true;
+        }
+        r
+    }
+
+    fn flush(&mut self) -> ControlFlow<()> {
+        match self.pending.take() {
+            Some(r) => self.emit(MapEvent::Data(r)),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    fn data_block(&mut self, logical: u64, physical: u64) -> ControlFlow<()> {
+        self.sum.total += 1;
+        if let Some(p) = self.pending.as_mut() {
+            if p.logical + p.len == logical && p.physical + p.len == physical {
+                p.len += 1;
+                return ControlFlow::Continue(());
+            }
+        }
+        self.flush()?;
+        self.pending = Some(Run {
+            logical,
+            physical,
+            len: 1,
+            uninit: false,
+        });
+        ControlFlow::Continue(())
+    }
+
+    /// One mapping block of depth `depth` (1 = indirect) covering logical blocks from `base`.
+    fn map_level(&mut self, blk: u64, depth: u32, base: u64, per: u64) -> ControlFlow<()> {
+        let (kind, name) = match depth {
+            1 => (MapKind::Ind, "indirect"),
+            2 => (MapKind::Dind, "double indirect"),
+            _ => (MapKind::Tind, "triple indirect"),
+        };
+        self.flush()?;
+        self.sum.total += 1;
+        self.emit(MapEvent::Mapping {
+            kind,
+            physical: blk,
+        })?;
+        if !self.in_range(blk) {
+            self.sum.problem(format!(
+                "{name} block {blk} (logical {base}) is outside the filesystem"
+            ));
+            return ControlFlow::Continue(());
+        }
+        if !self.seen.insert(blk) {
+            self.sum.problem(format!(
+                "{name} block {blk} is referenced more than once (cycle or shared block)"
+            ));
+            return ControlFlow::Continue(());
+        }
+        let fs = self.fs;
+        let data = match fs.block(blk) {
+            Ok(b) => b,
+            Err(e) => {
+                self.sum.problem(format!("{name} block {blk}: {e}"));
+                return ControlFlow::Continue(());
+            }
+        };
+        let d = Bytes::new(&data);
+        let span = per.saturating_pow(depth - 1);
+        for i in 0..per {
+            let child = u64::from(d.le32(4 * i as usize));
+            if child == 0 {
+                continue;
+            }
+            let lbase = base.saturating_add(i.saturating_mul(span));
+            if depth == 1 {
+                self.data_block(lbase, child)?;
+            } else {
+                self.map_level(child, depth - 1, lbase, per)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn extent_node(&mut self, node: &[u8], h: &ExtentHeader, level: u16) -> ControlFlow<()> {
+        if h.depth == 0 {
+            for e in extent::leaf_entries(node, h) {
+                if e.len == 0 {
+                    continue;
+                }
+                self.sum.total += u64::from(e.len);
+                self.emit(MapEvent::Data(Run {
+                    logical: u64::from(e.logical),
+                    physical: e.physical,
+                    len: u64::from(e.len),
+                    uninit: e.uninit,
+                }))?;
+            }
+            return ControlFlow::Continue(());
+        }
+        for ix in extent::index_entries(node, h) {
+            if !self.in_range(ix.child) {
+                self.sum.problem(format!(
+                    "extent index (logical {}) points to block {} outside the filesystem",
+                    ix.logical, ix.child
+                ));
+                continue;
+            }
+            if !self.seen.insert(ix.child) {
+                self.sum.problem(format!(
+                    "extent tree block {} is referenced more than once (cycle or shared node)",
+                    ix.child
+                ));
+                continue;
+            }
+            let fs = self.fs;
+            let child = match fs.block(ix.child) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.sum
+                        .problem(format!("extent tree block {}: {e}", ix.child));
+                    continue;
+                }
+            };
+            let ch = match ExtentHeader::parse(&child) {
+                Ok(ch) if ch.depth + 1 == h.depth && level < MAX_DEPTH => ch,
+                Ok(ch) => {
+                    self.sum.problem(format!(
+                        "extent tree block {} has depth {}, but its parent has depth {}",
+                        ix.child, ch.depth, h.depth
+                    ));
+                    continue;
+                }
+                Err(e) => {
+                    self.sum
+                        .problem(format!("extent tree block {}: {e}", ix.child));
+                    continue;
+                }
+            };
+            self.extent_node(&child, &ch, level + 1)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Walk the classic block map in `i_block`, reporting mapping blocks and coalesced data runs in
+/// libext2fs' iteration order.
+pub fn walk_block_map(
+    fs: &Filesystem,
+    iblock: &[u8],
+    limits: WalkLimits,
+    visit: &mut dyn FnMut(MapEvent) -> ControlFlow<()>,
+) -> WalkSummary {
+    let per = (fs.block_size() / 4).max(1);
+    let mut w = Walker {
+        fs,
+        limits,
+        seen: HashSet::new(),
+        sum: WalkSummary::default(),
+        visit,
+        pending: None,
+    };
+    let d = Bytes::new(iblock);
+    let _ = (|| {
+        for i in 0..12u64 {
+            let b = u64::from(d.le32(4 * i as usize));
+            if b != 0 {
+                w.data_block(i, b)?;
+            }
+        }
+        let mut base = 12u64;
+        for (slot, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
+            let b = u64::from(d.le32(4 * slot));
+            if b != 0 {
+                w.map_level(b, depth, base, per)?;
+            }
+            base = base.saturating_add(per.saturating_pow(depth));
+        }
+        w.flush()
+    })();
+    w.sum
+}
+
+/// Walk the extent tree rooted in `i_block`, reporting every leaf extent (uninitialised ones
+/// flagged) in tree order. Errors only when the root itself is unusable.
+pub fn walk_extent_tree(
+    fs: &Filesystem,
+    iblock: &[u8],
+    limits: WalkLimits,
+    visit: &mut dyn FnMut(Run) -> ControlFlow<()>,
+) -> Result<WalkSummary> {
+    let h = ExtentHeader::parse(iblock)?;
+    let mut adapt = |e: MapEvent| match e {
+        MapEvent::Data(r) => visit(r),
+        MapEvent::Mapping { .. } => ControlFlow::Continue(()),
+    };
+    let mut w = Walker {
+        fs,
+        limits,
+        seen: HashSet::new(),
+        sum: WalkSummary::default(),
+        visit: &mut adapt,
+        pending: None,
+    };
+    let _ = w.extent_node(iblock, &h, 0);
+    Ok(w.sum)
+}
+
+/// Walk the data runs of inode `ino` whatever its map (extents or block map), in logical order as
+/// stored. Inline data, fast symlinks and device inodes have no blocks: an error says so.
+pub fn for_each_run(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    visit: &mut dyn FnMut(Run) -> ControlFlow<()>,
+) -> Result<WalkSummary> {
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        return Err(Error::Invalid(format!(
+            "inode {ino} keeps its data inline, not in blocks"
+        )));
+    }
+    let limits = inode::walk_limits(fs, ino, inode);
+    if inode.has_flag(inode::EXTENTS_FL) {
+        return walk_extent_tree(fs, &inode.block, limits, visit)
+            .map_err(|e| Error::corrupt(format!("inode {ino}: extent tree root: {e}")));
+    }
+    let mut adapt = |e: MapEvent| match e {
+        MapEvent::Data(r) => visit(r),
+        MapEvent::Mapping { .. } => ControlFlow::Continue(()),
+    };
+    Ok(walk_block_map(fs, &inode.block, limits, &mut adapt))
+}
+
+/// Physical block of logical block `lblk` (`None` for a hole or an uninitialised extent), found by
+/// walking only until it is passed.
+pub fn map_block(fs: &Filesystem, ino: u32, inode: &Inode, lblk: u64) -> Result<Option<u64>> {
+    let mut found = None;
+    for_each_run(fs, ino, inode, &mut |r| {
+        if lblk >= r.logical && lblk - r.logical < r.len {
+            if !r.uninit {
+                found = Some(r.physical + (lblk - r.logical));
+            }
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    Ok(found)
+}
+
+/// Fragmentation of a file as filefrag counts it: `extents` data extents (block-map runs), and
+/// `runs` after merging neighbours that continue both logically and physically.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Fragmentation {
+    pub extents: u64,
+    pub runs: u64,
+    pub blocks: u64,
+}
+
+/// Count extents and physically contiguous runs of inode `ino`.
+pub fn fragmentation(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Fragmentation> {
+    let mut f = Fragmentation::default();
+    let mut last: Option<Run> = None;
+    for_each_run(fs, ino, inode, &mut |r| {
+        f.extents += 1;
+        f.blocks += r.len;
+        let joins = last
+            .is_some_and(|l| l.logical + l.len == r.logical && l.physical + l.len == r.physical);
+        if !joins {
+            f.runs += 1;
+        }
+        last = Some(r);
+        ControlFlow::Continue(())
+    })?;
+    Ok(f)
+}
