@@ -50,6 +50,8 @@ enum Command {
     Xattrs(cli::xattrs::XattrsArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
+    /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
+    Extract(cli::extract::ExtractArgs),
     /// A verified mkfs.ext4 command line from a workload description.
     Advise(cli::advise::AdviseArgs),
     /// Print shell completions.
@@ -81,6 +83,7 @@ fn main() {
         Command::Check(a) => cli::check::run(a),
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
+        Command::Extract(a) => cli::extract::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut std::io::stdout());

@@ -3,6 +3,7 @@
 pub mod advise;
 pub mod check;
 pub mod dump;
+pub mod extract;
 pub mod fit;
 pub mod inode;
 pub mod xattrs;
