@@ -509,6 +509,24 @@ fn make_room(
     }
 }
 
+/// Run `op` (which creates `cname` exclusively); when the name exists, make room as
+/// [`make_room`] allows and try once more.
+fn create_new<T>(
+    ctx: &Ctx<'_>,
+    dirfd: BorrowedFd<'_>,
+    cname: &CString,
+    what: &str,
+    op: impl Fn() -> std::io::Result<T>,
+) -> std::result::Result<T, String> {
+    match op() {
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+            make_room(ctx, dirfd, cname, false)?;
+            op().map_err(|e| format!("{what}: {}", os_err(&e)))
+        }
+        r => r.map_err(|e| format!("{what}: {}", os_err(&e))),
+    }
+}
+
 fn type_word(t: u32) -> &'static str {
     match t {
         libc::S_IFDIR => "a directory",
@@ -534,10 +552,10 @@ fn write_regular(
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<u64, String> {
     let (dir, dirfd, name, cname) = (t.dir, t.fd, t.name, t.cname);
-    make_room(ctx, dirfd, cname, false)?;
-    let f = sys::create_file_at(dirfd, cname, 0o600)
-        .map_err(|e| format!("cannot create: {}", os_err(&e)))?;
-    let mut bytes = 0u64;
+    let f = create_new(ctx, dirfd, cname, "cannot create", || {
+        sys::create_file_at(dirfd, cname, 0o600)
+    })?;
+    let (mut bytes, mut end) = (0u64, 0u64);
     let problems = for_each_data(ctx.fs, ino, inode, xa.inline_data(), |off, b| {
         f.write_all_at(b, off).map_err(|e| Error::Io {
             path: ctx.path_of(&ctx.lock(), dir, name).into(),
@@ -545,12 +563,16 @@ fn write_regular(
             source: e,
         })?;
         bytes += b.len() as u64;
+        end = end.max(off + b.len() as u64);
         (ctx.progress)(0, b.len() as u64);
         Ok(())
     })
     .map_err(|e| format!("contents: {e}"))?;
-    f.set_len(inode.size)
-        .map_err(|e| format!("cannot set the size: {}", os_err(&e)))?;
+    if end < inode.size {
+        // A hole at the end: only the size says it is there.
+        f.set_len(inode.size)
+            .map_err(|e| format!("cannot set the size: {}", os_err(&e)))?;
+    }
     for p in problems {
         let mut st = ctx.lock();
         let path = ctx.path_of(&st, dir, name);
@@ -656,9 +678,9 @@ fn write_symlink(
     if target.is_empty() || target.contains(&0) {
         return Err("symlink target is empty or holds a NUL byte".into());
     }
-    make_room(ctx, dirfd, cname, false)?;
-    sys::symlink_at(&target, dirfd, cname)
-        .map_err(|e| format!("cannot create symlink: {}", os_err(&e)))?;
+    create_new(ctx, dirfd, cname, "cannot create symlink", || {
+        sys::symlink_at(&target, dirfd, cname)
+    })?;
     finish_at(ctx, t, inode, xa, false)
         .map_err(|e| format!("cannot set owner or times: {}", os_err(&e)))
 }
@@ -675,10 +697,10 @@ fn write_node(
         _ => (0, 0),
     };
     let (dirfd, cname) = (t.fd, t.cname);
-    make_room(ctx, dirfd, cname, false)?;
     let mode = u32::from(inode.mode);
-    sys::mknod_at(dirfd, cname, mode, major, minor)
-        .map_err(|e| format!("cannot create: {}", os_err(&e)))?;
+    create_new(ctx, dirfd, cname, "cannot create", || {
+        sys::mknod_at(dirfd, cname, mode, major, minor)
+    })?;
     finish_at(ctx, t, inode, xa, true)
         .map_err(|e| format!("cannot set owner, mode or times: {}", os_err(&e)))
 }
@@ -878,11 +900,20 @@ fn enter_dir<'s>(
         return ctx.skip(d.idx, name, &format!("directory inode {ino} reached twice (a loop or a linked directory): not descended again"));
     }
     let dirfd = d.fd.as_fd();
-    let made = make_room(ctx, dirfd, cname, true).and_then(|reuse| {
-        if !reuse {
-            sys::mkdir_at(dirfd, cname, 0o700)
-                .map_err(|e| format!("cannot create directory: {}", os_err(&e)))?;
-        }
+    let made = match sys::mkdir_at(dirfd, cname, 0o700) {
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => make_room(ctx, dirfd, cname, true)
+            .and_then(|reuse| {
+                if reuse {
+                    Ok(())
+                } else {
+                    sys::mkdir_at(dirfd, cname, 0o700)
+                        .map_err(|e| format!("cannot create directory: {}", os_err(&e)))
+                }
+            }),
+        Err(e) => Err(format!("cannot create directory: {}", os_err(&e))),
+        Ok(()) => Ok(()),
+    }
+    .and_then(|()| {
         sys::open_dir_at(dirfd, cname)
             .map_err(|e| format!("cannot open the created directory: {}", os_err(&e)))
     });
