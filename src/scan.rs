@@ -399,6 +399,79 @@ pub fn inode_xattrs_cached<'a>(
     (body, block)
 }
 
+/// Most directories [`inode_paths`] reads.
+pub const MAX_PATH_WALK_DIRS: usize = 1 << 20;
+
+/// Paths of the inodes in `wanted` (the first name found, breadth first from the root, so the
+/// shortest), by one walk of the directory tree that stops once all are named. Bounded and
+/// cycle-safe: each directory inode is read once, at most [`MAX_PATH_WALK_DIRS`] of them, and the
+/// map holds only the wanted inodes. Unnamed inodes (unlinked, or beyond the bound) are absent.
+pub fn inode_paths(
+    fs: &Filesystem,
+    wanted: &std::collections::HashSet<u32>,
+) -> HashMap<u32, String> {
+    use std::collections::{HashSet, VecDeque};
+    let mut found = HashMap::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    if wanted.contains(&crate::dir::ROOT_INO) {
+        found.insert(crate::dir::ROOT_INO, "/".to_string());
+    }
+    // Queue of (directory inode, its path); a directory's path is only kept while queued.
+    let mut queue: VecDeque<(u32, Vec<u8>)> = VecDeque::from([(crate::dir::ROOT_INO, Vec::new())]);
+    let mut seen: HashSet<u32> = HashSet::from([crate::dir::ROOT_INO]);
+    let mut read = 0usize;
+    while let Some((dino, dpath)) = queue.pop_front() {
+        if found.len() == wanted.len() || read >= MAX_PATH_WALK_DIRS {
+            break;
+        }
+        read += 1;
+        let Ok(raw) = fs.inode_raw(dino) else { continue };
+        let inode = Inode::parse(&raw);
+        if !inode.is_dir() || inode.has_flag(crate::dir::ENCRYPT_FL) {
+            continue;
+        }
+        let Ok(entries) = crate::extract::list_dir(fs, dino, &raw, &inode) else {
+            continue;
+        };
+        for (name, ino) in entries {
+            let mut p = dpath.clone();
+            p.push(b'/');
+            p.extend_from_slice(&name);
+            if wanted.contains(&ino) && !found.contains_key(&ino) {
+                found.insert(ino, String::from_utf8_lossy(&p).into_owned());
+            }
+            let is_dir = fs
+                .inode_raw(ino)
+                .map(|r| Inode::parse(&r).is_dir())
+                .unwrap_or(false);
+            if is_dir && seen.insert(ino) {
+                queue.push_back((ino, p));
+            }
+        }
+    }
+    found
+}
+
+/// One inode named in a listing: its footprint and why it is listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Listed {
+    pub ino: u32,
+    /// Entries, names and values in all locations.
+    pub footprint: u64,
+    /// Entries in the external block.
+    pub block: bool,
+    /// A value in an EA inode.
+    pub ea_inode: bool,
+}
+
+/// Keep the `n` largest of `v` (by footprint, then inode number), sorted largest first.
+pub fn keep_largest(v: &mut Vec<Listed>, n: usize) {
+    v.sort_by(|a, b| b.footprint.cmp(&a.footprint).then(a.ino.cmp(&b.ino)));
+    v.truncate(n);
+}
+
 /// Count and value bytes of one xattr name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NameStat {
@@ -461,6 +534,10 @@ pub struct XattrStats {
     pub blocks_untracked: u64,
     /// External blocks read and parsed by the scan (each distinct block once while cached).
     pub blocks_decoded: u64,
+    /// How many of the inodes that spill to a block or use an EA inode to keep in `largest`.
+    pub list_max: usize,
+    /// The largest of those inodes (footprint first), at most `list_max`.
+    pub largest: Vec<Listed>,
 }
 
 /// Where one inode's xattrs live, as the scan saw them.
@@ -748,6 +825,9 @@ impl XattrStats {
         }
         self.blocks_untracked += o.blocks_untracked;
         self.blocks_decoded = self.blocks_decoded.max(o.blocks_decoded);
+        self.list_max = self.list_max.max(o.list_max);
+        self.largest.extend(o.largest);
+        keep_largest(&mut self.largest, self.list_max);
         for (k, v) in o.blocks {
             let Some(s) = self.blocks.get_mut(&k) else {
                 if self.blocks.len() < MAX_BLOCKS {
@@ -837,10 +917,24 @@ fn may_have_xattrs(raw: &[u8]) -> bool {
 
 /// Scan every in-use inode and gather xattr statistics.
 pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrStats, ScanCounts) {
+    xattr_stats_listing(fs, 0, progress)
+}
+
+/// [`xattr_stats`], also keeping the `list` largest inodes that spill to a block or use an EA
+/// inode ([`XattrStats::largest`]).
+pub fn xattr_stats_listing(
+    fs: &Filesystem,
+    list: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (XattrStats, ScanCounts) {
     let cache = XattrBlockCache::default();
+    let init = || XattrStats {
+        list_max: list,
+        ..XattrStats::default()
+    };
     let (mut st, counts) = scan_in_use(
         fs,
-        XattrStats::default,
+        init,
         |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
             let d = Bytes::new(raw);
             if d.le32(0x20) & inode::EA_INODE_FL != 0 {
@@ -858,12 +952,25 @@ pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrSt
             {
                 counts.problem(format!("inode {ino}: {p}"));
             }
-            st.add_inode_split(&body, block.as_ref());
+            let place = st.add_inode_split(&body, block.as_ref());
+            if st.list_max > 0 && (place.block || place.ea_inode) {
+                st.largest.push(Listed {
+                    ino,
+                    footprint: place.footprint,
+                    block: place.block,
+                    ea_inode: place.ea_inode,
+                });
+                if st.largest.len() >= 2 * st.list_max {
+                    let n = st.list_max;
+                    keep_largest(&mut st.largest, n);
+                }
+            }
         },
         XattrStats::merge,
         progress,
     );
     st.finish();
+    keep_largest(&mut st.largest, list);
     st.blocks_decoded = cache.decoded();
     (st, counts)
 }
