@@ -1060,6 +1060,14 @@ pub struct DirXattrs {
     stack: Vec<std::path::PathBuf>,
     dev: u64,
     seen_links: std::collections::HashSet<u64>,
+    last: Option<std::path::PathBuf>,
+}
+
+impl DirXattrs {
+    /// Path of the entry the last item came from.
+    pub fn last_path(&self) -> Option<&std::path::Path> {
+        self.last.as_deref()
+    }
 }
 
 /// Walk `root`.
@@ -1074,6 +1082,7 @@ pub fn dir_xattr_sets(root: &std::path::Path) -> Result<DirXattrs> {
         stack: vec![root.to_path_buf()],
         dev: md.dev(),
         seen_links: Default::default(),
+        last: None,
     })
 }
 
@@ -1144,6 +1153,7 @@ impl Iterator for DirXattrs {
         use std::os::unix::fs::MetadataExt;
         loop {
             let path = self.stack.pop()?;
+            self.last = Some(path.clone());
             let md = match std::fs::symlink_metadata(&path) {
                 Ok(m) => m,
                 Err(e) => {
