@@ -710,7 +710,12 @@ fn write_node(
 // ---------------------------------------------------------------------------------------------
 
 /// Entries (name, inode) of a directory, "." and ".." left out; bounded by the directory's size.
-pub fn list_dir(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Result<Vec<(Box<[u8]>, u32)>> {
+pub fn list_dir(
+    fs: &Filesystem,
+    ino: u32,
+    raw: &[u8],
+    inode: &Inode,
+) -> Result<Vec<(Box<[u8]>, u32)>> {
     let mut out: Vec<(Box<[u8]>, u32)> = Vec::new();
     let mut keep = |name: &[u8], ino: u32| {
         if ino != 0 && name != b"." && name != b".." && !name.is_empty() {

@@ -841,14 +841,28 @@ type GroupKey = (u64, Vec<Attr>, Vec<Location>, Option<u32>, u16);
 
 /// The in-inode part of an inode's set: attributes, where they live (all `Inode` or `EaInode`),
 /// and the inline data size.
-fn body_set(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8], extra: u16) -> Result<(XattrSet, Vec<Location>)> {
+fn body_set(
+    fs: &crate::fs::Filesystem,
+    ino: u32,
+    raw: &[u8],
+    extra: u16,
+) -> Result<(XattrSet, Vec<Location>)> {
     let mut set = XattrSet::default();
     let mut observed = Vec::new();
     let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
     let body = crate::xattr::parse_ibody(raw, extra)
         .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
     for e in &body.entries {
-        push_entry(&mut set, &mut observed, ino, &e.name, e.value_size, e.value_inum, Location::Inode, ea_inode)?;
+        push_entry(
+            &mut set,
+            &mut observed,
+            ino,
+            &e.name,
+            e.value_size,
+            e.value_inum,
+            Location::Inode,
+            ea_inode,
+        )?;
     }
     Ok((set, observed))
 }
@@ -874,7 +888,11 @@ fn push_entry(
         return Ok(());
     }
     set.attrs.push(Attr::new(name, value_size));
-    observed.push(if value_inum != 0 { Location::EaInode } else { here });
+    observed.push(if value_inum != 0 {
+        Location::EaInode
+    } else {
+        here
+    });
     Ok(())
 }
 
@@ -889,7 +907,10 @@ fn add_block_entries(
 ) -> Result<()> {
     let d = cache.get(fs, blk);
     if d.info.is_none() {
-        return Err(Error::corrupt(format!("inode {ino}: {}", d.problems.join("; "))));
+        return Err(Error::corrupt(format!(
+            "inode {ino}: {}",
+            d.problems.join("; ")
+        )));
     }
     let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
     for e in &d.entries {
@@ -897,7 +918,16 @@ fn add_block_entries(
             crate::inode::XattrLocation::EaInode(n) => n,
             _ => 0,
         };
-        push_entry(set, observed, ino, &e.name, e.value_size, inum, Location::Block, ea_inode)?;
+        push_entry(
+            set,
+            observed,
+            ino,
+            &e.name,
+            e.value_size,
+            inum,
+            Location::Block,
+            ea_inode,
+        )?;
     }
     Ok(())
 }
@@ -915,9 +945,14 @@ pub fn image_set_groups(
 ) -> GroupWalk {
     let mut walk = GroupWalk::default();
     let mut pending: HashMap<GroupKey, (u64, Vec<u32>)> = HashMap::new();
-    let flush = |pending: &mut HashMap<GroupKey, (u64, Vec<u32>)>, walk: &mut GroupWalk, visit: &mut dyn FnMut(SetGroup)| {
+    let flush = |pending: &mut HashMap<GroupKey, (u64, Vec<u32>)>,
+                 walk: &mut GroupWalk,
+                 visit: &mut dyn FnMut(SetGroup)| {
         for ((blk, attrs, observed, inline, extra), (count, inodes)) in pending.drain() {
-            let mut set = XattrSet { attrs, inline_data: inline };
+            let mut set = XattrSet {
+                attrs,
+                inline_data: inline,
+            };
             let mut observed = observed;
             let first = inodes.first().copied().unwrap_or(0);
             if add_block_entries(fs, cache, first, blk, &mut set, &mut observed).is_err() {
@@ -925,7 +960,13 @@ pub fn image_set_groups(
                 continue;
             }
             walk.groups += 1;
-            visit(SetGroup { set, observed, extra_isize: extra, count, inodes });
+            visit(SetGroup {
+                set,
+                observed,
+                extra_isize: extra,
+                count,
+                inodes,
+            });
         }
     };
     for g in 0..fs.group_count() {
@@ -941,14 +982,24 @@ pub fn image_set_groups(
             if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
                 continue;
             }
-            let extra = if raw.len() > 128 { inode.extra_isize } else { 0 };
+            let extra = if raw.len() > 128 {
+                inode.extra_isize
+            } else {
+                0
+            };
             let Ok((set, observed)) = body_set(fs, ino, raw, extra) else {
                 walk.unreadable += 1;
                 continue;
             };
             if inode.file_acl == 0 {
                 walk.groups += 1;
-                visit(SetGroup { set, observed, extra_isize: extra, count: 1, inodes: vec![ino] });
+                visit(SetGroup {
+                    set,
+                    observed,
+                    extra_isize: extra,
+                    count: 1,
+                    inodes: vec![ino],
+                });
                 continue;
             }
             let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);

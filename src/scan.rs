@@ -406,6 +406,7 @@ pub const MAX_PATH_WALK_DIRS: usize = 1 << 20;
 /// shortest), by one walk of the directory tree that stops once all are named. Bounded and
 /// cycle-safe: each directory inode is read once, at most [`MAX_PATH_WALK_DIRS`] of them, and the
 /// map holds only the wanted inodes. Unnamed inodes (unlinked, or beyond the bound) are absent.
+#[allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
 pub fn inode_paths(
     fs: &Filesystem,
     wanted: &std::collections::HashSet<u32>,
@@ -427,7 +428,9 @@ pub fn inode_paths(
             break;
         }
         read += 1;
-        let Ok(raw) = fs.inode_raw(dino) else { continue };
+        let Ok(raw) = fs.inode_raw(dino) else {
+            continue;
+        };
         let inode = Inode::parse(&raw);
         if !inode.is_dir() || inode.has_flag(crate::dir::ENCRYPT_FL) {
             continue;

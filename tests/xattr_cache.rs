@@ -2,6 +2,7 @@
 //! be decoded once (not once per inode) by `xattrs` and `fit --from-image`, and the set placed
 //! once; asserted from what the commands report (blocks decoded, sets evaluated), never from
 //! timing. The shared-block statistics must equal the per-inode accounting of the same image.
+#![allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
 
 mod common;
 
@@ -72,7 +73,8 @@ fn shared_block_image(dir: &Path, n: usize) -> std::path::PathBuf {
             continue;
         }
         let off = fs.inode_offset(ino).unwrap();
-        f.write_all_at(&(blk as u32).to_le_bytes(), off + 0x68).unwrap();
+        f.write_all_at(&(blk as u32).to_le_bytes(), off + 0x68)
+            .unwrap();
         pointed += 1;
     }
     assert_eq!(pointed, n);
@@ -104,7 +106,11 @@ fn one_shared_block_is_decoded_once() {
     }
 
     let x = json(&["xattrs", "--json", "--no-progress", "--list", "3"], &img);
-    assert_eq!(x["xattr_blocks_decoded"], 1, "{}", x["xattr_blocks_decoded"]);
+    assert_eq!(
+        x["xattr_blocks_decoded"], 1,
+        "{}",
+        x["xattr_blocks_decoded"]
+    );
     assert_eq!(x["inodes_with_xattrs"], n);
     assert_eq!(x["spill_to_block"], n);
     assert_eq!(x["xattr_count"], (n * ENTRIES) as u64);
