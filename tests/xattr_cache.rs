@@ -174,3 +174,29 @@ fn shared_block_accounting_equals_per_inode_accounting() {
     assert_eq!(cached.shared_blocks(), plain.shared_blocks());
     assert_eq!(cached.blocks_decoded, 1);
 }
+
+#[test]
+fn fit_from_dir_names_the_files_that_do_not_fit() {
+    use std::os::fd::AsFd;
+    let t = tempfile::tempdir().unwrap();
+    let set = |name: &str, attr: &str, len: usize| -> bool {
+        let p = t.path().join(name);
+        let f = std::fs::File::create(&p).unwrap();
+        let n = std::ffi::CString::new(attr).unwrap();
+        e4inspect::sys::set_xattr_fd(f.as_fd(), &n, &vec![b'x'; len]).is_ok()
+    };
+    if !set("big", "user.big", 600) || !set("small", "user.s", 4) {
+        eprintln!("skipped: the temporary directory's filesystem refuses user xattrs");
+        return;
+    }
+    let out = run(Command::new(bin())
+        .args(["fit", "--json", "--inode-size", "256", "--list", "5", "--from-dir"])
+        .arg(t.path()));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let named = v["source"]["files_not_all_in_inode"].as_array().unwrap();
+    let paths: Vec<&str> = named.iter().filter_map(|n| n["path"].as_str()).collect();
+    assert!(paths.iter().any(|p| p.ends_with("/big")), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.ends_with("/small")), "{paths:?}");
+    assert_eq!(named[0]["uses_block"], true);
+    assert_eq!(named[0]["smallest_all_in_inode"], 1024);
+}
