@@ -3,6 +3,9 @@
 # `debugfs -R "rdump / DEST"` of the same image (warm page cache, destination on the same
 # filesystem, one run each, to stay near a minute). Prints both wall times and the ratio (goal: >= 5x).
 #
+# Also prints CPU seconds (user+sys) of each, steadier than wall time on a shared machine. Set
+# OUT_DIR to extract elsewhere (e.g. /dev/shm/x, to leave disk writeback out of the figures).
+#
 # Usage: scripts/bench-extract.sh [WORKDIR]   (needs mke2fs, debugfs, python3; ~1 GB of disk;
 # the image is built once and kept in WORKDIR)
 set -eu
@@ -33,16 +36,19 @@ PY
     rm -rf "$tree"
 fi
 cat "$img" > /dev/null
-t() { # wall seconds of "$@" into a fresh $work/out
-    rm -rf "$work/out"; mkdir "$work/out"; sync
-    s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N)
-    echo "$e - $s" | bc -l
+out=${OUT_DIR:-$work/out}
+t() { # "wall cpu" seconds of "$@" into a fresh $out
+    rm -rf "$out"; mkdir -p "$out"; sync
+    /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > /dev/null 2>&1
+    awk '{print $1, $2 + $3}' "$work/time.txt"
 }
-ours=$(t $bin extract --no-progress "$img" / "$work/out")
-files=$(find "$work/out" -type f | wc -l)
-theirs=$(t debugfs -R "rdump / $work/out" "$img")
-rm -rf "$work/out"
-echo "files extracted: $files"
-echo "e4inspect extract: ${ours}s"
-echo "debugfs rdump    : ${theirs}s"
-echo "ratio: $(echo "scale=2; $theirs / $ours" | bc -l)x  (goal >= 5x)"
+ours=$(t $bin extract --no-progress "$img" / "$out")
+files=$(find "$out" -type f | wc -l)
+theirs=$(t debugfs -R "rdump / $out" "$img")
+rm -rf "$out"
+set -- $ours; ow=$1; oc=$2
+set -- $theirs; tw=$1; tc=$2
+echo "files extracted: $files (into $out)"
+echo "e4inspect extract: ${ow}s wall, ${oc}s CPU"
+echo "debugfs rdump    : ${tw}s wall, ${tc}s CPU"
+echo "ratio: $(echo "scale=2; $tw / $ow" | bc -l)x wall, $(echo "scale=2; $tc / $oc" | bc -l)x CPU  (goal >= 5x)"
