@@ -460,3 +460,66 @@ fn without_root_nodes_are_skipped_and_listed() {
         300_000
     );
 }
+
+#[test]
+fn damaged_images_end_in_an_exit_code_never_a_signal_or_a_hang() {
+    if !have("mke2fs") || !have("timeout") {
+        eprintln!("skipped: mke2fs or timeout missing");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    std::fs::create_dir_all(src.join("a/b")).unwrap();
+    std::fs::write(src.join("a/f"), vec![7u8; 9000]).unwrap();
+    std::fs::write(src.join("a/b/g"), b"tiny").unwrap();
+    std::os::unix::fs::symlink("../f", src.join("a/b/l")).unwrap();
+    let img = mkfs(
+        t.path(),
+        "h.img",
+        1 << 20,
+        &[
+            "-t",
+            "ext4",
+            "-O",
+            "inline_data,^has_journal",
+            "-I",
+            "256",
+            "-d",
+            src.to_str().unwrap(),
+        ],
+    );
+    let good = std::fs::read(&img).unwrap();
+    // Deterministic byte flips over the metadata at the start of the image.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut codes = BTreeMap::new();
+    for i in 0..150 {
+        let mut bad = good.clone();
+        for _ in 0..8 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let pos = 1024 + (seed as usize) % (256 * 1024);
+            bad[pos] = (seed >> 32) as u8;
+        }
+        let p = t.path().join("m.img");
+        std::fs::write(&p, &bad).unwrap();
+        let dest = t.path().join(format!("d{i}"));
+        let out = run(Command::new("timeout")
+            .args(["-s", "KILL", "20"])
+            .arg(bin())
+            .args(["extract", "--json"])
+            .arg(&p)
+            .arg("/")
+            .arg(&dest));
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0) | Some(4) | Some(8)),
+            "mutation {i}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        *codes.entry(code).or_insert(0) += 1;
+        let _ = std::fs::remove_dir_all(&dest);
+    }
+    eprintln!("extract on damaged images: exit codes {codes:?}");
+}

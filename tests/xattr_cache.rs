@@ -190,7 +190,15 @@ fn fit_from_dir_names_the_files_that_do_not_fit() {
         return;
     }
     let out = run(Command::new(bin())
-        .args(["fit", "--json", "--inode-size", "256", "--list", "5", "--from-dir"])
+        .args([
+            "fit",
+            "--json",
+            "--inode-size",
+            "256",
+            "--list",
+            "5",
+            "--from-dir",
+        ])
         .arg(t.path()));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let named = v["source"]["files_not_all_in_inode"].as_array().unwrap();
