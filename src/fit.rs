@@ -21,6 +21,7 @@ use crate::xattr::{
     entry_len, ibody_capacity, split_name, value_size, BLOCK_HEADER_SIZE, TERMINATOR_SIZE,
 };
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Largest value the VFS passes to a filesystem (`XATTR_SIZE_MAX`).
 pub const VFS_VALUE_MAX: u32 = 65536;
@@ -151,7 +152,7 @@ pub fn block_reserve(block_size: u32) -> usize {
 }
 
 /// One attribute to place: its full name and value size.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Attr {
     /// Full name (`user.foo`, `security.selinux`, `system.posix_acl_access`).
     pub name: String,
@@ -595,14 +596,25 @@ impl Evaluator {
 
     /// Account one inode's xattr set.
     pub fn add(&mut self, set: &XattrSet) {
-        self.agg.inodes_scanned += 1;
-        if set.attrs.is_empty() {
-            return;
+        self.add_counted(set, 1);
+    }
+
+    /// Account `n` inodes with the same xattr set (placed once), and say how it fares.
+    pub fn add_counted(&mut self, set: &XattrSet, n: u64) -> SetVerdict {
+        self.agg.inodes_scanned += n;
+        let mut v = SetVerdict::default();
+        if set.attrs.is_empty() || n == 0 {
+            return v;
         }
-        self.agg.inodes_with_xattrs += 1;
+        self.agg.inodes_with_xattrs += n;
         let rp = self.params_for(&self.reference, set);
-        if place_unchecked(&rp, &set.attrs).uses_block() {
-            self.agg.reference_blocks += 1;
+        let rr = place_unchecked(&rp, &set.attrs);
+        v.uses_block = rr.uses_block();
+        v.ea_inode = rr.count(Location::EaInode) > 0;
+        v.not_stored = rr.count(Location::None) > 0;
+        v.needed_bytes = rr.needed_bytes;
+        if v.uses_block {
+            self.agg.reference_blocks += n;
         }
         for i in 0..self.sizes.len() {
             let Some(p) = self.sizes.get(i).map(|p| self.params_for(p, set)) else {
@@ -610,16 +622,16 @@ impl Evaluator {
             };
             let r = place_unchecked(&p, &set.attrs);
             if let Some(st) = self.agg.sizes.get_mut(i) {
-                st.inodes += 1;
-                st.all_in_inode += r.all_in_inode as u64;
-                st.spill_to_block += r.uses_block() as u64;
-                st.use_ea_inode += (r.count(Location::EaInode) > 0) as u64;
-                st.not_stored += (r.count(Location::None) > 0) as u64;
-                st.attrs_inode += r.count(Location::Inode) as u64;
-                st.attrs_block += r.count(Location::Block) as u64;
-                st.attrs_ea_inode += r.count(Location::EaInode) as u64;
-                st.attrs_none += r.count(Location::None) as u64;
-                st.free_bytes_total += r.free_bytes as u64;
+                st.inodes += n;
+                st.all_in_inode += n * r.all_in_inode as u64;
+                st.spill_to_block += n * r.uses_block() as u64;
+                st.use_ea_inode += n * (r.count(Location::EaInode) > 0) as u64;
+                st.not_stored += n * (r.count(Location::None) > 0) as u64;
+                st.attrs_inode += n * r.count(Location::Inode) as u64;
+                st.attrs_block += n * r.count(Location::Block) as u64;
+                st.attrs_ea_inode += n * r.count(Location::EaInode) as u64;
+                st.attrs_none += n * r.count(Location::None) as u64;
+                st.free_bytes_total += n * r.free_bytes as u64;
             }
         }
         // Smallest ladder size holding everything: fit is monotonic in the inode size, so a
@@ -629,11 +641,18 @@ impl Evaluator {
             p.inline_data = set.inline_data;
             if place_unchecked(&p, &set.attrs).all_in_inode {
                 if let Some(c) = self.agg.ladder_fit.get_mut(j) {
-                    *c += 1;
+                    *c += n;
                 }
+                v.smallest_all_in_inode = Some(s);
                 break;
             }
         }
+        v
+    }
+
+    /// Inode size placements are reported against (`block_io_saved`, [`SetVerdict`]).
+    pub fn reference_inode_size(&self) -> u32 {
+        self.reference.inode_size
     }
 
     /// Finish: compute shares and percentiles.
@@ -666,6 +685,35 @@ impl Evaluator {
         self.agg.smallest_for_99 = smallest(99);
         self.agg.smallest_for_90 = smallest(90);
         self.agg
+    }
+}
+
+/// How one xattr set fares at the reference inode size, and the smallest size that holds it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SetVerdict {
+    /// Some entry or value needs the external block.
+    pub uses_block: bool,
+    /// Some value goes to an EA inode.
+    pub ea_inode: bool,
+    /// Some attribute cannot be stored at all.
+    pub not_stored: bool,
+    /// Body bytes needed to keep everything in the inode.
+    pub needed_bytes: usize,
+    /// Smallest power-of-two inode size (up to the block size) keeping everything in the body.
+    pub smallest_all_in_inode: Option<u32>,
+}
+
+impl SetVerdict {
+    /// True when the set does not stay all in the inode at the reference size.
+    pub fn needs_naming(&self) -> bool {
+        self.uses_block || self.ea_inode || self.not_stored
+    }
+    /// Ranking key: sets needing the biggest inode (or none fits) first, then the most bytes.
+    pub fn rank(&self) -> (u32, usize) {
+        (
+            self.smallest_all_in_inode.unwrap_or(u32::MAX),
+            self.needed_bytes,
+        )
     }
 }
 
@@ -758,6 +806,223 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
         observed,
         extra_isize: extra,
     })
+}
+
+/// Inodes of an image with the same xattr set (same in-inode entries, same external block, same
+/// inline data size and `i_extra_isize`), evaluated once.
+#[derive(Clone, Debug)]
+pub struct SetGroup {
+    /// The set (in-inode entries, then the block's).
+    pub set: XattrSet,
+    /// Where each attribute lives on disk.
+    pub observed: Vec<Location>,
+    /// i_extra_isize of the inodes in the group.
+    pub extra_isize: u16,
+    /// Inodes in the group.
+    pub count: u64,
+    /// The first of them (at most the number asked for).
+    pub inodes: Vec<u32>,
+}
+
+/// What [`image_set_groups`] met besides the groups.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupWalk {
+    /// Inodes that could not be read (or whose group could not).
+    pub unreadable: u64,
+    /// External xattr blocks read and parsed (each distinct block once while cached).
+    pub blocks_decoded: u64,
+    /// Groups handed out (sets evaluated).
+    pub groups: u64,
+}
+
+/// Most groups of inodes sharing a block held before they are handed out.
+const MAX_PENDING_GROUPS: usize = 4096;
+
+type GroupKey = (u64, Vec<Attr>, Vec<Location>, Option<u32>, u16);
+
+/// The in-inode part of an inode's set: attributes, where they live (all `Inode` or `EaInode`),
+/// and the inline data size.
+fn body_set(
+    fs: &crate::fs::Filesystem,
+    ino: u32,
+    raw: &[u8],
+    extra: u16,
+) -> Result<(XattrSet, Vec<Location>)> {
+    let mut set = XattrSet::default();
+    let mut observed = Vec::new();
+    let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
+    let body = crate::xattr::parse_ibody(raw, extra)
+        .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+    for e in &body.entries {
+        push_entry(
+            &mut set,
+            &mut observed,
+            ino,
+            &e.name,
+            e.value_size,
+            e.value_inum,
+            Location::Inode,
+            ea_inode,
+        )?;
+    }
+    Ok((set, observed))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_entry(
+    set: &mut XattrSet,
+    observed: &mut Vec<Location>,
+    ino: u32,
+    name: &str,
+    value_size: u32,
+    value_inum: u32,
+    here: Location,
+    ea_inode: bool,
+) -> Result<()> {
+    if value_inum != 0 && !ea_inode {
+        return Err(Error::corrupt(format!(
+            "inode {ino}: {name} refers to EA inode {value_inum} without the ea_inode feature"
+        )));
+    }
+    if name == "system.data" {
+        set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(value_size));
+        return Ok(());
+    }
+    set.attrs.push(Attr::new(name, value_size));
+    observed.push(if value_inum != 0 {
+        Location::EaInode
+    } else {
+        here
+    });
+    Ok(())
+}
+
+/// Add the entries of external block `blk` (from `cache`) to a set.
+fn add_block_entries(
+    fs: &crate::fs::Filesystem,
+    cache: &crate::scan::XattrBlockCache,
+    ino: u32,
+    blk: u64,
+    set: &mut XattrSet,
+    observed: &mut Vec<Location>,
+) -> Result<()> {
+    let d = cache.get(fs, blk);
+    if d.info.is_none() {
+        return Err(Error::corrupt(format!(
+            "inode {ino}: {}",
+            d.problems.join("; ")
+        )));
+    }
+    let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
+    for e in &d.entries {
+        let inum = match e.location {
+            crate::inode::XattrLocation::EaInode(n) => n,
+            _ => 0,
+        };
+        push_entry(
+            set,
+            observed,
+            ino,
+            &e.name,
+            e.value_size,
+            inum,
+            Location::Block,
+            ea_inode,
+        )?;
+    }
+    Ok(())
+}
+
+/// Walk the inodes [`image_inodes`] walks and hand out their xattr sets grouped: inodes sharing
+/// an external block with the same in-inode entries are counted together, so that a block shared
+/// by thousands of inodes is decoded once (`cache`) and its set evaluated once per distinct
+/// group. Inodes without a block are handed out one by one. `keep` inode numbers are kept per
+/// group. Memory is bounded by [`MAX_PENDING_GROUPS`] pending groups.
+pub fn image_set_groups(
+    fs: &crate::fs::Filesystem,
+    cache: &crate::scan::XattrBlockCache,
+    keep: usize,
+    mut visit: impl FnMut(SetGroup),
+) -> GroupWalk {
+    let mut walk = GroupWalk::default();
+    let mut pending: HashMap<GroupKey, (u64, Vec<u32>)> = HashMap::new();
+    let flush = |pending: &mut HashMap<GroupKey, (u64, Vec<u32>)>,
+                 walk: &mut GroupWalk,
+                 visit: &mut dyn FnMut(SetGroup)| {
+        for ((blk, attrs, observed, inline, extra), (count, inodes)) in pending.drain() {
+            let mut set = XattrSet {
+                attrs,
+                inline_data: inline,
+            };
+            let mut observed = observed;
+            let first = inodes.first().copied().unwrap_or(0);
+            if add_block_entries(fs, cache, first, blk, &mut set, &mut observed).is_err() {
+                walk.unreadable += count;
+                continue;
+            }
+            walk.groups += 1;
+            visit(SetGroup {
+                set,
+                observed,
+                extra_isize: extra,
+                count,
+                inodes,
+            });
+        }
+    };
+    for g in 0..fs.group_count() {
+        let mut counts = crate::scan::ScanCounts::default();
+        let group = crate::scan::group_inodes(fs, g, &mut counts);
+        walk.unreadable += counts.problems.len() as u64;
+        let Some(group) = group else { continue };
+        for first in group.chunk_starts() {
+            let Ok(chunk) = group.read_chunk(fs, first) else {
+                walk.unreadable += 1;
+                break;
+            };
+            for (ino, raw) in group.iter(&chunk) {
+                if ino != 2 && ino < fs.sb.first_ino() {
+                    continue;
+                }
+                let inode = crate::inode::Inode::parse(raw);
+                if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
+                    continue;
+                }
+                let extra = if raw.len() > 128 {
+                    inode.extra_isize
+                } else {
+                    0
+                };
+                let Ok((set, observed)) = body_set(fs, ino, raw, extra) else {
+                    walk.unreadable += 1;
+                    continue;
+                };
+                if inode.file_acl == 0 {
+                    walk.groups += 1;
+                    visit(SetGroup {
+                        set,
+                        observed,
+                        extra_isize: extra,
+                        count: 1,
+                        inodes: vec![ino],
+                    });
+                    continue;
+                }
+                let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);
+                if !pending.contains_key(&key) && pending.len() >= MAX_PENDING_GROUPS {
+                    flush(&mut pending, &mut walk, &mut visit);
+                }
+                let e = pending.entry(key).or_insert((0, Vec::new()));
+                e.0 += 1;
+                if e.1.len() < keep.max(1) {
+                    e.1.push(ino);
+                }
+            }
+        }
+    }
+    flush(&mut pending, &mut walk, &mut visit);
+    walk.blocks_decoded = cache.decoded();
+    walk
 }
 
 /// Fit parameters of an image: its inode size, block size, ea_inode feature and preferred
@@ -868,6 +1133,14 @@ pub struct DirXattrs {
     stack: Vec<std::path::PathBuf>,
     dev: u64,
     seen_links: std::collections::HashSet<u64>,
+    last: Option<std::path::PathBuf>,
+}
+
+impl DirXattrs {
+    /// Path of the entry the last item came from.
+    pub fn last_path(&self) -> Option<&std::path::Path> {
+        self.last.as_deref()
+    }
 }
 
 /// Walk `root`.
@@ -882,6 +1155,7 @@ pub fn dir_xattr_sets(root: &std::path::Path) -> Result<DirXattrs> {
         stack: vec![root.to_path_buf()],
         dev: md.dev(),
         seen_links: Default::default(),
+        last: None,
     })
 }
 
@@ -921,6 +1195,7 @@ impl Iterator for DirXattrs {
         use std::os::unix::fs::MetadataExt;
         loop {
             let path = self.stack.pop()?;
+            self.last = Some(path.clone());
             let md = match std::fs::symlink_metadata(&path) {
                 Ok(m) => m,
                 Err(e) => {

@@ -37,6 +37,8 @@ pub mod bitmap;
 pub mod csum;
 pub mod dir;
 pub mod extent;
+#[allow(missing_docs)] // documented in a later pass
+pub mod extract;
 pub mod features;
 #[allow(missing_docs)] // documented in a later pass
 pub mod fileblocks;

@@ -54,6 +54,8 @@ enum Command {
     Xattrs(cli::xattrs::XattrsArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
+    /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
+    Extract(cli::extract::ExtractArgs),
     /// A verified mkfs.ext4 command line from a workload description.
     Advise(cli::advise::AdviseArgs),
     /// Free-space fragmentation, as e2freefrag prints it (or --json).
@@ -93,6 +95,7 @@ fn main() {
         Command::Journal(a) => cli::journal::run(a),
         Command::Ls(a) => cli::ls::run(a),
         Command::Cat(a) => cli::cat::run(a),
+        Command::Extract(a) => cli::extract::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = Vec::new();

@@ -15,6 +15,8 @@ use crate::xattr;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Most problems kept verbatim (the rest are only counted).
 pub const MAX_PROBLEMS: usize = 100;
@@ -287,6 +289,259 @@ where
     (acc, counts)
 }
 
+// ---------------------------------------------------------------------------------------------
+// External xattr blocks, decoded once per distinct block
+// ---------------------------------------------------------------------------------------------
+
+/// One entry of an external xattr block, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockEntry {
+    /// Full name with prefix.
+    pub name: String,
+    /// Value size in bytes.
+    pub value_size: u32,
+    /// `Block(n)`, or `EaInode(i)` when the value lives in an EA inode.
+    pub location: XattrLocation,
+    /// Bytes the entry takes in the block.
+    pub cost: usize,
+}
+
+/// An external xattr block as every inode referencing it sees it, decoded once.
+#[derive(Clone, Debug, Default)]
+pub struct DecodedBlock {
+    /// Header, space and checksum; `None` when the block could not be read or parsed.
+    pub info: Option<inode::XattrBlockInfo>,
+    /// Entries in on-disk order.
+    pub entries: Vec<BlockEntry>,
+    /// Damage found in the block (or its EA inodes), as `inode_xattrs` words it.
+    pub problems: Vec<String>,
+    /// Sum of entry costs.
+    pub cost: u64,
+    /// Sum of value sizes.
+    pub value_bytes: u64,
+    /// Value bytes held in EA inodes.
+    pub ea_value_bytes: u64,
+}
+
+impl DecodedBlock {
+    /// Decode block `blk` of `fs` exactly as [`inode::inode_xattrs`] reads an inode's block.
+    pub fn decode(fs: &Filesystem, blk: u64) -> DecodedBlock {
+        // An inode without an in-inode area whose only xattrs are the block's.
+        let raw = [0u8; 128];
+        let mut carrier = Inode::parse(&raw);
+        carrier.file_acl = blk;
+        let xa = inode::inode_xattrs(fs, &raw, &carrier);
+        let mut out = DecodedBlock {
+            info: xa.block.clone(),
+            problems: xa.problems.clone(),
+            ..DecodedBlock::default()
+        };
+        for x in &xa.items {
+            out.cost += x.cost as u64;
+            out.value_bytes += u64::from(x.value_size);
+            if matches!(x.location, XattrLocation::EaInode(_)) {
+                out.ea_value_bytes += u64::from(x.value_size);
+            }
+            out.entries.push(BlockEntry {
+                name: x.name.clone(),
+                value_size: x.value_size,
+                location: x.location,
+                cost: x.cost,
+            });
+        }
+        out
+    }
+
+    /// True when some value lives in an EA inode.
+    pub fn uses_ea_inode(&self) -> bool {
+        self.ea_value_bytes > 0
+            || self
+                .entries
+                .iter()
+                .any(|e| matches!(e.location, XattrLocation::EaInode(_)))
+    }
+
+    /// True when the block holds entries (the inode spills to it).
+    pub fn spills(&self) -> bool {
+        !self.entries.is_empty() || self.info.as_ref().is_some_and(|i| i.space.used > 0)
+    }
+
+    /// Bytes the footprint of an inode gains from this block (entries and EA-inode values).
+    pub fn footprint(&self) -> u64 {
+        self.cost + self.ea_value_bytes
+    }
+
+    fn approx_bytes(&self) -> usize {
+        std::mem::size_of::<DecodedBlock>()
+            + self
+                .entries
+                .iter()
+                .map(|e| e.name.len() + std::mem::size_of::<BlockEntry>())
+                .sum::<usize>()
+            + self.problems.iter().map(String::len).sum::<usize>()
+    }
+}
+
+/// Shards of the block cache (by block number), each with its own lock.
+const CACHE_SHARDS: usize = 16;
+/// Blocks kept per shard.
+const CACHE_ENTRIES_PER_SHARD: usize = 256;
+/// Approximate bytes kept per shard (one oversized block may exceed it alone).
+const CACHE_BYTES_PER_SHARD: usize = 2 << 20;
+
+#[derive(Default)]
+struct Shard {
+    map: HashMap<u64, Arc<DecodedBlock>>,
+    bytes: usize,
+}
+
+/// Decoded external xattr blocks keyed by block number, shared by the rayon workers of a scan:
+/// a block referenced by many inodes is read and parsed once. Bounded: [`CACHE_SHARDS`] shards
+/// of at most [`CACHE_ENTRIES_PER_SHARD`] blocks and about [`CACHE_BYTES_PER_SHARD`] bytes; a
+/// full shard is emptied (blocks are then decoded again when met again).
+pub struct XattrBlockCache {
+    shards: Vec<Mutex<Shard>>,
+    decoded: AtomicU64,
+    lookups: AtomicU64,
+}
+
+impl Default for XattrBlockCache {
+    fn default() -> Self {
+        XattrBlockCache {
+            shards: (0..CACHE_SHARDS).map(|_| Mutex::default()).collect(),
+            decoded: AtomicU64::new(0),
+            lookups: AtomicU64::new(0),
+        }
+    }
+}
+
+impl XattrBlockCache {
+    /// The decoded block `blk` (decoding it under the shard lock, so that concurrent workers
+    /// meeting the same block decode it once).
+    pub fn get(&self, fs: &Filesystem, blk: u64) -> Arc<DecodedBlock> {
+        self.lookups.fetch_add(1, Ordering::Relaxed);
+        let Some(shard) = self.shards.get((blk % CACHE_SHARDS as u64) as usize) else {
+            return Arc::new(DecodedBlock::decode(fs, blk));
+        };
+        let mut sh = shard.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = sh.map.get(&blk) {
+            return Arc::clone(d);
+        }
+        let d = Arc::new(DecodedBlock::decode(fs, blk));
+        self.decoded.fetch_add(1, Ordering::Relaxed);
+        let size = d.approx_bytes();
+        if sh.map.len() >= CACHE_ENTRIES_PER_SHARD || sh.bytes + size > CACHE_BYTES_PER_SHARD {
+            sh.map.clear();
+            sh.bytes = 0;
+        }
+        sh.bytes += size;
+        sh.map.insert(blk, Arc::clone(&d));
+        d
+    }
+
+    /// Blocks decoded so far (each distinct block once while it stays cached).
+    pub fn decoded(&self) -> u64 {
+        self.decoded.load(Ordering::Relaxed)
+    }
+
+    /// Lookups so far (one per inode with an xattr block).
+    pub fn lookups(&self) -> u64 {
+        self.lookups.load(Ordering::Relaxed)
+    }
+}
+
+/// An inode's xattrs split in two: the in-inode part (and its problems), and its external block
+/// from `cache` (shared with every other inode referencing it).
+pub fn inode_xattrs_cached<'a>(
+    fs: &'a Filesystem,
+    raw: &'a [u8],
+    inode: &Inode,
+    cache: &XattrBlockCache,
+) -> (inode::InodeXattrs<'a>, Option<Arc<DecodedBlock>>) {
+    let mut body_only = inode.clone();
+    body_only.file_acl = 0;
+    let body = inode::inode_xattrs(fs, raw, &body_only);
+    let block = (inode.file_acl != 0).then(|| cache.get(fs, inode.file_acl));
+    (body, block)
+}
+
+/// Most directories [`inode_paths`] reads.
+pub const MAX_PATH_WALK_DIRS: usize = 1 << 20;
+
+/// Paths of the inodes in `wanted` (the first name found, breadth first from the root, so the
+/// shortest), by one walk of the directory tree that stops once all are named. Bounded and
+/// cycle-safe: each directory inode is read once, at most [`MAX_PATH_WALK_DIRS`] of them, and the
+/// map holds only the wanted inodes. Unnamed inodes (unlinked, or beyond the bound) are absent.
+#[allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
+pub fn inode_paths(
+    fs: &Filesystem,
+    wanted: &std::collections::HashSet<u32>,
+) -> HashMap<u32, String> {
+    use std::collections::{HashSet, VecDeque};
+    let mut found = HashMap::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    if wanted.contains(&crate::dir::ROOT_INO) {
+        found.insert(crate::dir::ROOT_INO, "/".to_string());
+    }
+    // Queue of (directory inode, its path); a directory's path is only kept while queued.
+    let mut queue: VecDeque<(u32, Vec<u8>)> = VecDeque::from([(crate::dir::ROOT_INO, Vec::new())]);
+    let mut seen: HashSet<u32> = HashSet::from([crate::dir::ROOT_INO]);
+    let mut read = 0usize;
+    while let Some((dino, dpath)) = queue.pop_front() {
+        if found.len() == wanted.len() || read >= MAX_PATH_WALK_DIRS {
+            break;
+        }
+        read += 1;
+        let Ok(raw) = fs.inode_raw(dino) else {
+            continue;
+        };
+        let inode = Inode::parse(&raw);
+        if !inode.is_dir() || inode.has_flag(crate::dir::ENCRYPT_FL) {
+            continue;
+        }
+        let Ok(entries) = crate::extract::list_dir(fs, dino, &raw, &inode) else {
+            continue;
+        };
+        for (name, ino) in entries {
+            let mut p = dpath.clone();
+            p.push(b'/');
+            p.extend_from_slice(&name);
+            if wanted.contains(&ino) && !found.contains_key(&ino) {
+                found.insert(ino, String::from_utf8_lossy(&p).into_owned());
+            }
+            let is_dir = fs
+                .inode_raw(ino)
+                .map(|r| Inode::parse(&r).is_dir())
+                .unwrap_or(false);
+            if is_dir && seen.insert(ino) {
+                queue.push_back((ino, p));
+            }
+        }
+    }
+    found
+}
+
+/// One inode named in a listing: its footprint and why it is listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Listed {
+    /// Inode number.
+    pub ino: u32,
+    /// Entries, names and values in all locations.
+    pub footprint: u64,
+    /// Entries in the external block.
+    pub block: bool,
+    /// A value in an EA inode.
+    pub ea_inode: bool,
+}
+
+/// Keep the `n` largest of `v` (by footprint, then inode number), sorted largest first.
+pub fn keep_largest(v: &mut Vec<Listed>, n: usize) {
+    v.sort_by(|a, b| b.footprint.cmp(&a.footprint).then(a.ino.cmp(&b.ino)));
+    v.truncate(n);
+}
+
 /// Count and value bytes of one xattr name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NameStat {
@@ -297,10 +552,13 @@ pub struct NameStat {
 }
 
 /// How an external xattr block was used.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct BlockUse {
     seen: u32,
     refcount: u32,
+    /// The block's entries, counted `seen` times when the statistics are finished (so that a
+    /// block shared by many inodes costs its entries once, not once per inode).
+    contrib: Option<Arc<DecodedBlock>>,
 }
 
 /// Upper bounds (inclusive) of the footprint histogram buckets; the last bucket is "larger".
@@ -345,6 +603,23 @@ pub struct XattrStats {
     blocks: HashMap<u64, BlockUse>,
     /// References to blocks not tracked because [`MAX_BLOCKS`] were already tracked.
     pub blocks_untracked: u64,
+    /// External blocks read and parsed by the scan (each distinct block once while cached).
+    pub blocks_decoded: u64,
+    /// How many of the inodes that spill to a block or use an EA inode to keep in `largest`.
+    pub list_max: usize,
+    /// The largest of those inodes (footprint first), at most `list_max`.
+    pub largest: Vec<Listed>,
+}
+
+/// Where one inode's xattrs live, as the scan saw them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InodePlacement {
+    /// Entries in the external block.
+    pub block: bool,
+    /// A value in an EA inode.
+    pub ea_inode: bool,
+    /// Entries, names and values in all locations.
+    pub footprint: u64,
 }
 
 /// One external block referenced by several inodes.
@@ -378,11 +653,157 @@ impl XattrStats {
 
     fn add_block(&mut self, blk: u64, refcount: u32) {
         if let Some(b) = self.blocks.get_mut(&blk) {
+            if let Some(c) = b.contrib.take() {
+                // Keep the invariant: references in `seen` are all counted once this is None.
+                let n = u64::from(b.seen);
+                b.seen = b.seen.saturating_add(1);
+                self.count_block_entries(&c, n);
+                return;
+            }
             b.seen = b.seen.saturating_add(1);
         } else if self.blocks.len() < MAX_BLOCKS {
-            self.blocks.insert(blk, BlockUse { seen: 1, refcount });
+            self.blocks.insert(
+                blk,
+                BlockUse {
+                    seen: 1,
+                    refcount,
+                    contrib: None,
+                },
+            );
         } else {
             self.blocks_untracked += 1;
+        }
+    }
+
+    fn add_name_n(&mut self, key: &[u8], n: u64, bytes: u64) {
+        if let Some(s) = self.names.get_mut(key) {
+            s.count += n;
+            s.bytes += bytes;
+        } else if self.names.len() < MAX_NAMES {
+            self.names.insert(key.into(), NameStat { count: n, bytes });
+        } else {
+            self.names_untracked += n;
+        }
+    }
+
+    /// Count the entries of `b` for `n` referencing inodes.
+    fn count_block_entries(&mut self, b: &DecodedBlock, n: u64) {
+        for e in &b.entries {
+            self.xattr_count += n;
+            self.value_bytes += n * u64::from(e.value_size);
+            match e.location {
+                XattrLocation::EaInode(_) => self.bytes_in_ea_inodes += n * u64::from(e.value_size),
+                _ => self.bytes_in_blocks += n * e.cost as u64,
+            }
+            let k = e.name.as_bytes();
+            self.add_name_n(&k[..k.len().min(257)], n, n * u64::from(e.value_size));
+        }
+    }
+
+    /// Account one inode's xattrs given as its in-inode part and its (cached) block, as
+    /// [`XattrStats::add_inode`] accounts them; the block's entries are counted at
+    /// [`XattrStats::finish`] once per distinct block. Returns the inode's footprint and whether it
+    /// spills to the block / uses an EA inode.
+    pub fn add_inode_split(
+        &mut self,
+        body: &inode::InodeXattrs<'_>,
+        block: Option<&Arc<DecodedBlock>>,
+    ) -> InodePlacement {
+        if !body.problems.is_empty() || block.is_some_and(|b| !b.problems.is_empty()) {
+            self.inodes_with_problems += 1;
+        }
+        if body.ibody_present {
+            self.inode_bytes_free += body.inode_space.free as u64;
+        }
+        let block_entries = block.map_or(0, |b| b.entries.len());
+        if body.items.is_empty() && block_entries == 0 {
+            return InodePlacement::default();
+        }
+        self.inodes_with_xattrs += 1;
+        let mut place = InodePlacement::default();
+        let mut key = [0u8; 257];
+        for x in &body.items {
+            self.xattr_count += 1;
+            self.value_bytes += u64::from(x.value_size);
+            match x.location {
+                XattrLocation::EaInode(_) => {
+                    place.ea_inode = true;
+                    self.bytes_in_ea_inodes += u64::from(x.value_size);
+                    place.footprint += u64::from(x.value_size);
+                }
+                _ => self.bytes_in_inode += x.cost as u64,
+            }
+            place.footprint += x.cost as u64;
+            let n = x.name.len().min(key.len());
+            key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
+            self.add_name(&key[..n], x.value_size);
+        }
+        if let Some(b) = block {
+            place.block = b.spills();
+            place.ea_inode |= b.uses_ea_inode();
+            place.footprint += b.footprint();
+            if let Some(info) = &b.info {
+                self.add_block_shared(info.block, info.refcount, b);
+            } else {
+                self.count_block_entries(b, 1);
+            }
+        }
+        self.classify(&place);
+        place
+    }
+
+    fn add_block_shared(&mut self, blk: u64, refcount: u32, b: &Arc<DecodedBlock>) {
+        if let Some(u) = self.blocks.get_mut(&blk) {
+            u.seen = u.seen.saturating_add(1);
+            if u.contrib.is_none() {
+                // Seen before through add_inode (entries already counted there): count this one.
+                self.count_block_entries(b, 1);
+            }
+        } else if self.blocks.len() < MAX_BLOCKS {
+            self.blocks.insert(
+                blk,
+                BlockUse {
+                    seen: 1,
+                    refcount,
+                    contrib: Some(Arc::clone(b)),
+                },
+            );
+        } else {
+            self.blocks_untracked += 1;
+            self.count_block_entries(b, 1);
+        }
+    }
+
+    fn classify(&mut self, place: &InodePlacement) {
+        if place.block {
+            self.spill_to_block += 1;
+        }
+        if place.ea_inode {
+            self.use_ea_inode += 1;
+        }
+        if !place.block && !place.ea_inode {
+            self.all_in_inode += 1;
+        }
+        let bucket = FOOTPRINT_BUCKETS
+            .iter()
+            .position(|&b| place.footprint <= b)
+            .unwrap_or(FOOTPRINT_BUCKETS.len());
+        if let Some(h) = self.footprint_hist.get_mut(bucket) {
+            *h += 1;
+        }
+        self.footprint_max = self.footprint_max.max(place.footprint);
+    }
+
+    /// Count the entries of shared blocks once per referencing inode (after all inodes were
+    /// added and partial results merged). Idempotent.
+    pub fn finish(&mut self) {
+        let pending: Vec<(Arc<DecodedBlock>, u64)> = self
+            .blocks
+            .values_mut()
+            .filter_map(|u| u.contrib.take().map(|c| (c, u64::from(u.seen))))
+            .collect();
+        for (b, n) in pending {
+            self.count_block_entries(&b, n);
         }
     }
 
@@ -475,13 +896,33 @@ impl XattrStats {
             }
         }
         self.blocks_untracked += o.blocks_untracked;
+        self.blocks_decoded = self.blocks_decoded.max(o.blocks_decoded);
+        self.list_max = self.list_max.max(o.list_max);
+        self.largest.extend(o.largest);
+        keep_largest(&mut self.largest, self.list_max);
         for (k, v) in o.blocks {
-            if let Some(s) = self.blocks.get_mut(&k) {
-                s.seen = s.seen.saturating_add(v.seen);
-            } else if self.blocks.len() < MAX_BLOCKS {
-                self.blocks.insert(k, v);
-            } else {
-                self.blocks_untracked += u64::from(v.seen);
+            let Some(s) = self.blocks.get_mut(&k) else {
+                if self.blocks.len() < MAX_BLOCKS {
+                    self.blocks.insert(k, v);
+                } else {
+                    self.blocks_untracked += u64::from(v.seen);
+                    if let Some(c) = &v.contrib {
+                        self.count_block_entries(c, u64::from(v.seen));
+                    }
+                }
+                continue;
+            };
+            // Invariant: with `contrib` every reference in `seen` is still to be counted,
+            // without it every one was. When the two sides differ, count the pending side now.
+            let flush = match (&s.contrib, &v.contrib) {
+                (Some(c), None) => Some((Arc::clone(c), s.seen)),
+                (None, Some(c)) => Some((Arc::clone(c), v.seen)),
+                _ => None,
+            };
+            s.seen = s.seen.saturating_add(v.seen);
+            if let Some((c, n)) = flush {
+                s.contrib = None;
+                self.count_block_entries(&c, u64::from(n));
             }
         }
         self
@@ -547,9 +988,24 @@ fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
 
 /// Scan every in-use inode and gather xattr statistics.
 pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrStats, ScanCounts) {
-    scan_in_use(
+    xattr_stats_listing(fs, 0, progress)
+}
+
+/// [`xattr_stats`], also keeping the `list` largest inodes that spill to a block or use an EA
+/// inode ([`XattrStats::largest`]).
+pub fn xattr_stats_listing(
+    fs: &Filesystem,
+    list: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (XattrStats, ScanCounts) {
+    let cache = XattrBlockCache::default();
+    let init = || XattrStats {
+        list_max: list,
+        ..XattrStats::default()
+    };
+    let (mut st, counts) = scan_in_use(
         fs,
-        XattrStats::default,
+        init,
         |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
             let Some(base) = InodeBase::decode_fast(raw) else {
                 counts.problem(format!("inode {ino}: record shorter than an inode"));
@@ -562,15 +1018,35 @@ pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrSt
                 return;
             }
             let ind = Inode::parse(raw);
-            let xa = inode::inode_xattrs(fs, raw, &ind);
-            for p in &xa.problems {
+            let (body, block) = inode_xattrs_cached(fs, raw, &ind, &cache);
+            for p in body
+                .problems
+                .iter()
+                .chain(block.iter().flat_map(|b| b.problems.iter()))
+            {
                 counts.problem(format!("inode {ino}: {p}"));
             }
-            st.add_inode(&xa);
+            let place = st.add_inode_split(&body, block.as_ref());
+            if st.list_max > 0 && (place.block || place.ea_inode) {
+                st.largest.push(Listed {
+                    ino,
+                    footprint: place.footprint,
+                    block: place.block,
+                    ea_inode: place.ea_inode,
+                });
+                if st.largest.len() >= 2 * st.list_max {
+                    let n = st.list_max;
+                    keep_largest(&mut st.largest, n);
+                }
+            }
         },
         XattrStats::merge,
         progress,
-    )
+    );
+    st.finish();
+    keep_largest(&mut st.largest, list);
+    st.blocks_decoded = cache.decoded();
+    (st, counts)
 }
 
 #[cfg(test)]

@@ -59,6 +59,11 @@ pub struct FitArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// With --from-image/--from-dir: name the N files needing the biggest inode among those whose
+    /// xattrs do not all stay in the inode at the reference size (spill to the block, need an EA
+    /// inode, or do not fit), largest first (0: none).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub list: usize,
 }
 
 const DEFAULT_SIZES: &[u32] = &[128, 256, 512, 1024, 2048];
@@ -182,6 +187,59 @@ struct SourceSummary {
     /// Image only: inodes whose observed placement the model reproduces at the image's own size.
     #[serde(skip_serializing_if = "Option::is_none")]
     model_agrees: Option<u64>,
+    /// Files whose xattrs do not all stay in the inode at the reference size, biggest need first.
+    files_not_all_in_inode: Vec<NamedFile>,
+    /// External xattr blocks decoded (image: each distinct block once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    xattr_blocks_decoded: Option<u64>,
+    /// Distinct xattr sets placed (inodes sharing a block and in-inode entries are placed once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sets_evaluated: Option<u64>,
+}
+
+/// A file named in the listing.
+#[derive(Serialize, Clone)]
+struct NamedFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ino: Option<u32>,
+    path: Option<String>,
+    #[serde(flatten)]
+    verdict: fit::SetVerdict,
+}
+
+/// The `n` files needing the biggest inode, kept while scanning.
+struct Largest {
+    n: usize,
+    v: Vec<NamedFile>,
+}
+
+impl Largest {
+    fn new(n: usize) -> Largest {
+        Largest { n, v: Vec::new() }
+    }
+    fn trim(&mut self) {
+        self.v.sort_by(|a, b| {
+            b.verdict
+                .rank()
+                .cmp(&a.verdict.rank())
+                .then(a.ino.cmp(&b.ino))
+                .then(a.path.cmp(&b.path))
+        });
+        self.v.truncate(self.n);
+    }
+    fn offer(&mut self, verdict: fit::SetVerdict, ino: Option<u32>, path: Option<String>) {
+        if self.n == 0 || !verdict.needs_naming() {
+            return;
+        }
+        self.v.push(NamedFile { ino, path, verdict });
+        if self.v.len() >= 2 * self.n {
+            self.trim();
+        }
+    }
+    fn finish(mut self) -> Vec<NamedFile> {
+        self.trim();
+        self.v
+    }
 }
 
 /// Run `e4inspect fit`.
@@ -255,7 +313,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     if let Some(fs) = &image {
         agg = Some(scan_image(fs, args, &base, &sizes, &explicit)?);
     } else if let Some(dir) = &args.from_dir {
-        agg = Some(scan_dir(dir, &base, &sizes, &explicit)?);
+        agg = Some(scan_dir(dir, &base, &sizes, &explicit, args.list)?);
     }
 
     let none = results.iter().any(|r| r.count(Location::None) > 0)
@@ -327,42 +385,52 @@ fn scan_image(
     let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
     let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
     let pb = progress(!args.json, "scanning");
-    let (mut unreadable, mut agrees) = (0u64, 0u64);
-    for item in fit::image_inodes(fs) {
-        pb.inc(1);
-        let Ok(obs) = item else {
-            unreadable += 1;
-            continue;
-        };
-        if !obs.set.attrs.is_empty() {
+    let mut agrees = 0u64;
+    let mut largest = Largest::new(args.list);
+    let cache = e4inspect::scan::XattrBlockCache::default();
+    let walk = fit::image_set_groups(fs, &cache, args.list, |g| {
+        pb.inc(g.count);
+        if !g.set.attrs.is_empty() {
             // Does the model reproduce what is on disk (own geometry, on-disk order)?
             let mut p = own;
-            p.extra_isize = obs.extra_isize;
-            p.inline_data = obs.set.inline_data;
-            if let Ok(r) = fit::place(&p, &obs.set.attrs) {
+            p.extra_isize = g.extra_isize;
+            p.inline_data = g.set.inline_data;
+            if let Ok(r) = fit::place(&p, &g.set.attrs) {
                 let predicted: Vec<Location> = r.placements.iter().map(|x| x.location).collect();
-                agrees += (predicted == obs.observed) as u64;
+                agrees += g.count * (predicted == g.observed) as u64;
             }
         }
-        let mut set = with_explicit(obs.set, explicit);
+        let mut set = with_explicit(g.set, explicit);
         if args.inline_data.is_some() {
             set.inline_data = args.inline_data;
         }
-        ev.add(&set);
-    }
+        let verdict = ev.add_counted(&set, g.count);
+        for &ino in &g.inodes {
+            largest.offer(verdict, Some(ino), None);
+        }
+    });
     pb.finish_and_clear();
+    let mut named = largest.finish();
+    let wanted = named.iter().filter_map(|n| n.ino).collect();
+    let paths = e4inspect::scan::inode_paths(fs, &wanted);
+    for n in &mut named {
+        n.path = n.ino.and_then(|i| paths.get(&i).cloned());
+    }
     let a = ev.finish();
     let s = SourceSummary {
         kind: "image",
         path: args.from_image.clone().unwrap_or_default(),
         inodes_scanned: a.inodes_scanned,
         inodes_with_xattrs: a.inodes_with_xattrs,
-        unreadable,
+        unreadable: walk.unreadable,
         reference_inode_size: a.reference_inode_size,
         smallest_inode_size_for_100: a.smallest_for_100,
         smallest_inode_size_for_99: a.smallest_for_99,
         smallest_inode_size_for_90: a.smallest_for_90,
         model_agrees: Some(agrees),
+        files_not_all_in_inode: named,
+        xattr_blocks_decoded: Some(walk.blocks_decoded),
+        sets_evaluated: Some(walk.groups),
     };
     Ok((a, s))
 }
@@ -372,15 +440,24 @@ fn scan_dir(
     base: &FitParams,
     sizes: &[u32],
     explicit: &[Attr],
+    list: usize,
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let reference = sizes.first().copied().unwrap_or(256);
     let mut ev = fit::Evaluator::new(*base, sizes, reference)?;
     let pb = progress(true, "reading xattrs");
     let mut unreadable = 0u64;
-    for item in fit::dir_xattr_sets(dir)? {
+    let mut largest = Largest::new(list);
+    let mut walk = fit::dir_xattr_sets(dir)?;
+    while let Some(item) = walk.next() {
         pb.inc(1);
         match item {
-            Ok(set) => ev.add(&with_explicit(set, explicit)),
+            Ok(set) => {
+                let verdict = ev.add_counted(&with_explicit(set, explicit), 1);
+                if verdict.needs_naming() {
+                    let path = walk.last_path().map(|p| p.display().to_string());
+                    largest.offer(verdict, None, path);
+                }
+            }
             Err(_) => unreadable += 1,
         }
     }
@@ -397,6 +474,9 @@ fn scan_dir(
         smallest_inode_size_for_99: a.smallest_for_99,
         smallest_inode_size_for_90: a.smallest_for_90,
         model_agrees: None,
+        files_not_all_in_inode: largest.finish(),
+        xattr_blocks_decoded: None,
+        sets_evaluated: None,
     };
     Ok((a, s))
 }
@@ -537,5 +617,39 @@ fn print_aggregate(out: &mut String, a: &Aggregate, s: &SourceSummary) -> std::f
         show(s.smallest_inode_size_for_100),
         show(s.smallest_inode_size_for_99),
         show(s.smallest_inode_size_for_90)
-    )
+    )?;
+    if !s.files_not_all_in_inode.is_empty() {
+        writeln!(
+            out,
+            "files not all in-inode at {} bytes, biggest need first:",
+            s.reference_inode_size
+        )?;
+        for f in &s.files_not_all_in_inode {
+            let v = &f.verdict;
+            let mut why = Vec::new();
+            if v.uses_block {
+                why.push("block");
+            }
+            if v.ea_inode {
+                why.push("EA inode");
+            }
+            if v.not_stored {
+                why.push("does not fit");
+            }
+            writeln!(
+                out,
+                "  needs {:>4}  {:>6} bytes  [{}]  {}{}",
+                v.smallest_all_in_inode
+                    .map_or("none".to_string(), |s| s.to_string()),
+                v.needed_bytes,
+                why.join(", "),
+                f.path.as_deref().map_or_else(
+                    || "(no path found)".to_string(),
+                    |p| p.escape_debug().to_string()
+                ),
+                f.ino.map_or(String::new(), |i| format!(" (inode {i})"))
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -19,6 +19,7 @@ pub mod advise;
 pub mod cat;
 pub mod check;
 pub mod dump;
+pub mod extract;
 pub mod fit;
 pub mod freefrag;
 pub mod inode;

@@ -27,6 +27,28 @@ pub struct XattrsArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Name (by path) the N inodes with the largest xattr footprint among those that spill to
+    /// an xattr block or use an EA inode (0: none).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub list: usize,
+}
+
+/// The listed inodes with their paths (one bounded walk of the tree for just these inodes).
+fn named_largest(fs: &Filesystem, st: &scan::XattrStats) -> Vec<serde_json::Value> {
+    let wanted = st.largest.iter().map(|l| l.ino).collect();
+    let paths = scan::inode_paths(fs, &wanted);
+    st.largest
+        .iter()
+        .map(|l| {
+            json!({
+                "ino": l.ino,
+                "path": paths.get(&l.ino),
+                "footprint": l.footprint,
+                "spills_to_block": l.block,
+                "uses_ea_inode": l.ea_inode,
+            })
+        })
+        .collect()
 }
 
 fn bucket_label(i: usize) -> String {
@@ -69,10 +91,11 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             b.inc(n);
         }
     };
-    let (st, counts) = scan::xattr_stats(&fs, &progress);
+    let (st, counts) = scan::xattr_stats_listing(&fs, args.list, &progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    let largest = named_largest(&fs, &st);
     let secs = start.elapsed().as_secs_f64();
     let top = st.top_names(args.top);
     let shared = st.shared_blocks();
@@ -107,6 +130,8 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             "shared_blocks": shared,
             "blocks_untracked": st.blocks_untracked,
             "inodes_with_problems": st.inodes_with_problems,
+            "largest_spilling": largest,
+            "xattr_blocks_decoded": st.blocks_decoded,
             "groups": counts.groups,
             "groups_uninit": counts.groups_uninit,
             "inodes_unused_tail": counts.inodes_unused_tail,
@@ -227,6 +252,30 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             b.inodes,
             b.refcount
         );
+    }
+    if !largest.is_empty() {
+        out!(
+            o,
+            "Largest xattr footprints among inodes spilling to a block or an EA inode (--list {}):",
+            args.list
+        );
+        for l in &largest {
+            out!(
+                o,
+                "  {:>8} bytes  inode {}  {}{}",
+                l["footprint"],
+                l["ino"],
+                l["path"].as_str().map_or_else(
+                    || "(no path found)".to_string(),
+                    |p| p.escape_debug().to_string()
+                ),
+                match (l["spills_to_block"].as_bool(), l["uses_ea_inode"].as_bool()) {
+                    (Some(true), Some(true)) => "  [block, EA inode]",
+                    (Some(true), _) => "  [block]",
+                    _ => "  [EA inode]",
+                }
+            );
+        }
     }
     if counts.problem_count > 0 {
         out!(o, "Problems: {}", counts.problem_count);

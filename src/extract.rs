@@ -1,0 +1,1166 @@
+//! Copy a file or a whole subtree out of an image (debugfs' `rdump`, `debugfs/dump.c`), keeping
+//! types, modes, owners (when privileged), atime/mtime with nanoseconds, symlinks, hard links,
+//! sparse holes and extended attributes.
+//!
+//! Safety of the destination: everything is created relative to an opened directory descriptor,
+//! one path component at a time, with `O_NOFOLLOW`/`O_EXCL` semantics ([`crate::os::at`]); a symlink
+//! already in the destination (or planted meanwhile) is never followed, and names read from the
+//! image that are not a single component (`.`, `..`, containing `/`) are refused. Existing entries
+//! are replaced only with `force`.
+//!
+//! Bounds: file contents are streamed in chunks of at most [`CHUNK_BYTES`], holes are skipped
+//! (never written), extents that overlap earlier ones are refused; a directory inode reached twice
+//! is not descended twice, the depth is capped at [`MAX_DEPTH`], and the lists of skipped entries
+//! and dropped attributes keep at most [`MAX_LISTED`] items (the rest are counted). Directories are
+//! extracted in parallel (rayon); their own modes and times are applied last, deepest first, so
+//! that writing their children does not disturb them. ctime and crtime cannot be set through any
+//! system call and are not restored.
+
+// Buffers from `Filesystem` are kept in locals and borrowed (`&buf`), ready for owned buffers.
+#![allow(clippy::needless_borrow)]
+
+use crate::dir::{self, ENCRYPT_FL};
+use crate::error::{Error, Result};
+use crate::extent::MapKind;
+use crate::fs::Filesystem;
+use crate::inode::{self, DataMap, Inode, InodeXattrs, XattrLocation};
+use crate::os::at::{self, Timespec};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::CString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Largest read of file data at once.
+pub const CHUNK_BYTES: u64 = 1 << 20;
+/// Deepest directory nesting extracted.
+pub const MAX_DEPTH: u32 = 1024;
+/// Most skipped entries / dropped attributes listed by name (the rest are counted).
+pub const MAX_LISTED: usize = 1000;
+/// Largest xattr value the Linux VFS accepts (`XATTR_SIZE_MAX`).
+pub const XATTR_SIZE_MAX: u32 = 65536;
+/// Entries of one directory handed to one parallel task.
+const ENTRIES_PER_TASK: usize = 128;
+/// Most distinct reasons counted in `dropped_by_reason` / `skipped_by_reason`.
+const MAX_REASONS: usize = 64;
+
+/// What to do.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExtractOptions {
+    /// Replace existing destination entries (never a non-empty directory by a file).
+    pub force: bool,
+    /// Set owners and make device nodes, FIFOs and sockets (run as root).
+    pub privileged: bool,
+}
+
+/// One entry not extracted, or an attribute not set.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Note {
+    /// Path relative to the destination.
+    pub path: String,
+    /// Attribute name, for dropped attributes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub reason: String,
+}
+
+/// What was extracted.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Names made as hard links to a file extracted once.
+    pub hard_links: u64,
+    pub fifos: u64,
+    pub devices: u64,
+    pub sockets: u64,
+    /// File content bytes written (holes not counted).
+    pub bytes: u64,
+    /// Entries not extracted.
+    pub skipped_count: u64,
+    pub skipped: Vec<Note>,
+    pub skipped_by_reason: BTreeMap<String, u64>,
+    /// Attributes not set on the copy.
+    pub dropped_xattrs_count: u64,
+    pub dropped_xattrs: Vec<Note>,
+    pub dropped_by_reason: BTreeMap<String, u64>,
+    /// Damage met while reading entries that were still extracted (e.g. part of a map unreadable).
+    pub problems: Vec<Note>,
+    /// Times that cannot be restored by any system call.
+    pub not_restored: &'static str,
+}
+
+fn count_reason(m: &mut BTreeMap<String, u64>, reason: &str) {
+    if let Some(c) = m.get_mut(reason) {
+        *c += 1;
+    } else if m.len() < MAX_REASONS {
+        m.insert(reason.to_string(), 1);
+    } else {
+        *m.entry("other".into()).or_insert(0) += 1;
+    }
+}
+
+impl Summary {
+    fn skip(&mut self, path: String, reason: &str) {
+        self.skipped_count += 1;
+        count_reason(&mut self.skipped_by_reason, reason_kind(reason));
+        if self.skipped.len() < MAX_LISTED {
+            self.skipped.push(Note {
+                path,
+                name: None,
+                reason: reason.to_string(),
+            });
+        }
+    }
+    fn drop_xattr(&mut self, path: String, name: &str, reason: &str) {
+        self.dropped_xattrs_count += 1;
+        count_reason(&mut self.dropped_by_reason, reason_kind(reason));
+        if self.dropped_xattrs.len() < MAX_LISTED {
+            self.dropped_xattrs.push(Note {
+                path,
+                name: Some(name.to_string()),
+                reason: reason.to_string(),
+            });
+        }
+    }
+    fn problem(&mut self, path: String, reason: String) {
+        if self.problems.len() < MAX_LISTED {
+            self.problems.push(Note {
+                path,
+                name: None,
+                reason,
+            });
+        }
+    }
+}
+
+/// The part of a reason before a colon (the per-entry detail after it is not counted apart).
+fn reason_kind(reason: &str) -> &str {
+    reason.split(':').next().unwrap_or(reason)
+}
+
+/// A directory created in the destination: its parent (index in the arena) and name.
+struct DirNode {
+    parent: usize,
+    name: Box<[u8]>,
+    ino: u32,
+    /// Apply the image directory's owner, mode and times (not for a pre-existing DEST).
+    apply_meta: bool,
+}
+
+/// Where a non-directory lives in the destination: directory arena index and name.
+#[derive(Clone)]
+struct Place {
+    dir: usize,
+    name: Box<[u8]>,
+}
+
+#[derive(Default)]
+struct State {
+    summary: Summary,
+    dirs: Vec<DirNode>,
+    visited: HashSet<u32>,
+    /// Multiply linked inodes extracted (or being extracted): where the first copy is.
+    linked: HashMap<u32, Place>,
+    /// Further names of those inodes, linked once every file is written.
+    pending_links: Vec<(u32, Place)>,
+}
+
+struct Ctx<'a> {
+    fs: &'a Filesystem,
+    opts: ExtractOptions,
+    /// The top directory (index 0 of the arena).
+    top: Arc<OwnedFd>,
+    state: Mutex<State>,
+    progress: &'a (dyn Fn(u64, u64) + Sync),
+}
+
+fn os_err(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+impl Ctx<'_> {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Destination-relative path of `name` in directory `dir` (for messages).
+    fn path_of(&self, st: &State, dir: usize, name: &[u8]) -> String {
+        let mut parts: Vec<&[u8]> = vec![name];
+        let mut d = dir;
+        let mut guard = 0;
+        while d != 0 && guard <= MAX_DEPTH {
+            let Some(n) = st.dirs.get(d) else { break };
+            parts.push(&n.name);
+            d = n.parent;
+            guard += 1;
+        }
+        parts.reverse();
+        let joined: Vec<u8> = parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(&b'/');
+        String::from_utf8_lossy(&joined).into_owned()
+    }
+
+    fn skip(&self, dir: usize, name: &[u8], reason: &str) {
+        let mut st = self.lock();
+        let p = self.path_of(&st, dir, name);
+        st.summary.skip(p, reason);
+    }
+
+    /// Open the destination directory of arena entry `idx`, component by component from the
+    /// top, never following a symlink.
+    fn open_dir(&self, idx: usize) -> std::io::Result<OwnedFd> {
+        let chain: Vec<Box<[u8]>> = {
+            let st = self.lock();
+            let mut v = Vec::new();
+            let mut d = idx;
+            while d != 0 && v.len() <= MAX_DEPTH as usize {
+                let Some(n) = st.dirs.get(d) else { break };
+                v.push(n.name.clone());
+                d = n.parent;
+            }
+            v.reverse();
+            v
+        };
+        let mut fd = self.top.as_fd().try_clone_to_owned()?;
+        for name in chain {
+            let c = at::component(&name)?;
+            fd = at::open_dir_at(fd.as_fd(), &c)?;
+        }
+        Ok(fd)
+    }
+}
+
+fn timespec(secs: u32, extra: u32) -> Timespec {
+    Timespec {
+        secs: inode::time_secs(secs, extra),
+        nsec: inode::time_nsec(extra),
+    }
+}
+
+fn system_time(t: Timespec) -> std::time::SystemTime {
+    let nanos = std::time::Duration::from_nanos(u64::from(t.nsec.min(999_999_999)));
+    if t.secs >= 0 {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.secs as u64) + nanos
+    } else {
+        std::time::UNIX_EPOCH - std::time::Duration::from_secs(t.secs.unsigned_abs()) + nanos
+    }
+}
+
+fn file_times(inode: &Inode) -> std::fs::FileTimes {
+    std::fs::FileTimes::new()
+        .set_accessed(system_time(timespec(inode.atime, inode.atime_extra)))
+        .set_modified(system_time(timespec(inode.mtime, inode.mtime_extra)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading contents
+// ---------------------------------------------------------------------------------------------
+
+/// Call `sink(file_offset, bytes)` for every mapped, initialised piece of the file's first `size`
+/// bytes, in chunks of at most [`CHUNK_BYTES`]. Holes and uninitialised extents are not visited.
+/// Returns problems met (a damaged map still yields what could be read).
+fn for_each_data<F>(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    inline: Option<&[u8]>,
+    mut sink: F,
+) -> Result<Vec<String>>
+where
+    F: FnMut(u64, &[u8]) -> Result<()>,
+{
+    let size = inode.size;
+    let bs = fs.block_size();
+    let mut problems = Vec::new();
+    let runs: Vec<(u64, u64, u64)> = match inode::data_map(fs, ino, inode, inline) {
+        DataMap::Inline { .. } => {
+            let mut data = inode.block.to_vec();
+            data.extend_from_slice(inline.unwrap_or(&[]));
+            let n = usize::try_from(size).unwrap_or(usize::MAX).min(data.len());
+            if let Some(d) = data.get(..n).filter(|d| !d.is_empty()) {
+                sink(0, d)?;
+            }
+            if size > n as u64 {
+                problems.push(format!("inline data holds {n} of {size} bytes"));
+            }
+            return Ok(problems);
+        }
+        DataMap::Extents(w) => {
+            problems.extend(w.problems.iter().cloned());
+            w.leaves()
+                .filter(|e| !e.uninit)
+                .map(|e| (u64::from(e.logical), e.physical, u64::from(e.len)))
+                .collect()
+        }
+        DataMap::Blocks(w) => {
+            problems.extend(w.problems.iter().cloned());
+            w.runs
+                .iter()
+                .filter_map(|r| match r.kind {
+                    MapKind::Data(l) => Some((l, r.physical, r.len)),
+                    _ => None,
+                })
+                .collect()
+        }
+        DataMap::Unreadable(e) => return Err(Error::corrupt(e)),
+        _ => return Ok(problems),
+    };
+    let nblocks = size.div_ceil(bs);
+    let mut next_free = 0u64; // first logical block not yet written: runs must not overlap
+    for (l, p, len) in runs {
+        if l < next_free {
+            problems.push(format!(
+                "blocks {l}.. overlap earlier ones; not copied again"
+            ));
+            continue;
+        }
+        let len = len.min(nblocks.saturating_sub(l));
+        if len == 0 {
+            continue;
+        }
+        if p < fs.geo.first_data_block || p.saturating_add(len) > fs.geo.blocks_count {
+            problems.push(format!(
+                "blocks {p}..{} lie outside the filesystem; left as a hole",
+                p.saturating_add(len)
+            ));
+            continue;
+        }
+        next_free = l + len;
+        let per = (CHUNK_BYTES / bs).max(1);
+        let mut done = 0u64;
+        while done < len {
+            let n = per.min(len - done);
+            let off = (l + done) * bs;
+            let want = (n * bs).min(size - off);
+            let buf = fs.source.read(
+                (p + done) * bs,
+                want,
+                &format!("data of inode {ino} (block {})", p + done),
+            )?;
+            sink(off, &buf)?;
+            done += n;
+        }
+    }
+    Ok(problems)
+}
+
+/// The value of an xattr stored in EA inode `ea_ino` (at most [`XATTR_SIZE_MAX`] bytes).
+fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
+    let raw = fs.inode_raw(ea_ino)?;
+    let ea = Inode::parse(&raw);
+    if !ea.has_flag(inode::EA_INODE_FL) || ea.size != u64::from(size) {
+        return Err(Error::corrupt(format!(
+            "inode {ea_ino} is not its EA inode"
+        )));
+    }
+    let mut v = vec![0u8; size as usize];
+    for_each_data(fs, ea_ino, &ea, None, |off, b| {
+        let o = off as usize;
+        if let Some(d) = v.get_mut(o..o + b.len()) {
+            d.copy_from_slice(b);
+        }
+        Ok(())
+    })?;
+    Ok(v)
+}
+
+/// ext4's compact ACL turned into the VFS form `setxattr` takes.
+fn acl_to_vfs(v: &[u8]) -> Result<Vec<u8>> {
+    let entries = crate::xattr::decode_acl_disk(v)?;
+    let mut out = crate::xattr::ACL_VFS_VERSION.to_le_bytes().to_vec();
+    for e in entries {
+        out.extend_from_slice(&e.tag.to_le_bytes());
+        out.extend_from_slice(&e.perm.to_le_bytes());
+        out.extend_from_slice(&e.id.unwrap_or(u32::MAX).to_le_bytes());
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing entries
+// ---------------------------------------------------------------------------------------------
+
+/// How an xattr is set on the copy.
+enum XattrTarget<'a> {
+    Fd(BorrowedFd<'a>),
+    At(BorrowedFd<'a>, &'a CString),
+}
+
+fn why_not_set(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            format!("not permitted: needs privilege ({})", os_err(e))
+        }
+        Some(libc::EOPNOTSUPP) => "not supported by the destination filesystem".into(),
+        Some(libc::ENOSPC) | Some(libc::E2BIG) => {
+            format!("no room on the destination: {}", os_err(e))
+        }
+        _ => format!("refused: {}", os_err(e)),
+    }
+}
+
+fn set_xattrs(
+    ctx: &Ctx<'_>,
+    dir: usize,
+    name: &[u8],
+    xa: &InodeXattrs<'_>,
+    target: XattrTarget<'_>,
+) {
+    for x in &xa.items {
+        let dropped = |reason: &str| {
+            let mut st = ctx.lock();
+            let p = ctx.path_of(&st, dir, name);
+            st.summary.drop_xattr(p, &x.name, reason);
+        };
+        if x.name == "system.data" {
+            dropped("inline data: the file's own contents, restored as such");
+            continue;
+        }
+        if x.name.starts_with("encryption.") {
+            dropped("encryption context: not a VFS attribute");
+            continue;
+        }
+        if x.name.starts_with("index") {
+            dropped("unknown name index: no VFS name");
+            continue;
+        }
+        let value: Vec<u8> = match (x.location, x.value.as_deref()) {
+            (XattrLocation::EaInode(n), _) => {
+                if x.value_size > XATTR_SIZE_MAX {
+                    dropped("value larger than the kernel's XATTR_SIZE_MAX (64 KiB)");
+                    continue;
+                }
+                match read_ea_value(ctx.fs, n, x.value_size) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        dropped(&format!("EA inode unreadable: {e}"));
+                        continue;
+                    }
+                }
+            }
+            (_, Some(v)) => v.to_vec(),
+            (_, None) => {
+                dropped("value unreadable");
+                continue;
+            }
+        };
+        let value = if x.name == "system.posix_acl_access" || x.name == "system.posix_acl_default" {
+            match acl_to_vfs(&value) {
+                Ok(v) => v,
+                Err(e) => {
+                    dropped(&format!("malformed ACL: {e}"));
+                    continue;
+                }
+            }
+        } else {
+            value
+        };
+        let Ok(cname) = CString::new(x.name.as_bytes()) else {
+            dropped("name has NUL");
+            continue;
+        };
+        let r = match &target {
+            XattrTarget::Fd(fd) => at::set_xattr_fd(*fd, &cname, &value),
+            XattrTarget::At(d, n) => at::set_xattr_at(*d, n, &cname, &value),
+        };
+        if let Err(e) = r {
+            dropped(&why_not_set(&e));
+        }
+    }
+}
+
+/// Make room for `cname` in `dirfd`: absent is fine; an existing entry is removed with `force`
+/// unless it is a directory (`want_dir`: an existing directory is reused).
+/// Returns true when an existing directory is to be reused.
+fn make_room(
+    ctx: &Ctx<'_>,
+    dirfd: BorrowedFd<'_>,
+    cname: &CString,
+    want_dir: bool,
+) -> std::result::Result<bool, String> {
+    match at::lstat_type_at(dirfd, cname) {
+        Ok(None) => Ok(false),
+        Ok(Some(t)) if !ctx.opts.force => Err(format!(
+            "exists in the destination: not replaced without --force ({})",
+            type_word(t)
+        )),
+        Ok(Some(t)) if t == libc::S_IFDIR => {
+            if want_dir {
+                Ok(true)
+            } else {
+                Err("exists in the destination as a directory: not replaced".into())
+            }
+        }
+        Ok(Some(_)) => at::unlink_at(dirfd, cname, false)
+            .map(|_| false)
+            .map_err(|e| format!("cannot replace the existing entry: {}", os_err(&e))),
+        Err(e) => Err(format!("cannot look at the destination: {}", os_err(&e))),
+    }
+}
+
+/// Run `op` (which creates `cname` exclusively); when the name exists, make room as
+/// [`make_room`] allows and try once more.
+fn create_new<T>(
+    ctx: &Ctx<'_>,
+    dirfd: BorrowedFd<'_>,
+    cname: &CString,
+    what: &str,
+    op: impl Fn() -> std::io::Result<T>,
+) -> std::result::Result<T, String> {
+    match op() {
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+            make_room(ctx, dirfd, cname, false)?;
+            op().map_err(|e| format!("{what}: {}", os_err(&e)))
+        }
+        r => r.map_err(|e| format!("{what}: {}", os_err(&e))),
+    }
+}
+
+fn type_word(t: u32) -> &'static str {
+    match t {
+        libc::S_IFDIR => "a directory",
+        libc::S_IFLNK => "a symlink",
+        libc::S_IFREG => "a file",
+        _ => "a special file",
+    }
+}
+
+/// Where an entry is made: directory (arena index and descriptor) and name.
+struct Target<'a> {
+    dir: usize,
+    fd: BorrowedFd<'a>,
+    name: &'a [u8],
+    cname: &'a CString,
+}
+
+fn write_regular(
+    ctx: &Ctx<'_>,
+    t: &Target<'_>,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> std::result::Result<u64, String> {
+    let (dir, dirfd, name, cname) = (t.dir, t.fd, t.name, t.cname);
+    let f = create_new(ctx, dirfd, cname, "cannot create", || {
+        at::create_file_at(dirfd, cname, 0o600)
+    })?;
+    let (mut bytes, mut end) = (0u64, 0u64);
+    let problems = for_each_data(ctx.fs, ino, inode, xa.inline_data(), |off, b| {
+        f.write_all_at(b, off).map_err(|e| Error::Io {
+            path: ctx.path_of(&ctx.lock(), dir, name).into(),
+            op: "cannot write",
+            source: e,
+        })?;
+        bytes += b.len() as u64;
+        end = end.max(off + b.len() as u64);
+        (ctx.progress)(0, b.len() as u64);
+        Ok(())
+    })
+    .map_err(|e| format!("contents: {e}"))?;
+    if end < inode.size {
+        // A hole at the end: only the size says it is there.
+        f.set_len(inode.size)
+            .map_err(|e| format!("cannot set the size: {}", os_err(&e)))?;
+    }
+    for p in problems {
+        let mut st = ctx.lock();
+        let path = ctx.path_of(&st, dir, name);
+        st.summary.problem(path, format!("inode {ino}: {p}"));
+    }
+    finish_fd(ctx, dir, name, &f, inode, xa)
+        .map_err(|e| format!("cannot set owner, mode or times: {}", os_err(&e)))?;
+    Ok(bytes)
+}
+
+/// Owner (when privileged), mode, xattrs and times of an open file or directory. As root the
+/// owner comes first (chown clears set-id bits and file capabilities) and xattrs after the mode
+/// (as `cp -a`: an ACL then has the last word on the group bits); without privilege xattrs come
+/// first, while the mode still lets the owner write them.
+fn finish_fd(
+    ctx: &Ctx<'_>,
+    dir: usize,
+    name: &[u8],
+    f: &std::fs::File,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::Permissions::from_mode(u32::from(inode.mode) & 0o7777);
+    if ctx.opts.privileged {
+        std::os::unix::fs::fchown(f, Some(inode.uid), Some(inode.gid))?;
+        f.set_permissions(mode)?;
+        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
+    } else {
+        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
+        f.set_permissions(mode)?;
+    }
+    f.set_times(file_times(inode))
+}
+
+/// The same for an entry that cannot be opened (symlink, node; `chmod` only for nodes).
+fn finish_at(
+    ctx: &Ctx<'_>,
+    t: &Target<'_>,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+    chmod: bool,
+) -> std::io::Result<()> {
+    let (dirfd, cname) = (t.fd, t.cname);
+    let mode = u32::from(inode.mode) & 0o7777;
+    if ctx.opts.privileged {
+        at::chown_at(dirfd, cname, inode.uid, inode.gid)?;
+    }
+    if chmod {
+        at::chmod_at(dirfd, cname, mode)?;
+    }
+    set_xattrs(ctx, t.dir, t.name, xa, XattrTarget::At(dirfd, cname));
+    at::set_times_at(
+        dirfd,
+        cname,
+        timespec(inode.atime, inode.atime_extra),
+        timespec(inode.mtime, inode.mtime_extra),
+    )
+}
+
+fn symlink_target(
+    ctx: &Ctx<'_>,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> std::result::Result<Vec<u8>, String> {
+    match inode::data_map(ctx.fs, ino, inode, xa.inline_data()) {
+        DataMap::FastSymlink(t) => Ok(t),
+        DataMap::InlineSymlink(mut t) => {
+            t.truncate(usize::try_from(inode.size).unwrap_or(usize::MAX));
+            Ok(t)
+        }
+        _ => {
+            if inode.size > ctx.fs.block_size() || inode.size >= 4096 {
+                return Err(format!(
+                    "symlink target of {} bytes is too long",
+                    inode.size
+                ));
+            }
+            let mut t = vec![0u8; inode.size as usize];
+            for_each_data(ctx.fs, ino, inode, None, |off, b| {
+                let o = off as usize;
+                if let Some(d) = t.get_mut(o..o + b.len()) {
+                    d.copy_from_slice(b);
+                }
+                Ok(())
+            })
+            .map_err(|e| format!("symlink target: {e}"))?;
+            Ok(t)
+        }
+    }
+}
+
+fn write_symlink(
+    ctx: &Ctx<'_>,
+    t: &Target<'_>,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> std::result::Result<(), String> {
+    let (dirfd, cname) = (t.fd, t.cname);
+    let target = symlink_target(ctx, ino, inode, xa)?;
+    if target.is_empty() || target.contains(&0) {
+        return Err("symlink target is empty or holds a NUL byte".into());
+    }
+    create_new(ctx, dirfd, cname, "cannot create symlink", || {
+        at::symlink_at(&target, dirfd, cname)
+    })?;
+    finish_at(ctx, t, inode, xa, false)
+        .map_err(|e| format!("cannot set owner or times: {}", os_err(&e)))
+}
+
+fn write_node(
+    ctx: &Ctx<'_>,
+    t: &Target<'_>,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> std::result::Result<(), String> {
+    let (major, minor) = match inode::data_map(ctx.fs, ino, inode, None) {
+        DataMap::Device { major, minor, .. } => (major, minor),
+        _ => (0, 0),
+    };
+    let (dirfd, cname) = (t.fd, t.cname);
+    let mode = u32::from(inode.mode);
+    create_new(ctx, dirfd, cname, "cannot create", || {
+        at::mknod_at(dirfd, cname, mode, major, minor)
+    })?;
+    finish_at(ctx, t, inode, xa, true)
+        .map_err(|e| format!("cannot set owner, mode or times: {}", os_err(&e)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walk
+// ---------------------------------------------------------------------------------------------
+
+/// Entries (name, inode) of a directory, "." and ".." left out; bounded by the directory's size.
+pub fn list_dir(
+    fs: &Filesystem,
+    ino: u32,
+    raw: &[u8],
+    inode: &Inode,
+) -> Result<Vec<(Box<[u8]>, u32)>> {
+    let mut out: Vec<(Box<[u8]>, u32)> = Vec::new();
+    let mut keep = |name: &[u8], ino: u32| {
+        if ino != 0 && name != b"." && name != b".." && !name.is_empty() {
+            out.push((name.into(), ino));
+        }
+    };
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        let xa = inode::inode_xattrs(fs, raw, inode);
+        let mut areas: Vec<&[u8]> = vec![inode.block.get(4..).unwrap_or(&[])];
+        if let Some(v) = xa.inline_data() {
+            areas.push(v);
+        }
+        for area in areas {
+            let mut pos = 0usize;
+            while pos + 8 <= area.len() {
+                let le16 = |o: usize| u16::from_le_bytes([area[o], area[o + 1]]);
+                let e_ino =
+                    u32::from_le_bytes([area[pos], area[pos + 1], area[pos + 2], area[pos + 3]]);
+                let rec_len = usize::from(le16(pos + 4));
+                let name_len = usize::from(area[pos + 6]);
+                if rec_len < 8 || pos + rec_len > area.len() || 8 + name_len > rec_len {
+                    break;
+                }
+                keep(&area[pos + 8..pos + 8 + name_len], e_ino);
+                pos += rec_len;
+            }
+        }
+        return Ok(out);
+    }
+    for (_, pblk) in dir::dir_blocks(fs, ino, inode)? {
+        let b = fs.block(pblk)?;
+        for e in dir::parse_dir_block(&b, None).entries {
+            keep(e.name, e.inode);
+        }
+    }
+    Ok(out)
+}
+
+/// A directory whose children are being extracted: its arena index and destination descriptor.
+struct OpenDir {
+    idx: usize,
+    fd: Arc<OwnedFd>,
+    depth: u32,
+}
+
+fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, d: OpenDir, ino: u32) {
+    let listed = ctx.fs.inode_raw(ino).and_then(|raw| {
+        let inode = Inode::parse(&raw);
+        list_dir(ctx.fs, ino, &raw, &inode)
+    });
+    let entries = match listed {
+        Ok(v) => v,
+        Err(e) => {
+            let mut st = ctx.lock();
+            let p = ctx.path_of(&st, d.idx, b"");
+            st.summary.skip(p, &format!("directory unreadable: {e}"));
+            return;
+        }
+    };
+    let d = Arc::new(d);
+    let mut it = entries.into_iter().peekable();
+    while it.peek().is_some() {
+        let chunk: Vec<(Box<[u8]>, u32)> = it.by_ref().take(ENTRIES_PER_TASK).collect();
+        let d = Arc::clone(&d);
+        scope.spawn(move |s| {
+            for (name, child) in chunk {
+                extract_entry(ctx, s, &d, &name, child);
+            }
+        });
+    }
+}
+
+fn extract_entry<'s>(
+    ctx: &'s Ctx<'s>,
+    scope: &rayon::Scope<'s>,
+    d: &OpenDir,
+    name: &[u8],
+    ino: u32,
+) {
+    (ctx.progress)(1, 0);
+    let cname = match at::component(name) {
+        Ok(c) => c,
+        Err(_) => return ctx.skip(d.idx, name, "invalid name: not a single path component"),
+    };
+    let raw = match ctx.fs.inode_raw(ino) {
+        Ok(r) => r,
+        Err(e) => return ctx.skip(d.idx, name, &format!("inode unreadable: {e}")),
+    };
+    let inode = Inode::parse(&raw);
+    if inode.has_flag(ENCRYPT_FL) {
+        return ctx.skip(
+            d.idx,
+            name,
+            "encrypted (fscrypt): contents and names are ciphertext without the key; refused",
+        );
+    }
+    if inode.links_count == 0 || inode.mode == 0 {
+        return ctx.skip(d.idx, name, &format!("inode {ino} is not in use"));
+    }
+    let dirfd = d.fd.as_fd();
+    if inode.is_dir() {
+        return enter_dir(ctx, scope, d, name, &cname, ino);
+    }
+    let xa = inode::inode_xattrs(ctx.fs, &raw, &inode);
+    let target = Target {
+        dir: d.idx,
+        fd: dirfd,
+        name,
+        cname: &cname,
+    };
+    let res = match inode.file_type() {
+        0o100000 => {
+            if inode.links_count > 1 {
+                let mut st = ctx.lock();
+                if st.linked.contains_key(&ino) {
+                    st.pending_links.push((
+                        ino,
+                        Place {
+                            dir: d.idx,
+                            name: name.into(),
+                        },
+                    ));
+                    return;
+                }
+                st.linked.insert(
+                    ino,
+                    Place {
+                        dir: d.idx,
+                        name: name.into(),
+                    },
+                );
+            }
+            write_regular(ctx, &target, ino, &inode, &xa).map(|n| {
+                let mut st = ctx.lock();
+                st.summary.files += 1;
+                st.summary.bytes += n;
+            })
+        }
+        0o120000 => {
+            write_symlink(ctx, &target, ino, &inode, &xa).map(|_| ctx.lock().summary.symlinks += 1)
+        }
+        t @ (0o010000 | 0o020000 | 0o060000 | 0o140000) => {
+            let what = match t {
+                0o010000 => "FIFO",
+                0o140000 => "socket",
+                _ => "device node",
+            };
+            if !ctx.opts.privileged {
+                return ctx.skip(d.idx, name, &format!("{what}: made only when run as root"));
+            }
+            write_node(ctx, &target, ino, &inode, &xa).map(|_| {
+                let mut st = ctx.lock();
+                match t {
+                    0o010000 => st.summary.fifos += 1,
+                    0o140000 => st.summary.sockets += 1,
+                    _ => st.summary.devices += 1,
+                }
+            })
+        }
+        t => Err(format!("unknown file type {t:#o}")),
+    };
+    if let Err(e) = res {
+        if inode.links_count > 1 && inode.is_reg() {
+            // Later names cannot link to a copy that does not exist.
+            ctx.lock().linked.remove(&ino);
+        }
+        ctx.skip(d.idx, name, &e);
+    }
+}
+
+fn enter_dir<'s>(
+    ctx: &'s Ctx<'s>,
+    scope: &rayon::Scope<'s>,
+    d: &OpenDir,
+    name: &[u8],
+    cname: &CString,
+    ino: u32,
+) {
+    if d.depth >= MAX_DEPTH {
+        return ctx.skip(
+            d.idx,
+            name,
+            &format!("deeper than {MAX_DEPTH} levels: not descended"),
+        );
+    }
+    if !ctx.lock().visited.insert(ino) {
+        return ctx.skip(d.idx, name, &format!("directory inode {ino} reached twice (a loop or a linked directory): not descended again"));
+    }
+    let dirfd = d.fd.as_fd();
+    let made = match at::mkdir_at(dirfd, cname, 0o700) {
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => make_room(ctx, dirfd, cname, true)
+            .and_then(|reuse| {
+                if reuse {
+                    Ok(())
+                } else {
+                    at::mkdir_at(dirfd, cname, 0o700)
+                        .map_err(|e| format!("cannot create directory: {}", os_err(&e)))
+                }
+            }),
+        Err(e) => Err(format!("cannot create directory: {}", os_err(&e))),
+        Ok(()) => Ok(()),
+    }
+    .and_then(|()| {
+        at::open_dir_at(dirfd, cname)
+            .map_err(|e| format!("cannot open the created directory: {}", os_err(&e)))
+    });
+    let fd = match made {
+        Ok(fd) => fd,
+        Err(e) => return ctx.skip(d.idx, name, &e),
+    };
+    let idx = {
+        let mut st = ctx.lock();
+        st.summary.dirs += 1;
+        st.dirs.push(DirNode {
+            parent: d.idx,
+            name: name.into(),
+            ino,
+            apply_meta: true,
+        });
+        st.dirs.len() - 1
+    };
+    extract_dir_contents(
+        ctx,
+        scope,
+        OpenDir {
+            idx,
+            fd: Arc::new(fd),
+            depth: d.depth + 1,
+        },
+        ino,
+    );
+}
+
+fn make_pending_links(ctx: &Ctx<'_>) {
+    let (pending, linked) = {
+        let mut st = ctx.lock();
+        (
+            std::mem::take(&mut st.pending_links),
+            std::mem::take(&mut st.linked),
+        )
+    };
+    for (ino, place) in pending {
+        let res = (|| -> std::result::Result<(), String> {
+            let first = linked
+                .get(&ino)
+                .ok_or("the first name of this hard-linked file was not extracted")?;
+            let from_dir = ctx
+                .open_dir(first.dir)
+                .map_err(|e| format!("cannot reopen {}", os_err(&e)))?;
+            let to_dir = ctx
+                .open_dir(place.dir)
+                .map_err(|e| format!("cannot reopen {}", os_err(&e)))?;
+            let from = at::component(&first.name).map_err(|e| e.to_string())?;
+            let to = at::component(&place.name).map_err(|e| e.to_string())?;
+            make_room(ctx, to_dir.as_fd(), &to, false)?;
+            at::link_at(from_dir.as_fd(), &from, to_dir.as_fd(), &to)
+                .map_err(|e| format!("cannot link: {}", os_err(&e)))
+        })();
+        match res {
+            Ok(()) => ctx.lock().summary.hard_links += 1,
+            Err(e) => ctx.skip(place.dir, &place.name, &e),
+        }
+    }
+}
+
+/// Owner, mode, xattrs and times of every directory created, deepest first (xattrs last of all, so
+/// that a default ACL is not inherited by the entries extracted into the directory).
+fn finish_dirs(ctx: &Ctx<'_>) {
+    let todo: Vec<(usize, u32)> = {
+        let st = ctx.lock();
+        st.dirs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.apply_meta)
+            .map(|(i, d)| (i, d.ino))
+            .collect()
+    };
+    for (idx, ino) in todo.into_iter().rev() {
+        let res = ctx
+            .fs
+            .inode_raw(ino)
+            .map_err(|e| e.to_string())
+            .and_then(|raw| {
+                let inode = Inode::parse(&raw);
+                let xa = inode::inode_xattrs(ctx.fs, &raw, &inode);
+                let fd = ctx.open_dir(idx).map_err(|e| os_err(&e))?;
+                finish_fd(ctx, idx, b"", &std::fs::File::from(fd), &inode, &xa)
+                    .map_err(|e| os_err(&e))
+            });
+        if let Err(e) = res {
+            let mut st = ctx.lock();
+            let p = ctx.path_of(&st, idx, b"");
+            st.summary
+                .problem(p, format!("cannot set owner, mode or times: {e}"));
+        }
+    }
+}
+
+/// Extract inode `ino` of `fs` into directory `dest`: as `dest/name`, or with `name` `None`
+/// (a directory only) its contents straight into `dest`, which must then be empty unless
+/// `force`. `progress(entries, bytes)` is called as work is done. Errors are returned only when
+/// nothing could be started; per-entry trouble is in the summary.
+pub fn extract(
+    fs: &Filesystem,
+    ino: u32,
+    dest: &std::path::Path,
+    name: Option<&[u8]>,
+    opts: ExtractOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Summary> {
+    let io = |op: &'static str| {
+        let path = dest.to_path_buf();
+        move |source| Error::Io { path, op, source }
+    };
+    let raw = fs.inode_raw(ino)?;
+    let inode = Inode::parse(&raw);
+    if inode.has_flag(ENCRYPT_FL) {
+        return Err(Error::Invalid(format!(
+            "inode {ino} is encrypted (fscrypt): its contents and names are ciphertext without the key; refusing to extract"
+        )));
+    }
+    let destfd = at::open_dir_path(dest).map_err(io("cannot open the destination directory"))?;
+    let is_dir = inode.is_dir();
+    let ctx = Ctx {
+        fs,
+        opts,
+        top: Arc::new(destfd),
+        state: Mutex::new(State::default()),
+        progress,
+    };
+    {
+        let mut st = ctx.lock();
+        st.summary.not_restored = "ctime and crtime (no system call sets them)";
+        st.dirs.push(DirNode {
+            parent: 0,
+            name: b"".to_vec().into(),
+            ino: 0,
+            apply_meta: false,
+        });
+    }
+    match name {
+        None => {
+            if !is_dir {
+                return Err(Error::Invalid(format!("inode {ino} is not a directory")));
+            }
+            let nonempty = std::fs::read_dir(dest)
+                .map_err(io("cannot read"))?
+                .next()
+                .is_some();
+            if nonempty && !opts.force {
+                return Err(Error::Invalid(format!(
+                    "{}: destination is not empty: use --force to extract into it",
+                    dest.display()
+                )));
+            }
+            ctx.lock().visited.insert(ino);
+            let fd = Arc::clone(&ctx.top);
+            let ctx_ref = &ctx;
+            rayon::scope(|s| {
+                extract_dir_contents(
+                    ctx_ref,
+                    s,
+                    OpenDir {
+                        idx: 0,
+                        fd,
+                        depth: 0,
+                    },
+                    ino,
+                )
+            });
+        }
+        Some(n) => {
+            let c = at::component(n).map_err(|_| {
+                Error::Invalid("the name to extract as is not a single path component".into())
+            })?;
+            if !opts.force {
+                if let Ok(Some(t)) = at::lstat_type_at(ctx.top.as_fd(), &c) {
+                    return Err(Error::Invalid(format!(
+                        "{}/{}: exists ({}): use --force to replace it",
+                        dest.display(),
+                        String::from_utf8_lossy(n),
+                        type_word(t)
+                    )));
+                }
+            }
+            let top = OpenDir {
+                idx: 0,
+                fd: Arc::clone(&ctx.top),
+                depth: 0,
+            };
+            let ctx_ref = &ctx;
+            rayon::scope(|s| extract_entry(ctx_ref, s, &top, n, ino));
+        }
+    }
+    make_pending_links(&ctx);
+    finish_dirs(&ctx);
+    let st = ctx.state.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(st.summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acl_converted_to_vfs_form() {
+        // version 1; USER_OBJ rw; USER 1000 r; GROUP_OBJ r; MASK r; OTHER none
+        let mut disk = 1u32.to_le_bytes().to_vec();
+        disk.extend([1, 0, 6, 0]);
+        disk.extend([2, 0, 4, 0, 0xe8, 3, 0, 0]);
+        disk.extend([4, 0, 4, 0]);
+        disk.extend([0x10, 0, 4, 0]);
+        disk.extend([0x20, 0, 0, 0]);
+        let v = acl_to_vfs(&disk).unwrap();
+        assert_eq!(v.len(), 4 + 5 * 8);
+        assert_eq!(&v[..4], &2u32.to_le_bytes());
+        assert_eq!(&v[4..12], &[1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(&v[12..20], &[2, 0, 4, 0, 0xe8, 3, 0, 0]);
+        let back = crate::xattr::decode_acl_vfs(&v).unwrap();
+        assert_eq!(back, crate::xattr::decode_acl_disk(&disk).unwrap());
+        assert!(acl_to_vfs(&[2, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn negative_and_nanosecond_times() {
+        let t = timespec(u32::MAX, 1 << 2); // -1 s, 1 ns
+        assert_eq!(t, Timespec { secs: -1, nsec: 1 });
+        let st = system_time(t);
+        assert_eq!(
+            std::time::UNIX_EPOCH.duration_since(st).unwrap(),
+            std::time::Duration::from_nanos(999_999_999)
+        );
+    }
+
+    #[test]
+    fn reasons_are_counted_by_kind() {
+        let mut s = Summary::default();
+        for i in 0..MAX_LISTED + 5 {
+            s.skip(format!("f{i}"), "device node: made only when run as root");
+        }
+        assert_eq!(s.skipped.len(), MAX_LISTED);
+        assert_eq!(s.skipped_count, MAX_LISTED as u64 + 5);
+        assert_eq!(
+            s.skipped_by_reason.get("device node"),
+            Some(&(MAX_LISTED as u64 + 5))
+        );
+    }
+}
