@@ -16,6 +16,9 @@ use crate::inode::{
 use crate::xattr;
 use rayon::prelude::*;
 
+/// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
+/// deduplicated images), so multiply-claimed blocks are expected.
+const RO_COMPAT_SHARED_BLOCKS: u32 = 0x4000;
 const CASEFOLD_FL: u32 = 0x4000_0000;
 const IMMUTABLE_FL: u32 = 0x0000_0010;
 const APPEND_FL: u32 = 0x0000_0020;
@@ -110,8 +113,12 @@ impl Mapped {
             self.last_init = Some(self.last_init.map_or(last, |l| l.max(last)));
         }
     }
-    /// Clusters the inode holds (each counted once), after `normalise`.
+    /// Clusters the inode holds: every mapping counts without bigalloc (a block mapped twice is
+    /// counted and claimed twice, as e2fsck does); with bigalloc each cluster once.
     fn clusters(&self, cluster_bits: u32) -> Vec<(u64, u64)> {
+        if cluster_bits == 0 {
+            return self.ranges.clone();
+        }
         let mut c: Vec<(u64, u64)> = self
             .ranges
             .iter()
@@ -209,6 +216,19 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
                     );
                     continue;
                 }
+                let expected = m.last_block.map_or(0, |l| l + 1);
+                if inode.is_dir() && lblk > expected {
+                    m.problem(
+                        RuleId::ExtentDirHole,
+                        format!("directory block at logical {lblk} should be at {expected} (hole in the directory)"),
+                    );
+                }
+                if e.uninit && inode.is_dir() {
+                    m.problem(
+                        RuleId::ExtentUninitDir,
+                        format!("directory extent at logical {lblk} is marked uninitialised"),
+                    );
+                }
                 m.ranges.push((e.physical, len));
                 m.data(lblk, len, !e.uninit);
             }
@@ -269,7 +289,8 @@ fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
     if inode.is_symlink() && inode.size < I_BLOCK_SIZE as u64 && !inode.has_flag(EXTENTS_FL) {
         // ext2fs_inode_data_blocks2 == 0: a fast symlink whatever i_blocks says (the xattr block
         // aside); block-map symlinks below 60 bytes are judged by the symlink rule.
-        let xattr_blocks = u64::from(inode.file_acl != 0) * (ctx.block_size / 512);
+        let xattr_blocks =
+            u64::from(inode.file_acl != 0) * ((ctx.block_size << ctx.cluster_bits) / 512);
         if inode.blocks_raw <= xattr_blocks {
             return m;
         }
@@ -366,7 +387,7 @@ fn finish_blocks(
     ino: u32,
     inode: &Inode,
     m: &Mapped,
-    acl_blocks: u64,
+    acl_blocks: Option<u64>,
     sizes: bool,
     acc: &mut Acc,
 ) -> u64 {
@@ -381,9 +402,11 @@ fn finish_blocks(
     }
     if m.problems.is_empty() {
         let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
-        let want = (nclusters + acl_blocks).saturating_mul(per_cluster_512);
         let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
-        if want != have {
+        if let Some(want) = acl_blocks
+            .map(|a| (nclusters + a).saturating_mul(per_cluster_512))
+            .filter(|&w| w != have)
+        {
             push(acc, RuleId::InodeBlocks, g, ino, || {
                 format!("i_blocks is {have} (512-byte units), the inode holds {want}")
             });
@@ -560,7 +583,9 @@ fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Op
     Some(strnlen(&data))
 }
 
-/// In-inode xattrs and the xattr block; returns the blocks the xattr block adds to i_blocks.
+/// In-inode xattrs and the xattr block; returns the blocks the xattr block adds to i_blocks,
+/// `None` when values live in EA inodes (their blocks are charged to this inode as e2fsck's
+/// quota accounting does; the i_blocks check is then skipped).
 fn check_xattrs(
     fs: &Filesystem,
     ctx: &Ctx,
@@ -569,22 +594,34 @@ fn check_xattrs(
     inode: &Inode,
     raw: &[u8],
     acc: &mut Acc,
-) -> u64 {
-    if raw.len() > 128 && usize::from(inode.extra_isize) + 128 <= raw.len() {
+) -> Option<u64> {
+    let mut ea_inodes = false;
+    let mut inline_attr = false;
+    if raw.len() > 128
+        && inode.extra_isize != 0
+        && usize::from(inode.extra_isize) + 128 <= raw.len()
+    {
         match xattr::parse_ibody(raw, inode.extra_isize) {
             Ok(ib) => {
                 for e in ib.entries.iter().filter(|e| e.value_inum != 0) {
-                    check_ea_inode_ref(fs, g, ino, e.value_inum, e.value_size, acc);
+                    ea_inodes = true;
+                    check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
                 }
+                inline_attr = ib.entries.iter().any(|e| e.name == "system.data");
             }
             Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
                 format!("in-inode extended attributes: {e}")
             }),
         }
     }
+    if inode.has_flag(INLINE_DATA_FL) && ctx.inline && !inline_attr {
+        push(acc, RuleId::InodeInlineData, g, ino, || {
+            "INLINE_DATA is set but the inode has no system.data attribute".to_string()
+        });
+    }
     let blk = inode.file_acl;
     if blk == 0 {
-        return 0;
+        return (!ea_inodes).then_some(0);
     }
     if !ctx.ext_attr || !in_fs(ctx, blk, 1) {
         push(acc, RuleId::XattrBlockRange, g, ino, || {
@@ -597,16 +634,21 @@ fn check_xattrs(
                 }
             )
         });
-        return 0;
+        return (!ea_inodes).then_some(0);
     }
-    match acc.xattr_blocks.get_mut(&blk) {
-        Some(r) => r.refs = r.refs.saturating_add(1),
+    let block_ea = match acc.xattr_blocks.get_mut(&blk) {
+        Some(r) => {
+            r.refs = r.refs.saturating_add(1);
+            r.ea_inodes
+        }
         None => {
             let r = read_xattr_block(fs, ctx, g, ino, blk, acc);
+            let e = r.ea_inodes;
             acc.xattr_blocks.insert(blk, r);
+            e
         }
-    }
-    1
+    };
+    (!ea_inodes && !block_ea).then_some(1)
 }
 
 /// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
@@ -622,6 +664,7 @@ fn read_xattr_block(
         refs: 1,
         refcount: None,
         first_ino: ino,
+        ea_inodes: false,
     };
     let data = match fs.block(blk) {
         Ok(d) => d,
@@ -667,14 +710,15 @@ fn read_xattr_block(
         });
     }
     for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
-        check_ea_inode_ref(fs, g, ino, e.value_inum, e.value_size, acc);
+        r.ea_inodes = true;
+        check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
     }
     r
 }
 
-/// An xattr entry whose value lives in an EA inode: that inode must be in use, carry EA_INODE
-/// and hold the value size.
-fn check_ea_inode_ref(fs: &Filesystem, g: u32, ino: u32, ea_ino: u32, size: u32, acc: &mut Acc) {
+/// An xattr entry whose value lives in an EA inode: that inode must be in use and carry
+/// EA_INODE (e2fsck does not hold it to the entry's size).
+fn check_ea_inode_ref(fs: &Filesystem, g: u32, ino: u32, ea_ino: u32, acc: &mut Acc) {
     let why = match fs.inode_raw(ea_ino) {
         Err(e) => Some(format!("EA inode {ea_ino}: {e}")),
         Ok(raw) => {
@@ -683,11 +727,6 @@ fn check_ea_inode_ref(fs: &Filesystem, g: u32, ino: u32, ea_ino: u32, size: u32,
                 Some(format!(
                     "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
                     ea.flags, ea.links_count
-                ))
-            } else if ea.size != u64::from(size) {
-                Some(format!(
-                    "EA inode {ea_ino} holds {} bytes, the entry says {size}",
-                    ea.size
                 ))
             } else {
                 None
@@ -818,7 +857,7 @@ const MAX_DUP_PAIRS: usize = 1 << 20;
 /// with the other claimants.
 pub(super) fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Walk, f: &mut Findings) {
     let dups = walk.claims.conflicts();
-    if dups.is_empty() {
+    if dups.is_empty() || fs.sb.has_ro_compat(RO_COMPAT_SHARED_BLOCKS) {
         return;
     }
     let mut pairs: Vec<(u64, u32)> = walk
@@ -910,4 +949,27 @@ fn inode_clusters(fs: &Filesystem, ctx: &Ctx, ino: u32) -> Vec<(u64, u64)> {
         map_inode(fs, ctx, ino, &inode)
     };
     m.clusters(ctx.cluster_bits)
+}
+
+/// The superblock's quota inode numbers: 0, a reserved quota inode or a normal inode in range
+/// (`e2fsck/super.c` `check_quota_inum`, `PR_0_INVALID_QUOTA_INO`).
+pub(super) fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
+    let sb = &fs.sb;
+    for (what, ino) in [
+        ("user", sb.usr_quota_inum),
+        ("group", sb.grp_quota_inum),
+        ("project", sb.prj_quota_inum),
+    ] {
+        let reserved = matches!(ino, 3 | 4);
+        if ino != 0 && (ino > sb.inodes_count || (ino < sb.first_ino() && !reserved)) {
+            f.push(
+                Finding::new(
+                    RuleId::InodeQuotaInum,
+                    None,
+                    format!("the {what} quota inode number {ino} is invalid"),
+                )
+                .with("stored", ino),
+            );
+        }
+    }
 }

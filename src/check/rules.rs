@@ -163,6 +163,7 @@ catalogue! {
     SbFeatureCsumRedundant = "sb.feature_csum_redundant", Warn, "metadata_csum and uninit_bg (gdt_csum) are not both set", [K, E], [];
     SbFeatureCsumSeed = "sb.feature_csum_seed", Warn, "metadata_csum_seed only with metadata_csum", [E], [];
     SbFeature64bitExtents = "sb.feature_64bit_extents", Err, "64bit needs extents to address the whole device", [E], [];
+    SbFeatureResizeMetaBg = "sb.feature_resize_meta_bg", Err, "resize_inode and meta_bg are not both set", [E], ["PR_0_DISABLE_RESIZE_INODE"];
     SbFeatureBigallocExtents = "sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", [K], [];
     SbFreeBlocksTotal = "sb.free_blocks_total", Err, "free blocks count at most blocks_count", [K, E], [];
     SbFreeInodesTotal = "sb.free_inodes_total", Err, "free inodes count at most inodes_count", [K, E], [];
@@ -219,12 +220,16 @@ catalogue! {
     InodeBlocks = "inode.blocks", Err, "i_blocks equals the blocks (clusters with bigalloc) held: data, mapping or tree blocks and the xattr block", [E], ["PR_1_BAD_I_BLOCKS"];
     InodeSymlink = "inode.symlink", Err, "a symlink's size equals its target length: in i_block when fast, in one block below the block size when slow", [K, E], ["PR_2_INVALID_SYMLINK"];
     InodeDevice = "inode.device", Err, "device, FIFO and socket inodes carry no INDEX, EXTENTS or INLINE_DATA flag", [E], ["PR_2_BAD_CHAR_DEV", "PR_2_BAD_BLOCK_DEV", "PR_2_BAD_FIFO", "PR_2_BAD_SOCKET"];
+    InodeInlineData = "inode.inline_data", Err, "an INLINE_DATA inode has its system.data attribute in the inode", [K, E], ["PR_1_INLINE_DATA_NO_ATTR"];
+    InodeQuotaInum = "inode.quota_inum", Err, "the superblock's quota inode numbers are 0, a reserved quota inode (3, 4) or a normal inode in range", [E], ["PR_0_INVALID_QUOTA_INO"];
     // extent trees
     ExtentHeader = "extent.header", Err, "extent tree nodes have the magic, a depth one below their parent (at most 5), entry counts within the node, and no node referenced twice", [K, E], ["PR_1_MISSING_EXTENT_HEADER", "PR_1_READ_EXTENT", "PR_1_EXTENT_BAD_MAX_DEPTH", "PR_1_EXTENT_HEADER_INVALID"];
     ExtentChecksum = "extent.checksum", Err, "with metadata_csum, every extent tree block's checksum matches", [K, E], ["PR_1_EXTENT_CSUM_INVALID", "PR_1_EXTENT_ONLY_CSUM_INVALID"];
     ExtentBlockRange = "extent.block_range", Err, "extents and index entries point inside the filesystem", [K, E], ["PR_1_EXTENT_BAD_START_BLK", "PR_1_EXTENT_ENDS_BEYOND"];
     ExtentOrder = "extent.order", Err, "leaf extents are in logical order and do not overlap", [K, E], ["PR_1_OUT_OF_ORDER_EXTENTS", "PR_1_EXTENT_END_OUT_OF_BOUNDS", "PR_1_EXTENT_COLLISION"];
     ExtentIndexStart = "extent.index_start", Err, "an index entry's logical block equals its child's first entry", [E], ["PR_1_EXTENT_INDEX_START_INVALID"];
+    ExtentUninitDir = "extent.uninit_dir", Err, "a directory has no uninitialised extent", [E], ["PR_1_UNINIT_DBLOCK"];
+    ExtentDirHole = "extent.dir_hole", Err, "an extent-mapped directory has no hole between its blocks", [E], ["PR_1_COLLAPSE_DBLOCK"];
     ExtentEntry = "extent.entry", Err, "leaf extents have a non-zero length", [E], ["PR_1_EXTENT_LENGTH_ZERO"];
     // block maps
     BlockmapRange = "blockmap.range", Err, "direct and indirect block numbers lie inside the filesystem; no mapping block is met twice", [K, E], ["PR_1_ILLEGAL_BLOCK_NUM", "PR_1_BB_ILLEGAL_BLOCK_NUM"];

@@ -360,6 +360,13 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             "64bit is set without extent".into(),
         );
     }
+    if sb.has_compat(COMPAT_RESIZE_INODE) && sb.has_incompat(INCOMPAT_META_BG) {
+        push(
+            f,
+            RuleId::SbFeatureResizeMetaBg,
+            "resize_inode and meta_bg are both set; they cannot be used together".into(),
+        );
+    }
     if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,

@@ -124,6 +124,8 @@ pub(super) struct XattrRef {
     pub refcount: Option<u32>,
     /// The first referencing inode (for the finding).
     pub first_ino: u32,
+    /// Some entry keeps its value in an EA inode.
+    pub ea_inodes: bool,
 }
 
 /// One worker's share of the walk (contiguous groups, merged in order).
@@ -222,6 +224,7 @@ pub(super) fn run(fs: &Filesystem, orphans: Vec<u32>, f: &mut Findings) -> Walk 
     orphans.sort_unstable();
     orphans.dedup();
     let ctx = pass1::Ctx::new(fs, &orphans);
+    pass1::check_quota_inums(fs, f);
     let mut acc = (0..fs.geo.group_count)
         .into_par_iter()
         .fold(Acc::default, |mut acc, g| {
