@@ -241,7 +241,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     let mut f = Findings::default();
     if !opts.quick {
         state::check_mounted(src.path(), src.is_device(), &mut f);
-        state::check_superblock(&sb, now, &mut f);
+        state::check_superblock(&sb, &mut f);
     }
     let primary_geometry = superblock::check(&sb, src.len(), now, &mut f);
     let primary_bad = f.sb_errors() > 0;

@@ -135,7 +135,6 @@ catalogue! {
     StateOrphanList = "state.orphan_list", Err, "the orphan list (s_last_orphan) is empty", [K, E], ["PR_0_ORPHAN_CLEAR_INODE", "PR_0_ORPHAN_ILLEGAL_HEAD_INODE", "PR_1_LOW_DTIME"];
     StateOrphanFile = "state.orphan_file", Err, "the orphan file lists no inode and orphan_present is clear", [K, E], ["PR_0_ORPHAN_FILE_BAD_MAGIC", "PR_0_ORPHAN_PRESENT_NO_FILE"];
     StateMounted = "state.mounted", Warn, "the block device is not mounted while checked", [E], [];
-    StateTimeFuture = "state.time_future", Warn, "last mount and last write times (40-bit) not in the future", [E], ["PR_0_FUTURE_SB_LAST_MOUNT", "PR_0_FUTURE_SB_LAST_WRITE"];
     StateKbytesWritten = "state.kbytes_written", Warn, "lifetime writes (s_kbytes_written) plausible for the filesystem size", [], [];
     // superblock
     SbMagic = "sb.magic", Err, "superblock magic is 0xEF53", [K, O, E], [];
@@ -167,7 +166,7 @@ catalogue! {
     SbFeatureBigallocExtents = "sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", [K], [];
     SbFreeBlocksTotal = "sb.free_blocks_total", Err, "free blocks count at most blocks_count", [K, E], [];
     SbFreeInodesTotal = "sb.free_inodes_total", Err, "free inodes count at most inodes_count", [K, E], [];
-    SbTimeFuture = "sb.time_future", Warn, "last mount and last write times not in the future", [E], [];
+    SbTimeFuture = "sb.time_future", Warn, "last mount and last write times (40-bit) not in the future, printed as dates", [E], ["PR_0_FUTURE_SB_LAST_MOUNT", "PR_0_FUTURE_SB_LAST_WRITE"];
     SbBackupMismatch = "sb.backup_mismatch", Warn, "backup superblocks agree with the primary on features, block/inode counts and UUID", [E], [];
     SbBackupInvalid = "sb.backup_invalid", Warn, "every backup superblock location holds a valid superblock", [E], [];
     SbUseBackup = "sb.use_backup", Warn, "when the primary superblock or descriptor table is unusable: the backup that would work", [E], [];

@@ -2,7 +2,7 @@
 //! (`e2fsck/unix.c` `check_if_skip` and `check_mount`, `e2fsck/super.c` `check_super_block` and
 //! `release_orphan_inodes`, `e2fsck/journal.c` `e2fsck_check_ext3_journal`): the error state and
 //! error record, unfinished journal recovery, the orphan list and orphan file, a mounted device,
-//! and times and counters in the future.
+//! and implausible lifetime writes (times in the future are `sb.time_future`, printed as dates).
 //!
 //! Also collects the orphan inodes (list and file), which pass 1 and pass 4 must not call
 //! deleted-but-used or unreferenced.
@@ -44,13 +44,8 @@ pub fn utc_date(t: i64) -> String {
     )
 }
 
-/// A 40-bit superblock time (low 32 bits plus the `_hi` byte).
-fn time40(lo: u32, hi: u8) -> i64 {
-    i64::from(lo) | (i64::from(hi) << 32)
-}
-
 /// State rules that need only the superblock.
-pub(super) fn check_superblock(sb: &Superblock, now: u64, f: &mut Findings) {
+pub(super) fn check_superblock(sb: &Superblock, f: &mut Findings) {
     if sb.state & STATE_ERROR_FS != 0 {
         f.push(Finding::new(
             RuleId::StateErrors,
@@ -81,28 +76,6 @@ pub(super) fn check_superblock(sb: &Superblock, now: u64, f: &mut Findings) {
             .with("inode", sb.last_orphan),
         );
     }
-    let now_i = i64::try_from(now).unwrap_or(i64::MAX);
-    let times = [
-        ("last mount", time40(sb.mtime, sb.mtime_hi)),
-        ("last write", time40(sb.wtime, sb.wtime_hi)),
-    ];
-    for (what, t) in times {
-        if t > now_i.saturating_add(86400) {
-            f.push(
-                Finding::new(
-                    RuleId::StateTimeFuture,
-                    None,
-                    format!(
-                        "{what} time {} is in the future (now {})",
-                        utc_date(t),
-                        utc_date(now_i)
-                    ),
-                )
-                .with("stored", t)
-                .with("now", now),
-            );
-        }
-    }
     let written_max = sb.blocks_count().saturating_mul(sb.block_size()) / 1024;
     // No device survives being rewritten a million times over.
     if sb.kbytes_written > written_max.saturating_mul(1 << 20).max(1 << 40) {
@@ -122,7 +95,7 @@ pub(super) fn check_superblock(sb: &Superblock, now: u64, f: &mut Findings) {
 
 fn error_record(sb: &Superblock) -> Finding {
     let func = String::from_utf8_lossy(cstr(&sb.first_error_func)).into_owned();
-    let when = time40(sb.first_error_time, sb.first_error_time_hi);
+    let when = i64::from(sb.first_error_time) | (i64::from(sb.first_error_time_hi) << 32);
     let mut msg = format!("{} error(s) recorded by the kernel", sb.error_count);
     if when != 0 {
         msg.push_str(&format!(
