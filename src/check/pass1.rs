@@ -98,6 +98,8 @@ struct Mapped {
     last_init: Option<u64>,
     /// Problems of the map itself.
     problems: Vec<(RuleId, String)>,
+    /// Warnings that do not make the map unusable.
+    notes: Vec<(RuleId, String)>,
 }
 
 impl Mapped {
@@ -167,6 +169,11 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
     for n in &w.nodes {
         m.ranges.push((n.block, 1));
     }
+    if w.problems.is_empty() {
+        if let Some(why) = optimizable(ctx, &inode.block, &w) {
+            m.notes.push((RuleId::ExtentOptimizable, why));
+        }
+    }
     let mut next_logical: u64 = 0;
     let mut pending_index: Option<(u16, u32)> = None;
     for item in &w.items {
@@ -234,6 +241,33 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
             }
         }
     }
+}
+
+/// e2fsck's `e2fsck_should_rebuild_extents`: a level whose nodes leave more than a block's worth
+/// of entries free could be narrower; a level with fewer entries than an upper level could hold
+/// could be shorter. (e2fsck offers the optimisation and exits 0: `PR_NOT_A_FIX`.)
+fn optimizable(ctx: &Ctx, root: &[u8], w: &extent::ExtentWalk) -> Option<String> {
+    let h = extent::ExtentHeader::parse(root).ok()?;
+    let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
+    let mut num = vec![0u64; depth + 1];
+    let mut max = vec![0u64; depth + 1];
+    num[0] = u64::from(h.entries);
+    max[0] = u64::from(h.max);
+    for n in &w.nodes {
+        let l = usize::from(n.level).min(depth);
+        num[l] += u64::from(n.header.entries);
+        max[l] += u64::from(n.header.max);
+    }
+    let per_block = (ctx.block_size - 12) / 12;
+    for i in 0..=depth {
+        if max[i].saturating_sub(num[i]) > per_block {
+            return Some(format!("extent tree (at level {i}) could be narrower"));
+        }
+        if (0..i).any(|j| num[i] < max[j]) {
+            return Some(format!("extent tree (at level {i}) could be shorter"));
+        }
+    }
+    None
 }
 
 /// An index entry's logical start must equal the first entry of its child
@@ -391,7 +425,7 @@ fn finish_blocks(
     sizes: bool,
     acc: &mut Acc,
 ) -> u64 {
-    for (rule, msg) in &m.problems {
+    for (rule, msg) in m.problems.iter().chain(&m.notes) {
         push(acc, *rule, g, ino, || msg.clone());
     }
     let clusters = m.clusters(ctx.cluster_bits);
