@@ -1,7 +1,7 @@
 //! Superblock rules (`sb.*`): every field judged on its own, then the derived geometry, then the
 //! backup copies against the primary.
 
-use super::{Finding, Findings};
+use super::{Finding, Findings, RuleId};
 use crate::features::*;
 use crate::fs::Filesystem;
 use crate::geometry::Geometry;
@@ -11,14 +11,40 @@ fn hex(v: u32) -> String {
     format!("0x{v:x}")
 }
 
+fn push(f: &mut Findings, rule: RuleId, msg: String) {
+    f.push(Finding::new(rule, None, msg));
+}
+
 /// Check the primary superblock. Returns true when its geometry is usable for the group walk.
 pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings) -> bool {
-    let push =
-        |f: &mut Findings, rule: &'static str, msg: String| f.push(Finding::new(rule, None, msg));
+    if !check_identity(sb, f) {
+        return false;
+    }
+    let Some(bs) = sb.block_size_checked() else {
+        push(
+            f,
+            RuleId::SbBlockSize,
+            format!(
+                "log_block_size is {}, at most 6 (64 KiB blocks)",
+                sb.log_block_size
+            ),
+        );
+        return false;
+    };
+    check_sizes(sb, bs, f);
+    check_group_geometry(sb, bs, image_len, f);
+    check_feature_combinations(sb, f);
+    check_totals(sb, f);
+    check_times(sb, now, f);
+    Geometry::new(sb, true).is_ok()
+}
+
+/// Magic, checksum, revision and feature bits known to libext2fs. False without the magic.
+fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
     if sb.magic != EXT2_MAGIC {
         f.push(
             Finding::new(
-                "sb.magic",
+                RuleId::SbMagic,
                 None,
                 format!("magic is 0x{:04x}, should be 0xef53", sb.magic),
             )
@@ -32,7 +58,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if sb.checksum_type != 1 {
             f.push(
                 Finding::new(
-                    "sb.checksum_type",
+                    RuleId::SbChecksumType,
                     None,
                     format!(
                         "checksum type is {}, should be 1 (crc32c)",
@@ -47,7 +73,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if c != sb.checksum {
             f.push(
                 Finding::new(
-                    "sb.checksum",
+                    RuleId::SbChecksum,
                     None,
                     format!("checksum is 0x{:08x}, should be 0x{c:08x}", sb.checksum),
                 )
@@ -59,7 +85,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.rev_level > 1 {
         push(
             f,
-            "sb.rev_level",
+            RuleId::SbRevLevel,
             format!("revision level is {}, should be 0 or 1", sb.rev_level),
         );
     }
@@ -67,7 +93,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if unknown_in != 0 {
         f.push(
             Finding::new(
-                "sb.incompat_unknown",
+                RuleId::SbIncompatUnknown,
                 None,
                 format!(
                     "unknown incompat features {} ({})",
@@ -82,7 +108,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if unknown_ro != 0 {
         f.push(
             Finding::new(
-                "sb.ro_compat_unknown",
+                RuleId::SbRoCompatUnknown,
                 None,
                 format!(
                     "unknown ro_compat features {} ({})",
@@ -93,17 +119,11 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.feature_ro_compat),
         );
     }
-    let Some(bs) = sb.block_size_checked() else {
-        push(
-            f,
-            "sb.block_size",
-            format!(
-                "log_block_size is {}, at most 6 (64 KiB blocks)",
-                sb.log_block_size
-            ),
-        );
-        return false;
-    };
+    true
+}
+
+/// Cluster, flex group, inode and descriptor sizes, first inode and extra isize.
+fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     let bigalloc = sb.is_bigalloc();
     let cluster_ok = if bigalloc {
         sb.log_cluster_size >= sb.log_block_size && sb.log_cluster_size <= 19
@@ -121,7 +141,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         };
         f.push(
             Finding::new(
-                "sb.cluster_size",
+                RuleId::SbClusterSize,
                 None,
                 format!(
                     "log_cluster_size is {}, should be {want}",
@@ -134,7 +154,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.log_groups_per_flex > 31 {
         push(
             f,
-            "sb.log_groups_per_flex",
+            RuleId::SbLogGroupsPerFlex,
             format!(
                 "log_groups_per_flex is {}, at most 31",
                 sb.log_groups_per_flex
@@ -145,7 +165,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if isize < 128 || isize > bs || !isize.is_power_of_two() {
         f.push(
             Finding::new(
-                "sb.inode_size",
+                RuleId::SbInodeSize,
                 None,
                 format!("inode size is {isize}, should be a power of two in [128, {bs}]"),
             )
@@ -156,7 +176,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if first_ino < 11 || first_ino > sb.inodes_count {
         f.push(
             Finding::new(
-                "sb.first_ino",
+                RuleId::SbFirstIno,
                 None,
                 format!(
                     "first inode is {first_ino}, should be in [11, {}]",
@@ -176,7 +196,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             if v != 0 && (v < 4 || v64 > room || v % 4 != 0) {
                 f.push(
                     Finding::new(
-                        "sb.extra_isize",
+                        RuleId::SbExtraIsize,
                         None,
                         format!(
                             "{what} extra isize is {v}, should be 0 or a multiple of 4 in [4, {room}]"
@@ -193,7 +213,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if !(64..=1024).contains(&ds) || !ds.is_power_of_two() {
             f.push(
                 Finding::new(
-                    "sb.desc_size",
+                    RuleId::SbDescSize,
                     None,
                     format!("descriptor size is {ds}, should be a power of two in [64, 1024]"),
                 )
@@ -201,6 +221,12 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             );
         }
     }
+}
+
+/// Blocks and inodes per group, first data block, device size, group count and what derives
+/// from it, reserved blocks and reserved GDT blocks.
+fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
+    let isize = u64::from(sb.inode_size());
     // Blocks and clusters per group.
     let cbits = sb
         .log_cluster_size
@@ -212,7 +238,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if !(8..=cpg_max).contains(&cpg) || bpg != cpg << cbits {
         f.push(
             Finding::new(
-                "sb.blocks_per_group",
+                RuleId::SbBlocksPerGroup,
                 None,
                 format!(
                     "blocks per group {bpg}, clusters per group {cpg}: clusters should be in [8, {cpg_max}] and blocks = clusters x {}",
@@ -229,7 +255,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if ipg < ipb || ipg > ipg_max {
         f.push(
             Finding::new(
-                "sb.inodes_per_group",
+                RuleId::SbInodesPerGroup,
                 None,
                 format!("inodes per group is {ipg}, should be in [{ipb}, {ipg_max}]"),
             )
@@ -242,7 +268,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if fdb != want_fdb || fdb >= blocks {
         f.push(
             Finding::new(
-                "sb.first_data_block",
+                RuleId::SbFirstDataBlock,
                 None,
                 format!("first data block is {fdb}, should be {want_fdb} (blocks count {blocks})"),
             )
@@ -254,7 +280,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if blocks > image_blocks {
         f.push(
             Finding::new(
-                "sb.blocks_count_device",
+                RuleId::SbBlocksCountDevice,
                 None,
                 format!(
                     "block count {blocks} exceeds the size of the image ({image_blocks} blocks of {bs} bytes)"
@@ -273,7 +299,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if g > (1u64 << 32) - dpb {
             push(
                 f,
-                "sb.group_count",
+                RuleId::SbGroupCount,
                 format!("{g} groups, at most {}", (1u64 << 32) - dpb),
             );
         } else {
@@ -285,7 +311,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if u64::from(sb.inodes_count) != want {
             f.push(
                 Finding::new(
-                    "sb.inodes_count",
+                    RuleId::SbInodesCount,
                     None,
                     format!(
                         "inode count is {}, should be {want} ({g} groups x {ipg})",
@@ -300,7 +326,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if sb.has_incompat(INCOMPAT_META_BG) && u64::from(sb.first_meta_bg) > desc_blocks {
             f.push(
                 Finding::new(
-                    "sb.first_meta_bg",
+                    RuleId::SbFirstMetaBg,
                     None,
                     format!(
                         "first_meta_bg is {}, at most {desc_blocks} (descriptor blocks)",
@@ -315,7 +341,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.r_blocks_count() > blocks / 2 {
         f.push(
             Finding::new(
-                "sb.r_blocks_count",
+                RuleId::SbRBlocksCount,
                 None,
                 format!(
                     "reserved block count is {}, at most {} (half the blocks)",
@@ -329,7 +355,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if u64::from(sb.reserved_gdt_blocks) > bs / 4 {
         f.push(
             Finding::new(
-                "sb.reserved_gdt_blocks",
+                RuleId::SbReservedGdtBlocks,
                 None,
                 format!(
                     "reserved GDT blocks is {}, at most {}",
@@ -340,38 +366,55 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.reserved_gdt_blocks),
         );
     }
+}
+
+/// Feature combinations libext2fs, the kernel or e2fsck refuse.
+fn check_feature_combinations(sb: &Superblock, f: &mut Findings) {
+    let bigalloc = sb.is_bigalloc();
     if sb.has_metadata_csum() && sb.has_ro_compat(RO_COMPAT_GDT_CSUM) {
         push(
             f,
-            "sb.feature_csum_redundant",
+            RuleId::SbFeatureCsumRedundant,
             "metadata_csum and uninit_bg are both set; uninit_bg is ignored".into(),
         );
     }
     if sb.has_incompat(INCOMPAT_CSUM_SEED) && !sb.has_metadata_csum() {
         push(
             f,
-            "sb.feature_csum_seed",
+            RuleId::SbFeatureCsumSeed,
             "metadata_csum_seed is set without metadata_csum".into(),
         );
     }
     if sb.is_64bit() && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,
-            "sb.feature_64bit_extents",
+            RuleId::SbFeature64bitExtents,
             "64bit is set without extent".into(),
+        );
+    }
+    if sb.has_compat(COMPAT_RESIZE_INODE) && sb.has_incompat(INCOMPAT_META_BG) {
+        push(
+            f,
+            RuleId::SbFeatureResizeMetaBg,
+            "resize_inode and meta_bg are both set; they cannot be used together".into(),
         );
     }
     if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,
-            "sb.feature_bigalloc_extents",
+            RuleId::SbFeatureBigallocExtents,
             "bigalloc is set without extent".into(),
         );
     }
+}
+
+/// Free block and inode totals against the counts.
+fn check_totals(sb: &Superblock, f: &mut Findings) {
+    let blocks = sb.blocks_count();
     if sb.free_blocks_count() > blocks {
         f.push(
             Finding::new(
-                "sb.free_blocks_total",
+                RuleId::SbFreeBlocksTotal,
                 None,
                 format!(
                     "free blocks count is {}, more than the {blocks} blocks",
@@ -384,7 +427,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.free_inodes_count > sb.inodes_count {
         f.push(
             Finding::new(
-                "sb.free_inodes_total",
+                RuleId::SbFreeInodesTotal,
                 None,
                 format!(
                     "free inodes count is {}, more than the {} inodes",
@@ -394,21 +437,39 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.free_inodes_count),
         );
     }
+}
+
+/// Last mount and last write times (40-bit) not in the future, printed as dates.
+fn check_times(sb: &Superblock, now: u64, f: &mut Findings) {
+    let now_i = i64::try_from(now).unwrap_or(i64::MAX);
     // e2fsck accepts up to a day of clock skew (accept_time_fudge).
-    for (what, t) in [("last mount", sb.mtime), ("last write", sb.wtime)] {
-        if u64::from(t) > now + 86400 {
+    let times = [
+        (
+            "last mount",
+            i64::from(sb.mtime) | (i64::from(sb.mtime_hi) << 32),
+        ),
+        (
+            "last write",
+            i64::from(sb.wtime) | (i64::from(sb.wtime_hi) << 32),
+        ),
+    ];
+    for (what, t) in times {
+        if t > now_i.saturating_add(86400) {
             f.push(
                 Finding::new(
-                    "sb.time_future",
+                    RuleId::SbTimeFuture,
                     None,
-                    format!("{what} time {t} is in the future (now {now})"),
+                    format!(
+                        "{what} time {} is in the future (now {})",
+                        super::state::utc_date(t),
+                        super::state::utc_date(now_i)
+                    ),
                 )
                 .with("stored", t)
                 .with("now", now),
             );
         }
     }
-    Geometry::new(sb, true).is_ok()
 }
 
 /// The advice finding when the primary superblock is unusable.
@@ -420,7 +481,7 @@ pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
                 .map(|(b, s)| format!("-o superblock={b} -o blocksize={s}"))
                 .collect();
             Finding::new(
-                "sb.use_backup",
+                RuleId::SbUseBackup,
                 None,
                 format!(
                     "the primary superblock is bad; valid backups: {} (e2fsck -b {blk} -B {bs})",
@@ -431,7 +492,7 @@ pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
             .with("blocksize", bs)
         }
         None => Finding::new(
-            "sb.use_backup",
+            RuleId::SbUseBackup,
             None,
             "the primary superblock is bad and no backup superblock looks valid",
         ),
@@ -455,7 +516,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         else {
             f.push(
                 Finding::new(
-                    "sb.backup_invalid",
+                    RuleId::SbBackupInvalid,
                     Some(g),
                     format!("backup superblock at block {blk} lies beyond the end of the image"),
                 )
@@ -470,7 +531,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         {
             f.push(
                 Finding::new(
-                    "sb.backup_invalid",
+                    RuleId::SbBackupInvalid,
                     Some(g),
                     format!(
                         "backup superblock at block {blk} is not valid (magic 0x{:04x})",
@@ -522,7 +583,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         if !diff.is_empty() {
             f.push(
                 Finding::new(
-                    "sb.backup_mismatch",
+                    RuleId::SbBackupMismatch,
                     Some(g),
                     format!(
                         "backup superblock at block {blk} disagrees with the primary: {} (backup vs primary)",

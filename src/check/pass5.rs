@@ -1,0 +1,262 @@
+//! Pass 5 (`e2fsck/pass5.c`: `check_block_bitmaps`, `check_inode_bitmaps`): the on-disk bitmaps
+//! and counts against the usage the walk computed — clusters claimed by metadata and inodes,
+//! inodes in use, directories per group — with the differences printed as e2fsck prints them
+//! (`-(1234--1240) +5000`: `-` marked but unused, `+` used but not marked).
+
+use super::ownership::ranges_text;
+use super::walk::Walk;
+use super::{Finding, Findings, RuleId};
+use crate::bitmap::{self, UninitMarks};
+use crate::fs::Filesystem;
+use rayon::prelude::*;
+
+/// Most difference ranges printed per group and kind.
+const MAX_RANGES: usize = 32;
+
+/// The computed in-use clusters, by high 32 bits (`RoaringTreemap::bitmaps`).
+type Parts<'a> = std::collections::BTreeMap<u32, &'a roaring::RoaringBitmap>;
+
+/// The computed in-use clusters from `start` on, in order.
+fn values_from<'a>(parts: &'a Parts<'a>, start: u64) -> impl Iterator<Item = u64> + 'a {
+    let hi0 = u32::try_from(start >> 32).unwrap_or(u32::MAX);
+    parts.range(hi0..).flat_map(move |(&hi, bm)| {
+        let lo = if hi == hi0 { start as u32 } else { 0 };
+        bm.range(lo..)
+            .map(move |v| (u64::from(hi) << 32) | u64::from(v))
+    })
+}
+
+/// Bits `[first, first + n)` of the computed usage as a little-endian bitmap, consuming the
+/// values below `first + n` from `used`.
+fn expected_bitmap(
+    used: &mut std::iter::Peekable<impl Iterator<Item = u64>>,
+    first: u64,
+    n: u64,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    out.resize(n.div_ceil(8) as usize, 0);
+    let end = first.saturating_add(n);
+    while let Some(v) = used.next_if(|&v| v < end) {
+        if let Some(i) = v.checked_sub(first) {
+            out[(i / 8) as usize] |= 1 << (i % 8);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    findings: Findings,
+    free_clusters: u64,
+    free_inodes: u64,
+}
+
+impl Totals {
+    fn merge(mut self, later: Totals) -> Totals {
+        self.findings = self.findings.merge(later.findings);
+        self.free_clusters += later.free_clusters;
+        self.free_inodes += later.free_inodes;
+        self
+    }
+}
+
+/// Compare every group's bitmaps and counts, then the superblock totals.
+pub(super) fn check(fs: &Filesystem, walk: &Walk, f: &mut Findings) {
+    let bs = fs.geo.block_size as usize;
+    if bitmap::block_nbytes(fs) > bs || bitmap::inode_nbytes(fs) > bs {
+        return;
+    }
+    let Ok(marks) = UninitMarks::compute(fs) else {
+        return;
+    };
+    let in_use = walk.claims.in_use();
+    let parts: std::collections::BTreeMap<u32, &roaring::RoaringBitmap> =
+        in_use.bitmaps().collect();
+    // Groups in chunks: each chunk walks the computed usage once, in order, from its first
+    // cluster (a lookup per cluster costs minutes on an 8 TiB filesystem).
+    let groups = fs.geo.group_count;
+    let chunk = (groups / 256).max(64);
+    let t = (0..groups.div_ceil(chunk))
+        .into_par_iter()
+        .fold(Totals::default, |mut t, c| {
+            let g0 = c * chunk;
+            let start = (fs.geo.first_data_block >> fs.geo.cluster_bits)
+                + u64::from(g0) * u64::from(fs.geo.clusters_per_group);
+            let mut used = values_from(&parts, start).peekable();
+            for g in g0..(g0 + chunk).min(groups) {
+                group(fs, walk, &mut used, &marks, g, &mut t);
+            }
+            t
+        })
+        .reduce(Totals::default, Totals::merge);
+    let merged = std::mem::take(f).merge(t.findings);
+    *f = merged;
+    let sb_free = fs.sb.free_blocks_count();
+    let free_blocks = t.free_clusters << fs.geo.cluster_bits;
+    if sb_free != free_blocks {
+        f.push(
+            Finding::new(
+                RuleId::UsageFreeBlocks,
+                None,
+                format!("free blocks count wrong ({sb_free}, counted={free_blocks})"),
+            )
+            .with("stored", sb_free)
+            .with("expected", free_blocks),
+        );
+    }
+    let sb_free_i = u64::from(fs.sb.free_inodes_count);
+    if sb_free_i != t.free_inodes {
+        f.push(
+            Finding::new(
+                RuleId::UsageFreeInodes,
+                None,
+                format!(
+                    "free inodes count wrong ({sb_free_i}, counted={})",
+                    t.free_inodes
+                ),
+            )
+            .with("stored", sb_free_i)
+            .with("expected", t.free_inodes),
+        );
+    }
+}
+
+fn group(
+    fs: &Filesystem,
+    walk: &Walk,
+    in_use: &mut std::iter::Peekable<impl Iterator<Item = u64>>,
+    marks: &UninitMarks,
+    g: u32,
+    t: &mut Totals,
+) {
+    let Ok(gd) = fs.desc(g) else { return };
+    let geo = &fs.geo;
+    let mut buf = Vec::new();
+    // Blocks (clusters).
+    let first = (geo.first_data_block >> geo.cluster_bits)
+        + u64::from(g) * u64::from(geo.clusters_per_group);
+    let last_block = geo.group_last_block(g);
+    let nclusters = ((last_block >> geo.cluster_bits) + 1).saturating_sub(first);
+    if bitmap::group_block_bitmap(fs, &gd, marks, &mut buf).is_ok() {
+        let mut want = Vec::new();
+        expected_bitmap(in_use, first, nclusters, &mut want);
+        let used: u64 = want.iter().map(|b| u64::from(b.count_ones())).sum();
+        let (minus, plus) =
+            differences(&want, &buf, nclusters, |i| (first + i) << geo.cluster_bits);
+        diff(t, RuleId::UsageBlockBitmap, g, &minus, &plus, "block");
+        let free = nclusters - used;
+        t.free_clusters += free;
+        let stored = u64::from(gd.free_blocks_count);
+        if stored != free {
+            t.findings.push(
+                Finding::new(
+                    RuleId::UsageGroupFreeBlocks,
+                    Some(g),
+                    format!("free blocks count wrong for group #{g} ({stored}, counted={free})"),
+                )
+                .with("stored", stored)
+                .with("expected", free),
+            );
+        }
+    }
+    if !walk.group_read.get(g as usize).copied().unwrap_or(false) {
+        return;
+    }
+    // Inodes.
+    let ipg = geo.inodes_per_group;
+    let first_ino = u64::from(g) * u64::from(ipg) + 1;
+    let lo = walk
+        .inodes
+        .partition_point(|i| u64::from(i.ino) < first_ino);
+    let hi = walk
+        .inodes
+        .partition_point(|i| u64::from(i.ino) < first_ino + u64::from(ipg));
+    let used_inos = &walk.inodes[lo..hi];
+    if bitmap::group_inode_bitmap(fs, &gd, &mut buf).is_ok() {
+        let mut want = vec![0u8; (ipg as usize).div_ceil(8)];
+        for f in used_inos {
+            let i = u64::from(f.ino) - first_ino;
+            want[(i / 8) as usize] |= 1 << (i % 8);
+        }
+        let (minus, plus) = differences(&want, &buf, u64::from(ipg), |i| first_ino + i);
+        diff(t, RuleId::UsageInodeBitmap, g, &minus, &plus, "inode");
+    }
+    let free_i = u64::from(ipg) - used_inos.len() as u64;
+    t.free_inodes += free_i;
+    let stored = u64::from(gd.free_inodes_count);
+    if stored != free_i {
+        t.findings.push(
+            Finding::new(
+                RuleId::UsageGroupFreeInodes,
+                Some(g),
+                format!("free inodes count wrong for group #{g} ({stored}, counted={free_i})"),
+            )
+            .with("stored", stored)
+            .with("expected", free_i),
+        );
+    }
+    let dirs = walk.group_dirs.get(g as usize).copied().unwrap_or(0);
+    if gd.used_dirs_count != dirs {
+        t.findings.push(
+            Finding::new(
+                RuleId::UsageGroupDirs,
+                Some(g),
+                format!(
+                    "directories count wrong for group #{g} ({}, counted={dirs})",
+                    gd.used_dirs_count
+                ),
+            )
+            .with("stored", gd.used_dirs_count)
+            .with("expected", dirs),
+        );
+    }
+}
+
+/// Bits set on disk but not computed (`-`), and computed but not set (`+`), mapped to numbers.
+fn differences(
+    want: &[u8],
+    have: &[u8],
+    nbits: u64,
+    num: impl Fn(u64) -> u64,
+) -> (Vec<u64>, Vec<u64>) {
+    let (mut minus, mut plus) = (Vec::new(), Vec::new());
+    for (byte, &w) in want.iter().enumerate() {
+        let h = have.get(byte).copied().unwrap_or(0xff);
+        if w == h {
+            continue;
+        }
+        for bit in 0..8 {
+            let i = byte as u64 * 8 + bit;
+            if i >= nbits || minus.len() + plus.len() >= MAX_DIFFS {
+                break;
+            }
+            match (h >> bit & 1, w >> bit & 1) {
+                (1, 0) => minus.push(num(i)),
+                (0, 1) => plus.push(num(i)),
+                _ => {}
+            }
+        }
+    }
+    (minus, plus)
+}
+
+/// Most differing bits collected per group (enough for the printed ranges).
+const MAX_DIFFS: usize = 1 << 16;
+
+fn diff(t: &mut Totals, rule: RuleId, g: u32, minus: &[u64], plus: &[u64], what: &str) {
+    if minus.is_empty() && plus.is_empty() {
+        return;
+    }
+    t.findings.push_with(rule, || {
+        let (m, nm) = ranges_text(minus.iter().copied(), "-", MAX_RANGES);
+        let (p, np) = ranges_text(plus.iter().copied(), "+", MAX_RANGES);
+        let text = [m, p]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Finding::new(rule, Some(g), format!("{what} bitmap differences: {text}"))
+            .with("marked_unused", nm)
+            .with("used_unmarked", np)
+    });
+}
