@@ -28,6 +28,7 @@ pub use error::{Error, Result};
 pub mod bitmap;
 pub mod csum;
 pub mod dir;
+pub mod dirhash;
 pub mod extent;
 pub mod features;
 pub mod fit;
