@@ -10,9 +10,11 @@
 //! kernel's "nfdicf" form, i.e. full Unicode case folding combined with canonical decomposition.
 //! We compute it as NFD(casefold(NFD(name))) — Unicode's canonical caseless form — with the
 //! maintained `caseless` (full C+F folding from CaseFolding.txt) and `unicode-normalization`
-//! crates. Their tables are of a newer Unicode version than the kernel's utf8-12.1; names made
-//! only of characters assigned by Unicode 12.1 fold identically, names with characters assigned
-//! later may hash differently (the kernel leaves such characters unfolded).
+//! crates. Their tables are of a newer Unicode version than the kernel's utf8-12.1: the
+//! characters assigned since then that fold or decompose are left as they are
+//! ([`UNFOLDED_IN_12_1`], found by comparing every folding character with e2fsprogs' own
+//! utf8-12.1 tables through `debugfs dx_hash -c`). Canonical reordering of combining marks
+//! assigned after 12.1 may still differ (such names are not known to exist in practice).
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -139,12 +141,24 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
     let [mut a, mut b, mut c, mut d] = *buf;
     macro_rules! round {
         ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $x:expr, $s:expr) => {{
-            $a = $a.wrapping_add($f($b, $c, $d)).wrapping_add($x).rotate_left($s);
+            $a = $a
+                .wrapping_add($f($b, $c, $d))
+                .wrapping_add($x)
+                .rotate_left($s);
         }};
     }
-    for (n, (i, s)) in [(0, 3), (1, 7), (2, 11), (3, 19), (4, 3), (5, 7), (6, 11), (7, 19)]
-        .into_iter()
-        .enumerate()
+    for (n, (i, s)) in [
+        (0, 3),
+        (1, 7),
+        (2, 11),
+        (3, 19),
+        (4, 3),
+        (5, 7),
+        (6, 11),
+        (7, 19),
+    ]
+    .into_iter()
+    .enumerate()
     {
         match n % 4 {
             0 => round!(f, a, b, c, d, x[i], s),
@@ -153,9 +167,18 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
             _ => round!(f, b, c, d, a, x[i], s),
         }
     }
-    for (n, (i, s)) in [(1, 3), (3, 5), (5, 9), (7, 13), (0, 3), (2, 5), (4, 9), (6, 13)]
-        .into_iter()
-        .enumerate()
+    for (n, (i, s)) in [
+        (1, 3),
+        (3, 5),
+        (5, 9),
+        (7, 13),
+        (0, 3),
+        (2, 5),
+        (4, 9),
+        (6, 13),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let xi = x[i].wrapping_add(K2);
         match n % 4 {
@@ -165,9 +188,18 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
             _ => round!(g, b, c, d, a, xi, s),
         }
     }
-    for (n, (i, s)) in [(3, 3), (7, 9), (2, 11), (6, 15), (1, 3), (5, 9), (0, 11), (4, 15)]
-        .into_iter()
-        .enumerate()
+    for (n, (i, s)) in [
+        (3, 3),
+        (7, 9),
+        (2, 11),
+        (6, 15),
+        (1, 3),
+        (5, 9),
+        (0, 11),
+        (4, 15),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let xi = x[i].wrapping_add(K3);
         match n % 4 {
@@ -223,13 +255,67 @@ pub fn dx_hash(name: &[u8], version: u8, seed: &[u32; 4]) -> Option<(u32, u32)> 
     Some((hash & !1, minor))
 }
 
+/// Characters whose folding or decomposition our newer Unicode tables know but utf8-12.1 does
+/// not (they were assigned after Unicode 12.1): the kernel leaves them as they are. Found by
+/// hashing every character that folds through `debugfs dx_hash -c -e utf8` (e2fsprogs 1.47's
+/// utf8-12.1 tables) and comparing.
+const UNFOLDED_IN_12_1: &[(u32, u32)] = &[
+    (0x1C89, 0x1C89),
+    (0x2C2F, 0x2C2F),
+    (0xA7C0, 0xA7C0),
+    (0xA7C7, 0xA7C7),
+    (0xA7C9, 0xA7C9),
+    (0xA7CB, 0xA7CC),
+    (0xA7D0, 0xA7D0),
+    (0xA7D6, 0xA7D6),
+    (0xA7D8, 0xA7D8),
+    (0xA7DA, 0xA7DA),
+    (0xA7DC, 0xA7DC),
+    (0xA7F5, 0xA7F5),
+    (0x10570, 0x1057A),
+    (0x1057C, 0x1058A),
+    (0x1058C, 0x10592),
+    (0x10594, 0x10595),
+    (0x105C9, 0x105C9),
+    (0x105E4, 0x105E4),
+    (0x10D50, 0x10D65),
+    (0x11383, 0x11383),
+    (0x11385, 0x11385),
+    (0x1138E, 0x1138E),
+    (0x11391, 0x11391),
+    (0x113C5, 0x113C5),
+    (0x113C7, 0x113C8),
+    (0x11938, 0x11938),
+    (0x16121, 0x16128),
+    (0x16D68, 0x16D6A),
+];
+
+fn unfolded_in_12_1(c: char) -> bool {
+    let c = u32::from(c);
+    UNFOLDED_IN_12_1.iter().any(|&(a, b)| (a..=b).contains(&c))
+}
+
 /// `utf8_casefold` with the utf8 encoding: the canonical caseless form of a UTF-8 name, or None
 /// when the name is not valid UTF-8 (the kernel then hashes the raw bytes, and refuses the name
 /// in strict mode).
 pub fn casefold(name: &[u8]) -> Option<Vec<u8>> {
     let s = std::str::from_utf8(name).ok()?;
-    let folded: String = caseless::Caseless::default_case_fold(s.nfd()).nfd().collect();
-    Some(folded.into_bytes())
+    let fold = |run: &str| -> String {
+        caseless::Caseless::default_case_fold(run.nfd())
+            .nfd()
+            .collect()
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut run_start = 0;
+    for (i, c) in s.char_indices() {
+        if unfolded_in_12_1(c) {
+            out.push_str(&fold(&s[run_start..i]));
+            out.push(c);
+            run_start = i + c.len_utf8();
+        }
+    }
+    out.push_str(&fold(&s[run_start..]));
+    Some(out.into_bytes())
 }
 
 /// The hash of a name in a directory: casefolded first when the directory is casefolded (and
@@ -300,6 +386,37 @@ mod tests {
         assert_eq!(dx_hash(b"x", 200, &seed), None);
     }
 
+    /// `debugfs -R "dx_hash -c -e utf8 -h half_md4 -s SEED NAME"` on a casefold filesystem.
+    const CASEFOLD_VECTORS: &[(&str, u32, u32)] = &[
+        ("Hello", 0xa26e4a80, 0x97e5b7f7),
+        ("Straße", 0xfd935386, 0x310eec3f),
+        ("CAFÉ", 0xb4f033e6, 0xc53b7dc9),
+        ("cafe\u{301}", 0xb4f033e6, 0xc53b7dc9),
+        ("\u{fb01}le", 0x2fa08550, 0xa2347c70),
+        ("\u{1e9e}", 0xcc228e5e, 0x17cd1640),
+        ("\u{1c5}", 0xecb9513e, 0x53db85db),
+        ("\u{ac00}", 0x9333277c, 0x814794cd),
+        ("\u{390}", 0x32db74ec, 0xb5c5a039),
+        ("\u{212b}", 0xa2f2cad8, 0x5be67bd6),
+        ("\u{1e900}", 0x1a461196, 0x8c1945aa),
+        ("\u{1c90}", 0x5b61761a, 0x5edbc10d),
+        ("\u{a7c7}", 0x818e9dde, 0x8a986d7e),
+        ("\u{10570}", 0x0bf11372, 0x4bbf7d80),
+    ];
+
+    #[test]
+    fn casefold_hashes_match_debugfs() {
+        let seed = seed_words(&SEED);
+        let mut bad = Vec::new();
+        for &(name, hash, minor) in CASEFOLD_VECTORS {
+            let got = name_hash(name.as_bytes(), 1, &seed, true);
+            if got != Some((hash, minor)) {
+                bad.push(format!("{name:?}: {got:x?}"));
+            }
+        }
+        assert!(bad.is_empty(), "{bad:?}");
+    }
+
     #[test]
     fn unsigned_flag_adjusts_version() {
         assert_eq!(effective_version(1, FLAGS_UNSIGNED_HASH), 4);
@@ -312,7 +429,10 @@ mod tests {
         assert_eq!(casefold(b"Hello").unwrap(), b"hello");
         // Full folding: sharp s folds to "ss"; precomposed e-acute decomposes.
         assert_eq!(casefold("Straße".as_bytes()).unwrap(), b"strasse");
-        assert_eq!(casefold("CAFÉ".as_bytes()).unwrap(), "cafe\u{301}".as_bytes());
+        assert_eq!(
+            casefold("CAFÉ".as_bytes()).unwrap(),
+            "cafe\u{301}".as_bytes()
+        );
         assert_eq!(
             casefold("café".as_bytes()),
             casefold("cafe\u{301}".as_bytes())
