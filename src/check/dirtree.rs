@@ -1,0 +1,341 @@
+//! What passes 2, 3 and 4 share: the in-use inodes (as pass 1 decides them), and per inode the
+//! directory references pass 2 counts (e2fsck's `inode_count` icount, `dir_info` parent and
+//! dotdot), plus the path resolution that names inodes in findings.
+//!
+//! Memory: one [`InodeSlot`] (28 bytes) per in-use inode, sorted by inode number so lookups are a
+//! binary search, and nothing per free inode. Counters are atomics so pass 2 runs over
+//! directories in parallel.
+
+use crate::dir;
+use crate::fs::Filesystem;
+use crate::inode::Inode;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// File-type bits of i_mode.
+pub const S_IFMT: u16 = 0xF000;
+/// Directory type bits.
+pub const S_IFDIR: u16 = 0x4000;
+
+/// An in-use inode as pass 1 saw it, with pass 2's counters.
+#[derive(Debug)]
+pub struct InodeSlot {
+    pub ino: u32,
+    pub mode: u16,
+    pub links_count: u16,
+    pub flags: u32,
+    /// i_blocks == 0 and no xattr block: e2fsck's "zero-length" for unattached inodes.
+    pub no_blocks: bool,
+    /// Every directory entry naming this inode, `.` and `..` included (e2fsck's inode_count).
+    pub refs: AtomicU32,
+    /// Entries other than `.` and `..` (names in directories).
+    pub names: AtomicU32,
+    /// For a directory: the smallest directory inode holding a name for it (0 = none yet).
+    pub parent: AtomicU32,
+    /// For a directory: the inode its `..` entry names (0 = none).
+    pub dotdot: AtomicU32,
+}
+
+impl InodeSlot {
+    /// A slot for an in-use inode.
+    pub fn new(ino: u32, inode: &Inode) -> InodeSlot {
+        InodeSlot {
+            ino,
+            mode: inode.mode,
+            links_count: inode.links_count,
+            flags: inode.flags,
+            no_blocks: inode.blocks_raw == 0 && inode.file_acl == 0,
+            refs: AtomicU32::new(0),
+            names: AtomicU32::new(0),
+            parent: AtomicU32::new(0),
+            dotdot: AtomicU32::new(0),
+        }
+    }
+    /// True for a directory.
+    pub fn is_dir(&self) -> bool {
+        self.mode & S_IFMT == S_IFDIR
+    }
+    /// The directory-entry file type its mode calls for (`ext2_file_type`).
+    pub fn file_type(&self) -> u8 {
+        file_type_of_mode(self.mode)
+    }
+}
+
+/// `ext2_file_type`: the directory entry file type for an inode mode (0 = unknown).
+pub fn file_type_of_mode(mode: u16) -> u8 {
+    match mode & S_IFMT {
+        0x8000 => 1,
+        0x4000 => 2,
+        0x2000 => 3,
+        0x6000 => 4,
+        0x1000 => 5,
+        0xC000 => 6,
+        0xA000 => 7,
+        _ => 0,
+    }
+}
+
+/// The in-use inodes, sorted by number.
+#[derive(Debug, Default)]
+pub struct InodeIndex {
+    slots: Vec<InodeSlot>,
+}
+
+impl InodeIndex {
+    /// Build from slots in any order (duplicates keep the first).
+    pub fn from_slots(mut slots: Vec<InodeSlot>) -> InodeIndex {
+        slots.sort_by_key(|s| s.ino);
+        slots.dedup_by_key(|s| s.ino);
+        InodeIndex { slots }
+    }
+    /// The slot of `ino` when it is in use.
+    pub fn get(&self, ino: u32) -> Option<&InodeSlot> {
+        self.slots
+            .binary_search_by_key(&ino, |s| s.ino)
+            .ok()
+            .map(|i| &self.slots[i])
+    }
+    /// Every in-use inode, by number.
+    pub fn slots(&self) -> &[InodeSlot] {
+        &self.slots
+    }
+    /// Number of in-use inodes.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    /// True when no inode is in use.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+    /// Directories in use, per block group (pass 5's `bg_used_dirs_count`).
+    pub fn dirs_per_group(&self, inodes_per_group: u32, groups: u32) -> Vec<u32> {
+        let mut v = vec![0u32; groups as usize];
+        for s in self.slots.iter().filter(|s| s.is_dir()) {
+            let g = ((s.ino - 1) / inodes_per_group.max(1)) as usize;
+            if let Some(c) = v.get_mut(g) {
+                *c += 1;
+            }
+        }
+        v
+    }
+}
+
+/// Record one reference from a directory entry (`dot` for `.` and `..`).
+pub fn count_reference(slot: &InodeSlot, dot: bool) {
+    slot.refs.fetch_add(1, Relaxed);
+    if !dot {
+        slot.names.fetch_add(1, Relaxed);
+    }
+}
+
+/// Longest path we build, in components: deeper chains are cut with `...`.
+const MAX_DEPTH: usize = 4096;
+/// Paths listed per inode (hard links beyond are not named).
+pub const MAX_PATHS_PER_INODE: usize = 4;
+
+fn name_string(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+/// Names of `wanted` children found in directory `dir`: (child, name) pairs. Bounded by the
+/// directory's blocks.
+fn names_in_dir(fs: &Filesystem, dir_ino: u32, wanted: &HashSet<u32>) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let Ok(raw) = fs.inode_raw(dir_ino) else {
+        return out;
+    };
+    let raw = raw.to_vec();
+    let inode = Inode::parse(&raw);
+    if !inode.is_dir() {
+        return out;
+    }
+    for (name, child) in super::pass2::entries_of(fs, dir_ino, &raw, &inode) {
+        if wanted.contains(&child) && name != b"." && name != b".." {
+            out.push((child, name));
+        }
+    }
+    out
+}
+
+/// Paths of the inodes in `wanted`, from the parent map pass 2 built. Runs only when there are
+/// findings: one scan of every directory for the (non-directory) inodes wanted, then the parent
+/// chains of the directories involved, each read once. Unconnected chains end in `???`.
+pub fn resolve_paths(
+    fs: &Filesystem,
+    index: &InodeIndex,
+    wanted: &HashSet<u32>,
+) -> HashMap<u32, Vec<String>> {
+    use rayon::prelude::*;
+    let mut out: HashMap<u32, Vec<String>> = HashMap::new();
+    if wanted.is_empty() {
+        return out;
+    }
+    // Where each wanted inode is named: (dir, name), at most a few per inode.
+    let non_dirs: HashSet<u32> = wanted
+        .iter()
+        .copied()
+        .filter(|&i| i != dir::ROOT_INO && !index.get(i).is_some_and(|s| s.is_dir()))
+        .collect();
+    let mut links: HashMap<u32, Vec<(u32, Vec<u8>)>> = HashMap::new();
+    if !non_dirs.is_empty() {
+        let found: Vec<(u32, u32, Vec<u8>)> = index
+            .slots()
+            .par_iter()
+            .filter(|s| s.is_dir())
+            .flat_map_iter(|s| {
+                names_in_dir(fs, s.ino, &non_dirs)
+                    .into_iter()
+                    .map(move |(c, n)| (c, s.ino, n))
+            })
+            .collect();
+        for (child, d, name) in found {
+            let v = links.entry(child).or_default();
+            if v.len() < MAX_PATHS_PER_INODE {
+                v.push((d, name));
+            }
+        }
+    }
+    let mut dir_paths: HashMap<u32, String> = HashMap::new();
+    for &ino in wanted {
+        if ino == dir::ROOT_INO {
+            out.insert(ino, vec!["/".into()]);
+        } else if index.get(ino).is_some_and(|s| s.is_dir()) {
+            out.insert(ino, vec![dir_path(fs, index, ino, &mut dir_paths)]);
+        } else if let Some(v) = links.get(&ino) {
+            let paths = v
+                .iter()
+                .map(|(d, name)| {
+                    let p = dir_path(fs, index, *d, &mut dir_paths);
+                    join(&p, &name_string(name))
+                })
+                .collect();
+            out.insert(ino, paths);
+        }
+    }
+    out
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir == "/" {
+        format!("/{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Path of directory `ino` by its parent chain; components are looked up in each parent.
+fn dir_path(
+    fs: &Filesystem,
+    index: &InodeIndex,
+    ino: u32,
+    cache: &mut HashMap<u32, String>,
+) -> String {
+    if let Some(p) = cache.get(&ino) {
+        return p.clone();
+    }
+    // Collect the chain up to the root (or a break / loop), bounded.
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = ino;
+    let mut prefix = String::new();
+    loop {
+        if cur == dir::ROOT_INO {
+            prefix = "/".into();
+            break;
+        }
+        if let Some(p) = cache.get(&cur) {
+            prefix = p.clone();
+            break;
+        }
+        if !seen.insert(cur) || chain.len() >= MAX_DEPTH {
+            prefix = "???".into();
+            break;
+        }
+        let parent = index.get(cur).map_or(0, |s| s.parent.load(Relaxed));
+        chain.push((cur, parent));
+        if parent == 0 {
+            prefix = "???".into();
+            break;
+        }
+        cur = parent;
+    }
+    let mut path = prefix;
+    for &(d, parent) in chain.iter().rev() {
+        let name = if parent == 0 {
+            format!("<{d}>")
+        } else {
+            let want: HashSet<u32> = [d].into();
+            names_in_dir(fs, parent, &want)
+                .into_iter()
+                .next()
+                .map_or_else(|| format!("<{d}>"), |(_, n)| name_string(&n))
+        };
+        path = if path == "???" && parent == 0 {
+            format!("???/{name}")
+        } else {
+            join(&path, &name)
+        };
+        cache.insert(d, path.clone());
+    }
+    cache.insert(ino, path.clone());
+    path
+}
+
+/// In use as e2fsck's pass 1 decides it (`inode_used_map`): every reserved inode below
+/// `first_ino` other than the bad-blocks inode, the root, and every other inode with a non-zero
+/// `i_links_count` — whatever the inode bitmap says (bitmap differences are pass 5's).
+pub fn in_use(ino: u32, first_ino: u32, inode: &Inode) -> bool {
+    match ino {
+        1 => false,
+        ROOT => inode.mode != 0 || inode.links_count != 0,
+        _ if ino < first_ino => inode.mode != 0,
+        _ => inode.links_count != 0,
+    }
+}
+const ROOT: u32 = dir::ROOT_INO;
+
+/// The in-use inodes of every group, read in parallel (rayon) one inode table at a time. Groups
+/// whose table is INODE_UNINIT, and the unused tail of each table (with descriptor checksums),
+/// are skipped as e2fsck's inode scan skips them. Tables that cannot be read are skipped (pass
+/// 1's findings name them).
+pub fn build_index(fs: &Filesystem) -> InodeIndex {
+    use rayon::prelude::*;
+    let ipg = fs.geo.inodes_per_group;
+    let isz = usize::from(fs.geo.inode_size);
+    let first_ino = fs.sb.first_ino();
+    let csum = fs.sb.has_group_desc_csum();
+    let slots: Vec<InodeSlot> = (0..fs.group_count())
+        .into_par_iter()
+        .flat_map_iter(|g| {
+            let mut out = Vec::new();
+            let Ok(gd) = fs.desc(g) else { return out };
+            if csum && gd.has_flag(crate::group::BG_INODE_UNINIT) {
+                return out;
+            }
+            let used = if csum && gd.itable_unused <= ipg {
+                ipg - gd.itable_unused
+            } else {
+                ipg
+            };
+            let Some(off) = gd.inode_table.checked_mul(fs.block_size()) else {
+                return out;
+            };
+            let Ok(table) = fs.source.read(off, u64::from(used) * isz as u64, "inode table")
+            else {
+                return out;
+            };
+            let base = u64::from(g) * u64::from(ipg) + 1;
+            for (i, raw) in table.chunks_exact(isz.max(128)).enumerate() {
+                let Ok(ino) = u32::try_from(base + i as u64) else {
+                    break;
+                };
+                let inode = Inode::parse(raw);
+                if in_use(ino, first_ino, &inode) {
+                    out.push(InodeSlot::new(ino, &inode));
+                }
+            }
+            out
+        })
+        .collect();
+    InodeIndex::from_slots(slots)
+}
