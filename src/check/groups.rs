@@ -3,7 +3,7 @@
 //! Per-group work runs in parallel (rayon) and keeps nothing but the group's findings, its free
 //! counts and a few metadata intervals for the overlap sweep (a few dozen bytes per group).
 
-use super::{Finding, Findings};
+use super::{Finding, Findings, RuleId};
 use crate::bitmap::{self, Kind, UninitMarks};
 use crate::fs::Filesystem;
 use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
@@ -55,6 +55,35 @@ struct GroupResult {
     bad: bool,
 }
 
+/// What the groups contribute together (one per rayon worker, merged in group order).
+#[derive(Default)]
+struct Totals {
+    findings: Findings,
+    intervals: Vec<Interval>,
+    bad: bool,
+    free_blocks: u64,
+    free_inodes: u64,
+}
+
+impl Totals {
+    fn add(mut self, r: GroupResult) -> Totals {
+        self.findings.extend(r.findings);
+        self.intervals.extend(r.intervals);
+        self.bad |= r.bad;
+        self.free_blocks += r.desc_free_blocks;
+        self.free_inodes += r.desc_free_inodes;
+        self
+    }
+    fn merge(mut self, later: Totals) -> Totals {
+        self.findings = self.findings.merge(later.findings);
+        self.intervals.extend(later.intervals);
+        self.bad |= later.bad;
+        self.free_blocks += later.free_blocks;
+        self.free_inodes += later.free_inodes;
+        self
+    }
+}
+
 /// Where group `g`'s bitmaps and inode table may live: its own blocks, or the whole filesystem
 /// with flex_bg (ext2fs_check_desc, ext4_check_descriptors).
 fn allowed_range(fs: &Filesystem, g: u32) -> (u64, u64) {
@@ -84,19 +113,19 @@ fn check_locations(
     };
     for (rule, what, blk, len) in [
         (
-            "gd.block_bitmap_range",
+            RuleId::GdBlockBitmapRange,
             What::BlockBitmap,
             gd.block_bitmap,
             1,
         ),
         (
-            "gd.inode_bitmap_range",
+            RuleId::GdInodeBitmapRange,
             What::InodeBitmap,
             gd.inode_bitmap,
             1,
         ),
         (
-            "gd.inode_table_range",
+            RuleId::GdInodeTableRange,
             What::InodeTable,
             gd.inode_table,
             ibpg,
@@ -180,7 +209,7 @@ fn check_bitmaps(
             Err(e) => {
                 out.push(
                     Finding::new(
-                        "bitmap.unreadable",
+                        RuleId::BitmapUnreadable,
                         Some(g),
                         format!("{name} bitmap at block {loc} cannot be read: {e}"),
                     )
@@ -195,9 +224,9 @@ fn check_bitmaps(
             let want = bitmap::bitmap_checksum(fs, kind, bytes);
             if want != stored {
                 let rule = if kind == Kind::Block {
-                    "bitmap.block_csum"
+                    RuleId::BitmapBlockCsum
                 } else {
-                    "bitmap.inode_csum"
+                    RuleId::BitmapInodeCsum
                 };
                 out.push(
                     Finding::new(
@@ -215,7 +244,7 @@ fn check_bitmaps(
         if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
             out.push(
                 Finding::new(
-                    "bitmap.tail_padding",
+                    RuleId::BitmapTailPadding,
                     Some(g),
                     format!(
                         "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
@@ -239,7 +268,7 @@ fn check_bitmaps(
         if free != u64::from(gd.free_blocks_count) {
             out.push(
                 Finding::new(
-                    "count.group_free_blocks",
+                    RuleId::CountGroupFreeBlocks,
                     Some(g),
                     format!(
                         "free blocks count is {}, the bitmap has {free} free",
@@ -255,7 +284,7 @@ fn check_bitmaps(
             if let Some(i) = unset {
                 out.push(
                     Finding::new(
-                        "bitmap.block_padding",
+                        RuleId::BitmapBlockPadding,
                         Some(g),
                         format!(
                             "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
@@ -271,7 +300,7 @@ fn check_bitmaps(
         if free != u64::from(gd.free_inodes_count) {
             out.push(
                 Finding::new(
-                    "count.group_free_inodes",
+                    RuleId::CountGroupFreeInodes,
                     Some(g),
                     format!(
                         "free inodes count is {}, the bitmap has {free} free",
@@ -345,8 +374,11 @@ fn check_group(
         Ok(gd) => gd,
         Err(e) => {
             r.bad = true;
-            r.findings
-                .push(Finding::new("gd.table_unreadable", Some(g), e.to_string()));
+            r.findings.push(Finding::new(
+                RuleId::GdTableUnreadable,
+                Some(g),
+                e.to_string(),
+            ));
             return r;
         }
     };
@@ -357,19 +389,19 @@ fn check_group(
     let ipg = geo.inodes_per_group;
     for (rule, what, v, max) in [
         (
-            "gd.free_blocks_range",
+            RuleId::GdFreeBlocksRange,
             "free blocks count",
             u64::from(gd.free_blocks_count),
             bpg,
         ),
         (
-            "gd.free_inodes_range",
+            RuleId::GdFreeInodesRange,
             "free inodes count",
             u64::from(gd.free_inodes_count),
             u64::from(ipg),
         ),
         (
-            "gd.used_dirs_range",
+            RuleId::GdUsedDirsRange,
             "directory count",
             u64::from(gd.used_dirs_count),
             u64::from(ipg),
@@ -392,7 +424,7 @@ fn check_group(
         r.bad = true;
         r.findings.push(
             Finding::new(
-                "gd.checksum",
+                RuleId::GdChecksum,
                 Some(g),
                 format!(
                     "checksum is 0x{:04x}, should be 0x{:04x}",
@@ -407,7 +439,7 @@ fn check_group(
     if !csum && (uninit != 0 || gd.itable_unused != 0) {
         r.findings.push(
             Finding::new(
-                "gd.uninit_without_csum",
+                RuleId::GdUninitWithoutCsum,
                 Some(g),
                 format!(
                     "flags 0x{:x} and unused inodes {} without uninit_bg or metadata_csum",
@@ -420,7 +452,7 @@ fn check_group(
     }
     if g + 1 == geo.group_count && gd.has_flag(BG_BLOCK_UNINIT) {
         r.findings.push(Finding::new(
-            "gd.last_group_block_uninit",
+            RuleId::GdLastGroupBlockUninit,
             Some(g),
             "the last group is marked BLOCK_UNINIT",
         ));
@@ -428,7 +460,7 @@ fn check_group(
     if csum && (gd.itable_unused > gd.free_inodes_count || gd.itable_unused > ipg) {
         r.findings.push(
             Finding::new(
-                "gd.itable_unused",
+                RuleId::GdItableUnused,
                 Some(g),
                 format!(
                     "unused inodes count is {}, at most {} (free inodes) and {ipg} (per group)",
@@ -456,7 +488,7 @@ fn check_group(
         if !differ.is_empty() {
             r.findings.push(
                 Finding::new(
-                    "gd.backup_mismatch",
+                    RuleId::GdBackupMismatch,
                     Some(g),
                     format!(
                         "the backup descriptor (superblock {blk}) disagrees with the primary: {} (backup vs primary)",
@@ -486,7 +518,7 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
                     let (blame, other) = if i.what.is_fixed() { (c, i) } else { (i, c) };
                     f.push(
                         Finding::new(
-                            "gd.overlap",
+                            RuleId::GdOverlap,
                             Some(blame.group),
                             format!(
                                 "{} at block {} overlaps the {} of group {} (blocks {}-{})",
@@ -547,22 +579,28 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     } else {
         first_backup(fs)
     };
-    let results: Vec<GroupResult> = (0..geo.group_count)
+    // Fold each group into a per-worker accumulator at once, so the per-rule cap holds while
+    // collecting (65,536 groups of findings are never all alive together).
+    let acc = (0..geo.group_count)
         .into_par_iter()
-        .map_init(Scratch::default, |s, g| {
-            check_group(fs, g, marks.as_ref(), backup, s)
-        })
-        .collect();
-    let mut intervals = Vec::new();
-    let mut bad = false;
-    let (mut free_blocks, mut free_inodes) = (0u64, 0u64);
-    for r in results {
-        f.extend(r.findings);
-        intervals.extend(r.intervals);
-        bad |= r.bad;
-        free_blocks += r.desc_free_blocks;
-        free_inodes += r.desc_free_inodes;
-    }
+        .fold(
+            || (Scratch::default(), Totals::default()),
+            |(mut s, t), g| {
+                let r = check_group(fs, g, marks.as_ref(), backup, &mut s);
+                (s, t.add(r))
+            },
+        )
+        .map(|(_, t)| t)
+        .reduce(Totals::default, Totals::merge);
+    let Totals {
+        findings,
+        intervals,
+        mut bad,
+        free_blocks,
+        free_inodes,
+    } = acc;
+    let merged = std::mem::take(f).merge(findings);
+    *f = merged;
     bad |= overlaps(intervals, f);
     if bad {
         suggest_backup_table(fs, f);
@@ -572,7 +610,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     if sb_free_blocks != sum_blocks {
         f.push(
             Finding::new(
-                "count.sb_free_blocks",
+                RuleId::CountSbFreeBlocks,
                 None,
                 format!(
                     "superblock free blocks count is {sb_free_blocks}, the descriptors sum to {sum_blocks}"
@@ -586,7 +624,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     if sb_free_inodes != free_inodes {
         f.push(
             Finding::new(
-                "count.sb_free_inodes",
+                RuleId::CountSbFreeInodes,
                 None,
                 format!(
                     "superblock free inodes count is {sb_free_inodes}, the descriptors sum to {free_inodes}"
@@ -617,7 +655,7 @@ fn suggest_backup_table(fs: &Filesystem, f: &mut Findings) {
         if backup_table_ok(fs, sb_blk) {
             f.push(
                 Finding::new(
-                    "sb.use_backup",
+                    RuleId::SbUseBackup,
                     None,
                     format!(
                         "the primary descriptor table is bad; the backup with -o superblock={sb_blk} -o blocksize={} passes the location checks (e2fsck -b {sb_blk} -B {})",

@@ -1,7 +1,7 @@
 //! Journal rules (`journal.*`): the internal journal inode and the journal superblock, as e2fsck
 //! (journal.c) and the kernel (jbd2 load) judge them before replaying or using the journal.
 
-use super::{Finding, Findings};
+use super::{Finding, Findings, RuleId};
 use crate::csum::crc32c_raw;
 use crate::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
 use crate::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
@@ -24,7 +24,7 @@ const ENCRYPT_FL: u32 = 0x800;
 fn bad_inode(f: &mut Findings, ino: u32, why: String) {
     f.push(
         Finding::new(
-            "journal.inode",
+            RuleId::JournalInode,
             None,
             format!("the journal inode {ino} is not a usable journal: {why}"),
         )
@@ -198,7 +198,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
     if magic != JBD2_MAGIC {
         f.push(
             Finding::new(
-                "journal.superblock_magic",
+                RuleId::JournalSuperblockMagic,
                 None,
                 format!("journal superblock (block {blk}) magic is 0x{magic:08x}, should be 0x{JBD2_MAGIC:08x}"),
             )
@@ -212,7 +212,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
     if btype != 3 && btype != 4 {
         f.push(
             Finding::new(
-                "journal.superblock_type",
+                RuleId::JournalSuperblockType,
                 None,
                 format!("journal superblock block type is {btype}, should be 3 or 4"),
             )
@@ -228,7 +228,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
     if unknown != 0 || (v2 && v3) || ((v2 || v3) && compat & COMPAT_CHECKSUM != 0) {
         f.push(
             Finding::new(
-                "journal.features",
+                RuleId::JournalFeatures,
                 None,
                 format!(
                     "journal features compat 0x{compat:x} incompat 0x{incompat:x}: unknown bits 0x{unknown:x}{}",
@@ -256,7 +256,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         if ctype != CSUM_TYPE_CRC32C || stored != want {
             f.push(
                 Finding::new(
-                    "journal.checksum",
+                    RuleId::JournalChecksum,
                     None,
                     format!(
                         "journal superblock checksum type {ctype} (should be 4), checksum 0x{stored:08x}, should be 0x{want:08x}"
@@ -272,7 +272,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
     if jbs != fs.geo.block_size {
         f.push(
             Finding::new(
-                "journal.block_size",
+                RuleId::JournalBlockSize,
                 None,
                 format!(
                     "journal block size is {jbs}, should be {}",
@@ -288,7 +288,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
     if maxlen > nblocks {
         f.push(
             Finding::new(
-                "journal.maxlen",
+                RuleId::JournalMaxlen,
                 None,
                 format!("journal length is {maxlen} blocks, the journal inode holds {nblocks}"),
             )
@@ -301,7 +301,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
         if users > 1 {
             f.push(
                 Finding::new(
-                    "journal.users",
+                    RuleId::JournalUsers,
                     None,
                     format!("internal journal has {users} users, at most 1"),
                 )

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
 use crate::source::Source;
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
-pub use rules::{Enforcer, Rule, Severity, RULES};
+pub use rules::{Enforcer, Rule, RuleId, Severity, RULES};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -30,10 +30,13 @@ pub const MAX_FINDINGS_PER_RULE: u64 = 1000;
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
     /// Rule ID from the catalogue.
-    pub rule: &'static str,
+    pub rule: RuleId,
     pub severity: Severity,
     /// Block group, when the finding concerns one.
     pub group: Option<u32>,
+    /// Inode number, when the finding concerns one inode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inode: Option<u32>,
     /// One-line explanation with stored and expected values.
     pub message: String,
     /// The values behind the message (`stored`, `expected`, `block`, ...).
@@ -43,19 +46,21 @@ pub struct Finding {
 
 impl Finding {
     /// A finding of rule `rule` (its severity from the catalogue).
-    pub fn new(rule: &'static str, group: Option<u32>, message: impl Into<String>) -> Finding {
-        let severity = rules::rule(rule).map_or(Severity::Error, |r| r.severity);
-        debug_assert!(
-            rules::rule(rule).is_some(),
-            "rule {rule} not in the catalogue"
-        );
+    pub fn new(rule: RuleId, group: Option<u32>, message: impl Into<String>) -> Finding {
         Finding {
             rule,
-            severity,
+            severity: rule.severity(),
             group,
+            inode: None,
             message: message.into(),
             values: Map::new(),
         }
+    }
+    /// A finding about inode `ino` (in group `group`).
+    pub fn inode(rule: RuleId, group: u32, ino: u32, message: impl Into<String>) -> Finding {
+        let mut f = Finding::new(rule, Some(group), message);
+        f.inode = Some(ino);
+        f
     }
     /// Attach a value (shown in JSON).
     pub fn with(mut self, key: &str, v: impl Into<Value>) -> Finding {
@@ -64,22 +69,28 @@ impl Finding {
     }
     /// The text line: `rule group N: message`.
     pub fn line(&self) -> String {
-        match self.group {
-            Some(g) => format!("{} group {g}: {}", self.rule, self.message),
-            None => format!("{}: {}", self.rule, self.message),
+        match (self.inode, self.group) {
+            (Some(i), _) => format!("{} inode {i}: {}", self.rule, self.message),
+            (None, Some(g)) => format!("{} group {g}: {}", self.rule, self.message),
+            (None, None) => format!("{}: {}", self.rule, self.message),
         }
     }
 }
 
 /// Findings of one image, with per-rule counts (also of findings not kept).
+///
+/// The per-rule cap applies while collecting: a parallel walk gives every worker its own
+/// `Findings` (rayon `fold`) and combines them in order with [`Findings::merge`] (`reduce`), so
+/// memory is bounded by workers x rules x [`MAX_FINDINGS_PER_RULE`] whatever the group count,
+/// and the kept findings are the first ones in walk order.
 #[derive(Clone, Debug, Default)]
 pub struct Findings {
     list: Vec<Finding>,
-    counts: BTreeMap<&'static str, u64>,
+    counts: BTreeMap<RuleId, u64>,
 }
 
 impl Findings {
-    /// Record a finding.
+    /// Record a finding (only counted once its rule has [`MAX_FINDINGS_PER_RULE`] kept).
     pub fn push(&mut self, f: Finding) {
         let n = self.counts.entry(f.rule).or_insert(0);
         *n += 1;
@@ -87,24 +98,56 @@ impl Findings {
             self.list.push(f);
         }
     }
+    /// Count a finding without building it, when `want` says the rule is already full.
+    /// `make` runs only when the finding will be kept.
+    pub fn push_with(&mut self, rule: RuleId, make: impl FnOnce() -> Finding) {
+        if self.kept_full(rule) {
+            *self.counts.entry(rule).or_insert(0) += 1;
+        } else {
+            self.push(make());
+        }
+    }
+    /// True when `rule` already has its quota of kept findings.
+    pub fn kept_full(&self, rule: RuleId) -> bool {
+        self.counts
+            .get(&rule)
+            .is_some_and(|&n| n >= MAX_FINDINGS_PER_RULE)
+    }
     /// Record many.
     pub fn extend(&mut self, it: impl IntoIterator<Item = Finding>) {
         for f in it {
             self.push(f);
         }
     }
+    /// Append `later` (findings that come after these in walk order), keeping the cap.
+    pub fn merge(mut self, later: Findings) -> Findings {
+        let mut kept: BTreeMap<RuleId, u64> = BTreeMap::new();
+        for f in later.list {
+            let base = self.counts.get(&f.rule).copied().unwrap_or(0);
+            let k = kept.entry(f.rule).or_insert(0);
+            *k += 1;
+            if base + *k <= MAX_FINDINGS_PER_RULE {
+                self.list.push(f);
+            }
+        }
+        for (rule, n) in later.counts {
+            *self.counts.entry(rule).or_insert(0) += n;
+        }
+        self
+    }
     /// True when a finding of `rule` was recorded.
-    pub fn has(&self, rule: &str) -> bool {
-        self.counts.contains_key(rule)
+    pub fn has(&self, rule: RuleId) -> bool {
+        self.counts.contains_key(&rule)
+    }
+    /// Number of findings of `rule` (kept or not).
+    pub fn count(&self, rule: RuleId) -> u64 {
+        self.counts.get(&rule).copied().unwrap_or(0)
     }
     /// Number of error-level findings of the `sb` family so far.
     fn sb_errors(&self) -> u64 {
         self.counts
             .iter()
-            .filter(|(id, _)| {
-                rules::family(id) == "sb"
-                    && rules::rule(id).is_some_and(|r| r.severity == Severity::Error)
-            })
+            .filter(|(id, _)| id.family() == "sb" && id.severity() == Severity::Error)
             .map(|(_, n)| n)
             .sum()
     }
@@ -119,6 +162,9 @@ pub struct CheckOptions {
     pub partition: Option<u32>,
     /// "Now" for the time-in-the-future rule (seconds since the epoch); None = the system clock.
     pub now: Option<u64>,
+    /// Only the constant-work-per-group checks (superblock, descriptors, bitmaps, counts,
+    /// journal superblock); no inode walk.
+    pub quick: bool,
 }
 
 /// The result for one image.
@@ -131,7 +177,7 @@ pub struct Report {
     /// Warning-level findings.
     pub warnings: u64,
     /// Findings per rule ID (all, including those not kept).
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<RuleId, u64>,
     /// Superblock the group checks used (0 = primary).
     pub superblock_used: u64,
 }
@@ -141,7 +187,7 @@ impl Report {
         let mut errors = 0;
         let mut warnings = 0;
         for (id, n) in &f.counts {
-            match rules::rule(id).map_or(Severity::Error, |r| r.severity) {
+            match id.severity() {
                 Severity::Error => errors += n,
                 Severity::Warning => warnings += n,
             }
@@ -220,7 +266,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
         Err(Error::Open { failure, .. }) => {
             f.push(
                 Finding::new(
-                    "gd.table_unreadable",
+                    RuleId::GdTableUnreadable,
                     None,
                     format!("the descriptor table cannot be read: {}", failure.message()),
                 )

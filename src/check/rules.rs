@@ -57,104 +57,156 @@ impl Enforcer {
 /// One catalogue entry.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Rule {
-    pub id: &'static str,
+    pub id: RuleId,
     pub severity: Severity,
     pub description: &'static str,
     pub enforced_by: &'static [Enforcer],
+    /// e2fsck problem codes (`e2fsck/problem.h`) reporting the same condition.
+    pub e2fsck: &'static [&'static str],
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl RuleId {
+    /// The catalogue entry.
+    pub fn rule(self) -> &'static Rule {
+        &RULES[self as usize]
+    }
+    /// Severity from the catalogue.
+    pub fn severity(self) -> Severity {
+        self.rule().severity
+    }
+    /// The family: the ID up to the first dot (`sb`, `inode`, ...).
+    pub fn family(self) -> &'static str {
+        family(self.as_str())
+    }
 }
 
 use Enforcer::{E2fsck as E, Kernel as K, LibCheckDesc as C, LibOpen as O};
 use Severity::{Error as Err, Warning as Warn};
 
-const fn r(
-    id: &'static str,
-    severity: Severity,
-    description: &'static str,
-    enforced_by: &'static [Enforcer],
-) -> Rule {
-    Rule {
-        id,
-        severity,
-        description,
-        enforced_by,
-    }
+/// Defines [`RuleId`] (one variant per rule, so a mistyped rule cannot compile) and [`RULES`]
+/// (the catalogue, in report order) from one table.
+macro_rules! catalogue {
+    ($($(#[$doc:meta])* $var:ident = $id:literal, $sev:ident, $desc:literal, [$($enf:ident),*], [$($pr:literal),*];)*) => {
+        /// A rule of the catalogue; [`RuleId::as_str`] is its stable dotted ID.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RuleId {
+            $($var,)*
+        }
+
+        impl RuleId {
+            /// The stable dotted ID (`sb.magic`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$var => $id,)*
+                }
+            }
+        }
+
+        /// Every rule, in report order (the order of [`RuleId`]).
+        pub const RULES: &[Rule] = &[
+            $(Rule {
+                id: RuleId::$var,
+                severity: $sev,
+                description: $desc,
+                enforced_by: &[$($enf),*],
+                e2fsck: &[$($pr),*],
+            },)*
+        ];
+    };
 }
 
-/// Every rule, in report order.
-pub const RULES: &[Rule] = &[
+catalogue! {
     // superblock
-    r("sb.magic", Err, "superblock magic is 0xEF53", &[K, O, E]),
-    r("sb.checksum_type", Err, "with metadata_csum, s_checksum_type is 1 (crc32c)", &[K, O]),
-    r("sb.checksum", Err, "with metadata_csum, the superblock crc32c matches s_checksum", &[K, O, E]),
-    r("sb.rev_level", Err, "revision level is 0 or 1", &[K, O]),
-    r("sb.incompat_unknown", Err, "no incompat feature bit unknown to libext2fs 1.47", &[K, O]),
-    r("sb.ro_compat_unknown", Warn, "no ro_compat feature bit unknown to libext2fs 1.47 (read-write mounts refused)", &[K, O]),
-    r("sb.block_size", Err, "block size is 1 KiB to 64 KiB (log_block_size <= 6)", &[K, O, E]),
-    r("sb.cluster_size", Err, "cluster size equals block size, or with bigalloc lies in [block size, 2^29]", &[K, O, E]),
-    r("sb.log_groups_per_flex", Err, "log_groups_per_flex <= 31", &[O]),
-    r("sb.inode_size", Err, "inode size is a power of two in [128, block size]", &[K, O, E]),
-    r("sb.first_ino", Err, "first non-reserved inode lies in [11, inodes_count]", &[K, E]),
-    r("sb.extra_isize", Err, "min/want extra isize are 0 or multiples of 4 in [4, inode size - 128]", &[K, E]),
-    r("sb.desc_size", Err, "with 64bit, descriptor size is a power of two in [64, 1024]", &[K, O]),
-    r("sb.blocks_per_group", Err, "clusters per group in [8, min(8 x block size, 65528)], blocks = clusters x ratio", &[K, O, E]),
-    r("sb.inodes_per_group", Err, "inodes per group in [inodes per block, min(8 x block size, 65536 - inodes per block)]", &[K, O, E]),
-    r("sb.first_data_block", Err, "first data block is 1 for 1 KiB blocks without bigalloc, else 0, and below blocks_count", &[K, O, E]),
-    r("sb.blocks_count_device", Err, "blocks_count x block size fits in the image or device", &[K, E]),
-    r("sb.group_count", Err, "group count below 2^32 - descriptors per block", &[K, O]),
-    r("sb.inodes_count", Err, "inodes_count equals groups x inodes per group", &[K, O, E]),
-    r("sb.r_blocks_count", Err, "reserved blocks at most half of blocks_count", &[E]),
-    r("sb.reserved_gdt_blocks", Err, "reserved GDT blocks at most block size / 4", &[K, E]),
-    r("sb.first_meta_bg", Err, "with meta_bg, first_meta_bg <= descriptor blocks", &[K, O, E]),
-    r("sb.feature_csum_redundant", Warn, "metadata_csum and uninit_bg (gdt_csum) are not both set", &[K, E]),
-    r("sb.feature_csum_seed", Warn, "metadata_csum_seed only with metadata_csum", &[E]),
-    r("sb.feature_64bit_extents", Err, "64bit needs extents to address the whole device", &[E]),
-    r("sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", &[K]),
-    r("sb.free_blocks_total", Err, "free blocks count at most blocks_count", &[K, E]),
-    r("sb.free_inodes_total", Err, "free inodes count at most inodes_count", &[K, E]),
-    r("sb.time_future", Warn, "last mount and last write times not in the future", &[E]),
-    r("sb.backup_mismatch", Warn, "backup superblocks agree with the primary on features, block/inode counts and UUID", &[E]),
-    r("sb.backup_invalid", Warn, "every backup superblock location holds a valid superblock", &[E]),
-    r("sb.use_backup", Warn, "when the primary superblock or descriptor table is unusable: the backup that would work", &[E]),
+    SbMagic = "sb.magic", Err, "superblock magic is 0xEF53", [K, O, E], [];
+    SbChecksumType = "sb.checksum_type", Err, "with metadata_csum, s_checksum_type is 1 (crc32c)", [K, O], [];
+    SbChecksum = "sb.checksum", Err, "with metadata_csum, the superblock crc32c matches s_checksum", [K, O, E], [];
+    SbRevLevel = "sb.rev_level", Err, "revision level is 0 or 1", [K, O], [];
+    SbIncompatUnknown = "sb.incompat_unknown", Err, "no incompat feature bit unknown to libext2fs 1.47", [K, O], [];
+    SbRoCompatUnknown = "sb.ro_compat_unknown", Warn, "no ro_compat feature bit unknown to libext2fs 1.47 (read-write mounts refused)", [K, O], [];
+    SbBlockSize = "sb.block_size", Err, "block size is 1 KiB to 64 KiB (log_block_size <= 6)", [K, O, E], [];
+    SbClusterSize = "sb.cluster_size", Err, "cluster size equals block size, or with bigalloc lies in [block size, 2^29]", [K, O, E], [];
+    SbLogGroupsPerFlex = "sb.log_groups_per_flex", Err, "log_groups_per_flex <= 31", [O], [];
+    SbInodeSize = "sb.inode_size", Err, "inode size is a power of two in [128, block size]", [K, O, E], [];
+    SbFirstIno = "sb.first_ino", Err, "first non-reserved inode lies in [11, inodes_count]", [K, E], [];
+    SbExtraIsize = "sb.extra_isize", Err, "min/want extra isize are 0 or multiples of 4 in [4, inode size - 128]", [K, E], [];
+    SbDescSize = "sb.desc_size", Err, "with 64bit, descriptor size is a power of two in [64, 1024]", [K, O], [];
+    SbBlocksPerGroup = "sb.blocks_per_group", Err, "clusters per group in [8, min(8 x block size, 65528)], blocks = clusters x ratio", [K, O, E], [];
+    SbInodesPerGroup = "sb.inodes_per_group", Err, "inodes per group in [inodes per block, min(8 x block size, 65536 - inodes per block)]", [K, O, E], [];
+    SbFirstDataBlock = "sb.first_data_block", Err, "first data block is 1 for 1 KiB blocks without bigalloc, else 0, and below blocks_count", [K, O, E], [];
+    SbBlocksCountDevice = "sb.blocks_count_device", Err, "blocks_count x block size fits in the image or device", [K, E], [];
+    SbGroupCount = "sb.group_count", Err, "group count below 2^32 - descriptors per block", [K, O], [];
+    SbInodesCount = "sb.inodes_count", Err, "inodes_count equals groups x inodes per group", [K, O, E], [];
+    SbRBlocksCount = "sb.r_blocks_count", Err, "reserved blocks at most half of blocks_count", [E], [];
+    SbReservedGdtBlocks = "sb.reserved_gdt_blocks", Err, "reserved GDT blocks at most block size / 4", [K, E], [];
+    SbFirstMetaBg = "sb.first_meta_bg", Err, "with meta_bg, first_meta_bg <= descriptor blocks", [K, O, E], [];
+    SbFeatureCsumRedundant = "sb.feature_csum_redundant", Warn, "metadata_csum and uninit_bg (gdt_csum) are not both set", [K, E], [];
+    SbFeatureCsumSeed = "sb.feature_csum_seed", Warn, "metadata_csum_seed only with metadata_csum", [E], [];
+    SbFeature64bitExtents = "sb.feature_64bit_extents", Err, "64bit needs extents to address the whole device", [E], [];
+    SbFeatureBigallocExtents = "sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", [K], [];
+    SbFreeBlocksTotal = "sb.free_blocks_total", Err, "free blocks count at most blocks_count", [K, E], [];
+    SbFreeInodesTotal = "sb.free_inodes_total", Err, "free inodes count at most inodes_count", [K, E], [];
+    SbTimeFuture = "sb.time_future", Warn, "last mount and last write times not in the future", [E], [];
+    SbBackupMismatch = "sb.backup_mismatch", Warn, "backup superblocks agree with the primary on features, block/inode counts and UUID", [E], [];
+    SbBackupInvalid = "sb.backup_invalid", Warn, "every backup superblock location holds a valid superblock", [E], [];
+    SbUseBackup = "sb.use_backup", Warn, "when the primary superblock or descriptor table is unusable: the backup that would work", [E], [];
     // group descriptors
-    r("gd.table_unreadable", Err, "the whole descriptor table lies inside the image", &[O]),
-    r("gd.block_bitmap_range", Err, "block bitmap inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
-    r("gd.inode_bitmap_range", Err, "inode bitmap inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
-    r("gd.inode_table_range", Err, "whole inode table inside its group (inside the filesystem with flex_bg)", &[K, C, E]),
-    r("gd.overlap", Err, "bitmaps and inode tables overlap no superblock, descriptor or reserved GDT block, nor each other", &[K, C, E]),
-    r("gd.free_blocks_range", Err, "free blocks count at most blocks per group", &[E]),
-    r("gd.free_inodes_range", Err, "free inodes count at most inodes per group", &[E]),
-    r("gd.used_dirs_range", Err, "directory count at most inodes per group", &[E]),
-    r("gd.checksum", Err, "descriptor checksum (crc16 for uninit_bg, crc32c & 0xFFFF for metadata_csum) matches", &[K, E]),
-    r("gd.uninit_without_csum", Err, "no UNINIT flag and no unused-inode count without uninit_bg or metadata_csum", &[E]),
-    r("gd.last_group_block_uninit", Err, "the last group is not BLOCK_UNINIT", &[E]),
-    r("gd.itable_unused", Err, "unused inode count at most free inodes and inodes per group", &[E]),
-    r("gd.backup_mismatch", Warn, "the first backup descriptor table has the same bitmap and inode table locations", &[]),
+    GdTableUnreadable = "gd.table_unreadable", Err, "the whole descriptor table lies inside the image", [O], [];
+    GdBlockBitmapRange = "gd.block_bitmap_range", Err, "block bitmap inside its group (inside the filesystem with flex_bg)", [K, C, E], [];
+    GdInodeBitmapRange = "gd.inode_bitmap_range", Err, "inode bitmap inside its group (inside the filesystem with flex_bg)", [K, C, E], [];
+    GdInodeTableRange = "gd.inode_table_range", Err, "whole inode table inside its group (inside the filesystem with flex_bg)", [K, C, E], [];
+    GdOverlap = "gd.overlap", Err, "bitmaps and inode tables overlap no superblock, descriptor or reserved GDT block, nor each other", [K, C, E], [];
+    GdFreeBlocksRange = "gd.free_blocks_range", Err, "free blocks count at most blocks per group", [E], [];
+    GdFreeInodesRange = "gd.free_inodes_range", Err, "free inodes count at most inodes per group", [E], [];
+    GdUsedDirsRange = "gd.used_dirs_range", Err, "directory count at most inodes per group", [E], [];
+    GdChecksum = "gd.checksum", Err, "descriptor checksum (crc16 for uninit_bg, crc32c & 0xFFFF for metadata_csum) matches", [K, E], [];
+    GdUninitWithoutCsum = "gd.uninit_without_csum", Err, "no UNINIT flag and no unused-inode count without uninit_bg or metadata_csum", [E], [];
+    GdLastGroupBlockUninit = "gd.last_group_block_uninit", Err, "the last group is not BLOCK_UNINIT", [E], [];
+    GdItableUnused = "gd.itable_unused", Err, "unused inode count at most free inodes and inodes per group", [E], [];
+    GdBackupMismatch = "gd.backup_mismatch", Warn, "the first backup descriptor table has the same bitmap and inode table locations", [], [];
     // bitmaps
-    r("bitmap.unreadable", Err, "every initialised bitmap block lies inside the image", &[E]),
-    r("bitmap.block_csum", Err, "with metadata_csum, block bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
-    r("bitmap.inode_csum", Err, "with metadata_csum, inode bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", &[K, E]),
-    r("bitmap.block_padding", Err, "block bitmap bits past the end of the filesystem are set", &[E]),
-    r("bitmap.tail_padding", Warn, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them", &[]),
+    BitmapUnreadable = "bitmap.unreadable", Err, "every initialised bitmap block lies inside the image", [E], [];
+    BitmapBlockCsum = "bitmap.block_csum", Err, "with metadata_csum, block bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", [K, E], [];
+    BitmapInodeCsum = "bitmap.inode_csum", Err, "with metadata_csum, inode bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", [K, E], [];
+    BitmapBlockPadding = "bitmap.block_padding", Err, "block bitmap bits past the end of the filesystem are set", [E], [];
+    BitmapTailPadding = "bitmap.tail_padding", Warn, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them", [], [];
     // counts
-    r("count.group_free_blocks", Err, "descriptor free blocks equal the zero bits of the (UNINIT-adjusted) block bitmap", &[E]),
-    r("count.group_free_inodes", Err, "descriptor free inodes equal the zero bits of the (UNINIT-adjusted) inode bitmap", &[E]),
-    r("count.sb_free_blocks", Warn, "superblock free blocks equal the sum of the descriptors (the kernel updates it lazily)", &[E]),
-    r("count.sb_free_inodes", Warn, "superblock free inodes equal the sum of the descriptors (the kernel updates it lazily)", &[E]),
+    CountGroupFreeBlocks = "count.group_free_blocks", Err, "descriptor free blocks equal the zero bits of the (UNINIT-adjusted) block bitmap", [E], [];
+    CountGroupFreeInodes = "count.group_free_inodes", Err, "descriptor free inodes equal the zero bits of the (UNINIT-adjusted) inode bitmap", [E], [];
+    CountSbFreeBlocks = "count.sb_free_blocks", Warn, "superblock free blocks equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
+    CountSbFreeInodes = "count.sb_free_inodes", Warn, "superblock free inodes equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
     // journal
-    r("journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks, all blocks inside the filesystem", &[K, E]),
-    r("journal.superblock_magic", Err, "journal superblock magic is 0xC03B3998", &[K, E]),
-    r("journal.superblock_type", Err, "journal superblock block type is 3 (v1) or 4 (v2)", &[K, E]),
-    r("journal.features", Err, "no unknown journal incompat feature; at most one checksum version", &[K, E]),
-    r("journal.checksum", Err, "with journal checksum v2/v3, checksum type is crc32c and the superblock checksum matches", &[K, E]),
-    r("journal.block_size", Err, "journal block size equals the filesystem block size", &[K, E]),
-    r("journal.maxlen", Err, "journal s_maxlen fits in the journal inode", &[K, E]),
-    r("journal.users", Err, "an internal journal has at most one user", &[E]),
-];
-
-/// Look up a rule by ID.
-pub fn rule(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.id == id)
+    JournalInode = "journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks, all blocks inside the filesystem", [K, E], [];
+    JournalSuperblockMagic = "journal.superblock_magic", Err, "journal superblock magic is 0xC03B3998", [K, E], [];
+    JournalSuperblockType = "journal.superblock_type", Err, "journal superblock block type is 3 (v1) or 4 (v2)", [K, E], [];
+    JournalFeatures = "journal.features", Err, "no unknown journal incompat feature; at most one checksum version", [K, E], [];
+    JournalChecksum = "journal.checksum", Err, "with journal checksum v2/v3, checksum type is crc32c and the superblock checksum matches", [K, E], [];
+    JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
+    JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
+    JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
 }
+
+/// Look up a rule by its dotted ID.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id.as_str() == id)
+}
+
+/// Every rule family, in catalogue order.
+pub const FAMILIES: &[&str] = &[
+    "state", "sb", "gd", "bitmap", "count", "journal", "inode", "extent", "blockmap", "xattr",
+    "block", "usage", "dir", "htree", "link", "connect",
+];
 
 /// The family of a rule ID (`sb`, `gd`, `bitmap`, `count`, `journal`).
 pub fn family(id: &str) -> &str {
@@ -167,17 +219,16 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_well_formed() {
-        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.id as usize, i, "{}", r.id);
+        }
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
         ids.sort_unstable();
         let n = ids.len();
         ids.dedup();
         assert_eq!(ids.len(), n, "duplicate rule ID");
         for r in RULES {
-            assert!(
-                ["sb", "gd", "bitmap", "count", "journal"].contains(&family(r.id)),
-                "{}",
-                r.id
-            );
+            assert!(FAMILIES.contains(&r.id.family()), "{}", r.id);
             assert!(!r.description.is_empty());
         }
         assert_eq!(

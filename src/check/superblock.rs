@@ -1,7 +1,7 @@
 //! Superblock rules (`sb.*`): every field judged on its own, then the derived geometry, then the
 //! backup copies against the primary.
 
-use super::{Finding, Findings};
+use super::{Finding, Findings, RuleId};
 use crate::features::*;
 use crate::fs::Filesystem;
 use crate::geometry::Geometry;
@@ -13,12 +13,11 @@ fn hex(v: u32) -> String {
 
 /// Check the primary superblock. Returns true when its geometry is usable for the group walk.
 pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings) -> bool {
-    let push =
-        |f: &mut Findings, rule: &'static str, msg: String| f.push(Finding::new(rule, None, msg));
+    let push = |f: &mut Findings, rule: RuleId, msg: String| f.push(Finding::new(rule, None, msg));
     if sb.magic != EXT2_MAGIC {
         f.push(
             Finding::new(
-                "sb.magic",
+                RuleId::SbMagic,
                 None,
                 format!("magic is 0x{:04x}, should be 0xef53", sb.magic),
             )
@@ -32,7 +31,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if sb.checksum_type != 1 {
             f.push(
                 Finding::new(
-                    "sb.checksum_type",
+                    RuleId::SbChecksumType,
                     None,
                     format!(
                         "checksum type is {}, should be 1 (crc32c)",
@@ -47,7 +46,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if c != sb.checksum {
             f.push(
                 Finding::new(
-                    "sb.checksum",
+                    RuleId::SbChecksum,
                     None,
                     format!("checksum is 0x{:08x}, should be 0x{c:08x}", sb.checksum),
                 )
@@ -59,7 +58,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.rev_level > 1 {
         push(
             f,
-            "sb.rev_level",
+            RuleId::SbRevLevel,
             format!("revision level is {}, should be 0 or 1", sb.rev_level),
         );
     }
@@ -67,7 +66,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if unknown_in != 0 {
         f.push(
             Finding::new(
-                "sb.incompat_unknown",
+                RuleId::SbIncompatUnknown,
                 None,
                 format!(
                     "unknown incompat features {} ({})",
@@ -82,7 +81,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if unknown_ro != 0 {
         f.push(
             Finding::new(
-                "sb.ro_compat_unknown",
+                RuleId::SbRoCompatUnknown,
                 None,
                 format!(
                     "unknown ro_compat features {} ({})",
@@ -96,7 +95,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     let Some(bs) = sb.block_size_checked() else {
         push(
             f,
-            "sb.block_size",
+            RuleId::SbBlockSize,
             format!(
                 "log_block_size is {}, at most 6 (64 KiB blocks)",
                 sb.log_block_size
@@ -121,7 +120,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         };
         f.push(
             Finding::new(
-                "sb.cluster_size",
+                RuleId::SbClusterSize,
                 None,
                 format!(
                     "log_cluster_size is {}, should be {want}",
@@ -134,7 +133,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.log_groups_per_flex > 31 {
         push(
             f,
-            "sb.log_groups_per_flex",
+            RuleId::SbLogGroupsPerFlex,
             format!(
                 "log_groups_per_flex is {}, at most 31",
                 sb.log_groups_per_flex
@@ -145,7 +144,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if isize < 128 || isize > bs || !isize.is_power_of_two() {
         f.push(
             Finding::new(
-                "sb.inode_size",
+                RuleId::SbInodeSize,
                 None,
                 format!("inode size is {isize}, should be a power of two in [128, {bs}]"),
             )
@@ -156,7 +155,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if first_ino < 11 || first_ino > sb.inodes_count {
         f.push(
             Finding::new(
-                "sb.first_ino",
+                RuleId::SbFirstIno,
                 None,
                 format!(
                     "first inode is {first_ino}, should be in [11, {}]",
@@ -176,7 +175,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             if v != 0 && (v < 4 || v64 > room || v % 4 != 0) {
                 f.push(
                     Finding::new(
-                        "sb.extra_isize",
+                        RuleId::SbExtraIsize,
                         None,
                         format!(
                             "{what} extra isize is {v}, should be 0 or a multiple of 4 in [4, {room}]"
@@ -193,7 +192,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if !(64..=1024).contains(&ds) || !ds.is_power_of_two() {
             f.push(
                 Finding::new(
-                    "sb.desc_size",
+                    RuleId::SbDescSize,
                     None,
                     format!("descriptor size is {ds}, should be a power of two in [64, 1024]"),
                 )
@@ -212,7 +211,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if !(8..=cpg_max).contains(&cpg) || bpg != cpg << cbits {
         f.push(
             Finding::new(
-                "sb.blocks_per_group",
+                RuleId::SbBlocksPerGroup,
                 None,
                 format!(
                     "blocks per group {bpg}, clusters per group {cpg}: clusters should be in [8, {cpg_max}] and blocks = clusters x {}",
@@ -229,7 +228,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if ipg < ipb || ipg > ipg_max {
         f.push(
             Finding::new(
-                "sb.inodes_per_group",
+                RuleId::SbInodesPerGroup,
                 None,
                 format!("inodes per group is {ipg}, should be in [{ipb}, {ipg_max}]"),
             )
@@ -242,7 +241,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if fdb != want_fdb || fdb >= blocks {
         f.push(
             Finding::new(
-                "sb.first_data_block",
+                RuleId::SbFirstDataBlock,
                 None,
                 format!("first data block is {fdb}, should be {want_fdb} (blocks count {blocks})"),
             )
@@ -254,7 +253,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if blocks > image_blocks {
         f.push(
             Finding::new(
-                "sb.blocks_count_device",
+                RuleId::SbBlocksCountDevice,
                 None,
                 format!(
                     "block count {blocks} exceeds the size of the image ({image_blocks} blocks of {bs} bytes)"
@@ -273,7 +272,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if g > (1u64 << 32) - dpb {
             push(
                 f,
-                "sb.group_count",
+                RuleId::SbGroupCount,
                 format!("{g} groups, at most {}", (1u64 << 32) - dpb),
             );
         } else {
@@ -285,7 +284,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if u64::from(sb.inodes_count) != want {
             f.push(
                 Finding::new(
-                    "sb.inodes_count",
+                    RuleId::SbInodesCount,
                     None,
                     format!(
                         "inode count is {}, should be {want} ({g} groups x {ipg})",
@@ -300,7 +299,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if sb.has_incompat(INCOMPAT_META_BG) && u64::from(sb.first_meta_bg) > desc_blocks {
             f.push(
                 Finding::new(
-                    "sb.first_meta_bg",
+                    RuleId::SbFirstMetaBg,
                     None,
                     format!(
                         "first_meta_bg is {}, at most {desc_blocks} (descriptor blocks)",
@@ -315,7 +314,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.r_blocks_count() > blocks / 2 {
         f.push(
             Finding::new(
-                "sb.r_blocks_count",
+                RuleId::SbRBlocksCount,
                 None,
                 format!(
                     "reserved block count is {}, at most {} (half the blocks)",
@@ -329,7 +328,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if u64::from(sb.reserved_gdt_blocks) > bs / 4 {
         f.push(
             Finding::new(
-                "sb.reserved_gdt_blocks",
+                RuleId::SbReservedGdtBlocks,
                 None,
                 format!(
                     "reserved GDT blocks is {}, at most {}",
@@ -343,35 +342,35 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.has_metadata_csum() && sb.has_ro_compat(RO_COMPAT_GDT_CSUM) {
         push(
             f,
-            "sb.feature_csum_redundant",
+            RuleId::SbFeatureCsumRedundant,
             "metadata_csum and uninit_bg are both set; uninit_bg is ignored".into(),
         );
     }
     if sb.has_incompat(INCOMPAT_CSUM_SEED) && !sb.has_metadata_csum() {
         push(
             f,
-            "sb.feature_csum_seed",
+            RuleId::SbFeatureCsumSeed,
             "metadata_csum_seed is set without metadata_csum".into(),
         );
     }
     if sb.is_64bit() && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,
-            "sb.feature_64bit_extents",
+            RuleId::SbFeature64bitExtents,
             "64bit is set without extent".into(),
         );
     }
     if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,
-            "sb.feature_bigalloc_extents",
+            RuleId::SbFeatureBigallocExtents,
             "bigalloc is set without extent".into(),
         );
     }
     if sb.free_blocks_count() > blocks {
         f.push(
             Finding::new(
-                "sb.free_blocks_total",
+                RuleId::SbFreeBlocksTotal,
                 None,
                 format!(
                     "free blocks count is {}, more than the {blocks} blocks",
@@ -384,7 +383,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
     if sb.free_inodes_count > sb.inodes_count {
         f.push(
             Finding::new(
-                "sb.free_inodes_total",
+                RuleId::SbFreeInodesTotal,
                 None,
                 format!(
                     "free inodes count is {}, more than the {} inodes",
@@ -399,7 +398,7 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         if u64::from(t) > now + 86400 {
             f.push(
                 Finding::new(
-                    "sb.time_future",
+                    RuleId::SbTimeFuture,
                     None,
                     format!("{what} time {t} is in the future (now {now})"),
                 )
@@ -420,7 +419,7 @@ pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
                 .map(|(b, s)| format!("-o superblock={b} -o blocksize={s}"))
                 .collect();
             Finding::new(
-                "sb.use_backup",
+                RuleId::SbUseBackup,
                 None,
                 format!(
                     "the primary superblock is bad; valid backups: {} (e2fsck -b {blk} -B {bs})",
@@ -431,7 +430,7 @@ pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
             .with("blocksize", bs)
         }
         None => Finding::new(
-            "sb.use_backup",
+            RuleId::SbUseBackup,
             None,
             "the primary superblock is bad and no backup superblock looks valid",
         ),
@@ -455,7 +454,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         else {
             f.push(
                 Finding::new(
-                    "sb.backup_invalid",
+                    RuleId::SbBackupInvalid,
                     Some(g),
                     format!("backup superblock at block {blk} lies beyond the end of the image"),
                 )
@@ -470,7 +469,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         {
             f.push(
                 Finding::new(
-                    "sb.backup_invalid",
+                    RuleId::SbBackupInvalid,
                     Some(g),
                     format!(
                         "backup superblock at block {blk} is not valid (magic 0x{:04x})",
@@ -522,7 +521,7 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
         if !diff.is_empty() {
             f.push(
                 Finding::new(
-                    "sb.backup_mismatch",
+                    RuleId::SbBackupMismatch,
                     Some(g),
                     format!(
                         "backup superblock at block {blk} disagrees with the primary: {} (backup vs primary)",

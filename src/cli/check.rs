@@ -1,7 +1,11 @@
-//! `e4inspect check`: validate superblocks, descriptors, bitmaps, counts and the journal superblock.
+//! `e4inspect check`: a read-only fsck. The default runs every pass (state, superblock,
+//! descriptors, bitmaps, counts, journal, then the inode walk: pass 1, block ownership, pass 5
+//! from the computed usage, and the directory passes); `--quick` keeps the constant-work-per-group
+//! checks only.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use e4inspect::check::{self, CheckOptions, Report, RULES};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `e4inspect check`.
@@ -13,6 +17,12 @@ pub struct CheckArgs {
     /// Print the rule catalogue (a table, or JSON with --json) and exit.
     #[arg(long)]
     pub list_rules: bool,
+    /// Quick check: superblock, descriptors, bitmaps, counts and journal superblock only (constant
+    /// work per group; no inode walk). The default is the full check: also filesystem state, every
+    /// in-use inode (e2fsck pass 1), block ownership, and bitmaps and counts recomputed from the
+    /// inodes (pass 5).
+    #[arg(long)]
+    pub quick: bool,
     /// JSON output: one object per image ({image, findings, errors, warnings}); an array of them
     /// when several images are given.
     #[arg(long)]
@@ -24,29 +34,40 @@ pub struct CheckArgs {
     pub source: super::SourceArgs,
 }
 
-fn list_rules(json: bool) -> anyhow::Result<i32> {
+fn list_rules(json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
     if json {
-        println!("{}", serde_json::to_string_pretty(RULES)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(RULES)?)?;
         return Ok(0);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["rule", "severity", "description", "enforced by"]);
+    t.set_header(vec![
+        "rule",
+        "severity",
+        "description",
+        "enforced by",
+        "e2fsck problem",
+    ]);
     for r in RULES {
         let by: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
         t.add_row(vec![
             r.id.to_string(),
             r.severity.name().to_string(),
             r.description.to_string(),
-            if by.is_empty() {
-                "-".to_string()
-            } else {
-                by.join(", ")
-            },
+            dash_if_empty(by.join(", ")),
+            dash_if_empty(r.e2fsck.join(", ")),
         ]);
     }
-    println!("{t}");
+    writeln!(out, "{t}")?;
     Ok(0)
+}
+
+fn dash_if_empty(s: String) -> String {
+    if s.is_empty() {
+        "-".to_string()
+    } else {
+        s
+    }
 }
 
 fn summary(rep: &Report) -> Table {
@@ -54,7 +75,7 @@ fn summary(rep: &Report) -> Table {
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["rule", "severity", "findings", "description"]);
     for r in RULES {
-        if let Some(n) = rep.counts.get(r.id) {
+        if let Some(n) = rep.counts.get(&r.id) {
             t.add_row(vec![
                 r.id.to_string(),
                 r.severity.name().to_string(),
@@ -66,15 +87,82 @@ fn summary(rep: &Report) -> Table {
     t
 }
 
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The text report of one image.
+fn write_text(
+    rep: &Report,
+    several: bool,
+    first: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if several {
+        if !first {
+            writeln!(out)?;
+        }
+        writeln!(out, "{}:", rep.image)?;
+    }
+    for f in &rep.findings {
+        writeln!(out, "{}", f.line())?;
+    }
+    let kept = rep.findings.len() as u64;
+    let total = rep.errors + rep.warnings;
+    if total > kept {
+        writeln!(
+            out,
+            "({} more findings not listed; at most {} per rule)",
+            total - kept,
+            check::MAX_FINDINGS_PER_RULE
+        )?;
+    }
+    if total == 0 {
+        writeln!(out, "{}: no findings", rep.image)
+    } else {
+        writeln!(out, "{}", summary(rep))?;
+        writeln!(
+            out,
+            "{}: {} error{}, {} warning{}",
+            rep.image,
+            rep.errors,
+            plural(rep.errors),
+            rep.warnings,
+            plural(rep.warnings)
+        )
+    }
+}
+
 /// Run the command; returns the exit status (0 clean, 4 errors, 8 unreadable).
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match run_to(args, &mut out).and_then(|s| out.flush().map(|()| s).map_err(Into::into)) {
+        // A closed pipe (`check img | head`) ends quietly.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(0)
+        }
+        r => r,
+    }
+}
+
+/// Run the command, writing to `out`.
+pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     if args.list_rules {
-        return list_rules(args.json);
+        return list_rules(args.json, out);
     }
     let opts = CheckOptions {
         offset: args.source.offset,
         partition: args.source.partition,
         now: None,
+        quick: args.quick,
     };
     let mut status = 0;
     let mut json = Vec::new();
@@ -88,38 +176,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
                 }
                 if args.json {
                     json.push(serde_json::to_value(&rep)?);
-                    continue;
-                }
-                if several {
-                    if i > 0 {
-                        println!();
-                    }
-                    println!("{}:", rep.image);
-                }
-                for f in &rep.findings {
-                    println!("{}", f.line());
-                }
-                let kept = rep.findings.len() as u64;
-                let total = rep.errors + rep.warnings;
-                if total > kept {
-                    println!(
-                        "({} more findings not listed; at most {} per rule)",
-                        total - kept,
-                        check::MAX_FINDINGS_PER_RULE
-                    );
-                }
-                if total == 0 {
-                    println!("{}: no findings", rep.image);
                 } else {
-                    println!("{}", summary(&rep));
-                    println!(
-                        "{}: {} error{}, {} warning{}",
-                        rep.image,
-                        rep.errors,
-                        if rep.errors == 1 { "" } else { "s" },
-                        rep.warnings,
-                        if rep.warnings == 1 { "" } else { "s" }
-                    );
+                    write_text(&rep, several, i == 0, out)?;
                 }
             }
             Err(e) => {
@@ -138,12 +196,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         }
     }
     if args.json {
-        let out = if several {
+        let v = if several {
             serde_json::Value::Array(json)
         } else {
             json.pop().unwrap_or(serde_json::Value::Null)
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     }
     Ok(status)
 }
