@@ -195,20 +195,25 @@ pub fn resolve_paths(
             }
         }
     }
-    let mut dir_paths: HashMap<u32, String> = HashMap::new();
+    let mut dir_paths: HashMap<u32, Option<String>> = HashMap::new();
     for &ino in wanted {
-        if ino == dir::ROOT_INO {
-            out.insert(ino, vec!["/".into()]);
+        let paths: Vec<String> = if ino == dir::ROOT_INO {
+            vec!["/".into()]
         } else if index.get(ino).is_some_and(|s| s.is_dir()) {
-            out.insert(ino, vec![dir_path(fs, index, ino, &mut dir_paths)]);
-        } else if let Some(v) = links.get(&ino) {
-            let paths = v
-                .iter()
-                .map(|(d, name)| {
-                    let p = dir_path(fs, index, *d, &mut dir_paths);
-                    join(&p, &name_string(name))
+            dir_path(fs, index, ino, &mut dir_paths)
+                .into_iter()
+                .collect()
+        } else {
+            links
+                .get(&ino)
+                .into_iter()
+                .flatten()
+                .filter_map(|(d, name)| {
+                    dir_path(fs, index, *d, &mut dir_paths).map(|p| join(&p, &name_string(name)))
                 })
-                .collect();
+                .collect()
+        };
+        if !paths.is_empty() {
             out.insert(ino, paths);
         }
     }
@@ -223,72 +228,59 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// Path of directory `ino` by its parent chain; components are looked up in each parent.
+/// Path of directory `ino` by its parent chain; components are looked up in each parent. None
+/// when the chain does not reach the root (unconnected, or a loop).
 fn dir_path(
     fs: &Filesystem,
     index: &InodeIndex,
     ino: u32,
-    cache: &mut HashMap<u32, String>,
-) -> String {
+    cache: &mut HashMap<u32, Option<String>>,
+) -> Option<String> {
     if let Some(p) = cache.get(&ino) {
         return p.clone();
     }
-    // Collect the chain up to the root (or a break / loop), bounded.
+    // The chain up to the root, a known directory, a break or a loop (bounded).
     let mut chain = Vec::new();
     let mut seen = HashSet::new();
     let mut cur = ino;
-    let mut prefix = String::new();
-    loop {
+    let prefix = loop {
         if cur == dir::ROOT_INO {
-            prefix = "/".into();
-            break;
+            break Some("/".to_string());
         }
         if let Some(p) = cache.get(&cur) {
-            prefix = p.clone();
-            break;
-        }
-        if !seen.insert(cur) || chain.len() >= MAX_DEPTH {
-            prefix = "???".into();
-            break;
+            break p.clone();
         }
         let parent = index.get(cur).map_or(0, |s| s.parent.load(Relaxed));
-        chain.push((cur, parent));
-        if parent == 0 {
-            prefix = "???".into();
-            break;
+        if parent == 0 || !seen.insert(cur) || chain.len() >= MAX_DEPTH {
+            break None;
         }
+        chain.push((cur, parent));
         cur = parent;
-    }
+    };
     let mut path = prefix;
     for &(d, parent) in chain.iter().rev() {
-        let name = if parent == 0 {
-            format!("<{d}>")
-        } else {
+        path = path.map(|p| {
             let want: HashSet<u32> = [d].into();
-            names_in_dir(fs, parent, &want)
+            let name = names_in_dir(fs, parent, &want)
                 .into_iter()
                 .next()
-                .map_or_else(|| format!("<{d}>"), |(_, n)| name_string(&n))
-        };
-        path = if path == "???" && parent == 0 {
-            format!("???/{name}")
-        } else {
-            join(&path, &name)
-        };
+                .map_or_else(|| format!("<{d}>"), |(_, n)| name_string(&n));
+            join(&p, &name)
+        });
         cache.insert(d, path.clone());
     }
     cache.insert(ino, path.clone());
     path
 }
 
-/// In use as e2fsck's pass 1 decides it (`inode_used_map`): every reserved inode below
-/// `first_ino` other than the bad-blocks inode, the root, and every other inode with a non-zero
-/// `i_links_count` — whatever the inode bitmap says (bitmap differences are pass 5's).
+/// In use as e2fsck's pass 1 decides it (`inode_used_map`): the reserved inodes below
+/// `first_ino` with a mode (other than the bad-blocks inode), and every other inode — the root
+/// included — with a non-zero `i_links_count`, whatever the inode bitmap says (bitmap
+/// differences are pass 5's).
 pub fn in_use(ino: u32, first_ino: u32, inode: &Inode) -> bool {
     match ino {
         1 => false,
-        ROOT => inode.mode != 0 || inode.links_count != 0,
-        _ if ino < first_ino => inode.mode != 0,
+        _ if ino < first_ino && ino != ROOT => inode.mode != 0,
         _ => inode.links_count != 0,
     }
 }
@@ -301,7 +293,7 @@ const ROOT: u32 = dir::ROOT_INO;
 pub fn build_index(fs: &Filesystem) -> InodeIndex {
     use rayon::prelude::*;
     let ipg = fs.geo.inodes_per_group;
-    let isz = usize::from(fs.geo.inode_size);
+    let isz = fs.geo.inode_size as usize;
     let first_ino = fs.sb.first_ino();
     let csum = fs.sb.has_group_desc_csum();
     let slots: Vec<InodeSlot> = (0..fs.group_count())
@@ -320,7 +312,9 @@ pub fn build_index(fs: &Filesystem) -> InodeIndex {
             let Some(off) = gd.inode_table.checked_mul(fs.block_size()) else {
                 return out;
             };
-            let Ok(table) = fs.source.read(off, u64::from(used) * isz as u64, "inode table")
+            let Ok(table) = fs
+                .source
+                .read(off, u64::from(used) * isz as u64, "inode table")
             else {
                 return out;
             };
@@ -338,4 +332,28 @@ pub fn build_index(fs: &Filesystem) -> InodeIndex {
         })
         .collect();
     InodeIndex::from_slots(slots)
+}
+
+/// Passes 2, 3 and 4 over the in-use inodes, then the paths of every inode-level finding
+/// (resolved only when there are such findings).
+pub fn check_namespace(fs: &Filesystem, f: &mut super::Findings) {
+    let index = build_index(fs);
+    let p2 = super::pass2::run(fs, &index, f);
+    super::pass3::run(&index, &p2, fs.geo.inodes_per_group, f);
+    super::pass4::run(fs, &index, f);
+    annotate_paths(fs, &index, f);
+}
+
+/// Fill `paths` of every kept finding that names an inode.
+pub fn annotate_paths(fs: &Filesystem, index: &InodeIndex, f: &mut super::Findings) {
+    let wanted: HashSet<u32> = f.list.iter().filter_map(|x| x.inode).collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let paths = resolve_paths(fs, index, &wanted);
+    for x in &mut f.list {
+        if let Some(p) = x.inode.and_then(|i| paths.get(&i)) {
+            x.paths.clone_from(p);
+        }
+    }
 }

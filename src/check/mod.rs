@@ -7,8 +7,12 @@
 //! primary is unusable) to walk the descriptors, one group at a time and in parallel. Every loop is
 //! bounded by the group count, which the image size bounds in turn.
 
+mod dirtree;
 mod groups;
 mod journal;
+mod pass2;
+mod pass3;
+mod pass4;
 pub mod rules;
 mod superblock;
 
@@ -37,6 +41,9 @@ pub struct Finding {
     /// Inode number, when the finding concerns one inode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inode: Option<u32>,
+    /// Paths that reach the inode (hard links: several; none when unconnected or unnamed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     /// One-line explanation with stored and expected values.
     pub message: String,
     /// The values behind the message (`stored`, `expected`, `block`, ...).
@@ -52,6 +59,7 @@ impl Finding {
             severity: rule.severity(),
             group,
             inode: None,
+            paths: Vec::new(),
             message: message.into(),
             values: Map::new(),
         }
@@ -70,6 +78,14 @@ impl Finding {
     /// The text line: `rule group N: message`.
     pub fn line(&self) -> String {
         match (self.inode, self.group) {
+            (Some(i), _) if !self.paths.is_empty() => {
+                format!(
+                    "{} {} (inode {i}): {}",
+                    self.rule,
+                    self.paths.join(", "),
+                    self.message
+                )
+            }
             (Some(i), _) => format!("{} inode {i}: {}", self.rule, self.message),
             (None, Some(g)) => format!("{} group {g}: {}", self.rule, self.message),
             (None, None) => format!("{}: {}", self.rule, self.message),
@@ -281,5 +297,8 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     }
     groups::check(&fs, &mut f);
     journal::check(&fs, &mut f);
+    if !opts.quick {
+        dirtree::check_namespace(&fs, &mut f);
+    }
     Ok(Report::new(image, f, sb_block))
 }

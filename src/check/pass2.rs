@@ -15,9 +15,7 @@ use super::{Finding, Findings, RuleId};
 use crate::bytes::Bytes;
 use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
 use crate::dirhash;
-use crate::features::{
-    COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR,
-};
+use crate::features::{COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR};
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
 use crate::inode::{self, Inode, INDEX_FL, INLINE_DATA_FL};
@@ -203,7 +201,12 @@ fn walk_entries(area: &[u8], min_rec: usize) -> (Vec<Entry<'_>>, Option<(usize, 
         } else {
             0
         };
-        if pos + 8 > n || rec_len < min_rec || rec_len % 4 != 0 || pos + rec_len > n || name_len + 8 > rec_len {
+        if pos + 8 > n
+            || rec_len < min_rec
+            || rec_len % 4 != 0
+            || pos + rec_len > n
+            || name_len + 8 > rec_len
+        {
             return (out, Some((pos, rec_len, name_len)));
         }
         out.push(Entry {
@@ -285,7 +288,10 @@ impl<'a> DirCheck<'a> {
         let raw = match fs.inode_raw(self.ino) {
             Ok(r) => r.to_vec(),
             Err(e) => {
-                self.report(RuleId::DirBlockUnreadable, format!("directory inode unreadable: {e}"));
+                self.report(
+                    RuleId::DirBlockUnreadable,
+                    format!("directory inode unreadable: {e}"),
+                );
                 return 0;
             }
         };
@@ -297,7 +303,10 @@ impl<'a> DirCheck<'a> {
         let blocks = match dir::dir_blocks(fs, self.ino, &inode) {
             Ok(b) => b,
             Err(e) => {
-                self.report(RuleId::DirBlockUnreadable, format!("directory blocks cannot be mapped: {e}"));
+                self.report(
+                    RuleId::DirBlockUnreadable,
+                    format!("directory blocks cannot be mapped: {e}"),
+                );
                 return 0;
             }
         };
@@ -314,6 +323,7 @@ impl<'a> DirCheck<'a> {
         } else {
             None
         };
+        self.check_holes(&blocks);
         let mut read = 0;
         let mut has_block0 = false;
         for &(l, p) in &blocks {
@@ -332,18 +342,42 @@ impl<'a> DirCheck<'a> {
             let role = dx.as_mut().and_then(|(_, v)| v.get(l as usize).copied());
             self.check_block(&inode, l, p, &data, role, dx.as_ref().map(|d| d.0));
         }
-        if !has_block0 && nblocks > 0 {
+        if !has_block0 && nblocks > 0 && blocks.is_empty() {
             self.report(
-                RuleId::DirMissingDot,
-                "directory has no block 0, so no '.' and '..' entries".into(),
+                RuleId::DirHole,
+                "directory has no blocks mapped within its size: no '.' and '..' entries".into(),
             );
         } else if nblocks == 0 {
-            self.report(RuleId::DirMissingDot, "directory has size 0: no '.' and '..' entries".into());
+            self.report(
+                RuleId::DirMissingDot,
+                "directory has size 0: no '.' and '..' entries".into(),
+            );
         }
         if let Some((_, roles)) = &dx {
-            self.check_dx_refs(roles);
+            let present: HashSet<u64> = blocks.iter().map(|b| b.0).collect();
+            self.check_dx_refs(roles, &present);
         }
         read
+    }
+
+    /// Logical blocks below the last mapped one that nothing maps (e2fsck's dblist holes).
+    fn check_holes(&mut self, blocks: &[(u64, u64)]) {
+        let mut expect = 0u64;
+        let mut holes = 0u64;
+        let mut first = None;
+        for &(l, _) in blocks {
+            if l > expect {
+                holes += l - expect;
+                first.get_or_insert(expect);
+            }
+            expect = expect.max(l + 1);
+        }
+        if let Some(h) = first {
+            self.report(
+                RuleId::DirHole,
+                format!("directory has {holes} unallocated block(s) below its last block, the first at logical block {h}"),
+            );
+        }
     }
 
     /// Index blocks: root at logical 0, then nodes; returns (hash version, role per block).
@@ -367,7 +401,10 @@ impl<'a> DirCheck<'a> {
         let info_len = d.u8(29);
         let levels = d.u8(30);
         if d.slice(8, 1) != Some(b".") || d.slice(20, 2) != Some(b"..") {
-            self.report(RuleId::HtreeRoot, "htree root block lacks its '.' and '..' entries".into());
+            self.report(
+                RuleId::HtreeRoot,
+                "htree root block lacks its '.' and '..' entries".into(),
+            );
             return None;
         }
         if reserved != 0 || info_len < 8 {
@@ -381,7 +418,10 @@ impl<'a> DirCheck<'a> {
         let known = version <= dirhash::HASH_TEA
             || (version == dirhash::HASH_SIPHASH && self.casefold && self.encrypted);
         if !known {
-            self.report(RuleId::HtreeHashVersion, format!("htree root: unsupported hash version {version}"));
+            self.report(
+                RuleId::HtreeHashVersion,
+                format!("htree root: unsupported hash version {version}"),
+            );
             return None;
         }
         if levels >= self.ctx.htree_levels {
@@ -390,14 +430,28 @@ impl<'a> DirCheck<'a> {
                 format!(
                     "htree root: {levels} indirect levels, at most {} {}",
                     self.ctx.htree_levels - 1,
-                    if self.ctx.htree_levels == 3 { "with largedir" } else { "without largedir" }
+                    if self.ctx.htree_levels == 3 {
+                        "with largedir"
+                    } else {
+                        "without largedir"
+                    }
                 ),
             );
             return None;
         }
-        let n = usize::try_from(nblocks).ok()?.min(blocks.len().max(1) * 2).max(1);
+        let n = usize::try_from(nblocks)
+            .ok()?
+            .min(blocks.len().max(1) * 2)
+            .max(1);
         let mut roles = vec![DxBlock::default(); n];
-        roles[0] = DxBlock { refs: 1, depth: 0, node: true, min: 0, max: u32::MAX, first: true };
+        roles[0] = DxBlock {
+            refs: 1,
+            depth: 0,
+            node: true,
+            min: 0,
+            max: u32::MAX,
+            first: true,
+        };
         // Breadth-first over index levels; every level's blocks are distinct logical blocks
         // below nblocks, so the walk reads at most nblocks blocks.
         let mut level = vec![(0u64, root, 24 + usize::from(info_len))];
@@ -411,7 +465,7 @@ impl<'a> DirCheck<'a> {
                     if blk as usize >= n || u64::from(blk) >= nblocks || blk == 0 {
                         self.report(
                             RuleId::HtreeBlock,
-                            format!("htree index block {l} entry {i} points to block {blk}, past the directory's {nblocks} blocks"),
+                            format!("htree index block {l} entry {i} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
                         );
                         continue;
                     }
@@ -435,11 +489,15 @@ impl<'a> DirCheck<'a> {
                         first: i == 0,
                     };
                     if depth <= levels {
-                        let Some(p) = phys(u64::from(blk)) else { continue };
+                        let Some(p) = phys(u64::from(blk)) else {
+                            continue;
+                        };
                         let Ok(b) = fs.block(p) else { continue };
                         let b = b.to_vec();
                         let bd = Bytes::new(&b);
-                        if bd.le32(0) != 0 || rec_len_from_disk(bd.le16(4), self.ctx.bs) != self.ctx.bs {
+                        if bd.le32(0) != 0
+                            || rec_len_from_disk(bd.le16(4), self.ctx.bs) != self.ctx.bs
+                        {
                             self.report(
                                 RuleId::HtreeDepth,
                                 format!("htree block {blk} at depth {depth} is not an index node (the root has {levels} indirect levels)"),
@@ -460,7 +518,13 @@ impl<'a> DirCheck<'a> {
     }
 
     /// Count/limit, hash order and tail checksum of one index block; its (hash, block) pairs.
-    fn dx_entries(&mut self, inode: &Inode, l: u64, data: &[u8], at: usize) -> Option<Vec<(u32, u32)>> {
+    fn dx_entries(
+        &mut self,
+        inode: &Inode,
+        l: u64,
+        data: &[u8],
+        at: usize,
+    ) -> Option<Vec<(u32, u32)>> {
         let d = Bytes::new(data);
         let limit = usize::from(d.le16(at));
         let count = usize::from(d.le16(at + 2));
@@ -488,12 +552,17 @@ impl<'a> DirCheck<'a> {
             let t = at + limit * 8;
             if t + 8 <= data.len() {
                 let mut c = crate::csum::crc32c_raw(seed, &data[..size]);
+                // dt_reserved, then the checksum field itself as zero (ext4_dx_csum).
                 c = crate::csum::crc32c_raw(c, &data[t..t + 4]);
+                c = crate::csum::crc32c_raw(c, &[0; 4]);
                 let stored = d.le32(t + 4);
                 if c != stored {
                     self.report(
                         RuleId::HtreeCsum,
-                        format!("htree {} block {l}: checksum {stored:#010x}, should be {c:#010x}", if l == 0 { "root" } else { "node" }),
+                        format!(
+                            "htree {} block {l}: checksum {stored:#010x}, should be {c:#010x}",
+                            if l == 0 { "root" } else { "node" }
+                        ),
                     );
                 }
             }
@@ -516,16 +585,35 @@ impl<'a> DirCheck<'a> {
         Some(out)
     }
 
-    fn check_dx_refs(&mut self, roles: &[DxBlock]) {
+    fn check_dx_refs(&mut self, roles: &[DxBlock], present: &HashSet<u64>) {
         for (b, r) in roles.iter().enumerate().skip(1) {
             if r.refs > 1 {
-                self.report(RuleId::HtreeRefs, format!("htree block {b} is referenced {} times by the index", r.refs));
+                self.report(
+                    RuleId::HtreeRefs,
+                    format!(
+                        "htree block {b} is referenced {} times by the index",
+                        r.refs
+                    ),
+                );
+            } else if r.refs == 0 && present.contains(&(b as u64)) {
+                self.report(
+                    RuleId::HtreeRefs,
+                    format!("htree block {b} is not referenced by the index"),
+                );
             }
         }
     }
 
     /// Entries of one directory block (all blocks, leaves of htrees included).
-    fn check_block(&mut self, inode: &Inode, l: u64, p: u64, data: &[u8], role: Option<DxBlock>, hash_v: Option<u8>) {
+    fn check_block(
+        &mut self,
+        inode: &Inode,
+        l: u64,
+        p: u64,
+        data: &[u8],
+        role: Option<DxBlock>,
+        hash_v: Option<u8>,
+    ) {
         let is_index = role.is_some_and(|r| r.node);
         let bs = data.len();
         // The checksum tail of a leaf block.
@@ -556,6 +644,8 @@ impl<'a> DirCheck<'a> {
         }
         let leaf_range = role.filter(|r| !r.node && r.refs > 0);
         let mut dot_state = if l == 0 { 0 } else { 2 };
+        // (lowest, highest, names out of range, first name out of range)
+        let mut hashes: (u32, u32, u32, Option<(String, u32)>) = (u32::MAX, 0, 0, None);
         for e in &entries {
             if e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE {
                 dot_state += 1;
@@ -563,9 +653,27 @@ impl<'a> DirCheck<'a> {
             }
             self.check_entry(e, dot_state, l);
             if let (Some(r), Some(v), true) = (leaf_range, hash_v, e.inode != 0 && dot_state > 1) {
-                self.check_leaf_hash(e, r, v, l);
+                if let Some(h) = self.leaf_hash(e, v) {
+                    hashes.0 = hashes.0.min(h);
+                    hashes.1 = hashes.1.max(h);
+                    if (!r.first && h < r.min) || h > r.max {
+                        hashes.2 += 1;
+                        if hashes.3.is_none() {
+                            hashes.3 = Some((String::from_utf8_lossy(e.name).into_owned(), h));
+                        }
+                    }
+                }
             }
             dot_state += 1;
+        }
+        if let (Some(r), Some((name, h))) = (leaf_range, hashes.3) {
+            self.report(
+                RuleId::HtreeLeafHash,
+                format!(
+                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
+                    hashes.2, r.min, r.max, hashes.0, hashes.1
+                ),
+            );
         }
         if l == 0 && entries.len() < 2 && bad.is_none() {
             if entries.is_empty() {
@@ -575,21 +683,13 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_leaf_hash(&mut self, e: &Entry<'_>, r: DxBlock, version: u8, l: u64) {
+    /// The hash of a leaf entry's name (None for SipHash, keyed by the encryption key).
+    fn leaf_hash(&self, e: &Entry<'_>, version: u8) -> Option<u32> {
         if version == dirhash::HASH_SIPHASH {
-            return; // stored in the entry, keyed by the encryption key
+            return None;
         }
         let fold = self.casefold && !self.encrypted;
-        let Some((h, _)) = dirhash::name_hash(e.name, version, &self.ctx.seed, fold) else {
-            return;
-        };
-        if (!r.first && h < r.min) || h > r.max {
-            let name = String::from_utf8_lossy(e.name).into_owned();
-            self.report(
-                RuleId::HtreeLeafHash,
-                format!("htree leaf block {l}: '{name}' hashes to {h:#010x}, outside the block's range {:#010x}..{:#010x}", r.min, r.max),
-            );
-        }
+        dirhash::name_hash(e.name, version, &self.ctx.seed, fold).map(|(h, _)| h)
     }
 
     /// The entry checks of `check_dir_block`, in e2fsck's order.
@@ -598,18 +698,30 @@ impl<'a> DirCheck<'a> {
         let at = format!("block {l}, offset {}", e.offset);
         if dot_state == 0 {
             if e.inode == 0 || e.name != b"." {
-                self.report(RuleId::DirMissingDot, format!("first entry is '{name}' (inode {}), not '.'", e.inode));
+                self.report(
+                    RuleId::DirMissingDot,
+                    format!("first entry is '{name}' (inode {}), not '.'", e.inode),
+                );
             } else if e.inode != self.ino {
-                self.report(RuleId::DirDotInode, format!("'.' names inode {}, not the directory itself", e.inode));
+                self.report(
+                    RuleId::DirDotInode,
+                    format!("'.' names inode {}, not the directory itself", e.inode),
+                );
             }
         } else if dot_state == 1 {
             if e.inode == 0 || e.name != b".." {
-                self.report(RuleId::DirMissingDotdot, format!("second entry is '{name}' (inode {}), not '..'", e.inode));
+                self.report(
+                    RuleId::DirMissingDotdot,
+                    format!("second entry is '{name}' (inode {}), not '..'", e.inode),
+                );
             } else {
                 self.slot.dotdot.store(e.inode, Relaxed);
             }
         } else if e.inode == self.ino {
-            self.report(RuleId::DirLinkDot, format!("entry '{name}' ({at}) links to the directory itself"));
+            self.report(
+                RuleId::DirLinkDot,
+                format!("entry '{name}' ({at}) links to the directory itself"),
+            );
         }
         if e.inode == 0 {
             return;
@@ -618,7 +730,10 @@ impl<'a> DirCheck<'a> {
         if (e.inode != dir::ROOT_INO && e.inode < c.first_ino) || e.inode > c.inodes_count {
             self.report(
                 RuleId::DirBadInode,
-                format!("entry '{name}' ({at}) has inode {}, outside 2 and {}..={}", e.inode, c.first_ino, c.inodes_count),
+                format!(
+                    "entry '{name}' ({at}) has inode {}, outside 2 and {}..={}",
+                    e.inode, c.first_ino, c.inodes_count
+                ),
             );
             return;
         }
@@ -628,9 +743,15 @@ impl<'a> DirCheck<'a> {
         } else if !dot && e.name == b".." {
             self.report(RuleId::DirDupDot, format!("second '..' entry ({at})"));
         } else if !dot && e.inode == dir::ROOT_INO {
-            self.report(RuleId::DirLinkRoot, format!("entry '{name}' ({at}) links to the root directory"));
+            self.report(
+                RuleId::DirLinkRoot,
+                format!("entry '{name}' ({at}) links to the root directory"),
+            );
         } else if !dot && e.name.is_empty() {
-            self.report(RuleId::DirNullName, format!("entry with an empty name ({at}), inode {}", e.inode));
+            self.report(
+                RuleId::DirNullName,
+                format!("entry with an empty name ({at}), inode {}", e.inode),
+            );
         }
         let g = ((e.inode - 1) / c.ipg.max(1)) as usize;
         if let Some(&(uninit, first_unused)) = c.groups.get(g) {
@@ -649,12 +770,16 @@ impl<'a> DirCheck<'a> {
         let Some(target) = self.index.get(e.inode) else {
             self.report(
                 RuleId::DirUnusedInode,
-                format!("entry '{name}' ({at}) names inode {}, which is not in use", e.inode),
+                format!(
+                    "entry '{name}' ({at}) names inode {}, which is not in use",
+                    e.inode
+                ),
             );
             return;
         };
         if !dot {
             self.check_name(e, &name, &at);
+            self.check_encrypted_target(target, &name, &at);
         }
         self.check_filetype(e, target, &name, &at);
         if !dot && target.is_dir() {
@@ -662,7 +787,10 @@ impl<'a> DirCheck<'a> {
             if prev >= 1 {
                 self.report(
                     RuleId::DirLinkDir,
-                    format!("entry '{name}' ({at}) is another link to directory {}", e.inode),
+                    format!(
+                        "entry '{name}' ({at}) is another link to directory {}",
+                        e.inode
+                    ),
                 );
             }
             target.parent.fetch_min_nonzero(self.ino);
@@ -681,18 +809,48 @@ impl<'a> DirCheck<'a> {
             if e.name.len() < CRYPTO_BLOCK {
                 self.report(
                     RuleId::DirEncryptedName,
-                    format!("encrypted entry '{name}' ({at}) is {} bytes, shorter than a cipher block", e.name.len()),
+                    format!(
+                        "encrypted entry '{name}' ({at}) is {} bytes, shorter than a cipher block",
+                        e.name.len()
+                    ),
                 );
             }
             return;
         }
         if e.name.iter().any(|&b| b == b'/' || b == 0) {
-            self.report(RuleId::DirBadName, format!("entry '{}' ({at}) has '/' or NUL in its name", name.escape_debug()));
+            self.report(
+                RuleId::DirBadName,
+                format!(
+                    "entry '{}' ({at}) has '/' or NUL in its name",
+                    name.escape_debug()
+                ),
+            );
         }
         if self.casefold && self.ctx.strict_encoding && std::str::from_utf8(e.name).is_err() {
             self.report(
                 RuleId::DirEncodedName,
-                format!("entry '{}' ({at}) is not valid UTF-8 in a strict casefolded directory", name.escape_debug()),
+                format!(
+                    "entry '{}' ({at}) is not valid UTF-8 in a strict casefolded directory",
+                    name.escape_debug()
+                ),
+            );
+        }
+    }
+
+    /// In an encrypted directory, regular files, directories and symlinks are encrypted too.
+    fn check_encrypted_target(&mut self, target: &InodeSlot, name: &str, at: &str) {
+        let kind = target.mode & 0xF000;
+        if self.encrypted
+            && matches!(kind, 0x8000 | 0x4000 | 0xA000)
+            && target.flags & dir::ENCRYPT_FL == 0
+        {
+            self.report(
+                RuleId::DirUnencryptedEntry,
+                format!(
+                    "encrypted entry '{}' ({at}) names unencrypted inode {}",
+                    name.escape_debug(),
+                    target.ino
+                ),
             );
         }
     }
@@ -702,7 +860,10 @@ impl<'a> DirCheck<'a> {
             if e.file_type != 0 {
                 self.report(
                     RuleId::DirFiletype,
-                    format!("entry '{name}' ({at}) has file type {} without the filetype feature", e.file_type),
+                    format!(
+                        "entry '{name}' ({at}) has file type {} without the filetype feature",
+                        e.file_type
+                    ),
                 );
             }
             return;
@@ -711,7 +872,10 @@ impl<'a> DirCheck<'a> {
         if e.file_type != want {
             self.report(
                 RuleId::DirFiletype,
-                format!("entry '{name}' ({at}) has file type {}, inode {} needs {want}", e.file_type, e.inode),
+                format!(
+                    "entry '{name}' ({at}) has file type {}, inode {} needs {want}",
+                    e.file_type, e.inode
+                ),
             );
         }
     }
@@ -721,14 +885,18 @@ impl<'a> DirCheck<'a> {
             return;
         }
         let key: std::borrow::Cow<[u8]> = if self.casefold && !self.encrypted {
-            dirhash::casefold(e.name).map_or(std::borrow::Cow::Borrowed(e.name), std::borrow::Cow::Owned)
+            dirhash::casefold(e.name)
+                .map_or(std::borrow::Cow::Borrowed(e.name), std::borrow::Cow::Owned)
         } else {
             std::borrow::Cow::Borrowed(e.name)
         };
         let mut h = std::collections::hash_map::DefaultHasher::new();
         key.hash(&mut h);
         if !self.names.insert(h.finish()) {
-            self.report(RuleId::DirDuplicateName, format!("duplicate entry '{name}' ({at})"));
+            self.report(
+                RuleId::DirDuplicateName,
+                format!("duplicate entry '{name}' ({at})"),
+            );
         } else if self.names.len() >= MAX_NAMES_PER_DIR {
             self.names_full = true;
         }
@@ -738,7 +906,13 @@ impl<'a> DirCheck<'a> {
     /// of i_block and in `system.data`.
     fn check_inline(&mut self, fs: &Filesystem, raw: &[u8], inode: &Inode) {
         let parent = Bytes::new(&inode.block).le32(0);
-        let dotdot = Entry { offset: 0, inode: parent, rec_len: 4, file_type: 2, name: b".." };
+        let dotdot = Entry {
+            offset: 0,
+            inode: parent,
+            rec_len: 4,
+            file_type: 2,
+            name: b"..",
+        };
         // The '.' is implicit: the directory references itself.
         count_reference(self.slot, true);
         self.check_entry(&dotdot, 1, 0);
@@ -769,8 +943,6 @@ trait FetchMinNonzero {
 
 impl FetchMinNonzero for std::sync::atomic::AtomicU32 {
     fn fetch_min_nonzero(&self, v: u32) {
-        let _ = self.fetch_update(Relaxed, Relaxed, |cur| {
-            (cur == 0 || v < cur).then_some(v)
-        });
+        let _ = self.fetch_update(Relaxed, Relaxed, |cur| (cur == 0 || v < cur).then_some(v));
     }
 }

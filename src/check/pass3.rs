@@ -26,7 +26,12 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
     let group = |ino: u32| (ino - 1) / ipg.max(1);
     let root_ok = match index.get(ROOT_INO) {
         None => {
-            f.push(Finding::inode(RuleId::ConnectRoot, 0, ROOT_INO, "the root directory (inode 2) is not in use"));
+            f.push(Finding::inode(
+                RuleId::ConnectRoot,
+                0,
+                ROOT_INO,
+                "the root directory (inode 2) is not in use",
+            ));
             false
         }
         Some(r) if !r.is_dir() => {
@@ -44,7 +49,11 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
     let pos = |ino: u32| slots.binary_search_by_key(&ino, |s| s.ino).ok();
     let mut state = vec![State::Unknown; slots.len()];
     if let Some(r) = pos(ROOT_INO) {
-        state[r] = if root_ok { State::Connected } else { State::Unconnected };
+        state[r] = if root_ok {
+            State::Connected
+        } else {
+            State::Unconnected
+        };
     }
     let mut chain = Vec::new();
     for (i, s) in slots.iter().enumerate() {
@@ -104,7 +113,7 @@ fn check_dotdot(index: &InodeIndex, ipg: u32, f: &mut Findings) {
     for s in index.slots().iter().filter(|s| s.is_dir()) {
         let parent = s.parent.load(Relaxed);
         let dotdot = s.dotdot.load(Relaxed);
-        if parent == 0 || dotdot == 0 || parent == dotdot {
+        if parent == 0 || parent == dotdot {
             continue;
         }
         let ino = s.ino;

@@ -23,7 +23,13 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) {
     let first_ino = sb.first_ino();
     let ipg = fs.geo.inodes_per_group.max(1);
     let dir_nlink = sb.has_ro_compat(RO_COMPAT_DIR_NLINK);
-    let skip = [sb.prj_quota_inum, sb.orphan_file_inum, sb.usr_quota_inum, sb.grp_quota_inum, sb.journal_inum];
+    let skip = [
+        sb.prj_quota_inum,
+        sb.orphan_file_inum,
+        sb.usr_quota_inum,
+        sb.grp_quota_inum,
+        sb.journal_inum,
+    ];
     let mut nlink_reported = false;
     for s in index.slots() {
         let ino = s.ino;
