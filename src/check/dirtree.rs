@@ -24,7 +24,7 @@ pub struct InodeSlot {
     pub mode: u16,
     pub links_count: u16,
     pub flags: u32,
-    /// i_blocks == 0 and no xattr block: e2fsck's "zero-length" for unattached inodes.
+    /// No blocks mapped: e2fsck's "zero-length" for unattached inodes.
     pub no_blocks: bool,
     /// Every directory entry naming this inode, `.` and `..` included (e2fsck's inode_count).
     pub refs: AtomicU32,
@@ -37,14 +37,14 @@ pub struct InodeSlot {
 }
 
 impl InodeSlot {
-    /// A slot for an in-use inode.
-    pub fn new(ino: u32, inode: &Inode) -> InodeSlot {
+    /// A slot for an in-use inode, from what the walk kept of it.
+    pub fn from_facts(f: &super::walk::InodeFacts) -> InodeSlot {
         InodeSlot {
-            ino,
-            mode: inode.mode,
-            links_count: inode.links_count,
-            flags: inode.flags,
-            no_blocks: inode.blocks_raw == 0 && inode.file_acl == 0,
+            ino: f.ino,
+            mode: f.mode,
+            links_count: f.links_count,
+            flags: f.flags,
+            no_blocks: f.blocks == 0,
             refs: AtomicU32::new(0),
             names: AtomicU32::new(0),
             parent: AtomicU32::new(0),
@@ -54,10 +54,6 @@ impl InodeSlot {
     /// True for a directory.
     pub fn is_dir(&self) -> bool {
         self.mode & S_IFMT == S_IFDIR
-    }
-    /// The directory-entry file type its mode calls for (`ext2_file_type`).
-    pub fn file_type(&self) -> u8 {
-        file_type_of_mode(self.mode)
     }
 }
 
@@ -98,25 +94,6 @@ impl InodeIndex {
     /// Every in-use inode, by number.
     pub fn slots(&self) -> &[InodeSlot] {
         &self.slots
-    }
-    /// Number of in-use inodes.
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-    /// True when no inode is in use.
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-    /// Directories in use, per block group (pass 5's `bg_used_dirs_count`).
-    pub fn dirs_per_group(&self, inodes_per_group: u32, groups: u32) -> Vec<u32> {
-        let mut v = vec![0u32; groups as usize];
-        for s in self.slots.iter().filter(|s| s.is_dir()) {
-            let g = ((s.ino - 1) / inodes_per_group.max(1)) as usize;
-            if let Some(c) = v.get_mut(g) {
-                *c += 1;
-            }
-        }
-        v
     }
 }
 
@@ -273,74 +250,15 @@ fn dir_path(
     path
 }
 
-/// In use as e2fsck's pass 1 decides it (`inode_used_map`): the reserved inodes below
-/// `first_ino` with a mode (other than the bad-blocks inode), and every other inode — the root
-/// included — with a non-zero `i_links_count`, whatever the inode bitmap says (bitmap
-/// differences are pass 5's).
-pub fn in_use(ino: u32, first_ino: u32, inode: &Inode) -> bool {
-    match ino {
-        1 => false,
-        _ if ino < first_ino && ino != ROOT => inode.mode != 0,
-        _ => inode.links_count != 0,
-    }
-}
-const ROOT: u32 = dir::ROOT_INO;
-
-/// The in-use inodes of every group, read in parallel (rayon) one inode table at a time. Groups
-/// whose table is INODE_UNINIT, and the unused tail of each table (with descriptor checksums),
-/// are skipped as e2fsck's inode scan skips them. Tables that cannot be read are skipped (pass
-/// 1's findings name them).
-pub fn build_index(fs: &Filesystem) -> InodeIndex {
-    use rayon::prelude::*;
-    let ipg = fs.geo.inodes_per_group;
-    let isz = fs.geo.inode_size as usize;
-    let first_ino = fs.sb.first_ino();
-    let csum = fs.sb.has_group_desc_csum();
-    let slots: Vec<InodeSlot> = (0..fs.group_count())
-        .into_par_iter()
-        .flat_map_iter(|g| {
-            let mut out = Vec::new();
-            let Ok(gd) = fs.desc(g) else { return out };
-            if csum && gd.has_flag(crate::group::BG_INODE_UNINIT) {
-                return out;
-            }
-            let used = if csum && gd.itable_unused <= ipg {
-                ipg - gd.itable_unused
-            } else {
-                ipg
-            };
-            let Some(off) = gd.inode_table.checked_mul(fs.block_size()) else {
-                return out;
-            };
-            let Ok(table) = fs
-                .source
-                .read(off, u64::from(used) * isz as u64, "inode table")
-            else {
-                return out;
-            };
-            let base = u64::from(g) * u64::from(ipg) + 1;
-            for (i, raw) in table.chunks_exact(isz.max(128)).enumerate() {
-                let Ok(ino) = u32::try_from(base + i as u64) else {
-                    break;
-                };
-                let inode = Inode::parse(raw);
-                if in_use(ino, first_ino, &inode) {
-                    out.push(InodeSlot::new(ino, &inode));
-                }
-            }
-            out
-        })
-        .collect();
-    InodeIndex::from_slots(slots)
-}
-
-/// Passes 2, 3 and 4 over the in-use inodes, then the paths of every inode-level finding
-/// (resolved only when there are such findings).
-pub fn check_namespace(fs: &Filesystem, f: &mut super::Findings) {
-    let index = build_index(fs);
+/// Passes 2, 3 and 4 over the in-use inodes the walk found, then the paths of every
+/// inode-level finding of the whole check (resolved only when there are such findings).
+pub fn check_namespace(fs: &Filesystem, walk: super::walk::Walk, f: &mut super::Findings) {
+    let orphans = walk.orphans;
+    let index = InodeIndex::from_slots(walk.inodes.iter().map(InodeSlot::from_facts).collect());
+    drop(walk.inodes);
     let p2 = super::pass2::run(fs, &index, f);
     super::pass3::run(&index, &p2, fs.geo.inodes_per_group, f);
-    super::pass4::run(fs, &index, f);
+    super::pass4::run(fs, &index, &orphans, f);
     annotate_paths(fs, &index, f);
 }
 

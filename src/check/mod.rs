@@ -7,14 +7,23 @@
 //! primary is unusable) to walk the descriptors, one group at a time and in parallel. Every loop is
 //! bounded by the group count, which the image size bounds in turn.
 
+// Buffers read from the filesystem are borrowed as `&buf`, so the code stays right when
+// `Filesystem::block` / `inode_raw` return owned buffers.
+#![allow(clippy::needless_borrow)]
+
 mod dirtree;
 mod groups;
 mod journal;
+pub mod ownership;
+mod pass1;
 mod pass2;
 mod pass3;
 mod pass4;
+mod pass5;
 pub mod rules;
+pub mod state;
 mod superblock;
+pub mod walk;
 
 use crate::error::{Error, Result};
 use crate::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
@@ -246,6 +255,10 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
             .map_or(0, |d| d.as_secs())
     });
     let mut f = Findings::default();
+    if !opts.quick {
+        state::check_mounted(src.path(), src.is_device(), &mut f);
+        state::check_superblock(&sb, &mut f);
+    }
     let primary_geometry = superblock::check(&sb, src.len(), now, &mut f);
     let primary_bad = f.sb_errors() > 0;
     let backups = if primary_bad {
@@ -298,7 +311,19 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     groups::check(&fs, &mut f);
     journal::check(&fs, &mut f);
     if !opts.quick {
-        dirtree::check_namespace(&fs, &mut f);
+        full_check(&fs, &mut f);
     }
     Ok(Report::new(image, f, sb_block))
+}
+
+/// The passes that walk the inodes: pass 1 and ownership on the walk, then the passes that
+/// consume it (the directory passes plug in here), then pass 5.
+fn full_check(fs: &Filesystem, f: &mut Findings) {
+    if f.has(RuleId::GdTableUnreadable) {
+        return;
+    }
+    let orphans = state::check_orphans(fs, f);
+    let walk = walk::run(fs, orphans, f);
+    pass5::check(fs, &walk, f);
+    dirtree::check_namespace(fs, walk, f);
 }

@@ -102,10 +102,6 @@ impl Ctx {
 pub struct Pass2 {
     /// The inode `lost+found` names in the root directory, if any.
     pub lost_found: Option<u32>,
-    /// Directories checked.
-    pub dirs: u64,
-    /// Directory blocks read.
-    pub blocks: u64,
 }
 
 /// Run pass 2 over every in-use directory of `index`, counting references into it.
@@ -135,11 +131,8 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) -> Pass2 {
     if let Some(root) = index.get(dir::ROOT_INO) {
         root.parent.store(dir::ROOT_INO, Relaxed);
     }
-    Pass2 {
-        lost_found,
-        dirs: dirs.len() as u64,
-        blocks,
-    }
+    let _ = blocks;
+    Pass2 { lost_found }
 }
 
 /// Live entries of a directory as (name, inode) pairs, `.` and `..` included, for path naming.
@@ -236,8 +229,6 @@ fn inline_areas(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
 struct DxBlock {
     /// Referenced by an index entry (count of references).
     refs: u8,
-    /// Level below the root: 1 for blocks the root points to.
-    depth: u8,
     /// Index node (not a leaf).
     node: bool,
     /// Hash range the parent assigns: names must hash in [min, max].
@@ -310,13 +301,8 @@ impl<'a> DirCheck<'a> {
                 return 0;
             }
         };
+        // INDEX without dir_index is pass 1's (inode.flags); such a directory reads linearly.
         let htree = inode.has_flag(INDEX_FL);
-        if htree && !self.ctx.dir_index {
-            self.report(
-                RuleId::HtreeNoDirIndex,
-                "directory has the INDEX flag, but the filesystem lacks dir_index".into(),
-            );
-        }
         let nblocks = inode.size.div_ceil(self.ctx.bs as u64);
         let mut dx = if htree && self.ctx.dir_index {
             self.walk_index(fs, &inode, &blocks, nblocks)
@@ -446,7 +432,6 @@ impl<'a> DirCheck<'a> {
         let mut roles = vec![DxBlock::default(); n];
         roles[0] = DxBlock {
             refs: 1,
-            depth: 0,
             node: true,
             min: 0,
             max: u32::MAX,
@@ -482,7 +467,6 @@ impl<'a> DirCheck<'a> {
                     }
                     *r = DxBlock {
                         refs: 1,
-                        depth,
                         node: depth <= levels,
                         min: if i == 0 { pmin } else { hash & !1 },
                         max: nmax,

@@ -4,7 +4,8 @@
 //! 65,000 links stores 1; an in-use inode that no entry names is unattached.
 //!
 //! Skipped as e2fsck skips them: the bad-blocks inode, the reserved inodes other than the root,
-//! EA inodes (referenced by xattrs, not names), the project quota inode and the orphan file.
+//! EA inodes (referenced by xattrs, not names), the quota inodes, the orphan file, and inodes on
+//! the orphan list (open but unlinked files).
 
 use super::dirtree::InodeIndex;
 use super::{Finding, Findings, RuleId};
@@ -18,7 +19,7 @@ use std::sync::atomic::Ordering::Relaxed;
 pub const LINK_MAX: u32 = 65_000;
 
 /// Run pass 4.
-pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) {
+pub fn run(fs: &Filesystem, index: &InodeIndex, orphans: &[u32], f: &mut Findings) {
     let sb = &fs.sb;
     let first_ino = sb.first_ino();
     let ipg = fs.geo.inodes_per_group.max(1);
@@ -36,7 +37,7 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) {
         if ino == 1 || (ino > ROOT_INO && ino < first_ino) || skip.contains(&ino) {
             continue;
         }
-        if s.flags & EA_INODE_FL != 0 {
+        if s.flags & EA_INODE_FL != 0 || orphans.binary_search(&ino).is_ok() {
             continue;
         }
         let group = (ino - 1) / ipg;

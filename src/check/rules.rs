@@ -128,6 +128,14 @@ macro_rules! catalogue {
 }
 
 catalogue! {
+    // filesystem state (what e2fsck judges before pass 1)
+    StateErrors = "state.errors", Err, "the superblock state is not \"with errors\" (the kernel met an error not yet repaired)", [K, E], [];
+    StateErrorRecord = "state.error_record", Warn, "no error recorded by the kernel (s_error_count, first/last error)", [K], [];
+    StateNeedsRecovery = "state.needs_recovery", Err, "the journal needs no recovery (a finished image, not one taken while mounted or after a crash)", [K, E], ["PR_0_JOURNAL_RUN", "PR_0_JOURNAL_RECOVERY_CLEAR"];
+    StateOrphanList = "state.orphan_list", Err, "the orphan list (s_last_orphan) is empty", [K, E], ["PR_0_ORPHAN_CLEAR_INODE", "PR_0_ORPHAN_ILLEGAL_HEAD_INODE", "PR_1_LOW_DTIME"];
+    StateOrphanFile = "state.orphan_file", Err, "the orphan file lists no inode and orphan_present is clear", [K, E], ["PR_0_ORPHAN_FILE_BAD_MAGIC", "PR_0_ORPHAN_PRESENT_NO_FILE"];
+    StateMounted = "state.mounted", Warn, "the block device is not mounted while checked", [E], [];
+    StateKbytesWritten = "state.kbytes_written", Warn, "lifetime writes (s_kbytes_written) plausible for the filesystem size", [], [];
     // superblock
     SbMagic = "sb.magic", Err, "superblock magic is 0xEF53", [K, O, E], [];
     SbChecksumType = "sb.checksum_type", Err, "with metadata_csum, s_checksum_type is 1 (crc32c)", [K, O], [];
@@ -154,10 +162,11 @@ catalogue! {
     SbFeatureCsumRedundant = "sb.feature_csum_redundant", Warn, "metadata_csum and uninit_bg (gdt_csum) are not both set", [K, E], [];
     SbFeatureCsumSeed = "sb.feature_csum_seed", Warn, "metadata_csum_seed only with metadata_csum", [E], [];
     SbFeature64bitExtents = "sb.feature_64bit_extents", Err, "64bit needs extents to address the whole device", [E], [];
+    SbFeatureResizeMetaBg = "sb.feature_resize_meta_bg", Err, "resize_inode and meta_bg are not both set", [E], ["PR_0_DISABLE_RESIZE_INODE"];
     SbFeatureBigallocExtents = "sb.feature_bigalloc_extents", Err, "bigalloc needs extents (read-write mounts refused)", [K], [];
     SbFreeBlocksTotal = "sb.free_blocks_total", Err, "free blocks count at most blocks_count", [K, E], [];
     SbFreeInodesTotal = "sb.free_inodes_total", Err, "free inodes count at most inodes_count", [K, E], [];
-    SbTimeFuture = "sb.time_future", Warn, "last mount and last write times not in the future", [E], [];
+    SbTimeFuture = "sb.time_future", Warn, "last mount and last write times (40-bit) not in the future, printed as dates", [E], ["PR_0_FUTURE_SB_LAST_MOUNT", "PR_0_FUTURE_SB_LAST_WRITE"];
     SbBackupMismatch = "sb.backup_mismatch", Warn, "backup superblocks agree with the primary on features, block/inode counts and UUID", [E], [];
     SbBackupInvalid = "sb.backup_invalid", Warn, "every backup superblock location holds a valid superblock", [E], [];
     SbUseBackup = "sb.use_backup", Warn, "when the primary superblock or descriptor table is unusable: the backup that would work", [E], [];
@@ -195,6 +204,53 @@ catalogue! {
     JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
     JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
     JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
+    // inode table walk (pass 1)
+    InodeTableUnreadable = "inode.table_unreadable", Err, "every group's inode table (up to bg_itable_unused) lies inside the image", [E], ["PR_1_ISCAN_ERROR"];
+    InodeChecksum = "inode.checksum", Err, "with metadata_csum, every non-zero inode's checksum matches", [K, E], ["PR_1_INODE_ONLY_CSUM_INVALID"];
+    InodeZeroDtime = "inode.zero_dtime", Err, "a deleted inode (links count 0, mode set) has a deletion time", [E], ["PR_1_ZERO_DTIME"];
+    InodeDtime = "inode.dtime", Err, "an in-use inode has no deletion time (unless on the orphan list)", [E], ["PR_1_SET_DTIME", "PR_1_ROOT_DTIME"];
+    InodeRootNotDir = "inode.root_not_dir", Err, "the root inode is a directory", [K, E], ["PR_1_ROOT_NO_DIR"];
+    InodeReserved = "inode.reserved", Err, "reserved inodes: journal and quota inodes are regular files (or clear when the feature is off), the others have mode 0", [E], ["PR_1_RESERVED_BAD_MODE", "PR_1_JOURNAL_BAD_MODE", "PR_1_JOURNAL_INODE_NOT_CLEAR", "PR_1_QUOTA_BAD_MODE", "PR_1_QUOTA_INODE_NOT_CLEAR"];
+    InodeMode = "inode.mode", Err, "the mode names a valid file type", [K, E], ["PR_2_BAD_MODE"];
+    InodeFlags = "inode.flags", Err, "flag combinations: EXTENTS/INLINE_DATA/CASEFOLD/INDEX only with their feature and file type, not both EXTENTS and INLINE_DATA, no IMMUTABLE/APPEND on special files", [K, E], ["PR_1_EXTENT_FEATURE", "PR_1_INLINE_DATA_FEATURE", "PR_1_HTREE_SET", "PR_1_HTREE_NODIR", "PR_1_CASEFOLD_NONDIR", "PR_1_CASEFOLD_FEATURE", "PR_1_SET_IMMUTABLE"];
+    InodeExtraIsize = "inode.extra_isize", Err, "i_extra_isize is 0 or a multiple of 4 in [4, inode size - 128]", [K, E], ["PR_1_EXTRA_ISIZE"];
+    InodeSize = "inode.size", Err, "i_size covers the initialised blocks of a file; a directory's size is whole blocks matching its last block; special files have size 0", [E], ["PR_1_BAD_I_SIZE", "PR_1_SET_NONZSIZE"];
+    InodeZeroLengthDir = "inode.zero_length_dir", Err, "a directory holds at least one block (or inline data)", [E], ["PR_1_ZERO_LENGTH_DIR"];
+    InodeBlocks = "inode.blocks", Err, "i_blocks equals the blocks (clusters with bigalloc) held: data, mapping or tree blocks and the xattr block", [E], ["PR_1_BAD_I_BLOCKS"];
+    InodeSymlink = "inode.symlink", Err, "a symlink's size equals its target length: in i_block when fast, in one block below the block size when slow", [K, E], ["PR_2_INVALID_SYMLINK"];
+    InodeDevice = "inode.device", Err, "device, FIFO and socket inodes carry no INDEX, EXTENTS or INLINE_DATA flag", [E], ["PR_2_BAD_CHAR_DEV", "PR_2_BAD_BLOCK_DEV", "PR_2_BAD_FIFO", "PR_2_BAD_SOCKET"];
+    InodeInlineData = "inode.inline_data", Err, "an INLINE_DATA inode has its system.data attribute in the inode", [K, E], ["PR_1_INLINE_DATA_NO_ATTR"];
+    InodeQuotaInum = "inode.quota_inum", Err, "the superblock's quota inode numbers are 0, a reserved quota inode (3, 4) or a normal inode in range", [E], ["PR_0_INVALID_QUOTA_INO"];
+    // extent trees
+    ExtentHeader = "extent.header", Err, "extent tree nodes have the magic, a depth one below their parent (at most 5), entry counts within the node, and no node referenced twice", [K, E], ["PR_1_MISSING_EXTENT_HEADER", "PR_1_READ_EXTENT", "PR_1_EXTENT_BAD_MAX_DEPTH", "PR_1_EXTENT_HEADER_INVALID"];
+    ExtentChecksum = "extent.checksum", Err, "with metadata_csum, every extent tree block's checksum matches", [K, E], ["PR_1_EXTENT_CSUM_INVALID", "PR_1_EXTENT_ONLY_CSUM_INVALID"];
+    ExtentBlockRange = "extent.block_range", Err, "extents and index entries point inside the filesystem", [K, E], ["PR_1_EXTENT_BAD_START_BLK", "PR_1_EXTENT_ENDS_BEYOND"];
+    ExtentOrder = "extent.order", Err, "leaf extents are in logical order and do not overlap", [K, E], ["PR_1_OUT_OF_ORDER_EXTENTS", "PR_1_EXTENT_END_OUT_OF_BOUNDS", "PR_1_EXTENT_COLLISION"];
+    ExtentIndexStart = "extent.index_start", Err, "an index entry's logical block equals its child's first entry", [E], ["PR_1_EXTENT_INDEX_START_INVALID"];
+    ExtentUninitDir = "extent.uninit_dir", Err, "a directory has no uninitialised extent", [E], ["PR_1_UNINIT_DBLOCK"];
+    ExtentDirHole = "extent.dir_hole", Err, "an extent-mapped directory has no hole between its blocks", [E], ["PR_1_COLLAPSE_DBLOCK"];
+    ExtentOptimizable = "extent.optimizable", Warn, "no extent tree level could be narrower or shorter (e2fsck offers to optimise it, and exits 0)", [E], ["PR_1E_CAN_NARROW_EXTENT_TREE", "PR_1E_CAN_COLLAPSE_EXTENT_TREE"];
+    ExtentEntry = "extent.entry", Err, "leaf extents have a non-zero length", [E], ["PR_1_EXTENT_LENGTH_ZERO"];
+    // block maps
+    BlockmapRange = "blockmap.range", Err, "direct and indirect block numbers lie inside the filesystem; no mapping block is met twice", [K, E], ["PR_1_ILLEGAL_BLOCK_NUM", "PR_1_BB_ILLEGAL_BLOCK_NUM"];
+    // extended attributes
+    XattrIbody = "xattr.ibody", Err, "in-inode xattr entries lie inside the inode with valid names, offsets and sizes", [K, E], ["PR_1_ATTR_NAME_LEN", "PR_1_ATTR_VALUE_OFFSET", "PR_1_ATTR_VALUE_SIZE", "PR_1_INODE_EA_ALLOC_COLLISION"];
+    XattrBlockRange = "xattr.block_range", Err, "i_file_acl is inside the filesystem, and only with the ext_attr feature", [K, E], ["PR_2_FILE_ACL_BAD", "PR_2_FILE_ACL_ZERO"];
+    XattrBlock = "xattr.block", Err, "xattr blocks have the magic, h_blocks = 1, entries and values inside the block", [K, E], ["PR_1_BAD_EA_BLOCK", "PR_1_READ_EA_BLOCK", "PR_1_EA_ALLOC_COLLISION", "PR_1_EA_BAD_NAME", "PR_1_EA_BAD_VALUE"];
+    XattrChecksum = "xattr.checksum", Err, "with metadata_csum, xattr block checksums match", [K, E], ["PR_1_EA_BLOCK_CSUM_INVALID", "PR_1_EA_BLOCK_ONLY_CSUM_INVALID"];
+    XattrHash = "xattr.hash", Err, "xattr entry hashes match their name and value", [K, E], ["PR_1_ATTR_HASH"];
+    XattrRefcount = "xattr.refcount", Err, "an xattr block's h_refcount equals the number of in-use inodes referring to it", [E], ["PR_1_EXTATTR_REFCOUNT"];
+    XattrEaInode = "xattr.ea_inode", Err, "a value in an EA inode points to an in-use inode with EA_INODE set holding the value size", [K, E], ["PR_1_ATTR_NO_EA_INODE_FL", "PR_1_ATTR_VALUE_EA_INODE"];
+    // block ownership
+    BlockMultiplyClaimed = "block.multiply_claimed", Err, "every block is claimed once: by metadata or by one inode (xattr blocks shared as their refcount says)", [E], ["PR_1B_DUP_BLOCK", "PR_1D_DUP_FILE", "PR_1D_SHARE_METADATA", "PR_1_BLOCK_OVERLAPS_METADATA"];
+    // usage (pass 5)
+    UsageBlockBitmap = "usage.block_bitmap", Err, "the block bitmaps mark exactly the blocks in use (metadata and inode claims)", [E], ["PR_5_BLOCK_USED", "PR_5_BLOCK_UNUSED", "PR_5_BLOCK_RANGE_USED", "PR_5_BLOCK_RANGE_UNUSED"];
+    UsageInodeBitmap = "usage.inode_bitmap", Err, "the inode bitmaps mark exactly the inodes in use", [E], ["PR_5_INODE_USED", "PR_5_INODE_UNUSED", "PR_5_INODE_RANGE_USED", "PR_5_INODE_RANGE_UNUSED"];
+    UsageGroupFreeBlocks = "usage.group_free_blocks", Err, "each group's free blocks count equals its computed free blocks", [E], ["PR_5_FREE_BLOCK_COUNT_GROUP"];
+    UsageGroupFreeInodes = "usage.group_free_inodes", Err, "each group's free inodes count equals its computed free inodes", [E], ["PR_5_FREE_INODE_COUNT_GROUP"];
+    UsageGroupDirs = "usage.group_dirs", Err, "each group's directory count equals its in-use directories", [E], ["PR_5_FREE_DIR_COUNT_GROUP"];
+    UsageFreeBlocks = "usage.free_blocks", Warn, "the superblock free blocks count equals the computed total (the kernel updates it lazily)", [E], ["PR_5_FREE_BLOCK_COUNT"];
+    UsageFreeInodes = "usage.free_inodes", Warn, "the superblock free inodes count equals the computed total (the kernel updates it lazily)", [E], ["PR_5_FREE_INODE_COUNT"];
     // directories (pass 2)
     DirBlockUnreadable = "dir.block_unreadable", Err, "every block of an in-use directory can be mapped and read", [K, E], ["PR_2_READ_DIRBLOCK"];
     DirEntryCorrupt = "dir.entry_corrupt", Err, "directory entries: rec_len >= 12, a multiple of 4, inside the block, at least name_len + 8", [K, E], ["PR_2_DIR_CORRUPTED", "PR_2_FINAL_RECLEN"];
@@ -219,7 +275,6 @@ catalogue! {
     DirUnencryptedEntry = "dir.unencrypted_entry", Err, "entries of an encrypted directory name encrypted files, directories and symlinks", [K, E], ["PR_2_UNENCRYPTED_FILE"];
     DirCsum = "dir.csum", Err, "with metadata_csum, the directory block crc32c matches its tail", [K, E], ["PR_2_LEAF_NODE_ONLY_CSUM_INVALID"];
     // htree directories (pass 2)
-    HtreeNoDirIndex = "htree.no_dir_index", Err, "the INDEX flag only on filesystems with dir_index", [E], ["PR_1_HTREE_SET"];
     HtreeRoot = "htree.root", Err, "the dx root: '.' and '..', reserved field 0, info length at least 8", [K, E], ["PR_2_HTREE_BAD_ROOT", "PR_1_HTREE_BADROOT"];
     HtreeHashVersion = "htree.hash_version", Err, "the dx root's hash version is legacy, half_md4 or tea (siphash with casefold + encryption)", [K, E], ["PR_1_HTREE_HASHV"];
     HtreeDepth = "htree.depth", Err, "indirect levels below 2 (3 with largedir); index nodes where the levels say", [K, E], ["PR_1_HTREE_DEPTH", "PR_2_HTREE_BAD_DEPTH"];

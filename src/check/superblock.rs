@@ -11,9 +11,36 @@ fn hex(v: u32) -> String {
     format!("0x{v:x}")
 }
 
+fn push(f: &mut Findings, rule: RuleId, msg: String) {
+    f.push(Finding::new(rule, None, msg));
+}
+
 /// Check the primary superblock. Returns true when its geometry is usable for the group walk.
 pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings) -> bool {
-    let push = |f: &mut Findings, rule: RuleId, msg: String| f.push(Finding::new(rule, None, msg));
+    if !check_identity(sb, f) {
+        return false;
+    }
+    let Some(bs) = sb.block_size_checked() else {
+        push(
+            f,
+            RuleId::SbBlockSize,
+            format!(
+                "log_block_size is {}, at most 6 (64 KiB blocks)",
+                sb.log_block_size
+            ),
+        );
+        return false;
+    };
+    check_sizes(sb, bs, f);
+    check_group_geometry(sb, bs, image_len, f);
+    check_feature_combinations(sb, f);
+    check_totals(sb, f);
+    check_times(sb, now, f);
+    Geometry::new(sb, true).is_ok()
+}
+
+/// Magic, checksum, revision and feature bits known to libext2fs. False without the magic.
+fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
     if sb.magic != EXT2_MAGIC {
         f.push(
             Finding::new(
@@ -92,17 +119,11 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.feature_ro_compat),
         );
     }
-    let Some(bs) = sb.block_size_checked() else {
-        push(
-            f,
-            RuleId::SbBlockSize,
-            format!(
-                "log_block_size is {}, at most 6 (64 KiB blocks)",
-                sb.log_block_size
-            ),
-        );
-        return false;
-    };
+    true
+}
+
+/// Cluster, flex group, inode and descriptor sizes, first inode and extra isize.
+fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     let bigalloc = sb.is_bigalloc();
     let cluster_ok = if bigalloc {
         sb.log_cluster_size >= sb.log_block_size && sb.log_cluster_size <= 19
@@ -200,6 +221,12 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             );
         }
     }
+}
+
+/// Blocks and inodes per group, first data block, device size, group count and what derives
+/// from it, reserved blocks and reserved GDT blocks.
+fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
+    let isize = u64::from(sb.inode_size());
     // Blocks and clusters per group.
     let cbits = sb
         .log_cluster_size
@@ -339,6 +366,11 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.reserved_gdt_blocks),
         );
     }
+}
+
+/// Feature combinations libext2fs, the kernel or e2fsck refuse.
+fn check_feature_combinations(sb: &Superblock, f: &mut Findings) {
+    let bigalloc = sb.is_bigalloc();
     if sb.has_metadata_csum() && sb.has_ro_compat(RO_COMPAT_GDT_CSUM) {
         push(
             f,
@@ -360,6 +392,13 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             "64bit is set without extent".into(),
         );
     }
+    if sb.has_compat(COMPAT_RESIZE_INODE) && sb.has_incompat(INCOMPAT_META_BG) {
+        push(
+            f,
+            RuleId::SbFeatureResizeMetaBg,
+            "resize_inode and meta_bg are both set; they cannot be used together".into(),
+        );
+    }
     if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
             f,
@@ -367,6 +406,11 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             "bigalloc is set without extent".into(),
         );
     }
+}
+
+/// Free block and inode totals against the counts.
+fn check_totals(sb: &Superblock, f: &mut Findings) {
+    let blocks = sb.blocks_count();
     if sb.free_blocks_count() > blocks {
         f.push(
             Finding::new(
@@ -393,21 +437,39 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
             .with("stored", sb.free_inodes_count),
         );
     }
+}
+
+/// Last mount and last write times (40-bit) not in the future, printed as dates.
+fn check_times(sb: &Superblock, now: u64, f: &mut Findings) {
+    let now_i = i64::try_from(now).unwrap_or(i64::MAX);
     // e2fsck accepts up to a day of clock skew (accept_time_fudge).
-    for (what, t) in [("last mount", sb.mtime), ("last write", sb.wtime)] {
-        if u64::from(t) > now + 86400 {
+    let times = [
+        (
+            "last mount",
+            i64::from(sb.mtime) | (i64::from(sb.mtime_hi) << 32),
+        ),
+        (
+            "last write",
+            i64::from(sb.wtime) | (i64::from(sb.wtime_hi) << 32),
+        ),
+    ];
+    for (what, t) in times {
+        if t > now_i.saturating_add(86400) {
             f.push(
                 Finding::new(
                     RuleId::SbTimeFuture,
                     None,
-                    format!("{what} time {t} is in the future (now {now})"),
+                    format!(
+                        "{what} time {} is in the future (now {})",
+                        super::state::utc_date(t),
+                        super::state::utc_date(now_i)
+                    ),
                 )
                 .with("stored", t)
                 .with("now", now),
             );
         }
     }
-    Geometry::new(sb, true).is_ok()
 }
 
 /// The advice finding when the primary superblock is unusable.

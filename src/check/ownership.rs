@@ -1,0 +1,208 @@
+//! Block ownership (e2fsck pass 1's `block_found_map`, pass 1B's duplicate search): every cluster
+//! claimed once, by metadata or by one inode.
+//!
+//! Claims are kept in two compressed bitmaps: `used` (claimed at least once) and `multi` (claimed
+//! more than once), so ownership costs at most 2 bits per allocated cluster — usually far less,
+//! because roaring bitmaps store long runs (inode tables, big extents) as runs or dense 8 KiB
+//! containers and leave empty ranges out. A plain bitmap would cost `blocks_count / 8` bytes
+//! whatever is in use (256 MiB for an 8 TiB filesystem of 4 KiB blocks), and a hash set of
+//! claimed blocks 16+ bytes per block. Metadata claims go to a third bitmap (`meta`), so that
+//! metadata overlapping metadata stays the `gd.overlap` rule's business and only inode claims
+//! that meet metadata or another inode are multiply claimed.
+
+use crate::features::INCOMPAT_MMP;
+use crate::fs::Filesystem;
+use roaring::RoaringTreemap;
+
+/// Below this many clusters a claim is inserted one by one (cheaper than building a range
+/// bitmap).
+const SMALL_CLAIM: u64 = 64;
+
+/// Clusters claimed by inodes and by metadata.
+#[derive(Clone, Debug, Default)]
+pub struct Claims {
+    /// Claimed by at least one inode.
+    pub used: RoaringTreemap,
+    /// Claimed by more than one inode.
+    pub multi: RoaringTreemap,
+    /// Claimed by metadata (superblocks, descriptors, reserved GDT, bitmaps, inode tables, MMP).
+    pub meta: RoaringTreemap,
+}
+
+impl Claims {
+    /// An inode claims clusters `[start, start + len)`.
+    pub fn claim(&mut self, start: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let end = start.saturating_add(len);
+        if len <= SMALL_CLAIM {
+            for c in start..end {
+                if !self.used.insert(c) {
+                    self.multi.insert(c);
+                }
+            }
+            return;
+        }
+        let mut r = RoaringTreemap::new();
+        r.insert_range(start..end);
+        let again = &self.used & &r;
+        self.multi |= again;
+        self.used |= r;
+    }
+    /// Metadata claims clusters `[start, start + len)`.
+    pub fn claim_meta(&mut self, start: u64, len: u64) {
+        if len > 0 {
+            self.meta.insert_range(start..start.saturating_add(len));
+        }
+    }
+    /// Combine the claims of two disjoint sets of inodes.
+    pub fn merge(mut self, other: Claims) -> Claims {
+        let again = &self.used & &other.used;
+        self.multi |= again;
+        self.multi |= other.multi;
+        self.used |= other.used;
+        self.meta |= other.meta;
+        self
+    }
+    /// Clusters claimed more than once: by two inodes, or by an inode and metadata.
+    pub fn conflicts(&self) -> RoaringTreemap {
+        let mut c = &self.used & &self.meta;
+        c |= &self.multi;
+        c
+    }
+    /// Every claimed cluster (what the block bitmap should say).
+    pub fn in_use(&self) -> RoaringTreemap {
+        &self.used | &self.meta
+    }
+}
+
+/// Claim what e2fsck's `mark_table_blocks` marks: every group's superblock and descriptor
+/// copies with the reserved GDT blocks, bitmaps and inode table, and the MMP block.
+pub fn claim_metadata(fs: &Filesystem, claims: &mut Claims) {
+    let geo = &fs.geo;
+    let cb = geo.cluster_bits;
+    let mut meta = |start: u64, len: u64| {
+        if len > 0 && start < geo.blocks_count {
+            let end = start.saturating_add(len).min(geo.blocks_count);
+            let first = start >> cb;
+            let last = (end - 1) >> cb;
+            claims.claim_meta(first, last - first + 1);
+        }
+    };
+    for g in 0..geo.group_count {
+        let lay = geo.layout(g);
+        if geo.bg_has_super(g) {
+            meta(lay.super_blk, 1);
+        }
+        if lay.old_desc_blk != 0 {
+            meta(lay.old_desc_blk, geo.old_desc_blocks());
+        }
+        if lay.new_desc_blk != 0 {
+            meta(lay.new_desc_blk, 1);
+        }
+        if let Ok(gd) = fs.desc(g) {
+            meta(gd.block_bitmap, 1);
+            meta(gd.inode_bitmap, 1);
+            meta(gd.inode_table, u64::from(geo.inode_blocks_per_group));
+        }
+    }
+    if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
+        meta(fs.sb.mmp_block, 1);
+    }
+}
+
+/// Merge sorted-or-not cluster ranges `(start, len)` of one inode into disjoint sorted runs, so an
+/// inode whose blocks share a cluster (bigalloc) claims it once.
+pub fn normalise(ranges: &mut Vec<(u64, u64)>) {
+    ranges.retain(|r| r.1 > 0);
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for &(s, l) in ranges.iter() {
+        let e = s.saturating_add(l);
+        if let Some(last) = out.last_mut() {
+            let le = last.0 + last.1;
+            if s <= le {
+                last.1 = e.max(le) - last.0;
+                continue;
+            }
+        }
+        out.push((s, l));
+    }
+    *ranges = out;
+}
+
+/// Format sorted values as ranges the way e2fsck prints bitmap differences: `1234--1240 5000`.
+pub fn ranges_text(
+    values: impl Iterator<Item = u64>,
+    sign: &str,
+    max_items: usize,
+) -> (String, u64) {
+    let mut parts = Vec::new();
+    let mut count = 0u64;
+    let mut run: Option<(u64, u64)> = None;
+    let flush = |r: (u64, u64), parts: &mut Vec<String>| {
+        if parts.len() < max_items {
+            if r.0 == r.1 {
+                parts.push(format!("{sign}{}", r.0));
+            } else {
+                parts.push(format!("{sign}({}--{})", r.0, r.1));
+            }
+        }
+    };
+    for v in values {
+        count += 1;
+        run = match run {
+            Some((s, e)) if v == e + 1 => Some((s, v)),
+            Some(r) => {
+                flush(r, &mut parts);
+                Some((v, v))
+            }
+            None => Some((v, v)),
+        };
+    }
+    let mut more = false;
+    if let Some(r) = run {
+        more = parts.len() >= max_items;
+        flush(r, &mut parts);
+    }
+    let mut s = parts.join(" ");
+    if more {
+        s.push_str(" ...");
+    }
+    (s, count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_find_double_use() {
+        let mut a = Claims::default();
+        a.claim(10, 5);
+        a.claim(14, 1);
+        let mut b = Claims::default();
+        b.claim(100, 200);
+        b.claim(12, 1);
+        b.claim_meta(299, 2);
+        let m = a.merge(b);
+        let c: Vec<u64> = m.conflicts().iter().collect();
+        assert_eq!(c, vec![12, 14, 299]);
+        assert_eq!(m.in_use().len(), 5 + 200 + 1);
+    }
+
+    #[test]
+    fn ranges_print_like_e2fsck() {
+        let (s, n) = ranges_text([1234, 1235, 1236, 5000].into_iter(), "-", 10);
+        assert_eq!(s, "-(1234--1236) -5000");
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn normalise_merges_overlaps() {
+        let mut r = vec![(5, 2), (0, 3), (2, 1), (6, 4)];
+        normalise(&mut r);
+        assert_eq!(r, vec![(0, 3), (5, 5)]);
+    }
+}

@@ -1,0 +1,1009 @@
+//! Pass 1 (`e2fsck/pass1.c`: `e2fsck_pass1`, `check_blocks`, `scan_extent_node`,
+//! `check_ext_attr`, `check_inode_extra_space`, `e2fsck_pass1_check_device_inode`,
+//! `e2fsck_pass1_check_symlink`): every inode slot of the walk judged on its own — checksum,
+//! in-use decision, dtime, mode and flags, the reserved inodes, the block map or extent tree, the
+//! size and block count, and the extended attributes. Block claims go to the ownership bitmaps.
+
+use super::ownership::normalise;
+use super::walk::{Acc, InodeFacts, Walk, XattrRef};
+use super::{Finding, Findings, RuleId};
+use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
+use crate::features::*;
+use crate::fs::Filesystem;
+use crate::inode::{
+    inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
+};
+use crate::xattr;
+use rayon::prelude::*;
+
+/// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
+/// deduplicated images), so multiply-claimed blocks are expected.
+const RO_COMPAT_SHARED_BLOCKS: u32 = 0x4000;
+const CASEFOLD_FL: u32 = 0x4000_0000;
+const IMMUTABLE_FL: u32 = 0x0000_0010;
+const APPEND_FL: u32 = 0x0000_0020;
+const ENCRYPT_FL: u32 = 0x0000_0800;
+const VERITY_FL: u32 = 0x0010_0000;
+const RESIZE_INO: u32 = 7;
+const ROOT_INO: u32 = 2;
+const BAD_INO: u32 = 1;
+const BOOT_LOADER_INO: u32 = 5;
+
+/// What every inode check needs to know about the filesystem.
+pub(super) struct Ctx {
+    first_ino: u32,
+    block_size: u64,
+    cluster_bits: u32,
+    limits: WalkLimits,
+    seed: Option<u32>,
+    journal_ino: Option<u32>,
+    quota_inos: [u32; 3],
+    has_quota: bool,
+    orphans: Vec<u32>,
+    extents: bool,
+    inline: bool,
+    dir_index: bool,
+    casefold: bool,
+    huge_file: bool,
+    ext_attr: bool,
+    resize_inode: bool,
+    prealloc_dir_blocks: u64,
+    inode_size: usize,
+}
+
+impl Ctx {
+    pub fn new(fs: &Filesystem, orphans: &[u32]) -> Ctx {
+        let sb = &fs.sb;
+        Ctx {
+            first_ino: sb.first_ino(),
+            block_size: fs.block_size(),
+            cluster_bits: fs.geo.cluster_bits,
+            limits: WalkLimits {
+                first_data_block: fs.geo.first_data_block,
+                blocks_count: fs.geo.blocks_count,
+                csum_seed: None,
+            },
+            seed: sb.has_metadata_csum().then(|| fs.csum_seed()),
+            journal_ino: (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0)
+                .then_some(sb.journal_inum),
+            quota_inos: [sb.usr_quota_inum, sb.grp_quota_inum, sb.prj_quota_inum],
+            has_quota: sb.has_ro_compat(RO_COMPAT_QUOTA),
+            orphans: orphans.to_vec(),
+            extents: sb.has_incompat(INCOMPAT_EXTENTS),
+            inline: sb.has_incompat(INCOMPAT_INLINE_DATA),
+            dir_index: sb.has_compat(COMPAT_DIR_INDEX),
+            casefold: sb.has_incompat(INCOMPAT_CASEFOLD),
+            huge_file: sb.has_ro_compat(RO_COMPAT_HUGE_FILE),
+            ext_attr: sb.has_compat(COMPAT_EXT_ATTR),
+            resize_inode: sb.has_compat(COMPAT_RESIZE_INODE),
+            prealloc_dir_blocks: u64::from(sb.prealloc_dir_blocks),
+            inode_size: fs.geo.inode_size as usize,
+        }
+    }
+    fn is_orphan(&self, ino: u32) -> bool {
+        self.orphans.binary_search(&ino).is_ok()
+    }
+    fn is_quota_ino(&self, ino: u32) -> bool {
+        self.has_quota && self.quota_inos.contains(&ino)
+    }
+}
+
+/// The blocks an inode maps, as pass 1 counts them.
+#[derive(Default)]
+struct Mapped {
+    /// In-range block runs (data, mapping and tree blocks), `(start, len)`.
+    ranges: Vec<(u64, u64)>,
+    /// Last logical block mapped, and last initialised one.
+    last_block: Option<u64>,
+    last_init: Option<u64>,
+    /// Problems of the map itself.
+    problems: Vec<(RuleId, String)>,
+    /// Warnings that do not make the map unusable.
+    notes: Vec<(RuleId, String)>,
+}
+
+impl Mapped {
+    fn problem(&mut self, rule: RuleId, msg: String) {
+        if self.problems.len() < 16 {
+            self.problems.push((rule, msg));
+        }
+    }
+    fn data(&mut self, lblk: u64, len: u64, init: bool) {
+        let last = lblk.saturating_add(len.saturating_sub(1));
+        self.last_block = Some(self.last_block.map_or(last, |l| l.max(last)));
+        if init {
+            self.last_init = Some(self.last_init.map_or(last, |l| l.max(last)));
+        }
+    }
+    /// Clusters the inode holds: every mapping counts without bigalloc (a block mapped twice is
+    /// counted and claimed twice, as e2fsck does); with bigalloc each cluster once.
+    fn clusters(&self, cluster_bits: u32) -> Vec<(u64, u64)> {
+        if cluster_bits == 0 {
+            return self.ranges.clone();
+        }
+        let mut c: Vec<(u64, u64)> = self
+            .ranges
+            .iter()
+            .map(|&(s, l)| {
+                let first = s >> cluster_bits;
+                let last = (s + l - 1) >> cluster_bits;
+                (first, last - first + 1)
+            })
+            .collect();
+        normalise(&mut c);
+        c
+    }
+}
+
+fn in_fs(ctx: &Ctx, start: u64, len: u64) -> bool {
+    start >= ctx.limits.first_data_block
+        && start
+            .checked_add(len)
+            .is_some_and(|e| e <= ctx.limits.blocks_count)
+}
+
+/// Map an extent-mapped inode: tree checks as `scan_extent_node` makes them.
+fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapped) {
+    let mut limits = ctx.limits;
+    limits.csum_seed = ctx
+        .seed
+        .map(|s| extent::inode_csum_seed(s, ino, inode.generation));
+    let w = match extent::walk_extents(&inode.block, &limits, |b| fs.block(b)) {
+        Ok(w) => w,
+        Err(e) => {
+            m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
+            return;
+        }
+    };
+    for p in &w.problems {
+        if p.contains("outside the filesystem") {
+            continue; // judged below from the entries themselves
+        }
+        let rule = if p.contains("checksum") {
+            RuleId::ExtentChecksum
+        } else {
+            RuleId::ExtentHeader
+        };
+        m.problem(rule, p.clone());
+    }
+    for n in &w.nodes {
+        m.ranges.push((n.block, 1));
+    }
+    if w.problems.is_empty() {
+        if let Some(why) = optimizable(ctx, &inode.block, &w) {
+            m.notes.push((RuleId::ExtentOptimizable, why));
+        }
+    }
+    let mut next_logical: u64 = 0;
+    let mut pending_index: Option<(u16, u32)> = None;
+    for item in &w.items {
+        match *item {
+            ExtentItem::Index {
+                level,
+                logical,
+                child,
+            } => {
+                check_index_start(&mut pending_index, level, logical, m);
+                if !in_fs(ctx, child, 1) {
+                    m.problem(
+                        RuleId::ExtentBlockRange,
+                        format!("extent index (logical {logical}) points to block {child}, outside the filesystem"),
+                    );
+                }
+                pending_index = Some((level, logical));
+            }
+            ExtentItem::Leaf { level, extent: e } => {
+                check_index_start(&mut pending_index, level, e.logical, m);
+                let lblk = u64::from(e.logical);
+                let len = u64::from(e.len);
+                if len == 0 {
+                    m.problem(
+                        RuleId::ExtentEntry,
+                        format!("extent at logical {lblk} has length 0"),
+                    );
+                    continue;
+                }
+                if lblk < next_logical {
+                    m.problem(
+                        RuleId::ExtentOrder,
+                        format!("extent at logical {lblk} ({len} blocks) overlaps or precedes the previous one (ends at {next_logical})"),
+                    );
+                }
+                next_logical = next_logical.max(lblk + len);
+                if !in_fs(ctx, e.physical, len) || e.physical == 0 {
+                    m.problem(
+                        RuleId::ExtentBlockRange,
+                        format!(
+                            "extent (logical {lblk}, {len} blocks) maps to blocks {}..{}, outside the filesystem (blocks {}..{})",
+                            e.physical,
+                            e.physical.saturating_add(len),
+                            ctx.limits.first_data_block,
+                            ctx.limits.blocks_count
+                        ),
+                    );
+                    continue;
+                }
+                let expected = m.last_block.map_or(0, |l| l + 1);
+                if inode.is_dir() && lblk > expected {
+                    m.problem(
+                        RuleId::ExtentDirHole,
+                        format!("directory block at logical {lblk} should be at {expected} (hole in the directory)"),
+                    );
+                }
+                if e.uninit && inode.is_dir() {
+                    m.problem(
+                        RuleId::ExtentUninitDir,
+                        format!("directory extent at logical {lblk} is marked uninitialised"),
+                    );
+                }
+                m.ranges.push((e.physical, len));
+                m.data(lblk, len, !e.uninit);
+            }
+        }
+    }
+}
+
+/// e2fsck's `e2fsck_should_rebuild_extents`: a level whose nodes leave more than a block's worth
+/// of entries free could be narrower; a level with fewer entries than an upper level could hold
+/// could be shorter. (e2fsck offers the optimisation and exits 0: `PR_NOT_A_FIX`.)
+fn optimizable(ctx: &Ctx, root: &[u8], w: &extent::ExtentWalk) -> Option<String> {
+    let h = extent::ExtentHeader::parse(root).ok()?;
+    let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
+    let mut num = vec![0u64; depth + 1];
+    let mut max = vec![0u64; depth + 1];
+    num[0] = u64::from(h.entries);
+    max[0] = u64::from(h.max);
+    for n in &w.nodes {
+        let l = usize::from(n.level).min(depth);
+        num[l] += u64::from(n.header.entries);
+        max[l] += u64::from(n.header.max);
+    }
+    let per_block = (ctx.block_size - 12) / 12;
+    for i in 0..=depth {
+        if max[i].saturating_sub(num[i]) > per_block {
+            return Some(format!("extent tree (at level {i}) could be narrower"));
+        }
+        if (0..i).any(|j| num[i] < max[j]) {
+            return Some(format!("extent tree (at level {i}) could be shorter"));
+        }
+    }
+    None
+}
+
+/// An index entry's logical start must equal the first entry of its child
+/// (`PR_1_EXTENT_INDEX_START_INVALID`).
+fn check_index_start(pending: &mut Option<(u16, u32)>, level: u16, logical: u32, m: &mut Mapped) {
+    if let Some((pl, plog)) = pending.take() {
+        if level == pl + 1 && logical != plog {
+            m.problem(
+                RuleId::ExtentIndexStart,
+                format!(
+                    "extent index starts at logical {plog}, its first child entry at {logical}"
+                ),
+            );
+        }
+    }
+}
+
+/// Map a classic block-mapped inode.
+fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
+    let w = extent::walk_blockmap(&inode.block, ctx.block_size, &ctx.limits, |b| fs.block(b));
+    for p in &w.problems {
+        m.problem(RuleId::BlockmapRange, p.clone());
+    }
+    for r in &w.runs {
+        if !in_fs(ctx, r.physical, r.len) {
+            if let MapKind::Data(l) = r.kind {
+                m.problem(
+                    RuleId::BlockmapRange,
+                    format!(
+                        "logical block {l} maps to block {}, outside the filesystem (blocks {}..{})",
+                        r.physical, ctx.limits.first_data_block, ctx.limits.blocks_count
+                    ),
+                );
+            }
+            continue;
+        }
+        m.ranges.push((r.physical, r.len));
+        if let MapKind::Data(l) = r.kind {
+            m.data(l, r.len, true);
+        }
+    }
+}
+
+/// The inode's blocks, by its kind (`ext2fs_inode_has_valid_blocks2`).
+fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
+    let mut m = Mapped::default();
+    let ft = inode.file_type();
+    let devlike = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+    if devlike || inode.has_flag(INLINE_DATA_FL) || inode.is_fast_symlink() && inode.blocks_raw == 0
+    {
+        return m;
+    }
+    if inode.is_symlink() && inode.size < I_BLOCK_SIZE as u64 && !inode.has_flag(EXTENTS_FL) {
+        // ext2fs_inode_data_blocks2 == 0: a fast symlink whatever i_blocks says (the xattr block
+        // aside); block-map symlinks below 60 bytes are judged by the symlink rule.
+        let xattr_blocks =
+            u64::from(inode.file_acl != 0) * ((ctx.block_size << ctx.cluster_bits) / 512);
+        if inode.blocks_raw <= xattr_blocks {
+            return m;
+        }
+    }
+    if inode.has_flag(EXTENTS_FL) {
+        map_extents(fs, ctx, ino, inode, &mut m);
+    } else {
+        map_blockmap(fs, ctx, inode, &mut m);
+    }
+    m
+}
+
+/// Judge one inode slot; the facts when the inode is in use.
+pub(super) fn check_inode(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    raw: &[u8],
+    acc: &mut Acc,
+) -> Option<InodeFacts> {
+    let zero = raw.iter().all(|&b| b == 0);
+    if let Some(seed) = ctx.seed {
+        if !zero && !inode_checksum_ok(seed, ino, raw) {
+            acc.findings.push_with(RuleId::InodeChecksum, || {
+                Finding::inode(
+                    RuleId::InodeChecksum,
+                    g,
+                    ino,
+                    "inode checksum does not match",
+                )
+            });
+        }
+    }
+    let inode = Inode::parse(raw);
+    let reserved = ino < ctx.first_ino && ino != ROOT_INO;
+    if reserved {
+        return Some(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
+    }
+    if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
+        if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
+            push(acc, RuleId::InodeZeroDtime, g, ino, || {
+                format!(
+                    "deleted inode (links count 0, mode 0{:o}) has no deletion time",
+                    inode.mode
+                )
+            });
+        }
+        return None;
+    }
+    if inode.dtime != 0 && !ctx.is_orphan(ino) {
+        push(acc, RuleId::InodeDtime, g, ino, || {
+            format!(
+                "in-use inode (links count {}) has a deletion time ({})",
+                inode.links_count, inode.dtime
+            )
+        });
+    }
+    if ino == ROOT_INO && !inode.is_dir() {
+        push(acc, RuleId::InodeRootNotDir, g, ino, || {
+            format!("the root inode is not a directory (mode 0{:o})", inode.mode)
+        });
+    }
+    check_mode_and_flags(ctx, g, ino, &inode, acc);
+    check_extra_isize(ctx, g, ino, &inode, acc);
+    let m = map_inode(fs, ctx, ino, &inode);
+    check_type_specific(fs, ctx, g, ino, &inode, &m, acc);
+    let acl_blocks = check_xattrs(fs, ctx, g, ino, &inode, raw, acc);
+    let blocks = finish_blocks(ctx, g, ino, &inode, &m, acl_blocks, true, acc);
+    Some(facts(ino, &inode, blocks))
+}
+
+fn facts(ino: u32, inode: &Inode, blocks: u64) -> InodeFacts {
+    InodeFacts {
+        ino,
+        mode: inode.mode,
+        links_count: inode.links_count,
+        flags: inode.flags,
+        blocks: u32::try_from(blocks).unwrap_or(u32::MAX),
+    }
+}
+
+fn push(acc: &mut Acc, rule: RuleId, g: u32, ino: u32, msg: impl FnOnce() -> String) {
+    acc.findings
+        .push_with(rule, || Finding::inode(rule, g, ino, msg()));
+}
+
+/// Report the map's problems, claim its clusters, and check i_blocks (and i_size when `sizes`).
+/// Returns the number of blocks mapped.
+#[allow(clippy::too_many_arguments)]
+fn finish_blocks(
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    m: &Mapped,
+    acl_blocks: Option<u64>,
+    sizes: bool,
+    acc: &mut Acc,
+) -> u64 {
+    for (rule, msg) in m.problems.iter().chain(&m.notes) {
+        push(acc, *rule, g, ino, || msg.clone());
+    }
+    let clusters = m.clusters(ctx.cluster_bits);
+    let mut nclusters = 0u64;
+    for &(s, l) in &clusters {
+        acc.claims.claim(s, l);
+        nclusters += l;
+    }
+    if m.problems.is_empty() {
+        let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
+        let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
+        if let Some(want) = acl_blocks
+            .map(|a| (nclusters + a).saturating_mul(per_cluster_512))
+            .filter(|&w| w != have)
+        {
+            push(acc, RuleId::InodeBlocks, g, ino, || {
+                format!("i_blocks is {have} (512-byte units), the inode holds {want}")
+            });
+        }
+        if sizes {
+            check_size(ctx, g, ino, inode, m, acc);
+        }
+    }
+    m.ranges.iter().map(|r| r.1).sum()
+}
+
+/// i_size against the mapped range (`check_blocks`' bad_size cases).
+fn check_size(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mapped, acc: &mut Acc) {
+    let bs = ctx.block_size;
+    let size = inode.size;
+    if inode.has_flag(INLINE_DATA_FL) {
+        return;
+    }
+    let bad = if inode.is_dir() {
+        let nblock = size / bs;
+        let want = m.last_block.map_or(0, |l| l + 1);
+        if m.ranges.is_empty() {
+            push(acc, RuleId::InodeZeroLengthDir, g, ino, || {
+                "directory has no blocks".to_string()
+            });
+            return;
+        }
+        size % bs != 0 || nblock > want || want - nblock > ctx.prealloc_dir_blocks
+    } else if inode.is_reg() {
+        m.last_init
+            .is_some_and(|l| size < l.saturating_mul(bs) && !inode.has_flag(VERITY_FL))
+    } else {
+        false
+    };
+    if bad {
+        push(acc, RuleId::InodeSize, g, ino, || {
+            format!(
+                "i_size is {size}, the last block mapped is {}",
+                m.last_block
+                    .map_or("none".to_string(), |l| format!("logical {l}"))
+            )
+        });
+    }
+}
+
+/// Mode and flag combinations (`e2fsck_pass1` before `check_blocks`).
+fn check_mode_and_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
+    let ft = inode.file_type();
+    if !matches!(
+        ft,
+        0o100000 | 0o040000 | 0o120000 | 0o020000 | 0o060000 | 0o010000 | 0o140000
+    ) {
+        push(acc, RuleId::InodeMode, g, ino, || {
+            format!("mode 0{:o} is not a valid file type", inode.mode)
+        });
+    }
+    let flag = |acc: &mut Acc, why: &str| {
+        push(acc, RuleId::InodeFlags, g, ino, || {
+            format!("flags 0x{:08x}: {why}", inode.flags)
+        })
+    };
+    if inode.has_flag(EXTENTS_FL) && !ctx.extents {
+        flag(acc, "EXTENTS set without the extents feature");
+    }
+    if inode.has_flag(INLINE_DATA_FL) && !ctx.inline {
+        flag(acc, "INLINE_DATA set without the inline_data feature");
+    }
+    if inode.has_flag(INLINE_DATA_FL) && inode.has_flag(EXTENTS_FL) {
+        flag(acc, "both INLINE_DATA and EXTENTS set");
+    }
+    if inode.has_flag(INDEX_FL) && (!inode.is_dir() || !ctx.dir_index) {
+        flag(
+            acc,
+            "INDEX (htree) set on a non-directory or without dir_index",
+        );
+    }
+    if inode.has_flag(CASEFOLD_FL) && (!inode.is_dir() || !ctx.casefold) {
+        flag(acc, "CASEFOLD set on a non-directory or without casefold");
+    }
+    let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+    if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
+        flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
+    }
+    if special && inode.size != 0 {
+        push(acc, RuleId::InodeSize, g, ino, || {
+            format!(
+                "device, FIFO or socket with size {} (should be 0)",
+                inode.size
+            )
+        });
+    }
+    let _ = ENCRYPT_FL;
+}
+
+/// `check_inode_extra_space`: i_extra_isize in [4, inode size - 128], a multiple of 4.
+fn check_extra_isize(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
+    if ctx.inode_size <= 128 {
+        return;
+    }
+    let e = usize::from(inode.extra_isize);
+    let max = ctx.inode_size - 128;
+    if e != 0 && (e < 4 || e > max || e % 4 != 0) {
+        push(acc, RuleId::InodeExtraIsize, g, ino, || {
+            format!("i_extra_isize is {e}, should be a multiple of 4 in [4, {max}]")
+        });
+    }
+}
+
+/// Symlinks and device inodes (`e2fsck_pass1_check_symlink`,
+/// `e2fsck_pass1_check_device_inode`).
+fn check_type_specific(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    m: &Mapped,
+    acc: &mut Acc,
+) {
+    let ft = inode.file_type();
+    if matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000)
+        && inode.has_flag(INDEX_FL | EXTENTS_FL | INLINE_DATA_FL)
+    {
+        push(acc, RuleId::InodeDevice, g, ino, || {
+            format!(
+                "device, FIFO or socket inode with flags 0x{:08x} (INDEX, EXTENTS or INLINE_DATA)",
+                inode.flags
+            )
+        });
+    }
+    if !inode.is_symlink() || inode.has_flag(INLINE_DATA_FL) {
+        return;
+    }
+    let target_len = if m.ranges.is_empty() && !inode.has_flag(EXTENTS_FL) {
+        // Fast symlink: the target in i_block.
+        if inode.size >= I_BLOCK_SIZE as u64 {
+            None
+        } else {
+            Some(strnlen(&inode.block))
+        }
+    } else {
+        slow_symlink_len(fs, ctx, inode, m)
+    };
+    if target_len != Some(inode.size) {
+        push(acc, RuleId::InodeSymlink, g, ino, || {
+            format!(
+                "symlink of size {} whose target is {}",
+                inode.size,
+                target_len.map_or("unreadable or longer than a block".to_string(), |l| {
+                    format!("{l} bytes long")
+                })
+            )
+        });
+    }
+}
+
+fn strnlen(b: &[u8]) -> u64 {
+    b.iter().position(|&c| c == 0).unwrap_or(b.len()) as u64
+}
+
+/// Length of a slow symlink's target: one data block, size below the block size.
+fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Option<u64> {
+    if m.last_block != Some(0) || inode.size >= ctx.block_size {
+        return None;
+    }
+    let blk = if inode.has_flag(EXTENTS_FL) {
+        extent::map_extent(&inode.block, 0, |b| fs.block(b))
+            .ok()
+            .flatten()?
+    } else {
+        u64::from(u32::from_le_bytes(inode.block[0..4].try_into().ok()?))
+    };
+    let data = fs.block(blk).ok()?;
+    Some(strnlen(&data))
+}
+
+/// In-inode xattrs and the xattr block; returns the blocks the xattr block adds to i_blocks,
+/// `None` when values live in EA inodes (their blocks are charged to this inode as e2fsck's
+/// quota accounting does; the i_blocks check is then skipped).
+fn check_xattrs(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    raw: &[u8],
+    acc: &mut Acc,
+) -> Option<u64> {
+    let mut ea_inodes = false;
+    let mut inline_attr = false;
+    if raw.len() > 128
+        && inode.extra_isize != 0
+        && usize::from(inode.extra_isize) + 128 <= raw.len()
+    {
+        match xattr::parse_ibody(raw, inode.extra_isize) {
+            Ok(ib) => {
+                for e in ib.entries.iter().filter(|e| e.value_inum != 0) {
+                    ea_inodes = true;
+                    check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
+                }
+                inline_attr = ib.entries.iter().any(|e| e.name == "system.data");
+            }
+            Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
+                format!("in-inode extended attributes: {e}")
+            }),
+        }
+    }
+    if inode.has_flag(INLINE_DATA_FL) && ctx.inline && !inline_attr {
+        push(acc, RuleId::InodeInlineData, g, ino, || {
+            "INLINE_DATA is set but the inode has no system.data attribute".to_string()
+        });
+    }
+    let blk = inode.file_acl;
+    if blk == 0 {
+        return (!ea_inodes).then_some(0);
+    }
+    if !ctx.ext_attr || !in_fs(ctx, blk, 1) {
+        push(acc, RuleId::XattrBlockRange, g, ino, || {
+            format!(
+                "i_file_acl is block {blk}, {}",
+                if ctx.ext_attr {
+                    "outside the filesystem"
+                } else {
+                    "without the ext_attr feature"
+                }
+            )
+        });
+        return (!ea_inodes).then_some(0);
+    }
+    let block_ea = match acc.xattr_blocks.get_mut(&blk) {
+        Some(r) => {
+            r.refs = r.refs.saturating_add(1);
+            r.ea_inodes
+        }
+        None => {
+            let r = read_xattr_block(fs, ctx, g, ino, blk, acc);
+            let e = r.ea_inodes;
+            acc.xattr_blocks.insert(blk, r);
+            e
+        }
+    };
+    (!ea_inodes && !block_ea).then_some(1)
+}
+
+/// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
+fn read_xattr_block(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    blk: u64,
+    acc: &mut Acc,
+) -> XattrRef {
+    let mut r = XattrRef {
+        refs: 1,
+        refcount: None,
+        first_ino: ino,
+        ea_inodes: false,
+    };
+    let data = match fs.block(blk) {
+        Ok(d) => d,
+        Err(e) => {
+            push(acc, RuleId::XattrBlock, g, ino, || {
+                format!("xattr block {blk}: {e}")
+            });
+            return r;
+        }
+    };
+    let xb = match xattr::parse_block(&data, blk, ctx.seed) {
+        Ok(xb) => xb,
+        Err(e) => {
+            push(acc, RuleId::XattrBlock, g, ino, || {
+                format!("xattr block {blk}: {e}")
+            });
+            return r;
+        }
+    };
+    r.refcount = Some(xb.header.refcount);
+    if xb.header.blocks != 1 {
+        push(acc, RuleId::XattrBlock, g, ino, || {
+            format!(
+                "xattr block {blk}: h_blocks is {}, should be 1",
+                xb.header.blocks
+            )
+        });
+    }
+    if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+        push(acc, RuleId::XattrChecksum, g, ino, || {
+            format!(
+                "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
+                c.stored, c.computed
+            )
+        });
+    }
+    if !xb.bad_entry_hashes.is_empty() {
+        push(acc, RuleId::XattrHash, g, ino, || {
+            format!(
+                "xattr block {blk}: {} entries whose hash does not match name and value",
+                xb.bad_entry_hashes.len()
+            )
+        });
+    }
+    for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
+        r.ea_inodes = true;
+        check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
+    }
+    r
+}
+
+/// An xattr entry whose value lives in an EA inode: that inode must be in use and carry
+/// EA_INODE (e2fsck does not hold it to the entry's size).
+fn check_ea_inode_ref(fs: &Filesystem, g: u32, ino: u32, ea_ino: u32, acc: &mut Acc) {
+    let why = match fs.inode_raw(ea_ino) {
+        Err(e) => Some(format!("EA inode {ea_ino}: {e}")),
+        Ok(raw) => {
+            let ea = Inode::parse(&raw);
+            if !ea.has_flag(EA_INODE_FL) || ea.links_count == 0 {
+                Some(format!(
+                    "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
+                    ea.flags, ea.links_count
+                ))
+            } else {
+                None
+            }
+        }
+    };
+    if let Some(w) = why {
+        push(acc, RuleId::XattrEaInode, g, ino, || w);
+    }
+}
+
+/// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,
+/// journal and quota inodes hold blocks, the others must be clear.
+fn check_reserved(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    raw: &[u8],
+    acc: &mut Acc,
+) -> InodeFacts {
+    let blank = inode.links_count == 0 && inode.blocks_raw == 0 && inode.block[..4] == [0; 4];
+    if ino == BAD_INO {
+        let m = map_inode_blockmap_only(fs, ctx, inode);
+        claim_only(ctx, &m, acc);
+        return facts(ino, inode, 0);
+    }
+    if ino == RESIZE_INO {
+        if inode.mode != 0 && !inode.is_reg() {
+            push(acc, RuleId::InodeReserved, g, ino, || {
+                format!("resize inode has mode 0{:o}", inode.mode)
+            });
+        }
+        if ctx.resize_inode {
+            // Only the double-indirect block is the inode's own (the reserved GDT blocks are
+            // metadata).
+            let dind = u64::from(u32::from_le_bytes(
+                inode.block[52..56].try_into().unwrap_or([0; 4]),
+            ));
+            if dind != 0 && in_fs(ctx, dind, 1) {
+                acc.claims.claim(dind >> ctx.cluster_bits, 1);
+            }
+        }
+        return facts(ino, inode, 0);
+    }
+    let holds_blocks = Some(ino) == ctx.journal_ino || ctx.is_quota_ino(ino);
+    if holds_blocks {
+        if !inode.is_reg() {
+            push(acc, RuleId::InodeReserved, g, ino, || {
+                format!(
+                    "{} inode has mode 0{:o}, should be a regular file",
+                    if Some(ino) == ctx.journal_ino {
+                        "journal"
+                    } else {
+                        "quota"
+                    },
+                    inode.mode
+                )
+            });
+        }
+        let m = map_inode(fs, ctx, ino, inode);
+        let acl = check_xattrs(fs, ctx, g, ino, inode, raw, acc);
+        let n = finish_blocks(ctx, g, ino, inode, &m, acl, false, acc);
+        return facts(ino, inode, n);
+    }
+    let journal_slot = ino == 8 || ctx.quota_inos[..2].contains(&ino) || matches!(ino, 3 | 4);
+    if journal_slot && !blank {
+        push(acc, RuleId::InodeReserved, g, ino, || {
+            "reserved journal/quota inode is not clear although the feature is off".to_string()
+        });
+    } else if inode.mode != 0 && (ino != BOOT_LOADER_INO || inode.is_dir()) {
+        push(acc, RuleId::InodeReserved, g, ino, || {
+            format!("reserved inode has mode 0{:o}, should be 0", inode.mode)
+        });
+    }
+    if !blank && inode.mode != 0 {
+        let m = map_inode(fs, ctx, ino, inode);
+        claim_only(ctx, &m, acc);
+    }
+    facts(ino, inode, 0)
+}
+
+fn map_inode_blockmap_only(fs: &Filesystem, ctx: &Ctx, inode: &Inode) -> Mapped {
+    let mut m = Mapped::default();
+    if !inode.has_flag(EXTENTS_FL) {
+        map_blockmap(fs, ctx, inode, &mut m);
+    }
+    m
+}
+
+fn claim_only(ctx: &Ctx, m: &Mapped, acc: &mut Acc) {
+    for (s, l) in m.clusters(ctx.cluster_bits) {
+        acc.claims.claim(s, l);
+    }
+}
+
+/// After the walk: claim every xattr block once and compare `h_refcount` with the number of
+/// in-use inodes that reference it (`PR_1_EXTATTR_REFCOUNT`).
+pub(super) fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
+    let mut blocks: Vec<(u64, XattrRef)> = acc.xattr_blocks.drain().collect();
+    blocks.sort_unstable_by_key(|b| b.0);
+    for (blk, r) in blocks {
+        acc.claims.claim(blk >> ctx.cluster_bits, 1);
+        if let Some(rc) = r.refcount.filter(|&rc| rc != r.refs) {
+            let g =
+                ((u64::from(r.first_ino) - 1) / u64::from(fs.geo.inodes_per_group.max(1))) as u32;
+            acc.findings.push_with(RuleId::XattrRefcount, || {
+                Finding::inode(
+                    RuleId::XattrRefcount,
+                    g,
+                    r.first_ino,
+                    format!(
+                        "xattr block {blk} has reference count {rc}, {} inode(s) refer to it",
+                        r.refs
+                    ),
+                )
+                .with("block", blk)
+            });
+        }
+    }
+}
+
+/// Most (cluster, inode) pairs pass 1B collects to name claimants.
+const MAX_DUP_PAIRS: usize = 1 << 20;
+
+/// Pass 1B: when clusters are claimed twice, find every inode that claims them and report each
+/// with the other claimants.
+pub(super) fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Walk, f: &mut Findings) {
+    let dups = walk.claims.conflicts();
+    if dups.is_empty() || fs.sb.has_ro_compat(RO_COMPAT_SHARED_BLOCKS) {
+        return;
+    }
+    let mut pairs: Vec<(u64, u32)> = walk
+        .inodes
+        .par_iter()
+        .filter(|i| i.blocks > 0 || i.ino == RESIZE_INO || i.ino == BAD_INO)
+        .flat_map_iter(|i| {
+            let mut out = Vec::new();
+            for c in inode_clusters(fs, ctx, i.ino) {
+                for x in c.0..c.0 + c.1 {
+                    if dups.contains(x) {
+                        out.push((x, i.ino));
+                    }
+                }
+                if out.len() > 4096 {
+                    break;
+                }
+            }
+            out
+        })
+        .collect();
+    pairs.truncate(MAX_DUP_PAIRS);
+    pairs.sort_unstable();
+    let mut by_ino: std::collections::BTreeMap<
+        u32,
+        (Vec<u64>, std::collections::BTreeSet<String>),
+    > = Default::default();
+    let mut i = 0;
+    while i < pairs.len() {
+        let c = pairs[i].0;
+        let j = pairs[i..]
+            .iter()
+            .position(|p| p.0 != c)
+            .map_or(pairs.len(), |k| i + k);
+        let owners: Vec<u32> = pairs[i..j].iter().map(|p| p.1).collect();
+        let meta = walk.claims.meta.contains(c);
+        for &o in &owners {
+            let e = by_ino.entry(o).or_default();
+            if e.0.len() < 64 {
+                e.0.push(c << ctx.cluster_bits);
+            }
+            for &other in owners.iter().filter(|&&x| x != o) {
+                e.1.insert(format!("inode {other}"));
+            }
+            if meta {
+                e.1.insert("filesystem metadata".to_string());
+            }
+        }
+        i = j;
+    }
+    let ipg = u64::from(fs.geo.inodes_per_group.max(1));
+    for (ino, (blocks, others)) in by_ino {
+        let g = ((u64::from(ino) - 1) / ipg) as u32;
+        let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
+        f.push(
+            Finding::inode(
+                RuleId::BlockMultiplyClaimed,
+                g,
+                ino,
+                format!(
+                    "multiply-claimed block(s) {} shared with {}",
+                    list.join(" "),
+                    others.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            )
+            .with("blocks", blocks),
+        );
+    }
+}
+
+/// The clusters inode `ino` claims (re-read; what pass 1 claimed for it).
+fn inode_clusters(fs: &Filesystem, ctx: &Ctx, ino: u32) -> Vec<(u64, u64)> {
+    let Ok(raw) = fs.inode_raw(ino) else {
+        return Vec::new();
+    };
+    let inode = Inode::parse(&raw);
+    let m = if ino == BAD_INO {
+        map_inode_blockmap_only(fs, ctx, &inode)
+    } else if ino == RESIZE_INO {
+        let dind = u64::from(u32::from_le_bytes(
+            inode.block[52..56].try_into().unwrap_or([0; 4]),
+        ));
+        let mut m = Mapped::default();
+        if dind != 0 && ctx.resize_inode && in_fs(ctx, dind, 1) {
+            m.ranges.push((dind, 1));
+        }
+        m
+    } else {
+        map_inode(fs, ctx, ino, &inode)
+    };
+    m.clusters(ctx.cluster_bits)
+}
+
+/// The superblock's quota inode numbers: 0, a reserved quota inode or a normal inode in range
+/// (`e2fsck/super.c` `check_quota_inum`, `PR_0_INVALID_QUOTA_INO`).
+pub(super) fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
+    let sb = &fs.sb;
+    for (what, ino) in [
+        ("user", sb.usr_quota_inum),
+        ("group", sb.grp_quota_inum),
+        ("project", sb.prj_quota_inum),
+    ] {
+        let reserved = matches!(ino, 3 | 4);
+        if ino != 0 && (ino > sb.inodes_count || (ino < sb.first_ino() && !reserved)) {
+            f.push(
+                Finding::new(
+                    RuleId::InodeQuotaInum,
+                    None,
+                    format!("the {what} quota inode number {ino} is invalid"),
+                )
+                .with("stored", ino),
+            );
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Filesystem state and open-time rules (`state.*`), what e2fsck judges before pass 1
+//! (`e2fsck/unix.c` `check_if_skip` and `check_mount`, `e2fsck/super.c` `check_super_block` and
+//! `release_orphan_inodes`, `e2fsck/journal.c` `e2fsck_check_ext3_journal`): the error state and
+//! error record, unfinished journal recovery, the orphan list and orphan file, a mounted device,
+//! and implausible lifetime writes (times in the future are `sb.time_future`, printed as dates).
+//!
+//! Also collects the orphan inodes (list and file), which pass 1 and pass 4 must not call
+//! deleted-but-used or unreferenced.
+
+use super::{Finding, Findings, RuleId};
+use crate::features::*;
+use crate::fs::Filesystem;
+use crate::inode::{data_map, DataMap, Inode};
+use crate::superblock::{cstr, Superblock};
+
+/// `EXT2_ERROR_FS` in `s_state`.
+const STATE_ERROR_FS: u16 = 0x0002;
+/// Most orphan-list links followed (the chain is bounded by inodes_count too).
+const MAX_ORPHAN_CHAIN: u32 = 1 << 16;
+/// Most orphan-file blocks read.
+const MAX_ORPHAN_FILE_BLOCKS: u64 = 1 << 12;
+/// `EXT4_ORPHAN_BLOCK_MAGIC`.
+const ORPHAN_BLOCK_MAGIC: u32 = 0x0b10_ca04;
+
+/// `seconds since the epoch` as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
+pub fn utc_date(t: i64) -> String {
+    let days = t.div_euclid(86400);
+    let secs = t.rem_euclid(86400);
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// State rules that need only the superblock.
+pub(super) fn check_superblock(sb: &Superblock, f: &mut Findings) {
+    if sb.state & STATE_ERROR_FS != 0 {
+        f.push(Finding::new(
+            RuleId::StateErrors,
+            None,
+            "the superblock state says \"not clean with errors\": the kernel met an error and e2fsck has not repaired it since",
+        ));
+    }
+    if sb.error_count > 0 {
+        f.push(error_record(sb));
+    }
+    if sb.has_incompat(INCOMPAT_RECOVER) {
+        f.push(Finding::new(
+            RuleId::StateNeedsRecovery,
+            None,
+            "the journal needs recovery (needs_recovery): the image was taken while mounted or after a crash, so it is not a finished image; transactions in the journal are not yet written to their home blocks, and inconsistencies reported below may be ones that journal replay (mount, or e2fsck without -n) would fix",
+        ));
+    }
+    if sb.last_orphan != 0 {
+        f.push(
+            Finding::new(
+                RuleId::StateOrphanList,
+                None,
+                format!(
+                    "the orphan list is not empty (s_last_orphan = inode {}): deletions or truncations were left unfinished; the kernel completes them at mount, e2fsck when not read-only",
+                    sb.last_orphan
+                ),
+            )
+            .with("inode", sb.last_orphan),
+        );
+    }
+    let written_max = sb.blocks_count().saturating_mul(sb.block_size()) / 1024;
+    // No device survives being rewritten a million times over.
+    if sb.kbytes_written > written_max.saturating_mul(1 << 20).max(1 << 40) {
+        f.push(
+            Finding::new(
+                RuleId::StateKbytesWritten,
+                None,
+                format!(
+                    "lifetime writes of {} KiB are implausible for a filesystem of {} KiB",
+                    sb.kbytes_written, written_max
+                ),
+            )
+            .with("stored", sb.kbytes_written),
+        );
+    }
+}
+
+fn error_record(sb: &Superblock) -> Finding {
+    let func = String::from_utf8_lossy(cstr(&sb.first_error_func)).into_owned();
+    let when = i64::from(sb.first_error_time) | (i64::from(sb.first_error_time_hi) << 32);
+    let mut msg = format!("{} error(s) recorded by the kernel", sb.error_count);
+    if when != 0 {
+        msg.push_str(&format!(
+            "; first at {} in {func}:{}",
+            utc_date(when),
+            sb.first_error_line
+        ));
+        if sb.first_error_ino != 0 {
+            msg.push_str(&format!(", inode {}", sb.first_error_ino));
+        }
+        if sb.first_error_block != 0 {
+            msg.push_str(&format!(", block {}", sb.first_error_block));
+        }
+    }
+    Finding::new(RuleId::StateErrorRecord, None, msg)
+        .with("error_count", sb.error_count)
+        .with("first_error_time", when)
+        .with("first_error_function", func)
+        .with("first_error_line", sb.first_error_line)
+}
+
+/// Is the block device at `path` mounted (an entry of /proc/self/mounts names it or a device
+/// with the same number)? Read-only: nothing is opened for writing.
+pub fn device_mounted(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(path).ok()?.rdev();
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        let dev = it.next()?;
+        let dir = it.next()?;
+        let same = std::fs::metadata(dev).is_ok_and(|m| m.rdev() == rdev && rdev != 0);
+        same.then(|| dir.replace("\\040", " "))
+    })
+}
+
+/// The mounted-device rule.
+pub(super) fn check_mounted(path: &std::path::Path, is_device: bool, f: &mut Findings) {
+    if !is_device {
+        return;
+    }
+    if let Some(dir) = device_mounted(path) {
+        f.push(
+            Finding::new(
+                RuleId::StateMounted,
+                None,
+                format!(
+                    "the device is mounted on {dir}: what is read may change under the check, and findings may be transient"
+                ),
+            )
+            .with("mountpoint", dir),
+        );
+    }
+}
+
+/// Follow the orphan list (`s_last_orphan`, linked through `i_dtime`), bounded and cycle-safe.
+fn orphan_chain(fs: &Filesystem) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let max = fs.sb.inodes_count;
+    let mut ino = fs.sb.last_orphan;
+    while ino != 0 && ino <= max && out.len() < MAX_ORPHAN_CHAIN as usize && seen.insert(ino) {
+        out.push(ino);
+        let Ok(raw) = fs.inode_raw(ino) else { break };
+        ino = Inode::parse(&raw).dtime;
+    }
+    out
+}
+
+/// The inodes recorded in the orphan file (every non-zero slot before each block's tail).
+fn orphan_file_entries(fs: &Filesystem) -> Vec<u32> {
+    let ino = fs.sb.orphan_file_inum;
+    if !fs.sb.has_compat(COMPAT_ORPHAN_FILE) || ino == 0 {
+        return Vec::new();
+    }
+    let Ok(raw) = fs.inode_raw(ino) else {
+        return Vec::new();
+    };
+    let inode = Inode::parse(&raw);
+    let mut blocks = Vec::new();
+    match data_map(fs, ino, &inode, None) {
+        DataMap::Extents(w) => {
+            for e in w.leaves().filter(|e| !e.uninit) {
+                for i in 0..u64::from(e.len) {
+                    blocks.push(e.physical + i);
+                }
+                if blocks.len() as u64 > MAX_ORPHAN_FILE_BLOCKS {
+                    break;
+                }
+            }
+        }
+        DataMap::Blocks(w) => {
+            for r in w
+                .runs
+                .iter()
+                .filter(|r| matches!(r.kind, crate::extent::MapKind::Data(_)))
+            {
+                for i in 0..r.len {
+                    blocks.push(r.physical + i);
+                }
+            }
+        }
+        _ => {}
+    }
+    blocks.truncate(MAX_ORPHAN_FILE_BLOCKS as usize);
+    let mut out = Vec::new();
+    for b in blocks {
+        let Ok(data) = fs.block(b) else { continue };
+        let n = data.len().saturating_sub(8) / 4;
+        let magic = data
+            .get(data.len().saturating_sub(8)..data.len().saturating_sub(4))
+            .map_or(0, |m| u32::from_le_bytes(m.try_into().unwrap_or([0; 4])));
+        if magic != ORPHAN_BLOCK_MAGIC {
+            continue;
+        }
+        for i in 0..n {
+            let v = u32::from_le_bytes(data[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
+            if v != 0 {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Orphan rules that need the filesystem; returns every orphan inode (list and file).
+pub(super) fn check_orphans(fs: &Filesystem, f: &mut Findings) -> Vec<u32> {
+    let mut orphans = orphan_chain(fs);
+    let in_file = orphan_file_entries(fs);
+    if !in_file.is_empty() {
+        f.push(
+            Finding::new(
+                RuleId::StateOrphanFile,
+                None,
+                format!(
+                    "the orphan file lists {} inode(s) (first {}): deletions or truncations were left unfinished",
+                    in_file.len(),
+                    in_file[0]
+                ),
+            )
+            .with("count", in_file.len()),
+        );
+    } else if fs.sb.has_ro_compat(RO_COMPAT_ORPHAN_PRESENT) {
+        f.push(Finding::new(
+            RuleId::StateOrphanFile,
+            None,
+            "orphan_present is set (the filesystem was in use, or not cleanly unmounted) although the orphan file lists no inode",
+        ));
+    }
+    orphans.extend(in_file);
+    orphans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_date(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_date(1_700_000_000), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc_date(951_782_400), "2000-02-29 00:00:00 UTC");
+    }
+}

@@ -1,0 +1,255 @@
+//! The single walk over the inode tables that serves every pass of the full check (e2fsck's
+//! `e2fsck_pass1` loop over `ext2fs_get_next_inode_full`).
+//!
+//! Groups are walked in parallel (rayon `fold`/`reduce`, so results come back in group order);
+//! each group's table is read once, up to `bg_itable_unused` with descriptor checksums, skipping
+//! INODE_UNINIT groups, as libext2fs' inode scan does. Every slot is judged by pass 1
+//! ([`super::pass1`]); an inode is in use as e2fsck decides it: a reserved inode (below
+//! `s_first_ino`), or one whose `i_links_count` is not zero.
+//!
+//! # What the walk leaves for the other passes
+//!
+//! [`Walk`] is the interface the directory passes (2, 3, 4) and pass 5 consume:
+//!
+//! - [`Walk::inodes`]: one [`InodeFacts`] (16 bytes) per in-use inode, sorted by inode number,
+//!   reserved inodes included: mode (type), `i_links_count`, `i_flags`, and the number of
+//!   blocks mapped. Look one up with [`Walk::get`], iterate directories with [`Walk::dirs`].
+//! - Directory blocks are not stored: a directory pass re-reads the inode
+//!   (`fs.inode_raw(ino)`, [`crate::inode::Inode::parse`]) and maps it with
+//!   [`crate::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
+//!   both and returns the (logical, physical) runs.
+//! - [`Walk::orphans`]: inodes on the orphan list or in the orphan file (pass 4 must not call
+//!   them unreferenced).
+//! - [`Walk::claims`]: the clusters claimed by metadata and inodes (pass 5's computed bitmap).
+//! - [`Walk::group_read`]: whether each group's inode table was read (pass 5 compares only
+//!   those).
+//!
+//! Memory: 16 bytes per in-use inode, the ownership bitmaps (see [`super::ownership`]), one
+//! counter per distinct xattr block, and findings capped per rule while collecting.
+
+use super::ownership::Claims;
+use super::{pass1, Findings};
+use crate::fs::Filesystem;
+use crate::group::BG_INODE_UNINIT;
+use crate::inode::{DataMap, Inode};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// What the other passes need of one in-use inode (16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InodeFacts {
+    pub ino: u32,
+    /// `i_mode` (type in the top 4 bits).
+    pub mode: u16,
+    pub links_count: u16,
+    /// `i_flags` (EXTENTS, INLINE_DATA, INDEX, ENCRYPT, CASEFOLD, ...).
+    pub flags: u32,
+    /// Blocks mapped (data and mapping/tree blocks; 0 for inline data and fast symlinks),
+    /// saturated at `u32::MAX`.
+    pub blocks: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<InodeFacts>() <= 16);
+
+impl InodeFacts {
+    /// The type bits of the mode (`S_IFMT`).
+    pub fn file_type(&self) -> u16 {
+        self.mode & 0o170000
+    }
+    /// A directory.
+    pub fn is_dir(&self) -> bool {
+        self.file_type() == 0o040000
+    }
+    /// A regular file.
+    pub fn is_reg(&self) -> bool {
+        self.file_type() == 0o100000
+    }
+    /// A symbolic link.
+    pub fn is_symlink(&self) -> bool {
+        self.file_type() == 0o120000
+    }
+    /// The inode flag `flag` is set.
+    pub fn has_flag(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// The result of the walk.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Every in-use inode, sorted by inode number.
+    pub inodes: Vec<InodeFacts>,
+    /// Inodes on the orphan list (`s_last_orphan` chain) or in the orphan file, sorted.
+    pub orphans: Vec<u32>,
+    /// Clusters claimed by metadata and by inodes.
+    pub claims: Claims,
+    /// Per group: its inode table was read (or it is INODE_UNINIT, nothing to read).
+    pub group_read: Vec<bool>,
+    /// Per group: in-use directories (pass 5's `bg_used_dirs_count`).
+    pub group_dirs: Vec<u32>,
+}
+
+impl Walk {
+    /// Facts of inode `ino` when it is in use.
+    pub fn get(&self, ino: u32) -> Option<&InodeFacts> {
+        self.inodes
+            .binary_search_by_key(&ino, |f| f.ino)
+            .ok()
+            .map(|i| &self.inodes[i])
+    }
+    /// Every in-use directory.
+    pub fn dirs(&self) -> impl Iterator<Item = &InodeFacts> {
+        self.inodes.iter().filter(|f| f.is_dir())
+    }
+    /// True when `ino` is on the orphan list or in the orphan file.
+    pub fn is_orphan(&self, ino: u32) -> bool {
+        self.orphans.binary_search(&ino).is_ok()
+    }
+    /// The data map of inode `ino`, re-read from disk (bounded, cycle-safe); what a directory
+    /// pass reads a directory's blocks from.
+    pub fn dir_blocks(fs: &Filesystem, ino: u32) -> crate::error::Result<DataMap> {
+        let raw = fs.inode_raw(ino)?;
+        let inode = Inode::parse(&raw);
+        let xa = crate::inode::inode_xattrs(fs, &raw, &inode);
+        Ok(crate::inode::data_map(fs, ino, &inode, xa.inline_data()))
+    }
+}
+
+/// What one xattr block is to the inodes that reference it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct XattrRef {
+    /// Number of in-use inodes referencing it.
+    pub refs: u32,
+    /// `h_refcount` (when the block parsed).
+    pub refcount: Option<u32>,
+    /// The first referencing inode (for the finding).
+    pub first_ino: u32,
+    /// Some entry keeps its value in an EA inode.
+    pub ea_inodes: bool,
+}
+
+/// One worker's share of the walk (contiguous groups, merged in order).
+#[derive(Default)]
+pub(super) struct Acc {
+    pub findings: Findings,
+    pub inodes: Vec<InodeFacts>,
+    pub claims: Claims,
+    pub xattr_blocks: HashMap<u64, XattrRef>,
+    /// (group, read, dirs)
+    pub groups: Vec<(u32, bool, u32)>,
+}
+
+impl Acc {
+    fn merge(mut self, later: Acc) -> Acc {
+        self.findings = self.findings.merge(later.findings);
+        self.inodes.extend(later.inodes);
+        self.claims = self.claims.merge(later.claims);
+        for (b, r) in later.xattr_blocks {
+            self.xattr_blocks
+                .entry(b)
+                .and_modify(|e| {
+                    e.refs = e.refs.saturating_add(r.refs);
+                    e.first_ino = e.first_ino.min(r.first_ino);
+                })
+                .or_insert(r);
+        }
+        self.groups.extend(later.groups);
+        self
+    }
+}
+
+/// The slots of group `g` the walk visits: `None` when the table cannot be read (recorded), an
+/// empty range for INODE_UNINIT groups.
+fn group_table(fs: &Filesystem, g: u32, acc: &mut Acc) -> Option<(u32, Vec<u8>)> {
+    let ipg = fs.geo.inodes_per_group;
+    let gd = fs.desc(g).ok()?;
+    let csum = fs.sb.has_group_desc_csum();
+    if csum && gd.has_flag(BG_INODE_UNINIT) {
+        return Some((0, Vec::new()));
+    }
+    let used = if csum && gd.itable_unused <= ipg {
+        ipg - gd.itable_unused
+    } else {
+        ipg
+    };
+    if used == 0 {
+        return Some((0, Vec::new()));
+    }
+    let isz = u64::from(fs.geo.inode_size);
+    let off = gd.inode_table.checked_mul(fs.block_size())?;
+    match fs.source.read(
+        off,
+        u64::from(used) * isz,
+        &format!("inode table of group {g}"),
+    ) {
+        Ok(t) => Some((used, t.to_vec())),
+        Err(e) => {
+            acc.findings.push(super::Finding::new(
+                super::RuleId::InodeTableUnreadable,
+                Some(g),
+                e.to_string(),
+            ));
+            None
+        }
+    }
+}
+
+fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
+    let Some((used, table)) = group_table(fs, g, acc) else {
+        acc.groups.push((g, false, 0));
+        return;
+    };
+    let isz = fs.geo.inode_size as usize;
+    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
+    let mut dirs = 0;
+    for i in 0..used as usize {
+        let Some(raw) = table.get(i * isz..(i + 1) * isz) else {
+            break;
+        };
+        let Ok(ino) = u32::try_from(first + i as u64) else {
+            break;
+        };
+        if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, raw, acc) {
+            dirs += u32::from(facts.is_dir());
+            acc.inodes.push(facts);
+        }
+    }
+    acc.groups.push((g, true, dirs));
+}
+
+/// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference
+/// counts and ownership, multiply-claimed blocks.
+pub(super) fn run(fs: &Filesystem, orphans: Vec<u32>, f: &mut Findings) -> Walk {
+    let mut orphans = orphans;
+    orphans.sort_unstable();
+    orphans.dedup();
+    let ctx = pass1::Ctx::new(fs, &orphans);
+    pass1::check_quota_inums(fs, f);
+    let mut acc = (0..fs.geo.group_count)
+        .into_par_iter()
+        .fold(Acc::default, |mut acc, g| {
+            walk_group(fs, &ctx, g, &mut acc);
+            acc
+        })
+        .reduce(Acc::default, Acc::merge);
+    super::ownership::claim_metadata(fs, &mut acc.claims);
+    pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
+    let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
+    *f = merged;
+    let groups = fs.geo.group_count as usize;
+    let mut group_read = vec![false; groups];
+    let mut group_dirs = vec![0; groups];
+    for (g, read, dirs) in acc.groups {
+        group_read[g as usize] = read;
+        group_dirs[g as usize] = dirs;
+    }
+    let walk = Walk {
+        inodes: acc.inodes,
+        orphans,
+        claims: acc.claims,
+        group_read,
+        group_dirs,
+    };
+    pass1::report_multiply_claimed(fs, &ctx, &walk, f);
+    walk
+}
