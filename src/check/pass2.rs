@@ -309,7 +309,7 @@ impl<'a> DirCheck<'a> {
         } else {
             None
         };
-        self.check_holes(&blocks);
+        self.check_holes(fs, &inode);
         let mut read = 0;
         let mut has_block0 = false;
         for &(l, p) in &blocks {
@@ -346,22 +346,39 @@ impl<'a> DirCheck<'a> {
         read
     }
 
-    /// Logical blocks below the last mapped one that nothing maps (e2fsck's dblist holes).
-    fn check_holes(&mut self, blocks: &[(u64, u64)]) {
+    /// Logical blocks below the last mapped one that nothing maps (e2fsck's dblist holes),
+    /// from the whole map (blocks past i_size included), range by range.
+    fn check_holes(&mut self, fs: &Filesystem, inode: &Inode) {
+        let mut ranges: Vec<(u64, u64)> = match inode::data_map(fs, self.ino, inode, None) {
+            inode::DataMap::Extents(w) => w
+                .leaves()
+                .map(|e| (u64::from(e.logical), u64::from(e.len)))
+                .collect(),
+            inode::DataMap::Blocks(w) => w
+                .runs
+                .iter()
+                .filter_map(|r| match r.kind {
+                    crate::extent::MapKind::Data(l) => Some((l, r.len)),
+                    _ => None,
+                })
+                .collect(),
+            _ => return,
+        };
+        ranges.sort_unstable();
         let mut expect = 0u64;
         let mut holes = 0u64;
         let mut first = None;
-        for &(l, _) in blocks {
+        for (l, len) in ranges {
             if l > expect {
                 holes += l - expect;
                 first.get_or_insert(expect);
             }
-            expect = expect.max(l + 1);
+            expect = expect.max(l.saturating_add(len));
         }
         if let Some(h) = first {
             self.report(
                 RuleId::DirHole,
-                format!("directory has {holes} unallocated block(s) below its last block, the first at logical block {h}"),
+                format!("directory has {holes} unallocated block(s) below its last mapped block, the first at logical block {h}"),
             );
         }
     }
