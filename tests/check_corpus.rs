@@ -11,17 +11,29 @@ use std::time::{Duration, Instant};
 /// CARGO_MANIFEST_DIR/../shared/corpus/e2fsprogs (CI clones the repository next to shared/), or
 /// E4INSPECT_CORPUS when set (work trees elsewhere).
 fn corpus() -> Option<PathBuf> {
-    let p = std::env::var_os("E4INSPECT_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/e2fsprogs"),
-        PathBuf::from,
-    );
-    p.join("LABELS.tsv").exists().then_some(p)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates = [
+        std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from),
+        Some(root.join("../shared/corpus/e2fsprogs")),
+        // Git worktrees one level further down (/work/wt/<branch>).
+        Some(root.join("../../shared/corpus/e2fsprogs")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("LABELS.tsv").exists())
 }
 
 /// Run `check --json` with a deadline; (exit code, findings as (rule, severity)).
 fn run(img: &Path) -> (Option<i32>, Vec<(String, String)>, String) {
+    run_args(img, &[])
+}
+
+/// `run` with extra arguments (`--quick`).
+fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_e4inspect"))
         .args(["check", "--json"])
+        .args(args)
         .arg(img)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -71,7 +83,7 @@ fn flagged(class: &str, findings: &[(String, String)]) -> bool {
                 "sb" => rule.starts_with("sb.") || rule.starts_with("journal."),
                 "desc" => rule.starts_with("gd."),
                 "bmcsum" => rule == "bitmap.block_csum" || rule == "bitmap.inode_csum",
-                "count" => rule.starts_with("count.group_"),
+                "count" => rule.starts_with("count.group_") || rule.starts_with("usage.group_"),
                 _ => false,
             }
     })
@@ -139,4 +151,130 @@ fn corpus_agreement() {
     }
     assert!(images > 0);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// e2fsck -fn's verdict, as the issue defines it: damaged when it exits non-zero or prints
+/// anything beyond its pass lines and summary. `None` when it does not finish in time (it loops
+/// forever on some images). Also returns its first extra line.
+fn e2fsck_verdict(img: &Path) -> (Option<bool>, String) {
+    let mut child = Command::new("e2fsck")
+        .arg("-fn")
+        .arg(img)
+        .env("TZ", "UTC")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, "e2fsck timed out".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let extra = text
+        .lines()
+        .find(|l| {
+            !(l.is_empty()
+                || l.starts_with("Pass ")
+                || l.starts_with("e2fsck ")
+                || l.contains(" files (") && l.ends_with(" blocks"))
+        })
+        .unwrap_or("")
+        .to_string();
+    (Some(!out.status.success() || !extra.is_empty()), extra)
+}
+
+/// Verdict agreement with e2fsck -fn over the whole corpus (issue 11): prints the table and every
+/// disagreement (docs/check-corpus.md explains them); asserts no false alarm on an image e2fsck
+/// calls clean and an agreement floor.
+#[test]
+fn e2fsck_verdict_agreement() {
+    let Some(dir) = corpus() else {
+        eprintln!("SKIP: e2fsprogs corpus not found (set E4INSPECT_CORPUS)");
+        return;
+    };
+    if Command::new("e2fsck").arg("-V").output().is_err() {
+        eprintln!("SKIP: e2fsck not installed");
+        return;
+    }
+    let labels = std::fs::read_to_string(dir.join("LABELS.tsv")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // (e2fsck damaged, check damaged) -> count
+    let mut table: BTreeMap<(bool, bool), u32> = BTreeMap::new();
+    let mut disagreements = Vec::new();
+    let mut false_alarms = Vec::new();
+    let mut n = 0;
+    for line in labels.lines().skip(1) {
+        let Some(name) = line.split('\t').next() else {
+            continue;
+        };
+        let gz = dir.join(name).join("image.gz");
+        if !gz.exists() {
+            continue;
+        }
+        let img = tmp.path().join(format!("{name}.img"));
+        let out = Command::new("gzip").arg("-dc").arg(&gz).output().unwrap();
+        std::fs::write(&img, &out.stdout).unwrap();
+        let (e2, extra) = e2fsck_verdict(&img);
+        let (code, findings, _) = run(&img);
+        std::fs::remove_file(&img).unwrap();
+        let Some(e2_damaged) = e2 else {
+            disagreements.push(format!(
+                "{name}: e2fsck -fn did not finish (check exit {code:?})"
+            ));
+            continue;
+        };
+        n += 1;
+        // Exit 8 (cannot be read at all) counts as "damaged".
+        let ours = matches!(code, Some(4 | 8));
+        *table.entry((e2_damaged, ours)).or_default() += 1;
+        if e2_damaged != ours {
+            let rules: Vec<&str> = findings.iter().map(|f| f.0.as_str()).collect();
+            let line = format!(
+                "{name}: e2fsck {} [{extra}], check {} {rules:?}",
+                if e2_damaged { "damaged" } else { "clean" },
+                if ours { "damaged" } else { "clean" }
+            );
+            if ours {
+                false_alarms.push(line.clone());
+            }
+            disagreements.push(line);
+        }
+    }
+    let agree = table.get(&(true, true)).copied().unwrap_or(0)
+        + table.get(&(false, false)).copied().unwrap_or(0);
+    println!("{n} images with an e2fsck -fn verdict");
+    println!("{:<16} {:>14} {:>14}", "", "check damaged", "check clean");
+    for e2 in [true, false] {
+        println!(
+            "{:<16} {:>14} {:>14}",
+            if e2 { "e2fsck damaged" } else { "e2fsck clean" },
+            table.get(&(e2, true)).copied().unwrap_or(0),
+            table.get(&(e2, false)).copied().unwrap_or(0)
+        );
+    }
+    println!(
+        "agreement: {agree}/{n} ({:.1}%)",
+        100.0 * f64::from(agree) / f64::from(n.max(1))
+    );
+    for d in &disagreements {
+        println!("  {d}");
+    }
+    assert!(
+        false_alarms.is_empty(),
+        "false alarms:\n{}",
+        false_alarms.join("\n")
+    );
+    // Passes 2-4 (directories, connectivity, link counts) are issue 12; with them the target is
+    // 95%. Without them, pass 1 and pass 5 alone reach 113 of 129.
+    assert!(
+        f64::from(agree) >= 0.85 * f64::from(n),
+        "agreement {agree}/{n} below 85%"
+    );
 }
