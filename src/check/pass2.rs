@@ -471,7 +471,7 @@ impl<'a> DirCheck<'a> {
                         );
                         continue;
                     }
-                    if i > 0 && (hash & !1) < pmin || (hash & !1) > pmax && i > 0 {
+                    if i > 0 && ((hash & !1) < pmin || (hash & !1) > pmax) {
                         self.report(
                             RuleId::HtreeLeafHash,
                             format!("htree index block {l}: entry hash {hash:#010x} outside the range {pmin:#010x}..{pmax:#010x} its parent gives"),
