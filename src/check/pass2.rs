@@ -314,7 +314,7 @@ impl<'a> DirCheck<'a> {
         let mut has_block0 = false;
         for &(l, p) in &blocks {
             let data = match fs.block(p) {
-                Ok(b) => b.to_vec(),
+                Ok(b) => b,
                 Err(e) => {
                     self.report(
                         RuleId::DirBlockUnreadable,
@@ -695,8 +695,9 @@ impl<'a> DirCheck<'a> {
 
     /// The entry checks of `check_dir_block`, in e2fsck's order.
     fn check_entry(&mut self, e: &Entry<'_>, dot_state: u32, l: u64) {
-        let name = String::from_utf8_lossy(e.name).into_owned();
-        let at = format!("block {l}, offset {}", e.offset);
+        // Formatted only into a finding (this runs for every entry).
+        let name = EName(e.name);
+        let at = EAt(l, e.offset);
         if dot_state == 0 {
             if e.inode == 0 || e.name != b"." {
                 self.report(
@@ -805,7 +806,7 @@ impl<'a> DirCheck<'a> {
         count_reference(target, dot);
     }
 
-    fn check_name(&mut self, e: &Entry<'_>, name: &str, at: &str) {
+    fn check_name(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
         if self.encrypted {
             if e.name.len() < CRYPTO_BLOCK {
                 self.report(
@@ -839,7 +840,7 @@ impl<'a> DirCheck<'a> {
     }
 
     /// In an encrypted directory, regular files, directories and symlinks are encrypted too.
-    fn check_encrypted_target(&mut self, target: &InodeSlot, name: &str, at: &str) {
+    fn check_encrypted_target(&mut self, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
         let kind = target.mode & 0xF000;
         if self.encrypted
             && matches!(kind, 0x8000 | 0x4000 | 0xA000)
@@ -856,7 +857,7 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_filetype(&mut self, e: &Entry<'_>, target: &InodeSlot, name: &str, at: &str) {
+    fn check_filetype(&mut self, e: &Entry<'_>, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
         if !self.ctx.filetype {
             if e.file_type != 0 {
                 self.report(
@@ -881,7 +882,7 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_duplicate(&mut self, e: &Entry<'_>, name: &str, at: &str) {
+    fn check_duplicate(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
         if self.names_full {
             return;
         }
@@ -929,6 +930,31 @@ impl<'a> DirCheck<'a> {
                 self.check_entry(e, 2, 0);
             }
         }
+    }
+}
+
+/// An entry's name, formatted (lossily) only when a finding needs it.
+struct EName<'a>(&'a [u8]);
+
+impl std::fmt::Display for EName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.0))
+    }
+}
+
+impl EName<'_> {
+    /// The name with control characters escaped.
+    fn escape_debug(&self) -> String {
+        String::from_utf8_lossy(self.0).escape_debug().to_string()
+    }
+}
+
+/// An entry's place (block, offset), formatted only when a finding needs it.
+struct EAt(u64, usize);
+
+impl std::fmt::Display for EAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "block {}, offset {}", self.0, self.1)
     }
 }
 
