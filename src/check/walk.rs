@@ -158,48 +158,51 @@ impl Acc {
     }
 }
 
-/// The slots of group `g` the walk visits: `None` when the table cannot be read (recorded), an
-/// empty range for INODE_UNINIT groups.
-fn group_table(fs: &Filesystem, g: u32, acc: &mut Acc) -> Option<(u32, Vec<u8>)> {
+/// Where group `g`'s walked slots are: `(slots, byte offset)` of the table up to
+/// `bg_itable_unused` (with descriptor checksums), `(0, 0)` for INODE_UNINIT groups, `None` when
+/// the descriptor cannot be read.
+fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
     let ipg = fs.geo.inodes_per_group;
     let gd = fs.desc(g).ok()?;
     let csum = fs.sb.has_group_desc_csum();
     if csum && gd.has_flag(BG_INODE_UNINIT) {
-        return Some((0, Vec::new()));
+        return Some((0, 0));
     }
     let used = if csum && gd.itable_unused <= ipg {
         ipg - gd.itable_unused
     } else {
         ipg
     };
+    Some((used, gd.inode_table.checked_mul(fs.block_size())?))
+}
+
+fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
+    let Some((used, off)) = group_table(fs, g) else {
+        acc.groups.push((g, false, 0));
+        return;
+    };
     if used == 0 {
-        return Some((0, Vec::new()));
+        acc.groups.push((g, true, 0));
+        return;
     }
-    let isz = u64::from(fs.geo.inode_size);
-    let off = gd.inode_table.checked_mul(fs.block_size())?;
-    match fs.source.read(
+    let isz = fs.geo.inode_size as usize;
+    // Read the table in place (no copy); the buffer lives only in this function.
+    let table = match fs.source.read(
         off,
-        u64::from(used) * isz,
+        u64::from(used) * isz as u64,
         &format!("inode table of group {g}"),
     ) {
-        Ok(t) => Some((used, t.to_vec())),
+        Ok(t) => t,
         Err(e) => {
             acc.findings.push(super::Finding::new(
                 super::RuleId::InodeTableUnreadable,
                 Some(g),
                 e.to_string(),
             ));
-            None
+            acc.groups.push((g, false, 0));
+            return;
         }
-    }
-}
-
-fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
-    let Some((used, table)) = group_table(fs, g, acc) else {
-        acc.groups.push((g, false, 0));
-        return;
     };
-    let isz = fs.geo.inode_size as usize;
     let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut dirs = 0;
     for i in 0..used as usize {
