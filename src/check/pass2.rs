@@ -26,6 +26,9 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// Most distinct names remembered per directory for the duplicate check (8 bytes each).
 pub const MAX_NAMES_PER_DIR: usize = 1 << 20;
+/// Most blocks of one directory read (the block list costs 16 bytes a block): 4 GiB of
+/// directory with 4 KiB blocks, far beyond what the kernel creates.
+pub const MAX_DIR_BLOCKS: u64 = 1 << 20;
 /// `EXT4_ENC_STRICT_MODE_FL` in `s_encoding_flags`.
 const ENC_STRICT_MODE: u16 = 0x0001;
 /// Encrypted names are at least one cipher block long (`EXT4_CRYPTO_BLOCK_SIZE`).
@@ -291,6 +294,14 @@ impl<'a> DirCheck<'a> {
             self.check_inline(fs, &raw, &inode);
             return 0;
         }
+        let nblocks = inode.size.div_ceil(self.ctx.bs as u64);
+        if nblocks > MAX_DIR_BLOCKS {
+            self.report(
+                RuleId::DirBlockUnreadable,
+                format!("directory size {} is {nblocks} blocks, more than the {MAX_DIR_BLOCKS} this checker reads: not checked", inode.size),
+            );
+            return 0;
+        }
         let blocks = match dir::dir_blocks(fs, self.ino, &inode) {
             Ok(b) => b,
             Err(e) => {
@@ -303,7 +314,6 @@ impl<'a> DirCheck<'a> {
         };
         // INDEX without dir_index is pass 1's (inode.flags); such a directory reads linearly.
         let htree = inode.has_flag(INDEX_FL);
-        let nblocks = inode.size.div_ceil(self.ctx.bs as u64);
         let mut dx = if htree && self.ctx.dir_index {
             self.walk_index(fs, &inode, &blocks, nblocks)
         } else {
