@@ -36,6 +36,7 @@ pub use error::{Error, Result};
 pub mod bitmap;
 pub mod csum;
 pub mod dir;
+pub mod dirhash;
 pub mod extent;
 #[allow(missing_docs)] // documented in a later pass
 pub mod extract;

@@ -39,6 +39,13 @@ fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, S
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Drain stdout while waiting: a report larger than the pipe buffer would block the child.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut b);
+        b
+    });
     let start = Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {
@@ -51,7 +58,8 @@ fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, S
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let out = child.wait_with_output().unwrap();
+    let mut out = child.wait_with_output().unwrap();
+    out.stdout = reader.join().unwrap_or_default();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let findings = v["findings"]
         .as_array()
@@ -165,6 +173,13 @@ fn e2fsck_verdict(img: &Path) -> (Option<bool>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Drain stdout while waiting: long reports would otherwise block e2fsck on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut b);
+        b
+    });
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(120) {
@@ -174,7 +189,8 @@ fn e2fsck_verdict(img: &Path) -> (Option<bool>, String) {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let out = child.wait_with_output().unwrap();
+    let mut out = child.wait_with_output().unwrap();
+    out.stdout = reader.join().unwrap_or_default();
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let extra = text

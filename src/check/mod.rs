@@ -11,10 +11,14 @@
 // `Filesystem::block` / `inode_raw` return owned buffers.
 #![allow(clippy::needless_borrow)]
 
+mod dirtree;
 mod groups;
 mod journal;
 pub mod ownership;
 mod pass1;
+mod pass2;
+mod pass3;
+mod pass4;
 mod pass5;
 pub mod rules;
 pub mod state;
@@ -46,6 +50,9 @@ pub struct Finding {
     /// Inode number, when the finding concerns one inode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inode: Option<u32>,
+    /// Paths that reach the inode (hard links: several; none when unconnected or unnamed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     /// One-line explanation with stored and expected values.
     pub message: String,
     /// The values behind the message (`stored`, `expected`, `block`, ...).
@@ -61,6 +68,7 @@ impl Finding {
             severity: rule.severity(),
             group,
             inode: None,
+            paths: Vec::new(),
             message: message.into(),
             values: Map::new(),
         }
@@ -79,6 +87,14 @@ impl Finding {
     /// The text line: `rule group N: message`.
     pub fn line(&self) -> String {
         match (self.inode, self.group) {
+            (Some(i), _) if !self.paths.is_empty() => {
+                format!(
+                    "{} {} (inode {i}): {}",
+                    self.rule,
+                    self.paths.join(", "),
+                    self.message
+                )
+            }
             (Some(i), _) => format!("{} inode {i}: {}", self.rule, self.message),
             (None, Some(g)) => format!("{} group {g}: {}", self.rule, self.message),
             (None, None) => format!("{}: {}", self.rule, self.message),
@@ -309,4 +325,5 @@ fn full_check(fs: &Filesystem, f: &mut Findings) {
     let orphans = state::check_orphans(fs, f);
     let walk = walk::run(fs, orphans, f);
     pass5::check(fs, &walk, f);
+    dirtree::check_namespace(fs, walk, f);
 }

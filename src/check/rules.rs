@@ -251,6 +251,49 @@ catalogue! {
     UsageGroupDirs = "usage.group_dirs", Err, "each group's directory count equals its in-use directories", [E], ["PR_5_FREE_DIR_COUNT_GROUP"];
     UsageFreeBlocks = "usage.free_blocks", Warn, "the superblock free blocks count equals the computed total (the kernel updates it lazily)", [E], ["PR_5_FREE_BLOCK_COUNT"];
     UsageFreeInodes = "usage.free_inodes", Warn, "the superblock free inodes count equals the computed total (the kernel updates it lazily)", [E], ["PR_5_FREE_INODE_COUNT"];
+    // directories (pass 2)
+    DirBlockUnreadable = "dir.block_unreadable", Err, "every block of an in-use directory can be mapped and read", [K, E], ["PR_2_READ_DIRBLOCK"];
+    DirEntryCorrupt = "dir.entry_corrupt", Err, "directory entries: rec_len >= 12, a multiple of 4, inside the block, at least name_len + 8", [K, E], ["PR_2_DIR_CORRUPTED", "PR_2_FINAL_RECLEN"];
+    DirMissingDot = "dir.missing_dot", Err, "the first entry of block 0 is '.'", [E], ["PR_2_MISSING_DOT", "PR_2_1ST_NOT_DOT", "PR_2_DOT_NULL_TERM"];
+    DirDotInode = "dir.dot_inode", Err, "'.' names the directory itself", [E], ["PR_2_BAD_INODE_DOT"];
+    DirMissingDotdot = "dir.missing_dotdot", Err, "the second entry of block 0 is '..'", [E], ["PR_2_MISSING_DOT_DOT", "PR_2_2ND_NOT_DOT_DOT", "PR_2_DOT_DOT_NULL_TERM"];
+    DirLinkDot = "dir.link_dot", Err, "no entry other than '.' names the directory itself", [E], ["PR_2_LINK_DOT"];
+    DirBadInode = "dir.bad_inode", Err, "entry inode numbers are the root or in [first_ino, inodes_count]", [K, E], ["PR_2_BAD_INO"];
+    DirDupDot = "dir.dup_dot", Err, "'.' and '..' appear only as the first two entries", [E], ["PR_2_DUP_DOT", "PR_2_DUP_DOT_DOT"];
+    DirLinkRoot = "dir.link_root", Err, "no entry other than '..' names the root directory", [E], ["PR_2_LINK_ROOT"];
+    DirNullName = "dir.null_name", Err, "entry names are not empty", [E], ["PR_2_NULL_NAME"];
+    DirInodeUninit = "dir.inode_uninit", Err, "entries name no inode in an INODE_UNINIT group or the unused tail of an inode table", [E], ["PR_2_INOREF_BG_INO_UNINIT", "PR_2_INOREF_IN_UNUSED"];
+    DirUnusedInode = "dir.unused_inode", Err, "entries name in-use inodes (links_count > 0)", [E], ["PR_2_UNUSED_INODE"];
+    DirBadName = "dir.bad_name", Err, "names contain no '/' and no NUL", [E], ["PR_2_BAD_NAME"];
+    DirEncryptedName = "dir.encrypted_name", Err, "names in encrypted directories are at least one cipher block (16 bytes)", [E], ["PR_2_BAD_ENCRYPTED_NAME"];
+    DirEncodedName = "dir.encoded_name", Err, "names in casefolded directories with strict encoding are valid UTF-8", [K, E], ["PR_2_BAD_ENCODED_NAME"];
+    DirFiletype = "dir.filetype", Err, "the entry's file type matches the inode's mode (0 without the filetype feature)", [E], ["PR_2_BAD_FILETYPE", "PR_2_SET_FILETYPE", "PR_2_CLEAR_FILETYPE"];
+    DirLinkDir = "dir.link_dir", Err, "a directory has one name (no hard links to directories)", [E], ["PR_2_LINK_DIR"];
+    DirDuplicateName = "dir.duplicate_name", Err, "names are unique within a directory (casefolded in casefolded directories)", [E], ["PR_2_DUPLICATE_DIRENT", "PR_2_REPORT_DUP_DIRENT", "PR_2_NON_UNIQUE_FILE"];
+    DirCsumMissing = "dir.csum_missing", Err, "with metadata_csum, every directory leaf block ends in a checksum tail", [K, E], ["PR_2_LEAF_NODE_MISSING_CSUM"];
+    DirHole = "dir.hole", Err, "a directory's blocks below its last one are all allocated (no holes)", [E], ["PR_2_DIRECTORY_HOLE"];
+    DirUnencryptedEntry = "dir.unencrypted_entry", Err, "entries of an encrypted directory name encrypted files, directories and symlinks", [K, E], ["PR_2_UNENCRYPTED_FILE"];
+    DirCsum = "dir.csum", Err, "with metadata_csum, the directory block crc32c matches its tail", [K, E], ["PR_2_LEAF_NODE_ONLY_CSUM_INVALID"];
+    // htree directories (pass 2)
+    HtreeRoot = "htree.root", Err, "the dx root: '.' and '..', reserved field 0, info length at least 8", [K, E], ["PR_2_HTREE_BAD_ROOT", "PR_1_HTREE_BADROOT"];
+    HtreeHashVersion = "htree.hash_version", Err, "the dx root's hash version is legacy, half_md4 or tea (siphash with casefold + encryption)", [K, E], ["PR_1_HTREE_HASHV"];
+    HtreeDepth = "htree.depth", Err, "indirect levels below 2 (3 with largedir); index nodes where the levels say", [K, E], ["PR_1_HTREE_DEPTH", "PR_2_HTREE_BAD_DEPTH"];
+    HtreeLimit = "htree.limit", Err, "each index block's limit equals the entries that fit (minus the dx tail with metadata_csum)", [K, E], ["PR_2_HTREE_BAD_LIMIT"];
+    HtreeCount = "htree.count", Err, "each index block's count is 1..=limit", [K, E], ["PR_2_HTREE_BAD_COUNT"];
+    HtreeBlock = "htree.block", Err, "index entries point inside the directory", [K, E], ["PR_2_HTREE_BADBLK"];
+    HtreeHashOrder = "htree.hash_order", Err, "index entry hashes are in ascending order", [E], ["PR_2_HTREE_HASH_ORDER"];
+    HtreeLeafHash = "htree.leaf_hash", Err, "every name in a leaf hashes into the range its index entry gives (superblock seed, signed/unsigned, casefold)", [E], ["PR_2_HTREE_MIN_HASH", "PR_2_HTREE_MAX_HASH"];
+    HtreeRefs = "htree.refs", Err, "each htree block is referenced by one index entry", [E], ["PR_2_HTREE_DUPREF", "PR_2_HTREE_NOTREF"];
+    HtreeCsum = "htree.csum", Err, "with metadata_csum, dx root and node tail checksums match", [K, E], ["PR_2_HTREE_ROOT_CSUM_INVALID", "PR_2_HTREE_NODE_CSUM_INVALID"];
+    // connectivity (pass 3)
+    ConnectRoot = "connect.root", Err, "the root inode is an in-use directory", [K, E], ["PR_3_NO_ROOT_INODE", "PR_3_ROOT_NOT_DIR_ABORT"];
+    ConnectUnconnectedDir = "connect.unconnected_dir", Err, "every directory reaches the root through the directories that name it (no loops)", [E], ["PR_3_UNCONNECTED_DIR"];
+    ConnectDotdot = "connect.dotdot", Err, "'..' names the directory that holds the directory's name", [E], ["PR_3_BAD_DOT_DOT"];
+    ConnectLostFound = "connect.lost_found", Warn, "/lost+found exists and is a directory (e2fsck -n does not require it)", [E], ["PR_3_NO_LF_DIR", "PR_3_LPF_NOTDIR"];
+    // reference counts (pass 4)
+    LinkCount = "link.count", Err, "i_links_count equals the entries naming the inode ('.' and '..' included; 1 for directories over 65,000 with dir_nlink)", [E], ["PR_4_BAD_REF_COUNT", "PR_4_INCONSISTENT_COUNT"];
+    LinkUnattached = "link.unattached", Err, "every in-use inode is named by a directory entry", [E], ["PR_4_UNATTACHED_INODE", "PR_4_ZERO_LEN_INODE"];
+    LinkDirNlink = "link.dir_nlink", Err, "a directory over 65,000 links needs the dir_nlink feature", [K, E], ["PR_4_DIR_NLINK_FEATURE"];
 }
 
 /// Look up a rule by its dotted ID.

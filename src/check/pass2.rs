@@ -1,0 +1,985 @@
+//! Pass 2: every directory block of every in-use directory, as e2fsck's pass 2 checks it
+//! (e2fsck/pass2.c `check_dir_block`, `check_dot`, `check_dotdot`, `check_name`,
+//! `check_filetype`, `parse_int_node`, and the htree summary of `e2fsck_pass2`), with the kernel's
+//! `ext4_check_dir_entry` and `dx_probe` (fs/ext4/dir.c, namei.c) conditions.
+//!
+//! Directories are checked in parallel (rayon), each on its own: entries are walked within the
+//! block (each step advances at least 12 bytes), the index of an htree directory is walked from
+//! its root with the depth bounded by the format's limit and every index block number bounded by
+//! the directory size, and duplicate names are found with a set of 64-bit name hashes whose size
+//! is capped per directory. References are counted into the shared [`InodeIndex`] for passes 3
+//! and 4.
+
+use super::dirtree::{count_reference, file_type_of_mode, InodeIndex, InodeSlot};
+use super::{Finding, Findings, RuleId};
+use crate::bytes::Bytes;
+use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
+use crate::dirhash;
+use crate::features::{COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR};
+use crate::fs::Filesystem;
+use crate::group::BG_INODE_UNINIT;
+use crate::inode::{self, Inode, INDEX_FL, INLINE_DATA_FL};
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Most distinct names remembered per directory for the duplicate check (8 bytes each).
+pub const MAX_NAMES_PER_DIR: usize = 1 << 20;
+/// Most blocks of one directory read (the block list costs 16 bytes a block): 4 GiB of
+/// directory with 4 KiB blocks, far beyond what the kernel creates.
+pub const MAX_DIR_BLOCKS: u64 = 1 << 20;
+/// `EXT4_ENC_STRICT_MODE_FL` in `s_encoding_flags`.
+const ENC_STRICT_MODE: u16 = 0x0001;
+/// Encrypted names are at least one cipher block long (`EXT4_CRYPTO_BLOCK_SIZE`).
+const CRYPTO_BLOCK: usize = 16;
+
+/// Filesystem-wide facts every directory check needs.
+struct Ctx {
+    first_ino: u32,
+    inodes_count: u32,
+    ipg: u32,
+    /// Per group: INODE_UNINIT (with descriptor checksums), and the first inode of the unused
+    /// tail of the inode table.
+    groups: Vec<(bool, u32)>,
+    filetype: bool,
+    metadata_csum: bool,
+    dir_index: bool,
+    /// Most indirect levels an htree may have (2, or 3 with largedir).
+    htree_levels: u8,
+    strict_encoding: bool,
+    casefold_fs: bool,
+    seed: [u32; 4],
+    /// Metadata checksum seed of the filesystem.
+    fs_seed: u32,
+    s_flags: u32,
+    bs: usize,
+}
+
+impl Ctx {
+    fn new(fs: &Filesystem) -> Ctx {
+        let sb = &fs.sb;
+        let ipg = fs.geo.inodes_per_group;
+        let gdt_csum = sb.has_group_desc_csum();
+        let groups = (0..fs.group_count())
+            .map(|g| {
+                let base = u64::from(g) * u64::from(ipg) + 1;
+                match fs.desc(g) {
+                    Ok(d) if gdt_csum => {
+                        let unused = d.itable_unused.min(ipg);
+                        let first_unused = base + u64::from(ipg - unused);
+                        (
+                            d.has_flag(BG_INODE_UNINIT),
+                            u32::try_from(first_unused).unwrap_or(u32::MAX),
+                        )
+                    }
+                    _ => (false, u32::MAX),
+                }
+            })
+            .collect();
+        Ctx {
+            first_ino: sb.first_ino(),
+            inodes_count: sb.inodes_count,
+            ipg,
+            groups,
+            filetype: sb.has_incompat(INCOMPAT_FILETYPE),
+            metadata_csum: sb.has_metadata_csum(),
+            dir_index: sb.has_compat(COMPAT_DIR_INDEX),
+            htree_levels: if sb.has_incompat(INCOMPAT_LARGEDIR) {
+                3
+            } else {
+                2
+            },
+            strict_encoding: sb.encoding_flags & ENC_STRICT_MODE != 0,
+            casefold_fs: sb.has_incompat(INCOMPAT_CASEFOLD),
+            seed: dirhash::seed_words(&sb.hash_seed),
+            fs_seed: fs.csum_seed(),
+            s_flags: sb.flags,
+            bs: fs.block_size() as usize,
+        }
+    }
+}
+
+/// What pass 2 hands to pass 3.
+#[derive(Debug, Default)]
+pub struct Pass2 {
+    /// The inode `lost+found` names in the root directory, if any.
+    pub lost_found: Option<u32>,
+}
+
+/// Run pass 2 over every in-use directory of `index`, counting references into it.
+pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) -> Pass2 {
+    let ctx = Ctx::new(fs);
+    let dirs: Vec<&InodeSlot> = index.slots().iter().filter(|s| s.is_dir()).collect();
+    let (found, blocks, lost_found) = dirs
+        .par_iter()
+        .fold(
+            || (Findings::default(), 0u64, None),
+            |(mut acc, mut blocks, mut lf), slot| {
+                let mut d = DirCheck::new(&ctx, index, slot);
+                blocks += d.run(fs);
+                if d.lost_found.is_some() {
+                    lf = d.lost_found;
+                }
+                acc = acc.merge(d.f);
+                (acc, blocks, lf)
+            },
+        )
+        .reduce(
+            || (Findings::default(), 0, None),
+            |(a, ba, la), (b, bb, lb)| (a.merge(b), ba + bb, la.or(lb)),
+        );
+    *f = std::mem::take(f).merge(found);
+    // The root names itself as its own parent (e2fsck_pass2 sets it before the scan).
+    if let Some(root) = index.get(dir::ROOT_INO) {
+        root.parent.store(dir::ROOT_INO, Relaxed);
+    }
+    let _ = blocks;
+    Pass2 { lost_found }
+}
+
+/// Live entries of a directory as (name, inode) pairs, `.` and `..` included, for path naming.
+/// Blocks that do not parse are skipped.
+pub fn entries_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
+    let mut out = Vec::new();
+    if inode.has_flag(INLINE_DATA_FL) {
+        out.push((b"..".to_vec(), Bytes::new(&inode.block).le32(0)));
+        for area in inline_areas(fs, raw, inode) {
+            for e in walk_entries(&area, 0).0 {
+                if e.inode != 0 {
+                    out.push((e.name.to_vec(), e.inode));
+                }
+            }
+        }
+        return out;
+    }
+    let Ok(blocks) = dir::dir_blocks(fs, ino, inode) else {
+        return out;
+    };
+    for (_, p) in blocks {
+        let Ok(b) = fs.block(p) else { continue };
+        let b = b.to_vec();
+        for e in walk_entries(&b, 0).0 {
+            if e.inode != 0 {
+                out.push((e.name.to_vec(), e.inode));
+            }
+        }
+    }
+    out
+}
+
+/// One raw entry.
+#[derive(Clone, Copy, Debug)]
+struct Entry<'a> {
+    offset: usize,
+    inode: u32,
+    rec_len: usize,
+    file_type: u8,
+    name: &'a [u8],
+}
+
+/// Walk the entries of an area (a block, or an inline area whose entries may be 8 bytes short of
+/// a whole 12): stops at the first entry whose lengths do not fit, returned as its offset.
+fn walk_entries(area: &[u8], min_rec: usize) -> (Vec<Entry<'_>>, Option<(usize, usize, usize)>) {
+    let d = Bytes::new(area);
+    let n = area.len();
+    let min_rec = if min_rec == 0 { 12 } else { min_rec };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < n {
+        let rec_len = if pos + 8 <= n {
+            rec_len_from_disk(d.le16(pos + 4), n.max(1024))
+        } else {
+            0
+        };
+        let name_len = if pos + 8 <= n {
+            usize::from(d.u8(pos + 6))
+        } else {
+            0
+        };
+        if pos + 8 > n
+            || rec_len < min_rec
+            || rec_len % 4 != 0
+            || pos + rec_len > n
+            || name_len + 8 > rec_len
+        {
+            return (out, Some((pos, rec_len, name_len)));
+        }
+        out.push(Entry {
+            offset: pos,
+            inode: d.le32(pos),
+            rec_len,
+            file_type: d.u8(pos + 7),
+            name: d.slice(pos + 8, name_len).unwrap_or(&[]),
+        });
+        pos += rec_len;
+    }
+    (out, None)
+}
+
+/// The inline areas of an inline directory: i_block after the 4-byte parent, and `system.data`.
+fn inline_areas(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
+    let mut v = vec![inode.block.get(4..).unwrap_or(&[]).to_vec()];
+    let xa = inode::inode_xattrs(fs, raw, inode);
+    if let Some(val) = xa.inline_data().filter(|d| !d.is_empty()) {
+        v.push(val.to_vec());
+    }
+    v
+}
+
+/// Role of one logical block of an htree directory, found by walking the index from the root.
+#[derive(Clone, Copy, Debug, Default)]
+struct DxBlock {
+    /// Referenced by an index entry (count of references).
+    refs: u8,
+    /// Index node (not a leaf).
+    node: bool,
+    /// Hash range the parent assigns: names must hash in [min, max].
+    min: u32,
+    max: u32,
+    /// First entry of its parent (no lower bound check, as in e2fsck).
+    first: bool,
+}
+
+/// The checks of one directory.
+struct DirCheck<'a> {
+    ctx: &'a Ctx,
+    index: &'a InodeIndex,
+    slot: &'a InodeSlot,
+    ino: u32,
+    encrypted: bool,
+    casefold: bool,
+    names: HashSet<u64>,
+    names_full: bool,
+    lost_found: Option<u32>,
+    f: Findings,
+}
+
+impl<'a> DirCheck<'a> {
+    fn new(ctx: &'a Ctx, index: &'a InodeIndex, slot: &'a InodeSlot) -> DirCheck<'a> {
+        DirCheck {
+            ctx,
+            index,
+            slot,
+            ino: slot.ino,
+            encrypted: slot.flags & dir::ENCRYPT_FL != 0,
+            casefold: ctx.casefold_fs && slot.flags & dir::CASEFOLD_FL != 0,
+            names: HashSet::new(),
+            names_full: false,
+            lost_found: None,
+            f: Findings::default(),
+        }
+    }
+
+    fn report(&mut self, rule: RuleId, msg: String) {
+        let g = (self.ino - 1) / self.ctx.ipg.max(1);
+        let ino = self.ino;
+        self.f.push_with(rule, || Finding::inode(rule, g, ino, msg));
+    }
+
+    /// Check the directory; returns the number of blocks read.
+    fn run(&mut self, fs: &Filesystem) -> u64 {
+        let raw = match fs.inode_raw(self.ino) {
+            Ok(r) => r.to_vec(),
+            Err(e) => {
+                self.report(
+                    RuleId::DirBlockUnreadable,
+                    format!("directory inode unreadable: {e}"),
+                );
+                return 0;
+            }
+        };
+        let inode = Inode::parse(&raw);
+        if inode.has_flag(INLINE_DATA_FL) {
+            self.check_inline(fs, &raw, &inode);
+            return 0;
+        }
+        let nblocks = inode.size.div_ceil(self.ctx.bs as u64);
+        if nblocks > MAX_DIR_BLOCKS {
+            self.report(
+                RuleId::DirBlockUnreadable,
+                format!("directory size {} is {nblocks} blocks, more than the {MAX_DIR_BLOCKS} this checker reads: not checked", inode.size),
+            );
+            return 0;
+        }
+        let blocks = match dir::dir_blocks(fs, self.ino, &inode) {
+            Ok(b) => b,
+            Err(e) => {
+                self.report(
+                    RuleId::DirBlockUnreadable,
+                    format!("directory blocks cannot be mapped: {e}"),
+                );
+                return 0;
+            }
+        };
+        // INDEX without dir_index is pass 1's (inode.flags); such a directory reads linearly.
+        let htree = inode.has_flag(INDEX_FL);
+        let mut dx = if htree && self.ctx.dir_index {
+            self.walk_index(fs, &inode, &blocks, nblocks)
+        } else {
+            None
+        };
+        self.check_holes(fs, &inode);
+        let mut read = 0;
+        let mut has_block0 = false;
+        for &(l, p) in &blocks {
+            let data = match fs.block(p) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.report(
+                        RuleId::DirBlockUnreadable,
+                        format!("logical block {l} (block {p}) cannot be read: {e}"),
+                    );
+                    continue;
+                }
+            };
+            read += 1;
+            has_block0 |= l == 0;
+            let role = dx.as_mut().and_then(|(_, v)| v.get(l as usize).copied());
+            self.check_block(&inode, l, p, &data, role, dx.as_ref().map(|d| d.0));
+        }
+        if !has_block0 && nblocks > 0 && blocks.is_empty() {
+            self.report(
+                RuleId::DirHole,
+                "directory has no blocks mapped within its size: no '.' and '..' entries".into(),
+            );
+        } else if nblocks == 0 {
+            self.report(
+                RuleId::DirMissingDot,
+                "directory has size 0: no '.' and '..' entries".into(),
+            );
+        }
+        if let Some((_, roles)) = &dx {
+            let present: HashSet<u64> = blocks.iter().map(|b| b.0).collect();
+            self.check_dx_refs(roles, &present);
+        }
+        read
+    }
+
+    /// Logical blocks below the last mapped one that nothing maps (e2fsck's dblist holes),
+    /// from the whole map (blocks past i_size included), range by range.
+    fn check_holes(&mut self, fs: &Filesystem, inode: &Inode) {
+        let mut ranges: Vec<(u64, u64)> = match inode::data_map(fs, self.ino, inode, None) {
+            inode::DataMap::Extents(w) => w
+                .leaves()
+                .map(|e| (u64::from(e.logical), u64::from(e.len)))
+                .collect(),
+            inode::DataMap::Blocks(w) => w
+                .runs
+                .iter()
+                .filter_map(|r| match r.kind {
+                    crate::extent::MapKind::Data(l) => Some((l, r.len)),
+                    _ => None,
+                })
+                .collect(),
+            _ => return,
+        };
+        ranges.sort_unstable();
+        let mut expect = 0u64;
+        let mut holes = 0u64;
+        let mut first = None;
+        for (l, len) in ranges {
+            if l > expect {
+                holes += l - expect;
+                first.get_or_insert(expect);
+            }
+            expect = expect.max(l.saturating_add(len));
+        }
+        if let Some(h) = first {
+            self.report(
+                RuleId::DirHole,
+                format!("directory has {holes} unallocated block(s) below its last mapped block, the first at logical block {h}"),
+            );
+        }
+    }
+
+    /// Index blocks: root at logical 0, then nodes; returns (hash version, role per block).
+    fn walk_index(
+        &mut self,
+        fs: &Filesystem,
+        inode: &Inode,
+        blocks: &[(u64, u64)],
+        nblocks: u64,
+    ) -> Option<(u8, Vec<DxBlock>)> {
+        let phys = |l: u64| {
+            blocks
+                .binary_search_by_key(&l, |b| b.0)
+                .ok()
+                .map(|i| blocks[i].1)
+        };
+        let root = fs.block(phys(0)?).ok()?.to_vec();
+        let d = Bytes::new(&root);
+        let reserved = d.le32(24);
+        let version = d.u8(28);
+        let info_len = d.u8(29);
+        let levels = d.u8(30);
+        if d.slice(8, 1) != Some(b".") || d.slice(20, 2) != Some(b"..") {
+            self.report(
+                RuleId::HtreeRoot,
+                "htree root block lacks its '.' and '..' entries".into(),
+            );
+            return None;
+        }
+        if reserved != 0 || info_len < 8 {
+            self.report(
+                RuleId::HtreeRoot,
+                format!("htree root: reserved field {reserved:#x}, info length {info_len} (must be 0 and at least 8)"),
+            );
+            return None;
+        }
+        let eff = dirhash::effective_version(version, self.ctx.s_flags);
+        let known = version <= dirhash::HASH_TEA
+            || (version == dirhash::HASH_SIPHASH && self.casefold && self.encrypted);
+        if !known {
+            self.report(
+                RuleId::HtreeHashVersion,
+                format!("htree root: unsupported hash version {version}"),
+            );
+            return None;
+        }
+        if levels >= self.ctx.htree_levels {
+            self.report(
+                RuleId::HtreeDepth,
+                format!(
+                    "htree root: {levels} indirect levels, at most {} {}",
+                    self.ctx.htree_levels - 1,
+                    if self.ctx.htree_levels == 3 {
+                        "with largedir"
+                    } else {
+                        "without largedir"
+                    }
+                ),
+            );
+            return None;
+        }
+        let n = usize::try_from(nblocks)
+            .ok()?
+            .min(blocks.len().max(1) * 2)
+            .max(1);
+        let mut roles = vec![DxBlock::default(); n];
+        roles[0] = DxBlock {
+            refs: 1,
+            node: true,
+            min: 0,
+            max: u32::MAX,
+            first: true,
+        };
+        // Breadth-first over index levels; every level's blocks are distinct logical blocks
+        // below nblocks, so the walk reads at most nblocks blocks.
+        let mut level = vec![(0u64, root, 24 + usize::from(info_len))];
+        for depth in 1..=levels + 1 {
+            let mut next = Vec::new();
+            for (l, data, at) in level {
+                let entries = self.dx_entries(inode, l, &data, at)?;
+                let (pmin, pmax) = (roles[l as usize].min, roles[l as usize].max);
+                for (i, &(hash, blk)) in entries.iter().enumerate() {
+                    let nmax = entries.get(i + 1).map_or(pmax, |e| e.0 & !1);
+                    if blk as usize >= n || u64::from(blk) >= nblocks || blk == 0 {
+                        self.report(
+                            RuleId::HtreeBlock,
+                            format!("htree index block {l} entry {i} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
+                        );
+                        continue;
+                    }
+                    if i > 0 && ((hash & !1) < pmin || (hash & !1) > pmax) {
+                        self.report(
+                            RuleId::HtreeLeafHash,
+                            format!("htree index block {l}: entry hash {hash:#010x} outside the range {pmin:#010x}..{pmax:#010x} its parent gives"),
+                        );
+                    }
+                    let r = &mut roles[blk as usize];
+                    r.refs = r.refs.saturating_add(1);
+                    if r.refs > 1 {
+                        continue;
+                    }
+                    *r = DxBlock {
+                        refs: 1,
+                        node: depth <= levels,
+                        min: if i == 0 { pmin } else { hash & !1 },
+                        max: nmax,
+                        first: i == 0,
+                    };
+                    if depth <= levels {
+                        let Some(p) = phys(u64::from(blk)) else {
+                            continue;
+                        };
+                        let Ok(b) = fs.block(p) else { continue };
+                        let b = b.to_vec();
+                        let bd = Bytes::new(&b);
+                        if bd.le32(0) != 0
+                            || rec_len_from_disk(bd.le16(4), self.ctx.bs) != self.ctx.bs
+                        {
+                            self.report(
+                                RuleId::HtreeDepth,
+                                format!("htree block {blk} at depth {depth} is not an index node (the root has {levels} indirect levels)"),
+                            );
+                            roles[blk as usize].node = false;
+                            continue;
+                        }
+                        next.push((u64::from(blk), b, 8));
+                    }
+                }
+            }
+            level = next;
+            if level.is_empty() {
+                break;
+            }
+        }
+        Some((eff, roles))
+    }
+
+    /// Count/limit, hash order and tail checksum of one index block; its (hash, block) pairs.
+    fn dx_entries(
+        &mut self,
+        inode: &Inode,
+        l: u64,
+        data: &[u8],
+        at: usize,
+    ) -> Option<Vec<(u32, u32)>> {
+        let d = Bytes::new(data);
+        let limit = usize::from(d.le16(at));
+        let count = usize::from(d.le16(at + 2));
+        let tail = if self.ctx.metadata_csum { 8 } else { 0 };
+        let expect = (self.ctx.bs.saturating_sub(at + tail)) / 8;
+        if limit != expect {
+            self.report(
+                RuleId::HtreeLimit,
+                format!("htree index block {l}: limit {limit}, should be {expect}"),
+            );
+        }
+        if count == 0 || count > expect {
+            self.report(
+                RuleId::HtreeCount,
+                format!("htree index block {l}: count {count}, should be 1..={expect}"),
+            );
+            if count == 0 {
+                return None;
+            }
+        }
+        let count = count.min(expect);
+        if self.ctx.metadata_csum && limit == expect {
+            let seed = extent_seed(self.ino, inode, self.ctx);
+            let size = at + count * 8;
+            let t = at + limit * 8;
+            if t + 8 <= data.len() {
+                let mut c = crate::csum::crc32c_raw(seed, &data[..size]);
+                // dt_reserved, then the checksum field itself as zero (ext4_dx_csum).
+                c = crate::csum::crc32c_raw(c, &data[t..t + 4]);
+                c = crate::csum::crc32c_raw(c, &[0; 4]);
+                let stored = d.le32(t + 4);
+                if c != stored {
+                    self.report(
+                        RuleId::HtreeCsum,
+                        format!(
+                            "htree {} block {l}: checksum {stored:#010x}, should be {c:#010x}",
+                            if l == 0 { "root" } else { "node" }
+                        ),
+                    );
+                }
+            }
+        }
+        let mut prev = 0u32;
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            let o = at + 8 * i;
+            let hash = if i == 0 { 0 } else { d.le32(o) };
+            let blk = d.le32(o + 4) & 0x0fff_ffff;
+            if i > 0 && (hash & !1) < prev {
+                self.report(
+                    RuleId::HtreeHashOrder,
+                    format!("htree index block {l}: entry {i} hash {hash:#010x} below the previous {prev:#010x}"),
+                );
+            }
+            prev = hash & !1;
+            out.push((hash, blk));
+        }
+        Some(out)
+    }
+
+    fn check_dx_refs(&mut self, roles: &[DxBlock], present: &HashSet<u64>) {
+        for (b, r) in roles.iter().enumerate().skip(1) {
+            if r.refs > 1 {
+                self.report(
+                    RuleId::HtreeRefs,
+                    format!(
+                        "htree block {b} is referenced {} times by the index",
+                        r.refs
+                    ),
+                );
+            } else if r.refs == 0 && present.contains(&(b as u64)) {
+                self.report(
+                    RuleId::HtreeRefs,
+                    format!("htree block {b} is not referenced by the index"),
+                );
+            }
+        }
+    }
+
+    /// Entries of one directory block (all blocks, leaves of htrees included).
+    fn check_block(
+        &mut self,
+        inode: &Inode,
+        l: u64,
+        p: u64,
+        data: &[u8],
+        role: Option<DxBlock>,
+        hash_v: Option<u8>,
+    ) {
+        let is_index = role.is_some_and(|r| r.node);
+        let bs = data.len();
+        // The checksum tail of a leaf block.
+        let mut area = data;
+        if self.ctx.metadata_csum && !is_index {
+            match dir::dirblock_csum(extent_seed(self.ino, inode, self.ctx), data) {
+                Some(c) => {
+                    if !c.ok() {
+                        self.report(
+                            RuleId::DirCsum,
+                            format!("directory block {l} (block {p}): checksum {:#010x}, should be {:#010x}", c.stored, c.computed),
+                        );
+                    }
+                    area = &data[..bs - TAIL_SIZE];
+                }
+                None => self.report(
+                    RuleId::DirCsumMissing,
+                    format!("directory block {l} (block {p}) has no checksum tail"),
+                ),
+            }
+        }
+        let (entries, bad) = walk_entries(area, 12);
+        if let Some((off, rec_len, name_len)) = bad {
+            self.report(
+                RuleId::DirEntryCorrupt,
+                format!("directory block {l} (block {p}), offset {off}: rec_len {rec_len}, name_len {name_len} do not fit (rec_len >= 12, multiple of 4, inside the block, >= name_len + 8)"),
+            );
+        }
+        let leaf_range = role.filter(|r| !r.node && r.refs > 0);
+        let mut dot_state = if l == 0 { 0 } else { 2 };
+        // (lowest, highest, names out of range, first name out of range)
+        let mut hashes: (u32, u32, u32, Option<(String, u32)>) = (u32::MAX, 0, 0, None);
+        for e in &entries {
+            if e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE {
+                dot_state += 1;
+                continue;
+            }
+            self.check_entry(e, dot_state, l);
+            if let (Some(r), Some(v), true) = (leaf_range, hash_v, e.inode != 0 && dot_state > 1) {
+                if let Some(h) = self.leaf_hash(e, v) {
+                    hashes.0 = hashes.0.min(h);
+                    hashes.1 = hashes.1.max(h);
+                    if (!r.first && h < r.min) || h > r.max {
+                        hashes.2 += 1;
+                        if hashes.3.is_none() {
+                            hashes.3 = Some((String::from_utf8_lossy(e.name).into_owned(), h));
+                        }
+                    }
+                }
+            }
+            dot_state += 1;
+        }
+        if let (Some(r), Some((name, h))) = (leaf_range, hashes.3) {
+            self.report(
+                RuleId::HtreeLeafHash,
+                format!(
+                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
+                    hashes.2, r.min, r.max, hashes.0, hashes.1
+                ),
+            );
+        }
+        if l == 0 && entries.len() < 2 && bad.is_none() {
+            if entries.is_empty() {
+                self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
+            }
+            self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
+        }
+    }
+
+    /// The hash of a leaf entry's name (None for SipHash, keyed by the encryption key).
+    fn leaf_hash(&self, e: &Entry<'_>, version: u8) -> Option<u32> {
+        if version == dirhash::HASH_SIPHASH {
+            return None;
+        }
+        let fold = self.casefold && !self.encrypted;
+        dirhash::name_hash(e.name, version, &self.ctx.seed, fold).map(|(h, _)| h)
+    }
+
+    /// The entry checks of `check_dir_block`, in e2fsck's order.
+    fn check_entry(&mut self, e: &Entry<'_>, dot_state: u32, l: u64) {
+        // Formatted only into a finding (this runs for every entry).
+        let name = EName(e.name);
+        let at = EAt(l, e.offset);
+        if dot_state == 0 {
+            if e.inode == 0 || e.name != b"." {
+                self.report(
+                    RuleId::DirMissingDot,
+                    format!("first entry is '{name}' (inode {}), not '.'", e.inode),
+                );
+            } else if e.inode != self.ino {
+                self.report(
+                    RuleId::DirDotInode,
+                    format!("'.' names inode {}, not the directory itself", e.inode),
+                );
+            }
+        } else if dot_state == 1 {
+            if e.inode == 0 || e.name != b".." {
+                self.report(
+                    RuleId::DirMissingDotdot,
+                    format!("second entry is '{name}' (inode {}), not '..'", e.inode),
+                );
+            } else {
+                self.slot.dotdot.store(e.inode, Relaxed);
+            }
+        } else if e.inode == self.ino {
+            self.report(
+                RuleId::DirLinkDot,
+                format!("entry '{name}' ({at}) links to the directory itself"),
+            );
+        }
+        if e.inode == 0 {
+            return;
+        }
+        let c = self.ctx;
+        if (e.inode != dir::ROOT_INO && e.inode < c.first_ino) || e.inode > c.inodes_count {
+            self.report(
+                RuleId::DirBadInode,
+                format!(
+                    "entry '{name}' ({at}) has inode {}, outside 2 and {}..={}",
+                    e.inode, c.first_ino, c.inodes_count
+                ),
+            );
+            return;
+        }
+        let dot = dot_state < 2;
+        if !dot && e.name == b"." {
+            self.report(RuleId::DirDupDot, format!("second '.' entry ({at})"));
+        } else if !dot && e.name == b".." {
+            self.report(RuleId::DirDupDot, format!("second '..' entry ({at})"));
+        } else if !dot && e.inode == dir::ROOT_INO {
+            self.report(
+                RuleId::DirLinkRoot,
+                format!("entry '{name}' ({at}) links to the root directory"),
+            );
+        } else if !dot && e.name.is_empty() {
+            self.report(
+                RuleId::DirNullName,
+                format!("entry with an empty name ({at}), inode {}", e.inode),
+            );
+        }
+        let g = ((e.inode - 1) / c.ipg.max(1)) as usize;
+        if let Some(&(uninit, first_unused)) = c.groups.get(g) {
+            if uninit {
+                self.report(
+                    RuleId::DirInodeUninit,
+                    format!("entry '{name}' ({at}) names inode {} in group {g}, whose inode table is INODE_UNINIT", e.inode),
+                );
+            } else if e.inode >= first_unused {
+                self.report(
+                    RuleId::DirInodeUninit,
+                    format!("entry '{name}' ({at}) names inode {} in the unused tail of group {g}'s inode table", e.inode),
+                );
+            }
+        }
+        let Some(target) = self.index.get(e.inode) else {
+            self.report(
+                RuleId::DirUnusedInode,
+                format!(
+                    "entry '{name}' ({at}) names inode {}, which is not in use",
+                    e.inode
+                ),
+            );
+            return;
+        };
+        if !dot {
+            self.check_name(e, &name, &at);
+            self.check_encrypted_target(target, &name, &at);
+        }
+        self.check_filetype(e, target, &name, &at);
+        if !dot && target.is_dir() {
+            let prev = target.names.load(Relaxed);
+            if prev >= 1 {
+                self.report(
+                    RuleId::DirLinkDir,
+                    format!(
+                        "entry '{name}' ({at}) is another link to directory {}",
+                        e.inode
+                    ),
+                );
+            }
+            target.parent.fetch_min_nonzero(self.ino);
+        }
+        if !dot {
+            self.check_duplicate(e, &name, &at);
+            if self.ino == dir::ROOT_INO && e.name == b"lost+found" {
+                self.lost_found = Some(e.inode);
+            }
+        }
+        count_reference(target, dot);
+    }
+
+    fn check_name(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
+        if self.encrypted {
+            if e.name.len() < CRYPTO_BLOCK {
+                self.report(
+                    RuleId::DirEncryptedName,
+                    format!(
+                        "encrypted entry '{name}' ({at}) is {} bytes, shorter than a cipher block",
+                        e.name.len()
+                    ),
+                );
+            }
+            return;
+        }
+        if e.name.iter().any(|&b| b == b'/' || b == 0) {
+            self.report(
+                RuleId::DirBadName,
+                format!(
+                    "entry '{}' ({at}) has '/' or NUL in its name",
+                    name.escape_debug()
+                ),
+            );
+        }
+        if self.casefold && self.ctx.strict_encoding && std::str::from_utf8(e.name).is_err() {
+            self.report(
+                RuleId::DirEncodedName,
+                format!(
+                    "entry '{}' ({at}) is not valid UTF-8 in a strict casefolded directory",
+                    name.escape_debug()
+                ),
+            );
+        }
+    }
+
+    /// In an encrypted directory, regular files, directories and symlinks are encrypted too.
+    fn check_encrypted_target(&mut self, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
+        let kind = target.mode & 0xF000;
+        if self.encrypted
+            && matches!(kind, 0x8000 | 0x4000 | 0xA000)
+            && target.flags & dir::ENCRYPT_FL == 0
+        {
+            self.report(
+                RuleId::DirUnencryptedEntry,
+                format!(
+                    "encrypted entry '{}' ({at}) names unencrypted inode {}",
+                    name.escape_debug(),
+                    target.ino
+                ),
+            );
+        }
+    }
+
+    fn check_filetype(&mut self, e: &Entry<'_>, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
+        if !self.ctx.filetype {
+            if e.file_type != 0 {
+                self.report(
+                    RuleId::DirFiletype,
+                    format!(
+                        "entry '{name}' ({at}) has file type {} without the filetype feature",
+                        e.file_type
+                    ),
+                );
+            }
+            return;
+        }
+        let want = file_type_of_mode(target.mode);
+        if e.file_type != want {
+            self.report(
+                RuleId::DirFiletype,
+                format!(
+                    "entry '{name}' ({at}) has file type {}, inode {} needs {want}",
+                    e.file_type, e.inode
+                ),
+            );
+        }
+    }
+
+    fn check_duplicate(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
+        if self.names_full {
+            return;
+        }
+        let key: std::borrow::Cow<[u8]> = if self.casefold && !self.encrypted {
+            dirhash::casefold(e.name)
+                .map_or(std::borrow::Cow::Borrowed(e.name), std::borrow::Cow::Owned)
+        } else {
+            std::borrow::Cow::Borrowed(e.name)
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        if !self.names.insert(h.finish()) {
+            self.report(
+                RuleId::DirDuplicateName,
+                format!("duplicate entry '{name}' ({at})"),
+            );
+        } else if self.names.len() >= MAX_NAMES_PER_DIR {
+            self.names_full = true;
+        }
+    }
+
+    /// Inline directories: the parent in the first 4 bytes of i_block, then entries in the rest
+    /// of i_block and in `system.data`.
+    fn check_inline(&mut self, fs: &Filesystem, raw: &[u8], inode: &Inode) {
+        let parent = Bytes::new(&inode.block).le32(0);
+        let dotdot = Entry {
+            offset: 0,
+            inode: parent,
+            rec_len: 4,
+            file_type: 2,
+            name: b"..",
+        };
+        // The '.' is implicit: the directory references itself.
+        count_reference(self.slot, true);
+        self.check_entry(&dotdot, 1, 0);
+        for (i, area) in inline_areas(fs, raw, inode).iter().enumerate() {
+            let (entries, bad) = walk_entries(area, 8);
+            if let Some((off, rec_len, name_len)) = bad {
+                self.report(
+                    RuleId::DirEntryCorrupt,
+                    format!("inline directory {} area, offset {off}: rec_len {rec_len}, name_len {name_len} do not fit", if i == 0 { "i_block" } else { "system.data" }),
+                );
+            }
+            for e in &entries {
+                self.check_entry(e, 2, 0);
+            }
+        }
+    }
+}
+
+/// An entry's name, formatted (lossily) only when a finding needs it.
+struct EName<'a>(&'a [u8]);
+
+impl std::fmt::Display for EName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.0))
+    }
+}
+
+impl EName<'_> {
+    /// The name with control characters escaped.
+    fn escape_debug(&self) -> String {
+        String::from_utf8_lossy(self.0).escape_debug().to_string()
+    }
+}
+
+/// An entry's place (block, offset), formatted only when a finding needs it.
+struct EAt(u64, usize);
+
+impl std::fmt::Display for EAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "block {}, offset {}", self.0, self.1)
+    }
+}
+
+/// The per-inode checksum seed of directory `ino` (metadata_csum).
+fn extent_seed(ino: u32, inode: &Inode, ctx: &Ctx) -> u32 {
+    crate::extent::inode_csum_seed(ctx.fs_seed, ino, inode.generation)
+}
+
+/// Extension: `fetch_min` that treats 0 as "unset".
+trait FetchMinNonzero {
+    fn fetch_min_nonzero(&self, v: u32);
+}
+
+impl FetchMinNonzero for std::sync::atomic::AtomicU32 {
+    fn fetch_min_nonzero(&self, v: u32) {
+        let _ = self.fetch_update(Relaxed, Relaxed, |cur| (cur == 0 || v < cur).then_some(v));
+    }
+}
