@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = sb.checksum_ok();
     let _ = sb.csum_seed();
     let _ = (sb.block_size_checked(), sb.cluster_size(), sb.desc_size(), sb.first_ino());
-    let mut s = String::new();
+    let mut s = e4inspect::format::dumpe2fs::RawText::default();
     list_super(&sb, &mut s);
     for force in [false, true] {
         let Ok(geo) = Geometry::new(&sb, force) else {

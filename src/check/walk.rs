@@ -4,7 +4,7 @@
 //! Groups are walked in parallel (rayon `fold`/`reduce`, so results come back in group order);
 //! each group's table is read once, up to `bg_itable_unused` with descriptor checksums, skipping
 //! INODE_UNINIT groups, as libext2fs' inode scan does. Every slot is judged by pass 1
-//! ([`super::pass1`]); an inode is in use as e2fsck decides it: a reserved inode (below
+//! (`pass1`); an inode is in use as e2fsck decides it: a reserved inode (below
 //! `s_first_ino`), or one whose `i_links_count` is not zero.
 //!
 //! # What the walk leaves for the other passes

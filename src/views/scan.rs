@@ -415,8 +415,8 @@ struct Shard {
 }
 
 /// Decoded external xattr blocks keyed by block number, shared by the rayon workers of a scan:
-/// a block referenced by many inodes is read and parsed once. Bounded: [`CACHE_SHARDS`] shards
-/// of at most [`CACHE_ENTRIES_PER_SHARD`] blocks and about [`CACHE_BYTES_PER_SHARD`] bytes; a
+/// a block referenced by many inodes is read and parsed once. Bounded: `CACHE_SHARDS` shards
+/// of at most `CACHE_ENTRIES_PER_SHARD` blocks and about `CACHE_BYTES_PER_SHARD` bytes; a
 /// full shard is emptied (blocks are then decoded again when met again).
 pub struct XattrBlockCache {
     shards: Vec<Mutex<Shard>>,

@@ -12,7 +12,7 @@
 //! maintained `caseless` (full C+F folding from CaseFolding.txt) and `unicode-normalization`
 //! crates. Their tables are of a newer Unicode version than the kernel's utf8-12.1: the
 //! characters assigned since then that fold or decompose are left as they are
-//! ([`UNFOLDED_IN_12_1`], found by comparing every folding character with e2fsprogs' own
+//! (`UNFOLDED_IN_12_1`, found by comparing every folding character with e2fsprogs' own
 //! utf8-12.1 tables through `debugfs dx_hash -c`). Canonical reordering of combining marks
 //! assigned after 12.1 may still differ (such names are not known to exist in practice).
 

@@ -937,7 +937,7 @@ fn add_block_entries(
 /// an external block with the same in-inode entries are counted together, so that a block shared
 /// by thousands of inodes is decoded once (`cache`) and its set evaluated once per distinct
 /// group. Inodes without a block are handed out one by one. `keep` inode numbers are kept per
-/// group. Memory is bounded by [`MAX_PENDING_GROUPS`] pending groups.
+/// group. Memory is bounded by `MAX_PENDING_GROUPS` pending groups.
 pub fn image_set_groups(
     fs: &crate::fs::Filesystem,
     cache: &crate::scan::XattrBlockCache,

@@ -1,0 +1,12 @@
+//! The models: answers computed from the reader's values or from a workload description.
+//!
+//! - [`fit`]: where the kernel places xattrs for a given inode size (`ext4_xattr_set_handle`);
+//! - [`mkfs`]: the layout mke2fs 1.47 would make (`PRS`, `ext2fs_initialize`,
+//!   `figure_journal_size`);
+//! - [`advise`]: the advisor that turns a workload into a verified `mkfs.ext4` line;
+//! - [`profiles`]: `/etc/mke2fs.conf` profiles and xattr workload profiles.
+
+pub mod advise;
+pub mod fit;
+pub mod mkfs;
+pub mod profiles;

@@ -1,0 +1,14 @@
+//! What the read-only views compute, before any formatting: the in-use inode scan behind
+//! `xattrs` and `fit --from-image` ([`scan`]), file contents behind `cat` ([`contents`]), the
+//! copy-out behind `extract` ([`extract`], the one place that writes — to the destination, never
+//! to the input), free-space fragmentation behind `freefrag` ([`freefrag`], e2freefrag) and the
+//! journal walk behind `journal` ([`logdump`], debugfs logdump).
+
+pub mod contents;
+#[allow(missing_docs)] // documented in a later pass
+pub mod extract;
+#[allow(missing_docs)] // field docs still to be written
+pub mod freefrag;
+#[allow(missing_docs)] // field docs still to be written
+pub mod logdump;
+pub mod scan;
