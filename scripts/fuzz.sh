@@ -106,6 +106,7 @@ cargo fuzz build -O
 status=0
 for t in "${targets[@]}"; do
     echo "=== $t: ${secs}s"
+    mkdir -p "$fuzz/corpus/$t" # targets without generated seeds start from an empty corpus
     max_len=$((1 << 20))
     rss=${FUZZ_RSS_MB:-1024}
     case $t in image | descriptors | extent) max_len=$((5 << 20)) ;; esac
