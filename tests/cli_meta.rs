@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use std::path::Path;
 use std::process::Command;
 
 #[test]
@@ -63,4 +64,61 @@ fn image_is_never_written() {
         assert_eq!(o.status.code(), Some(0), "{args:?}");
     }
     assert!(std::fs::read(&p).unwrap() == before, "image changed");
+}
+
+/// The README's rule table is the catalogue (`check --list-rules --json`), row for row, so it
+/// cannot drift from the code: regenerate it from that JSON when a rule is added.
+#[test]
+fn readme_rule_table_is_the_catalogue() {
+    let out = common::run(Command::new(common::bin()).args(["check", "--list-rules", "--json"]));
+    assert!(out.status.success());
+    let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes = |r: &serde_json::Value, key: &str, quote: bool| -> String {
+        let v: Vec<String> = r[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let c = c.as_str().unwrap();
+                if quote {
+                    format!("`{c}`")
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        if v.is_empty() {
+            "-".into()
+        } else {
+            v.join(", ")
+        }
+    };
+    let expected: Vec<String> = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "| `{}` | {} | {} | {} | {} |",
+                r["id"].as_str().unwrap(),
+                r["severity"].as_str().unwrap(),
+                r["description"].as_str().unwrap(),
+                codes(r, "enforced_by", false),
+                codes(r, "e2fsck", true)
+            )
+        })
+        .collect();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table: Vec<String> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| rule | severity | description"))
+        .skip(2)
+        .take_while(|l| l.starts_with("| `"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        table, expected,
+        "README rule table differs from check --list-rules"
+    );
 }
