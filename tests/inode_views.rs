@@ -253,7 +253,7 @@ fn compressed_and_container_inputs_are_named() {
     let st = Command::new("gzip").arg("-k").arg(&img).status().unwrap();
     assert!(st.success());
     let gz = dir.path().join("c.img.gz");
-    for cmd in ["dump", "inode", "xattrs", "ls", "cat"] {
+    for cmd in ["dump", "check", "inode", "xattrs", "ls", "cat"] {
         let mut c = Command::new(bin());
         c.arg(cmd).arg(&gz);
         if matches!(cmd, "inode" | "cat") {

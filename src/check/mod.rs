@@ -267,6 +267,9 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
         Vec::new()
     };
     if sb.magic != crate::superblock::EXT2_MAGIC && backups.is_empty() {
+        if let Some(c) = crate::container::identify_source(&src) {
+            return Err(Error::NotExt(format!("{image}: {c}")));
+        }
         return Err(Error::NotExt(format!(
             "{image}: no ext2/3/4 superblock (magic 0x{:04x} at byte 1024) and no valid backup superblock",
             sb.magic
