@@ -35,25 +35,9 @@ pub fn ctime_string(secs: i64) -> String {
     e4inspect::os::ctime(secs).unwrap_or_else(|| "(invalid time)\n".into())
 }
 
-/// debugfs' print_c_string.
+/// debugfs' print_c_string, appended to `out` ([`e4inspect::format::escape::c_string`]).
 fn c_string(out: &mut String, b: &[u8]) {
-    for &c in b {
-        match c {
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            12 => out.push_str("\\f"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            11 => out.push_str("\\v"),
-            b'\\' => out.push_str("\\\\"),
-            b'\'' => out.push_str("\\'"),
-            b'"' => out.push_str("\\\""),
-            c if !(32..=126).contains(&c) => {
-                let _ = write!(out, "\\{c:03o}");
-            }
-            c => out.push(c as char),
-        }
-    }
+    out.push_str(&e4inspect::format::escape::c_string(b));
 }
 
 /// debugfs' `print_xattr_string`: hex bytes unless more than 7/8 of them are printable, else a C
