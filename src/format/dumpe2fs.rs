@@ -1075,9 +1075,12 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     const BATCH: u32 = 2048;
     let n = fs.geo.group_count;
     let mut start = 0u32;
+    // Pipelined: the bitmaps of batch k+1 are requested before batch k is formatted, so a cold
+    // device reads them while the CPU works.
+    prefetch_bitmaps(fs, 0..BATCH.min(n));
     while start < n {
         let end = start.saturating_add(BATCH).min(n);
-        prefetch_bitmaps(fs, start..end);
+        prefetch_bitmaps(fs, end..end.saturating_add(BATCH).min(n));
         let texts: Vec<String> = (start..end)
             .into_par_iter()
             .map_init(Vec::new, |scratch, g| {
