@@ -29,17 +29,14 @@ fn run(img: &Path) -> (Option<i32>, Vec<(String, String)>, String) {
     run_args(img, &[])
 }
 
-/// `run` with extra arguments (`--quick`).
-fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_e4inspect"))
-        .args(["check", "--json"])
-        .args(args)
-        .arg(img)
+/// Run `cmd` to completion, or kill it after `limit` (`None`). Stdout is drained while waiting:
+/// a report larger than the pipe buffer would otherwise block the child.
+fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Drain stdout while waiting: a report larger than the pipe buffer would block the child.
     let mut stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut b = Vec::new();
@@ -47,19 +44,26 @@ fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, S
         b
     });
     let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(30) {
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            return (None, Vec::new(), "timeout".into());
+            return None;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     let mut out = child.wait_with_output().unwrap();
     out.stdout = reader.join().unwrap_or_default();
+    Some(out)
+}
+
+/// `run` with extra arguments (`--quick`).
+fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_e4inspect"));
+    cmd.args(["check", "--json"]).args(args).arg(img);
+    let Some(out) = output_within(&mut cmd, Duration::from_secs(30)) else {
+        return (None, Vec::new(), "timeout".into());
+    };
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let findings = v["findings"]
         .as_array()
@@ -165,32 +169,11 @@ fn corpus_agreement() {
 /// anything beyond its pass lines and summary. `None` when it does not finish in time (it loops
 /// forever on some images). Also returns its first extra line.
 fn e2fsck_verdict(img: &Path) -> (Option<bool>, String) {
-    let mut child = Command::new("e2fsck")
-        .arg("-fn")
-        .arg(img)
-        .env("TZ", "UTC")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Drain stdout while waiting: long reports would otherwise block e2fsck on a full pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut b);
-        b
-    });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return (None, "e2fsck timed out".into());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let mut out = child.wait_with_output().unwrap();
-    out.stdout = reader.join().unwrap_or_default();
+    let mut cmd = Command::new("e2fsck");
+    cmd.arg("-fn").arg(img).env("TZ", "UTC");
+    let Some(out) = output_within(&mut cmd, Duration::from_secs(120)) else {
+        return (None, "e2fsck timed out".into());
+    };
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let extra = text
