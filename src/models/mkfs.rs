@@ -323,7 +323,6 @@ impl MkfsOptions {
     pub fn from_args(args: &[String]) -> Result<MkfsOptions> {
         let mut o = MkfsOptions::default();
         let mut it = args.iter();
-        let bad = |what: &str, v: &str| Error::Invalid(format!("invalid {what} '{v}'"));
         while let Some(a) = it.next() {
             let mut val = |name: &str| -> Result<String> {
                 it.next()
@@ -333,36 +332,17 @@ impl MkfsOptions {
             match a.as_str() {
                 "-t" => o.fs_type = val("-t")?,
                 "-T" => o.usage_types = Some(val("-T")?.split(',').map(String::from).collect()),
-                "-b" => {
-                    let v = val("-b")?;
-                    o.block_size = Some(v.parse().map_err(|_| bad("block size", &v))?)
-                }
-                "-I" => {
-                    let v = val("-I")?;
-                    o.inode_size = Some(v.parse().map_err(|_| bad("inode size", &v))?)
-                }
-                "-i" => {
-                    let v = val("-i")?;
-                    o.inode_ratio = Some(v.parse().map_err(|_| bad("inode ratio", &v))?)
-                }
-                "-N" => {
-                    let v = val("-N")?;
-                    o.inodes = Some(v.parse().map_err(|_| bad("inode count", &v))?)
-                }
-                "-m" => {
-                    let v = val("-m")?;
-                    o.reserved_percent = Some(v.parse().map_err(|_| bad("reserved percent", &v))?)
-                }
-                "-G" => {
-                    let v = val("-G")?;
-                    o.flex_bg_size = Some(v.parse().map_err(|_| bad("flex_bg size", &v))?)
-                }
+                "-b" => o.block_size = Some(parse_number(&val("-b")?, "block size")?),
+                "-I" => o.inode_size = Some(parse_number(&val("-I")?, "inode size")?),
+                "-i" => o.inode_ratio = Some(parse_number(&val("-i")?, "inode ratio")?),
+                "-N" => o.inodes = Some(parse_number(&val("-N")?, "inode count")?),
+                "-m" => o.reserved_percent = Some(parse_number(&val("-m")?, "reserved percent")?),
+                "-G" => o.flex_bg_size = Some(parse_number(&val("-G")?, "flex_bg size")?),
                 "-J" => {
                     let v = val("-J")?;
                     for part in v.split(',') {
                         if let Some(s) = part.strip_prefix("size=") {
-                            o.journal_size_mib =
-                                Some(s.parse().map_err(|_| bad("journal size", s))?);
+                            o.journal_size_mib = Some(parse_number(s, "journal size")?);
                         }
                     }
                 }
@@ -370,11 +350,11 @@ impl MkfsOptions {
                     let v = val("-E")?;
                     for part in v.split(',') {
                         if let Some(s) = part.strip_prefix("stride=") {
-                            o.stride = Some(s.parse().map_err(|_| bad("stride", s))?);
+                            o.stride = Some(parse_number(s, "stride")?);
                         } else if let Some(s) = part.strip_prefix("stripe_width=") {
-                            o.stripe_width = Some(s.parse().map_err(|_| bad("stripe_width", s))?);
+                            o.stripe_width = Some(parse_number(s, "stripe_width")?);
                         } else if let Some(s) = part.strip_prefix("stripe-width=") {
-                            o.stripe_width = Some(s.parse().map_err(|_| bad("stripe_width", s))?);
+                            o.stripe_width = Some(parse_number(s, "stripe_width")?);
                         }
                     }
                 }
@@ -1123,6 +1103,12 @@ fn figure_journal_size(
     };
 
     Ok((journal_blocks, fc_blocks))
+}
+
+/// A numeric option value, or mke2fs-style "invalid WHAT 'V'".
+fn parse_number<T: std::str::FromStr>(v: &str, what: &str) -> Result<T> {
+    v.parse()
+        .map_err(|_| Error::Invalid(format!("invalid {what} '{v}'")))
 }
 
 #[cfg(test)]
