@@ -327,6 +327,33 @@ fn backup_desc(fs: &Filesystem, group_block: u64, g: u32) -> Option<GroupDesc> {
     Some(GroupDesc::parse_from_backup(&fs.ctx, g, &raw))
 }
 
+/// The backup descriptor block that holds descriptor `g` (read once for the
+/// `desc_per_block` groups it describes), when it lies wholly inside the image.
+fn backup_desc_block(fs: &Filesystem, group_block: u64, g: u32) -> Option<Vec<u8>> {
+    let geo = &fs.geo;
+    let per = u64::from(geo.desc_per_block.max(1));
+    let blk = geo.descriptor_block_loc(group_block, u64::from(g) / per);
+    fs.source
+        .try_read(blk.checked_mul(geo.block_size)?, geo.block_size)
+}
+
+/// Backup descriptor `g` from its block when it was read, else read on its own.
+fn backup_desc_in(
+    fs: &Filesystem,
+    group_block: u64,
+    block: Option<&[u8]>,
+    g: u32,
+) -> Option<GroupDesc> {
+    let geo = &fs.geo;
+    let per = geo.desc_per_block.max(1);
+    let ds = geo.desc_size as usize;
+    let at = (g % per) as usize * ds;
+    match block.and_then(|b| b.get(at..at + ds)) {
+        Some(raw) => Some(GroupDesc::parse_from_backup(&fs.ctx, g, raw)),
+        None => backup_desc(fs, group_block, g),
+    }
+}
+
 /// The first backup superblock's block (where `e2fsck -b` would start), if any.
 fn first_backup(fs: &Filesystem) -> Option<u64> {
     let geo = &fs.geo;
@@ -339,7 +366,7 @@ fn check_group(
     fs: &Filesystem,
     g: u32,
     marks: Option<&UninitMarks>,
-    backup: Option<u64>,
+    backup: Option<(u64, Option<&[u8]>)>,
     scratch: &mut Scratch,
 ) -> GroupResult {
     let geo = &fs.geo;
@@ -474,7 +501,9 @@ fn check_group(
     if let Some(m) = marks {
         check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
     }
-    if let Some(b) = backup.and_then(|blk| backup_desc(fs, blk, g).map(|d| (blk, d))) {
+    if let Some(b) =
+        backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, g).map(|d| (blk, d)))
+    {
         let (blk, bd) = b;
         let differ = [
             ("block bitmap", gd.block_bitmap, bd.block_bitmap),
@@ -580,14 +609,22 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
         first_backup(fs)
     };
     // Fold each group into a per-worker accumulator at once, so the per-rule cap holds while
-    // collecting (65,536 groups of findings are never all alive together).
-    let acc = (0..geo.group_count)
+    // collecting (65,536 groups of findings are never all alive together). Groups go by
+    // descriptor block, so that each backup descriptor block is read once, not once per group.
+    let per = geo.desc_per_block.max(1);
+    let acc = (0..geo.group_count.div_ceil(per))
         .into_par_iter()
         .fold(
             || (Scratch::default(), Totals::default()),
-            |(mut s, t), g| {
-                let r = check_group(fs, g, marks.as_ref(), backup, &mut s);
-                (s, t.add(r))
+            |(mut s, mut t), i| {
+                let first = i * per;
+                let block = backup.and_then(|blk| backup_desc_block(fs, blk, first));
+                for g in first..first.saturating_add(per).min(geo.group_count) {
+                    let b = backup.map(|blk| (blk, block.as_deref()));
+                    let r = check_group(fs, g, marks.as_ref(), b, &mut s);
+                    t = t.add(r);
+                }
+                (s, t)
             },
         )
         .map(|(_, t)| t)

@@ -308,6 +308,9 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
         }
         Err(e) => return Err(e),
     };
+    // Every pass below looks at each descriptor: decode the table once (bounded; falls back to
+    // reading descriptors one by one when too large or unreadable).
+    fs.load_descriptors();
     if sb_block == 0 {
         superblock::check_backups(&fs, &mut f);
     }

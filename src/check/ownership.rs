@@ -79,36 +79,72 @@ impl Claims {
 
 /// Claim what e2fsck's `mark_table_blocks` marks: every group's superblock and descriptor
 /// copies with the reserved GDT blocks, bitmaps and inode table, and the MMP block.
+///
+/// Groups are visited in parallel chunks, each merging its cluster ranges into sorted disjoint
+/// runs; the runs go into the bitmap in order, as run containers (flex_bg packs the bitmaps and
+/// inode tables of a flex group side by side: a few runs, where inserting them one by one
+/// built an 8 KiB bitmap container per 64 Ki clusters, 32 MiB for an 8 TiB filesystem).
 pub fn claim_metadata(fs: &Filesystem, claims: &mut Claims) {
+    use rayon::prelude::*;
+    let geo = &fs.geo;
+    let groups = geo.group_count;
+    let chunk = (groups / 64).clamp(256, 1 << 16);
+    let mut runs: Vec<(u64, u64)> = (0..groups.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let mut v = Vec::new();
+            for g in c * chunk..(c * chunk).saturating_add(chunk).min(groups) {
+                group_metadata(fs, g, &mut v);
+            }
+            normalise(&mut v);
+            v
+        })
+        .flatten_iter()
+        .collect();
+    if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
+        meta_range(fs, fs.sb.mmp_block, 1, &mut runs);
+    }
+    normalise(&mut runs);
+    for (start, len) in runs {
+        claims.claim_meta(start, len);
+    }
+    claims.meta.optimize();
+}
+
+/// Blocks `[start, start + len)` as the clusters they touch (clipped to the filesystem).
+fn meta_range(fs: &Filesystem, start: u64, len: u64, out: &mut Vec<(u64, u64)>) {
     let geo = &fs.geo;
     let cb = geo.cluster_bits;
-    let mut meta = |start: u64, len: u64| {
-        if len > 0 && start < geo.blocks_count {
-            let end = start.saturating_add(len).min(geo.blocks_count);
-            let first = start >> cb;
-            let last = (end - 1) >> cb;
-            claims.claim_meta(first, last - first + 1);
-        }
-    };
-    for g in 0..geo.group_count {
-        let lay = geo.layout(g);
-        if geo.bg_has_super(g) {
-            meta(lay.super_blk, 1);
-        }
-        if lay.old_desc_blk != 0 {
-            meta(lay.old_desc_blk, geo.old_desc_blocks());
-        }
-        if lay.new_desc_blk != 0 {
-            meta(lay.new_desc_blk, 1);
-        }
-        if let Ok(gd) = fs.desc(g) {
-            meta(gd.block_bitmap, 1);
-            meta(gd.inode_bitmap, 1);
-            meta(gd.inode_table, u64::from(geo.inode_blocks_per_group));
-        }
+    if len > 0 && start < geo.blocks_count {
+        let end = start.saturating_add(len).min(geo.blocks_count);
+        let first = start >> cb;
+        let last = (end - 1) >> cb;
+        out.push((first, last - first + 1));
     }
-    if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
-        meta(fs.sb.mmp_block, 1);
+}
+
+/// The metadata of group `g` (`mark_table_blocks` for one group).
+fn group_metadata(fs: &Filesystem, g: u32, out: &mut Vec<(u64, u64)>) {
+    let geo = &fs.geo;
+    let lay = geo.layout(g);
+    if geo.bg_has_super(g) {
+        meta_range(fs, lay.super_blk, 1, out);
+    }
+    if lay.old_desc_blk != 0 {
+        meta_range(fs, lay.old_desc_blk, geo.old_desc_blocks(), out);
+    }
+    if lay.new_desc_blk != 0 {
+        meta_range(fs, lay.new_desc_blk, 1, out);
+    }
+    if let Ok(gd) = fs.desc(g) {
+        meta_range(fs, gd.block_bitmap, 1, out);
+        meta_range(fs, gd.inode_bitmap, 1, out);
+        meta_range(
+            fs,
+            gd.inode_table,
+            u64::from(geo.inode_blocks_per_group),
+            out,
+        );
     }
 }
 

@@ -225,13 +225,30 @@ impl UninitMarks {
             }
             let a = s.max(first);
             let b = (s + n).min(last);
-            for c in a..b {
-                let i = (c - first) as usize;
-                if let Some(byte) = bitmap.get_mut(i / 8) {
-                    *byte |= 1 << (i % 8);
-                }
+            if a < b {
+                set_bits(bitmap, (a - first) as usize, (b - first) as usize);
             }
         }
+    }
+}
+
+/// Set bits `[from, to)` of a little-endian bitmap (bits past its end are ignored): whole bytes
+/// at once, so a run of thousands of clusters (a flex group's inode tables) costs a `memset`.
+pub fn set_bits(bitmap: &mut [u8], from: usize, to: usize) {
+    let to = to.min(bitmap.len() * 8);
+    let mut i = from;
+    while i < to && i % 8 != 0 {
+        bitmap[i / 8] |= 1 << (i % 8);
+        i += 1;
+    }
+    let whole_end = to / 8 * 8;
+    if i < whole_end {
+        bitmap[i / 8..whole_end / 8].fill(0xff);
+        i = whole_end;
+    }
+    while i < to {
+        bitmap[i / 8] |= 1 << (i % 8);
+        i += 1;
     }
 }
 
@@ -242,13 +259,8 @@ pub fn group_block_bitmap(
     marks: &UninitMarks,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    out.clear();
-    let n = block_nbytes(fs);
-    match disk_bitmap(fs, gd, Kind::Block) {
-        Some(b) => out.extend_from_slice(&b?),
-        None => out.resize(n, 0),
-    }
-    out.resize(n, 0);
+    load_into(fs, gd, Kind::Block, block_nbytes(fs), out)?;
+    let n = out.len();
     let first = (fs.geo.first_data_block >> fs.geo.cluster_bits)
         + u64::from(gd.group) * u64::from(fs.geo.clusters_per_group);
     marks.apply(first, (n * 8) as u64, out);
@@ -257,14 +269,34 @@ pub fn group_block_bitmap(
 
 /// A group's inode bitmap (inodes_per_group / 8 bytes) as libext2fs holds it after loading.
 pub fn group_inode_bitmap(fs: &Filesystem, gd: &GroupDesc, out: &mut Vec<u8>) -> Result<()> {
+    load_into(fs, gd, Kind::Inode, inode_nbytes(fs), out)
+}
+
+/// The first `n` bytes of a group's on-disk bitmap read straight into `out` (reused by the
+/// caller: no allocation per group), or zeros when libext2fs does not read it.
+fn load_into(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    n: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     out.clear();
-    let n = inode_nbytes(fs);
-    match disk_bitmap(fs, gd, Kind::Inode) {
-        Some(b) => out.extend_from_slice(&b?),
-        None => out.resize(n, 0),
-    }
     out.resize(n, 0);
-    Ok(())
+    let Some(loc) = bitmap_source(fs, gd, kind) else {
+        return Ok(());
+    };
+    let bs = fs.geo.block_size;
+    let off = loc
+        .checked_mul(bs)
+        .ok_or_else(|| Error::corrupt(format!("block number {loc} overflows a byte offset")))?;
+    if off.checked_add(bs).is_none_or(|end| end > fs.source.len()) {
+        // The whole block must exist, as when libext2fs reads it.
+        return fs.block_uncached(loc).map(|_| ());
+    }
+    let len = n.min(bs as usize);
+    fs.source
+        .read_into(off, &mut out[..len], &format!("block {loc}"))
 }
 
 /// Test bit `i` of a little-endian bitmap (out-of-range bits read as set).
@@ -315,5 +347,18 @@ mod tests {
         assert_eq!(b, vec![0b0011_1100, 0b0001_0000]);
         assert_eq!(count_free(&b, 16), 11);
         assert!(test_bit(&b, 100));
+    }
+
+    #[test]
+    fn set_bits_matches_bit_by_bit() {
+        for (from, to) in [(0, 0), (3, 5), (0, 8), (5, 27), (8, 64), (1, 63), (60, 200)] {
+            let mut fast = vec![0u8; 8];
+            set_bits(&mut fast, from, to);
+            let mut slow = vec![0u8; 8];
+            for i in from..to.min(64) {
+                slow[i / 8] |= 1 << (i % 8);
+            }
+            assert_eq!(fast, slow, "{from}..{to}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::source::Source;
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One filesystem block as read from the source (shared with the block cache).
 pub type Block = Arc<[u8]>;
@@ -22,6 +22,11 @@ pub type Block = Arc<[u8]>;
 /// path) is read from the source once.
 const BLOCK_CACHE_BYTES: u64 = 8 << 20;
 const BLOCK_CACHE_SHARDS: usize = 16;
+/// Most groups whose decoded descriptors [`Filesystem::load_descriptors`] keeps (72 bytes
+/// each: 18 MiB at most, a 32 TiB filesystem of 4 KiB blocks).
+pub const MAX_CACHED_DESCS: usize = 1 << 18;
+/// Most descriptor blocks read at once by [`Filesystem::load_descriptors`].
+const DESC_READ_RUN: u64 = 256;
 /// Most blocks one prefetch hint covers.
 pub const PREFETCH_SPAN: u64 = 1024;
 
@@ -116,6 +121,9 @@ pub struct Filesystem {
     has_descs: bool,
     /// Recently read blocks.
     cache: BlockCache,
+    /// Every descriptor decoded once ([`Filesystem::load_descriptors`]), for scans that look at
+    /// each group several times.
+    descs: OnceLock<Vec<GroupDesc>>,
 }
 
 /// Pick the filesystem inside `src`: an explicit offset, the whole source, or a partition.
@@ -252,6 +260,7 @@ impl Filesystem {
             group_block: p.group_block,
             zero_adjust: p.zero_adjust,
             has_descs: p.has_descs,
+            descs: OnceLock::new(),
         };
         if fs.has_descs {
             // The descriptor table is read group by group, on demand: ask for all of it now.
@@ -363,12 +372,80 @@ impl Filesystem {
 
     /// Decoded descriptor of `group`, as libext2fs presents it.
     pub fn desc(&self, group: u32) -> Result<GroupDesc> {
+        if let Some(gd) = self.descs.get().and_then(|d| d.get(group as usize)) {
+            return Ok(gd.clone());
+        }
         let raw = self.desc_raw(group)?;
-        Ok(if self.from_backup() {
-            GroupDesc::parse_from_backup(&self.ctx, group, &raw)
+        Ok(self.decode_desc(group, &raw))
+    }
+
+    fn decode_desc(&self, group: u32, raw: &[u8]) -> GroupDesc {
+        if self.from_backup() {
+            GroupDesc::parse_from_backup(&self.ctx, group, raw)
         } else {
-            GroupDesc::parse(&self.ctx, group, &raw)
-        })
+            GroupDesc::parse(&self.ctx, group, raw)
+        }
+    }
+
+    /// Decode every descriptor once, so that later [`Filesystem::desc`] calls cost a copy
+    /// instead of a cache lookup, a decode and a checksum (a check looks at each of 65,536
+    /// groups of an 8 TiB filesystem four times). The table is read in runs of consecutive
+    /// descriptor blocks, in parallel. Nothing is kept when the table holds more than
+    /// [`MAX_CACHED_DESCS`] groups (memory stays bounded) or when any block cannot be read
+    /// (`desc` then reports the error for the group concerned). Returns whether it is loaded.
+    pub fn load_descriptors(&self) -> bool {
+        use rayon::prelude::*;
+        if self.descs.get().is_some() {
+            return true;
+        }
+        let groups = self.geo.group_count;
+        if !self.has_descs || groups as usize > MAX_CACHED_DESCS || groups == 0 {
+            return false;
+        }
+        let per = u64::from(self.geo.desc_per_block.max(1));
+        let ds = self.geo.desc_size as usize;
+        let nblocks = u64::from(groups).div_ceil(per);
+        // Runs of consecutive descriptor blocks, at most DESC_READ_RUN blocks each.
+        let mut runs: Vec<(u64, u64, u64)> = Vec::new(); // (first index, location, blocks)
+        for i in 0..nblocks {
+            let loc = self.desc_block_loc(i);
+            match runs.last_mut() {
+                Some(r) if r.1 + r.2 == loc && r.2 < DESC_READ_RUN => r.2 += 1,
+                _ => runs.push((i, loc, 1)),
+            }
+        }
+        let bs = self.geo.block_size;
+        let decoded: Option<Vec<Vec<GroupDesc>>> = runs
+            .par_iter()
+            .map(|&(first, loc, n)| {
+                let data = self
+                    .source
+                    .read(loc.checked_mul(bs)?, n * bs, "group descriptors")
+                    .ok()?;
+                let mut out = Vec::with_capacity((n * per) as usize);
+                for b in 0..n {
+                    for k in 0..per {
+                        let g = (first + b) * per + k;
+                        if g >= u64::from(groups) {
+                            break;
+                        }
+                        let at = (b * bs + k * ds as u64) as usize;
+                        let raw = data.get(at..at + ds)?;
+                        out.push(self.decode_desc(g as u32, raw));
+                    }
+                }
+                Some(out)
+            })
+            .collect();
+        let Some(parts) = decoded else {
+            return false;
+        };
+        let all: Vec<GroupDesc> = parts.into_iter().flatten().collect();
+        if all.len() != groups as usize {
+            return false;
+        }
+        let _ = self.descs.set(all);
+        true
     }
 
     /// Location of inode `ino` (byte offset in the source), bounds-checked against the inode count.

@@ -216,6 +216,22 @@ impl Source {
         }
     }
 
+    /// `Ok` when bytes `[offset, offset + len)` lie inside the source (else the error a read
+    /// of them would give), for a caller that reads a long range in pieces and wants to refuse
+    /// a truncated one before starting.
+    pub fn ensure_inside(&self, offset: u64, len: u64, what: &str) -> Result<()> {
+        offset
+            .checked_add(len)
+            .filter(|&end| end <= self.len)
+            .map(|_| ())
+            .ok_or_else(|| Error::Truncated {
+                what: what.to_string(),
+                offset,
+                len,
+                size: self.len,
+            })
+    }
+
     fn check_range(&self, offset: u64, len: u64, what: &str) -> Result<()> {
         let truncated = || Error::Truncated {
             what: what.to_string(),
