@@ -169,6 +169,8 @@ fn check_locations(
 struct Scratch {
     block: Vec<u8>,
     inode: Vec<u8>,
+    /// The on-disk blocks of the two bitmaps (read once: checksum, padding and counts).
+    raw: [Vec<u8>; 2],
 }
 
 /// Bitmap checksum and padding rules, and the per-group counts against the loaded bitmaps.
@@ -182,6 +184,8 @@ fn check_bitmaps(
     let geo = &fs.geo;
     let g = gd.group;
     let bs = geo.block_size as usize;
+    // Which on-disk bitmaps were read (indexed by `Kind`).
+    let mut loaded = [false; 2];
     for (kind, flag, nbytes, stored) in [
         (
             Kind::Block,
@@ -204,8 +208,18 @@ fn check_bitmaps(
         } else {
             "inode"
         };
-        let block = match fs.block(loc) {
-            Ok(b) => b,
+        let block = &mut scratch.raw[kind as usize];
+        block.resize(bs, 0);
+        let read = loc
+            .checked_mul(bs as u64)
+            .ok_or_else(|| {
+                crate::error::Error::corrupt(format!(
+                    "block number {loc} overflows a byte offset"
+                ))
+            })
+            .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
+        match read {
+            Ok(()) => loaded[kind as usize] = true,
             Err(e) => {
                 out.push(
                     Finding::new(
@@ -218,7 +232,8 @@ fn check_bitmaps(
                 continue;
             }
         };
-        let bytes = block.get(..nbytes.min(bs)).unwrap_or(&block);
+        let block = &scratch.raw[kind as usize];
+        let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
         // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
         if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
             let want = bitmap::bitmap_checksum(fs, kind, bytes);
@@ -262,7 +277,9 @@ fn check_bitmaps(
     let clusters =
         (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
     let cpg = u64::from(geo.clusters_per_group);
-    if bitmap::group_block_bitmap(fs, gd, marks, &mut scratch.block).is_ok() {
+    if loaded_bitmap(fs, gd, Kind::Block, &loaded, scratch) {
+        let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
+        marks.apply(first, cpg, &mut scratch.block);
         let n = clusters.min(cpg) as usize;
         let free = bitmap::count_free(&scratch.block, n);
         if free != u64::from(gd.free_blocks_count) {
@@ -295,7 +312,7 @@ fn check_bitmaps(
             }
         }
     }
-    if bitmap::group_inode_bitmap(fs, gd, &mut scratch.inode).is_ok() {
+    if loaded_bitmap(fs, gd, Kind::Inode, &loaded, scratch) {
         let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
         if free != u64::from(gd.free_inodes_count) {
             out.push(
@@ -312,6 +329,41 @@ fn check_bitmaps(
             );
         }
     }
+}
+
+/// The group's `kind` bitmap as libext2fs loads it (before the BLOCK_UNINIT marks), made from
+/// the block [`check_bitmaps`] read (`loaded`), or zeros when libext2fs does not read it; false
+/// when the block could not be read.
+fn loaded_bitmap(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    loaded: &[bool; 2],
+    scratch: &mut Scratch,
+) -> bool {
+    let n = match kind {
+        Kind::Block => bitmap::block_nbytes(fs),
+        Kind::Inode => bitmap::inode_nbytes(fs),
+    };
+    let from_disk = bitmap::bitmap_source(fs, gd, kind).is_some();
+    if from_disk && !loaded[kind as usize] {
+        return false;
+    }
+    let Scratch {
+        block, inode, raw, ..
+    } = scratch;
+    let out = match kind {
+        Kind::Block => block,
+        Kind::Inode => inode,
+    };
+    out.clear();
+    out.resize(n, 0);
+    if from_disk {
+        let src = &raw[kind as usize];
+        let k = n.min(src.len());
+        out[..k].copy_from_slice(&src[..k]);
+    }
+    true
 }
 
 /// Descriptor `g` of the table copy read relative to `group_block` (a backup superblock's block).
@@ -592,8 +644,9 @@ fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
     !overlaps(iv, &mut f)
 }
 
-/// Run the descriptor, bitmap and count rules.
-pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
+/// Run the descriptor, bitmap and count rules. Returns the BLOCK_UNINIT marks when the bitmaps
+/// can be loaded (pass 5 needs them too).
+pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
     let geo = &fs.geo;
     // The bitmaps can be loaded only when every descriptor can be read, and libext2fs refuses
     // bitmaps larger than a block.
@@ -671,6 +724,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
             .with("expected", free_inodes),
         );
     }
+    marks
 }
 
 /// The primary descriptor table is bad: say which backup table passes the location rules.

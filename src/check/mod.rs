@@ -314,22 +314,22 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     if sb_block == 0 {
         superblock::check_backups(&fs, &mut f);
     }
-    groups::check(&fs, &mut f);
+    let marks = groups::check(&fs, &mut f);
     journal::check(&fs, &mut f);
     if !opts.quick {
-        full_check(&fs, &mut f);
+        full_check(&fs, marks.as_ref(), &mut f);
     }
     Ok(Report::new(image, f, sb_block))
 }
 
 /// The passes that walk the inodes: pass 1 and ownership on the walk, then the passes that
 /// consume it (the directory passes plug in here), then pass 5.
-fn full_check(fs: &Filesystem, f: &mut Findings) {
+fn full_check(fs: &Filesystem, marks: Option<&crate::bitmap::UninitMarks>, f: &mut Findings) {
     if f.has(RuleId::GdTableUnreadable) {
         return;
     }
     let orphans = state::check_orphans(fs, f);
     let walk = walk::run(fs, orphans, f);
-    pass5::check(fs, &walk, f);
+    pass5::check(fs, &walk, marks, f);
     dirtree::check_namespace(fs, walk, f);
 }

@@ -79,12 +79,10 @@ impl Totals {
 }
 
 /// Compare every group's bitmaps and counts, then the superblock totals.
-pub(super) fn check(fs: &Filesystem, walk: &Walk, f: &mut Findings) {
-    let bs = fs.geo.block_size as usize;
-    if bitmap::block_nbytes(fs) > bs || bitmap::inode_nbytes(fs) > bs {
-        return;
-    }
-    let Ok(marks) = UninitMarks::compute(fs) else {
+/// `marks` are the BLOCK_UNINIT marks (`None` when libext2fs could not load the bitmaps:
+/// nothing to compare).
+pub(super) fn check(fs: &Filesystem, walk: &Walk, marks: Option<&UninitMarks>, f: &mut Findings) {
+    let Some(marks) = marks else {
         return;
     };
     let in_use = walk.claims.in_use();
@@ -103,7 +101,7 @@ pub(super) fn check(fs: &Filesystem, walk: &Walk, f: &mut Findings) {
             let mut used = ranges_from(&parts, start).peekable();
             let mut scratch = Scratch::default();
             for g in g0..(g0 + chunk).min(groups) {
-                group(fs, walk, &mut used, &marks, g, &mut scratch, &mut t);
+                group(fs, walk, &mut used, marks, g, &mut scratch, &mut t);
             }
             t
         })

@@ -150,11 +150,11 @@ impl UninitMarks {
         let bits = geo.cluster_bits;
         let start = geo.first_data_block >> bits;
         let end = geo.blocks_count.saturating_sub(1) >> bits;
-        let per_group: Vec<Vec<(u64, u64)>> = (0..geo.group_count)
+        // One vector per worker (not per group): 65,536 groups are 65,536 allocations otherwise.
+        let per_worker: Vec<Vec<(u64, u64)>> = (0..geo.group_count)
             .into_par_iter()
-            .map(|g| -> Result<Vec<(u64, u64)>> {
+            .try_fold(Vec::new, |mut v: Vec<(u64, u64)>, g| -> Result<Vec<(u64, u64)>> {
                 let gd = fs.desc(g)?;
-                let mut v = Vec::new();
                 if !gd.has_flag(BG_BLOCK_UNINIT) {
                     return Ok(v);
                 }
@@ -206,7 +206,7 @@ impl UninitMarks {
                 Ok(v)
             })
             .collect::<Result<_>>()?;
-        let mut ranges: Vec<(u64, u64)> = per_group.into_iter().flatten().collect();
+        let mut ranges: Vec<(u64, u64)> = per_worker.concat();
         ranges.sort_unstable();
         let max_len = ranges.iter().map(|r| r.1).max().unwrap_or(0);
         Ok(UninitMarks { ranges, max_len })
@@ -311,11 +311,18 @@ pub fn count_free(bitmap: &[u8], nbits: usize) -> u64 {
     // Eight bytes at a time: 65536 groups of 4 KiB bitmaps are 256 MiB of bytes to count.
     let words = bytes.chunks_exact(8);
     let rest = words.remainder();
+    // Most words of a bitmap are all free or all used: those cost a compare (the default
+    // x86-64 target has no popcnt instruction, and a software count per word adds up over
+    // 65,536 groups).
     let mut free: u64 = words
         .map(|w| {
             let mut a = [0u8; 8];
             a.copy_from_slice(w);
-            u64::from(u64::from_le_bytes(a).count_zeros())
+            match u64::from_le_bytes(a) {
+                0 => 64,
+                u64::MAX => 0,
+                x => u64::from(x.count_zeros()),
+            }
         })
         .sum();
     free += rest.iter().map(|b| u64::from(b.count_zeros())).sum::<u64>();
