@@ -254,11 +254,12 @@ fn dir_path(
 /// inode-level finding of the whole check (resolved only when there are such findings).
 pub fn check_namespace(fs: &Filesystem, walk: super::walk::Walk, f: &mut super::Findings) {
     let orphans = walk.orphans;
+    let extras = walk.extras;
     let index = InodeIndex::from_slots(walk.inodes.iter().map(InodeSlot::from_facts).collect());
     drop(walk.inodes);
-    let p2 = super::pass2::run(fs, &index, f);
+    let p2 = super::pass2::run(fs, &index, &extras, f);
     super::pass3::run(&index, &p2, fs.geo.inodes_per_group, f);
-    super::pass4::run(fs, &index, &orphans, f);
+    super::pass4::run(fs, &index, &orphans, &extras, f);
     annotate_paths(fs, &index, f);
 }
 

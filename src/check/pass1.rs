@@ -15,6 +15,8 @@ use crate::inode::{
 };
 use crate::xattr;
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
 /// deduplicated images), so multiply-claimed blocks are expected.
@@ -49,6 +51,17 @@ pub(super) struct Ctx {
     resize_inode: bool,
     prealloc_dir_blocks: u64,
     inode_size: usize,
+    inodes_count: u32,
+    imagic: bool,
+    hurd: bool,
+    largedir: bool,
+    large_file: bool,
+    bit64: bool,
+    /// Blocks of the bad-blocks list (inode 1), sorted, when it lists any.
+    bad_blocks: Vec<u64>,
+    /// What the walk's workers collect for passes 2 and 4 (rarely touched: EA-inode values,
+    /// encrypted inodes, inodes in bad blocks).
+    extras: Mutex<ExtrasAcc>,
 }
 
 impl Ctx {
@@ -78,6 +91,14 @@ impl Ctx {
             resize_inode: sb.has_compat(COMPAT_RESIZE_INODE),
             prealloc_dir_blocks: u64::from(sb.prealloc_dir_blocks),
             inode_size: fs.geo.inode_size as usize,
+            inodes_count: sb.inodes_count,
+            imagic: sb.has_compat(COMPAT_IMAGIC_INODES),
+            hurd: sb.creator_os == 1,
+            largedir: sb.has_incompat(INCOMPAT_LARGEDIR),
+            large_file: sb.has_ro_compat(RO_COMPAT_LARGE_FILE),
+            bit64: sb.has_incompat(INCOMPAT_64BIT),
+            bad_blocks: bad_block_list(fs),
+            extras: Mutex::new(ExtrasAcc::default()),
         }
     }
     fn is_orphan(&self, ino: u32) -> bool {
@@ -346,6 +367,9 @@ pub(super) fn check_inode(
     raw: &[u8],
     acc: &mut Acc,
 ) -> Option<InodeFacts> {
+    if in_bad_block(fs, ctx, g, ino) {
+        return Some(record_bb_inode(ctx, ino));
+    }
     let zero = raw.iter().all(|&b| b == 0);
     if let Some(seed) = ctx.seed {
         if !zero && !inode_checksum_ok(seed, ino, raw) {
@@ -390,9 +414,16 @@ pub(super) fn check_inode(
     }
     check_mode_and_flags(ctx, g, ino, &inode, acc);
     check_extra_isize(ctx, g, ino, &inode, acc);
+    check_more_flags(ctx, g, ino, &inode, acc);
+    check_unused_fields(ctx, g, ino, &inode, raw, acc);
+    check_time_epochs(ctx, g, ino, &inode, raw, acc);
     let m = map_inode(fs, ctx, ino, &inode);
+    check_bigalloc_blockmap(ctx, g, ino, &inode, &m, acc);
     check_type_specific(fs, ctx, g, ino, &inode, &m, acc);
     let acl_blocks = check_xattrs(fs, ctx, g, ino, &inode, raw, acc);
+    if inode.has_flag(ENCRYPT_FL) {
+        check_encryption_context(fs, ctx, g, ino, &inode, raw, acc);
+    }
     let blocks = finish_blocks(ctx, g, ino, &inode, &m, acl_blocks, true, acc);
     Some(facts(ino, &inode, blocks))
 }
@@ -532,7 +563,6 @@ fn check_mode_and_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Ac
             )
         });
     }
-    let _ = ENCRYPT_FL;
 }
 
 /// `check_inode_extra_space`: i_extra_isize in [4, inode size - 128], a multiple of 4.
@@ -617,9 +647,9 @@ fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Op
     Some(strnlen(&data))
 }
 
-/// In-inode xattrs and the xattr block; returns the blocks the xattr block adds to i_blocks,
-/// `None` when values live in EA inodes (their blocks are charged to this inode as e2fsck's
-/// quota accounting does; the i_blocks check is then skipped).
+/// In-inode xattrs and the xattr block; returns the clusters they add to i_blocks: the xattr
+/// block, and the values kept in EA inodes (charged to the owner, as the kernel's quota
+/// accounting and e2fsck's `check_large_ea_inode` count them).
 fn check_xattrs(
     fs: &Filesystem,
     ctx: &Ctx,
@@ -629,7 +659,7 @@ fn check_xattrs(
     raw: &[u8],
     acc: &mut Acc,
 ) -> Option<u64> {
-    let mut ea_inodes = false;
+    let mut ibody_quota = 0;
     let mut inline_attr = false;
     if raw.len() > 128
         && inode.extra_isize != 0
@@ -637,10 +667,7 @@ fn check_xattrs(
     {
         match xattr::parse_ibody(raw, inode.extra_isize) {
             Ok(ib) => {
-                for e in ib.entries.iter().filter(|e| e.value_inum != 0) {
-                    ea_inodes = true;
-                    check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
-                }
+                ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
                 inline_attr = ib.entries.iter().any(|e| e.name == "system.data");
             }
             Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
@@ -655,7 +682,7 @@ fn check_xattrs(
     }
     let blk = inode.file_acl;
     if blk == 0 {
-        return (!ea_inodes).then_some(0);
+        return Some(ibody_quota);
     }
     if !ctx.ext_attr || !in_fs(ctx, blk, 1) {
         push(acc, RuleId::XattrBlockRange, g, ino, || {
@@ -668,7 +695,7 @@ fn check_xattrs(
                 }
             )
         });
-        return (!ea_inodes).then_some(0);
+        return Some(ibody_quota);
     }
     let block_ea = match acc.xattr_blocks.get_mut(&blk) {
         Some(r) => {
@@ -676,13 +703,18 @@ fn check_xattrs(
             r.ea_inodes
         }
         None => {
-            let r = read_xattr_block(fs, ctx, g, ino, blk, acc);
+            let r = read_xattr_block(fs, ctx, g, ino, inode, blk, acc);
             let e = r.ea_inodes;
             acc.xattr_blocks.insert(blk, r);
             e
         }
     };
-    (!ea_inodes && !block_ea).then_some(1)
+    let block_quota = if block_ea {
+        block_ea_quota(ctx, blk)
+    } else {
+        0
+    };
+    Some(ibody_quota + 1 + block_quota)
 }
 
 /// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
@@ -691,6 +723,7 @@ fn read_xattr_block(
     ctx: &Ctx,
     g: u32,
     ino: u32,
+    owner: &Inode,
     blk: u64,
     acc: &mut Acc,
 ) -> XattrRef {
@@ -743,33 +776,15 @@ fn read_xattr_block(
             )
         });
     }
+    let mut quota = 0;
     for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
         r.ea_inodes = true;
-        check_ea_inode_ref(fs, g, ino, e.value_inum, acc);
+        quota += check_ea_inode_value(fs, ctx, g, ino, owner, e, acc);
+    }
+    if r.ea_inodes {
+        lock(&ctx.extras).block_quota.insert(blk, quota);
     }
     r
-}
-
-/// An xattr entry whose value lives in an EA inode: that inode must be in use and carry
-/// EA_INODE (e2fsck does not hold it to the entry's size).
-fn check_ea_inode_ref(fs: &Filesystem, g: u32, ino: u32, ea_ino: u32, acc: &mut Acc) {
-    let why = match fs.inode_raw(ea_ino) {
-        Err(e) => Some(format!("EA inode {ea_ino}: {e}")),
-        Ok(raw) => {
-            let ea = Inode::parse(&raw);
-            if !ea.has_flag(EA_INODE_FL) || ea.links_count == 0 {
-                Some(format!(
-                    "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
-                    ea.flags, ea.links_count
-                ))
-            } else {
-                None
-            }
-        }
-    };
-    if let Some(w) = why {
-        push(acc, RuleId::XattrEaInode, g, ino, || w);
-    }
 }
 
 /// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,
@@ -864,6 +879,9 @@ pub(super) fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
     let mut blocks: Vec<(u64, XattrRef)> = acc.xattr_blocks.drain().collect();
     blocks.sort_unstable_by_key(|b| b.0);
     for (blk, r) in blocks {
+        if r.ea_inodes {
+            count_block_ea_inode_refs(fs, ctx, blk);
+        }
         acc.claims.claim(blk >> ctx.cluster_bits, 1);
         if let Some(rc) = r.refcount.filter(|&rc| rc != r.refs) {
             let g =
@@ -1005,5 +1023,480 @@ pub(super) fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
                 .with("stored", ino),
             );
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What pass 1 hands to passes 2 and 4 beyond the inode facts (e2fsck's `ea_inode_refs`,
+// `encrypted_files` and `inode_bb_map`), and the checks that build it.
+
+/// Policy ID shared by every encryption context of a version this checker does not know
+/// (e2fsck's `UNRECOGNIZED_ENCRYPTION_POLICY`: possibly valid, compared only with each other).
+pub const UNRECOGNIZED_POLICY: u32 = u32::MAX - 2;
+
+/// What pass 1 leaves for the directory passes, each list sorted by inode number.
+#[derive(Debug, Default)]
+pub struct Extras {
+    /// (EA inode, xattr entries referring to it): an xattr block's entries count once.
+    pub ea_inode_refs: Vec<(u32, u32)>,
+    /// (encrypted inode, policy ID) for every in-use inode with ENCRYPT and a valid (or
+    /// unrecognised) encryption context.
+    pub policies: Vec<(u32, u32)>,
+    /// Inodes whose inode table block is in the bad-blocks list (in use, never judged).
+    pub bb_inodes: Vec<u32>,
+}
+
+impl Extras {
+    /// Number of xattr entries whose value lives in EA inode `ino`.
+    pub fn ea_refs(&self, ino: u32) -> u32 {
+        self.ea_inode_refs
+            .binary_search_by_key(&ino, |r| r.0)
+            .map_or(0, |i| self.ea_inode_refs[i].1)
+    }
+    /// The encryption policy ID of inode `ino` (None: not encrypted, as e2fsck decides it).
+    pub fn policy(&self, ino: u32) -> Option<u32> {
+        self.policies
+            .binary_search_by_key(&ino, |r| r.0)
+            .ok()
+            .map(|i| self.policies[i].1)
+    }
+    /// True when `ino` lies in a bad block of the inode table.
+    pub fn is_bb_inode(&self, ino: u32) -> bool {
+        self.bb_inodes.binary_search(&ino).is_ok()
+    }
+}
+
+/// The workers' shared collection (behind a mutex: touched only by EA-inode values, encrypted
+/// inodes and inodes in bad blocks).
+#[derive(Default)]
+struct ExtrasAcc {
+    ea_refs: Vec<u32>,
+    policies: Vec<(u32, u32)>,
+    policy_ids: HashMap<Vec<u8>, u32>,
+    bb_inodes: Vec<u32>,
+    /// Clusters of EA-inode values charged per xattr block holding such entries.
+    block_quota: HashMap<u64, u64>,
+}
+
+fn lock(m: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Ctx {
+    /// Hand over what the walk collected (called once, after it).
+    pub fn take_extras(&self) -> Extras {
+        let mut x = std::mem::take(&mut *lock(&self.extras));
+        x.ea_refs.sort_unstable();
+        let mut ea_inode_refs: Vec<(u32, u32)> = Vec::new();
+        for ino in x.ea_refs {
+            match ea_inode_refs.last_mut() {
+                Some(last) if last.0 == ino => last.1 = last.1.saturating_add(1),
+                _ => ea_inode_refs.push((ino, 1)),
+            }
+        }
+        x.policies.sort_unstable();
+        x.bb_inodes.sort_unstable();
+        Extras {
+            ea_inode_refs,
+            policies: x.policies,
+            bb_inodes: x.bb_inodes,
+        }
+    }
+}
+
+/// Most bad blocks remembered (8 bytes each).
+const MAX_BAD_BLOCKS: usize = 1 << 20;
+
+/// The data blocks of the bad-blocks inode (`ext2fs_read_bb_inode`), sorted; empty when it
+/// lists none or cannot be read.
+fn bad_block_list(fs: &Filesystem) -> Vec<u64> {
+    let Ok(raw) = fs.inode_raw(BAD_INO) else {
+        return Vec::new();
+    };
+    let inode = Inode::parse(&raw);
+    if inode.has_flag(EXTENTS_FL) || inode.block.iter().all(|&b| b == 0) {
+        return Vec::new();
+    }
+    let limits = WalkLimits {
+        first_data_block: fs.geo.first_data_block,
+        blocks_count: fs.geo.blocks_count,
+        csum_seed: None,
+    };
+    let w = extent::walk_blockmap(&inode.block, fs.block_size(), &limits, |b| fs.block(b));
+    let mut v: Vec<u64> = Vec::new();
+    for r in &w.runs {
+        if let MapKind::Data(_) = r.kind {
+            for b in r.physical..r.physical.saturating_add(r.len) {
+                if v.len() >= MAX_BAD_BLOCKS {
+                    break;
+                }
+                v.push(b);
+            }
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// e2fsck's inode scan (`EXT2_ET_BAD_BLOCK_IN_INODE_TABLE`): inode `ino` lies in an inode
+/// table block that the bad-blocks list names.
+fn in_bad_block(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32) -> bool {
+    if ctx.bad_blocks.is_empty() {
+        return false;
+    }
+    let Ok(gd) = fs.desc(g) else { return false };
+    let ipg = u64::from(fs.geo.inodes_per_group.max(1));
+    let index = (u64::from(ino) - 1) % ipg;
+    let blk = gd.inode_table + index * ctx.inode_size as u64 / ctx.block_size;
+    ctx.bad_blocks.binary_search(&blk).is_ok()
+}
+
+/// An inode in a bad block: in use, not judged (e2fsck marks it used and skips it; pass 2
+/// reports the entries naming it, pass 4 leaves it alone).
+fn record_bb_inode(ctx: &Ctx, ino: u32) -> InodeFacts {
+    lock(&ctx.extras).bb_inodes.push(ino);
+    InodeFacts {
+        ino,
+        mode: 0,
+        links_count: 0,
+        flags: 0,
+        blocks: 0,
+    }
+}
+
+/// The encryption context of an ENCRYPT inode (e2fsck `add_encrypted_file`): the xattr named
+/// "c" (index 9, or index 0 as libext2fs writes a name it has no prefix for), in the inode or
+/// its xattr block. Missing or malformed contexts are findings; valid ones get a policy ID
+/// (the context without its nonce), so pass 2 can compare a directory with its entries.
+fn check_encryption_context(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    raw: &[u8],
+    acc: &mut Acc,
+) {
+    let policy = match encryption_context(fs, ctx, inode, raw) {
+        None => {
+            push(acc, RuleId::InodeEncryptionContext, g, ino, || {
+                "ENCRYPT is set but the inode has no encryption context (xattr \"c\")".to_string()
+            });
+            return;
+        }
+        Some(None) => UNRECOGNIZED_POLICY,
+        Some(Some(c)) => match policy_of_context(&c) {
+            Ok(Some(p)) => {
+                let mut x = lock(&ctx.extras);
+                let next = x.policy_ids.len() as u32;
+                *x.policy_ids.entry(p).or_insert(next)
+            }
+            Ok(None) => UNRECOGNIZED_POLICY,
+            Err(why) => {
+                push(acc, RuleId::InodeEncryptionContext, g, ino, || {
+                    format!("encryption context is corrupt: {why}")
+                });
+                return;
+            }
+        },
+    };
+    lock(&ctx.extras).policies.push((ino, policy));
+}
+
+/// The "c" xattr's value: None when absent, `Some(None)` when it lives in an EA inode (not
+/// read: accepted as unrecognised), `Some(Some(bytes))` otherwise.
+fn encryption_context(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    inode: &Inode,
+    raw: &[u8],
+) -> Option<Option<Vec<u8>>> {
+    let is_ctx = |e: &xattr::Entry<'_>| matches!(e.index, 0 | 9) && e.raw_name == b"c";
+    let value = |e: &xattr::Entry<'_>| {
+        if e.value_inum != 0 {
+            None
+        } else {
+            Some(e.value.unwrap_or(&[]).to_vec())
+        }
+    };
+    if raw.len() > 128 && inode.extra_isize != 0 {
+        if let Ok(ib) = xattr::parse_ibody(raw, inode.extra_isize) {
+            if let Some(e) = ib.entries.iter().find(|e| is_ctx(e)) {
+                return Some(value(e));
+            }
+        }
+    }
+    let blk = inode.file_acl;
+    if blk == 0 || !ctx.ext_attr || !in_fs(ctx, blk, 1) {
+        return None;
+    }
+    let data = fs.block(blk).ok()?;
+    let xb = xattr::parse_block(&data, blk, None).ok()?;
+    let found = xb.entries.iter().find(|e| is_ctx(e)).map(value);
+    found
+}
+
+/// `fscrypt_context_to_policy`: version 1 (28 bytes) or 2 (40 bytes) without the 16-byte
+/// nonce; `Ok(None)` for a version this checker does not know; `Err` when corrupt.
+fn policy_of_context(c: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let (want, policy_len) = match c.first() {
+        None => return Err("empty".to_string()),
+        Some(0) => return Err("version 0".to_string()),
+        Some(1) => (28, 12),
+        Some(2) => (40, 24),
+        Some(_) => return Ok(None),
+    };
+    if c.len() != want {
+        return Err(format!(
+            "version {} context of {} bytes, should be {want}",
+            c[0],
+            c.len()
+        ));
+    }
+    Ok(Some(c[..policy_len].to_vec()))
+}
+
+/// In-inode entries (`check_ea_in_inode`): a non-zero `e_hash` of an in-inode value matches
+/// its name and value (padded to 4 bytes, as stored); values in EA inodes are checked and
+/// counted. Returns the clusters of the EA-inode values charged to this inode.
+#[allow(clippy::too_many_arguments)]
+fn check_ibody_entries(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    inode: &Inode,
+    raw: &[u8],
+    ib: &xattr::Ibody<'_>,
+    acc: &mut Acc,
+) -> u64 {
+    let first = 128 + usize::from(inode.extra_isize) + 4;
+    let mut quota = 0;
+    for e in &ib.entries {
+        if e.value_inum != 0 {
+            lock(&ctx.extras).ea_refs.push(e.value_inum);
+            quota += check_ea_inode_value(fs, ctx, g, ino, inode, e, acc);
+            continue;
+        }
+        if e.hash == 0 {
+            continue;
+        }
+        let start = first + usize::from(e.value_offs);
+        let padded = (e.value_size as usize).div_ceil(4) * 4;
+        let v = raw
+            .get(start..start.saturating_add(padded).min(raw.len()))
+            .unwrap_or(&[]);
+        let v = if e.value_size == 0 { &[][..] } else { v };
+        if e.hash != xattr::entry_hash(e.raw_name, v, false)
+            && e.hash != xattr::entry_hash(e.raw_name, v, true)
+        {
+            push(acc, RuleId::XattrIbodyHash, g, ino, || {
+                format!(
+                    "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
+                    e.name, e.hash
+                )
+            });
+        }
+    }
+    quota
+}
+
+/// An entry whose value lives in an EA inode (`check_large_ea_inode`): the EA inode number in
+/// range; `e_hash` = hash of the name and the EA inode's value hash (its `i_atime`), or the EA
+/// inode points back to the owner (Lustre's older format: `i_mtime` = owner, same generation);
+/// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
+/// (0 when the hash does not vouch for it).
+fn check_ea_inode_value(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    owner: &Inode,
+    e: &xattr::Entry<'_>,
+    acc: &mut Acc,
+) -> u64 {
+    let ea_ino = e.value_inum;
+    if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
+        push(acc, RuleId::XattrEaInode, g, ino, || {
+            format!(
+                "xattr {} names EA inode {ea_ino}, outside the normal inodes",
+                e.name
+            )
+        });
+        return 0;
+    }
+    let raw = match fs.inode_raw(ea_ino) {
+        Ok(r) => r,
+        Err(err) => {
+            push(acc, RuleId::XattrEaInode, g, ino, || {
+                format!("EA inode {ea_ino}: {err}")
+            });
+            return 0;
+        }
+    };
+    let ea = Inode::parse(&raw);
+    let value_hash = ea.atime.to_le_bytes();
+    let hash_ok = e.hash == xattr::entry_hash(e.raw_name, &value_hash, false)
+        || e.hash == xattr::entry_hash(e.raw_name, &value_hash, true);
+    let backref = ea.mtime == ino && ea.generation == owner.generation;
+    let flagged = ea.has_flag(EA_INODE_FL);
+    if !hash_ok && !backref && flagged {
+        push(acc, RuleId::XattrEaInodeHash, g, ino, || {
+            format!(
+                "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
+                e.name, e.hash, ea.atime
+            )
+        });
+        return 0;
+    }
+    if !flagged || ea.links_count == 0 {
+        push(acc, RuleId::XattrEaInode, g, ino, || {
+            format!(
+                "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
+                ea.flags, ea.links_count
+            )
+        });
+        return 0;
+    }
+    if hash_ok {
+        let cluster = ctx.block_size << ctx.cluster_bits;
+        u64::from(e.value_size).div_ceil(cluster)
+    } else {
+        0
+    }
+}
+
+/// Clusters of EA-inode values charged by xattr block `blk` (computed when it was first read).
+fn block_ea_quota(ctx: &Ctx, blk: u64) -> u64 {
+    lock(&ctx.extras)
+        .block_quota
+        .get(&blk)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The EA-inode references of xattr block `blk`, counted once however many inodes share it
+/// (e2fsck's `inc_ea_inode_refs` when it first meets the block).
+fn count_block_ea_inode_refs(fs: &Filesystem, ctx: &Ctx, blk: u64) {
+    let Ok(data) = fs.block(blk) else { return };
+    let Ok(xb) = xattr::parse_block(&data, blk, None) else {
+        return;
+    };
+    let mut x = lock(&ctx.extras);
+    for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
+        x.ea_refs.push(e.value_inum);
+    }
+}
+
+/// `EXT2_FEATURE_COMPAT_IMAGIC_INODES`.
+const COMPAT_IMAGIC_INODES: u32 = 0x0002;
+/// `EXT2_IMAGIC_FL`.
+const IMAGIC_FL: u32 = 0x0000_2000;
+
+/// Flag/feature pairs `e2fsck_pass1` checks beyond [`check_mode_and_flags`]: IMAGIC without
+/// imagic_inodes (`PR_1_SET_IMAGIC`).
+fn check_more_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
+    if inode.has_flag(IMAGIC_FL) && !ctx.imagic {
+        push(acc, RuleId::InodeImagic, g, ino, || {
+            format!(
+                "flags 0x{:08x}: IMAGIC set without the imagic_inodes feature",
+                inode.flags
+            )
+        });
+    }
+}
+
+/// `PR_1_NO_BIGALLOC_BLOCKMAP_FILES`: on bigalloc, an inode whose blocks are mapped by a
+/// classic block map.
+fn check_bigalloc_blockmap(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mapped, acc: &mut Acc) {
+    if ctx.cluster_bits == 0 || inode.has_flag(EXTENTS_FL) || m.ranges.is_empty() {
+        return;
+    }
+    push(acc, RuleId::InodeBigallocBlockmap, g, ino, || {
+        "block-mapped inode on a bigalloc filesystem (only extent-mapped files can hold clusters)"
+            .to_string()
+    });
+}
+
+/// `check_inode_extra_space`'s timestamp test: a time with bit 31 set whose `_extra` word has
+/// both epoch bits set is a pre-1970 time written in the encoding older kernels used (e2fsck
+/// asks while the clock is before 2242). Checked, as e2fsck does, on inodes larger than 128
+/// bytes whose `i_extra_isize` leaves room for an xattr header.
+fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
+    if ctx.inode_size <= 128 {
+        return;
+    }
+    let max = ctx.inode_size - 128;
+    let e = usize::from(inode.extra_isize);
+    if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
+        return;
+    }
+    let word = |off: usize| {
+        raw.get(off..off + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    // (name, seconds, extra) offsets: atime, ctime, crtime, mtime.
+    let bad: Vec<&str> = [
+        ("atime", 0x08, 0x8c),
+        ("ctime", 0x0c, 0x84),
+        ("crtime", 0x90, 0x94),
+        ("mtime", 0x10, 0x88),
+    ]
+    .into_iter()
+    .filter(|&(_, t, x)| word(t) & 0x8000_0000 != 0 && word(x) & 3 == 3)
+    .map(|(n, _, _)| n)
+    .collect();
+    if !bad.is_empty() {
+        push(acc, RuleId::InodeTimeEpoch, g, ino, || {
+            format!(
+                "{} beyond 2310-04-04: likely a pre-1970 time in the old encoding",
+                bad.join(", ")
+            )
+        });
+    }
+}
+
+/// Fields the filesystem's features leave unused, which e2fsck's pass 1 marks bad and pass 2
+/// (`e2fsck_process_bad_inode`) reports: `i_faddr`, a directory's `i_size_high` without
+/// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
+/// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
+fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
+    let le16 = |off: usize| {
+        raw.get(off..off + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let le32 = |off: usize| {
+        raw.get(off..off + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let mut set: Vec<String> = Vec::new();
+    if le32(0x70) != 0 {
+        set.push(format!("i_faddr {:#x}", le32(0x70)));
+    }
+    if inode.is_dir() && !ctx.largedir && le32(0x6c) != 0 {
+        set.push(format!(
+            "i_size_high {:#x} (directory, no largedir)",
+            le32(0x6c)
+        ));
+    }
+    if !ctx.hurd && !ctx.huge_file && le16(0x74) != 0 {
+        set.push(format!("i_blocks_hi {:#x} (no huge_file)", le16(0x74)));
+    }
+    if !ctx.hurd && !ctx.bit64 && le16(0x76) != 0 {
+        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", le16(0x76)));
+    }
+    if !set.is_empty() {
+        push(acc, RuleId::InodeUnusedFields, g, ino, || {
+            format!("unused fields set: {}", set.join(", "))
+        });
+    }
+    if inode.is_reg() && !ctx.large_file && inode.size >= 0x8000_0000 {
+        push(acc, RuleId::InodeLargeFile, g, ino, || {
+            format!(
+                "regular file of {} bytes (2 GiB or more) without the large_file feature",
+                inode.size
+            )
+        });
     }
 }

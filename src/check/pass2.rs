@@ -11,6 +11,7 @@
 //! and 4.
 
 use super::dirtree::{count_reference, file_type_of_mode, InodeIndex, InodeSlot};
+use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
 use crate::bytes::Bytes;
 use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
@@ -108,7 +109,7 @@ pub struct Pass2 {
 }
 
 /// Run pass 2 over every in-use directory of `index`, counting references into it.
-pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) -> Pass2 {
+pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Findings) -> Pass2 {
     let ctx = Ctx::new(fs);
     let dirs: Vec<&InodeSlot> = index.slots().iter().filter(|s| s.is_dir()).collect();
     let (found, blocks, lost_found) = dirs
@@ -116,7 +117,7 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) -> Pass2 {
         .fold(
             || (Findings::default(), 0u64, None),
             |(mut acc, mut blocks, mut lf), slot| {
-                let mut d = DirCheck::new(&ctx, index, slot);
+                let mut d = DirCheck::new(&ctx, index, extras, slot);
                 blocks += d.run(fs);
                 if d.lost_found.is_some() {
                     lf = d.lost_found;
@@ -245,9 +246,15 @@ struct DxBlock {
 struct DirCheck<'a> {
     ctx: &'a Ctx,
     index: &'a InodeIndex,
+    extras: &'a Extras,
     slot: &'a InodeSlot,
     ino: u32,
     encrypted: bool,
+    /// The directory's encryption policy (pass 1's): names and entries are judged as
+    /// encrypted only with one, as e2fsck does.
+    policy: Option<u32>,
+    /// Encrypted and casefolded: every entry but `.` and `..` carries its hash after the name.
+    hash_in_dirent: bool,
     casefold: bool,
     names: HashSet<u64>,
     names_full: bool,
@@ -256,13 +263,21 @@ struct DirCheck<'a> {
 }
 
 impl<'a> DirCheck<'a> {
-    fn new(ctx: &'a Ctx, index: &'a InodeIndex, slot: &'a InodeSlot) -> DirCheck<'a> {
+    fn new(
+        ctx: &'a Ctx,
+        index: &'a InodeIndex,
+        extras: &'a Extras,
+        slot: &'a InodeSlot,
+    ) -> DirCheck<'a> {
         DirCheck {
             ctx,
             index,
+            extras,
             slot,
             ino: slot.ino,
             encrypted: slot.flags & dir::ENCRYPT_FL != 0,
+            policy: extras.policy(slot.ino),
+            hash_in_dirent: slot.flags & dir::ENCRYPT_FL != 0 && slot.flags & dir::CASEFOLD_FL != 0,
             casefold: ctx.casefold_fs && slot.flags & dir::CASEFOLD_FL != 0,
             names: HashSet::new(),
             names_full: false,
@@ -436,6 +451,16 @@ impl<'a> DirCheck<'a> {
                 format!("htree root: unsupported hash version {version}"),
             );
             return None;
+        }
+        self.check_needs_siphash(version);
+        if d.u8(31) & 1 != 0 {
+            self.report(
+                RuleId::HtreeIncompat,
+                format!(
+                    "htree root: flags {:#04x} include the incompatible flag",
+                    d.u8(31)
+                ),
+            );
         }
         if levels >= self.ctx.htree_levels {
             self.report(
@@ -663,8 +688,11 @@ impl<'a> DirCheck<'a> {
                 continue;
             }
             self.check_entry(e, dot_state, l);
+            if self.hash_in_dirent && dot_state > 1 {
+                self.check_dirent_hash_room(e, l);
+            }
             if let (Some(r), Some(v), true) = (leaf_range, hash_v, e.inode != 0 && dot_state > 1) {
-                if let Some(h) = self.leaf_hash(e, v) {
+                if let Some(h) = self.leaf_hash(e, v, area) {
                     hashes.0 = hashes.0.min(h);
                     hashes.1 = hashes.1.max(h);
                     if (!r.first && h < r.min) || h > r.max {
@@ -694,8 +722,12 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    /// The hash of a leaf entry's name (None for SipHash, keyed by the encryption key).
-    fn leaf_hash(&self, e: &Entry<'_>, version: u8) -> Option<u32> {
+    /// The hash of a leaf entry's name: the one stored in the entry when the directory is
+    /// encrypted and casefolded (SipHash keyed by the encryption key), else computed.
+    fn leaf_hash(&self, e: &Entry<'_>, version: u8, area: &[u8]) -> Option<u32> {
+        if self.hash_in_dirent {
+            return stored_dirent_hash(area, e).map(|(h, _)| h);
+        }
         if version == dirhash::HASH_SIPHASH {
             return None;
         }
@@ -749,6 +781,16 @@ impl<'a> DirCheck<'a> {
             );
             return;
         }
+        if self.extras.is_bb_inode(e.inode) {
+            self.report(
+                RuleId::DirBbInode,
+                format!(
+                    "entry '{name}' ({at}) names inode {}, which lies in a bad block of the inode table",
+                    e.inode
+                ),
+            );
+            return;
+        }
         let dot = dot_state < 2;
         if !dot && e.name == b"." {
             self.report(RuleId::DirDupDot, format!("second '.' entry ({at})"));
@@ -791,7 +833,7 @@ impl<'a> DirCheck<'a> {
         };
         if !dot {
             self.check_name(e, &name, &at);
-            self.check_encrypted_target(target, &name, &at);
+            self.check_encryption_policy(e, target, &name, &at);
         }
         self.check_filetype(e, target, &name, &at);
         if !dot && target.is_dir() {
@@ -817,7 +859,7 @@ impl<'a> DirCheck<'a> {
     }
 
     fn check_name(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
-        if self.encrypted {
+        if self.policy.is_some() {
             if e.name.len() < CRYPTO_BLOCK {
                 self.report(
                     RuleId::DirEncryptedName,
@@ -849,19 +891,72 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    /// In an encrypted directory, regular files, directories and symlinks are encrypted too.
-    fn check_encrypted_target(&mut self, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
-        let kind = target.mode & 0xF000;
-        if self.encrypted
-            && matches!(kind, 0x8000 | 0x4000 | 0xA000)
-            && target.flags & dir::ENCRYPT_FL == 0
-        {
-            self.report(
-                RuleId::DirUnencryptedEntry,
+    /// `check_encryption_policy`: in a directory with an encryption policy, entries name
+    /// inodes of the same policy; an unencrypted one is an error only for regular files,
+    /// directories and symlinks (the entry's file type says, or the mode without filetype).
+    fn check_encryption_policy(
+        &mut self,
+        e: &Entry<'_>,
+        target: &InodeSlot,
+        name: &EName<'_>,
+        at: &EAt,
+    ) {
+        let Some(dir_policy) = self.policy else {
+            return;
+        };
+        match self.extras.policy(target.ino) {
+            Some(p) if p == dir_policy => {}
+            Some(_) => self.report(
+                RuleId::DirEncryptionPolicy,
                 format!(
-                    "encrypted entry '{}' ({at}) names unencrypted inode {}",
+                    "encrypted entry '{}' ({at}) names inode {}, which has a different encryption policy",
                     name.escape_debug(),
                     target.ino
+                ),
+            ),
+            None => {
+                let ft = if self.ctx.filetype {
+                    e.file_type
+                } else {
+                    file_type_of_mode(target.mode)
+                };
+                if matches!(ft, 1 | 2 | 7) {
+                    self.report(
+                        RuleId::DirUnencryptedEntry,
+                        format!(
+                            "encrypted entry '{}' ({at}) names unencrypted inode {}",
+                            name.escape_debug(),
+                            target.ino
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// An encrypted + casefolded directory's entries have room for the 8-byte hash after the
+    /// name (`ext2fs_dir_rec_len(name_len, extended)`).
+    fn check_dirent_hash_room(&mut self, e: &Entry<'_>, l: u64) {
+        let need = ((8 + e.name.len() + 3) & !3) + 8;
+        if e.rec_len < need {
+            self.report(
+                RuleId::DirEntryCorrupt,
+                format!(
+                    "directory block {l}, offset {}: rec_len {} leaves no room for the hash an encrypted casefolded entry carries (needs {need})",
+                    e.offset, e.rec_len
+                ),
+            );
+        }
+    }
+
+    /// `PR_1_HTREE_NEEDS_SIPHASH`: an encrypted casefolded htree hashes with SipHash.
+    fn check_needs_siphash(&mut self, version: u8) {
+        if self.hash_in_dirent && version != dirhash::HASH_SIPHASH {
+            self.report(
+                RuleId::HtreeSiphash,
+                format!(
+                    "htree root of an encrypted casefolded directory uses hash version {version} ({}), not siphash",
+                    dirhash::version_name(version)
                 ),
             );
         }
@@ -982,4 +1077,16 @@ impl FetchMinNonzero for std::sync::atomic::AtomicU32 {
     fn fetch_min_nonzero(&self, v: u32) {
         let _ = self.fetch_update(Relaxed, Relaxed, |cur| (cur == 0 || v < cur).then_some(v));
     }
+}
+
+/// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory
+/// stores after its name (at the next 4-byte boundary), when the entry holds them.
+fn stored_dirent_hash(area: &[u8], e: &Entry<'_>) -> Option<(u32, u32)> {
+    let off = (8 + e.name.len() + 3) & !3;
+    if off + 8 > e.rec_len {
+        return None;
+    }
+    let d = Bytes::new(area);
+    let at = e.offset + off;
+    (at + 8 <= area.len()).then(|| (d.le32(at), d.le32(at + 4)))
 }

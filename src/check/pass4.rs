@@ -4,10 +4,15 @@
 //! 65,000 links stores 1; an in-use inode that no entry names is unattached.
 //!
 //! Skipped as e2fsck skips them: the bad-blocks inode, the reserved inodes other than the root,
-//! EA inodes (referenced by xattrs, not names), the quota inodes, the orphan file, and inodes on
+//! inodes in bad blocks of the inode table, the quota inodes, the orphan file, and inodes on
 //! the orphan list (open but unlinked files).
+//!
+//! EA inodes (`check_ea_inode`): an EA_INODE inode that no directory entry names counts one
+//! link when xattr entries refer to it, and its stored reference count must equal them; with
+//! no xattr reference either it is unattached like any other inode.
 
 use super::dirtree::InodeIndex;
+use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
 use crate::dir::ROOT_INO;
 use crate::features::RO_COMPAT_DIR_NLINK;
@@ -19,7 +24,13 @@ use std::sync::atomic::Ordering::Relaxed;
 pub const LINK_MAX: u32 = 65_000;
 
 /// Run pass 4.
-pub fn run(fs: &Filesystem, index: &InodeIndex, orphans: &[u32], f: &mut Findings) {
+pub fn run(
+    fs: &Filesystem,
+    index: &InodeIndex,
+    orphans: &[u32],
+    extras: &Extras,
+    f: &mut Findings,
+) {
     let sb = &fs.sb;
     let first_ino = sb.first_ino();
     let ipg = fs.geo.inodes_per_group.max(1);
@@ -37,11 +48,14 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, orphans: &[u32], f: &mut Finding
         if ino == 1 || (ino > ROOT_INO && ino < first_ino) || skip.contains(&ino) {
             continue;
         }
-        if s.flags & EA_INODE_FL != 0 || orphans.binary_search(&ino).is_ok() {
+        if orphans.binary_search(&ino).is_ok() || extras.is_bb_inode(ino) {
             continue;
         }
         let group = (ino - 1) / ipg;
         let mut counted = s.refs.load(Relaxed);
+        if counted == 0 && s.flags & EA_INODE_FL != 0 {
+            counted = check_ea_inode(fs, ino, group, extras.ea_refs(ino), f);
+        }
         let stored = u32::from(s.links_count);
         if counted == 0 {
             let zero = s.no_blocks && (s.is_dir() || s.mode & 0xF000 == 0x8000);
@@ -90,4 +104,33 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, orphans: &[u32], f: &mut Finding
             .with("counted", counted)
         });
     }
+}
+
+/// An EA inode no entry names: with `xattr_refs` references its stored count
+/// (`i_ctime << 32 | i_version`) must match them, unless `i_ctime` equals `i_atime` (Lustre's
+/// older EA inodes store no count). Returns the links it counts for: 1 when referenced, else 0.
+fn check_ea_inode(fs: &Filesystem, ino: u32, group: u32, xattr_refs: u32, f: &mut Findings) -> u32 {
+    if xattr_refs == 0 {
+        return 0;
+    }
+    let Ok(raw) = fs.inode_raw(ino) else {
+        return 1;
+    };
+    let inode = crate::inode::Inode::parse(&raw);
+    let stored = (u64::from(inode.ctime) << 32) | u64::from(inode.version);
+    if stored != u64::from(xattr_refs) && inode.ctime != inode.atime {
+        f.push_with(RuleId::XattrEaInodeRefcount, || {
+            Finding::inode(
+                RuleId::XattrEaInodeRefcount,
+                group,
+                ino,
+                format!(
+                    "EA inode has reference count {stored}, {xattr_refs} xattr entries refer to it"
+                ),
+            )
+            .with("stored", stored)
+            .with("counted", xattr_refs)
+        });
+    }
+    1
 }

@@ -221,6 +221,12 @@ catalogue! {
     InodeDevice = "inode.device", Err, "device, FIFO and socket inodes carry no INDEX, EXTENTS or INLINE_DATA flag", [E], ["PR_2_BAD_CHAR_DEV", "PR_2_BAD_BLOCK_DEV", "PR_2_BAD_FIFO", "PR_2_BAD_SOCKET"];
     InodeInlineData = "inode.inline_data", Err, "an INLINE_DATA inode has its system.data attribute in the inode", [K, E], ["PR_1_INLINE_DATA_NO_ATTR"];
     InodeQuotaInum = "inode.quota_inum", Err, "the superblock's quota inode numbers are 0, a reserved quota inode (3, 4) or a normal inode in range", [E], ["PR_0_INVALID_QUOTA_INO"];
+    InodeEncryptionContext = "inode.encryption_context", Err, "an inode with the ENCRYPT flag has an encryption context (xattr \"c\"): version 1 of 28 bytes or version 2 of 40 bytes (other versions are accepted as unrecognised)", [K, E], ["PR_1_MISSING_ENCRYPTION_XATTR", "PR_1_CORRUPT_ENCRYPTION_XATTR"];
+    InodeImagic = "inode.imagic", Err, "the IMAGIC flag only with the imagic_inodes feature", [E], ["PR_1_SET_IMAGIC"];
+    InodeBigallocBlockmap = "inode.bigalloc_blockmap", Err, "with bigalloc, inodes holding blocks are extent-mapped", [K, E], ["PR_1_NO_BIGALLOC_BLOCKMAP_FILES"];
+    InodeTimeEpoch = "inode.time_epoch", Warn, "no timestamp with its sign bit and both epoch bits set (a pre-1970 time stored in the old encoding, read as 2310-2378; e2fsck offers to fix it and exits 0)", [E], ["PR_1_EA_TIME_OUT_OF_RANGE"];
+    InodeUnusedFields = "inode.unused_fields", Err, "fields the features leave unused are 0: i_faddr, a directory's i_size_high without largedir, i_blocks_hi without huge_file, i_file_acl_hi without 64bit (not checked for Hurd)", [E], ["PR_2_FADDR_ZERO", "PR_2_DIR_SIZE_HIGH_ZERO", "PR_2_BLOCKS_HI_ZERO", "PR_2_I_FILE_ACL_HI_ZERO"];
+    InodeLargeFile = "inode.large_file", Err, "a regular file of 2 GiB or more only with the large_file feature", [K, E], ["PR_2_FEATURE_LARGE_FILES"];
     // extent trees
     ExtentHeader = "extent.header", Err, "extent tree nodes have the magic, a depth one below their parent (at most 5), entry counts within the node, and no node referenced twice", [K, E], ["PR_1_MISSING_EXTENT_HEADER", "PR_1_READ_EXTENT", "PR_1_EXTENT_BAD_MAX_DEPTH", "PR_1_EXTENT_HEADER_INVALID"];
     ExtentChecksum = "extent.checksum", Err, "with metadata_csum, every extent tree block's checksum matches", [K, E], ["PR_1_EXTENT_CSUM_INVALID", "PR_1_EXTENT_ONLY_CSUM_INVALID"];
@@ -241,6 +247,9 @@ catalogue! {
     XattrHash = "xattr.hash", Err, "xattr entry hashes match their name and value", [K, E], ["PR_1_ATTR_HASH"];
     XattrRefcount = "xattr.refcount", Err, "an xattr block's h_refcount equals the number of in-use inodes referring to it", [E], ["PR_1_EXTATTR_REFCOUNT"];
     XattrEaInode = "xattr.ea_inode", Err, "a value in an EA inode points to an in-use inode with EA_INODE set holding the value size", [K, E], ["PR_1_ATTR_NO_EA_INODE_FL", "PR_1_ATTR_VALUE_EA_INODE"];
+    XattrIbodyHash = "xattr.ibody_hash", Err, "in-inode xattr entries with a non-zero e_hash match their name and value (0 is allowed: older kernels and libext2fs store none)", [E], ["PR_1_ATTR_HASH"];
+    XattrEaInodeHash = "xattr.ea_inode_hash", Err, "an entry whose value is in an EA inode has e_hash = hash of its name and the EA inode's value hash (i_atime), unless the EA inode points back to its owner (Lustre: i_mtime = owner, same generation)", [K, E], ["PR_1_ATTR_HASH"];
+    XattrEaInodeRefcount = "xattr.ea_inode_refcount", Err, "an EA inode's stored reference count (i_ctime << 32 | i_version) equals the xattr entries that refer to it (an xattr block's entries count once)", [K, E], ["PR_4_EA_INODE_REF_COUNT"];
     // block ownership
     BlockMultiplyClaimed = "block.multiply_claimed", Err, "every block is claimed once: by metadata or by one inode (xattr blocks shared as their refcount says)", [E], ["PR_1B_DUP_BLOCK", "PR_1D_DUP_FILE", "PR_1D_SHARE_METADATA", "PR_1_BLOCK_OVERLAPS_METADATA"];
     // usage (pass 5)
@@ -274,6 +283,8 @@ catalogue! {
     DirHole = "dir.hole", Err, "a directory's blocks below its last one are all allocated (no holes)", [E], ["PR_2_DIRECTORY_HOLE"];
     DirUnencryptedEntry = "dir.unencrypted_entry", Err, "entries of an encrypted directory name encrypted files, directories and symlinks", [K, E], ["PR_2_UNENCRYPTED_FILE"];
     DirCsum = "dir.csum", Err, "with metadata_csum, the directory block crc32c matches its tail", [K, E], ["PR_2_LEAF_NODE_ONLY_CSUM_INVALID"];
+    DirEncryptionPolicy = "dir.encryption_policy", Err, "the encrypted files, directories and symlinks of an encrypted directory use the directory's encryption policy", [K, E], ["PR_2_INCONSISTENT_ENCRYPTION_POLICY"];
+    DirBbInode = "dir.bb_inode", Err, "entries name no inode whose inode table block is in the bad-blocks list", [E], ["PR_2_BB_INODE"];
     // htree directories (pass 2)
     HtreeRoot = "htree.root", Err, "the dx root: '.' and '..', reserved field 0, info length at least 8", [K, E], ["PR_2_HTREE_BAD_ROOT", "PR_1_HTREE_BADROOT"];
     HtreeHashVersion = "htree.hash_version", Err, "the dx root's hash version is legacy, half_md4 or tea (siphash with casefold + encryption)", [K, E], ["PR_1_HTREE_HASHV"];
@@ -285,6 +296,8 @@ catalogue! {
     HtreeLeafHash = "htree.leaf_hash", Err, "every name in a leaf hashes into the range its index entry gives (superblock seed, signed/unsigned, casefold)", [E], ["PR_2_HTREE_MIN_HASH", "PR_2_HTREE_MAX_HASH"];
     HtreeRefs = "htree.refs", Err, "each htree block is referenced by one index entry", [E], ["PR_2_HTREE_DUPREF", "PR_2_HTREE_NOTREF"];
     HtreeCsum = "htree.csum", Err, "with metadata_csum, dx root and node tail checksums match", [K, E], ["PR_2_HTREE_ROOT_CSUM_INVALID", "PR_2_HTREE_NODE_CSUM_INVALID"];
+    HtreeSiphash = "htree.siphash", Err, "an htree directory that is both encrypted and casefolded uses SipHash (its entries carry their hashes)", [K, E], ["PR_1_HTREE_NEEDS_SIPHASH"];
+    HtreeIncompat = "htree.incompat_flag", Err, "the dx root's flags carry no incompatible flag (bit 0 of unused_flags)", [E], ["PR_1_HTREE_INCOMPAT"];
     // connectivity (pass 3)
     ConnectRoot = "connect.root", Err, "the root inode is an in-use directory", [K, E], ["PR_3_NO_ROOT_INODE", "PR_3_ROOT_NOT_DIR_ABORT"];
     ConnectUnconnectedDir = "connect.unconnected_dir", Err, "every directory reaches the root through the directories that name it (no loops)", [E], ["PR_3_UNCONNECTED_DIR"];

@@ -87,6 +87,8 @@ pub struct Walk {
     pub group_read: Vec<bool>,
     /// Per group: in-use directories (pass 5's `bg_used_dirs_count`).
     pub group_dirs: Vec<u32>,
+    /// EA-inode references, encryption policies and inodes in bad blocks (passes 2 and 4).
+    pub extras: pass1::Extras,
 }
 
 impl Walk {
@@ -281,6 +283,7 @@ pub(super) fn run(fs: &Filesystem, orphans: Vec<u32>, f: &mut Findings) -> Walk 
         claims: acc.claims,
         group_read,
         group_dirs,
+        extras: ctx.take_extras(),
     };
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk
