@@ -821,7 +821,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         let r = match r {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("e4inspect: {}: {t}: {e:#}", args.image.display());
+                super::report_target(&args.image, t, &e);
                 status = 8;
                 continue;
             }

@@ -26,7 +26,7 @@ pub struct DumpOptions {
     pub group_only: bool,
     /// `DUMPE2FS_IGNORE_80COL` is set: both bitmap locations on one line.
     pub ignore_80col: bool,
-    /// The device name as given (used in messages).
+    /// The device name as given (the CLI names it in front of the report's messages).
     pub device_name: String,
     /// `-b`: only the bad blocks list, one block per line.
     pub bad_blocks_only: bool,
@@ -35,7 +35,8 @@ pub struct DumpOptions {
 /// How a dump ended.
 #[derive(Clone, Debug, Default)]
 pub struct DumpReport {
-    /// Lines dumpe2fs writes on stderr (without the program-name prefix decisions: full lines).
+    /// What dumpe2fs reports on stderr, one message each, without program name or device (the
+    /// CLI prefixes `e4inspect: PATH: `).
     pub stderr: Vec<String>,
     /// The dump was printed but libext2fs reported trouble (checksums, unreadable bitmaps).
     pub trouble: bool,
@@ -940,7 +941,6 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
 /// Write the full dumpe2fs output for `fs` to `out`.
 pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Result<DumpReport> {
     let mut rep = DumpReport::default();
-    let dev = &opts.device_name;
     let nf = Numfmt {
         hex: opts.hex,
         wide: fs.sb.is_64bit(),
@@ -948,7 +948,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     // dumpe2fs remembers the first failure (open with checksums, or bitmaps) and reports it last.
     let mut retval_csum: Option<String> = fs
         .strict_failure
-        .map(|f: OpenFailure| format!("dumpe2fs: {} while trying to open {dev}", f.message()));
+        .map(|f: OpenFailure| format!("{} while trying to open the filesystem", f.message()));
     let verify = fs.strict_failure.is_none();
     if opts.bad_blocks_only {
         // list_bad_blocks(fs, 1): one number per line; a failure only on stderr.
@@ -960,7 +960,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 out.write_all(s.as_bytes())?;
             }
-            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+            Err(m) => rep.stderr.push(format!("{m} while reading the bad blocks inode")),
         }
         finish(out, &mut rep, retval_csum)?;
         return Ok(rep);
@@ -1013,7 +1013,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                     s.0.push(b'\n');
                 }
                 Err(m) => rep.stderr.push(format!(
-                    "dumpe2fs: {m} reading MMP block {} from '{dev}'",
+                    "{m} reading MMP block {}",
                     fs.sb.mmp_block
                 )),
             }
@@ -1028,7 +1028,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 s.0.push(b'\n');
             }
-            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+            Err(m) => rep.stderr.push(format!("{m} while reading the bad blocks inode")),
         }
         out.write_all(&s.0)?;
         if opts.header_only {
@@ -1046,7 +1046,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 rep.trouble = true;
                 if retval_csum.is_none() {
                     retval_csum = Some(format!(
-                        "dumpe2fs: {} while trying to read '{dev}' bitmaps\n",
+                        "{} while trying to read bitmaps",
                         f.message()
                     ));
                     have_bitmaps = bitmap::read_check(fs, true).is_ok();
@@ -1061,7 +1061,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
             Ok(m) => Some(m),
             Err(e) => {
                 rep.stderr
-                    .push(format!("dumpe2fs: {e} while reading bitmaps"));
+                    .push(format!("{e} while reading bitmaps"));
                 None
             }
         }
@@ -1117,17 +1117,17 @@ fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
 fn journal_failure_message(e: JournalFailure, external: bool) -> String {
     match (e, external) {
         (JournalFailure::BadMagic, true) => {
-            "dumpe2fs: Couldn't find journal superblock magic numbers".to_string()
+            "Couldn't find journal superblock magic numbers".to_string()
         }
         (JournalFailure::BadMagic, false) => "Journal superblock magic number invalid!".to_string(),
         (JournalFailure::ReadInode(m) | JournalFailure::ReadSuper(m), true) => {
-            format!("dumpe2fs: {m} while reading journal superblock")
+            format!("{m} while reading journal superblock")
         }
         (JournalFailure::ReadInode(m), false) => {
-            format!("dumpe2fs: {m} while reading journal inode")
+            format!("{m} while reading journal inode")
         }
         (JournalFailure::ReadSuper(m), false) => {
-            format!("dumpe2fs: {m} while reading journal super block")
+            format!("{m} while reading journal super block")
         }
     }
 }
