@@ -29,7 +29,7 @@ pub mod models;
 pub mod reader;
 pub mod views;
 
-pub use error::{Error, Result};
+pub use error::{Error, LibError, Problem, ProblemKind, Result};
 pub use models::{advise, fit, mkfs, profiles};
 pub use reader::{
     bitmap, bytes, container, csum, dir, dirhash, extent, features, fileblocks, fs, geometry,

@@ -102,7 +102,7 @@ macro_rules! catalogue {
         /// A rule of the catalogue; [`RuleId::as_str`] is its stable dotted ID.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum RuleId {
-            $($var,)*
+            $($(#[$doc])* #[doc = concat!("`", $id, "`: ", $desc, ".")] $var,)*
         }
 
         impl RuleId {

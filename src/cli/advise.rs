@@ -206,7 +206,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         if u64::from(sb.free_inodes_count) > u64::from(sb.inodes_count)
             || sb.free_blocks_count() > sb.blocks_count()
         {
-            return Err(e4inspect::Error::corrupt(format!(
+            return Err(e4inspect::Error::corrupt(e4inspect::ProblemKind::Superblock, format!(
                 "{}: superblock free counts exceed the totals (free inodes {} of {}, free blocks {} of {}); run `e4inspect check`",
                 img.display(),
                 sb.free_inodes_count,

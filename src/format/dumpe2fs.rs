@@ -4,6 +4,7 @@
 //! tab, 40-bit superblock times, and bigalloc free ranges ending at the cluster's last block.
 
 use crate::bitmap::{self, ReadFailure, UninitMarks};
+use crate::error::LibError;
 use crate::features::{self, *};
 use crate::fs::Filesystem;
 use crate::geometry::OpenFailure;
@@ -870,7 +871,7 @@ fn group_text(
 /// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
 /// filesystem, sorted; an illegal indirect block or an unreadable inode is an error (dumpe2fs then
 /// prints no list and no newline).
-fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
+fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> {
     let raw = fs.read_inode_checked(1, ignore_csum)?;
     let ind = crate::inode::Inode::parse(&raw);
     if ind.has_flag(crate::inode::EXTENTS_FL) {
@@ -879,7 +880,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
     let map = ind.block_map();
     let geo = &fs.geo;
     let mut out = Vec::new();
-    let mut err: Option<String> = None;
+    let mut err: Option<LibError> = None;
     let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
     for &b in &map.direct {
         let b = u64::from(b);
@@ -893,12 +894,12 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
         blk: u64,
         level: u32,
         out: &mut Vec<u32>,
-        err: &mut Option<String>,
+        err: &mut Option<LibError>,
         budget: &mut u32,
     ) {
         let geo = &fs.geo;
         if blk < geo.first_data_block || blk >= geo.blocks_count {
-            *err = Some("Illegal indirect block found".into());
+            *err = Some(LibError::IllegalIndirectBlock);
             return;
         }
         if *budget == 0 {
@@ -906,7 +907,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
         }
         *budget -= 1;
         let Ok(b) = fs.block(blk) else {
-            *err = Some("Attempt to read block from filesystem resulted in short read".into());
+            *err = Some(LibError::ShortRead);
             return;
         };
         for e in crate::ondisk::blockmap::pointers(&b) {
@@ -960,7 +961,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 out.write_all(s.as_bytes())?;
             }
-            Err(m) => rep.stderr.push(format!("{m} while reading the bad blocks inode")),
+            Err(m) => rep
+                .stderr
+                .push(format!("{m} while reading the bad blocks inode")),
         }
         finish(out, &mut rep, retval_csum)?;
         return Ok(rep);
@@ -1012,10 +1015,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                     s.field(&m.bdevname);
                     s.0.push(b'\n');
                 }
-                Err(m) => rep.stderr.push(format!(
-                    "{m} reading MMP block {}",
-                    fs.sb.mmp_block
-                )),
+                Err(m) => rep
+                    .stderr
+                    .push(format!("{m} reading MMP block {}", fs.sb.mmp_block)),
             }
         }
         match bad_blocks(fs, !verify) {
@@ -1028,7 +1030,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 s.0.push(b'\n');
             }
-            Err(m) => rep.stderr.push(format!("{m} while reading the bad blocks inode")),
+            Err(m) => rep
+                .stderr
+                .push(format!("{m} while reading the bad blocks inode")),
         }
         out.write_all(&s.0)?;
         if opts.header_only {
@@ -1045,10 +1049,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
             Err(f) => {
                 rep.trouble = true;
                 if retval_csum.is_none() {
-                    retval_csum = Some(format!(
-                        "{} while trying to read bitmaps",
-                        f.message()
-                    ));
+                    retval_csum = Some(format!("{} while trying to read bitmaps", f.message()));
                     have_bitmaps = bitmap::read_check(fs, true).is_ok();
                 } else if let ReadFailure::Csum(..) = f {
                     // already failing: libext2fs does not retry; bitmaps stay unavailable
@@ -1060,8 +1061,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         match UninitMarks::compute(fs) {
             Ok(m) => Some(m),
             Err(e) => {
-                rep.stderr
-                    .push(format!("{e} while reading bitmaps"));
+                rep.stderr.push(format!("{e} while reading bitmaps"));
                 None
             }
         }

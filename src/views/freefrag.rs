@@ -15,7 +15,7 @@
 //! the summaries are joined in order. Memory stays bounded by a batch of groups.
 
 use crate::bitmap::{self, Kind, UninitMarks};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::fs::Filesystem;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -331,17 +331,26 @@ pub fn check_block_bitmaps(fs: &Filesystem) -> std::result::Result<(), Failure> 
 
 /// Validate a `-c` chunk size (KiB) as e2freefrag does; returns the chunk size in bytes
 /// (0 = none given). Errors are e2freefrag's messages.
-pub fn chunk_bytes(chunk_kb: Option<u64>, block_size: u64) -> std::result::Result<u64, String> {
+pub fn chunk_bytes(chunk_kb: Option<u64>, block_size: u64) -> std::result::Result<u64, Problem> {
     let Some(kb) = chunk_kb else { return Ok(0) };
     if kb & kb.wrapping_sub(1) != 0 {
-        return Err("chunk size must be a power of 2.".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunk size must be a power of 2.",
+        ));
     }
     let bytes = kb.wrapping_mul(1024);
     if bytes != 0 && bytes < block_size {
-        return Err("chunksize must be greater than or equal to filesystem blocksize.".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunksize must be greater than or equal to filesystem blocksize.",
+        ));
     }
     if bytes != 0 && bytes / block_size > i32::MAX as u64 {
-        return Err("chunk size too large: more than 2^31 blocks per chunk".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunk size too large: more than 2^31 blocks per chunk",
+        ));
     }
     Ok(bytes)
 }
@@ -361,6 +370,7 @@ pub fn report(fs: &Filesystem, chunk_bytes: u64) -> Result<Report> {
     let first = fs.geo.first_data_block;
     if first >= blocks {
         return Err(Error::corrupt(
+            crate::ProblemKind::Group,
             "first data block is past the end of the filesystem",
         ));
     }

@@ -12,7 +12,7 @@
 //!   journal really has; holes are skipped in one step, so a huge sparse journal costs nothing.
 
 use crate::csum::crc32c_raw;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::{self, WalkLimits};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
@@ -187,7 +187,7 @@ pub enum Event {
 /// Where the journal is read from.
 pub trait JournalSource {
     /// Read `size` bytes at `offset` as `read_journal_block` does; `Err` is debugfs' message.
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String>;
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem>;
     /// Length in bytes used for the `maxlen` clamp (inode size, or fstat's st_size).
     fn byte_len(&self) -> u64;
     /// Blocks of `bs` bytes that hold data (bounds the walk).
@@ -196,8 +196,11 @@ pub trait JournalSource {
     fn next_data_block(&self, b: u64, bs: u32) -> Option<u64>;
 }
 
-fn short_read(got: usize, size: usize) -> String {
-    format!("short read (read {got}, expected {size}) while reading journal")
+fn short_read(got: usize, size: usize) -> Problem {
+    Problem::new(
+        ProblemKind::Journal,
+        format!("short read (read {got}, expected {size}) while reading journal"),
+    )
 }
 
 /// The journal inode of a filesystem, read like ext2fs_file_read.
@@ -217,7 +220,7 @@ impl<'a> InternalJournal<'a> {
         fs: &'a Filesystem,
         ino: u32,
         ignore_csum: bool,
-    ) -> std::result::Result<Self, String> {
+    ) -> std::result::Result<Self, crate::error::LibError> {
         let raw = fs.read_inode_checked(ino, ignore_csum)?;
         let inode = Inode::parse(&raw);
         let mut j = InternalJournal {
@@ -274,25 +277,29 @@ impl<'a> InternalJournal<'a> {
     }
 
     /// Physical block of journal block `lblk` (`None`: a hole or uninitialised).
-    fn map(&self, lblk: u64) -> std::result::Result<Option<u64>, String> {
+    fn map(&self, lblk: u64) -> Result<Option<u64>> {
         let Ok(l) = u32::try_from(lblk) else {
             return Ok(None);
         };
         let fs = self.fs;
         let geo = &fs.geo;
         let in_fs = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
-        let r = if self.inode.has_flag(inode::EXTENTS_FL) {
+        if self.inode.has_flag(inode::EXTENTS_FL) {
             let seed = extent::inode_csum_seed(fs.csum_seed(), self.ino, self.inode.generation);
             let verify = self.verify_csum;
             extent::map_extent(&self.inode.block, l, |b| {
                 if !in_fs(b) {
-                    return Err(Error::corrupt("Corrupt extent index"));
+                    return Err(Error::corrupt(
+                        crate::ProblemKind::Journal,
+                        "Corrupt extent index",
+                    ));
                 }
                 let blk = fs.block(b)?;
                 if verify {
                     if let Ok(h) = extent::ExtentHeader::parse(&blk) {
                         if !extent::extent_block_csum(seed, &blk, &h).ok() {
                             return Err(Error::corrupt(
+                                crate::ProblemKind::Journal,
                                 "Extent block checksum does not match extent block",
                             ));
                         }
@@ -303,17 +310,19 @@ impl<'a> InternalJournal<'a> {
         } else {
             extent::map_blockmap(&self.inode.block, fs.block_size(), l, |b| {
                 if !in_fs(b) {
-                    return Err(Error::corrupt("Illegal indirect block found"));
+                    return Err(Error::corrupt(
+                        crate::ProblemKind::Journal,
+                        "Illegal indirect block found",
+                    ));
                 }
                 fs.block(b)
             })
-        };
-        r.map_err(|e| e.to_string())
+        }
     }
 }
 
 impl JournalSource for InternalJournal<'_> {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let bs = self.fs.block_size();
         let avail = self.inode.size.saturating_sub(offset).min(size as u64) as usize;
         let mut out = vec![0u8; avail];
@@ -323,14 +332,15 @@ impl JournalSource for InternalJournal<'_> {
             let lblk = abs / bs;
             let within = (abs % bs) as usize;
             let n = (bs as usize - within).min(avail - pos);
-            if let Some(p) = self
-                .map(lblk)
-                .map_err(|m| format!("{m} while reading journal"))?
-            {
+            if let Some(p) = self.map(lblk).map_err(|m| {
+                Problem::new(ProblemKind::Journal, format!("{m} while reading journal"))
+            })? {
                 let blk = self.fs.block(p).map_err(|_| {
-                    "Attempt to read block from filesystem resulted in short read while \
-                         reading journal"
-                        .to_string()
+                    Problem::new(
+                        ProblemKind::Journal,
+                        "Attempt to read block from filesystem resulted in short read while \
+                         reading journal",
+                    )
                 })?;
                 out[pos..pos + n].copy_from_slice(&blk[within..within + n]);
             }
@@ -381,7 +391,7 @@ impl ExternalJournal {
 }
 
 impl JournalSource for ExternalJournal {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let got = self.src.read_partial(offset, size as u64).to_vec();
         if got.len() != size {
             return Err(short_read(got.len(), size));
@@ -411,7 +421,7 @@ impl JournalSource for ExternalJournal {
 pub struct MemJournal(pub Vec<u8>);
 
 impl JournalSource for MemJournal {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         let got = self.0.get(start..).unwrap_or(&[]);
         let got = &got[..got.len().min(size)];
@@ -490,7 +500,7 @@ impl Walker<'_, '_> {
             }
             Err(m) => {
                 self.out.read_error = true;
-                (self.emit)(Event::ReadError { message: m })?;
+                (self.emit)(Event::ReadError { message: m.message })?;
                 Ok(false)
             }
         }
@@ -573,7 +583,7 @@ impl Walker<'_, '_> {
             Ok(j) => self.jsb = j,
             Err(m) => {
                 self.out.read_error = true;
-                return (self.emit)(Event::ReadError { message: m });
+                return (self.emit)(Event::ReadError { message: m.message });
             }
         }
         let jsb = JournalSuperblock::parse(&self.jsb);
@@ -793,7 +803,7 @@ impl Walker<'_, '_> {
                 Err(m) => {
                     self.out.read_error = true;
                     if self.opts.contents {
-                        (self.emit)(Event::ReadError { message: m })?;
+                        (self.emit)(Event::ReadError { message: m.message })?;
                     }
                     None
                 }
@@ -1027,7 +1037,12 @@ pub fn find_external_journal(uuid: &[u8; 16], journal_dev: u32) -> Option<std::p
 pub enum DebugfsOpen {
     /// Opened; `retried` when the superblock checksum failed and debugfs retried ignoring
     /// checksums (it prints "Checksum errors in superblock!  Retrying...").
-    Open { retried: bool, ignore_csum: bool },
+    Open {
+        /// The superblock checksum failed and debugfs retried ignoring checksums.
+        retried: bool,
+        /// The filesystem is open with checksum errors ignored.
+        ignore_csum: bool,
+    },
     /// debugfs cannot open it (the message names why); logdump then prints nothing.
     Fails(String),
 }
