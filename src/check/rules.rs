@@ -57,9 +57,13 @@ impl Enforcer {
 /// One catalogue entry.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Rule {
+    /// Its ID.
     pub id: RuleId,
+    /// Error or warning.
     pub severity: Severity,
+    /// What holds on a healthy filesystem.
     pub description: &'static str,
+    /// Who enforces it (kernel, e2fsck, libext2fs).
     pub enforced_by: &'static [Enforcer],
     /// e2fsck problem codes (`e2fsck/problem.h`) reporting the same condition.
     pub e2fsck: &'static [&'static str],

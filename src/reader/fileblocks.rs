@@ -21,8 +21,11 @@ pub const MAX_PROBLEMS: usize = 64;
 /// A run of data blocks: `len` blocks from `logical` map to `physical..physical+len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
+    /// First logical block of the run.
     pub logical: u64,
+    /// Physical block `logical` maps to.
     pub physical: u64,
+    /// Blocks in the run.
     pub len: u64,
     /// An uninitialised (unwritten) extent: reads as zeros.
     pub uninit: bool,
@@ -32,10 +35,13 @@ pub struct Run {
 /// it maps). Data runs are coalesced while logical and physical numbers both continue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapEvent {
+    /// A run of data blocks.
     Data(Run),
     /// An indirect, double or triple indirect block.
     Mapping {
+        /// Its level (indirect, double, triple).
         kind: MapKind,
+        /// Where it lies.
         physical: u64,
     },
 }
@@ -352,8 +358,11 @@ pub fn map_block(fs: &Filesystem, ino: u32, inode: &Inode, lblk: u64) -> Result<
 /// `runs` after merging neighbours that continue both logically and physically.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Fragmentation {
+    /// Data extents (block-map runs).
     pub extents: u64,
+    /// Runs after merging logical and physical neighbours.
     pub runs: u64,
+    /// Data blocks mapped.
     pub blocks: u64,
 }
 

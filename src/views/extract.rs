@@ -62,29 +62,40 @@ pub struct Note {
     /// Attribute name, for dropped attributes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Why.
     pub reason: String,
 }
 
 /// What was extracted.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
+    /// Regular files written.
     pub files: u64,
+    /// Directories made.
     pub dirs: u64,
+    /// Symbolic links made.
     pub symlinks: u64,
     /// Names made as hard links to a file extracted once.
     pub hard_links: u64,
+    /// FIFOs made.
     pub fifos: u64,
+    /// Character and block device nodes made.
     pub devices: u64,
+    /// Socket nodes made.
     pub sockets: u64,
     /// File content bytes written (holes not counted).
     pub bytes: u64,
     /// Entries not extracted.
     pub skipped_count: u64,
+    /// The first entries not extracted, with why.
     pub skipped: Vec<Note>,
+    /// Entries not extracted, counted by reason.
     pub skipped_by_reason: BTreeMap<String, u64>,
     /// Attributes not set on the copy.
     pub dropped_xattrs_count: u64,
+    /// The first attributes not set, with why.
     pub dropped_xattrs: Vec<Note>,
+    /// Attributes not set, counted by reason.
     pub dropped_by_reason: BTreeMap<String, u64>,
     /// Damage met while reading entries that were still extracted (e.g. part of a map unreadable).
     pub problems: Vec<Note>,

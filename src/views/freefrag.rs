@@ -64,30 +64,43 @@ pub struct Bucket {
 /// Chunk figures (printed only when a chunk size was given).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Chunks {
+    /// Chunk size in bytes.
     pub chunk_bytes: u64,
+    /// Blocks per chunk.
     pub blocks_per_chunk: u32,
+    /// Chunks in the filesystem.
     pub total: u64,
+    /// Chunks entirely free.
     pub free: u64,
+    /// Free chunks, percent of all.
     pub free_percent: f64,
 }
 
 /// Everything e2freefrag prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// Filesystem block size.
     pub block_size: u64,
+    /// Blocks in the filesystem.
     pub total_blocks: u64,
     /// From the superblock, as e2freefrag prints it.
     pub free_blocks: u64,
+    /// Free blocks, percent of all.
     pub free_percent: f64,
     /// Present when a chunk size was given.
     pub chunks: Option<Chunks>,
+    /// Smallest free extent, KiB.
     pub min_extent_kb: u64,
+    /// Largest free extent, KiB.
     pub max_extent_kb: u64,
+    /// Average free extent, KiB.
     pub avg_extent_kb: u64,
+    /// Free extents counted.
     pub free_extents: u64,
     /// Free chunks counted even when no chunk size was given (for the default 1 MiB).
     #[serde(skip)]
     pub default_free_chunks: u64,
+    /// Free extents by power-of-two size.
     pub histogram: Vec<Bucket>,
 }
 

@@ -59,8 +59,11 @@ impl Default for Options {
 /// A checksum verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Csum {
+    /// The checksum on disk.
     pub stored: u32,
+    /// The checksum computed over the block.
     pub computed: u32,
+    /// They match.
     pub ok: bool,
 }
 
@@ -70,8 +73,11 @@ pub struct Csum {
 pub enum Event {
     /// An ext2 superblock with journal_dev precedes the journal (external journal device).
     ExternalHeader {
+        /// The device's UUID.
         uuid: String,
+        /// Its block size.
         blocksize: u32,
+        /// Its size in blocks.
         blocks_count: u64,
         /// `-a`: debugfs then prints the three fields.
         #[serde(skip)]
@@ -79,31 +85,49 @@ pub enum Event {
     },
     /// The journal superblock (`-S`): raw bytes and the filesystem block size for the listing.
     Superblock {
+        /// The superblock block as read.
         #[serde(skip)]
         raw: Vec<u8>,
+        /// The filesystem's block size.
         fs_block_size: u32,
+        /// The decoded fields.
         decoded: JournalSuperblock,
     },
+    /// The journal superblock has no jbd2 magic: the walk ends.
     BadSuperblockMagic,
+    /// The journal superblock's block size is unusable: the walk ends.
     BadBlockSize {
+        /// The block size it gives.
         blocksize: u32,
     },
+    /// The walk starts (`Journal starts at block B, transaction T`).
     Start {
+        /// First log block.
         block: u32,
+        /// First transaction ID.
         transaction: u32,
     },
+    /// A block without the jbd2 magic: the log ends there.
     NoMagic {
+        /// Its journal block number.
         block: u32,
     },
+    /// A block of another transaction than expected: the log ends there.
     SequenceMismatch {
+        /// The transaction ID it carries.
         found: u32,
+        /// The one expected.
         expected: u32,
+        /// Its journal block number.
         block: u32,
     },
     /// A log block with a header (descriptor, commit, revoke or other).
     Block {
+        /// Its transaction ID.
         sequence: u32,
+        /// Its block type.
         blocktype: u32,
+        /// Its journal block number.
         block: u32,
         /// Commit time (commit blocks).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,74 +136,120 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
     },
+    /// `-b`/`-i` dumps: a descriptor block names the watched block.
     DescriptorDump {
+        /// The transaction.
         transaction: u32,
+        /// The descriptor's journal block.
         block: u32,
     },
+    /// One descriptor tag: a filesystem block logged in the journal block that follows.
     Tag {
+        /// Low 32 bits of the filesystem block.
         fs_block: u32,
+        /// High 32 bits (64-bit journals).
         fs_block_high: u32,
+        /// Where its copy lies in the journal.
         journal_block: u32,
+        /// Tag flags.
         flags: u32,
+        /// The tag's checksum of the logged block, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
         /// `-c`: the logged block.
         #[serde(skip)]
         contents: Option<Vec<u8>>,
     },
+    /// `-b` dumps: a revoke block names the watched block.
     RevokeDump {
+        /// The transaction.
         transaction: u32,
+        /// The revoke block's journal block.
         block: u32,
     },
+    /// A revoke block's byte count is out of range: its records are not read.
     RevokeCountInvalid {
+        /// The count it gives.
         count: u32,
     },
+    /// One revoked filesystem block.
     Revoke {
+        /// The block.
         fs_block: u64,
     },
+    /// A block of a type logdump does not know.
     UnexpectedType {
+        /// Its block type.
         blocktype: u32,
+        /// Its journal block number.
         block: u32,
     },
+    /// `-a`: debugfs announces that every record is dumped.
     AllRecords {
+        /// The count debugfs prints (-1 for all).
         count: i64,
     },
+    /// Fast commit: the head tag.
     FcHead {
+        /// Fast-commit features.
         features: u32,
+        /// Transaction ID.
         tid: u32,
     },
+    /// Fast commit: the tail tag.
     FcTail {
+        /// Transaction ID.
         tid: u32,
     },
+    /// Fast commit: blocks added to an inode.
     FcAddRange {
+        /// The inode.
         ino: u32,
+        /// First logical block.
         lblk: u32,
+        /// First physical block.
         pblk: u64,
+        /// Length in blocks.
         len: u64,
     },
+    /// Fast commit: blocks removed from an inode.
     FcDelRange {
+        /// The inode.
         ino: u32,
+        /// First logical block.
         lblk: u32,
+        /// Length in blocks.
         len: u32,
     },
+    /// Fast commit: a directory entry created, linked or unlinked.
     FcDentry {
+        /// The fast-commit tag (create, link, unlink).
         tag: u16,
+        /// The directory.
         parent: u32,
+        /// The entry's inode.
         ino: u32,
+        /// The name, lossily decoded.
         name: String,
+        /// The name's bytes.
         #[serde(skip)]
         raw_name: Vec<u8>,
     },
+    /// Fast commit: an inode record.
     FcInode {
+        /// The inode.
         ino: u32,
     },
+    /// Fast commit: padding.
     FcPad,
     /// A read failed; debugfs says so on stderr (`logdump: ...`).
     ReadError {
+        /// debugfs' message.
         message: String,
     },
     /// The walk stopped where debugfs would not have (see the module doc).
     Stopped {
+        /// Why.
         reason: String,
     },
 }
@@ -383,6 +453,7 @@ pub struct ExternalJournal {
 }
 
 impl ExternalJournal {
+    /// Open the journal file or device at `path`, read-only.
     pub fn open(path: &Path) -> Result<ExternalJournal> {
         Ok(ExternalJournal {
             src: Source::open(path)?,
