@@ -151,7 +151,7 @@ const MAX_COMPONENTS: usize = 4096;
 
 /// Resolve an absolute (or root-relative) path to an inode number as debugfs does
 /// ([`resolve`]: symlinks in intermediate components are followed, the last component is not);
-/// a path longer than [`MAX_COMPONENTS`] names of 256 bytes is refused.
+/// a path longer than 4096 names of 256 bytes is refused.
 pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
     if path.len() > MAX_COMPONENTS * 256 {
         return Err(Error::Invalid("path too long".into()));
