@@ -65,9 +65,10 @@ pub enum Error {
     /// The source holds no ext2/3/4 filesystem where we looked.
     #[error("{0}")]
     NotExt(String),
-    /// A field read from disk has a value we cannot work with.
+    /// A field read from disk has a value we cannot work with (what kind of structure, and the
+    /// message).
     #[error("{0}")]
-    Corrupt(String),
+    Corrupt(Problem),
     /// libext2fs would refuse to open this superblock (its message, and where we looked).
     #[error("{}{}", .failure.message(), .hint)]
     Open {
@@ -137,9 +138,127 @@ impl Error {
         }
     }
 
-    /// Shorthand for a [`Error::Corrupt`] error.
-    pub fn corrupt(msg: impl Into<String>) -> Self {
-        Error::Corrupt(msg.into())
+    /// Shorthand for a [`Error::Corrupt`] error of `kind`.
+    pub fn corrupt(kind: ProblemKind, msg: impl Into<String>) -> Self {
+        Error::Corrupt(Problem::new(kind, msg))
+    }
+}
+
+/// Where a [`Problem`] was met: the structure (or step) found damaged or unreadable, so that
+/// callers can sort and count problems without reading their text. More kinds may be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The superblock (its counts and fields).
+    Superblock,
+    /// A block group's descriptor, bitmap or inode table (the inode scan).
+    Group,
+    /// An inode record (too short, checksum).
+    Inode,
+    /// An extent tree: header, index, leaf, tail checksum, overlap.
+    ExtentTree,
+    /// A block map: indirect blocks and the block numbers they hold.
+    BlockMap,
+    /// Inline data (`system.data`).
+    InlineData,
+    /// Extended attributes: in-inode area, xattr block, EA inode.
+    Xattr,
+    /// A directory block: entries, tail, htree nodes.
+    Directory,
+    /// A symbolic link's target.
+    Symlink,
+    /// The journal: its inode, superblock and log blocks.
+    Journal,
+    /// The multiple-mount protection block.
+    Mmp,
+    /// A fixed-layout structure that does not decode, or a block number that overflows.
+    Structure,
+    /// A request the caller made that cannot be met (a chunk size, an xattr the VFS refuses).
+    Request,
+    /// Writing a copy out (`extract`): the destination refused an entry or an attribute.
+    Destination,
+}
+
+/// A problem met while reading (or copying out) that does not stop the walk: its kind, and the
+/// message naming what and where, exactly as it is printed (`Display` is the message).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("{message}")]
+pub struct Problem {
+    /// Where it was met.
+    pub kind: ProblemKind,
+    /// What was found, with block and inode numbers.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem of `kind` saying `message`.
+    pub fn new(kind: ProblemKind, message: impl Into<String>) -> Self {
+        Problem {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The same problem with `prefix: ` in front of its message (the inode or group it is in).
+    pub fn within(self, prefix: impl std::fmt::Display) -> Self {
+        Problem {
+            kind: self.kind,
+            message: format!("{prefix}: {}", self.message),
+        }
+    }
+}
+
+/// Serialised as its message, so JSON outputs keep their strings.
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
+    }
+}
+
+/// A libext2fs error code met on the paths that report exactly what libext2fs (and so dumpe2fs
+/// or debugfs) would; `Display` is its com_err message. More codes may be added.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LibError {
+    /// EXT2_ET_BAD_INODE_NUM
+    #[error("Illegal inode number")]
+    IllegalInode,
+    /// EXT2_ET_MISSING_INODE_TABLE
+    #[error("A block group is missing an inode table")]
+    MissingInodeTable,
+    /// EXT2_ET_GDESC_BAD_INODE_TABLE
+    #[error("Corrupt group descriptor: bad block for inode table")]
+    BadInodeTable,
+    /// EXT2_ET_SHORT_READ
+    #[error("Attempt to read block from filesystem resulted in short read")]
+    ShortRead,
+    /// EXT2_ET_INODE_CSUM_INVALID
+    #[error("Inode checksum does not match inode")]
+    InodeCsumInvalid,
+    /// EXT2_ET_DIR_CORRUPTED
+    #[error("Ext2 directory corrupted")]
+    DirCorrupted,
+    /// EXT2_ET_BAD_IND_BLOCK
+    #[error("Illegal indirect block found")]
+    IllegalIndirectBlock,
+    /// EXT2_ET_MMP_BAD_BLOCK
+    #[error("MMP: invalid MMP block number")]
+    MmpBadBlock,
+    /// EXT2_ET_MMP_MAGIC_INVALID
+    #[error("MMP: invalid magic number")]
+    MmpMagicInvalid,
+    /// EXT2_ET_MMP_CSUM_INVALID
+    #[error("MMP block checksum does not match")]
+    MmpCsumInvalid,
+    /// A failure of our own reader underneath (an I/O error, a structure cut short).
+    #[error("{0}")]
+    Read(std::sync::Arc<Error>),
+}
+
+impl From<Error> for LibError {
+    fn from(e: Error) -> Self {
+        LibError::Read(std::sync::Arc::new(e))
     }
 }
 

@@ -119,7 +119,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) if cli::is_broken_pipe(&e) => std::process::exit(cli::EXIT_OK),
         Err(e) => {
-            eprintln!("e4inspect: {e:#}");
+            eprintln!("e4inspect: {}", cli::one_line(&e));
             std::process::exit(cli::EXIT_OPERATIONAL);
         }
     }

@@ -127,7 +127,7 @@ fn input_shrinking_after_open_is_an_error_not_a_signal() {
     );
     let (_, counts) = e4inspect::scan::xattr_stats(&fs, &|_| {});
     assert!(
-        counts.problems.iter().any(|p| p.contains("shrank")),
+        counts.problems.iter().any(|p| p.message.contains("shrank")),
         "{:?}",
         counts.problems
     );

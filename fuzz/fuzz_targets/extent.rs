@@ -18,7 +18,12 @@ fuzz_target!(|data: &[u8]| {
         let start = usize::try_from(b).ok().and_then(|b| b.checked_mul(BS));
         start
             .and_then(|s| dev.get(s..s.checked_add(BS)?))
-            .ok_or_else(|| Error::corrupt(format!("block {b} past the end")))
+            .ok_or_else(|| {
+                Error::corrupt(
+                    e4inspect::ProblemKind::ExtentTree,
+                    format!("block {b} past the end"),
+                )
+            })
     };
     if let Ok(h) = ExtentHeader::parse(root) {
         let _ = leaf_entries(root, &h);

@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = e4inspect::scan::xattr_stats(&fs, &|_| {});
     for path in ["/", "/lost+found", "/a/b/c", "/docs/small.txt"] {
-        let _ = e4inspect::dir::resolve_path(&fs, path);
+        let _ = e4inspect::namei::resolve_path(&fs, path);
     }
     for opts in [
         DumpOptions::default(),

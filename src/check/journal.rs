@@ -3,6 +3,7 @@
 
 use super::{Finding, Findings, RuleId};
 use crate::csum::crc32c_raw;
+use crate::error::{Problem, ProblemKind};
 use crate::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
 use crate::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
 use crate::fs::Filesystem;
@@ -40,10 +41,14 @@ fn walk_extents(
     depth_left: u16,
     budget: &mut u64,
     last: &mut Option<u64>,
-) -> Result<(), String> {
-    let h = ExtentHeader::parse(node).map_err(|e| e.to_string())?;
+) -> Result<(), Problem> {
+    let h =
+        ExtentHeader::parse(node).map_err(|e| Problem::new(ProblemKind::Journal, e.to_string()))?;
     if *budget == 0 {
-        return Err("extent tree has more nodes than the filesystem has blocks".into());
+        return Err(Problem::new(
+            ProblemKind::Journal,
+            "extent tree has more nodes than the filesystem has blocks",
+        ));
     }
     *budget -= 1;
     let (first, end) = (fs.geo.first_data_block, fs.geo.blocks_count);
@@ -51,11 +56,14 @@ fn walk_extents(
         for e in leaf_entries(node, &h) {
             let p_end = e.physical.saturating_add(u64::from(e.len));
             if e.len > 0 && (e.physical < first || p_end > end) {
-                return Err(format!(
-                    "extent at logical block {} maps blocks {}-{}, outside the filesystem",
-                    e.logical,
-                    e.physical,
-                    p_end - 1
+                return Err(Problem::new(
+                    ProblemKind::Journal,
+                    format!(
+                        "extent at logical block {} maps blocks {}-{}, outside the filesystem",
+                        e.logical,
+                        e.physical,
+                        p_end - 1
+                    ),
                 ));
             }
             if e.len > 0 {
@@ -66,19 +74,29 @@ fn walk_extents(
         return Ok(());
     }
     if h.depth > depth_left {
-        return Err(format!("extent tree depth {} is too deep", h.depth));
+        return Err(Problem::new(
+            ProblemKind::Journal,
+            format!("extent tree depth {} is too deep", h.depth),
+        ));
     }
     for ix in index_entries(node, &h) {
         if ix.child < first || ix.child >= end {
-            return Err(format!(
-                "extent index points to block {}, outside the filesystem",
-                ix.child
+            return Err(Problem::new(
+                ProblemKind::Journal,
+                format!(
+                    "extent index points to block {}, outside the filesystem",
+                    ix.child
+                ),
             ));
         }
-        let child = fs.block(ix.child).map_err(|e| e.to_string())?;
-        let ch = ExtentHeader::parse(&child).map_err(|e| e.to_string())?;
+        let journal = |e: crate::Error| Problem::new(ProblemKind::Journal, e.to_string());
+        let child = fs.block(ix.child).map_err(journal)?;
+        let ch = ExtentHeader::parse(&child).map_err(journal)?;
         if ch.depth + 1 != h.depth {
-            return Err(format!("extent block {} has the wrong depth", ix.child));
+            return Err(Problem::new(
+                ProblemKind::Journal,
+                format!("extent block {} has the wrong depth", ix.child),
+            ));
         }
         walk_extents(fs, &child, h.depth - 1, budget, last)?;
     }
@@ -144,7 +162,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
         let mut budget = fs.geo.blocks_count;
         let mut last = None;
         if let Err(why) = walk_extents(fs, &inode.block, MAX_DEPTH, &mut budget, &mut last) {
-            return bad_inode(f, ino, why);
+            return bad_inode(f, ino, why.message);
         }
         if last.map_or(0, |l| l + 1) < nblocks {
             return bad_inode(

@@ -44,6 +44,7 @@ pub const MAX_FINDINGS_PER_RULE: u64 = 1000;
 pub struct Finding {
     /// Rule ID from the catalogue.
     pub rule: RuleId,
+    /// Error or warning (from the catalogue).
     pub severity: Severity,
     /// Block group, when the finding concerns one.
     pub group: Option<u32>,
@@ -195,7 +196,9 @@ pub struct CheckOptions {
 /// The result for one image.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The image, as named on the command line.
     pub image: String,
+    /// What was found, at most [`MAX_FINDINGS_PER_RULE`] per rule.
     pub findings: Vec<Finding>,
     /// Error-level findings (all, including those not kept).
     pub errors: u64,

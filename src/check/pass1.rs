@@ -177,15 +177,15 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         }
     };
     for p in &w.problems {
-        if p.contains("outside the filesystem") {
+        if p.message.contains("outside the filesystem") {
             continue; // judged below from the entries themselves
         }
-        let rule = if p.contains("checksum") {
+        let rule = if p.message.contains("checksum") {
             RuleId::ExtentChecksum
         } else {
             RuleId::ExtentHeader
         };
-        m.problem(rule, p.clone());
+        m.problem(rule, p.message.clone());
     }
     for n in &w.nodes {
         m.ranges.push((n.block, 1));
@@ -310,7 +310,7 @@ fn check_index_start(pending: &mut Option<(u16, u32)>, level: u16, logical: u32,
 fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
     let w = extent::walk_blockmap(&inode.block, ctx.block_size, &ctx.limits, |b| fs.block(b));
     for p in &w.problems {
-        m.problem(RuleId::BlockmapRange, p.clone());
+        m.problem(RuleId::BlockmapRange, p.message.clone());
     }
     for r in &w.runs {
         if !in_fs(ctx, r.physical, r.len) {

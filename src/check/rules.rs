@@ -57,9 +57,13 @@ impl Enforcer {
 /// One catalogue entry.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Rule {
+    /// Its ID.
     pub id: RuleId,
+    /// Error or warning.
     pub severity: Severity,
+    /// What holds on a healthy filesystem.
     pub description: &'static str,
+    /// Who enforces it (kernel, e2fsck, libext2fs).
     pub enforced_by: &'static [Enforcer],
     /// e2fsck problem codes (`e2fsck/problem.h`) reporting the same condition.
     pub e2fsck: &'static [&'static str],
@@ -102,7 +106,7 @@ macro_rules! catalogue {
         /// A rule of the catalogue; [`RuleId::as_str`] is its stable dotted ID.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum RuleId {
-            $($var,)*
+            $($(#[$doc])* #[doc = concat!("`", $id, "`: ", $desc, ".")] $var,)*
         }
 
         impl RuleId {

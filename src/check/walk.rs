@@ -38,9 +38,11 @@ use std::collections::HashMap;
 /// What the other passes need of one in-use inode (16 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InodeFacts {
+    /// The inode number.
     pub ino: u32,
     /// `i_mode` (type in the top 4 bits).
     pub mode: u16,
+    /// `i_links_count`.
     pub links_count: u16,
     /// `i_flags` (EXTENTS, INLINE_DATA, INDEX, ENCRYPT, CASEFOLD, ...).
     pub flags: u32,

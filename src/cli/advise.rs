@@ -206,7 +206,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         if u64::from(sb.free_inodes_count) > u64::from(sb.inodes_count)
             || sb.free_blocks_count() > sb.blocks_count()
         {
-            return Err(e4inspect::Error::corrupt(format!(
+            return Err(e4inspect::Error::corrupt(e4inspect::ProblemKind::Superblock, format!(
                 "{}: superblock free counts exceed the totals (free inodes {} of {}, free blocks {} of {}); run `e4inspect check`",
                 img.display(),
                 sb.free_inodes_count,
@@ -432,21 +432,6 @@ pub fn render(a: &Advice) -> String {
     out
 }
 
-/// The error chain on one line, without causes the previous message already quotes.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let m = cause.to_string();
-        if !out.contains(&m) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&m);
-        }
-    }
-    out
-}
-
 /// 16 for a refused or malformed request, 8 when a device, image or tree cannot be read.
 fn exit_code(e: &anyhow::Error) -> i32 {
     for cause in e.chain() {
@@ -468,7 +453,7 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
     let a = match compute(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("e4inspect advise: {}", one_line(&e));
+            eprintln!("e4inspect: {}", super::one_line(&e));
             return Ok(exit_code(&e));
         }
     };

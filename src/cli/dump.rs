@@ -108,11 +108,8 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         (Ok(r), Ok(())) => r,
         (Err(e), _) | (_, Err(e)) => return Err(e.into()),
     };
-    for l in &rep.stderr {
-        eprint!("{l}");
-        if !l.ends_with('\n') {
-            eprintln!();
-        }
+    for m in &rep.stderr {
+        report_error(&args.image, m);
     }
     Ok(if rep.aborted {
         EXIT_OPERATIONAL

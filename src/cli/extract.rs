@@ -47,7 +47,7 @@ fn parse_target(fs: &Filesystem, t: &str) -> anyhow::Result<(u32, Option<Vec<u8>
             (ino != e4inspect::dir::ROOT_INO).then(|| format!("inode-{ino}").into_bytes()),
         ));
     }
-    let ino = e4inspect::dir::resolve_path(fs, t)?;
+    let ino = e4inspect::namei::resolve_path(fs, t)?;
     let base = Path::new(t).file_name().map(|n| n.as_bytes().to_vec());
     Ok((ino, base.filter(|_| ino != e4inspect::dir::ROOT_INO)))
 }

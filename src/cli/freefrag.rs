@@ -44,7 +44,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     let fs = match Filesystem::open(&args.image, &o) {
         Ok(fs) => fs,
         Err(e) => {
-            report_error(&args.image, &format!("{e} while opening filesystem"));
+            report_error(&args.image, &e);
             return Ok(EXIT_OPERATIONAL);
         }
     };
@@ -65,7 +65,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     let chunk_bytes = match freefrag::chunk_bytes(args.chunk_kb, fs.block_size()) {
         Ok(c) => c,
         Err(m) => {
-            eprintln!("e4inspect freefrag: {m}");
+            eprintln!("e4inspect: {m}");
             return Ok(EXIT_USAGE);
         }
     };

@@ -47,7 +47,7 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
         let code = match list_one(&fs, args, t) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("e4inspect: {e:#}");
+                eprintln!("e4inspect: {}", super::one_line(&e));
                 8
             }
         };

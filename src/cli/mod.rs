@@ -66,15 +66,53 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     e4inspect::advise::parse_size(s).map_err(|e| e.to_string())
 }
 
-/// One line on stderr for an operational error, naming the path.
+/// One line on stderr for an operational error, naming the path once.
 pub fn report_error(path: &Path, err: &dyn std::fmt::Display) {
-    let p = path.display().to_string();
-    let msg = err.to_string();
-    if msg.starts_with(&p) {
-        eprintln!("e4inspect: {msg}");
+    eprintln!("e4inspect: {}", with_path(path, &err.to_string()));
+}
+
+/// One line on stderr for a failure on one target (`inode IMG TARGET`): the image, the target
+/// (unless the message starts with it) and the error, each once.
+pub fn report_target(image: &Path, target: &str, err: &anyhow::Error) {
+    let msg = one_line(err);
+    let msg = if msg.starts_with(target) {
+        msg
     } else {
-        eprintln!("e4inspect: {p}: {msg}");
+        format!("{target}: {msg}")
+    };
+    report_error(image, &msg);
+}
+
+/// `PATH: message`, unless the message already starts with the path.
+fn with_path(path: &Path, msg: &str) -> String {
+    let p = path.display().to_string();
+    if msg.starts_with(&p) {
+        msg.to_string()
+    } else {
+        format!("{p}: {msg}")
     }
+}
+
+/// An error and its causes on one line, each text once: a cause already contained in what was
+/// said is dropped (a library error that quotes its OS error, a context naming the path that the
+/// error names again), and a cause that repeats the context as its prefix replaces it.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() && text.starts_with(&line) {
+            line = text;
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Write `text` to stdout and flush. Errors (a closed pipe among them) propagate; `main` turns

@@ -280,7 +280,11 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     if counts.problem_count > 0 {
         out!(o, "Problems: {}", counts.problem_count);
         for p in &counts.problems {
-            out!(o, "  {}", e4inspect::format::escape::c_string(p.as_bytes()));
+            out!(
+                o,
+                "  {}",
+                e4inspect::format::escape::c_string(p.message.as_bytes())
+            );
         }
     }
     super::emit(&o)?;

@@ -4,6 +4,7 @@
 //! tab, 40-bit superblock times, and bigalloc free ranges ending at the cluster's last block.
 
 use crate::bitmap::{self, ReadFailure, UninitMarks};
+use crate::error::LibError;
 use crate::features::{self, *};
 use crate::fs::Filesystem;
 use crate::geometry::OpenFailure;
@@ -26,7 +27,7 @@ pub struct DumpOptions {
     pub group_only: bool,
     /// `DUMPE2FS_IGNORE_80COL` is set: both bitmap locations on one line.
     pub ignore_80col: bool,
-    /// The device name as given (used in messages).
+    /// The device name as given (the CLI names it in front of the report's messages).
     pub device_name: String,
     /// `-b`: only the bad blocks list, one block per line.
     pub bad_blocks_only: bool,
@@ -35,7 +36,8 @@ pub struct DumpOptions {
 /// How a dump ended.
 #[derive(Clone, Debug, Default)]
 pub struct DumpReport {
-    /// Lines dumpe2fs writes on stderr (without the program-name prefix decisions: full lines).
+    /// What dumpe2fs reports on stderr, one message each, without program name or device (the
+    /// CLI prefixes `e4inspect: PATH: `).
     pub stderr: Vec<String>,
     /// The dump was printed but libext2fs reported trouble (checksums, unreadable bitmaps).
     pub trouble: bool,
@@ -869,7 +871,7 @@ fn group_text(
 /// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
 /// filesystem, sorted; an illegal indirect block or an unreadable inode is an error (dumpe2fs then
 /// prints no list and no newline).
-fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
+fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> {
     let raw = fs.read_inode_checked(1, ignore_csum)?;
     let ind = crate::inode::Inode::parse(&raw);
     if ind.has_flag(crate::inode::EXTENTS_FL) {
@@ -878,7 +880,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
     let map = ind.block_map();
     let geo = &fs.geo;
     let mut out = Vec::new();
-    let mut err: Option<String> = None;
+    let mut err: Option<LibError> = None;
     let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
     for &b in &map.direct {
         let b = u64::from(b);
@@ -892,12 +894,12 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
         blk: u64,
         level: u32,
         out: &mut Vec<u32>,
-        err: &mut Option<String>,
+        err: &mut Option<LibError>,
         budget: &mut u32,
     ) {
         let geo = &fs.geo;
         if blk < geo.first_data_block || blk >= geo.blocks_count {
-            *err = Some("Illegal indirect block found".into());
+            *err = Some(LibError::IllegalIndirectBlock);
             return;
         }
         if *budget == 0 {
@@ -905,7 +907,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
         }
         *budget -= 1;
         let Ok(b) = fs.block(blk) else {
-            *err = Some("Attempt to read block from filesystem resulted in short read".into());
+            *err = Some(LibError::ShortRead);
             return;
         };
         for e in crate::ondisk::blockmap::pointers(&b) {
@@ -940,7 +942,6 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, String> {
 /// Write the full dumpe2fs output for `fs` to `out`.
 pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Result<DumpReport> {
     let mut rep = DumpReport::default();
-    let dev = &opts.device_name;
     let nf = Numfmt {
         hex: opts.hex,
         wide: fs.sb.is_64bit(),
@@ -948,7 +949,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     // dumpe2fs remembers the first failure (open with checksums, or bitmaps) and reports it last.
     let mut retval_csum: Option<String> = fs
         .strict_failure
-        .map(|f: OpenFailure| format!("dumpe2fs: {} while trying to open {dev}", f.message()));
+        .map(|f: OpenFailure| format!("{} while trying to open the filesystem", f.message()));
     let verify = fs.strict_failure.is_none();
     if opts.bad_blocks_only {
         // list_bad_blocks(fs, 1): one number per line; a failure only on stderr.
@@ -960,7 +961,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 out.write_all(s.as_bytes())?;
             }
-            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+            Err(m) => rep
+                .stderr
+                .push(format!("{m} while reading the bad blocks inode")),
         }
         finish(out, &mut rep, retval_csum)?;
         return Ok(rep);
@@ -1012,10 +1015,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                     s.field(&m.bdevname);
                     s.0.push(b'\n');
                 }
-                Err(m) => rep.stderr.push(format!(
-                    "dumpe2fs: {m} reading MMP block {} from '{dev}'",
-                    fs.sb.mmp_block
-                )),
+                Err(m) => rep
+                    .stderr
+                    .push(format!("{m} reading MMP block {}", fs.sb.mmp_block)),
             }
         }
         match bad_blocks(fs, !verify) {
@@ -1028,7 +1030,9 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
                 }
                 s.0.push(b'\n');
             }
-            Err(m) => rep.stderr.push(format!("ext2fs_read_bb_inode: {m} ")),
+            Err(m) => rep
+                .stderr
+                .push(format!("{m} while reading the bad blocks inode")),
         }
         out.write_all(&s.0)?;
         if opts.header_only {
@@ -1045,10 +1049,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
             Err(f) => {
                 rep.trouble = true;
                 if retval_csum.is_none() {
-                    retval_csum = Some(format!(
-                        "dumpe2fs: {} while trying to read '{dev}' bitmaps\n",
-                        f.message()
-                    ));
+                    retval_csum = Some(format!("{} while trying to read bitmaps", f.message()));
                     have_bitmaps = bitmap::read_check(fs, true).is_ok();
                 } else if let ReadFailure::Csum(..) = f {
                     // already failing: libext2fs does not retry; bitmaps stay unavailable
@@ -1060,8 +1061,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         match UninitMarks::compute(fs) {
             Ok(m) => Some(m),
             Err(e) => {
-                rep.stderr
-                    .push(format!("dumpe2fs: {e} while reading bitmaps"));
+                rep.stderr.push(format!("{e} while reading bitmaps"));
                 None
             }
         }
@@ -1117,17 +1117,17 @@ fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
 fn journal_failure_message(e: JournalFailure, external: bool) -> String {
     match (e, external) {
         (JournalFailure::BadMagic, true) => {
-            "dumpe2fs: Couldn't find journal superblock magic numbers".to_string()
+            "Couldn't find journal superblock magic numbers".to_string()
         }
         (JournalFailure::BadMagic, false) => "Journal superblock magic number invalid!".to_string(),
         (JournalFailure::ReadInode(m) | JournalFailure::ReadSuper(m), true) => {
-            format!("dumpe2fs: {m} while reading journal superblock")
+            format!("{m} while reading journal superblock")
         }
         (JournalFailure::ReadInode(m), false) => {
-            format!("dumpe2fs: {m} while reading journal inode")
+            format!("{m} while reading journal inode")
         }
         (JournalFailure::ReadSuper(m), false) => {
-            format!("dumpe2fs: {m} while reading journal super block")
+            format!("{m} while reading journal super block")
         }
     }
 }

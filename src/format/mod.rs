@@ -1,6 +1,7 @@
 //! Formatting, kept apart from parsing: dumpe2fs-identical text, JSON views, tables.
 
 pub mod debugfs_ls;
+pub mod debugfs_stat;
 pub mod dumpe2fs;
 pub mod e2freefrag;
 pub mod escape;

@@ -4,7 +4,13 @@
 /// `ctime(&t)` including the trailing newline; `(null)` where glibc's ctime would return NULL
 /// (printf prints a NULL string that way).
 pub fn ctime(t: i64) -> String {
-    crate::os::ctime(t).unwrap_or_else(|| "(null)".to_string())
+    ctime_or(t, "(null)")
+}
+
+/// `ctime(&t)` including the trailing newline, or `fallback` where libc cannot represent `t`:
+/// the one place every format turns a time into text.
+pub fn ctime_or(t: i64, fallback: &str) -> String {
+    crate::os::ctime(t).unwrap_or_else(|| fallback.to_string())
 }
 
 pub use crate::os::{group_name, user_name};

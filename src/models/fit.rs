@@ -15,7 +15,7 @@
 //! the kernel keeps them. The aggregate part evaluates many inodes' attribute sets in one pass with
 //! memory independent of the number of inodes.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 pub use crate::xattr::block_capacity;
 use crate::xattr::{
     entry_len, ibody_capacity, split_name, value_size, BLOCK_HEADER_SIZE, TERMINATOR_SIZE,
@@ -299,20 +299,29 @@ fn usable_body_raw(p: &FitParams) -> bool {
 }
 
 /// Check a name and value the way the VFS and ext4 would; returns the stored name length.
-fn check_attr(a: &Attr) -> std::result::Result<usize, String> {
+fn check_attr(a: &Attr) -> std::result::Result<usize, Problem> {
     let Some((_, suffix)) = split_name(&a.name) else {
-        return Err(format!(
-            "{}: no ext4 name index for this prefix (EOPNOTSUPP)",
-            a.name
+        return Err(Problem::new(
+            ProblemKind::Request,
+            format!(
+                "{}: no ext4 name index for this prefix (EOPNOTSUPP)",
+                a.name
+            ),
         ));
     };
     if a.name.len() > NAME_MAX {
-        return Err(format!("{}: name longer than 255 bytes (ERANGE)", a.name));
+        return Err(Problem::new(
+            ProblemKind::Request,
+            format!("{}: name longer than 255 bytes (ERANGE)", a.name),
+        ));
     }
     if a.value_size > VFS_VALUE_MAX {
-        return Err(format!(
-            "{}: value of {} bytes exceeds the 64 KiB VFS limit (E2BIG)",
-            a.name, a.value_size
+        return Err(Problem::new(
+            ProblemKind::Request,
+            format!(
+                "{}: value of {} bytes exceeds the 64 KiB VFS limit (E2BIG)",
+                a.name, a.value_size
+            ),
         ));
     }
     Ok(suffix.len())
@@ -391,7 +400,7 @@ fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
         let name_len = match check_attr(a) {
             Ok(n) => n,
             Err(why) => {
-                pl.reason = Some(why);
+                pl.reason = Some(why.message);
                 placements.push(pl);
                 continue;
             }
@@ -766,10 +775,13 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
     let ea_inode = fs.sb.has_incompat(INCOMPAT_EA_INODE);
     let mut push = |e: &crate::xattr::Entry<'_>, here: Location| -> Result<()> {
         if e.value_inum != 0 && !ea_inode {
-            return Err(Error::corrupt(format!(
-                "inode {ino}: {} refers to EA inode {} without the ea_inode feature",
-                e.name, e.value_inum
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!(
+                    "inode {ino}: {} refers to EA inode {} without the ea_inode feature",
+                    e.name, e.value_inum
+                ),
+            ));
         }
         if e.name == "system.data" {
             // i_block holds the first 60 bytes, system.data the rest.
@@ -784,7 +796,8 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
         });
         Ok(())
     };
-    let body = parse_ibody(raw, extra).map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+    let body = parse_ibody(raw, extra)
+        .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
     for e in &body.entries {
         push(e, Location::Inode)?;
     }
@@ -795,7 +808,7 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
             .has_ro_compat(RO_COMPAT_METADATA_CSUM)
             .then(|| fs.csum_seed());
         let xb = parse_block(&blk, inode.file_acl, seed)
-            .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+            .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
         for e in &xb.entries {
             push(e, Location::Block)?;
         }
@@ -852,7 +865,7 @@ fn body_set(
     let mut observed = Vec::new();
     let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
     let body = crate::xattr::parse_ibody(raw, extra)
-        .map_err(|e| Error::corrupt(format!("inode {ino}: {e}")))?;
+        .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
     for e in &body.entries {
         push_entry(
             &mut set,
@@ -880,9 +893,12 @@ fn push_entry(
     ea_inode: bool,
 ) -> Result<()> {
     if value_inum != 0 && !ea_inode {
-        return Err(Error::corrupt(format!(
-            "inode {ino}: {name} refers to EA inode {value_inum} without the ea_inode feature"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "inode {ino}: {name} refers to EA inode {value_inum} without the ea_inode feature"
+            ),
+        ));
     }
     if name == "system.data" {
         set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(value_size));
@@ -908,10 +924,17 @@ fn add_block_entries(
 ) -> Result<()> {
     let d = cache.get(fs, blk);
     if d.info.is_none() {
-        return Err(Error::corrupt(format!(
-            "inode {ino}: {}",
-            d.problems.join("; ")
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "inode {ino}: {}",
+                d.problems
+                    .iter()
+                    .map(|p| p.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        ));
     }
     let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
     for e in &d.entries {
@@ -1057,7 +1080,7 @@ pub struct ImageInodes<'a> {
     chunk: Option<crate::scan::InodeChunk>,
     slot: usize,
     /// Problems met while selecting a group, handed out as error items.
-    pending: Vec<String>,
+    pending: Vec<crate::error::Problem>,
 }
 
 /// Walk the in-use inodes of `fs`.
@@ -1079,7 +1102,7 @@ impl Iterator for ImageInodes<'_> {
         let fs = self.fs;
         loop {
             if let Some(p) = self.pending.pop() {
-                return Some(Err(Error::corrupt(p)));
+                return Some(Err(Error::Corrupt(p)));
             }
             let Some(group) = &self.group else {
                 if self.next_group >= fs.group_count() {

@@ -336,7 +336,10 @@ pub fn count_free(bitmap: &[u8], nbits: usize) -> u64 {
 
 /// Error for a group whose bitmap cannot be produced.
 pub fn unreadable(kind: Kind, group: u32) -> Error {
-    Error::corrupt(format!("cannot read the {kind:?} bitmap of group {group}").to_lowercase())
+    Error::corrupt(
+        crate::ProblemKind::Group,
+        format!("cannot read the {kind:?} bitmap of group {group}").to_lowercase(),
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
-use crate::error::{Error, Result};
+use crate::error::{Error, LibError, Problem, ProblemKind, Result};
 use crate::extent::BlockCsum;
 use crate::fileblocks;
 use crate::fs::Filesystem;
@@ -25,8 +25,6 @@ pub const ROOT_INO: u32 = 2;
 pub const TAIL_FILE_TYPE: u8 = crate::ondisk::dir::TAIL_FILE_TYPE;
 /// Size of the checksum tail entry.
 pub const TAIL_SIZE: usize = DirEntryTail::SIZE;
-/// Longest path we resolve, in components (guards against absurd input, not disk data).
-const MAX_COMPONENTS: usize = 4096;
 /// i_flags: casefolded directory.
 pub const CASEFOLD_FL: u32 = 0x4000_0000;
 /// i_flags: encrypted inode.
@@ -67,7 +65,7 @@ pub struct DirBlock<'a> {
     /// The checksum tail, when the block has one and the caller gave a seed.
     pub csum: Option<BlockCsum>,
     /// Problems.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
 }
 
 /// Checksum of a directory leaf block: crc32c(inode seed, block before the 12-byte tail).
@@ -97,9 +95,9 @@ pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
         let name_len = usize::from(entry.name_len);
         let file_type = entry.file_type;
         if rec_len < 12 || rec_len % 4 != 0 || pos + rec_len > bs || 8 + name_len > rec_len {
-            out.problems.push(format!(
+            out.problems.push(Problem::new(ProblemKind::Directory, format!(
                 "directory entry at offset {pos}: rec_len {rec_len}, name_len {name_len} do not fit the block"
-            ));
+            )));
             break;
         }
         if ino != 0 {
@@ -118,9 +116,12 @@ pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
     if let Some(seed) = csum_seed {
         out.csum = dirblock_csum(seed, block);
         if let Some(c) = out.csum.filter(|c| !c.ok()) {
-            out.problems.push(format!(
-                "directory block checksum 0x{:08x}, should be 0x{:08x}",
-                c.stored, c.computed
+            out.problems.push(Problem::new(
+                ProblemKind::Directory,
+                format!(
+                    "directory block checksum 0x{:08x}, should be 0x{:08x}",
+                    c.stored, c.computed
+                ),
             ));
         }
     }
@@ -156,9 +157,10 @@ fn dx_index(block: &[u8], at: usize) -> Result<DxIndex> {
     let (limit, count) = (cl.limit, cl.count);
     let room = block.len().saturating_sub(at) / DxEntry::SIZE;
     if count == 0 || count > limit || usize::from(limit) > room {
-        return Err(Error::corrupt(format!(
-            "htree index: count {count}, limit {limit}, room for {room}"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("htree index: count {count}, limit {limit}, room for {room}"),
+        ));
     }
     // The count/limit overlays the first entry's hash, which is implicitly 0.
     let entries = (0..usize::from(count))
@@ -181,19 +183,24 @@ pub fn parse_dx_root(block: &[u8]) -> Result<DxRoot> {
         || usize::from(root.dot.rec_len) != DirEntry2::SIZE + root.dot_name.len()
         || root.dotdot_name[..2] != *b".."
     {
-        return Err(Error::corrupt("htree root: no '.' and '..' entries"));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Directory,
+            "htree root: no '.' and '..' entries",
+        ));
     }
     let info_length = root.info.info_length;
     let levels = root.info.indirect_levels;
     if info_length != 8 {
-        return Err(Error::corrupt(format!(
-            "htree root: info length {info_length}, should be 8"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("htree root: info length {info_length}, should be 8"),
+        ));
     }
     if levels > 2 {
-        return Err(Error::corrupt(format!(
-            "htree root: {levels} indirect levels (at most 2 without large_dir, 3 with)"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("htree root: {levels} indirect levels (at most 2 without large_dir, 3 with)"),
+        ));
     }
     Ok(DxRoot {
         hash_version: root.info.hash_version,
@@ -208,6 +215,7 @@ pub fn parse_dx_node(block: &[u8]) -> Result<DxIndex> {
     let node: DxNode = ondisk::decode(block)?;
     if node.fake.inode != 0 || rec_len_from_disk(node.fake.rec_len, block.len()) != block.len() {
         return Err(Error::corrupt(
+            crate::ProblemKind::Directory,
             "htree node: no empty entry spanning the block",
         ));
     }
@@ -257,7 +265,12 @@ pub fn for_each_dir_block(
         }
         ControlFlow::Continue(())
     })
-    .map_err(|e| Error::corrupt(format!("directory {ino}: {e}")))?;
+    .map_err(|e| {
+        Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("directory {ino}: {e}"),
+        )
+    })?;
     let _ = sum;
     Ok(())
 }
@@ -293,7 +306,7 @@ pub struct IterFlags {
 }
 
 /// Why a directory walk stopped early.
-pub const DIR_CORRUPTED: &str = "Ext2 directory corrupted";
+pub const DIR_CORRUPTED: LibError = LibError::DirCorrupted;
 
 /// `ext2fs_get_rec_len`.
 fn rec_len_lib(raw: u16, block_size: usize) -> usize {
@@ -329,7 +342,7 @@ pub fn iterate_buffer(
     block_size: usize,
     flags: IterFlags,
     visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
-) -> std::result::Result<ControlFlow<()>, &'static str> {
+) -> std::result::Result<ControlFlow<()>, LibError> {
     let buflen = buf.len();
     if buflen < 8 {
         return Err(DIR_CORRUPTED);
@@ -414,7 +427,12 @@ pub fn iterate_dir(
         inline: false,
         metadata_csum: fs.sb.has_metadata_csum(),
     };
-    let fail = |m: &str| Error::corrupt(format!("directory {ino}: {m}"));
+    let fail = |m: &str| {
+        Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("directory {ino}: {m}"),
+        )
+    };
     if inode.has_flag(inode::INLINE_DATA_FL) {
         flags.inline = true;
         let parent = Bytes::new(&inode.block).le32(0);
@@ -434,14 +452,14 @@ pub fn iterate_dir(
         }
         let body = inode.block.get(4..).unwrap_or(&[]);
         if iterate_buffer(body, bs, flags, visit)
-            .map_err(fail)?
+            .map_err(|e| fail(&e.to_string()))?
             .is_break()
         {
             return Ok(());
         }
         let xa = inode::inode_xattrs(fs, &raw, &inode);
         if let Some(v) = xa.inline_data().filter(|v| !v.is_empty()) {
-            let _ = iterate_buffer(v, bs, flags, visit).map_err(fail)?;
+            let _ = iterate_buffer(v, bs, flags, visit).map_err(|e| fail(&e.to_string()))?;
         }
         return Ok(());
     }
@@ -557,16 +575,6 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
     Ok(found)
 }
 
-/// Resolve an absolute (or root-relative) path to an inode number as debugfs does
-/// ([`crate::namei::resolve`]: symlinks in intermediate components are followed, the last
-/// component is not).
-pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
-    if path.len() > MAX_COMPONENTS * 256 {
-        return Err(Error::Invalid("path too long".into()));
-    }
-    crate::namei::resolve(fs, path.as_bytes())
-}
-
 /// Per-inode checksum seed for directory blocks of `ino`.
 pub fn dir_csum_seed(fs: &Filesystem, ino: u32, inode: &Inode) -> Option<u32> {
     fs.sb
@@ -659,7 +667,8 @@ mod tests {
             seen += 1;
             ControlFlow::Continue(())
         });
-        assert_eq!((r, seen), (Err(DIR_CORRUPTED), 2));
+        assert!(matches!(r, Err(LibError::DirCorrupted)), "{r:?}");
+        assert_eq!(seen, 2);
         // Every byte pattern ends (each step advances at least 4 bytes).
         for i in 0..48 {
             let mut d = b.clone();

@@ -1,7 +1,7 @@
 //! Extent trees (header magic 0xF30A) and classic block maps: logical-to-physical mapping with
 //! bounded walks.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::ondisk::blockmap::{self, IBlockMap, DIRECT_BLOCKS};
 use crate::ondisk::extent::{entry_offset, ExtentTail, RawExtent, RawExtentIdx};
 use crate::ondisk::{self, OnDisk};
@@ -15,23 +15,26 @@ impl ExtentHeader {
     pub fn parse(b: &[u8]) -> Result<ExtentHeader> {
         let h: ExtentHeader = ondisk::decode(b)?;
         if h.magic != EXTENT_MAGIC {
-            return Err(Error::corrupt(format!(
-                "bad extent header magic 0x{:04x}",
-                h.magic
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::ExtentTree,
+                format!("bad extent header magic 0x{:04x}", h.magic),
+            ));
         }
         if h.depth > MAX_DEPTH {
-            return Err(Error::corrupt(format!(
-                "extent tree depth {} exceeds {MAX_DEPTH}",
-                h.depth
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::ExtentTree,
+                format!("extent tree depth {} exceeds {MAX_DEPTH}", h.depth),
+            ));
         }
         let cap = (b.len() - ExtentHeader::SIZE) / RawExtent::SIZE;
         if usize::from(h.entries) > usize::from(h.max) || usize::from(h.max) > cap {
-            return Err(Error::corrupt(format!(
-                "extent node claims {} entries (max {}) but holds room for {cap}",
-                h.entries, h.max
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::ExtentTree,
+                format!(
+                    "extent node claims {} entries (max {}) but holds room for {cap}",
+                    h.entries, h.max
+                ),
+            ));
         }
         Ok(h)
     }
@@ -116,15 +119,21 @@ where
         };
         steps += 1;
         if steps > MAX_DEPTH {
-            return Err(Error::corrupt("extent tree deeper than allowed"));
+            return Err(Error::corrupt(
+                crate::ProblemKind::ExtentTree,
+                "extent tree deeper than allowed",
+            ));
         }
         let child = read_block(ix.child)?;
         let ch = ExtentHeader::parse(&child)?;
         if ch.depth + 1 != h.depth {
-            return Err(Error::corrupt(format!(
-                "extent block {} has depth {}, its parent {}",
-                ix.child, ch.depth, h.depth
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::ExtentTree,
+                format!(
+                    "extent block {} has depth {}, its parent {}",
+                    ix.child, ch.depth, h.depth
+                ),
+            ));
         }
         node = child.to_vec();
         h = ch;
@@ -280,7 +289,7 @@ pub struct ExtentWalk {
     /// Every tree block read.
     pub nodes: Vec<ExtentNode>,
     /// What was wrong; the walk skips a bad subtree and goes on with its siblings.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
 }
 
 impl ExtentWalk {
@@ -330,14 +339,14 @@ fn walk_node<F, B>(
             if e.len > 0
                 && (!limits.in_range(e.physical) || end.is_none_or(|x| x > limits.blocks_count))
             {
-                w.problems.push(format!(
+                w.problems.push(Problem::new(ProblemKind::ExtentTree, format!(
                     "extent (logical {}, {} blocks) maps to blocks {}..{} outside the filesystem (0..{})",
                     e.logical,
                     e.len,
                     e.physical,
                     e.physical.saturating_add(u64::from(e.len)),
                     limits.blocks_count
-                ));
+                )));
             }
             w.items.push(ExtentItem::Leaf { level, extent: e });
         }
@@ -350,47 +359,63 @@ fn walk_node<F, B>(
             child: ix.child,
         });
         if !limits.in_range(ix.child) {
-            w.problems.push(format!(
-                "extent index (logical {}) points to block {} outside the filesystem",
-                ix.logical, ix.child
+            w.problems.push(Problem::new(
+                ProblemKind::ExtentTree,
+                format!(
+                    "extent index (logical {}) points to block {} outside the filesystem",
+                    ix.logical, ix.child
+                ),
             ));
             continue;
         }
         if !seen.insert(ix.child) {
-            w.problems.push(format!(
-                "extent tree block {} is referenced more than once (cycle or shared node)",
-                ix.child
+            w.problems.push(Problem::new(
+                ProblemKind::ExtentTree,
+                format!(
+                    "extent tree block {} is referenced more than once (cycle or shared node)",
+                    ix.child
+                ),
             ));
             continue;
         }
         let child = match read_block(ix.child) {
             Ok(b) => b,
             Err(e) => {
-                w.problems
-                    .push(format!("extent tree block {}: {e}", ix.child));
+                w.problems.push(Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!("extent tree block {}: {e}", ix.child),
+                ));
                 continue;
             }
         };
         let ch = match ExtentHeader::parse(&child) {
             Ok(ch) => ch,
             Err(e) => {
-                w.problems
-                    .push(format!("extent tree block {}: {e}", ix.child));
+                w.problems.push(Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!("extent tree block {}: {e}", ix.child),
+                ));
                 continue;
             }
         };
         if ch.depth + 1 != h.depth {
-            w.problems.push(format!(
-                "extent tree block {} has depth {}, but its parent has depth {}",
-                ix.child, ch.depth, h.depth
+            w.problems.push(Problem::new(
+                ProblemKind::ExtentTree,
+                format!(
+                    "extent tree block {} has depth {}, but its parent has depth {}",
+                    ix.child, ch.depth, h.depth
+                ),
             ));
             continue;
         }
         let csum = limits.csum_seed.map(|s| extent_block_csum(s, &child, &ch));
         if let Some(c) = csum.filter(|c| !c.ok()) {
-            w.problems.push(format!(
-                "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
-                ix.child, c.stored, c.computed
+            w.problems.push(Problem::new(
+                ProblemKind::ExtentTree,
+                format!(
+                    "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
+                    ix.child, c.stored, c.computed
+                ),
             ));
         }
         w.nodes.push(ExtentNode {
@@ -436,7 +461,7 @@ pub struct BlockMapWalk {
     /// Number of blocks reported (data and mapping), debugfs' TOTAL.
     pub total: u64,
     /// Problems.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
 }
 
 impl BlockMapWalk {
@@ -478,7 +503,8 @@ where
     let map: IBlockMap = match ondisk::decode(iblock) {
         Ok(m) => m,
         Err(e) => {
-            w.problems.push(e.to_string());
+            w.problems
+                .push(Problem::new(ProblemKind::BlockMap, e.to_string()));
             return w;
         }
     };
@@ -537,21 +563,26 @@ fn map_level<F, B>(
         len: 1,
     });
     if !limits.in_range(blk) {
-        w.problems.push(format!(
-            "{name} block {blk} (logical {base}) is outside the filesystem"
+        w.problems.push(Problem::new(
+            ProblemKind::BlockMap,
+            format!("{name} block {blk} (logical {base}) is outside the filesystem"),
         ));
         return;
     }
     if !seen.insert(blk) {
-        w.problems.push(format!(
-            "{name} block {blk} is referenced more than once (cycle or shared block)"
+        w.problems.push(Problem::new(
+            ProblemKind::BlockMap,
+            format!("{name} block {blk} is referenced more than once (cycle or shared block)"),
         ));
         return;
     }
     let data = match read_block(blk) {
         Ok(b) => b,
         Err(e) => {
-            w.problems.push(format!("{name} block {blk}: {e}"));
+            w.problems.push(Problem::new(
+                ProblemKind::BlockMap,
+                format!("{name} block {blk}: {e}"),
+            ));
             return;
         }
     };
@@ -648,13 +679,16 @@ mod tests {
         let w = walk_extents(&root, &LIM, |_| Ok(&node[..])).unwrap();
         // block 7 read once; its children (7 again) are refused as repeats.
         assert_eq!(w.nodes.len(), 1);
-        assert!(w.problems.iter().any(|p| p.contains("more than once")));
-        assert!(w.problems.iter().any(|p| p.contains("outside")));
+        assert!(w
+            .problems
+            .iter()
+            .any(|p| p.message.contains("more than once")));
+        assert!(w.problems.iter().any(|p| p.message.contains("outside")));
         // Depth mismatch.
         let mut flat = vec![0u8; 1024];
         header(&mut flat, 0, 84, 0);
         let w = walk_extents(&root, &LIM, |_| Ok(&flat[..])).unwrap();
-        assert!(w.problems.iter().any(|p| p.contains("depth")));
+        assert!(w.problems.iter().any(|p| p.message.contains("depth")));
         // Garbage root is an error.
         assert!(walk_extents(&[0u8; 60], &LIM, |_| Ok(&flat[..])).is_err());
     }
@@ -686,7 +720,10 @@ mod tests {
         assert_eq!(w.runs[1].kind, MapKind::Ind);
         assert_eq!(w.runs[2].kind, MapKind::Data(12));
         assert_eq!(w.runs[2].len, 2);
-        assert!(w.problems.iter().any(|p| p.contains("more than once")));
+        assert!(w
+            .problems
+            .iter()
+            .any(|p| p.message.contains("more than once")));
         // A triple indirect block past the end: reported.
         let mut ib2 = [0u8; 60];
         ib2[56..60].copy_from_slice(&5000u32.to_le_bytes());

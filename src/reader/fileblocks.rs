@@ -8,7 +8,7 @@
 //! fragmentation summary), directory reads.
 
 use crate::bytes::Bytes;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::{self, ExtentHeader, MapKind, WalkLimits, MAX_DEPTH};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
@@ -21,8 +21,11 @@ pub const MAX_PROBLEMS: usize = 64;
 /// A run of data blocks: `len` blocks from `logical` map to `physical..physical+len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
+    /// First logical block of the run.
     pub logical: u64,
+    /// Physical block `logical` maps to.
     pub physical: u64,
+    /// Blocks in the run.
     pub len: u64,
     /// An uninitialised (unwritten) extent: reads as zeros.
     pub uninit: bool,
@@ -32,10 +35,13 @@ pub struct Run {
 /// it maps). Data runs are coalesced while logical and physical numbers both continue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapEvent {
+    /// A run of data blocks.
     Data(Run),
     /// An indirect, double or triple indirect block.
     Mapping {
+        /// Its level (indirect, double, triple).
         kind: MapKind,
+        /// Where it lies.
         physical: u64,
     },
 }
@@ -46,7 +52,7 @@ pub struct WalkSummary {
     /// Blocks reported (data and mapping blocks), debugfs' TOTAL for block maps.
     pub total: u64,
     /// Up to [`MAX_PROBLEMS`] descriptions of what was wrong.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// Problems beyond those kept.
     pub problems_omitted: u64,
     /// True when the visitor stopped the walk.
@@ -54,7 +60,7 @@ pub struct WalkSummary {
 }
 
 impl WalkSummary {
-    fn problem(&mut self, p: String) {
+    fn problem(&mut self, p: Problem) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(p);
         } else {
@@ -125,14 +131,16 @@ impl Walker<'_, '_> {
             physical: blk,
         })?;
         if !self.in_range(blk) {
-            self.sum.problem(format!(
-                "{name} block {blk} (logical {base}) is outside the filesystem"
+            self.sum.problem(Problem::new(
+                ProblemKind::BlockMap,
+                format!("{name} block {blk} (logical {base}) is outside the filesystem"),
             ));
             return ControlFlow::Continue(());
         }
         if !self.seen.insert(blk) {
-            self.sum.problem(format!(
-                "{name} block {blk} is referenced more than once (cycle or shared block)"
+            self.sum.problem(Problem::new(
+                ProblemKind::BlockMap,
+                format!("{name} block {blk} is referenced more than once (cycle or shared block)"),
             ));
             return ControlFlow::Continue(());
         }
@@ -140,7 +148,10 @@ impl Walker<'_, '_> {
         let data = match fs.block(blk) {
             Ok(b) => b,
             Err(e) => {
-                self.sum.problem(format!("{name} block {blk}: {e}"));
+                self.sum.problem(Problem::new(
+                    ProblemKind::BlockMap,
+                    format!("{name} block {blk}: {e}"),
+                ));
                 return ControlFlow::Continue(());
             }
         };
@@ -179,16 +190,22 @@ impl Walker<'_, '_> {
         }
         for ix in extent::index_entries(node, h) {
             if !self.in_range(ix.child) {
-                self.sum.problem(format!(
-                    "extent index (logical {}) points to block {} outside the filesystem",
-                    ix.logical, ix.child
+                self.sum.problem(Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!(
+                        "extent index (logical {}) points to block {} outside the filesystem",
+                        ix.logical, ix.child
+                    ),
                 ));
                 continue;
             }
             if !self.seen.insert(ix.child) {
-                self.sum.problem(format!(
-                    "extent tree block {} is referenced more than once (cycle or shared node)",
-                    ix.child
+                self.sum.problem(Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!(
+                        "extent tree block {} is referenced more than once (cycle or shared node)",
+                        ix.child
+                    ),
                 ));
                 continue;
             }
@@ -196,23 +213,30 @@ impl Walker<'_, '_> {
             let child = match fs.block(ix.child) {
                 Ok(b) => b,
                 Err(e) => {
-                    self.sum
-                        .problem(format!("extent tree block {}: {e}", ix.child));
+                    self.sum.problem(Problem::new(
+                        ProblemKind::ExtentTree,
+                        format!("extent tree block {}: {e}", ix.child),
+                    ));
                     continue;
                 }
             };
             let ch = match ExtentHeader::parse(&child) {
                 Ok(ch) if ch.depth + 1 == h.depth && level < MAX_DEPTH => ch,
                 Ok(ch) => {
-                    self.sum.problem(format!(
-                        "extent tree block {} has depth {}, but its parent has depth {}",
-                        ix.child, ch.depth, h.depth
+                    self.sum.problem(Problem::new(
+                        ProblemKind::ExtentTree,
+                        format!(
+                            "extent tree block {} has depth {}, but its parent has depth {}",
+                            ix.child, ch.depth, h.depth
+                        ),
                     ));
                     continue;
                 }
                 Err(e) => {
-                    self.sum
-                        .problem(format!("extent tree block {}: {e}", ix.child));
+                    self.sum.problem(Problem::new(
+                        ProblemKind::ExtentTree,
+                        format!("extent tree block {}: {e}", ix.child),
+                    ));
                     continue;
                 }
             };
@@ -300,8 +324,12 @@ pub fn for_each_run(
     }
     let limits = inode::walk_limits(fs, ino, inode);
     if inode.has_flag(inode::EXTENTS_FL) {
-        return walk_extent_tree(fs, &inode.block, limits, visit)
-            .map_err(|e| Error::corrupt(format!("inode {ino}: extent tree root: {e}")));
+        return walk_extent_tree(fs, &inode.block, limits, visit).map_err(|e| {
+            Error::corrupt(
+                crate::ProblemKind::BlockMap,
+                format!("inode {ino}: extent tree root: {e}"),
+            )
+        });
     }
     let mut adapt = |e: MapEvent| match e {
         MapEvent::Data(r) => visit(r),
@@ -330,8 +358,11 @@ pub fn map_block(fs: &Filesystem, ino: u32, inode: &Inode, lblk: u64) -> Result<
 /// `runs` after merging neighbours that continue both logically and physically.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Fragmentation {
+    /// Data extents (block-map runs).
     pub extents: u64,
+    /// Runs after merging logical and physical neighbours.
     pub runs: u64,
+    /// Data blocks mapped.
     pub blocks: u64,
 }
 

@@ -4,7 +4,7 @@
 //! has the same answer here; a first strict attempt verifies the superblock checksum, a second one
 //! ignores checksum errors (as dumpe2fs does) and remembers why the first failed.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LibError, Result};
 use crate::geometry::{Geometry, OpenFailure};
 use crate::group::{DescContext, GroupDesc};
 use crate::partition::{self, Partition};
@@ -296,9 +296,12 @@ impl Filesystem {
             return Ok(b);
         }
         let bs = self.geo.block_size;
-        let off = blk
-            .checked_mul(bs)
-            .ok_or_else(|| Error::corrupt(format!("block number {blk} overflows a byte offset")))?;
+        let off = blk.checked_mul(bs).ok_or_else(|| {
+            Error::corrupt(
+                crate::ProblemKind::Structure,
+                format!("block number {blk} overflows a byte offset"),
+            )
+        })?;
         let data: Block = self.source.read(off, bs, &format!("block {blk}"))?.into();
         self.cache.put(blk, &data);
         Ok(data)
@@ -308,9 +311,12 @@ impl Filesystem {
     /// bitmaps, file contents).
     pub fn block_uncached(&self, blk: u64) -> Result<Vec<u8>> {
         let bs = self.geo.block_size;
-        let off = blk
-            .checked_mul(bs)
-            .ok_or_else(|| Error::corrupt(format!("block number {blk} overflows a byte offset")))?;
+        let off = blk.checked_mul(bs).ok_or_else(|| {
+            Error::corrupt(
+                crate::ProblemKind::Structure,
+                format!("block number {blk} overflows a byte offset"),
+            )
+        })?;
         self.source.read(off, bs, &format!("block {blk}"))
     }
 
@@ -366,7 +372,10 @@ impl Filesystem {
             .and_then(|end| block.get(start..end))
             .map(<[u8]>::to_vec)
             .ok_or_else(|| {
-                Error::corrupt(format!("group descriptor {group} lies outside block {blk}"))
+                Error::corrupt(
+                    crate::ProblemKind::Group,
+                    format!("group descriptor {group} lies outside block {blk}"),
+                )
             })
     }
 
@@ -463,7 +472,12 @@ impl Filesystem {
         gd.inode_table
             .checked_mul(self.geo.block_size)
             .and_then(|o| o.checked_add(u64::from(index) * u64::from(self.geo.inode_size)))
-            .ok_or_else(|| Error::corrupt(format!("inode table of group {group} overflows")))
+            .ok_or_else(|| {
+                Error::corrupt(
+                    crate::ProblemKind::Group,
+                    format!("inode table of group {group} overflows"),
+                )
+            })
     }
 
     /// Read inode `ino` with ext2fs_read_inode's checks (descriptor's inode table inside the
@@ -472,39 +486,37 @@ impl Filesystem {
         &self,
         ino: u32,
         ignore_csum: bool,
-    ) -> std::result::Result<Vec<u8>, String> {
+    ) -> std::result::Result<Vec<u8>, LibError> {
         if ino == 0 || ino > self.sb.inodes_count {
-            return Err("Illegal inode number".into());
+            return Err(LibError::IllegalInode);
         }
         let ipg = self.geo.inodes_per_group.max(1);
         let group = (ino - 1) / ipg;
         if group > self.geo.group_count {
-            return Err("Illegal inode number".into());
+            return Err(LibError::IllegalInode);
         }
-        let gd = self.desc(group).map_err(|e| e.to_string())?;
+        let gd = self.desc(group)?;
         let t = gd.inode_table;
         if t == 0 {
-            return Err("A block group is missing an inode table".into());
+            return Err(LibError::MissingInodeTable);
         }
         if t < self.geo.first_data_block
             || t.saturating_add(u64::from(self.geo.inode_blocks_per_group)) > self.geo.blocks_count
         {
-            return Err("Corrupt group descriptor: bad block for inode table".into());
+            return Err(LibError::BadInodeTable);
         }
         let off = t
             .saturating_mul(self.geo.block_size)
             .saturating_add(u64::from((ino - 1) % ipg) * u64::from(self.geo.inode_size));
         let raw = self.inode_at(off, ino).map_err(|e| match e {
-            Error::Truncated { .. } => {
-                "Attempt to read block from filesystem resulted in short read".to_string()
-            }
-            other => other.to_string(),
+            Error::Truncated { .. } => LibError::ShortRead,
+            other => LibError::from(other),
         })?;
         if !ignore_csum
             && self.sb.has_metadata_csum()
-            && !crate::inode::inode_checksum_ok(self.ctx.seed, ino, &raw)
+            && !crate::ondisk::inode::record_checksum_ok(self.ctx.seed, ino, &raw)
         {
-            return Err("Inode checksum does not match inode".into());
+            return Err(LibError::InodeCsumInvalid);
         }
         Ok(raw)
     }

@@ -288,10 +288,13 @@ impl Geometry {
     /// Check a superblock number requested with `-o superblock=N` makes sense.
     pub fn check_block(&self, blk: u64, what: &str) -> Result<()> {
         if blk >= self.blocks_count {
-            return Err(Error::corrupt(format!(
-                "{what} {blk} is beyond the end of the filesystem ({} blocks)",
-                self.blocks_count
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::Group,
+                format!(
+                    "{what} {blk} is beyond the end of the filesystem ({} blocks)",
+                    self.blocks_count
+                ),
+            ));
         }
         Ok(())
     }

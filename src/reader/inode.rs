@@ -1,6 +1,6 @@
 //! On-disk inodes (128 bytes, plus the large-inode part up to s_inode_size).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
 use crate::fs::Filesystem;
 use crate::ondisk::blockmap::IBlockMap;
@@ -223,11 +223,7 @@ pub fn inode_checksum(seed: u32, ino: u32, raw: &[u8]) -> u32 {
     ondisk_inode::checksum(ondisk_inode::csum_seed(seed, ino, generation), raw)
 }
 
-fn record_generation(raw: &[u8]) -> u32 {
-    InodeBase::decode_fast(raw)
-        .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
-        .map_or(0, |b| b.generation)
-}
+use ondisk_inode::record_generation;
 
 /// The stored inode checksum (lo, plus hi when present).
 pub fn stored_checksum(raw: &[u8]) -> u32 {
@@ -236,8 +232,7 @@ pub fn stored_checksum(raw: &[u8]) -> u32 {
 
 /// ext2fs_inode_csum_verify: match, or an all-zero base inode.
 pub fn inode_checksum_ok(seed: u32, ino: u32, raw: &[u8]) -> bool {
-    let generation = record_generation(raw);
-    ondisk_inode::checksum_ok(ondisk_inode::csum_seed(seed, ino, generation), raw)
+    ondisk_inode::record_checksum_ok(seed, ino, raw)
 }
 
 #[cfg(test)]
@@ -351,7 +346,7 @@ pub enum DataMap {
         new_style: bool,
     },
     /// The map could not be read.
-    Unreadable(String),
+    Unreadable(Problem),
 }
 
 /// Walk limits for inode `ino` of `fs`.
@@ -399,7 +394,10 @@ pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>)
     if inode.has_flag(EXTENTS_FL) {
         return match extent::walk_extents(&inode.block, &limits, |b| fs.block(b)) {
             Ok(w) => DataMap::Extents(w),
-            Err(e) => DataMap::Unreadable(format!("extent tree root: {e}")),
+            Err(e) => DataMap::Unreadable(Problem::new(
+                ProblemKind::ExtentTree,
+                format!("extent tree root: {e}"),
+            )),
         };
     }
     if inode.has_flag(INLINE_DATA_FL) {
@@ -407,7 +405,10 @@ pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>)
             Some(v) => DataMap::Inline {
                 size: I_BLOCK_SIZE as u64 + v.len() as u64,
             },
-            None => DataMap::Unreadable("inline data: no system.data attribute".into()),
+            None => DataMap::Unreadable(Problem::new(
+                ProblemKind::InlineData,
+                "inline data: no system.data attribute",
+            )),
         };
     }
     DataMap::Blocks(extent::walk_blockmap(
@@ -495,7 +496,7 @@ pub struct InodeXattrs<'a> {
     /// Block.
     pub block: Option<XattrBlockInfo>,
     /// What was wrong (bad areas are skipped, not fatal).
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
 }
 
 impl<'a> InodeXattrs<'a> {
@@ -538,22 +539,33 @@ fn owned_item<'a>(
 }
 
 /// Check that an EA inode really holds a value of `size` bytes (libext2fs' rules).
-fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option<String> {
+fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option<Problem> {
     let raw = match fs.inode_raw(ea_ino) {
         Ok(r) => r,
-        Err(e) => return Some(format!("{name}: EA inode {ea_ino}: {e}")),
+        Err(e) => {
+            return Some(Problem::new(
+                ProblemKind::Xattr,
+                format!("{name}: EA inode {ea_ino}: {e}"),
+            ))
+        }
     };
     let ea = Inode::parse(&raw);
     if !ea.has_flag(EA_INODE_FL) || ea.has_flag(INLINE_DATA_FL) || ea.links_count == 0 {
-        return Some(format!(
-            "{name}: inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
-            ea.flags, ea.links_count
+        return Some(Problem::new(
+            ProblemKind::Xattr,
+            format!(
+                "{name}: inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
+                ea.flags, ea.links_count
+            ),
         ));
     }
     if ea.size != u64::from(size) {
-        return Some(format!(
-            "{name}: EA inode {ea_ino} holds {} bytes, the entry says {size}",
-            ea.size
+        return Some(Problem::new(
+            ProblemKind::Xattr,
+            format!(
+                "{name}: EA inode {ea_ino} holds {} bytes, the entry says {size}",
+                ea.size
+            ),
         ));
     }
     None
@@ -576,20 +588,29 @@ pub fn inode_xattrs<'a>(fs: &Filesystem, raw: &'a [u8], inode: &Inode) -> InodeX
         Err(e) => {
             out.inode_space.capacity =
                 xattr::ibody_capacity(raw.len(), usize::from(inode.extra_isize));
-            out.problems.push(format!("in-inode xattrs: {e}"));
+            out.problems.push(Problem::new(
+                ProblemKind::Xattr,
+                format!("in-inode xattrs: {e}"),
+            ));
         }
     }
     if inode.file_acl != 0 {
         let blk = inode.file_acl;
         if blk < fs.geo.first_data_block || blk >= fs.geo.blocks_count {
-            out.problems.push(format!(
-                "xattr block: xattr block {blk} is outside the filesystem (0..{})",
-                fs.geo.blocks_count
+            out.problems.push(Problem::new(
+                ProblemKind::Xattr,
+                format!(
+                    "xattr block: xattr block {blk} is outside the filesystem (0..{})",
+                    fs.geo.blocks_count
+                ),
             ));
         } else {
             match fs.block(blk) {
                 Ok(b) => add_block_xattrs(fs, blk, &b, &mut out),
-                Err(e) => out.problems.push(format!("xattr block: {e}")),
+                Err(e) => out.problems.push(Problem::new(
+                    ProblemKind::Xattr,
+                    format!("xattr block: {e}"),
+                )),
             }
         }
     }
@@ -615,19 +636,27 @@ fn add_block_xattrs(fs: &Filesystem, blk: u64, b: &[u8], out: &mut InodeXattrs<'
     let xb = match xattr::parse_block(b, blk, seed) {
         Ok(xb) => xb,
         Err(e) => {
-            out.problems.push(format!("xattr block: {e}"));
+            out.problems.push(Problem::new(
+                ProblemKind::Xattr,
+                format!("xattr block: {e}"),
+            ));
             return;
         }
     };
     if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
-        out.problems.push(format!(
-            "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
-            c.stored, c.computed
+        out.problems.push(Problem::new(
+            ProblemKind::Xattr,
+            format!(
+                "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
+                c.stored, c.computed
+            ),
         ));
     }
     if !xb.sorted {
-        out.problems
-            .push(format!("xattr block {blk}: entries are not sorted"));
+        out.problems.push(Problem::new(
+            ProblemKind::Xattr,
+            format!("xattr block {blk}: entries are not sorted"),
+        ));
     }
     out.block = Some(XattrBlockInfo {
         block: blk,

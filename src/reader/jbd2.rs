@@ -12,23 +12,35 @@ use std::io::Cursor;
 
 /// jbd2 block types (h_blocktype).
 pub const DESCRIPTOR_BLOCK: u32 = 1;
+/// Commit block: ends a transaction.
 pub const COMMIT_BLOCK: u32 = 2;
+/// Journal superblock, version 1.
 pub const SUPERBLOCK_V1: u32 = 3;
+/// Journal superblock, version 2.
 pub const SUPERBLOCK_V2: u32 = 4;
+/// Revoke block: blocks not to replay.
 pub const REVOKE_BLOCK: u32 = 5;
 
 /// Tag flags.
 pub const FLAG_ESCAPE: u32 = 1;
+/// The tag's UUID is the previous tag's (no UUID follows).
 pub const FLAG_SAME_UUID: u32 = 2;
+/// The block was deleted by this transaction.
 pub const FLAG_DELETED: u32 = 4;
+/// Last tag of the descriptor block.
 pub const FLAG_LAST_TAG: u32 = 8;
 
 /// Journal incompat features.
 pub const INCOMPAT_REVOKE: u32 = 0x1;
+/// Block numbers in tags are 64-bit.
 pub const INCOMPAT_64BIT: u32 = 0x2;
+/// Commit blocks may be written without waiting for the data.
 pub const INCOMPAT_ASYNC_COMMIT: u32 = 0x4;
+/// Checksums v2 (crc32c, 16-bit tag checksums).
 pub const INCOMPAT_CSUM_V2: u32 = 0x8;
+/// Checksums v3 (crc32c, 32-bit tag checksums).
 pub const INCOMPAT_CSUM_V3: u32 = 0x10;
+/// Fast-commit blocks follow the journal.
 pub const INCOMPAT_FAST_COMMIT: u32 = 0x20;
 
 /// Fast-commit blocks reserved when the superblock says 0 (JBD2_DEFAULT_FAST_COMMIT_BLOCKS).
@@ -50,13 +62,18 @@ where
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(big)]
 pub struct Header {
+    /// JBD2_MAGIC_NUMBER (0xC03B3998).
     pub magic: u32,
+    /// One of the block types above.
     pub blocktype: u32,
+    /// Transaction ID.
     pub sequence: u32,
 }
 
 impl Header {
+    /// Bytes on disk.
     pub const SIZE: usize = 12;
+    /// Decode from `b` (zero-padded when short).
     pub fn parse(b: &[u8]) -> Header {
         read_padded(b, Self::SIZE)
     }
@@ -99,12 +116,16 @@ struct Tag2 {
 /// Which tag layout a journal uses (from its superblock's incompat features).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TagFormat {
+    /// Tags carry 32-bit checksums (journal_block_tag3_t).
     pub csum_v3: bool,
+    /// Tags carry 16-bit checksums.
     pub csum_v2: bool,
+    /// Tags carry the high 32 bits of the block number.
     pub is_64bit: bool,
 }
 
 impl TagFormat {
+    /// The layout a journal with these incompat features uses.
     pub fn from_incompat(incompat: u32) -> TagFormat {
         TagFormat {
             csum_v3: incompat & INCOMPAT_CSUM_V3 != 0,
@@ -169,17 +190,26 @@ impl TagFormat {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(big)]
 pub struct Commit {
+    /// The common block header.
     pub header: Header,
+    /// Checksum algorithm (JBD2_CRC32_CHKSUM, MD5, SHA1, CRC32C).
     pub chksum_type: u8,
+    /// Bytes of checksum used.
     pub chksum_size: u8,
+    /// Unused.
     pub padding: [u8; 2],
+    /// The checksum (only the first word used).
     pub chksum: [u32; 8],
+    /// Commit time, seconds.
     pub commit_sec: u64,
+    /// Commit time, nanoseconds.
     pub commit_nsec: u32,
 }
 
 impl Commit {
+    /// Bytes on disk.
     pub const SIZE: usize = 60;
+    /// Decode from `b` (zero-padded when short).
     pub fn parse(b: &[u8]) -> Commit {
         read_padded(b, Self::SIZE)
     }
@@ -189,12 +219,16 @@ impl Commit {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(big)]
 pub struct RevokeHeader {
+    /// The common block header.
     pub header: Header,
+    /// Bytes used in the block, header included.
     pub count: u32,
 }
 
 impl RevokeHeader {
+    /// Bytes on disk.
     pub const SIZE: usize = 16;
+    /// Decode from `b` (zero-padded when short).
     pub fn parse(b: &[u8]) -> RevokeHeader {
         read_padded(b, Self::SIZE)
     }
@@ -229,13 +263,21 @@ pub fn block_tail(b: &[u8]) -> u32 {
 
 /// Fast-commit tags.
 pub const FC_TAG_ADD_RANGE: u16 = 1;
+/// Blocks removed from an inode.
 pub const FC_TAG_DEL_RANGE: u16 = 2;
+/// A directory entry created with its inode.
 pub const FC_TAG_CREAT: u16 = 3;
+/// A directory entry added.
 pub const FC_TAG_LINK: u16 = 4;
+/// A directory entry removed.
 pub const FC_TAG_UNLINK: u16 = 5;
+/// An inode's contents.
 pub const FC_TAG_INODE: u16 = 6;
+/// Padding to the end of the block.
 pub const FC_TAG_PAD: u16 = 7;
+/// End of a fast-commit transaction.
 pub const FC_TAG_TAIL: u16 = 8;
+/// First tag of the fast-commit area.
 pub const FC_TAG_HEAD: u16 = 9;
 
 /// The name e2fsprogs' tag2str gives a fast-commit tag.
@@ -258,12 +300,16 @@ pub fn fc_tag_name(tag: u16) -> &'static str {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcTl {
+    /// One of the FC_TAG_* values.
     pub tag: u16,
+    /// Bytes of value that follow.
     pub len: u16,
 }
 
 impl FcTl {
+    /// Bytes on disk.
     pub const SIZE: usize = 4;
+    /// Decode from `b` (zero-padded when short).
     pub fn parse(b: &[u8]) -> FcTl {
         read_padded(b, Self::SIZE)
     }
@@ -273,7 +319,9 @@ impl FcTl {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcHead {
+    /// Fast-commit features.
     pub features: u32,
+    /// Transaction ID of the full commit this area follows.
     pub tid: u32,
 }
 
@@ -281,7 +329,9 @@ pub struct FcHead {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcTail {
+    /// Transaction ID.
     pub tid: u32,
+    /// CRC32C of the transaction's tags.
     pub crc: u32,
 }
 
@@ -289,10 +339,15 @@ pub struct FcTail {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcAddRange {
+    /// The inode.
     pub ino: u32,
+    /// First logical block.
     pub ee_block: u32,
+    /// Length in blocks (above 32768: unwritten).
     pub ee_len: u16,
+    /// High 16 bits of the first physical block.
     pub ee_start_hi: u16,
+    /// Low 32 bits of the first physical block.
     pub ee_start: u32,
 }
 
@@ -300,8 +355,11 @@ pub struct FcAddRange {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcDelRange {
+    /// The inode.
     pub ino: u32,
+    /// First logical block removed.
     pub lblk: u32,
+    /// Blocks removed.
     pub len: u32,
 }
 
@@ -309,7 +367,9 @@ pub struct FcDelRange {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcDentry {
+    /// The directory.
     pub parent_ino: u32,
+    /// The entry's inode.
     pub ino: u32,
 }
 
@@ -317,12 +377,14 @@ pub struct FcDentry {
 #[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[br(little)]
 pub struct FcInode {
+    /// The inode whose record follows.
     pub ino: u32,
 }
 
 macro_rules! padded_parse {
     ($($t:ty = $n:expr),*) => {$(
         impl $t {
+            /// Decode from `b` (zero-padded when short).
             pub fn parse(b: &[u8]) -> $t {
                 read_padded(b, $n)
             }

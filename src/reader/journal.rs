@@ -2,7 +2,7 @@
 //! start of an external journal device.
 
 use crate::csum::crc32c_raw;
-use crate::error::{Error, Result};
+use crate::error::{Error, LibError, Result};
 use crate::extent::{self, ExtentHeader};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
@@ -128,12 +128,12 @@ impl JournalSuperblock {
 }
 
 /// Why the journal superblock could not be shown (dumpe2fs stops with exit status 1 there).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug)]
 pub enum JournalFailure {
     /// ext2fs_read_inode failed ("while reading journal inode").
-    ReadInode(String),
+    ReadInode(LibError),
     /// Mapping or reading the first block failed ("while reading journal super block").
-    ReadSuper(String),
+    ReadSuper(LibError),
     /// Wrong magic ("Journal superblock magic number invalid!").
     BadMagic,
 }
@@ -167,6 +167,7 @@ pub fn read_internal(
         let blk = fs.block(b)?;
         if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
+                crate::ProblemKind::Journal,
                 "Extent block checksum does not match extent block",
             ));
         }
@@ -177,13 +178,13 @@ pub fn read_internal(
     } else {
         extent::map_blockmap(&ind.block, fs.block_size(), 0, |b| fs.block(b))
     }
-    .map_err(|e| JournalFailure::ReadSuper(e.to_string()))?;
+    .map_err(|e| JournalFailure::ReadSuper(e.into()))?;
     let buf = match phys {
         // A hole reads as zeros.
         None => vec![0u8; 1024],
         Some(p) => fs
             .block(p)
-            .map_err(|e| JournalFailure::ReadSuper(e.to_string()))?
+            .map_err(|e| JournalFailure::ReadSuper(e.into()))?
             .get(..1024)
             .map(<[u8]>::to_vec)
             .unwrap_or_else(|| vec![0u8; 1024]),
@@ -202,7 +203,7 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
     let b = fs
         .source
         .read(off, 1024, "journal superblock")
-        .map_err(|e| JournalFailure::ReadSuper(e.to_string()))?;
+        .map_err(|e| JournalFailure::ReadSuper(e.into()))?;
     let header = ondisk::decode::<JournalHeader>(&b);
     if header.map_or(true, |h| {
         h.magic != JBD2_MAGIC || h.blocktype != JBD2_SUPERBLOCK_V2
@@ -237,13 +238,13 @@ pub struct Mmp {
 pub const MMP_MAGIC: u32 = crate::ondisk::journal::MMP_MAGIC;
 
 /// Read and check the MMP block as ext2fs_mmp_read does; the error is its message.
-pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, String> {
+pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, LibError> {
     let blk = fs.sb.mmp_block;
     if blk <= u64::from(fs.sb.first_data_block) || blk >= fs.geo.blocks_count {
-        return Err("MMP: invalid MMP block number".into());
+        return Err(LibError::MmpBadBlock);
     }
-    let b = fs.block(blk).map_err(|e| e.to_string())?;
-    let r: RawMmp = ondisk::decode(&b).map_err(|e| e.to_string())?;
+    let b = fs.block(blk)?;
+    let r: RawMmp = ondisk::decode(&b)?;
     let m = Mmp {
         magic: r.magic,
         seq: r.seq,
@@ -254,12 +255,12 @@ pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, 
         checksum: r.checksum,
     };
     if m.magic != MMP_MAGIC {
-        return Err("MMP: invalid magic number".into());
+        return Err(LibError::MmpMagicInvalid);
     }
     if verify_csum && fs.sb.has_metadata_csum() {
         let c = crc32c_raw(fs.csum_seed(), b.get(..MMP_CHECKSUM_OFFSET).unwrap_or(&[]));
         if c != m.checksum {
-            return Err("MMP block checksum does not match".into());
+            return Err(LibError::MmpCsumInvalid);
         }
     }
     Ok(m)

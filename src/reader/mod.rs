@@ -19,19 +19,16 @@ pub mod dir;
 pub mod dirhash;
 pub mod extent;
 pub mod features;
-#[allow(missing_docs)] // documented in a later pass
 pub mod fileblocks;
 pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
-#[allow(missing_docs)] // field docs still to be written (jbd2 fields keep on-disk names)
 pub mod jbd2;
 pub mod journal;
 pub mod namei;
 pub mod ondisk;
 pub mod os;
-#[allow(missing_docs)] // documented in a later pass
 pub mod partition;
 pub mod source;
 pub mod superblock;

@@ -36,9 +36,10 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
     }
     let size = inode.size;
     if size > MAX_TARGET.min(fs.block_size()) {
-        return Err(Error::corrupt(format!(
-            "symbolic link {ino}: target of {size} bytes is longer than a block"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Symlink,
+            format!("symbolic link {ino}: target of {size} bytes is longer than a block"),
+        ));
     }
     let n = size as usize;
     if inode.is_fast_symlink() && !inode.has_flag(inode::INLINE_DATA_FL) {
@@ -52,8 +53,12 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
         t.truncate(n);
         return Ok(t);
     }
-    let blk = fileblocks::map_block(fs, ino, inode, 0)?
-        .ok_or_else(|| Error::corrupt(format!("symbolic link {ino}: no block holds its target")))?;
+    let blk = fileblocks::map_block(fs, ino, inode, 0)?.ok_or_else(|| {
+        Error::corrupt(
+            crate::ProblemKind::Symlink,
+            format!("symbolic link {ino}: no block holds its target"),
+        )
+    })?;
     let b = fs.block(blk)?;
     Ok(b.get(..n).unwrap_or(&b).to_vec())
 }
@@ -139,6 +144,19 @@ pub fn resolve(fs: &Filesystem, path: &[u8]) -> Result<u32> {
 /// Resolve `path` and follow a symlink in the last component too (`ext2fs_namei_follow`).
 pub fn resolve_follow(fs: &Filesystem, path: &[u8]) -> Result<u32> {
     Namei { fs, follows: 0 }.walk(ROOT_INO, path, true, 0)
+}
+
+/// Longest path we resolve, in components (guards against absurd input, not disk data).
+const MAX_COMPONENTS: usize = 4096;
+
+/// Resolve an absolute (or root-relative) path to an inode number as debugfs does
+/// ([`resolve`]: symlinks in intermediate components are followed, the last component is not);
+/// a path longer than 4096 names of 256 bytes is refused.
+pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
+    if path.len() > MAX_COMPONENTS * 256 {
+        return Err(Error::Invalid("path too long".into()));
+    }
+    resolve(fs, path.as_bytes())
 }
 
 /// A command-line target: `<N>` or `N` (all digits) is an inode number, anything else a path.

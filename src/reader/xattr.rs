@@ -176,33 +176,41 @@ fn walk<'a>(
     // Each entry takes at least 16 bytes, so the walk ends within end/16 steps.
     loop {
         if pos.checked_add(TERMINATOR_SIZE).is_none_or(|e| e > end) {
-            return Err(Error::corrupt(format!(
-                "{what}: entry table runs past the end of the area (offset {pos})"
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("{what}: entry table runs past the end of the area (offset {pos})"),
+            ));
         }
         let terminator = area_full.get(pos..pos + TERMINATOR_SIZE).unwrap_or(&[]);
         if terminator.iter().all(|&c| c == 0) {
             break;
         }
         let raw_entry: raw::Entry = ondisk::decode_at(area_full, pos).map_err(|_| {
-            Error::corrupt(format!(
-                "{what}: entry at offset {pos} runs past the end of the area"
-            ))
+            Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("{what}: entry at offset {pos} runs past the end of the area"),
+            )
         })?;
         let name_len = raw_entry.name_len;
         let next = pos + entry_len(name_len as usize);
         if next >= end || next + TERMINATOR_SIZE > end {
-            return Err(Error::corrupt(format!(
+            return Err(Error::corrupt(crate::ProblemKind::Xattr, format!(
                 "{what}: entry at offset {pos} (name length {name_len}) runs past the end of the area"
             )));
         }
         let raw_name = area_full
             .get(pos + ENTRY_SIZE..pos + ENTRY_SIZE + name_len as usize)
-            .ok_or_else(|| Error::corrupt(format!("{what}: entry name at {pos} out of bounds")))?;
+            .ok_or_else(|| {
+                Error::corrupt(
+                    crate::ProblemKind::Xattr,
+                    format!("{what}: entry name at {pos} out of bounds"),
+                )
+            })?;
         if raw_name.contains(&0) {
-            return Err(Error::corrupt(format!(
-                "{what}: entry at offset {pos}: name contains a NUL byte"
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("{what}: entry at offset {pos}: name contains a NUL byte"),
+            ));
         }
         let index = raw_entry.name_index;
         entries.push(Entry {
@@ -225,10 +233,10 @@ fn walk<'a>(
     let mut min_offs = end - value_base;
     for e in &mut entries {
         if e.value_size > VALUE_SIZE_MAX {
-            return Err(Error::corrupt(format!(
-                "{what}: {}: value size {} too large",
-                e.name, e.value_size
-            )));
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("{what}: {}: value size {} too large", e.name, e.value_size),
+            ));
         }
         if e.value_inum != 0 || e.value_size == 0 {
             continue;
@@ -236,10 +244,13 @@ fn walk<'a>(
         let start = value_base + e.value_offs as usize;
         let padded = value_size(e.value_size as usize);
         if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
-            return Err(Error::corrupt(format!(
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!(
                 "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
                 e.name, e.value_offs, e.value_size
-            )));
+            ),
+            ));
         }
         e.value = area_full.get(start..start + e.value_size as usize);
         min_offs = min_offs.min(e.value_offs as usize);
@@ -286,10 +297,13 @@ pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
         return Ok(empty(0));
     }
     if extra & 3 != 0 || GOOD_OLD_INODE_SIZE + extra > inode.len() {
-        return Err(Error::corrupt(format!(
-            "i_extra_isize {extra} is invalid for a {}-byte inode",
-            inode.len()
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "i_extra_isize {extra} is invalid for a {}-byte inode",
+                inode.len()
+            ),
+        ));
     }
     let capacity = ibody_capacity(inode.len(), extra);
     if capacity == 0 && extra == 0 {
@@ -302,6 +316,7 @@ pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
     }
     if capacity == 0 {
         return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
             "in-inode xattr magic present but no room for entries",
         ));
     }
@@ -431,10 +446,10 @@ pub fn block_checksum(seed: u32, block_nr: u64, block: &[u8]) -> u32 {
 /// when the filesystem has no metadata checksums).
 pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Result<XattrBlock<'_>> {
     if block.len() < BLOCK_HEADER_SIZE + TERMINATOR_SIZE {
-        return Err(Error::corrupt(format!(
-            "xattr block {block_nr}: {} bytes is too small",
-            block.len()
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("xattr block {block_nr}: {} bytes is too small", block.len()),
+        ));
     }
     let h: raw::BlockHeader = ondisk::decode(block)?;
     let header = BlockHeader {
@@ -445,16 +460,19 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
         checksum: h.checksum,
     };
     if header.magic != MAGIC {
-        return Err(Error::corrupt(format!(
-            "xattr block {block_nr}: bad magic {:#010x}",
-            header.magic
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("xattr block {block_nr}: bad magic {:#010x}", header.magic),
+        ));
     }
     if header.blocks != 1 {
-        return Err(Error::corrupt(format!(
-            "xattr block {block_nr}: h_blocks is {}, should be 1",
-            header.blocks
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "xattr block {block_nr}: h_blocks is {}, should be 1",
+                header.blocks
+            ),
+        ));
     }
     let (entries, terminator, min_offs) = walk(block, BLOCK_HEADER_SIZE, 0, Area::Block)?;
     let sorted = entries.windows(2).all(|w| match w {
@@ -555,20 +573,27 @@ pub const ACL_VFS_VERSION: u32 = 2;
 pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
     let version = ondisk::decode::<raw::AclHeader>(v).map_or(0, |h| h.version);
     if v.len() < raw::AclHeader::SIZE || version != ACL_DISK_VERSION {
-        return Err(Error::corrupt(format!(
-            "POSIX ACL: bad header (length {}, version {version})",
-            v.len(),
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "POSIX ACL: bad header (length {}, version {version})",
+                v.len(),
+            ),
+        ));
     }
     let mut out = Vec::new();
     let mut pos = raw::AclHeader::SIZE;
     while pos < v.len() {
-        let short: raw::AclEntryShort =
-            ondisk::decode_at(v, pos).map_err(|_| Error::corrupt("POSIX ACL: truncated entry"))?;
+        let short: raw::AclEntryShort = ondisk::decode_at(v, pos)
+            .map_err(|_| Error::corrupt(crate::ProblemKind::Xattr, "POSIX ACL: truncated entry"))?;
         let (tag, perm) = (short.tag, short.perm);
         if AclEntry::named(tag) {
-            let named: raw::AclEntry = ondisk::decode_at(v, pos)
-                .map_err(|_| Error::corrupt("POSIX ACL: truncated named entry"))?;
+            let named: raw::AclEntry = ondisk::decode_at(v, pos).map_err(|_| {
+                Error::corrupt(
+                    crate::ProblemKind::Xattr,
+                    "POSIX ACL: truncated named entry",
+                )
+            })?;
             out.push(AclEntry {
                 tag,
                 perm,
@@ -578,7 +603,12 @@ pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
         } else {
             match tag {
                 acl_tag::USER_OBJ | acl_tag::GROUP_OBJ | acl_tag::MASK | acl_tag::OTHER => {}
-                _ => return Err(Error::corrupt(format!("POSIX ACL: unknown tag {tag:#x}"))),
+                _ => {
+                    return Err(Error::corrupt(
+                        crate::ProblemKind::Xattr,
+                        format!("POSIX ACL: unknown tag {tag:#x}"),
+                    ))
+                }
             }
             out.push(AclEntry {
                 tag,
@@ -599,10 +629,10 @@ pub fn decode_acl_vfs(v: &[u8]) -> Result<Vec<AclEntry>> {
         || version != ACL_VFS_VERSION
         || body.len() % raw::AclEntry::SIZE != 0
     {
-        return Err(Error::corrupt(format!(
-            "POSIX ACL (VFS form): bad header or length {}",
-            v.len()
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("POSIX ACL (VFS form): bad header or length {}", v.len()),
+        ));
     }
     Ok(body
         .chunks_exact(raw::AclEntry::SIZE)
@@ -655,16 +685,20 @@ pub fn decode_capability(v: &[u8]) -> Result<Capability> {
         2 => 20,
         3 => 24,
         _ => {
-            return Err(Error::corrupt(format!(
-                "security.capability: unknown revision {magic:#010x}"
-            )))
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("security.capability: unknown revision {magic:#010x}"),
+            ))
         }
     };
     if v.len() != want {
-        return Err(Error::corrupt(format!(
-            "security.capability v{version}: {} bytes, expected {want}",
-            v.len()
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "security.capability v{version}: {} bytes, expected {want}",
+                v.len()
+            ),
+        ));
     }
     let (mut permitted, mut inheritable) =
         (u64::from(cap.permitted_lo), u64::from(cap.inheritable_lo));
@@ -701,13 +735,14 @@ pub struct SelinuxLabel {
 pub fn decode_selinux(v: &[u8]) -> Result<SelinuxLabel> {
     let s = v.strip_suffix(&[0]).unwrap_or(v);
     let context = std::str::from_utf8(s)
-        .map_err(|_| Error::corrupt("security.selinux: not UTF-8"))?
+        .map_err(|_| Error::corrupt(crate::ProblemKind::Xattr, "security.selinux: not UTF-8"))?
         .to_string();
     let mut parts = context.splitn(4, ':');
     let (Some(user), Some(role), Some(type_)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(Error::corrupt(format!(
-            "security.selinux: {context:?} is not user:role:type[:level]"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("security.selinux: {context:?} is not user:role:type[:level]"),
+        ));
     };
     Ok(SelinuxLabel {
         user: user.to_string(),

@@ -50,9 +50,10 @@ pub fn inline_data(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8>> 
     let raw = fs.inode_raw(ino)?;
     let xa = inode::inode_xattrs(fs, &raw, inode);
     let ea = xa.inline_data().ok_or_else(|| {
-        Error::corrupt(format!(
-            "inode {ino}: INLINE_DATA flag set but no system.data attribute"
-        ))
+        Error::corrupt(
+            crate::ProblemKind::InlineData,
+            format!("inode {ino}: INLINE_DATA flag set but no system.data attribute"),
+        )
     })?;
     let mut v = inode.block.to_vec();
     v.extend_from_slice(ea);
@@ -78,9 +79,12 @@ pub fn copy_contents(
     // at or past 2^32 blocks, so a larger i_size is damage, not a hole to fill with zeros.
     let max = bs.saturating_mul(1 << 32);
     if size > max {
-        return Err(CopyError::Read(Error::corrupt(format!(
+        return Err(CopyError::Read(Error::corrupt(
+            crate::ProblemKind::Inode,
+            format!(
             "inode {ino}: i_size {size} is beyond the largest file the format can map ({max} bytes)"
-        ))));
+        ),
+        )));
     }
     let mut pos = 0u64; // bytes written so far
     let mut fail: Option<CopyError> = None;
@@ -113,7 +117,12 @@ pub fn copy_contents(
                     .physical
                     .checked_mul(bs)
                     .and_then(|o| o.checked_add(pos - start))
-                    .ok_or_else(|| CopyError::Read(Error::corrupt("block number overflows")))?;
+                    .ok_or_else(|| {
+                        CopyError::Read(Error::corrupt(
+                            crate::ProblemKind::Structure,
+                            "block number overflows",
+                        ))
+                    })?;
                 let data = fs
                     .source
                     .read(off, n, &format!("data of inode {ino}"))

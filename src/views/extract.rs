@@ -20,7 +20,7 @@
 #![allow(clippy::needless_borrow)]
 
 use crate::dir::{self, ENCRYPT_FL};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::MapKind;
 use crate::fs::Filesystem;
 use crate::inode::{self, DataMap, Inode, InodeXattrs, XattrLocation};
@@ -62,29 +62,40 @@ pub struct Note {
     /// Attribute name, for dropped attributes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Why.
     pub reason: String,
 }
 
 /// What was extracted.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
+    /// Regular files written.
     pub files: u64,
+    /// Directories made.
     pub dirs: u64,
+    /// Symbolic links made.
     pub symlinks: u64,
     /// Names made as hard links to a file extracted once.
     pub hard_links: u64,
+    /// FIFOs made.
     pub fifos: u64,
+    /// Character and block device nodes made.
     pub devices: u64,
+    /// Socket nodes made.
     pub sockets: u64,
     /// File content bytes written (holes not counted).
     pub bytes: u64,
     /// Entries not extracted.
     pub skipped_count: u64,
+    /// The first entries not extracted, with why.
     pub skipped: Vec<Note>,
+    /// Entries not extracted, counted by reason.
     pub skipped_by_reason: BTreeMap<String, u64>,
     /// Attributes not set on the copy.
     pub dropped_xattrs_count: u64,
+    /// The first attributes not set, with why.
     pub dropped_xattrs: Vec<Note>,
+    /// Attributes not set, counted by reason.
     pub dropped_by_reason: BTreeMap<String, u64>,
     /// Damage met while reading entries that were still extracted (e.g. part of a map unreadable).
     pub problems: Vec<Note>,
@@ -276,13 +287,18 @@ fn for_each_data<F>(
     inode: &Inode,
     inline: Option<&[u8]>,
     mut sink: F,
-) -> Result<Vec<String>>
+) -> Result<Vec<Problem>>
 where
     F: FnMut(u64, &[u8]) -> Result<()>,
 {
     let size = inode.size;
     let bs = fs.block_size();
     let mut problems = Vec::new();
+    let kind = if inode.has_flag(inode::EXTENTS_FL) {
+        ProblemKind::ExtentTree
+    } else {
+        ProblemKind::BlockMap
+    };
     let runs: Vec<(u64, u64, u64)> = match inode::data_map(fs, ino, inode, inline) {
         DataMap::Inline { .. } => {
             let mut data = inode.block.to_vec();
@@ -292,7 +308,10 @@ where
                 sink(0, d)?;
             }
             if size > n as u64 {
-                problems.push(format!("inline data holds {n} of {size} bytes"));
+                problems.push(Problem::new(
+                    ProblemKind::InlineData,
+                    format!("inline data holds {n} of {size} bytes"),
+                ));
             }
             return Ok(problems);
         }
@@ -313,15 +332,16 @@ where
                 })
                 .collect()
         }
-        DataMap::Unreadable(e) => return Err(Error::corrupt(e)),
+        DataMap::Unreadable(e) => return Err(Error::Corrupt(e)),
         _ => return Ok(problems),
     };
     let nblocks = size.div_ceil(bs);
     let mut next_free = 0u64; // first logical block not yet written: runs must not overlap
     for (l, p, len) in runs {
         if l < next_free {
-            problems.push(format!(
-                "blocks {l}.. overlap earlier ones; not copied again"
+            problems.push(Problem::new(
+                kind,
+                format!("blocks {l}.. overlap earlier ones; not copied again"),
             ));
             continue;
         }
@@ -330,9 +350,12 @@ where
             continue;
         }
         if p < fs.geo.first_data_block || p.saturating_add(len) > fs.geo.blocks_count {
-            problems.push(format!(
-                "blocks {p}..{} lie outside the filesystem; left as a hole",
-                p.saturating_add(len)
+            problems.push(Problem::new(
+                kind,
+                format!(
+                    "blocks {p}..{} lie outside the filesystem; left as a hole",
+                    p.saturating_add(len)
+                ),
             ));
             continue;
         }
@@ -360,9 +383,10 @@ fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ea_ino)?;
     let ea = Inode::parse(&raw);
     if !ea.has_flag(inode::EA_INODE_FL) || ea.size != u64::from(size) {
-        return Err(Error::corrupt(format!(
-            "inode {ea_ino} is not its EA inode"
-        )));
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("inode {ea_ino} is not its EA inode"),
+        ));
     }
     let mut v = vec![0u8; size as usize];
     for_each_data(fs, ea_ino, &ea, None, |off, b| {
@@ -483,29 +507,39 @@ fn set_xattrs(
 /// Make room for `cname` in `dirfd`: absent is fine; an existing entry is removed with `force`
 /// unless it is a directory (`want_dir`: an existing directory is reused).
 /// Returns true when an existing directory is to be reused.
+/// A refusal of the destination (or of the entry to be copied), for the skip list.
+fn refused(msg: impl Into<String>) -> Problem {
+    Problem::new(ProblemKind::Destination, msg)
+}
+
 fn make_room(
     ctx: &Ctx<'_>,
     dirfd: BorrowedFd<'_>,
     cname: &CString,
     want_dir: bool,
-) -> std::result::Result<bool, String> {
+) -> std::result::Result<bool, Problem> {
     match at::lstat_type_at(dirfd, cname) {
         Ok(None) => Ok(false),
-        Ok(Some(t)) if !ctx.opts.force => Err(format!(
+        Ok(Some(t)) if !ctx.opts.force => Err(refused(format!(
             "exists in the destination: not replaced without --force ({})",
             type_word(t)
-        )),
+        ))),
         Ok(Some(t)) if t == libc::S_IFDIR => {
             if want_dir {
                 Ok(true)
             } else {
-                Err("exists in the destination as a directory: not replaced".into())
+                Err(refused(
+                    "exists in the destination as a directory: not replaced",
+                ))
             }
         }
         Ok(Some(_)) => at::unlink_at(dirfd, cname, false)
             .map(|_| false)
-            .map_err(|e| format!("cannot replace the existing entry: {}", os_err(&e))),
-        Err(e) => Err(format!("cannot look at the destination: {}", os_err(&e))),
+            .map_err(|e| refused(format!("cannot replace the existing entry: {}", os_err(&e)))),
+        Err(e) => Err(refused(format!(
+            "cannot look at the destination: {}",
+            os_err(&e)
+        ))),
     }
 }
 
@@ -517,13 +551,13 @@ fn create_new<T>(
     cname: &CString,
     what: &str,
     op: impl Fn() -> std::io::Result<T>,
-) -> std::result::Result<T, String> {
+) -> std::result::Result<T, Problem> {
     match op() {
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
             make_room(ctx, dirfd, cname, false)?;
-            op().map_err(|e| format!("{what}: {}", os_err(&e)))
+            op().map_err(|e| refused(format!("{what}: {}", os_err(&e))))
         }
-        r => r.map_err(|e| format!("{what}: {}", os_err(&e))),
+        r => r.map_err(|e| refused(format!("{what}: {}", os_err(&e)))),
     }
 }
 
@@ -550,7 +584,7 @@ fn write_regular(
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
-) -> std::result::Result<u64, String> {
+) -> std::result::Result<u64, Problem> {
     let (dir, dirfd, name, cname) = (t.dir, t.fd, t.name, t.cname);
     let f = create_new(ctx, dirfd, cname, "cannot create", || {
         at::create_file_at(dirfd, cname, 0o600)
@@ -567,11 +601,11 @@ fn write_regular(
         (ctx.progress)(0, b.len() as u64);
         Ok(())
     })
-    .map_err(|e| format!("contents: {e}"))?;
+    .map_err(|e| refused(format!("contents: {e}")))?;
     if end < inode.size {
         // A hole at the end: only the size says it is there.
         f.set_len(inode.size)
-            .map_err(|e| format!("cannot set the size: {}", os_err(&e)))?;
+            .map_err(|e| refused(format!("cannot set the size: {}", os_err(&e))))?;
     }
     for p in problems {
         let mut st = ctx.lock();
@@ -579,7 +613,7 @@ fn write_regular(
         st.summary.problem(path, format!("inode {ino}: {p}"));
     }
     finish_fd(ctx, dir, name, &f, inode, xa)
-        .map_err(|e| format!("cannot set owner, mode or times: {}", os_err(&e)))?;
+        .map_err(|e| refused(format!("cannot set owner, mode or times: {}", os_err(&e))))?;
     Ok(bytes)
 }
 
@@ -638,7 +672,7 @@ fn symlink_target(
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
-) -> std::result::Result<Vec<u8>, String> {
+) -> std::result::Result<Vec<u8>, Problem> {
     match inode::data_map(ctx.fs, ino, inode, xa.inline_data()) {
         DataMap::FastSymlink(t) => Ok(t),
         DataMap::InlineSymlink(mut t) => {
@@ -647,9 +681,9 @@ fn symlink_target(
         }
         _ => {
             if inode.size > ctx.fs.block_size() || inode.size >= 4096 {
-                return Err(format!(
-                    "symlink target of {} bytes is too long",
-                    inode.size
+                return Err(Problem::new(
+                    ProblemKind::Symlink,
+                    format!("symlink target of {} bytes is too long", inode.size),
                 ));
             }
             let mut t = vec![0u8; inode.size as usize];
@@ -660,7 +694,7 @@ fn symlink_target(
                 }
                 Ok(())
             })
-            .map_err(|e| format!("symlink target: {e}"))?;
+            .map_err(|e| Problem::new(ProblemKind::Symlink, format!("symlink target: {e}")))?;
             Ok(t)
         }
     }
@@ -672,17 +706,20 @@ fn write_symlink(
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Problem> {
     let (dirfd, cname) = (t.fd, t.cname);
     let target = symlink_target(ctx, ino, inode, xa)?;
     if target.is_empty() || target.contains(&0) {
-        return Err("symlink target is empty or holds a NUL byte".into());
+        return Err(Problem::new(
+            ProblemKind::Symlink,
+            "symlink target is empty or holds a NUL byte",
+        ));
     }
     create_new(ctx, dirfd, cname, "cannot create symlink", || {
         at::symlink_at(&target, dirfd, cname)
     })?;
     finish_at(ctx, t, inode, xa, false)
-        .map_err(|e| format!("cannot set owner or times: {}", os_err(&e)))
+        .map_err(|e| refused(format!("cannot set owner or times: {}", os_err(&e))))
 }
 
 fn write_node(
@@ -691,7 +728,7 @@ fn write_node(
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Problem> {
     let (major, minor) = match inode::data_map(ctx.fs, ino, inode, None) {
         DataMap::Device { major, minor, .. } => (major, minor),
         _ => (0, 0),
@@ -702,7 +739,7 @@ fn write_node(
         at::mknod_at(dirfd, cname, mode, major, minor)
     })?;
     finish_at(ctx, t, inode, xa, true)
-        .map_err(|e| format!("cannot set owner, mode or times: {}", os_err(&e)))
+        .map_err(|e| refused(format!("cannot set owner, mode or times: {}", os_err(&e))))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -875,14 +912,14 @@ fn extract_entry<'s>(
                 }
             })
         }
-        t => Err(format!("unknown file type {t:#o}")),
+        t => Err(refused(format!("unknown file type {t:#o}"))),
     };
     if let Err(e) = res {
         if inode.links_count > 1 && inode.is_reg() {
             // Later names cannot link to a copy that does not exist.
             ctx.lock().linked.remove(&ino);
         }
-        ctx.skip(d.idx, name, &e);
+        ctx.skip(d.idx, name, &e.message);
     }
 }
 
@@ -912,19 +949,19 @@ fn enter_dir<'s>(
                     Ok(())
                 } else {
                     at::mkdir_at(dirfd, cname, 0o700)
-                        .map_err(|e| format!("cannot create directory: {}", os_err(&e)))
+                        .map_err(|e| refused(format!("cannot create directory: {}", os_err(&e))))
                 }
             }),
-        Err(e) => Err(format!("cannot create directory: {}", os_err(&e))),
+        Err(e) => Err(refused(format!("cannot create directory: {}", os_err(&e)))),
         Ok(()) => Ok(()),
     }
     .and_then(|()| {
         at::open_dir_at(dirfd, cname)
-            .map_err(|e| format!("cannot open the created directory: {}", os_err(&e)))
+            .map_err(|e| refused(format!("cannot open the created directory: {}", os_err(&e))))
     });
     let fd = match made {
         Ok(fd) => fd,
-        Err(e) => return ctx.skip(d.idx, name, &e),
+        Err(e) => return ctx.skip(d.idx, name, &e.message),
     };
     let idx = {
         let mut st = ctx.lock();
@@ -958,25 +995,25 @@ fn make_pending_links(ctx: &Ctx<'_>) {
         )
     };
     for (ino, place) in pending {
-        let res = (|| -> std::result::Result<(), String> {
-            let first = linked
-                .get(&ino)
-                .ok_or("the first name of this hard-linked file was not extracted")?;
+        let res = (|| -> std::result::Result<(), Problem> {
+            let first = linked.get(&ino).ok_or_else(|| {
+                refused("the first name of this hard-linked file was not extracted")
+            })?;
             let from_dir = ctx
                 .open_dir(first.dir)
-                .map_err(|e| format!("cannot reopen {}", os_err(&e)))?;
+                .map_err(|e| refused(format!("cannot reopen {}", os_err(&e))))?;
             let to_dir = ctx
                 .open_dir(place.dir)
-                .map_err(|e| format!("cannot reopen {}", os_err(&e)))?;
-            let from = at::component(&first.name).map_err(|e| e.to_string())?;
-            let to = at::component(&place.name).map_err(|e| e.to_string())?;
+                .map_err(|e| refused(format!("cannot reopen {}", os_err(&e))))?;
+            let from = at::component(&first.name).map_err(|e| refused(e.to_string()))?;
+            let to = at::component(&place.name).map_err(|e| refused(e.to_string()))?;
             make_room(ctx, to_dir.as_fd(), &to, false)?;
             at::link_at(from_dir.as_fd(), &from, to_dir.as_fd(), &to)
-                .map_err(|e| format!("cannot link: {}", os_err(&e)))
+                .map_err(|e| refused(format!("cannot link: {}", os_err(&e))))
         })();
         match res {
             Ok(()) => ctx.lock().summary.hard_links += 1,
-            Err(e) => ctx.skip(place.dir, &place.name, &e),
+            Err(e) => ctx.skip(place.dir, &place.name, &e.message),
         }
     }
 }

@@ -15,7 +15,7 @@
 //! the summaries are joined in order. Memory stays bounded by a batch of groups.
 
 use crate::bitmap::{self, Kind, UninitMarks};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::fs::Filesystem;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -64,30 +64,43 @@ pub struct Bucket {
 /// Chunk figures (printed only when a chunk size was given).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Chunks {
+    /// Chunk size in bytes.
     pub chunk_bytes: u64,
+    /// Blocks per chunk.
     pub blocks_per_chunk: u32,
+    /// Chunks in the filesystem.
     pub total: u64,
+    /// Chunks entirely free.
     pub free: u64,
+    /// Free chunks, percent of all.
     pub free_percent: f64,
 }
 
 /// Everything e2freefrag prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// Filesystem block size.
     pub block_size: u64,
+    /// Blocks in the filesystem.
     pub total_blocks: u64,
     /// From the superblock, as e2freefrag prints it.
     pub free_blocks: u64,
+    /// Free blocks, percent of all.
     pub free_percent: f64,
     /// Present when a chunk size was given.
     pub chunks: Option<Chunks>,
+    /// Smallest free extent, KiB.
     pub min_extent_kb: u64,
+    /// Largest free extent, KiB.
     pub max_extent_kb: u64,
+    /// Average free extent, KiB.
     pub avg_extent_kb: u64,
+    /// Free extents counted.
     pub free_extents: u64,
     /// Free chunks counted even when no chunk size was given (for the default 1 MiB).
     #[serde(skip)]
     pub default_free_chunks: u64,
+    /// Free extents by power-of-two size.
     pub histogram: Vec<Bucket>,
 }
 
@@ -331,17 +344,26 @@ pub fn check_block_bitmaps(fs: &Filesystem) -> std::result::Result<(), Failure> 
 
 /// Validate a `-c` chunk size (KiB) as e2freefrag does; returns the chunk size in bytes
 /// (0 = none given). Errors are e2freefrag's messages.
-pub fn chunk_bytes(chunk_kb: Option<u64>, block_size: u64) -> std::result::Result<u64, String> {
+pub fn chunk_bytes(chunk_kb: Option<u64>, block_size: u64) -> std::result::Result<u64, Problem> {
     let Some(kb) = chunk_kb else { return Ok(0) };
     if kb & kb.wrapping_sub(1) != 0 {
-        return Err("chunk size must be a power of 2.".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunk size must be a power of 2.",
+        ));
     }
     let bytes = kb.wrapping_mul(1024);
     if bytes != 0 && bytes < block_size {
-        return Err("chunksize must be greater than or equal to filesystem blocksize.".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunksize must be greater than or equal to filesystem blocksize.",
+        ));
     }
     if bytes != 0 && bytes / block_size > i32::MAX as u64 {
-        return Err("chunk size too large: more than 2^31 blocks per chunk".into());
+        return Err(Problem::new(
+            ProblemKind::Request,
+            "chunk size too large: more than 2^31 blocks per chunk",
+        ));
     }
     Ok(bytes)
 }
@@ -361,6 +383,7 @@ pub fn report(fs: &Filesystem, chunk_bytes: u64) -> Result<Report> {
     let first = fs.geo.first_data_block;
     if first >= blocks {
         return Err(Error::corrupt(
+            crate::ProblemKind::Group,
             "first data block is past the end of the filesystem",
         ));
     }

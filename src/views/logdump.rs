@@ -12,7 +12,7 @@
 //!   journal really has; holes are skipped in one step, so a huge sparse journal costs nothing.
 
 use crate::csum::crc32c_raw;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::{self, WalkLimits};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
@@ -59,8 +59,11 @@ impl Default for Options {
 /// A checksum verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Csum {
+    /// The checksum on disk.
     pub stored: u32,
+    /// The checksum computed over the block.
     pub computed: u32,
+    /// They match.
     pub ok: bool,
 }
 
@@ -70,8 +73,11 @@ pub struct Csum {
 pub enum Event {
     /// An ext2 superblock with journal_dev precedes the journal (external journal device).
     ExternalHeader {
+        /// The device's UUID.
         uuid: String,
+        /// Its block size.
         blocksize: u32,
+        /// Its size in blocks.
         blocks_count: u64,
         /// `-a`: debugfs then prints the three fields.
         #[serde(skip)]
@@ -79,31 +85,49 @@ pub enum Event {
     },
     /// The journal superblock (`-S`): raw bytes and the filesystem block size for the listing.
     Superblock {
+        /// The superblock block as read.
         #[serde(skip)]
         raw: Vec<u8>,
+        /// The filesystem's block size.
         fs_block_size: u32,
+        /// The decoded fields.
         decoded: JournalSuperblock,
     },
+    /// The journal superblock has no jbd2 magic: the walk ends.
     BadSuperblockMagic,
+    /// The journal superblock's block size is unusable: the walk ends.
     BadBlockSize {
+        /// The block size it gives.
         blocksize: u32,
     },
+    /// The walk starts (`Journal starts at block B, transaction T`).
     Start {
+        /// First log block.
         block: u32,
+        /// First transaction ID.
         transaction: u32,
     },
+    /// A block without the jbd2 magic: the log ends there.
     NoMagic {
+        /// Its journal block number.
         block: u32,
     },
+    /// A block of another transaction than expected: the log ends there.
     SequenceMismatch {
+        /// The transaction ID it carries.
         found: u32,
+        /// The one expected.
         expected: u32,
+        /// Its journal block number.
         block: u32,
     },
     /// A log block with a header (descriptor, commit, revoke or other).
     Block {
+        /// Its transaction ID.
         sequence: u32,
+        /// Its block type.
         blocktype: u32,
+        /// Its journal block number.
         block: u32,
         /// Commit time (commit blocks).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,74 +136,120 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
     },
+    /// `-b`/`-i` dumps: a descriptor block names the watched block.
     DescriptorDump {
+        /// The transaction.
         transaction: u32,
+        /// The descriptor's journal block.
         block: u32,
     },
+    /// One descriptor tag: a filesystem block logged in the journal block that follows.
     Tag {
+        /// Low 32 bits of the filesystem block.
         fs_block: u32,
+        /// High 32 bits (64-bit journals).
         fs_block_high: u32,
+        /// Where its copy lies in the journal.
         journal_block: u32,
+        /// Tag flags.
         flags: u32,
+        /// The tag's checksum of the logged block, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
         /// `-c`: the logged block.
         #[serde(skip)]
         contents: Option<Vec<u8>>,
     },
+    /// `-b` dumps: a revoke block names the watched block.
     RevokeDump {
+        /// The transaction.
         transaction: u32,
+        /// The revoke block's journal block.
         block: u32,
     },
+    /// A revoke block's byte count is out of range: its records are not read.
     RevokeCountInvalid {
+        /// The count it gives.
         count: u32,
     },
+    /// One revoked filesystem block.
     Revoke {
+        /// The block.
         fs_block: u64,
     },
+    /// A block of a type logdump does not know.
     UnexpectedType {
+        /// Its block type.
         blocktype: u32,
+        /// Its journal block number.
         block: u32,
     },
+    /// `-a`: debugfs announces that every record is dumped.
     AllRecords {
+        /// The count debugfs prints (-1 for all).
         count: i64,
     },
+    /// Fast commit: the head tag.
     FcHead {
+        /// Fast-commit features.
         features: u32,
+        /// Transaction ID.
         tid: u32,
     },
+    /// Fast commit: the tail tag.
     FcTail {
+        /// Transaction ID.
         tid: u32,
     },
+    /// Fast commit: blocks added to an inode.
     FcAddRange {
+        /// The inode.
         ino: u32,
+        /// First logical block.
         lblk: u32,
+        /// First physical block.
         pblk: u64,
+        /// Length in blocks.
         len: u64,
     },
+    /// Fast commit: blocks removed from an inode.
     FcDelRange {
+        /// The inode.
         ino: u32,
+        /// First logical block.
         lblk: u32,
+        /// Length in blocks.
         len: u32,
     },
+    /// Fast commit: a directory entry created, linked or unlinked.
     FcDentry {
+        /// The fast-commit tag (create, link, unlink).
         tag: u16,
+        /// The directory.
         parent: u32,
+        /// The entry's inode.
         ino: u32,
+        /// The name, lossily decoded.
         name: String,
+        /// The name's bytes.
         #[serde(skip)]
         raw_name: Vec<u8>,
     },
+    /// Fast commit: an inode record.
     FcInode {
+        /// The inode.
         ino: u32,
     },
+    /// Fast commit: padding.
     FcPad,
     /// A read failed; debugfs says so on stderr (`logdump: ...`).
     ReadError {
+        /// debugfs' message.
         message: String,
     },
     /// The walk stopped where debugfs would not have (see the module doc).
     Stopped {
+        /// Why.
         reason: String,
     },
 }
@@ -187,7 +257,7 @@ pub enum Event {
 /// Where the journal is read from.
 pub trait JournalSource {
     /// Read `size` bytes at `offset` as `read_journal_block` does; `Err` is debugfs' message.
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String>;
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem>;
     /// Length in bytes used for the `maxlen` clamp (inode size, or fstat's st_size).
     fn byte_len(&self) -> u64;
     /// Blocks of `bs` bytes that hold data (bounds the walk).
@@ -196,8 +266,11 @@ pub trait JournalSource {
     fn next_data_block(&self, b: u64, bs: u32) -> Option<u64>;
 }
 
-fn short_read(got: usize, size: usize) -> String {
-    format!("short read (read {got}, expected {size}) while reading journal")
+fn short_read(got: usize, size: usize) -> Problem {
+    Problem::new(
+        ProblemKind::Journal,
+        format!("short read (read {got}, expected {size}) while reading journal"),
+    )
 }
 
 /// The journal inode of a filesystem, read like ext2fs_file_read.
@@ -217,7 +290,7 @@ impl<'a> InternalJournal<'a> {
         fs: &'a Filesystem,
         ino: u32,
         ignore_csum: bool,
-    ) -> std::result::Result<Self, String> {
+    ) -> std::result::Result<Self, crate::error::LibError> {
         let raw = fs.read_inode_checked(ino, ignore_csum)?;
         let inode = Inode::parse(&raw);
         let mut j = InternalJournal {
@@ -274,25 +347,29 @@ impl<'a> InternalJournal<'a> {
     }
 
     /// Physical block of journal block `lblk` (`None`: a hole or uninitialised).
-    fn map(&self, lblk: u64) -> std::result::Result<Option<u64>, String> {
+    fn map(&self, lblk: u64) -> Result<Option<u64>> {
         let Ok(l) = u32::try_from(lblk) else {
             return Ok(None);
         };
         let fs = self.fs;
         let geo = &fs.geo;
         let in_fs = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
-        let r = if self.inode.has_flag(inode::EXTENTS_FL) {
+        if self.inode.has_flag(inode::EXTENTS_FL) {
             let seed = extent::inode_csum_seed(fs.csum_seed(), self.ino, self.inode.generation);
             let verify = self.verify_csum;
             extent::map_extent(&self.inode.block, l, |b| {
                 if !in_fs(b) {
-                    return Err(Error::corrupt("Corrupt extent index"));
+                    return Err(Error::corrupt(
+                        crate::ProblemKind::Journal,
+                        "Corrupt extent index",
+                    ));
                 }
                 let blk = fs.block(b)?;
                 if verify {
                     if let Ok(h) = extent::ExtentHeader::parse(&blk) {
                         if !extent::extent_block_csum(seed, &blk, &h).ok() {
                             return Err(Error::corrupt(
+                                crate::ProblemKind::Journal,
                                 "Extent block checksum does not match extent block",
                             ));
                         }
@@ -303,17 +380,19 @@ impl<'a> InternalJournal<'a> {
         } else {
             extent::map_blockmap(&self.inode.block, fs.block_size(), l, |b| {
                 if !in_fs(b) {
-                    return Err(Error::corrupt("Illegal indirect block found"));
+                    return Err(Error::corrupt(
+                        crate::ProblemKind::Journal,
+                        "Illegal indirect block found",
+                    ));
                 }
                 fs.block(b)
             })
-        };
-        r.map_err(|e| e.to_string())
+        }
     }
 }
 
 impl JournalSource for InternalJournal<'_> {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let bs = self.fs.block_size();
         let avail = self.inode.size.saturating_sub(offset).min(size as u64) as usize;
         let mut out = vec![0u8; avail];
@@ -323,14 +402,15 @@ impl JournalSource for InternalJournal<'_> {
             let lblk = abs / bs;
             let within = (abs % bs) as usize;
             let n = (bs as usize - within).min(avail - pos);
-            if let Some(p) = self
-                .map(lblk)
-                .map_err(|m| format!("{m} while reading journal"))?
-            {
+            if let Some(p) = self.map(lblk).map_err(|m| {
+                Problem::new(ProblemKind::Journal, format!("{m} while reading journal"))
+            })? {
                 let blk = self.fs.block(p).map_err(|_| {
-                    "Attempt to read block from filesystem resulted in short read while \
-                         reading journal"
-                        .to_string()
+                    Problem::new(
+                        ProblemKind::Journal,
+                        "Attempt to read block from filesystem resulted in short read while \
+                         reading journal",
+                    )
                 })?;
                 out[pos..pos + n].copy_from_slice(&blk[within..within + n]);
             }
@@ -373,6 +453,7 @@ pub struct ExternalJournal {
 }
 
 impl ExternalJournal {
+    /// Open the journal file or device at `path`, read-only.
     pub fn open(path: &Path) -> Result<ExternalJournal> {
         Ok(ExternalJournal {
             src: Source::open(path)?,
@@ -381,7 +462,7 @@ impl ExternalJournal {
 }
 
 impl JournalSource for ExternalJournal {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let got = self.src.read_partial(offset, size as u64).to_vec();
         if got.len() != size {
             return Err(short_read(got.len(), size));
@@ -411,7 +492,7 @@ impl JournalSource for ExternalJournal {
 pub struct MemJournal(pub Vec<u8>);
 
 impl JournalSource for MemJournal {
-    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, String> {
+    fn read(&self, offset: u64, size: usize) -> std::result::Result<Vec<u8>, Problem> {
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         let got = self.0.get(start..).unwrap_or(&[]);
         let got = &got[..got.len().min(size)];
@@ -490,7 +571,7 @@ impl Walker<'_, '_> {
             }
             Err(m) => {
                 self.out.read_error = true;
-                (self.emit)(Event::ReadError { message: m })?;
+                (self.emit)(Event::ReadError { message: m.message })?;
                 Ok(false)
             }
         }
@@ -573,7 +654,7 @@ impl Walker<'_, '_> {
             Ok(j) => self.jsb = j,
             Err(m) => {
                 self.out.read_error = true;
-                return (self.emit)(Event::ReadError { message: m });
+                return (self.emit)(Event::ReadError { message: m.message });
             }
         }
         let jsb = JournalSuperblock::parse(&self.jsb);
@@ -793,7 +874,7 @@ impl Walker<'_, '_> {
                 Err(m) => {
                     self.out.read_error = true;
                     if self.opts.contents {
-                        (self.emit)(Event::ReadError { message: m })?;
+                        (self.emit)(Event::ReadError { message: m.message })?;
                     }
                     None
                 }
@@ -1027,7 +1108,12 @@ pub fn find_external_journal(uuid: &[u8; 16], journal_dev: u32) -> Option<std::p
 pub enum DebugfsOpen {
     /// Opened; `retried` when the superblock checksum failed and debugfs retried ignoring
     /// checksums (it prints "Checksum errors in superblock!  Retrying...").
-    Open { retried: bool, ignore_csum: bool },
+    Open {
+        /// The superblock checksum failed and debugfs retried ignoring checksums.
+        retried: bool,
+        /// The filesystem is open with checksum errors ignored.
+        ignore_csum: bool,
+    },
     /// debugfs cannot open it (the message names why); logdump then prints nothing.
     Fails(String),
 }

@@ -5,10 +5,7 @@
 //! journal walk behind `journal` ([`logdump`], debugfs logdump).
 
 pub mod contents;
-#[allow(missing_docs)] // documented in a later pass
 pub mod extract;
-#[allow(missing_docs)] // field docs still to be written
 pub mod freefrag;
-#[allow(missing_docs)] // field docs still to be written
 pub mod logdump;
 pub mod scan;

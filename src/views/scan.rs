@@ -7,6 +7,7 @@
 //! inodes whose bit is set in the group's inode bitmap. Memory does not grow with the image:
 //! accumulators are per worker thread, and every table they keep is capped by a constant.
 
+use crate::error::{Problem, ProblemKind};
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
 use crate::inode::{self, Inode, InodeBase, XattrLocation};
@@ -41,12 +42,12 @@ pub struct ScanCounts {
     /// Number of problems met.
     pub problem_count: u64,
     /// The first [`MAX_PROBLEMS`] problems.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
 }
 
 impl ScanCounts {
-    /// Record a problem (kept verbatim up to the cap).
-    pub fn problem(&mut self, msg: String) {
+    /// Record a problem (kept up to the cap).
+    pub fn problem(&mut self, msg: Problem) {
         self.problem_count += 1;
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(msg);
@@ -170,7 +171,7 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     let gd = match fs.desc(g) {
         Ok(d) => d,
         Err(e) => {
-            counts.problem(format!("group {g}: {e}"));
+            counts.problem(Problem::new(ProblemKind::Group, format!("group {g}: {e}")));
             return None;
         }
     };
@@ -183,9 +184,12 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     let mut used = ipg;
     if csum {
         if gd.itable_unused > ipg {
-            counts.problem(format!(
-                "group {g}: itable_unused {} exceeds inodes per group {ipg}",
-                gd.itable_unused
+            counts.problem(Problem::new(
+                ProblemKind::Group,
+                format!(
+                    "group {g}: itable_unused {} exceeds inodes per group {ipg}",
+                    gd.itable_unused
+                ),
             ));
         } else {
             used = ipg - gd.itable_unused;
@@ -198,14 +202,17 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     let bitmap = match fs.block_uncached(gd.inode_bitmap) {
         Ok(b) => b,
         Err(e) => {
-            counts.problem(format!("group {g}: inode bitmap: {e}"));
+            counts.problem(Problem::new(
+                ProblemKind::Group,
+                format!("group {g}: inode bitmap: {e}"),
+            ));
             return None;
         }
     };
     let Some(table_off) = gd.inode_table.checked_mul(fs.block_size()) else {
-        counts.problem(format!(
-            "group {g}: inode table block {} overflows",
-            gd.inode_table
+        counts.problem(Problem::new(
+            ProblemKind::Group,
+            format!("group {g}: inode table block {} overflows", gd.inode_table),
         ));
         return None;
     };
@@ -214,9 +221,12 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
         .and_then(|len| table_off.checked_add(len))
         .is_some_and(|end| end <= fs.source.len());
     if !in_range {
-        counts.problem(format!(
+        counts.problem(Problem::new(
+            ProblemKind::Group,
+            format!(
             "group {g}: inode table at block {} ({used} inodes) lies beyond the end of the image",
             gd.inode_table
+        ),
         ));
         return None;
     }
@@ -242,7 +252,7 @@ where
         let chunk = match group.read_chunk(fs, first) {
             Ok(c) => c,
             Err(e) => {
-                counts.problem(e.to_string());
+                counts.problem(Problem::new(ProblemKind::Group, e.to_string()));
                 return;
             }
         };
@@ -333,7 +343,7 @@ pub struct DecodedBlock {
     /// Entries in on-disk order.
     pub entries: Vec<BlockEntry>,
     /// Damage found in the block (or its EA inodes), as `inode_xattrs` words it.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// Sum of entry costs.
     pub cost: u64,
     /// Sum of value sizes.
@@ -397,7 +407,7 @@ impl DecodedBlock {
                 .iter()
                 .map(|e| e.name.len() + std::mem::size_of::<BlockEntry>())
                 .sum::<usize>()
-            + self.problems.iter().map(String::len).sum::<usize>()
+            + self.problems.iter().map(|p| p.message.len()).sum::<usize>()
     }
 }
 
@@ -1027,7 +1037,10 @@ pub fn xattr_stats_listing(
         init,
         |st: &mut XattrStats, counts: &mut ScanCounts, ino, raw| {
             let Some(base) = InodeBase::decode_fast(raw) else {
-                counts.problem(format!("inode {ino}: record shorter than an inode"));
+                counts.problem(Problem::new(
+                    ProblemKind::Inode,
+                    format!("inode {ino}: record shorter than an inode"),
+                ));
                 return;
             };
             if base.flags & inode::EA_INODE_FL != 0 {
@@ -1043,7 +1056,7 @@ pub fn xattr_stats_listing(
                 .iter()
                 .chain(block.iter().flat_map(|b| b.problems.iter()))
             {
-                counts.problem(format!("inode {ino}: {p}"));
+                counts.problem(p.clone().within(format!("inode {ino}")));
             }
             let place = st.add_inode_split(&body, block.as_ref());
             if st.list_max > 0 && (place.block || place.ea_inode) {

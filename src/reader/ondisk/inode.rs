@@ -276,6 +276,19 @@ pub fn checksum_ok(inode_seed: u32, raw: &[u8]) -> bool {
     checksum(inode_seed, raw) == stored_checksum(raw) || raw.iter().take(BASE_SIZE).all(|&b| b == 0)
 }
 
+/// `i_generation` of a raw record (zero-extended when the record is short).
+pub fn record_generation(raw: &[u8]) -> u32 {
+    InodeBase::decode_fast(raw)
+        .or_else(|| super::decode_zero_extended::<InodeBase>(raw).ok())
+        .map_or(0, |b| b.generation)
+}
+
+/// ext2fs_inode_csum_verify for inode `ino` under the filesystem seed `fs_seed`: match, or an
+/// all-zero base inode.
+pub fn record_checksum_ok(fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
+    checksum_ok(csum_seed(fs_seed, ino, record_generation(raw)), raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,7 +38,8 @@ pub fn decode<T: OnDisk>(bytes: &[u8]) -> Result<T> {
         need: T::SIZE,
         got: bytes.len(),
     })?;
-    T::read(&mut Cursor::new(body)).map_err(|e| Error::corrupt(format!("{}: {e}", T::WHAT)))
+    T::read(&mut Cursor::new(body))
+        .map_err(|e| Error::corrupt(crate::ProblemKind::Structure, format!("{}: {e}", T::WHAT)))
 }
 
 /// Decode `T` at byte `offset` of `bytes` (see [`decode`]).

@@ -1,0 +1,806 @@
+//! `debugfs -R "stat <N>"` text for one inode (debugfs' `internal_dump_inode`, `dump_xattrs`,
+//! `dump_extents` and `dump_blocks`), then what e4inspect adds: where every xattr lives, the
+//! in-inode xattr space, checksums and anything found wrong; and the same as JSON.
+
+use crate::dir;
+use crate::error::{Problem, ProblemKind};
+use crate::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
+use crate::fileblocks::{self, Fragmentation, MapEvent};
+use crate::fs::Filesystem;
+use crate::inode::{self, DataMap, Inode, XattrLocation};
+use crate::xattr;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::ops::ControlFlow;
+
+/// `asctime()` of `secs` in the local time zone (TZ honoured), with the trailing newline.
+fn ctime_string(secs: i64) -> String {
+    super::sys::ctime_or(secs, "(invalid time)\n")
+}
+
+/// debugfs' print_c_string, appended to `out` ([`super::escape::c_string`]).
+fn c_string(out: &mut String, b: &[u8]) {
+    out.push_str(&super::escape::c_string(b));
+}
+
+/// debugfs' `print_xattr_string`: hex bytes unless more than 7/8 of them are printable, else a C
+/// string (quoted unless `noquotes`).
+fn xattr_string(out: &mut String, v: &[u8], quoted: bool) {
+    let printable = v.iter().filter(|c| (32..=126).contains(*c)).count();
+    if printable <= v.len() * 7 / 8 {
+        for c in v {
+            let _ = write!(out, "{c:02x} ");
+        }
+    } else {
+        if quoted {
+            out.push('"');
+        }
+        c_string(out, v);
+        if quoted {
+            out.push('"');
+        }
+    }
+}
+
+/// debugfs' value display in stat format: quoted when printable enough, else hex bytes.
+fn xattr_value(out: &mut String, v: &[u8]) {
+    xattr_string(out, v, true);
+}
+
+/// Everything known about one inode, for both output forms.
+pub struct Report<'a> {
+    /// The inode number.
+    pub ino: u32,
+    /// Its raw record (base and large part).
+    pub raw: &'a [u8],
+    /// The decoded record.
+    pub inode: Inode,
+    /// Its extended attributes, in-inode and in the xattr block.
+    pub xattrs: inode::InodeXattrs<'a>,
+    /// Its data map (extent tree, block map, inline data).
+    pub map: DataMap,
+    /// The stored and the computed inode checksum, on metadata_csum filesystems.
+    pub csum: Option<(u32, u32)>,
+    /// The htree root of an indexed directory.
+    pub htree: Option<dir::DxRoot>,
+    /// Everything found wrong with the inode, one message each.
+    pub problems: Vec<Problem>,
+    /// Block-map runs beyond the [`MAX_LISTED`] kept in `map` (the text walks the map again).
+    pub runs_omitted: u64,
+    /// Extents and contiguous runs (files with a block map or extent tree).
+    pub frag: Option<Fragmentation>,
+    /// Whether the inode bitmap marks the inode in use (`None` when it cannot be read).
+    pub allocated: Option<bool>,
+    /// Each xattr's name as debugfs builds it (its own prefix table, cut at a NUL byte).
+    pub debugfs_names: Vec<Vec<u8>>,
+}
+
+/// Runs or extents listed in JSON (and kept in memory) before the rest are only counted.
+pub const MAX_LISTED: usize = 4096;
+
+/// Walk a block map keeping at most [`MAX_LISTED`] runs; returns the walk and how many runs
+/// were left out.
+fn capped_block_map(fs: &Filesystem, ino: u32, inode: &Inode) -> (BlockMapWalk, u64) {
+    let mut runs = Vec::new();
+    let mut omitted = 0u64;
+    let sum = fileblocks::walk_block_map(
+        fs,
+        &inode.block,
+        inode::walk_limits(fs, ino, inode),
+        &mut |e| {
+            if runs.len() < MAX_LISTED {
+                runs.push(map_run(e));
+            } else {
+                omitted += 1;
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    let mut problems = sum.problems;
+    if sum.problems_omitted > 0 {
+        problems.push(Problem::new(
+            ProblemKind::BlockMap,
+            format!("... and {} more block map problems", sum.problems_omitted),
+        ));
+    }
+    (
+        BlockMapWalk {
+            runs,
+            total: sum.total,
+            problems,
+        },
+        omitted,
+    )
+}
+
+fn map_run(e: MapEvent) -> MapRun {
+    match e {
+        MapEvent::Data(r) => MapRun {
+            kind: MapKind::Data(r.logical),
+            physical: r.physical,
+            len: r.len,
+        },
+        MapEvent::Mapping { kind, physical } => MapRun {
+            kind,
+            physical,
+            len: 1,
+        },
+    }
+}
+
+/// Is `ino` marked in use in its group's inode bitmap?
+fn inode_allocated(fs: &Filesystem, ino: u32) -> Option<bool> {
+    let ipg = fs.geo.inodes_per_group.max(1);
+    let gd = fs.desc(ino.checked_sub(1)? / ipg).ok()?;
+    let mut bm = Vec::new();
+    crate::bitmap::group_inode_bitmap(fs, &gd, &mut bm).ok()?;
+    Some(crate::bitmap::test_bit(&bm, ((ino - 1) % ipg) as usize))
+}
+
+/// libext2fs' name prefixes (`ext2fs_xattrs_read`): index 9 (encryption) and unknown indexes
+/// have none, so their names print bare.
+fn debugfs_prefix(index: u8) -> &'static [u8] {
+    match index {
+        1 => b"user.",
+        2 => b"system.posix_acl_access",
+        3 => b"system.posix_acl_default",
+        4 => b"trusted.",
+        5 => b"lustre.",
+        6 => b"security.",
+        7 => b"system.",
+        8 => b"system.richacl",
+        10 => b"gnu.",
+        _ => b"",
+    }
+}
+
+/// The names debugfs shows for the xattrs of an inode, in the order `inode_xattrs` lists them
+/// (body, then block); empty when the areas cannot be read the same way.
+fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], i: &Inode) -> Vec<Vec<u8>> {
+    let name = |idx: u8, n: &[u8]| {
+        let mut v = debugfs_prefix(idx).to_vec();
+        v.extend_from_slice(n);
+        let end = v.iter().position(|&c| c == 0).unwrap_or(v.len());
+        v.truncate(end);
+        v
+    };
+    let mut out = Vec::new();
+    if let Ok(ib) = xattr::parse_ibody(raw, i.extra_isize) {
+        out.extend(ib.entries.iter().map(|e| name(e.index, e.raw_name)));
+    }
+    let blk = i.file_acl;
+    if blk != 0 && blk >= fs.geo.first_data_block && blk < fs.geo.blocks_count {
+        if let Ok(b) = fs.block(blk) {
+            let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
+            if let Ok(xb) = xattr::parse_block(&b, blk, seed) {
+                out.extend(xb.entries.iter().map(|e| name(e.index, e.raw_name)));
+            }
+        }
+    }
+    out
+}
+
+/// Everything known about inode `ino` whose raw record is `raw`; an error when its data map or
+/// htree root cannot be read at all.
+pub fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> crate::Result<Report<'a>> {
+    let inode = Inode::parse(raw);
+    let xattrs = inode::inode_xattrs(fs, raw, &inode);
+    let block_mapped = !inode.has_flag(inode::EXTENTS_FL)
+        && !inode.has_flag(inode::INLINE_DATA_FL)
+        && !inode.is_fast_symlink()
+        && !matches!(inode.file_type(), 0o060000 | 0o020000);
+    let (map, runs_omitted) = if block_mapped {
+        let (w, omitted) = capped_block_map(fs, ino, &inode);
+        (DataMap::Blocks(w), omitted)
+    } else {
+        (inode::data_map(fs, ino, &inode, xattrs.inline_data()), 0)
+    };
+    let frag = matches!(map, DataMap::Blocks(_) | DataMap::Extents(_))
+        .then(|| fileblocks::fragmentation(fs, ino, &inode).ok())
+        .flatten();
+    let mut problems = xattrs.problems.clone();
+    let csum = fs.sb.has_metadata_csum().then(|| {
+        (
+            inode::stored_checksum(raw),
+            inode::inode_checksum(fs.csum_seed(), ino, raw),
+        )
+    });
+    if fs.sb.has_metadata_csum() && !inode::inode_checksum_ok(fs.csum_seed(), ino, raw) {
+        if let Some((s, c)) = csum {
+            problems.push(Problem::new(
+                ProblemKind::Inode,
+                format!("inode checksum 0x{s:08x}, should be 0x{c:08x}"),
+            ));
+        }
+    }
+    if raw.len() > 128 && 128 + usize::from(inode.extra_isize) > raw.len() {
+        problems.push(Problem::new(
+            ProblemKind::Inode,
+            format!(
+                "i_extra_isize {} exceeds the {}-byte inode",
+                inode.extra_isize,
+                raw.len()
+            ),
+        ));
+    }
+    match &map {
+        DataMap::Extents(w) => problems.extend(w.problems.iter().cloned()),
+        DataMap::Blocks(w) => problems.extend(w.problems.iter().cloned()),
+        DataMap::Unreadable(e) => problems.push(e.clone()),
+        _ => {}
+    }
+    if inode.has_flag(inode::INLINE_DATA_FL) && xattrs.inline_data().is_none() {
+        problems.push(Problem::new(
+            ProblemKind::InlineData,
+            "INLINE_DATA flag set but no system.data attribute",
+        ));
+    }
+    let mut htree = None;
+    if inode.is_dir() && inode.has_flag(inode::INDEX_FL) {
+        let root = fileblocks::map_block(fs, ino, &inode, 0).and_then(|b| {
+            let p = b.ok_or_else(|| {
+                crate::Error::corrupt(crate::ProblemKind::Directory, "no logical block 0")
+            })?;
+            dir::parse_dx_root(&fs.block(p)?)
+        });
+        match root {
+            Ok(r) => htree = Some(r),
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Directory,
+                format!("htree root: {e}"),
+            )),
+        }
+    }
+    let debugfs_names = debugfs_xattr_names(fs, raw, &inode);
+    Ok(Report {
+        ino,
+        raw,
+        inode,
+        xattrs,
+        map,
+        csum,
+        htree,
+        problems,
+        runs_omitted,
+        frag,
+        allocated: inode_allocated(fs, ino),
+        debugfs_names,
+    })
+}
+
+fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
+    match extra {
+        Some(x) => {
+            let _ = write!(
+                out,
+                "{label}: 0x{secs:08x}:{x:08x} -- {}",
+                ctime_string(inode::time_secs(secs, x))
+            );
+        }
+        None => {
+            let _ = write!(
+                out,
+                "{label}: 0x{secs:08x} -- {}",
+                ctime_string(i64::from(secs as i32))
+            );
+        }
+    }
+}
+
+/// The part debugfs prints, byte for byte.
+pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let i = &r.inode;
+    // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
+    let rec = &i.in_record;
+    let large = r.raw.len() > 128;
+    let extra = i.extra_isize;
+    let mut o: Vec<u8> = Vec::new();
+    let _ = writeln!(
+        o,
+        "Inode: {}   Type: {}    Mode:  0{:03o}   Flags: 0x{:x}",
+        r.ino,
+        i.type_name(),
+        i.mode & 0o7777,
+        i.flags
+    );
+    if large && extra >= 24 {
+        // debugfs reads i_version_hi from the record even when i_extra_isize does not cover it.
+        let _ = writeln!(
+            o,
+            "Generation: {}    Version: 0x{:08x}:{:08x}",
+            i.generation, rec.version_hi, i.version
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "Generation: {}    Version: 0x{:08x}",
+            i.generation, i.version
+        );
+    }
+    let _ = write!(o, "User: {:5}   Group: {:5}", i.uid as i32, i.gid as i32);
+    if large && extra >= 32 {
+        let _ = write!(o, "   Project: {:5}", rec.projid as i32);
+    }
+    if i.is_reg() || i.is_dir() {
+        let _ = writeln!(o, "   Size: {}", i.size);
+    } else {
+        let _ = writeln!(o, "   Size: {}", i.size & 0xFFFF_FFFF);
+    }
+    let _ = writeln!(o, "File ACL: {}", i.file_acl);
+    let _ = writeln!(o, "Links: {}   Blockcount: {}", i.links_count, i.blocks_raw);
+    let _ = writeln!(
+        o,
+        "Fragment:  Address: {}    Number: 0    Size: 0",
+        i.obso_faddr
+    );
+    if large && extra >= 24 {
+        time_line(&mut o, " ctime", i.ctime, Some(rec.ctime_extra));
+        time_line(&mut o, " atime", i.atime, Some(rec.atime_extra));
+        time_line(&mut o, " mtime", i.mtime, Some(rec.mtime_extra));
+        time_line(&mut o, "crtime", rec.crtime, Some(rec.crtime_extra));
+        if i.dtime != 0 {
+            let x = rec.ctime_extra;
+            let _ = write!(
+                o,
+                " dtime: 0x{:08x}:({x:08x}) -- {}",
+                i.dtime,
+                ctime_string(inode::time_secs(i.dtime, x))
+            );
+        }
+    } else {
+        time_line(&mut o, "ctime", i.ctime, None);
+        time_line(&mut o, "atime", i.atime, None);
+        time_line(&mut o, "mtime", i.mtime, None);
+        if i.dtime != 0 {
+            time_line(&mut o, "dtime", i.dtime, None);
+        }
+    }
+    if large {
+        let _ = writeln!(o, "Size of extra inode fields: {extra}");
+    }
+    if !r.xattrs.items.is_empty() && r.xattrs.problems.is_empty() {
+        o.extend_from_slice(b"Extended attributes:\n");
+        let same = r.debugfs_names.len() == r.xattrs.items.len();
+        for (k, x) in r.xattrs.items.iter().enumerate() {
+            let name = match r.debugfs_names.get(k) {
+                Some(n) if same => n.as_slice(),
+                _ => x.name.as_bytes(),
+            };
+            let mut t = String::from("  ");
+            xattr_string(&mut t, name, false);
+            let _ = write!(t, " ({})", x.value_size);
+            if name != b"system.data" && x.value_size != 0 && x.value_size < 40 {
+                if let Some(v) = &x.value {
+                    t.push_str(" = ");
+                    xattr_value(&mut t, v);
+                }
+            }
+            t.push('\n');
+            o.extend_from_slice(t.as_bytes());
+        }
+    }
+    if fs.sb.has_metadata_csum() {
+        let mut c = u32::from(i.checksum_lo);
+        if large && extra >= 2 {
+            c |= u32::from(rec.checksum_hi) << 16;
+        }
+        let _ = writeln!(o, "Inode checksum: 0x{c:08x}");
+    }
+    let until_nul = |b: &[u8]| -> Vec<u8> {
+        let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        b.get(..n).unwrap_or(&[]).to_vec()
+    };
+    match &r.map {
+        DataMap::FastSymlink(t) | DataMap::InlineSymlink(t) => {
+            // debugfs prints the target's bytes as they are.
+            o.extend_from_slice(b"Fast link dest: \"");
+            o.extend_from_slice(&until_nul(t));
+            o.extend_from_slice(b"\"\n");
+        }
+        DataMap::Device {
+            major,
+            minor,
+            new_style,
+        } => {
+            let _ = writeln!(
+                o,
+                "{}Device major/minor number: {major:02}:{minor:02} (hex {major:02x}:{minor:02x})",
+                if *new_style { "(New-style) " } else { "" }
+            );
+        }
+        DataMap::Extents(w) => {
+            o.extend_from_slice("EXTENTS:\n".as_bytes());
+            let mut printed = false;
+            for it in &w.items {
+                let sep = if printed { ", " } else { "" };
+                match it {
+                    ExtentItem::Index { level, child, .. } => {
+                        let _ = write!(o, "{sep}(ETB{level}):{child}");
+                    }
+                    ExtentItem::Leaf { extent: e, .. } => {
+                        if e.len == 0 {
+                            continue;
+                        }
+                        let u = if e.uninit { "[u]" } else { "" };
+                        if e.len == 1 {
+                            let _ = write!(o, "{sep}({}{u}):{}", e.logical, e.physical);
+                        } else {
+                            let _ = write!(
+                                o,
+                                "{sep}({}-{}{u}):{}-{}",
+                                e.logical,
+                                u64::from(e.logical) + u64::from(e.len) - 1,
+                                e.physical,
+                                e.physical + u64::from(e.len) - 1
+                            );
+                        }
+                    }
+                }
+                printed = true;
+            }
+            if printed {
+                o.push(b'\n');
+            }
+        }
+        DataMap::Inline { size } => {
+            let _ = writeln!(o, "Size of inline data: {size}");
+        }
+        DataMap::Blocks(w) => {
+            o.extend_from_slice(b"BLOCKS:\n");
+            if r.runs_omitted == 0 {
+                let runs: Vec<String> = w.runs.iter().map(run_text).collect();
+                o.extend_from_slice(runs.join(", ").as_bytes());
+            } else {
+                // Too many runs to hold: walk the map again, writing as we go.
+                out.write_all(&o)?;
+                o.clear();
+                let mut first = true;
+                let mut err = None;
+                fileblocks::walk_block_map(
+                    fs,
+                    &i.block,
+                    inode::walk_limits(fs, r.ino, i),
+                    &mut |e| {
+                        let sep = if first { "" } else { ", " };
+                        first = false;
+                        match write!(out, "{sep}{}", run_text(&map_run(e))) {
+                            Ok(()) => ControlFlow::Continue(()),
+                            Err(e) => {
+                                err = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    },
+                );
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+            if w.total > 0 {
+                let _ = write!(o, "\nTOTAL: {}\n", w.total);
+            }
+            o.push(b'\n');
+        }
+        DataMap::Unreadable(_) => {}
+    }
+    out.write_all(&o)
+}
+
+/// One entry of debugfs' BLOCKS list.
+fn run_text(r: &MapRun) -> String {
+    match r.kind {
+        MapKind::Data(l) if r.len == 1 => format!("({l}):{}", r.physical),
+        MapKind::Data(l) => format!(
+            "({l}-{}):{}-{}",
+            l + r.len - 1,
+            r.physical,
+            r.physical + r.len - 1
+        ),
+        MapKind::Ind => format!("(IND):{}", r.physical),
+        MapKind::Dind => format!("(DIND):{}", r.physical),
+        MapKind::Tind => format!("(TIND):{}", r.physical),
+    }
+}
+
+/// Our additions after the debugfs part.
+pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
+    let i = &r.inode;
+    let mut o = String::from("Details:\n");
+    let names = i.flag_names();
+    let _ = writeln!(
+        o,
+        "  Flags: {}",
+        if names.is_empty() {
+            "(none)".into()
+        } else {
+            names.join(" ")
+        }
+    );
+    if i.extra_isize >= 24 || r.raw.len() <= 128 {
+        let t = |s: u32, x: u32| format!("{}.{:09}", inode::time_secs(s, x), inode::time_nsec(x));
+        let _ = writeln!(
+            o,
+            "  Times (s.ns): atime {} mtime {} ctime {} crtime {}",
+            t(i.atime, i.atime_extra),
+            t(i.mtime, i.mtime_extra),
+            t(i.ctime, i.ctime_extra),
+            t(i.crtime, i.crtime_extra)
+        );
+    }
+    match r.allocated {
+        Some(false) => {
+            let _ = writeln!(
+                o,
+                "  Allocation: UNALLOCATED (the inode bitmap marks inode {} free)",
+                r.ino
+            );
+        }
+        Some(true) => o.push_str("  Allocation: in use\n"),
+        None => o.push_str("  Allocation: unknown (inode bitmap unreadable)\n"),
+    }
+    let _ = writeln!(
+        o,
+        "  Blocks (512-byte units): {}",
+        i.blocks_512(
+            fs.sb.has_ro_compat(crate::features::RO_COMPAT_HUGE_FILE),
+            fs.block_size()
+        )
+    );
+    if let Some((s, c)) = r.csum {
+        let ok = inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw);
+        let _ = writeln!(
+            o,
+            "  Inode checksum: 0x{s:08x} {}",
+            if ok {
+                "ok".to_string()
+            } else {
+                format!("BAD (computed 0x{c:08x})")
+            }
+        );
+    }
+    if let DataMap::Extents(w) = &r.map {
+        let _ = writeln!(
+            o,
+            "  Extent tree: depth {}, {} tree blocks, {} extents",
+            w.depth,
+            w.nodes.len(),
+            w.leaves().count()
+        );
+        for n in &w.nodes {
+            let _ = writeln!(
+                o,
+                "    block {} level {} depth {} entries {}/{}{}",
+                n.block,
+                n.level,
+                n.header.depth,
+                n.header.entries,
+                n.header.max,
+                match n.csum {
+                    Some(c) if c.ok() => " checksum ok".to_string(),
+                    Some(c) => format!(
+                        " checksum 0x{:08x} BAD (computed 0x{:08x})",
+                        c.stored, c.computed
+                    ),
+                    None => String::new(),
+                }
+            );
+        }
+    }
+    if let Some(f) = &r.frag {
+        let _ = writeln!(
+            o,
+            "  Fragmentation: {} extent{}, {} contiguous run{} (as filefrag counts), {} blocks",
+            f.extents,
+            if f.extents == 1 { "" } else { "s" },
+            f.runs,
+            if f.runs == 1 { "" } else { "s" },
+            f.blocks
+        );
+    }
+    if let Some(h) = &r.htree {
+        let _ = writeln!(
+            o,
+            "  Htree: hash version {}, {} indirect levels, root index {}/{} entries",
+            h.hash_version, h.indirect_levels, h.index.count, h.index.limit
+        );
+    }
+    let sp = &r.xattrs.inode_space;
+    let _ = writeln!(
+        o,
+        "  In-inode xattr space: {} bytes usable, {} used, {} free{}",
+        sp.capacity,
+        sp.used,
+        sp.free,
+        if r.xattrs.ibody_present {
+            ""
+        } else {
+            " (no in-inode xattr area)"
+        }
+    );
+    if let Some(b) = &r.xattrs.block {
+        let _ = writeln!(
+            o,
+            "  Xattr block {}: refcount {}, hash 0x{:08x}, {} bytes usable, {} used, {} free{}",
+            b.block,
+            b.refcount,
+            b.hash,
+            b.space.capacity,
+            b.space.used,
+            b.space.free,
+            match b.checksum {
+                Some(c) if c.ok() => ", checksum ok".to_string(),
+                Some(c) => format!(
+                    ", checksum 0x{:08x} BAD (computed 0x{:08x})",
+                    c.stored, c.computed
+                ),
+                None => String::new(),
+            }
+        );
+    }
+    if !r.xattrs.items.is_empty() {
+        o.push_str("  Xattrs (name, location, value size, bytes used there):\n");
+        for x in &r.xattrs.items {
+            o.push_str("    ");
+            c_string(&mut o, x.name.as_bytes());
+            let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
+            if let Some(Ok(dv)) = x
+                .value
+                .as_deref()
+                .and_then(|v| xattr::decode_value(&x.name, v))
+            {
+                let _ = write!(o, " {}", describe_decoded(&dv));
+            }
+            o.push('\n');
+        }
+    }
+    if !r.problems.is_empty() {
+        o.push_str("  Problems:\n");
+        for p in &r.problems {
+            o.push_str("    ");
+            c_string(&mut o, p.message.as_bytes());
+            o.push('\n');
+        }
+    }
+    o
+}
+
+fn describe_decoded(d: &xattr::Decoded) -> String {
+    match d {
+        xattr::Decoded::PosixAcl { entries } => {
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|e| {
+                    let p = format!(
+                        "{}{}{}",
+                        if e.perm & 4 != 0 { 'r' } else { '-' },
+                        if e.perm & 2 != 0 { 'w' } else { '-' },
+                        if e.perm & 1 != 0 { 'x' } else { '-' }
+                    );
+                    match e.id {
+                        Some(id) => format!("{}:{id}:{p}", e.tag_name()),
+                        None => format!("{}::{p}", e.tag_name()),
+                    }
+                })
+                .collect();
+            format!("acl {}", parts.join(","))
+        }
+        xattr::Decoded::Capability(c) => format!(
+            "capability v{} permitted 0x{:x} inheritable 0x{:x}{}",
+            c.version,
+            c.permitted,
+            c.inheritable,
+            if c.effective { " effective" } else { "" }
+        ),
+        xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
+    }
+}
+
+/// The report as one JSON object (`e4inspect inode --json`).
+pub fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
+    let i = &r.inode;
+    let xattrs: Vec<Value> = r
+        .xattrs
+        .items
+        .iter()
+        .map(|x| {
+            let mut v = json!({
+                "name": x.name,
+                "value_size": x.value_size,
+                "location": x.location.kind(),
+                "bytes_used": x.cost,
+            });
+            match x.location {
+                XattrLocation::Block(b) => v["block"] = json!(b),
+                XattrLocation::EaInode(n) => v["ea_inode"] = json!(n),
+                XattrLocation::Inode => {}
+            }
+            if let Some(Ok(dv)) = x
+                .value
+                .as_deref()
+                .and_then(|val| xattr::decode_value(&x.name, val))
+            {
+                v["decoded"] = json!(dv);
+            }
+            v
+        })
+        .collect();
+    let time = |s: u32, x: u32| json!({"sec": inode::time_secs(s, x), "nsec": inode::time_nsec(x), "raw": s, "extra": x});
+    let data = match &r.map {
+        DataMap::Extents(w) => json!({
+            "kind": "extents",
+            "depth": w.depth,
+            "extents": w.leaves().take(MAX_LISTED).map(|e| json!({"logical": e.logical, "len": e.len, "physical": e.physical, "uninit": e.uninit})).collect::<Vec<_>>(),
+            "extents_omitted": w.leaves().count().saturating_sub(MAX_LISTED),
+            "tree_blocks_omitted": w.nodes.len().saturating_sub(MAX_LISTED),
+            "tree_blocks": w.nodes.iter().take(MAX_LISTED).map(|n| json!({"block": n.block, "level": n.level, "depth": n.header.depth, "entries": n.header.entries, "max": n.header.max, "checksum_ok": n.csum.map(|c| c.ok())})).collect::<Vec<_>>(),
+        }),
+        DataMap::Blocks(w) => json!({
+            "kind": "blocks",
+            "total": w.total,
+            "runs_omitted": r.runs_omitted,
+            "runs": w.runs.iter().map(|r| {
+                let (kind, logical) = match r.kind {
+                    MapKind::Data(l) => ("data", Some(l)),
+                    MapKind::Ind => ("ind", None),
+                    MapKind::Dind => ("dind", None),
+                    MapKind::Tind => ("tind", None),
+                };
+                json!({"kind": kind, "logical": logical, "physical": r.physical, "len": r.len})
+            }).collect::<Vec<_>>(),
+        }),
+        DataMap::Inline { size } => json!({"kind": "inline", "size": size}),
+        DataMap::FastSymlink(t) => {
+            json!({"kind": "fast_symlink", "target": String::from_utf8_lossy(t)})
+        }
+        DataMap::InlineSymlink(t) => {
+            json!({"kind": "inline_symlink", "target": String::from_utf8_lossy(t.split(|&c| c == 0).next().unwrap_or(&[]))})
+        }
+        DataMap::Device {
+            major,
+            minor,
+            new_style,
+        } => json!({"kind": "device", "major": major, "minor": minor, "new_style": new_style}),
+        DataMap::Unreadable(e) => json!({"kind": "unreadable", "error": e}),
+    };
+    json!({
+        "ino": r.ino,
+        "type": i.type_name(),
+        "mode": i.mode,
+        "uid": i.uid,
+        "gid": i.gid,
+        "size": i.size,
+        "links_count": i.links_count,
+        "flags": i.flag_names(),
+        "flags_raw": i.flags,
+        "generation": i.generation,
+        "version": (u64::from(i.version_hi) << 32) | u64::from(i.version),
+        "blocks_raw": i.blocks_raw,
+        "blocks_512": i.blocks_512(fs.sb.has_ro_compat(crate::features::RO_COMPAT_HUGE_FILE), fs.block_size()),
+        "file_acl": i.file_acl,
+        "extra_isize": i.extra_isize,
+        "projid": i.projid,
+        "atime": time(i.atime, i.atime_extra),
+        "mtime": time(i.mtime, i.mtime_extra),
+        "ctime": time(i.ctime, i.ctime_extra),
+        "crtime": time(i.crtime, i.crtime_extra),
+        "dtime": i.dtime,
+        "checksum": r.csum.map(|(s, c)| json!({"stored": s, "computed": c, "ok": inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw)})),
+        "xattrs": xattrs,
+        "xattr_space": {
+            "inode_bytes_capacity": r.xattrs.inode_space.capacity,
+            "inode_bytes_used": r.xattrs.inode_space.used,
+            "inode_bytes_free": r.xattrs.inode_space.free,
+            "block": r.xattrs.block.as_ref().map(|b| json!({
+                "block": b.block, "refcount": b.refcount, "hash": b.hash,
+                "bytes_capacity": b.space.capacity, "bytes_used": b.space.used, "bytes_free": b.space.free,
+                "checksum_ok": b.checksum.map(|c| c.ok()), "sorted": b.sorted,
+            })),
+        },
+        "data": data,
+        "htree": r.htree.as_ref().map(|h| json!({"hash_version": h.hash_version, "indirect_levels": h.indirect_levels, "count": h.index.count, "limit": h.index.limit, "blocks": h.index.entries.iter().map(|e| e.1).collect::<Vec<_>>()})),
+        "problems": r.problems,
+        "allocated": r.allocated,
+        "fragmentation": r.frag,
+    })
+}
