@@ -278,6 +278,7 @@ fn list_rules(format: Format, out: &mut dyn Write) -> anyhow::Result<i32> {
         "enforced by",
         "e2fsck problem",
     ]);
+    table::no_wrap(&mut t, &[0]);
     for r in RULES {
         let by: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
         t.add_row(vec![
@@ -303,6 +304,7 @@ fn dash_if_empty(s: String) -> String {
 /// The summary table: one row per rule with findings, with its effective severity.
 fn summary(rep: &Report, policy: &Policy) -> comfy_table::Table {
     let mut t = table::table(&["rule", "severity", "findings", "description"]);
+    table::no_wrap(&mut t, &[0]);
     for r in RULES {
         if let (Some(n), Some(sev)) = (rep.counts.get(&r.id), policy.level(r.id)) {
             t.add_row(vec![

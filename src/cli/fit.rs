@@ -137,6 +137,7 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
         "in-inode cost",
         "source",
     ]);
+    table::no_wrap(&mut t, &[1]);
     for p in profiles::PROFILES {
         for (i, a) in p.attrs.iter().enumerate() {
             let cost = fit::inode_cost(&FitParams::new(256), &Attr::new(a.name, a.value_size));

@@ -69,6 +69,16 @@ pub fn styled() -> Table {
     TableStyle::detect().table::<&str>(&[])
 }
 
+/// Never wrap the cells of `columns` (identifiers such as rule IDs and attribute names, which
+/// must stay greppable); the other columns wrap to make the table fit.
+pub fn no_wrap(t: &mut Table, columns: &[usize]) {
+    for &i in columns {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+}
+
 /// A new table with `header`, styled for this process's terminal and locale.
 pub fn table<S: AsRef<str>>(header: &[S]) -> Table {
     TableStyle::detect().table(header)
@@ -156,8 +166,11 @@ mod tests {
         };
         let mut t = style.table(&["rule", "description"]);
         t.add_row(vec!["sb.magic", &"a long description ".repeat(10)]);
+        no_wrap(&mut t, &[0]);
+        t.add_row(vec!["a.rule_id_that_is_long", "x"]);
         let text = t.to_string();
         assert!(text.lines().count() > 4, "{text}");
+        assert!(text.contains("a.rule_id_that_is_long"), "{text}");
         for line in text.lines() {
             assert!(line.chars().count() <= 40, "{line:?}");
             assert!(line.is_ascii(), "{line:?}");
