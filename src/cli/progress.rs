@@ -79,8 +79,24 @@ fn style(unit: Unit, total: bool) -> ProgressStyle {
     }
 }
 
+/// A spinner with a message and the time spent, for a phase whose work is not counted.
+fn phase_style() -> ProgressStyle {
+    let s = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    if unicode_ok() {
+        s
+    } else {
+        s.tick_chars("|/-\\ ")
+    }
+}
+
 /// A bar (with a known `total`) or a counting spinner, hidden when [`enabled`] says no.
 pub fn bar(show: bool, what: &str, unit: Unit, total: Option<u64>) -> ProgressBar {
+    started(show, what, total, style(unit, total.is_some()))
+}
+
+/// A bar in `style`, ticking, or a hidden one.
+fn started(show: bool, what: &str, total: Option<u64>, style: ProgressStyle) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }
@@ -88,7 +104,7 @@ pub fn bar(show: bool, what: &str, unit: Unit, total: Option<u64>) -> ProgressBa
         Some(n) => ProgressBar::new(n),
         None => ProgressBar::new_spinner(),
     };
-    pb.set_style(style(unit, total.is_some()));
+    pb.set_style(style);
     pb.set_message(what.to_string());
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     pb
@@ -103,7 +119,7 @@ pub struct CheckBar {
 impl CheckBar {
     /// A bar for checking `image` (hidden when `show` is false).
     pub fn new(show: bool, image: &str) -> CheckBar {
-        let pb = bar(show, image, Unit::Inodes, None);
+        let pb = started(show, image, None, phase_style());
         CheckBar {
             pb,
             image: image.to_string(),
@@ -120,15 +136,18 @@ impl e4inspect::check::Progress for CheckBar {
         if self.pb.is_hidden() {
             return;
         }
-        self.pb.set_style(style(Unit::Inodes, total.is_some()));
         self.pb.set_position(0);
-        self.pb.set_length(total.unwrap_or(0));
-        if total.is_none() {
-            self.pb.unset_length();
+        match total {
+            Some(n) => self.pb.set_length(n),
+            None => self.pb.unset_length(),
         }
         self.pb.reset_eta();
         self.pb
             .set_message(format!("{}: {}", self.image, phase.name()));
+        self.pb.set_style(match total {
+            Some(_) => style(Unit::Inodes, true),
+            None => phase_style(),
+        });
     }
     fn advance(&self, n: u64) {
         self.pb.inc(n);
