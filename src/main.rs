@@ -6,8 +6,11 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 EXIT STATUS:
-  0 fine; 4 problems found (check), or the dump reported checksum trouble; 8 operational error
-  (not ext2/3/4, unreadable, truncated); 16 usage error.
+  0 fine (warnings alone do not fail); 4 problems found (error-level findings of check, damage
+  met by dump, xattrs, fit, extract); 8 operational error (not ext2/3/4, unreadable, truncated);
+  16 usage error. The values are bits: over several images a command exits with the OR of each
+  image's status (a clean, a damaged and a missing image: 4 | 8 = 12). A closed output pipe is
+  not an error. See docs/exit-status.md.
 
 DUMPE2FS COMPATIBILITY:
   `e4inspect dump` follows dumpe2fs 1.47.0 byte for byte (stdout; dumpe2fs' version banner is
@@ -117,10 +120,13 @@ fn main() {
     };
     match res {
         Ok(code) => std::process::exit(code),
-        Err(e) if cli::is_broken_pipe(&e) => std::process::exit(cli::EXIT_OK),
         Err(e) => {
-            eprintln!("e4inspect: {}", cli::one_line(&e));
-            std::process::exit(cli::EXIT_OPERATIONAL);
+            // The status of an error: 0 for a closed pipe, 16 usage, 8 otherwise (cli::exit).
+            let code = cli::exit::status_of(&e);
+            if code != cli::EXIT_OK {
+                eprintln!("e4inspect: {}", cli::one_line(&e));
+            }
+            std::process::exit(code);
         }
     }
 }

@@ -104,12 +104,12 @@ fn xattr_from_file_size_and_exit_codes() {
 
     // Usage errors: 16; operational errors: 8, one line on stderr.
     assert_eq!(fit(&["--no-such-flag"]).status.code(), Some(16));
-    assert_eq!(fit(&["--profile", "nope"]).status.code(), Some(8));
+    assert_eq!(fit(&["--profile", "nope"]).status.code(), Some(16));
     assert_eq!(
         fit(&["--xattr", "user.a=12", "--inode-size", "300"])
             .status
             .code(),
-        Some(8)
+        Some(16)
     );
     let out = fit(&["--from-image", "/nonexistent/image.img"]);
     assert_eq!(out.status.code(), Some(8));

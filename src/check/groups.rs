@@ -213,9 +213,10 @@ fn check_bitmaps(
         let read = loc
             .checked_mul(bs as u64)
             .ok_or_else(|| {
-                crate::error::Error::corrupt(format!(
-                    "block number {loc} overflows a byte offset"
-                ))
+                crate::error::Error::corrupt(
+                    crate::error::ProblemKind::Structure,
+                    format!("block number {loc} overflows a byte offset"),
+                )
             })
             .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
         match read {

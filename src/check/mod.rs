@@ -20,6 +20,7 @@ mod pass2;
 mod pass3;
 mod pass4;
 mod pass5;
+pub mod progress;
 pub mod rules;
 pub mod state;
 mod superblock;
@@ -29,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
 use crate::source::Source;
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+pub use progress::{Phase, Progress, ProgressHook};
 pub use rules::{Enforcer, Rule, RuleId, Severity, RULES};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -191,6 +193,8 @@ pub struct CheckOptions {
     /// Only the constant-work-per-group checks (superblock, descriptors, bitmaps, counts,
     /// journal superblock); no inode walk.
     pub quick: bool,
+    /// Where to report progress (nothing by default).
+    pub progress: ProgressHook,
 }
 
 /// The result for one image.
@@ -258,6 +262,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
             .map_or(0, |d| d.as_secs())
     });
     let mut f = Findings::default();
+    opts.progress.phase(Phase::Metadata, None);
     if !opts.quick {
         state::check_mounted(src.path(), src.is_device(), &mut f);
         state::check_superblock(&sb, &mut f);
@@ -320,19 +325,28 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     let marks = groups::check(&fs, &mut f);
     journal::check(&fs, &mut f);
     if !opts.quick {
-        full_check(&fs, marks.as_ref(), &mut f);
+        full_check(&fs, marks.as_ref(), &mut f, &opts.progress);
     }
     Ok(Report::new(image, f, sb_block))
 }
 
 /// The passes that walk the inodes: pass 1 and ownership on the walk, then the passes that
 /// consume it (the directory passes plug in here), then pass 5.
-fn full_check(fs: &Filesystem, marks: Option<&crate::bitmap::UninitMarks>, f: &mut Findings) {
+fn full_check(
+    fs: &Filesystem,
+    marks: Option<&crate::bitmap::UninitMarks>,
+    f: &mut Findings,
+    progress: &ProgressHook,
+) {
     if f.has(RuleId::GdTableUnreadable) {
         return;
     }
     let orphans = state::check_orphans(fs, f);
-    let walk = walk::run(fs, orphans, f);
+    let inodes = u64::from(fs.geo.group_count) * u64::from(fs.geo.inodes_per_group);
+    progress.phase(Phase::Inodes, Some(inodes));
+    let walk = walk::run(fs, orphans, f, progress);
+    progress.phase(Phase::Usage, None);
     pass5::check(fs, &walk, marks, f);
+    progress.phase(Phase::Directories, None);
     dirtree::check_namespace(fs, walk, f);
 }

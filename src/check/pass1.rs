@@ -403,7 +403,8 @@ pub(super) fn check_inode(
         push(acc, RuleId::InodeDtime, g, ino, || {
             format!(
                 "in-use inode (links count {}) has a deletion time ({})",
-                inode.links_count, inode.dtime
+                inode.links_count,
+                super::state::utc_date(i64::from(inode.dtime))
             )
         });
     }

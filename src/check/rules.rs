@@ -329,6 +329,19 @@ pub fn family(id: &str) -> &str {
     id.split('.').next().unwrap_or(id)
 }
 
+/// True when `name` is a rule family (the part of rule IDs before the dot).
+pub fn is_family(name: &str) -> bool {
+    FAMILIES.contains(&name)
+}
+
+/// The rules of `family`, in catalogue order.
+pub fn family_rules(family: &str) -> impl Iterator<Item = &'static Rule> + '_ {
+    RULES.iter().filter(move |r| r.id.family() == family)
+}
+
+/// The families the quick check (`CheckOptions::quick`) runs; the others need the inode walk.
+pub const QUICK_FAMILIES: &[&str] = &["sb", "gd", "bitmap", "count", "journal"];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -252,7 +252,12 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
 
 /// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference
 /// counts and ownership, multiply-claimed blocks.
-pub(super) fn run(fs: &Filesystem, orphans: Vec<u32>, f: &mut Findings) -> Walk {
+pub(super) fn run(
+    fs: &Filesystem,
+    orphans: Vec<u32>,
+    f: &mut Findings,
+    progress: &super::ProgressHook,
+) -> Walk {
     let mut orphans = orphans;
     orphans.sort_unstable();
     orphans.dedup();
@@ -262,6 +267,7 @@ pub(super) fn run(fs: &Filesystem, orphans: Vec<u32>, f: &mut Findings) -> Walk 
         .into_par_iter()
         .fold(Acc::default, |mut acc, g| {
             walk_group(fs, &ctx, g, &mut acc);
+            progress.advance(u64::from(fs.geo.inodes_per_group));
             acc
         })
         .reduce(Acc::default, Acc::merge);

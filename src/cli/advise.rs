@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::ContentArrangement;
+use e4inspect::format::table;
 
 use e4inspect::advise::{self, human_bytes, parse_kernel, parse_size, Advice, Raid, Workload};
 use e4inspect::fit::{Attr, XattrSet};
@@ -290,10 +291,8 @@ pub fn render(a: &Advice) -> String {
     let mut out = String::new();
     out.push_str(&a.command);
     out.push_str("\n\n");
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
+    let mut t = table::styled();
+    t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec![
             "parameter",
             "chosen",
@@ -314,17 +313,17 @@ pub fn render(a: &Advice) -> String {
     out.push_str("\n\nPredicted layout (mke2fs 1.47.0):\n");
     let l = &a.layout;
     let bs = u64::from(l.block_size);
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_header(vec!["", "this command", "plain mkfs.ext4"]);
+    let mut t = table::styled();
+    t.set_header(vec!["", "this command", "plain mkfs.ext4"]);
     let d = a.default_layout.as_ref();
-    let row = |t: &mut Table, k: &str, f: &dyn Fn(&e4inspect::mkfs::Layout) -> String| {
-        t.add_row(vec![
-            k.to_string(),
-            f(l),
-            d.map(f).unwrap_or_else(|| "-".into()),
-        ]);
-    };
+    let row =
+        |t: &mut comfy_table::Table, k: &str, f: &dyn Fn(&e4inspect::mkfs::Layout) -> String| {
+            t.add_row(vec![
+                k.to_string(),
+                f(l),
+                d.map(f).unwrap_or_else(|| "-".into()),
+            ]);
+        };
     row(&mut t, "block size", &|l| l.block_size.to_string());
     row(&mut t, "blocks", &|l| {
         format!(
@@ -398,8 +397,8 @@ pub fn render(a: &Advice) -> String {
             "\nXattr fit (share required: {:.0}%):\n",
             f.fit_share * 100.0
         ));
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        let mut t = table::styled();
+        t.set_header(vec![
             "inode size",
             "usable bytes",
             "needed bytes",

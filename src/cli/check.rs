@@ -2,11 +2,38 @@
 //! descriptors, bitmaps, counts, journal, then the inode walk: pass 1, block ownership, pass 5
 //! from the computed usage, and the directory passes); `--quick` keeps the constant-work-per-group
 //! checks only.
+//!
+//! Output for people and for CI: `--format text` (compiler-style lines
+//! `IMAGE: error[RULE] group N, inode M (PATH): message` and a summary table), `json`, `junit`
+//! (one test suite per image, one test case per rule family) or `github` (workflow
+//! annotations). The rule policy (`--allow`, `--warn`, `--deny`) drops, downgrades or upgrades
+//! rules or whole families before anything is printed or counted.
+//!
+//! Exit status (see `cli::exit`): per image 0 when no error-level finding remains (warnings alone
+//! pass, as compiler warnings do; `--werror` or `--deny warnings` makes them fail), 4 when some
+//! does, 8 when the image cannot be read; over several images the bitwise OR.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use e4inspect::check::{self, CheckOptions, Report, RULES};
+use super::exit::{self, usage, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
+use e4inspect::check::rules::{family_rules, is_family, FAMILIES, QUICK_FAMILIES};
+use e4inspect::check::{self, CheckOptions, Report, RuleId, Severity, RULES};
+use e4inspect::format::{check_text, github, junit, table};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Output formats of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Compiler-style finding lines and a summary table.
+    Text,
+    /// One JSON document.
+    Json,
+    /// JUnit XML: one test suite per image, one test case per rule family.
+    Junit,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
 
 /// Arguments of `e4inspect check`.
 #[derive(Debug, clap::Args)]
@@ -23,31 +50,235 @@ pub struct CheckArgs {
     /// inodes (pass 5).
     #[arg(long)]
     pub quick: bool,
-    /// JSON output: one object per image ({image, findings, errors, warnings}); an array of them
-    /// when several images are given.
+    /// Output format: text (compiler-style lines and a summary), json, junit (XML for CI test
+    /// reports) or github (workflow annotations).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<Format>,
+    /// JSON output (shorthand for --format json).
     #[arg(long)]
     pub json: bool,
-    /// Count warnings as errors for the exit status.
+    /// Count warnings as errors (the same as --deny warnings).
     #[arg(long)]
     pub werror: bool,
+    /// Drop findings of these rules or families (comma-separated or repeated; `warnings` = every
+    /// rule whose catalogue severity is warning).
+    #[arg(long, value_name = "RULE|FAMILY", value_delimiter = ',')]
+    pub allow: Vec<String>,
+    /// Report these rules or families as warnings (they no longer fail the check).
+    #[arg(long, value_name = "RULE|FAMILY", value_delimiter = ',')]
+    pub warn: Vec<String>,
+    /// Report these rules or families as errors (they fail the check).
+    #[arg(long, value_name = "RULE|FAMILY", value_delimiter = ',')]
+    pub deny: Vec<String>,
+    /// List at most N findings per image (all are still counted; the summary says how many
+    /// were left out).
+    #[arg(long, value_name = "N")]
+    pub max_findings: Option<u64>,
+    /// Never show a progress bar (one is shown on stderr only when it is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
 
-fn list_rules(json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
-    if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(RULES)?)?;
-        return Ok(0);
+impl CheckArgs {
+    fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format.unwrap_or(Format::Text)
+        }
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule policy
+
+/// What `--allow`/`--warn`/`--deny` make of a rule: dropped (`None`) or a severity.
+type Level = Option<Severity>;
+
+/// How specific a selector is: a rule beats its family, a family beats `warnings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Specificity {
+    Warnings,
+    Family,
+    Rule,
+}
+
+/// The effective level of every rule after the policy flags.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    levels: BTreeMap<RuleId, Level>,
+}
+
+/// The rules a selector names, and how specifically.
+fn select(sel: &str) -> anyhow::Result<(Specificity, Vec<RuleId>)> {
+    if sel == "warnings" {
+        let ids = RULES
+            .iter()
+            .filter(|r| r.severity == Severity::Warning)
+            .map(|r| r.id);
+        return Ok((Specificity::Warnings, ids.collect()));
+    }
+    if is_family(sel) {
+        return Ok((
+            Specificity::Family,
+            family_rules(sel).map(|r| r.id).collect(),
+        ));
+    }
+    if let Some(r) = check::rules::rule(sel) {
+        return Ok((Specificity::Rule, vec![r.id]));
+    }
+    let names = RULES
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(FAMILIES.iter().copied())
+        .chain(["warnings"]);
+    let hint = match exit::suggest(sel, names) {
+        Some(s) => format!(" (did you mean '{s}'?)"),
+        None => String::new(),
+    };
+    Err(usage(format!(
+        "unknown rule or family '{sel}'{hint}; `e4inspect check --list-rules` lists them"
+    )))
+}
+
+impl Policy {
+    /// The policy of these flags. The most specific selector decides a rule (`--allow inode
+    /// --deny inode.mode` keeps inode.mode as an error); the same rule named at the same
+    /// specificity by two different flags is a usage error.
+    pub fn from_args(args: &CheckArgs) -> anyhow::Result<Policy> {
+        let mut chosen: BTreeMap<RuleId, (Specificity, Level, String)> = BTreeMap::new();
+        let werror = args.werror.then(|| "warnings".to_string());
+        let flags: [(&str, Level, Vec<String>); 3] = [
+            ("--allow", None, args.allow.clone()),
+            ("--warn", Some(Severity::Warning), args.warn.clone()),
+            (
+                "--deny",
+                Some(Severity::Error),
+                args.deny.iter().cloned().chain(werror).collect(),
+            ),
+        ];
+        for (flag, level, sels) in flags {
+            for sel in sels {
+                let sel = sel.trim();
+                let (spec, ids) = select(sel)?;
+                for id in ids {
+                    let new = (spec, level, format!("{flag} {sel}"));
+                    match chosen.get(&id) {
+                        Some((s, l, by)) if *s == spec && *l != level => {
+                            return Err(usage(format!(
+                                "{id}: both {by} and {flag} {sel} apply; name the rule itself \
+                                 to decide"
+                            )));
+                        }
+                        Some((s, _, _)) if *s > spec => {}
+                        _ => {
+                            chosen.insert(id, new);
+                        }
+                    }
+                }
+            }
+        }
+        let levels = RULES
+            .iter()
+            .map(|r| {
+                let level = chosen.get(&r.id).map_or(Some(r.severity), |c| c.1);
+                (r.id, level)
+            })
+            .collect();
+        Ok(Policy { levels })
+    }
+
+    /// The effective level of `id`.
+    pub fn level(&self, id: RuleId) -> Level {
+        self.levels.get(&id).copied().unwrap_or(Some(id.severity()))
+    }
+
+    /// Apply to a report: drop allowed rules, rewrite severities, recount.
+    pub fn apply(&self, rep: &mut Report) {
+        rep.findings.retain(|f| self.level(f.rule).is_some());
+        for f in &mut rep.findings {
+            if let Some(s) = self.level(f.rule) {
+                f.severity = s;
+            }
+        }
+        rep.counts.retain(|id, _| self.level(*id).is_some());
+        rep.errors = 0;
+        rep.warnings = 0;
+        for (id, n) in &rep.counts {
+            match self.level(*id) {
+                Some(Severity::Error) => rep.errors += n,
+                Some(Severity::Warning) => rep.warnings += n,
+                None => {}
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One image's outcome
+
+/// What checking one image gave.
+enum Outcome {
+    Checked(Report),
+    Failed { image: String, error: String },
+}
+
+/// Exit status of one image's outcome.
+fn status(o: &Outcome) -> i32 {
+    match o {
+        Outcome::Checked(r) if r.errors > 0 => EXIT_PROBLEMS,
+        Outcome::Checked(_) => EXIT_OK,
+        Outcome::Failed { .. } => EXIT_OPERATIONAL,
+    }
+}
+
+/// Findings counted (kept or not) minus those listed.
+fn not_listed(rep: &Report) -> u64 {
+    (rep.errors + rep.warnings).saturating_sub(rep.findings.len() as u64)
+}
+
+/// Keep at most `max` listed findings (errors first, then in report order).
+fn limit_findings(rep: &mut Report, max: Option<u64>) {
+    let Some(max) = max else { return };
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    if rep.findings.len() > max {
+        rep.findings.sort_by_key(|f| f.severity);
+        rep.findings.truncate(max);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn list_rules(format: Format, out: &mut dyn Write) -> anyhow::Result<i32> {
+    match format {
+        Format::Json => {
+            writeln!(out, "{}", serde_json::to_string_pretty(RULES)?)?;
+            return Ok(EXIT_OK);
+        }
+        Format::Junit | Format::Github => {
+            return Err(usage("--list-rules prints text or json"));
+        }
+        Format::Text => {}
+    }
+    let mut t = table::table(&[
         "rule",
         "severity",
         "description",
         "enforced by",
         "e2fsck problem",
     ]);
+    table::no_wrap(&mut t, &[0]);
     for r in RULES {
         let by: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
         t.add_row(vec![
@@ -59,7 +290,7 @@ fn list_rules(json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
         ]);
     }
     writeln!(out, "{t}")?;
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn dash_if_empty(s: String) -> String {
@@ -70,15 +301,15 @@ fn dash_if_empty(s: String) -> String {
     }
 }
 
-fn summary(rep: &Report) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["rule", "severity", "findings", "description"]);
+/// The summary table: one row per rule with findings, with its effective severity.
+fn summary(rep: &Report, policy: &Policy) -> comfy_table::Table {
+    let mut t = table::table(&["rule", "severity", "findings", "description"]);
+    table::no_wrap(&mut t, &[0]);
     for r in RULES {
-        if let Some(n) = rep.counts.get(&r.id) {
+        if let (Some(n), Some(sev)) = (rep.counts.get(&r.id), policy.level(r.id)) {
             t.add_row(vec![
                 r.id.to_string(),
-                r.severity.name().to_string(),
+                sev.name().to_string(),
                 n.to_string(),
                 r.description.to_string(),
             ]);
@@ -87,121 +318,320 @@ fn summary(rep: &Report) -> Table {
     t
 }
 
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
+/// The note on findings counted but not listed, if any.
+fn not_listed_note(rep: &Report, max: Option<u64>) -> Option<String> {
+    let n = not_listed(rep);
+    (n > 0).then(|| {
+        let why = match max {
+            Some(m) => format!(
+                "--max-findings {m}, and at most {} per rule",
+                check::MAX_FINDINGS_PER_RULE
+            ),
+            None => format!("at most {} per rule", check::MAX_FINDINGS_PER_RULE),
+        };
+        format!(
+            "{}: {} not listed ({why})",
+            rep.image,
+            plural(n, "more finding")
+        )
+    })
 }
 
-/// The text report of one image.
 fn write_text(
-    rep: &Report,
-    several: bool,
+    outcome: &Outcome,
     first: bool,
+    args: &CheckArgs,
+    policy: &Policy,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if several {
-        if !first {
-            writeln!(out)?;
-        }
-        writeln!(out, "{}:", rep.image)?;
+    let max = args.max_findings;
+    let Outcome::Checked(rep) = outcome else {
+        return Ok(());
+    };
+    if !first {
+        writeln!(out)?;
     }
     for f in &rep.findings {
-        writeln!(out, "{}", f.line())?;
+        writeln!(out, "{}", check_text::line(&rep.image, f))?;
     }
-    let kept = rep.findings.len() as u64;
-    let total = rep.errors + rep.warnings;
-    if total > kept {
-        writeln!(
-            out,
-            "({} more findings not listed; at most {} per rule)",
-            total - kept,
-            check::MAX_FINDINGS_PER_RULE
-        )?;
+    if let Some(note) = not_listed_note(rep, max) {
+        writeln!(out, "{note}")?;
     }
-    if total == 0 {
-        writeln!(out, "{}: no findings", rep.image)
-    } else {
-        writeln!(out, "{}", summary(rep))?;
-        writeln!(
-            out,
-            "{}: {} error{}, {} warning{}",
-            rep.image,
-            rep.errors,
-            plural(rep.errors),
-            rep.warnings,
-            plural(rep.warnings)
-        )
+    if rep.errors + rep.warnings == 0 {
+        return writeln!(out, "{}: no findings", rep.image);
+    }
+    writeln!(out, "{}", summary(rep, policy))?;
+    writeln!(
+        out,
+        "{}: {}, {}",
+        rep.image,
+        plural(rep.errors, "error"),
+        plural(rep.warnings, "warning")
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// GitHub annotations
+
+fn write_github(outcome: &Outcome, max: Option<u64>, out: &mut dyn Write) -> std::io::Result<()> {
+    let rep = match outcome {
+        Outcome::Checked(rep) => rep,
+        Outcome::Failed { image, error } => {
+            let a = github::Annotation {
+                level: github::Level::Error,
+                file: image,
+                title: "e4inspect check",
+                message: error,
+            };
+            return github::write_annotation(out, &a);
+        }
+    };
+    for f in &rep.findings {
+        let message = check_text::located_message(f);
+        let a = github::Annotation {
+            level: match f.severity {
+                Severity::Error => github::Level::Error,
+                Severity::Warning => github::Level::Warning,
+            },
+            file: &rep.image,
+            title: f.rule.as_str(),
+            message: &message,
+        };
+        github::write_annotation(out, &a)?;
+    }
+    if let Some(note) = not_listed_note(rep, max) {
+        writeln!(out, "{note}")?;
+    }
+    writeln!(
+        out,
+        "{}: {}, {}",
+        rep.image,
+        plural(rep.errors, "error"),
+        plural(rep.warnings, "warning")
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// JUnit
+
+/// One test case for `family` of a checked image.
+fn junit_case(rep: &Report, family: &str, quick: bool, policy: &Policy) -> junit::Case {
+    let mut case = junit::Case {
+        name: family.to_string(),
+        classname: format!("e4inspect.check.{family}"),
+        ..junit::Case::default()
+    };
+    if quick && !QUICK_FAMILIES.contains(&family) {
+        case.skipped = Some("not run by --quick".into());
+        return case;
+    }
+    if family_rules(family).all(|r| policy.level(r.id).is_none()) {
+        case.skipped = Some("every rule of the family is allowed".into());
+        return case;
+    }
+    for r in family_rules(family) {
+        let Some(&n) = rep.counts.get(&r.id) else {
+            continue;
+        };
+        let lines: Vec<String> = rep
+            .findings
+            .iter()
+            .filter(|f| f.rule == r.id)
+            .map(|f| check_text::line(&rep.image, f))
+            .collect();
+        let mut text = lines.join("\n");
+        let unlisted = n.saturating_sub(lines.len() as u64);
+        if unlisted > 0 {
+            text.push_str(&format!(
+                "\n({} not listed)",
+                plural(unlisted, "more finding")
+            ));
+        }
+        match policy.level(r.id) {
+            Some(Severity::Error) => case.failures.push(junit::Problem {
+                message: format!("{}: {} ({})", r.id, plural(n, "finding"), r.description),
+                kind: r.id.to_string(),
+                text,
+            }),
+            Some(Severity::Warning) => {
+                case.output.push_str(&text);
+                case.output.push('\n');
+            }
+            None => {}
+        }
+    }
+    case
+}
+
+fn junit_suite(outcome: &Outcome, quick: bool, policy: &Policy) -> junit::Suite {
+    match outcome {
+        Outcome::Checked(rep) => junit::Suite {
+            name: rep.image.clone(),
+            cases: FAMILIES
+                .iter()
+                .map(|fam| junit_case(rep, fam, quick, policy))
+                .collect(),
+        },
+        Outcome::Failed { image, error } => junit::Suite {
+            name: image.clone(),
+            cases: vec![junit::Case {
+                name: "open".into(),
+                classname: "e4inspect.check".into(),
+                errors: vec![junit::Problem {
+                    message: error.clone(),
+                    kind: "operational".into(),
+                    text: String::new(),
+                }],
+                ..junit::Case::default()
+            }],
+        },
     }
 }
 
-/// Run the command; returns the exit status (0 clean, 4 errors, 8 unreadable).
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+fn json_value(outcome: &Outcome) -> anyhow::Result<serde_json::Value> {
+    Ok(match outcome {
+        Outcome::Checked(rep) => serde_json::to_value(rep)?,
+        Outcome::Failed { image, error } => serde_json::json!({
+            "image": image,
+            "error": error,
+            "findings": [],
+            "errors": 0,
+            "warnings": 0,
+        }),
+    })
+}
+
+fn write_json(outcomes: &[Outcome], several: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut values = outcomes
+        .iter()
+        .map(json_value)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let v = if several {
+        serde_json::Value::Array(values)
+    } else {
+        values.pop().unwrap_or(serde_json::Value::Null)
+    };
+    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running
+
+/// Run the command; returns the exit status (see the module documentation).
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match run_to(args, &mut out).and_then(|s| out.flush().map(|()| s).map_err(Into::into)) {
-        // A closed pipe (`check img | head`) ends quietly.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            Ok(0)
-        }
-        r => r,
-    }
+    let status = run_to(args, &mut out)?;
+    out.flush()?;
+    Ok(status)
 }
 
-/// Run the command, writing to `out`.
-pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
-    if args.list_rules {
-        return list_rules(args.json, out);
-    }
+/// Check one image, with a progress bar on a terminal.
+fn check_one(path: &std::path::Path, args: &CheckArgs, policy: &Policy) -> Outcome {
+    let bar = Arc::new(super::progress::CheckBar::new(
+        super::progress::enabled(args.no_progress),
+        &path.display().to_string(),
+    ));
     let opts = CheckOptions {
         offset: args.source.offset,
         partition: args.source.partition,
         now: None,
         quick: args.quick,
+        progress: check::ProgressHook::new(bar.clone()),
     };
-    let mut status = 0;
-    let mut json = Vec::new();
-    let several = args.images.len() > 1;
-    for (i, path) in args.images.iter().enumerate() {
-        match check::check_path(path, &opts) {
-            Ok(rep) => {
-                let bad = rep.errors > 0 || (args.werror && rep.warnings > 0);
-                if bad {
-                    status = status.max(super::EXIT_PROBLEMS);
-                }
-                if args.json {
-                    json.push(serde_json::to_value(&rep)?);
-                } else {
-                    write_text(&rep, several, i == 0, out)?;
-                }
-            }
-            Err(e) => {
-                status = super::EXIT_OPERATIONAL;
-                super::report_error(path, &e);
-                if args.json {
-                    json.push(serde_json::json!({
-                        "image": path.display().to_string(),
-                        "error": e.to_string(),
-                        "findings": [],
-                        "errors": 0,
-                        "warnings": 0,
-                    }));
-                }
+    let res = check::check_path(path, &opts);
+    bar.finish();
+    match res {
+        Ok(mut rep) => {
+            policy.apply(&mut rep);
+            limit_findings(&mut rep, args.max_findings);
+            Outcome::Checked(rep)
+        }
+        Err(e) => {
+            super::report_error(path, &e);
+            Outcome::Failed {
+                image: path.display().to_string(),
+                error: e.to_string(),
             }
         }
     }
-    if args.json {
-        let v = if several {
-            serde_json::Value::Array(json)
-        } else {
-            json.pop().unwrap_or(serde_json::Value::Null)
-        };
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+}
+
+/// Run the command, writing to `out`. Text and annotations are written image by image as each
+/// is checked; JSON and JUnit, which are one document, at the end.
+pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let format = args.format();
+    if args.list_rules {
+        return list_rules(format, out);
     }
-    Ok(status)
+    let policy = Policy::from_args(args)?;
+    let mut outcomes = Vec::new();
+    for (i, path) in args.images.iter().enumerate() {
+        let outcome = check_one(path, args, &policy);
+        match format {
+            Format::Text => write_text(&outcome, i == 0, args, &policy, out)?,
+            Format::Github => write_github(&outcome, args.max_findings, out)?,
+            Format::Json | Format::Junit => {}
+        }
+        outcomes.push(outcome);
+    }
+    match format {
+        Format::Json => write_json(&outcomes, args.images.len() > 1, out)?,
+        Format::Junit => {
+            let report = junit::Report {
+                name: "e4inspect check".into(),
+                suites: outcomes
+                    .iter()
+                    .map(|o| junit_suite(o, args.quick, &policy))
+                    .collect(),
+            };
+            junit::write(out, &report)?;
+        }
+        Format::Text | Format::Github => {}
+    }
+    Ok(exit::combine(outcomes.iter().map(status)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CheckArgs,
+    }
+
+    fn args(v: &[&str]) -> CheckArgs {
+        let mut all = vec!["t", "x.img"];
+        all.extend_from_slice(v);
+        T::parse_from(all).a
+    }
+
+    #[test]
+    fn policy_levels_follow_specificity() {
+        let p = Policy::from_args(&args(&["--allow", "inode", "--deny", "inode.mode"])).unwrap();
+        assert_eq!(p.level(RuleId::InodeMode), Some(Severity::Error));
+        assert_eq!(p.level(RuleId::InodeChecksum), None);
+        assert_eq!(p.level(RuleId::SbMagic), Some(Severity::Error));
+        let p = Policy::from_args(&args(&["--warn", "gd.checksum,sb"])).unwrap();
+        assert_eq!(p.level(RuleId::GdChecksum), Some(Severity::Warning));
+        assert_eq!(p.level(RuleId::SbMagic), Some(Severity::Warning));
+        let p = Policy::from_args(&args(&["--werror"])).unwrap();
+        assert_eq!(p.level(RuleId::StateMounted), Some(Severity::Error));
+    }
+
+    #[test]
+    fn policy_rejects_unknown_and_conflicting_selectors() {
+        let e = Policy::from_args(&args(&["--allow", "sb.magik"])).unwrap_err();
+        assert!(exit::is_usage(&e));
+        assert!(e.to_string().contains("did you mean 'sb.magic'"), "{e}");
+        let e = Policy::from_args(&args(&["--allow", "sb", "--deny", "sb"])).unwrap_err();
+        assert!(exit::is_usage(&e), "{e}");
+    }
 }

@@ -10,7 +10,6 @@ use anyhow::Context;
 use e4inspect::extract::{self, ExtractOptions, Summary};
 use e4inspect::fs::Filesystem;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Copy a file or a whole subtree out of the image, keeping types, modes, owners (as root),
@@ -82,17 +81,8 @@ fn destination(
 }
 
 fn progress_bar(enabled: bool) -> indicatif::ProgressBar {
-    if !enabled || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let pb = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{spinner} extracting: {pos} entries, {msg}")
-    {
-        pb.set_style(style);
-    }
-    pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    pb
+    let show = super::progress::enabled(!enabled);
+    super::progress::bar(show, "extracting", super::progress::Unit::Bytes, None)
 }
 
 fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
@@ -154,14 +144,14 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
         privileged: e4inspect::os::at::effective_uid() == 0,
     };
     let pb = progress_bar(!args.no_progress);
-    let bytes = std::sync::atomic::AtomicU64::new(0);
+    let entries_done = std::sync::atomic::AtomicU64::new(0);
     let progress = |entries: u64, b: u64| {
         if entries > 0 {
-            pb.inc(entries);
+            let n = entries_done.fetch_add(entries, std::sync::atomic::Ordering::Relaxed) + entries;
+            pb.set_message(format!("extracting: {} entries,", indicatif::HumanCount(n)));
         }
         if b > 0 {
-            let total = bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed) + b;
-            pb.set_message(indicatif::HumanBytes(total).to_string());
+            pb.inc(b);
         }
     };
     let res = extract::extract(&fs, ino, &dir, name.as_deref(), opts, &progress);

@@ -8,13 +8,14 @@
 //! Exit status: 0, or 4 when some attribute cannot be stored at all (location `none`) at some
 //! requested inode size, 8 on operational errors, 16 on usage errors.
 
-use anyhow::{bail, Context};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use super::exit::{as_usage, usage};
+use anyhow::Context;
+use comfy_table::{Cell, CellAlignment};
 use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
+use e4inspect::format::table;
 use e4inspect::profiles;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Arguments of `e4inspect fit`.
@@ -71,10 +72,12 @@ const DEFAULT_SIZES: &[u32] = &[128, 256, 512, 1024, 2048];
 /// Parse one `--xattr` argument.
 fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
     let Some((name, size)) = s.rsplit_once('=') else {
-        bail!("--xattr {s:?}: expected NAME=SIZE or NAME=@FILE");
+        return Err(usage(format!(
+            "--xattr {s:?}: expected NAME=SIZE or NAME=@FILE"
+        )));
     };
     if name.is_empty() {
-        bail!("--xattr {s:?}: empty name");
+        return Err(usage(format!("--xattr {s:?}: empty name")));
     }
     let size: u64 = if let Some(file) = size.strip_prefix('@') {
         std::fs::metadata(file)
@@ -82,9 +85,9 @@ fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
             .len()
     } else {
         size.parse()
-            .with_context(|| format!("--xattr {s:?}: {size:?} is not a size in bytes"))?
+            .map_err(|_| usage(format!("--xattr {s:?}: {size:?} is not a size in bytes")))?
     };
-    let size = u32::try_from(size).with_context(|| format!("--xattr {name}: size too large"))?;
+    let size = u32::try_from(size).map_err(|_| usage(format!("--xattr {name}: size too large")))?;
     Ok(Attr::new(name, size))
 }
 
@@ -99,7 +102,7 @@ fn explicit_attrs(a: &FitArgs) -> anyhow::Result<Vec<Attr>> {
         }
     };
     for p in &a.profiles {
-        for x in profiles::resolve(p)? {
+        for x in profiles::resolve(p).map_err(as_usage)? {
             add(x);
         }
     }
@@ -125,8 +128,7 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
         )?;
         return Ok(0);
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = table::styled();
     t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
     t.set_header(vec![
         "profile",
@@ -135,6 +137,7 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
         "in-inode cost",
         "source",
     ]);
+    table::no_wrap(&mut t, &[1]);
     for p in profiles::PROFILES {
         for (i, a) in p.attrs.iter().enumerate() {
             let cost = fit::inode_cost(&FitParams::new(256), &Attr::new(a.name, a.value_size));
@@ -250,10 +253,41 @@ pub fn run(args: &FitArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
+/// Reject geometry values no filesystem can have before any work (usage errors, exit 16).
+fn check_geometry_args(args: &FitArgs) -> anyhow::Result<()> {
+    let pow2_in = |v: u32, lo: u32, hi: u32| v.is_power_of_two() && (lo..=hi).contains(&v);
+    if let Some(bs) = args.block_size {
+        if !pow2_in(bs, 1024, 65536) {
+            return Err(usage(format!(
+                "--block-size {bs}: must be a power of two from 1024 to 65536"
+            )));
+        }
+    }
+    for &is in &args.inode_size {
+        if !pow2_in(is, 128, 65536) {
+            return Err(usage(format!(
+                "--inode-size {is}: must be a power of two from 128 to 65536"
+            )));
+        }
+        if let Some(bs) = args.block_size.filter(|&bs| is > bs) {
+            return Err(usage(format!(
+                "--inode-size {is} is larger than --block-size {bs}"
+            )));
+        }
+    }
+    if let Some(ex) = args.extra_isize.filter(|ex| ex % 4 != 0) {
+        return Err(usage(format!(
+            "--extra-isize {ex}: must be a multiple of 4"
+        )));
+    }
+    Ok(())
+}
+
 fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     if args.list_profiles {
         return list_profiles(out, args.json);
     }
+    check_geometry_args(args)?;
     let explicit = explicit_attrs(args)?;
     let mut base = FitParams::new(256);
     let mut image = None;
@@ -292,6 +326,8 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
             .filter(|&s| s <= base.block_size)
             .collect()
     };
+    let user_geometry =
+        !args.inode_size.is_empty() || args.block_size.is_some() || args.extra_isize.is_some();
     let params: Vec<FitParams> = sizes
         .iter()
         .map(|&s| {
@@ -299,10 +335,13 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
             p.inline_data = args.inline_data;
             p.validate().map(|_| p)
         })
-        .collect::<e4inspect::Result<_>>()?;
+        .collect::<e4inspect::Result<_>>()
+        .map_err(|e| if user_geometry { as_usage(e) } else { e.into() })?;
 
     if image.is_none() && args.from_dir.is_none() && explicit.is_empty() {
-        bail!("nothing to fit: give --xattr, --profile, --from-image or --from-dir");
+        return Err(usage(
+            "nothing to fit: give --xattr, --profile, --from-image or --from-dir",
+        ));
     }
     let results: Vec<FitResult> = params
         .iter()
@@ -353,16 +392,9 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     })
 }
 
-fn progress(enabled: bool, what: &str) -> indicatif::ProgressBar {
-    if !enabled || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let pb = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} inodes") {
-        pb.set_style(style);
-    }
-    pb.set_message(what.to_string());
-    pb
+fn progress(enabled: bool, what: &str, unit: super::progress::Unit) -> indicatif::ProgressBar {
+    let show = enabled && super::progress::enabled(false);
+    super::progress::bar(show, what, unit, None)
 }
 
 /// Add the explicit attributes the inode does not already carry.
@@ -384,7 +416,7 @@ fn scan_image(
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
     let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
-    let pb = progress(!args.json, "scanning");
+    let pb = progress(!args.json, "scanning", super::progress::Unit::Inodes);
     let mut agrees = 0u64;
     let mut largest = Largest::new(args.list);
     let cache = e4inspect::scan::XattrBlockCache::default();
@@ -444,7 +476,7 @@ fn scan_dir(
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let reference = sizes.first().copied().unwrap_or(256);
     let mut ev = fit::Evaluator::new(*base, sizes, reference)?;
-    let pb = progress(true, "reading xattrs");
+    let pb = progress(true, "reading xattrs", super::progress::Unit::Entries);
     let mut unreadable = 0u64;
     let mut largest = Largest::new(list);
     let mut walk = fit::dir_xattr_sets(dir)?;
@@ -526,8 +558,7 @@ fn print_explicit(out: &mut String, results: &[FitResult]) -> std::fmt::Result {
         }
         writeln!(out)?;
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = table::styled();
     t.set_header(vec![
         "inode size",
         "usable",
@@ -584,8 +615,7 @@ fn print_aggregate(out: &mut String, a: &Aggregate, s: &SourceSummary) -> std::f
             s.inodes_with_xattrs
         )?;
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = table::styled();
     t.set_header(vec![
         "inode size",
         "usable",

@@ -19,24 +19,19 @@ pub mod advise;
 pub mod cat;
 pub mod check;
 pub mod dump;
+pub mod exit;
 pub mod extract;
 pub mod fit;
 pub mod freefrag;
 pub mod inode;
 pub mod journal;
 pub mod ls;
+pub mod progress;
 pub mod xattrs;
 
 use std::path::Path;
 
-/// Exit status: everything fine.
-pub const EXIT_OK: i32 = 0;
-/// Exit status: problems found (check) or the dump reported checksum trouble.
-pub const EXIT_PROBLEMS: i32 = 4;
-/// Exit status: operational error (not ext2/3/4, unreadable, truncated).
-pub const EXIT_OPERATIONAL: i32 = 8;
-/// Exit status: usage error.
-pub const EXIT_USAGE: i32 = 16;
+pub use exit::{EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Options shared by every command that opens an image.
 #[derive(clap::Args, Debug, Clone, Default)]

@@ -1,12 +1,11 @@
 //! `e4inspect xattrs IMAGE`: scan every in-use inode and summarise where extended attributes live.
 
 use anyhow::Context;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use e4inspect::format::table;
 use e4inspect::fs::Filesystem;
 use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
 use serde_json::json;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -75,26 +74,12 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
     let total = u64::from(fs.group_count()) * u64::from(fs.geo.inodes_per_group);
-    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} scanning inodes {wide_bar} {pos}/{len} ({per_sec}, {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let show = super::progress::enabled(args.no_progress);
+    let bar = super::progress::bar(show, "scanning", super::progress::Unit::Inodes, Some(total));
     let start = Instant::now();
-    let progress = |n: u64| {
-        if let Some(b) = &bar {
-            b.inc(n);
-        }
-    };
+    let progress = |n: u64| bar.inc(n);
     let (st, counts) = scan::xattr_stats_listing(&fs, args.list, &progress);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let largest = named_largest(&fs, &st);
     let secs = start.elapsed().as_secs_f64();
     let top = st.top_names(args.top);
@@ -192,8 +177,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     if st.ea_value_inodes > 0 {
         out!(o, "EA value inodes: {}", st.ea_value_inodes);
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = table::styled();
     t.set_header(vec!["xattr footprint (bytes)", "inodes"]);
     for (i, &n) in st.footprint_hist.iter().enumerate() {
         if n > 0 {
@@ -209,8 +193,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
         out!(o, "{t}");
     }
     if !top.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        let mut t = table::styled();
         t.set_header(vec!["name", "count", "value bytes", "avg"]);
         for (n, s) in &top {
             t.add_row(vec![

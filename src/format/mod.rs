@@ -1,10 +1,14 @@
 //! Formatting, kept apart from parsing: dumpe2fs-identical text, JSON views, tables.
 
+pub mod check_text;
 pub mod debugfs_ls;
 pub mod debugfs_stat;
 pub mod dumpe2fs;
 pub mod e2freefrag;
 pub mod escape;
+pub mod github;
 pub mod json;
+pub mod junit;
 pub mod logdump;
 pub mod sys;
+pub mod table;
