@@ -144,7 +144,7 @@ impl Error {
 }
 
 /// Why libext2fs (ext2fs_open2) would refuse a superblock; `message()` is its com_err text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[non_exhaustive]
 pub enum OpenFailure {
     /// EXT2_ET_BAD_MAGIC

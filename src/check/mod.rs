@@ -40,7 +40,7 @@ use std::path::Path;
 pub const MAX_FINDINGS_PER_RULE: u64 = 1000;
 
 /// One problem found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// Rule ID from the catalogue.
     pub rule: RuleId,
@@ -193,7 +193,7 @@ pub struct CheckOptions {
 }
 
 /// The result for one image.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub image: String,
     pub findings: Vec<Finding>,

@@ -5,6 +5,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use e4inspect::check::{self, CheckOptions, Report, RULES};
+use e4inspect::format::json::SchemaVersion;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -23,8 +24,9 @@ pub struct CheckArgs {
     /// inodes (pass 5).
     #[arg(long)]
     pub quick: bool,
-    /// JSON output: one object per image ({image, findings, errors, warnings}); an array of them
-    /// when several images are given.
+    /// JSON output: {schema_version, images: [...]}, one entry per image ({image, findings,
+    /// errors, warnings, counts} or {image, error}) however many images are given
+    /// (docs/schema/check.schema.json).
     #[arg(long)]
     pub json: bool,
     /// Count warnings as errors for the exit status.
@@ -36,7 +38,11 @@ pub struct CheckArgs {
 
 fn list_rules(json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(RULES)?)?;
+        let doc = RulesDocument {
+            schema_version: SchemaVersion,
+            rules: RULES,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(0);
     }
     let mut t = Table::new();
@@ -175,7 +181,7 @@ pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
                     status = status.max(super::EXIT_PROBLEMS);
                 }
                 if args.json {
-                    json.push(serde_json::to_value(&rep)?);
+                    json.push(ImageResult::Checked(rep));
                 } else {
                     write_text(&rep, several, i == 0, out)?;
                 }
@@ -184,24 +190,53 @@ pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
                 status = super::EXIT_OPERATIONAL;
                 super::report_error(path, &e);
                 if args.json {
-                    json.push(serde_json::json!({
-                        "image": path.display().to_string(),
-                        "error": e.to_string(),
-                        "findings": [],
-                        "errors": 0,
-                        "warnings": 0,
-                    }));
+                    json.push(ImageResult::Unreadable {
+                        image: path.display().to_string(),
+                        error: e.to_string(),
+                    });
                 }
             }
         }
     }
     if args.json {
-        let v = if several {
-            serde_json::Value::Array(json)
-        } else {
-            json.pop().unwrap_or(serde_json::Value::Null)
+        let doc = CheckDocument {
+            schema_version: SchemaVersion,
+            images: json,
         };
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     }
     Ok(status)
+}
+
+/// The `check --json` document: the same shape for one image or several.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct CheckDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// One entry per image, in the order given.
+    pub images: Vec<ImageResult>,
+}
+
+/// The result for one image: its report, or why it could not be checked at all.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ImageResult {
+    /// The image was checked.
+    Checked(Report),
+    /// The image could not be read (exit status 8).
+    Unreadable {
+        /// The image as given.
+        image: String,
+        /// Why it could not be checked.
+        error: String,
+    },
+}
+
+/// The `check --list-rules --json` document: the rule catalogue.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct RulesDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// Every rule, in report order.
+    pub rules: &'static [e4inspect::check::Rule],
 }

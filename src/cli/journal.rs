@@ -1,6 +1,7 @@
 //! `e4inspect journal`: the jbd2 log, byte-identical to `debugfs -R "logdump [-acOS] [-n N]
 //! [-f JOURNAL]"` on stdout, or JSON.
 
+use e4inspect::format::json::SchemaVersion;
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::format::logdump as text;
 use e4inspect::fs::Filesystem;
@@ -152,12 +153,18 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
             events.push(e);
             Ok(())
         })?;
-        let doc = serde_json::json!({
-            "journal": if args.journal_device.is_some() { "external" } else { "internal" },
-            "options": opts,
-            "events": events,
-            "outcome": o,
-        });
+        let doc = JournalDocument {
+            schema_version: SchemaVersion,
+            image: args.image.display().to_string(),
+            journal: if args.journal_device.is_some() {
+                "external"
+            } else {
+                "internal"
+            },
+            options: opts,
+            events,
+            outcome: o.clone(),
+        };
         serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
         o
@@ -182,4 +189,21 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// The `journal --json` document.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct JournalDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// `internal` (the journal inode) or `external` (`--journal-device`).
+    pub journal: &'static str,
+    /// The logdump options in effect.
+    pub options: logdump::Options,
+    /// What the walk found, in debugfs' order.
+    pub events: Vec<logdump::Event>,
+    /// How the walk ended.
+    pub outcome: logdump::Outcome,
 }

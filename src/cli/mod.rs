@@ -25,6 +25,8 @@ pub mod freefrag;
 pub mod inode;
 pub mod journal;
 pub mod ls;
+#[cfg(test)]
+pub mod schema;
 pub mod xattrs;
 
 use std::path::Path;

@@ -48,7 +48,7 @@ impl DescContext {
 }
 
 /// One decoded group descriptor.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct GroupDesc {
     /// Group number of this descriptor.
     pub group: u32,

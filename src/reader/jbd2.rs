@@ -47,7 +47,7 @@ where
 }
 
 /// journal_header_t: the 12 bytes every log block except data blocks starts with.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct Header {
     pub magic: u32,
@@ -63,7 +63,7 @@ impl Header {
 }
 
 /// A descriptor tag in any of its on-disk layouts, decoded to one shape.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Tag {
     /// Low 32 bits of the filesystem block (what debugfs prints).
     pub blocknr: u32,
@@ -97,7 +97,7 @@ struct Tag2 {
 }
 
 /// Which tag layout a journal uses (from its superblock's incompat features).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TagFormat {
     pub csum_v3: bool,
     pub csum_v2: bool,
@@ -166,7 +166,7 @@ impl TagFormat {
 }
 
 /// commit_header: the header, checksum type/size, 32 bytes of checksums, commit time.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct Commit {
     pub header: Header,
@@ -186,7 +186,7 @@ impl Commit {
 }
 
 /// jbd2_journal_revoke_header_t: the header and the number of bytes used in the block.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct RevokeHeader {
     pub header: Header,
@@ -255,7 +255,7 @@ pub fn fc_tag_name(tag: u16) -> &'static str {
 }
 
 /// ext4_fc_tl: tag and value length.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcTl {
     pub tag: u16,
@@ -270,7 +270,7 @@ impl FcTl {
 }
 
 /// ext4_fc_head.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcHead {
     pub features: u32,
@@ -278,7 +278,7 @@ pub struct FcHead {
 }
 
 /// ext4_fc_tail.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcTail {
     pub tid: u32,
@@ -286,7 +286,7 @@ pub struct FcTail {
 }
 
 /// ext4_fc_add_range: an inode and one extent (ext3_extent).
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcAddRange {
     pub ino: u32,
@@ -297,7 +297,7 @@ pub struct FcAddRange {
 }
 
 /// ext4_fc_del_range.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcDelRange {
     pub ino: u32,
@@ -306,7 +306,7 @@ pub struct FcDelRange {
 }
 
 /// ext4_fc_dentry_info without the name that follows.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcDentry {
     pub parent_ino: u32,
@@ -314,7 +314,7 @@ pub struct FcDentry {
 }
 
 /// The first field of ext4_fc_inode.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcInode {
     pub ino: u32,
