@@ -51,7 +51,7 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inode: Option<u32>,
     /// Paths that reach the inode (hard links: several; none when unconnected or unnamed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
     /// One-line explanation with stored and expected values.
     pub message: String,

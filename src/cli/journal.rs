@@ -112,6 +112,20 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
                 // be found is a journal that cannot be read (exit 8).
                 if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
                     report_error(&args.image, &"filesystem has no journal");
+                    if args.json {
+                        // Still one document: a journal of kind `none`, with nothing in it.
+                        let doc = JournalDocument {
+                            schema_version: SchemaVersion,
+                            image: args.image.display().to_string(),
+                            journal: "none",
+                            options: opts,
+                            events: Vec::new(),
+                            outcome: logdump::Outcome::default(),
+                        };
+                        serde_json::to_writer_pretty(&mut w, &doc)?;
+                        writeln!(w)?;
+                        w.flush()?;
+                    }
                     return Ok(EXIT_OK);
                 }
                 let msg = format!(
@@ -198,7 +212,8 @@ pub struct JournalDocument {
     pub schema_version: SchemaVersion,
     /// The image as given.
     pub image: String,
-    /// `internal` (the journal inode) or `external` (`--journal-device`).
+    /// `internal` (the journal inode), `external` (`--journal-device`), or `none` (the
+    /// filesystem has no journal: no events).
     pub journal: &'static str,
     /// The logdump options in effect.
     pub options: logdump::Options,
