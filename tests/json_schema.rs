@@ -104,10 +104,18 @@ fn try_validate(schema: &str, text: &str) -> Result<Value, String> {
     let errors: Vec<String> = validator(schema)
         .iter_errors(&v)
         .take(5)
-        .map(|e| format!("{} at {}", e.to_string().chars().take(300).collect::<String>(), e.instance_path))
+        .map(|e| {
+            format!(
+                "{} at {}",
+                e.to_string().chars().take(300).collect::<String>(),
+                e.instance_path
+            )
+        })
         .collect();
     if !errors.is_empty() {
-        return Err(format!("not valid against {schema}.schema.json: {errors:#?}"));
+        return Err(format!(
+            "not valid against {schema}.schema.json: {errors:#?}"
+        ));
     }
     if v["schema_version"] != 1 {
         return Err("no schema_version 1".into());
@@ -220,7 +228,16 @@ fn rule_catalogue_and_findings_name_the_rule_alike() {
 fn inode_reports_every_target() {
     let (v, out) = json_of(
         "inode",
-        &["inode", "--json", FIXTURE, "2", "/docs/big.txt", "/docs/nope", "<999999999>", "/docs/fastlink"],
+        &[
+            "inode",
+            "--json",
+            FIXTURE,
+            "2",
+            "/docs/big.txt",
+            "/docs/nope",
+            "<999999999>",
+            "/docs/fastlink",
+        ],
     );
     assert_eq!(out.status.code(), Some(8));
     let inodes = v["inodes"].as_array().unwrap();
@@ -228,18 +245,27 @@ fn inode_reports_every_target() {
     assert_eq!(inodes[0]["ino"], 2);
     assert_eq!(inodes[0]["mode"]["octal"], "40755");
     assert_eq!(inodes[0]["target"], "2");
-    assert!(inodes[1]["mtime"]["utc"].as_str().unwrap().starts_with("2023-11-14T22:13:20"));
+    assert!(inodes[1]["mtime"]["utc"]
+        .as_str()
+        .unwrap()
+        .starts_with("2023-11-14T22:13:20"));
     assert!(inodes[2]["error"].is_string());
     assert!(inodes[3]["error"].is_string());
     assert_eq!(inodes[4]["data"]["kind"], "fast_symlink");
-    deterministic("inode", &["inode", "--json", FIXTURE, "2", "12", "/docs/big.txt"]);
+    deterministic(
+        "inode",
+        &["inode", "--json", FIXTURE, "2", "12", "/docs/big.txt"],
+    );
 }
 
 #[test]
 fn ls_lists_every_target_in_one_document() {
     let v = deterministic("ls", &["ls", "--json", FIXTURE]);
     assert_eq!(v["listings"].as_array().unwrap().len(), 1);
-    let (v, out) = json_of("ls", &["ls", "--json", FIXTURE, "/", "/docs/small.txt", "/nope"]);
+    let (v, out) = json_of(
+        "ls",
+        &["ls", "--json", FIXTURE, "/", "/docs/small.txt", "/nope"],
+    );
     assert_eq!(out.status.code(), Some(8));
     let l = v["listings"].as_array().unwrap();
     assert_eq!(l.len(), 3);
@@ -251,7 +277,10 @@ fn ls_lists_every_target_in_one_document() {
 fn xattrs_timings_only_on_request() {
     let v = deterministic("xattrs", &["xattrs", "--json", "--no-progress", FIXTURE]);
     assert!(v.get("seconds").is_none());
-    let (t, _) = json_of("xattrs", &["xattrs", "--json", "--no-progress", "--timings", FIXTURE]);
+    let (t, _) = json_of(
+        "xattrs",
+        &["xattrs", "--json", "--no-progress", "--timings", FIXTURE],
+    );
     assert!(t["seconds"].is_f64());
 }
 
@@ -259,7 +288,14 @@ fn xattrs_timings_only_on_request() {
 fn fit_documents() {
     deterministic(
         "fit",
-        &["fit", "--json", "--xattr", "user.a=12", "--profile", "selinux"],
+        &[
+            "fit",
+            "--json",
+            "--xattr",
+            "user.a=12",
+            "--profile",
+            "selinux",
+        ],
     );
     deterministic("fit", &["fit", "--json", "--from-image", FIXTURE]);
     deterministic("fit-profiles", &["fit", "--list-profiles", "--json"]);
@@ -276,7 +312,10 @@ fn fit_documents() {
 
 #[test]
 fn advise_document() {
-    deterministic("advise", &["advise", "--json", "--size", "10G", "--files", "100000"]);
+    deterministic(
+        "advise",
+        &["advise", "--json", "--size", "10G", "--files", "100000"],
+    );
 }
 
 #[test]
@@ -291,9 +330,18 @@ fn extract_document() {
     let d = scratch("extract");
     let (v, out) = json_of(
         "extract",
-        &["extract", "--json", FIXTURE, "/docs", d.join("out").to_str().unwrap()],
+        &[
+            "extract",
+            "--json",
+            FIXTURE,
+            "/docs",
+            d.join("out").to_str().unwrap(),
+        ],
     );
-    assert!(out.status.code() == Some(0) || out.status.code() == Some(4), "{out:?}");
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(4),
+        "{out:?}"
+    );
     assert!(v["files"].as_u64().unwrap() > 0);
     let _ = std::fs::remove_dir_all(d);
 }
@@ -351,7 +399,20 @@ fn corpus_documents_validate() {
         let runs: [(&str, Vec<&str>); 7] = [
             ("dump", vec!["dump", "--json", p]),
             ("check", vec!["check", "--json", p]),
-            ("inode", vec!["inode", "--json", p, "2", "7", "8", "11", "12", "/lost+found"]),
+            (
+                "inode",
+                vec![
+                    "inode",
+                    "--json",
+                    p,
+                    "2",
+                    "7",
+                    "8",
+                    "11",
+                    "12",
+                    "/lost+found",
+                ],
+            ),
             ("ls", vec!["ls", "--json", "-d", p, "/"]),
             ("xattrs", vec!["xattrs", "--json", "--no-progress", p]),
             ("freefrag", vec!["freefrag", "--json", p]),
@@ -379,6 +440,10 @@ fn corpus_documents_validate() {
         "{} images: {validated} documents validated, {no_document} runs without a document",
         images.len()
     );
-    assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} failures: {failures:#?}",
+        failures.len()
+    );
     assert!(validated > no_document);
 }

@@ -6,9 +6,9 @@
 //! the name of the copy. Exit status: 0 everything extracted, 4 some entries skipped or damaged
 //! (listed), 8 nothing could be done, 16 usage.
 
-use e4inspect::format::json::SchemaVersion;
 use anyhow::Context;
 use e4inspect::extract::{self, ExtractOptions, Summary};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::fs::Filesystem;
 use std::fmt::Write as _;
 use std::io::IsTerminal;

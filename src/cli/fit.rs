@@ -11,8 +11,8 @@
 use anyhow::{bail, Context};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
-use e4inspect::profiles;
 use e4inspect::format::json::SchemaVersion;
+use e4inspect::profiles;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -339,10 +339,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
                 .enumerate()
                 .map(|(i, fit)| {
                     let st = agg.as_ref().and_then(|(a, _)| a.sizes.get(i).cloned());
-                    JsonResult {
-                        tree: st,
-                        fit,
-                    }
+                    JsonResult { tree: st, fit }
                 })
                 .collect(),
             source: agg.map(|(_, s)| s),

@@ -1,8 +1,8 @@
 //! `e4inspect freefrag`: free-space fragmentation, byte-identical to `e2freefrag [-c N]`, or JSON.
 
-use e4inspect::format::json::SchemaVersion;
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE};
 use e4inspect::format::e2freefrag;
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::freefrag;
 use e4inspect::fs::Filesystem;
 use std::io::Write;

@@ -5,10 +5,10 @@ use anyhow::Context;
 use e4inspect::dir;
 use e4inspect::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
 use e4inspect::fileblocks::{self, Fragmentation, MapEvent};
+use e4inspect::format::json::{Mode, Named, SchemaVersion, Time};
 use e4inspect::fs::Filesystem;
 use e4inspect::inode::{self, DataMap, Inode, XattrLocation};
 use e4inspect::xattr;
-use e4inspect::format::json::{Mode, Named, SchemaVersion, Time};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -1004,10 +1004,11 @@ fn xattr_json(x: &inode::XattrItem<'_>) -> XattrJson {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().fold(String::with_capacity(b.len() * 2), |mut s, c| {
-        let _ = write!(s, "{c:02x}");
-        s
-    })
+    b.iter()
+        .fold(String::with_capacity(b.len() * 2), |mut s, c| {
+            let _ = write!(s, "{c:02x}");
+            s
+        })
 }
 
 fn data_json(r: &Report<'_>) -> DataJson {
@@ -1097,7 +1098,7 @@ fn json_of(fs: &Filesystem, target: &str, r: &Report<'_>) -> InodeJson {
         links_count: i.links_count,
         flags: FlagsJson {
             raw: i.flags,
-            names: i.flag_names().into_iter().map(String::from).collect(),
+            names: i.flag_names(),
         },
         generation: i.generation,
         version: (u64::from(i.version_hi) << 32) | u64::from(i.version),

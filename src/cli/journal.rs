@@ -1,8 +1,8 @@
 //! `e4inspect journal`: the jbd2 log, byte-identical to `debugfs -R "logdump [-acOS] [-n N]
 //! [-f JOURNAL]"` on stdout, or JSON.
 
-use e4inspect::format::json::SchemaVersion;
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::logdump as text;
 use e4inspect::fs::Filesystem;
 use e4inspect::logdump::{self, DebugfsOpen, Event, ExternalJournal, InternalJournal, Options};

@@ -10,7 +10,10 @@ use serde_json::Value;
 /// `(file stem, schema)` of every document: `docs/schema/<stem>.schema.json`.
 pub fn all() -> Vec<(&'static str, Schema)> {
     vec![
-        ("dump", strict::<e4inspect::format::json::Document<'static>>()),
+        (
+            "dump",
+            strict::<e4inspect::format::json::Document<'static>>(),
+        ),
         ("check", strict::<super::check::CheckDocument>()),
         ("check-rules", strict::<super::check::RulesDocument>()),
         ("inode", strict::<super::inode::InodeDocument>()),
@@ -18,7 +21,10 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
         ("fit", strict::<super::fit::JsonOut>()),
         ("fit-profiles", strict::<super::fit::ProfileList>()),
-        ("extract", strict::<super::extract::ExtractDocument<'static>>()),
+        (
+            "extract",
+            strict::<super::extract::ExtractDocument<'static>>(),
+        ),
         ("advise", strict::<super::advise::AdviseDocument<'static>>()),
         ("freefrag", strict::<super::freefrag::FreefragDocument>()),
         ("journal", strict::<super::journal::JournalDocument>()),

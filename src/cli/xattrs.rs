@@ -2,9 +2,9 @@
 
 use anyhow::Context;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::fs::Filesystem;
 use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
-use e4inspect::format::json::SchemaVersion;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;

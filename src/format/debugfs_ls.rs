@@ -6,9 +6,9 @@
 //! directory show as `<encrypted (LEN)>` unless `-r`, except the first two entries.
 
 use crate::dir::{self, IterEntry};
+use crate::format::json::{Mode, Named, Time};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
-use crate::format::json::{Mode, Named, Time};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -273,7 +273,9 @@ pub struct LsInode {
 fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> LsEntry {
     let mut o = LsEntry {
         name: String::from_utf8_lossy(e.name).into_owned(),
-        name_bytes: std::str::from_utf8(e.name).is_err().then(|| e.name.to_vec()),
+        name_bytes: std::str::from_utf8(e.name)
+            .is_err()
+            .then(|| e.name.to_vec()),
         inode: e.inode,
         file_type: Named::new(e.file_type, file_type_name(e.file_type)),
         rec_len: e.rec_len_raw,

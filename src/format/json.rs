@@ -503,7 +503,10 @@ mod tests {
     fn iso8601_of_known_instants() {
         assert_eq!(iso8601_utc(0, 0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_utc(1_700_000_000, 0), "2023-11-14T22:13:20Z");
-        assert_eq!(iso8601_utc(951_782_400, 5), "2000-02-29T00:00:00.000000005Z");
+        assert_eq!(
+            iso8601_utc(951_782_400, 5),
+            "2000-02-29T00:00:00.000000005Z"
+        );
         assert_eq!(iso8601_utc(-1, 0), "1969-12-31T23:59:59Z");
         // The largest ext4 time (34 bits of seconds).
         assert_eq!(iso8601_utc((1 << 34) - 1, 0), "2514-05-30T01:53:03Z");

@@ -34,7 +34,9 @@ pub const INLINE_IBLOCK_BYTES: u32 = 60;
 pub const DEFAULT_EXTRA_ISIZE: u16 = 32;
 
 /// Where the filesystem would place (or has placed) an attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Location {
     /// Entry and value in the inode body.
