@@ -5,7 +5,7 @@ use anyhow::Context;
 use e4inspect::dir;
 use e4inspect::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
 use e4inspect::fileblocks::{self, Fragmentation, MapEvent};
-use e4inspect::format::json::{Mode, Named, SchemaVersion, Time};
+use e4inspect::format::json::{Flags, Mode, Named, SchemaVersion, Time};
 use e4inspect::fs::Filesystem;
 use e4inspect::inode::{self, DataMap, Inode, XattrLocation};
 use e4inspect::xattr;
@@ -721,15 +721,6 @@ pub enum InodeEntry {
     },
 }
 
-/// A bit mask with the names of the bits set.
-#[derive(Serialize, JsonSchema)]
-pub struct FlagsJson {
-    /// The mask as stored.
-    pub raw: u32,
-    /// The names of the bits set.
-    pub names: Vec<String>,
-}
-
 /// One inode.
 #[derive(Serialize, JsonSchema)]
 pub struct InodeJson {
@@ -751,7 +742,7 @@ pub struct InodeJson {
     /// Hard links.
     pub links_count: u16,
     /// `i_flags`.
-    pub flags: FlagsJson,
+    pub flags: Flags,
     /// `i_generation`.
     pub generation: u32,
     /// `i_version` with its high half.
@@ -1096,10 +1087,7 @@ fn json_of(fs: &Filesystem, target: &str, r: &Report<'_>) -> InodeJson {
         gid: i.gid,
         size: i.size,
         links_count: i.links_count,
-        flags: FlagsJson {
-            raw: i.flags,
-            names: i.flag_names(),
-        },
+        flags: Flags::new(i.flags, i.flag_names()),
         generation: i.generation,
         version: (u64::from(i.version_hi) << 32) | u64::from(i.version),
         blocks_raw: i.blocks_raw,

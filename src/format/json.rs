@@ -55,6 +55,25 @@ impl Named {
     }
 }
 
+/// A bit mask with the names of the bits set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Flags {
+    /// The mask as stored.
+    pub raw: u32,
+    /// The names of the bits set.
+    pub names: Vec<String>,
+}
+
+impl Flags {
+    /// `raw` with the `names` of its bits.
+    pub fn new<S: Into<String>>(raw: impl Into<u32>, names: impl IntoIterator<Item = S>) -> Flags {
+        Flags {
+            raw: raw.into(),
+            names: names.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
 /// A point in time: seconds since the epoch as stored and the same instant in ISO 8601 UTC.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Time {
@@ -363,8 +382,8 @@ pub struct GroupRead {
     pub first_block: u64,
     /// Last block of the group.
     pub last_block: u64,
-    /// `bg_flags` by name.
-    pub flag_names: Vec<String>,
+    /// `bg_flags`.
+    pub flags: Flags,
     /// The descriptor checksum matches.
     pub checksum_ok: bool,
     /// Superblock (copy) block, 0 when the group has none (group 0 may be block 0).
@@ -384,7 +403,7 @@ pub fn group(fs: &Filesystem, g: u32) -> GroupJson {
         Ok(gd) => GroupJson::Read(GroupRead {
             first_block: fs.geo.group_first_block(g),
             last_block: fs.geo.group_last_block(g),
-            flag_names: flag_names(gd.flags).into_iter().map(String::from).collect(),
+            flags: Flags::new(gd.flags, flag_names(gd.flags)),
             checksum_ok: gd.checksum_ok(&fs.ctx),
             superblock: lay.super_blk,
             has_superblock: g == 0 || lay.super_blk != 0,
