@@ -209,6 +209,21 @@ impl Problem {
     }
 }
 
+/// Described as a string in the JSON Schemas, as it is serialised.
+impl schemars::JsonSchema for Problem {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Problem".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(g)
+    }
+}
+
 /// Serialised as its message, so JSON outputs keep their strings.
 impl Serialize for Problem {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -263,7 +278,7 @@ impl From<Error> for LibError {
 }
 
 /// Why libext2fs (ext2fs_open2) would refuse a superblock; `message()` is its com_err text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[non_exhaustive]
 pub enum OpenFailure {
     /// EXT2_ET_BAD_MAGIC

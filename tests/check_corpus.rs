@@ -65,7 +65,7 @@ fn run_args(img: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String)>, S
         return (None, Vec::new(), "timeout".into());
     };
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let findings = v["findings"]
+    let findings = v["images"][0]["findings"]
         .as_array()
         .map(|a| {
             a.iter()

@@ -195,7 +195,7 @@ fn corpus_directory_families() {
         );
         std::fs::remove_file(&img).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        let rules: Vec<String> = v["findings"]
+        let rules: Vec<String> = v["images"][0]["findings"]
             .as_array()
             .map(|a| {
                 a.iter()

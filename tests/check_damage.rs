@@ -108,7 +108,7 @@ fn check(img: &Path) -> (i32, Vec<String>, serde_json::Value) {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("json: {e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let rules = v["findings"]
+    let rules = v["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -128,7 +128,7 @@ fn try_expect(img: &Path, rule: &str, what: &str) -> Result<(), String> {
     if !rules.iter().any(|r| r == rule) {
         return Err(format!(
             "{what}: expected {rule}, got {rules:?} (exit {rc}) {}",
-            v["error"]
+            v["images"][0]["error"]
         ));
     }
     let sev = e4inspect::check::rules::rule(rule).unwrap().severity;
@@ -436,7 +436,7 @@ fn bitmaps_backups_and_journal_by_byte_edits() {
         "primary descriptor 1 block bitmap",
     );
     let (_, _, v) = check(&img);
-    let advice = v["findings"]
+    let advice = v["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -448,7 +448,7 @@ fn bitmaps_backups_and_journal_by_byte_edits() {
     poke(&img, 1024, &[0u8; 1024]);
     expect(&img, "sb.magic", "zeroed primary");
     let (_, _, v) = check(&img);
-    assert_eq!(v["superblock_used"], 8193, "{v:#}");
+    assert_eq!(v["images"][0]["superblock_used"], 8193, "{v:#}");
     // Journal superblock: magic and block size.
     for (off, bytes, rule) in [
         (0u64, &[0u8, 0, 0, 0][..], "journal.superblock_magic"),
@@ -482,11 +482,11 @@ fn unreadable_images_exit_8_and_list_rules_works() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ids: Vec<&str> = v
+    let ids: Vec<&str> = v["rules"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["id"].as_str().unwrap())
+        .map(|r| r["rule"].as_str().unwrap())
         .collect();
     for id in [
         "sb.magic",

@@ -96,7 +96,7 @@ fn check(img: &Path) -> (i32, Vec<(String, String, Vec<String>)>) {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let findings = v["findings"]
+    let findings = v["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()

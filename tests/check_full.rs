@@ -77,7 +77,7 @@ fn check(img: &Path) -> (i32, Vec<String>) {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rules = v["findings"]
+    let rules = v["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()

@@ -47,8 +47,8 @@ fn assert_bounded(img: &Path, what: &str) {
         );
         if args == ["--json"] {
             let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-            let listed = v["findings"].as_array().unwrap().len() as u64;
-            let rules = v["counts"].as_object().unwrap().len() as u64;
+            let listed = v["images"][0]["findings"].as_array().unwrap().len() as u64;
+            let rules = v["images"][0]["counts"].as_object().unwrap().len() as u64;
             assert!(
                 listed <= rules * e4inspect::check::MAX_FINDINGS_PER_RULE,
                 "{what}: {listed} findings listed for {rules} rules"

@@ -93,14 +93,14 @@ fn readme_rule_table_is_the_catalogue() {
             v.join(", ")
         }
     };
-    let expected: Vec<String> = rules
+    let expected: Vec<String> = rules["rules"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| {
             format!(
                 "| `{}` | {} | {} | {} | {} |",
-                r["id"].as_str().unwrap(),
+                r["rule"].as_str().unwrap(),
                 r["severity"].as_str().unwrap(),
                 r["description"].as_str().unwrap(),
                 codes(r, "enforced_by", false),

@@ -40,7 +40,7 @@ fn json_contract_for_explicit_attributes() {
     assert_eq!(r.len(), 2);
     assert_eq!(r[0]["inode_size"], 256);
     assert_eq!(r[0]["extra_isize"], 32);
-    assert_eq!(r[0]["usable_bytes"], 88);
+    assert_eq!(r[0]["capacity_bytes"], 88);
     assert_eq!(r[0]["free_bytes"], 32);
     let p = r[0]["placements"].as_array().unwrap();
     assert_eq!(p[0]["name"], "security.selinux");
@@ -269,9 +269,9 @@ fn from_image_agrees_with_from_dir_and_the_generator() {
             .zip(from_dir["results"].as_array().unwrap())
         {
             assert_eq!(a["inode_size"], b["inode_size"]);
-            assert_eq!(a["inodes"], b["inodes"], "I {inode_size}");
-            assert_eq!(a["all_in_inode"], b["all_in_inode"], "I {inode_size}");
             let (ta, tb) = (&a["tree"], &b["tree"]);
+            assert_eq!(ta["inodes"], tb["inodes"], "I {inode_size}");
+            assert_eq!(ta["all_in_inode"], tb["all_in_inode"], "I {inode_size}");
             let attrs = |t: &Value| {
                 ["attrs_inode", "attrs_block", "attrs_ea_inode", "attrs_none"]
                     .iter()

@@ -257,7 +257,7 @@ fn check_image(img: &Path, inode_size: u32, exp: Option<&Expected>) -> String {
         .output()
         .unwrap();
     let js: Value = serde_json::from_slice(&json_out.stdout).unwrap();
-    let js = js.as_array().unwrap();
+    let js = js["inodes"].as_array().unwrap();
     let mut compared_xattrs = 0;
     for (k, &ino) in inos.iter().enumerate() {
         let ours = chunks[k].split("Details:\n").next().unwrap();
@@ -281,25 +281,28 @@ fn check_image(img: &Path, inode_size: u32, exp: Option<&Expected>) -> String {
         compared_xattrs += got.len();
         // JSON fields against the debugfs text.
         let st = &theirs[2 * k];
-        let mode = j["mode"].as_u64().unwrap();
+        let mode = j["mode"]["raw"].as_u64().unwrap();
         assert!(st.contains(&format!("Mode:  0{:03o}", mode & 0o7777)));
         assert!(st.contains(&format!("Links: {}", j["links_count"])));
         assert!(st.contains(&format!("User: {:5}", j["uid"].as_u64().unwrap())));
         assert!(st.contains(&format!("Group: {:5}", j["gid"].as_u64().unwrap())));
-        assert!(st.contains(&format!("Flags: 0x{:x}", j["flags_raw"].as_u64().unwrap())));
+        assert!(st.contains(&format!(
+            "Flags: 0x{:x}",
+            j["flags"]["raw"].as_u64().unwrap()
+        )));
         // Space accounting is consistent: in-inode costs add up to the bytes used.
         let used: u64 = j["xattrs"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|x| x["location"] == "inode")
-            .map(|x| x["bytes_used"].as_u64().unwrap())
+            .map(|x| x["used_bytes"].as_u64().unwrap())
             .sum();
-        let sp = &j["xattr_space"];
-        assert_eq!(sp["inode_bytes_used"].as_u64().unwrap(), used);
+        let sp = &j["xattr_space"]["inode"];
+        assert_eq!(sp["used_bytes"].as_u64().unwrap(), used);
         assert!(
-            sp["inode_bytes_used"].as_u64().unwrap() + sp["inode_bytes_free"].as_u64().unwrap()
-                <= sp["inode_bytes_capacity"].as_u64().unwrap()
+            sp["used_bytes"].as_u64().unwrap() + sp["free_bytes"].as_u64().unwrap()
+                <= sp["capacity_bytes"].as_u64().unwrap()
         );
         assert!(j["problems"].as_array().unwrap().is_empty(), "{j}");
     }

@@ -125,7 +125,7 @@ fn xattr_names_escaped_and_index_9_bare_like_debugfs() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
-    let names: Vec<&str> = v[0]["xattrs"]
+    let names: Vec<&str> = v["inodes"][0]["xattrs"]
         .as_array()
         .unwrap()
         .iter()
@@ -184,7 +184,7 @@ fn allocation_and_fragmentation_in_details() {
         .arg("/filler/2")
         .output()
         .unwrap();
-    let freed = serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0]["ino"]
+    let freed = serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["inodes"][0]["ino"]
         .as_u64()
         .unwrap();
     for i in (0..60).step_by(2) {
@@ -208,15 +208,15 @@ fn allocation_and_fragmentation_in_details() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let f = &v[0]["fragmentation"];
-    let leaves = v[0]["data"]["extents"].as_array().unwrap().len() as u64;
+    let f = &v["inodes"][0]["fragmentation"];
+    let leaves = v["inodes"][0]["data"]["extents"].as_array().unwrap().len() as u64;
     assert_eq!(f["extents"].as_u64(), Some(leaves));
     assert!(
         f["runs"].as_u64().unwrap() > 1 && f["runs"].as_u64().unwrap() <= leaves,
         "{f}"
     );
     assert_eq!(f["blocks"].as_u64(), Some(100_000u64.div_ceil(1024)));
-    assert_eq!(v[0]["allocated"], serde_json::json!(true));
+    assert_eq!(v["inodes"][0]["allocated"], serde_json::json!(true));
     let text = String::from_utf8_lossy(
         &Command::new(bin())
             .arg("inode")

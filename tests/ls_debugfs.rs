@@ -240,12 +240,13 @@ fn json_lists_every_entry() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
-    let a = v.as_array().unwrap();
+    let a = v["listings"][0]["entries"].as_array().unwrap();
     // ".", "..", and the 16 files of odd names.
     assert_eq!(a.len(), 18);
     for e in a {
         assert!(e["inode"].as_u64().unwrap() > 0);
-        assert!(e["mode"].is_u64() && e["size"].is_u64() && e["mtime"]["sec"].is_i64());
+        assert!(e["mode"]["raw"].is_u64() && e["size"].is_u64() && e["mtime"]["raw"].is_i64());
+        assert!(e["mode"]["octal"].is_string() && e["mtime"]["utc"].is_string());
         assert!(e["type"].is_string());
     }
     let on_disk: usize = std::fs::read_dir(tree.join("names")).unwrap().count();

@@ -189,7 +189,7 @@ fn wide_triple_indirect_map_is_summarised() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let omitted = v[0]["data"]["runs_omitted"].as_u64().unwrap();
+    let omitted = v["inodes"][0]["data"]["runs_omitted"].as_u64().unwrap();
     assert!(omitted > 500_000, "runs_omitted {omitted}");
     // The debugfs text lists everything, streamed.
     let (code, out, kb) = measured(&["inode"], &img, "/f");

@@ -42,7 +42,7 @@ use std::path::Path;
 pub const MAX_FINDINGS_PER_RULE: u64 = 1000;
 
 /// One problem found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// Rule ID from the catalogue.
     pub rule: RuleId,
@@ -54,7 +54,7 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inode: Option<u32>,
     /// Paths that reach the inode (hard links: several; none when unconnected or unnamed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
     /// One-line explanation with stored and expected values.
     pub message: String,
@@ -198,7 +198,7 @@ pub struct CheckOptions {
 }
 
 /// The result for one image.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// The image, as named on the command line.
     pub image: String,

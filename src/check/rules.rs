@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 /// How bad a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Something a kernel, libext2fs or e2fsck refuses or repairs.
@@ -26,7 +26,7 @@ impl Severity {
 }
 
 /// Who enforces a rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Enforcer {
     /// The kernel at mount time (or when it first uses the structure).
     #[serde(rename = "kernel")]
@@ -55,9 +55,10 @@ impl Enforcer {
 }
 
 /// One catalogue entry.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct Rule {
-    /// Its ID.
+    /// The stable rule ID (`rule`, the same key as in findings).
+    #[serde(rename = "rule")]
     pub id: RuleId,
     /// Error or warning.
     pub severity: Severity,
@@ -72,6 +73,21 @@ pub struct Rule {
 impl Serialize for RuleId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// A rule ID is one of the catalogue's strings.
+impl schemars::JsonSchema for RuleId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RuleId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let ids: Vec<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
+        schemars::json_schema!({
+            "description": "A rule ID of the catalogue (`check --list-rules`).",
+            "type": "string",
+            "enum": ids,
+        })
     }
 }
 

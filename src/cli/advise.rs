@@ -457,9 +457,23 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
         }
     };
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&a)?);
+        let doc = AdviseDocument {
+            schema_version: e4inspect::format::json::SchemaVersion,
+            advice: &a,
+        };
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         super::emit(&render(&a))?;
     }
     Ok(super::EXIT_OK)
+}
+
+/// The `advise --json` document.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct AdviseDocument<'a> {
+    /// Version of the JSON contract.
+    pub schema_version: e4inspect::format::json::SchemaVersion,
+    /// The advice.
+    #[serde(flatten)]
+    pub advice: &'a e4inspect::advise::Advice,
 }

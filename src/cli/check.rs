@@ -16,6 +16,7 @@
 use super::exit::{self, usage, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::check::rules::{family_rules, is_family, FAMILIES, QUICK_FAMILIES};
 use e4inspect::check::{self, CheckOptions, Report, RuleId, Severity, RULES};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::{check_text, github, junit, table};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -263,7 +264,11 @@ fn plural(n: u64, word: &str) -> String {
 fn list_rules(format: Format, out: &mut dyn Write) -> anyhow::Result<i32> {
     match format {
         Format::Json => {
-            writeln!(out, "{}", serde_json::to_string_pretty(RULES)?)?;
+            let doc = RulesDocument {
+                schema_version: SchemaVersion,
+                rules: RULES,
+            };
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
             return Ok(EXIT_OK);
         }
         Format::Junit | Format::Github => {
@@ -491,30 +496,20 @@ fn junit_suite(outcome: &Outcome, quick: bool, policy: &Policy) -> junit::Suite 
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-fn json_value(outcome: &Outcome) -> anyhow::Result<serde_json::Value> {
-    Ok(match outcome {
-        Outcome::Checked(rep) => serde_json::to_value(rep)?,
-        Outcome::Failed { image, error } => serde_json::json!({
-            "image": image,
-            "error": error,
-            "findings": [],
-            "errors": 0,
-            "warnings": 0,
-        }),
-    })
-}
-
-fn write_json(outcomes: &[Outcome], several: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut values = outcomes
-        .iter()
-        .map(json_value)
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let v = if several {
-        serde_json::Value::Array(values)
-    } else {
-        values.pop().unwrap_or(serde_json::Value::Null)
+/// The one `check --json` document, whatever the number of images.
+fn write_json(outcomes: Vec<Outcome>, out: &mut dyn Write) -> anyhow::Result<()> {
+    let images = outcomes
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Checked(rep) => ImageResult::Checked(rep),
+            Outcome::Failed { image, error } => ImageResult::Unreadable { image, error },
+        })
+        .collect();
+    let doc = CheckDocument {
+        schema_version: SchemaVersion,
+        images,
     };
-    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }
 
@@ -579,8 +574,9 @@ pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         }
         outcomes.push(outcome);
     }
+    let code = exit::combine(outcomes.iter().map(status));
     match format {
-        Format::Json => write_json(&outcomes, args.images.len() > 1, out)?,
+        Format::Json => write_json(outcomes, out)?,
         Format::Junit => {
             let report = junit::Report {
                 name: "e4inspect check".into(),
@@ -593,7 +589,7 @@ pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         }
         Format::Text | Format::Github => {}
     }
-    Ok(exit::combine(outcomes.iter().map(status)))
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -634,4 +630,37 @@ mod tests {
         let e = Policy::from_args(&args(&["--allow", "sb", "--deny", "sb"])).unwrap_err();
         assert!(exit::is_usage(&e), "{e}");
     }
+}
+
+/// The `check --json` document: the same shape for one image or several.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct CheckDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// One entry per image, in the order given.
+    pub images: Vec<ImageResult>,
+}
+
+/// The result for one image: its report, or why it could not be checked at all.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ImageResult {
+    /// The image was checked.
+    Checked(Report),
+    /// The image could not be read (exit status 8).
+    Unreadable {
+        /// The image as given.
+        image: String,
+        /// Why it could not be checked.
+        error: String,
+    },
+}
+
+/// The `check --list-rules --json` document: the rule catalogue.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct RulesDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// Every rule, in report order.
+    pub rules: &'static [e4inspect::check::Rule],
 }

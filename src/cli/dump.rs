@@ -84,7 +84,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     };
     if args.json {
         // Streamed: the groups are produced while they are written, so memory stays flat.
-        let doc = e4inspect::format::json::document(&fs, args.header_only);
+        let doc = e4inspect::format::json::document(
+            &fs,
+            &args.image.display().to_string(),
+            args.header_only,
+        );
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
         serde_json::to_writer_pretty(&mut w, &doc)?;

@@ -8,6 +8,7 @@
 
 use anyhow::Context;
 use e4inspect::extract::{self, ExtractOptions, Summary};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::fs::Filesystem;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -159,7 +160,14 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let s = res.with_context(|| format!("extract {}", args.path))?;
     let mut out = String::new();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        let doc = ExtractDocument {
+            schema_version: SchemaVersion,
+            image: args.image.display().to_string(),
+            path: args.path.clone(),
+            dest: args.dest.display().to_string(),
+            summary: &s,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
         text(&s, &mut out)?;
     }
@@ -169,4 +177,20 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     } else {
         super::EXIT_OK
     })
+}
+
+/// The `extract --json` document.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct ExtractDocument<'a> {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// The file or subtree extracted, as given.
+    pub path: String,
+    /// Where it was written.
+    pub dest: String,
+    /// What was extracted, skipped and dropped.
+    #[serde(flatten)]
+    pub summary: &'a e4inspect::extract::Summary,
 }

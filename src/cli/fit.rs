@@ -12,8 +12,10 @@ use super::exit::{as_usage, usage};
 use anyhow::Context;
 use comfy_table::{Cell, CellAlignment};
 use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::table;
 use e4inspect::profiles;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -112,9 +114,13 @@ fn explicit_attrs(a: &FitArgs) -> anyhow::Result<Vec<Attr>> {
     Ok(out)
 }
 
-#[derive(Serialize)]
-struct ProfileList {
-    profiles: &'static [profiles::Profile],
+/// The `fit --list-profiles --json` document.
+#[derive(Serialize, JsonSchema)]
+pub struct ProfileList {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// Every profile `--profile` accepts.
+    pub profiles: &'static [profiles::Profile],
 }
 
 fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
@@ -123,6 +129,7 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
             out,
             "{}",
             serde_json::to_string_pretty(&ProfileList {
+                schema_version: SchemaVersion,
                 profiles: profiles::PROFILES
             })?
         )?;
@@ -156,27 +163,31 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
 
 use super::emit;
 
-/// One result object of the JSON contract.
-#[derive(Serialize)]
-struct JsonResult {
+/// One inode size: the explicit attributes placed, and the scanned tree or image counted.
+#[derive(Serialize, JsonSchema)]
+pub struct JsonResult {
+    /// The explicit attributes (`--xattr`, `--profile`) placed in this inode size.
     #[serde(flatten)]
     fit: FitResult,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    inodes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    all_in_inode: Option<u64>,
+    /// The scanned tree or image at this inode size (`--from-dir`, `--from-image`).
     #[serde(skip_serializing_if = "Option::is_none")]
     tree: Option<fit::SizeStats>,
 }
 
-#[derive(Serialize)]
-struct JsonOut {
+/// The `fit --json` document.
+#[derive(Serialize, JsonSchema)]
+pub struct JsonOut {
+    /// Version of the JSON contract.
+    schema_version: SchemaVersion,
+    /// One result per inode size.
     results: Vec<JsonResult>,
+    /// What was scanned, when a tree or image was.
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<SourceSummary>,
 }
 
-#[derive(Serialize)]
+/// What `--from-dir` or `--from-image` scanned.
+#[derive(Serialize, JsonSchema)]
 struct SourceSummary {
     kind: &'static str,
     path: PathBuf,
@@ -201,7 +212,7 @@ struct SourceSummary {
 }
 
 /// A file named in the listing.
-#[derive(Serialize, Clone)]
+#[derive(Serialize, JsonSchema, Clone)]
 struct NamedFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     ino: Option<u32>,
@@ -361,17 +372,13 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
             .is_some_and(|(a, _)| a.sizes.iter().any(|s| s.not_stored > 0));
     if args.json {
         let json = JsonOut {
+            schema_version: SchemaVersion,
             results: results
                 .into_iter()
                 .enumerate()
                 .map(|(i, fit)| {
                     let st = agg.as_ref().and_then(|(a, _)| a.sizes.get(i).cloned());
-                    JsonResult {
-                        inodes: st.as_ref().map(|s| s.inodes),
-                        all_in_inode: st.as_ref().map(|s| s.all_in_inode),
-                        tree: st,
-                        fit,
-                    }
+                    JsonResult { tree: st, fit }
                 })
                 .collect(),
             source: agg.map(|(_, s)| s),

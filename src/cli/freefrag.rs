@@ -2,6 +2,7 @@
 
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE};
 use e4inspect::format::e2freefrag;
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::freefrag;
 use e4inspect::fs::Filesystem;
 use std::io::Write;
@@ -87,7 +88,11 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
         }
     };
     let written = if args.json {
-        let doc = serde_json::json!({ "device": device, "report": rep });
+        let doc = FreefragDocument {
+            schema_version: SchemaVersion,
+            image: device,
+            report: rep,
+        };
         serde_json::to_writer_pretty(&mut w, &doc)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(w))
@@ -99,4 +104,15 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The `freefrag --json` document.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct FreefragDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// What e2freefrag prints.
+    pub report: e4inspect::views::freefrag::Report,
 }

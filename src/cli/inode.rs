@@ -2,8 +2,11 @@
 //! xattr lives, the in-inode xattr space, checksums and anything found wrong (the text and JSON
 //! come from [`e4inspect::format::debugfs_stat`]).
 
+use super::emit;
 use anyhow::Context;
-use e4inspect::format::debugfs_stat::{debugfs_text, details_text, json_of, report};
+use e4inspect::format::debugfs_stat::{debugfs_text, details_text, report};
+use e4inspect::format::inode_json::{json_of, InodeDocument, InodeEntry};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::fs::Filesystem;
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,15 +19,14 @@ pub struct InodeArgs {
     /// Inode numbers (`12` or `<12>`) or paths from the root (`/etc/passwd`).
     #[arg(required = true, value_name = "INODE|PATH")]
     pub targets: Vec<String>,
-    /// Print a JSON array, one object per inode.
+    /// Print JSON: {schema_version, image, inodes: [...]}, one entry per target, found or with
+    /// its error (docs/schema/inode.schema.json).
     #[arg(long)]
     pub json: bool,
     /// Where the filesystem lies inside the image.
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
-
-use super::emit;
 
 /// Run the subcommand: 0 fine, 4 when any inode has problems, 8 when an inode could not be read.
 pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
@@ -49,6 +51,13 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
             Err(e) => {
                 super::report_target(&args.image, t, &e);
                 status = 8;
+                if args.json {
+                    js.push(InodeEntry::Failed {
+                        target: t.clone(),
+                        ino: raw.as_ref().ok().map(|(ino, _)| *ino),
+                        error: format!("{e:#}"),
+                    });
+                }
                 continue;
             }
         };
@@ -56,7 +65,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
             status = 4;
         }
         if args.json {
-            js.push(json_of(&fs, &r));
+            js.push(InodeEntry::Found(Box::new(json_of(&fs, t, &r))));
         } else {
             let res = (|| {
                 if !first {
@@ -78,7 +87,12 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     }
     drop(out);
     if args.json {
-        emit(&(serde_json::to_string_pretty(&js)? + "\n"))?;
+        let doc = InodeDocument {
+            schema_version: SchemaVersion,
+            image: args.image.display().to_string(),
+            inodes: js,
+        };
+        emit(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
     }
     Ok(status)
 }

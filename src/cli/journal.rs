@@ -2,6 +2,7 @@
 //! [-f JOURNAL]"` on stdout, or JSON.
 
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::logdump as text;
 use e4inspect::fs::Filesystem;
 use e4inspect::logdump::{self, DebugfsOpen, Event, ExternalJournal, InternalJournal, Options};
@@ -111,6 +112,20 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
                 // be found is a journal that cannot be read (exit 8).
                 if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
                     report_error(&args.image, &"filesystem has no journal");
+                    if args.json {
+                        // Still one document: a journal of kind `none`, with nothing in it.
+                        let doc = JournalDocument {
+                            schema_version: SchemaVersion,
+                            image: args.image.display().to_string(),
+                            journal: "none",
+                            options: opts,
+                            events: Vec::new(),
+                            outcome: logdump::Outcome::default(),
+                        };
+                        serde_json::to_writer_pretty(&mut w, &doc)?;
+                        writeln!(w)?;
+                        w.flush()?;
+                    }
                     return Ok(EXIT_OK);
                 }
                 let msg = format!(
@@ -152,12 +167,18 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
             events.push(e);
             Ok(())
         })?;
-        let doc = serde_json::json!({
-            "journal": if args.journal_device.is_some() { "external" } else { "internal" },
-            "options": opts,
-            "events": events,
-            "outcome": o,
-        });
+        let doc = JournalDocument {
+            schema_version: SchemaVersion,
+            image: args.image.display().to_string(),
+            journal: if args.journal_device.is_some() {
+                "external"
+            } else {
+                "internal"
+            },
+            options: opts,
+            events,
+            outcome: o.clone(),
+        };
         serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
         o
@@ -182,4 +203,22 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// The `journal --json` document.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct JournalDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// `internal` (the journal inode), `external` (`--journal-device`), or `none` (the
+    /// filesystem has no journal: no events).
+    pub journal: &'static str,
+    /// The logdump options in effect.
+    pub options: logdump::Options,
+    /// What the walk found, in debugfs' order.
+    pub events: Vec<logdump::Event>,
+    /// How the walk ended.
+    pub outcome: logdump::Outcome,
 }

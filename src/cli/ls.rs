@@ -2,7 +2,8 @@
 //! byte for byte, or as JSON.
 
 use anyhow::Context;
-use e4inspect::format::debugfs_ls::{self, LsOptions};
+use e4inspect::format::debugfs_ls::{self, LsEntry, LsOptions};
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::fs::Filesystem;
 use e4inspect::namei;
 use std::io::Write;
@@ -42,6 +43,9 @@ pub struct LsArgs {
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    if args.json {
+        return run_json(&fs, args);
+    }
     let mut status = 0;
     for t in &args.targets {
         let code = match list_one(&fs, args, t) {
@@ -59,6 +63,112 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     Ok(status)
 }
 
+/// The `ls --json` document: one listing per target, however many targets are given.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct LsDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// One listing per target, in the order given.
+    pub listings: Vec<Listing>,
+}
+
+/// The listing of one target, or why it could not be listed.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Listing {
+    /// The target as given.
+    pub target: String,
+    /// Its inode number, when the target was found.
+    pub inode: Option<u32>,
+    /// The entries (a target that is not a directory is listed as its own single entry).
+    pub entries: Vec<LsEntry>,
+    /// Inodes of entries that could not be read (their entries carry no inode data).
+    pub problems: Vec<String>,
+    /// Why the target could not be listed, or why the listing ended early.
+    pub error: Option<String>,
+}
+
+/// Every target in one JSON document; the exit status is the worst of the targets'.
+fn run_json(fs: &Filesystem, args: &LsArgs) -> anyhow::Result<i32> {
+    let mut status = 0;
+    let mut listings = Vec::new();
+    for t in &args.targets {
+        let l = listing(fs, args, t);
+        for m in &l.problems {
+            eprintln!("e4inspect: {m}");
+        }
+        if let Some(e) = &l.error {
+            eprintln!("e4inspect: {}: {t}: {e}", args.image.display());
+        }
+        status = status.max(match (&l.inode, &l.error, l.problems.is_empty()) {
+            (None, _, _) => 8,
+            (Some(_), Some(_), _) | (Some(_), None, false) => 4,
+            _ => 0,
+        });
+        listings.push(l);
+    }
+    let doc = LsDocument {
+        schema_version: SchemaVersion,
+        image: args.image.display().to_string(),
+        listings,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let res = serde_json::to_writer_pretty(&mut out, &doc)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match res {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(status),
+        r => r.map(|()| status).context("writing to stdout"),
+    }
+}
+
+/// The listing of `target`.
+fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
+    let mut l = Listing {
+        target: target.to_string(),
+        inode: None,
+        entries: Vec::new(),
+        problems: Vec::new(),
+        error: None,
+    };
+    let found = namei::parse_target(fs, target)
+        .map_err(|e| e.to_string())
+        .and_then(|ino| {
+            fs.inode_raw(ino)
+                .map(|raw| (ino, raw))
+                .map_err(|e| e.to_string())
+        });
+    let (ino, raw) = match found {
+        Ok(x) => x,
+        Err(e) => {
+            l.error = Some(e);
+            return l;
+        }
+    };
+    l.inode = Some(ino);
+    let (entries, report) = if e4inspect::inode::Inode::parse(&raw).is_dir() {
+        debugfs_ls::list_json(fs, ino, args.deleted)
+    } else {
+        debugfs_ls::list_single_json(fs, ino, last_component(target))
+    };
+    l.entries = entries;
+    l.problems = report.stderr;
+    l.error = report.error;
+    l
+}
+
+/// The last component of a path target (a file operand is named by it, as ls(1) names it).
+fn last_component(target: &str) -> &[u8] {
+    target
+        .rsplit('/')
+        .find(|c| !c.is_empty())
+        .unwrap_or(target)
+        .as_bytes()
+}
+
 /// List one target; -1 when stdout was closed.
 fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32> {
     let what = || format!("{}: {target}", args.image.display());
@@ -67,24 +177,10 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
     let is_dir = e4inspect::inode::Inode::parse(&raw).is_dir();
     // A target that is not a directory is listed on its own, as ls(1) lists a file operand
     // (debugfs prints an empty listing and an error there), named by its last component.
-    let name = target
-        .rsplit('/')
-        .find(|c| !c.is_empty())
-        .unwrap_or(target)
-        .as_bytes();
+    let name = last_component(target);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let res = if args.json {
-        let (v, report) = if is_dir {
-            debugfs_ls::list_json(fs, ino, args.deleted)
-        } else {
-            debugfs_ls::list_single_json(fs, ino, name)
-        };
-        serde_json::to_writer_pretty(&mut out, &v)
-            .map_err(std::io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-            .map(|()| report)
-    } else {
+    let res = {
         let opts = LsOptions {
             long: args.long,
             deleted: args.deleted,

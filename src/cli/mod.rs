@@ -27,6 +27,8 @@ pub mod inode;
 pub mod journal;
 pub mod ls;
 pub mod progress;
+#[cfg(test)]
+pub mod schema;
 pub mod xattrs;
 
 use std::path::Path;

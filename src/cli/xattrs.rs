@@ -1,10 +1,12 @@
 //! `e4inspect xattrs IMAGE`: scan every in-use inode and summarise where extended attributes live.
 
 use anyhow::Context;
+use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::table;
 use e4inspect::fs::Filesystem;
 use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -30,24 +32,132 @@ pub struct XattrsArgs {
     /// an xattr block or use an EA inode (0: none).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub list: usize,
+    /// Add the scan's wall-clock time (`seconds`) to the JSON (it differs from run to run).
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// The listed inodes with their paths (one bounded walk of the tree for just these inodes).
-fn named_largest(fs: &Filesystem, st: &scan::XattrStats) -> Vec<serde_json::Value> {
+fn named_largest(fs: &Filesystem, st: &scan::XattrStats) -> Vec<LargestJson> {
     let wanted = st.largest.iter().map(|l| l.ino).collect();
     let paths = scan::inode_paths(fs, &wanted);
     st.largest
         .iter()
-        .map(|l| {
-            json!({
-                "ino": l.ino,
-                "path": paths.get(&l.ino),
-                "footprint": l.footprint,
-                "spills_to_block": l.block,
-                "uses_ea_inode": l.ea_inode,
-            })
+        .map(|l| LargestJson {
+            ino: l.ino,
+            path: paths.get(&l.ino).cloned(),
+            footprint: l.footprint,
+            spills_to_block: l.block,
+            uses_ea_inode: l.ea_inode,
         })
         .collect()
+}
+
+/// An inode among the largest xattr footprints that spill out of the inode.
+#[derive(Serialize, JsonSchema)]
+pub struct LargestJson {
+    /// Inode number.
+    pub ino: u32,
+    /// A path to it (null when unnamed or not found within the walk's bounds).
+    pub path: Option<String>,
+    /// Bytes of xattrs (entries, names and values) wherever they are.
+    pub footprint: u64,
+    /// It uses the external block.
+    pub spills_to_block: bool,
+    /// It has a value in an EA inode.
+    pub uses_ea_inode: bool,
+}
+
+/// One bucket of the footprint histogram.
+#[derive(Serialize, JsonSchema)]
+pub struct BucketJson {
+    /// Footprint range in bytes.
+    pub range: String,
+    /// Upper bound of the range (null for the last, open, bucket).
+    pub max_bytes: Option<u64>,
+    /// Inodes in the range.
+    pub inodes: u64,
+}
+
+/// A frequent xattr name.
+#[derive(Serialize, JsonSchema)]
+pub struct NameJson {
+    /// Full name with its prefix.
+    pub name: String,
+    /// Attributes with this name.
+    pub count: u64,
+    /// Sum of their value sizes.
+    pub bytes: u64,
+}
+
+/// The `xattrs --json` document.
+#[derive(Serialize, JsonSchema)]
+pub struct XattrsDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// In-use inodes visited.
+    pub inodes_scanned: u64,
+    /// Inodes with at least one xattr.
+    pub inodes_with_xattrs: u64,
+    /// ... whose xattrs all live in the inode body.
+    pub all_in_inode: u64,
+    /// ... that use the external block.
+    pub spill_to_block: u64,
+    /// ... with a value in an EA inode.
+    pub use_ea_inode: u64,
+    /// Xattr bytes in inode bodies.
+    pub bytes_in_inode: u64,
+    /// Xattr bytes in external blocks.
+    pub bytes_in_blocks: u64,
+    /// Value bytes in EA inodes.
+    pub bytes_in_ea_inodes: u64,
+    /// Attributes.
+    pub xattr_count: u64,
+    /// Sum of value sizes.
+    pub value_bytes: u64,
+    /// Free bytes left in the in-inode areas.
+    pub inode_free_bytes: u64,
+    /// EA inodes referenced.
+    pub ea_value_inodes: u64,
+    /// Inodes per footprint range.
+    pub footprint_histogram: Vec<BucketJson>,
+    /// The largest footprint.
+    pub footprint_max: u64,
+    /// The most frequent names.
+    pub top_names: Vec<NameJson>,
+    /// Distinct names seen.
+    pub distinct_names: usize,
+    /// Names not tracked once the name table was full.
+    pub names_untracked: u64,
+    /// Distinct external xattr blocks.
+    pub xattr_blocks: usize,
+    /// Blocks shared by several inodes.
+    pub shared_blocks: Vec<scan::SharedBlock>,
+    /// Blocks not tracked once the block table was full.
+    pub blocks_untracked: u64,
+    /// Inodes with damaged xattrs.
+    pub inodes_with_problems: u64,
+    /// The largest footprints among inodes that spill out of the inode.
+    pub largest_spilling: Vec<LargestJson>,
+    /// External xattr blocks decoded.
+    pub xattr_blocks_decoded: u64,
+    /// Groups in the filesystem.
+    pub groups: u32,
+    /// Groups skipped because their inode table is not initialised.
+    pub groups_uninit: u32,
+    /// Inode slots skipped as the unused tail of inode tables.
+    pub inodes_unused_tail: u64,
+    /// Inode-table bytes read.
+    pub itable_bytes: u64,
+    /// Problems met by the scan.
+    pub problem_count: u64,
+    /// The first problems (verbatim).
+    pub problems: Vec<e4inspect::Problem>,
+    /// Wall-clock seconds of the scan (only with `--timings`: not deterministic).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 fn bucket_label(i: usize) -> String {
@@ -90,41 +200,53 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             .footprint_hist
             .iter()
             .enumerate()
-            .map(|(i, &n)| json!({"range": bucket_label(i), "max_bytes": FOOTPRINT_BUCKETS.get(i), "inodes": n}))
+            .map(|(i, &n)| BucketJson {
+                range: bucket_label(i),
+                max_bytes: FOOTPRINT_BUCKETS.get(i).copied(),
+                inodes: n,
+            })
             .collect();
-        let v = json!({
-            "image": args.image.display().to_string(),
-            "inodes_scanned": counts.inodes_in_use,
-            "inodes_with_xattrs": st.inodes_with_xattrs,
-            "all_in_inode": st.all_in_inode,
-            "spill_to_block": st.spill_to_block,
-            "use_ea_inode": st.use_ea_inode,
-            "bytes_in_inode": st.bytes_in_inode,
-            "bytes_in_blocks": st.bytes_in_blocks,
-            "bytes_in_ea_inodes": st.bytes_in_ea_inodes,
-            "xattr_count": st.xattr_count,
-            "value_bytes": st.value_bytes,
-            "inode_bytes_free": st.inode_bytes_free,
-            "ea_value_inodes": st.ea_value_inodes,
-            "footprint_histogram": hist,
-            "footprint_max": st.footprint_max,
-            "top_names": top.iter().map(|(n, s)| json!({"name": n, "count": s.count, "bytes": s.bytes})).collect::<Vec<_>>(),
-            "distinct_names": st.distinct_names(),
-            "names_untracked": st.names_untracked,
-            "xattr_blocks": st.distinct_blocks(),
-            "shared_blocks": shared,
-            "blocks_untracked": st.blocks_untracked,
-            "inodes_with_problems": st.inodes_with_problems,
-            "largest_spilling": largest,
-            "xattr_blocks_decoded": st.blocks_decoded,
-            "groups": counts.groups,
-            "groups_uninit": counts.groups_uninit,
-            "inodes_unused_tail": counts.inodes_unused_tail,
-            "itable_bytes": counts.itable_bytes,
-            "problem_count": counts.problem_count,
-            "problems": counts.problems,
-            "seconds": secs,
-        });
+        let v = XattrsDocument {
+            schema_version: SchemaVersion,
+            image: args.image.display().to_string(),
+            inodes_scanned: counts.inodes_in_use,
+            inodes_with_xattrs: st.inodes_with_xattrs,
+            all_in_inode: st.all_in_inode,
+            spill_to_block: st.spill_to_block,
+            use_ea_inode: st.use_ea_inode,
+            bytes_in_inode: st.bytes_in_inode,
+            bytes_in_blocks: st.bytes_in_blocks,
+            bytes_in_ea_inodes: st.bytes_in_ea_inodes,
+            xattr_count: st.xattr_count,
+            value_bytes: st.value_bytes,
+            inode_free_bytes: st.inode_bytes_free,
+            ea_value_inodes: st.ea_value_inodes,
+            footprint_histogram: hist,
+            footprint_max: st.footprint_max,
+            top_names: top
+                .iter()
+                .map(|(n, s)| NameJson {
+                    name: n.clone(),
+                    count: s.count,
+                    bytes: s.bytes,
+                })
+                .collect(),
+            distinct_names: st.distinct_names(),
+            names_untracked: st.names_untracked,
+            xattr_blocks: st.distinct_blocks(),
+            shared_blocks: shared,
+            blocks_untracked: st.blocks_untracked,
+            inodes_with_problems: st.inodes_with_problems,
+            largest_spilling: largest,
+            xattr_blocks_decoded: st.blocks_decoded,
+            groups: counts.groups,
+            groups_uninit: counts.groups_uninit,
+            inodes_unused_tail: counts.inodes_unused_tail,
+            itable_bytes: counts.itable_bytes,
+            problem_count: counts.problem_count,
+            problems: counts.problems,
+            seconds: args.timings.then_some(secs),
+        };
         super::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         return Ok(status);
     }
@@ -246,15 +368,15 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             out!(
                 o,
                 "  {:>8} bytes  inode {}  {}{}",
-                l["footprint"],
-                l["ino"],
-                l["path"].as_str().map_or_else(
+                l.footprint,
+                l.ino,
+                l.path.as_deref().map_or_else(
                     || "(no path found)".to_string(),
                     |p| p.escape_debug().to_string()
                 ),
-                match (l["spills_to_block"].as_bool(), l["uses_ea_inode"].as_bool()) {
-                    (Some(true), Some(true)) => "  [block, EA inode]",
-                    (Some(true), _) => "  [block]",
+                match (l.spills_to_block, l.uses_ea_inode) {
+                    (true, true) => "  [block, EA inode]",
+                    (true, _) => "  [block]",
                     _ => "  [EA inode]",
                 }
             );

@@ -6,9 +6,11 @@
 //! directory show as `<encrypted (LEN)>` unless `-r`, except the first two entries.
 
 use crate::dir::{self, IterEntry};
+use crate::format::json::{Mode, Named, Time};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::{self, Write};
 use std::ops::ControlFlow;
 
@@ -197,41 +199,108 @@ pub fn list(
     Ok(l.report)
 }
 
-fn time_json(secs: u32, extra: Option<u32>) -> Value {
+/// An inode time for JSON: with nanoseconds when the inode has the extra field.
+fn time_json(secs: u32, extra: Option<u32>) -> Time {
     match extra {
-        Some(x) => json!({"sec": inode::time_secs(secs, x), "nsec": inode::time_nsec(x)}),
-        None => json!({"sec": i64::from(secs as i32), "nsec": 0}),
+        Some(x) => Time::with_nsec(inode::time_secs(secs, x), inode::time_nsec(x)),
+        None => Time::with_nsec(i64::from(secs as i32), 0),
     }
 }
 
-fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> Value {
-    let mut o = json!({
-        "name": String::from_utf8_lossy(e.name),
-        "inode": e.inode,
-        "file_type": e.file_type,
-        "rec_len": e.rec_len_raw,
-        "deleted": e.deleted,
-    });
-    if std::str::from_utf8(e.name).is_err() {
-        o["name_bytes"] = json!(e.name);
+/// `EXT2_FT_*` decoded.
+pub fn file_type_name(ft: u8) -> &'static str {
+    match ft {
+        1 => "regular",
+        2 => "directory",
+        3 => "character device",
+        4 => "block device",
+        5 => "fifo",
+        6 => "socket",
+        7 => "symlink",
+        0 => "unknown",
+        _ => "invalid",
     }
+}
+
+/// One directory entry of `ls --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LsEntry {
+    /// The name (invalid UTF-8 replaced; see `name_bytes`).
+    pub name: String,
+    /// The name's bytes, when they are not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_bytes: Option<Vec<u8>>,
+    /// Inode number.
+    pub inode: u32,
+    /// The entry's file type (`EXT2_FT_*`).
+    pub file_type: Named,
+    /// `rec_len` as stored.
+    pub rec_len: u16,
+    /// A deleted entry (found in the slack of the one before it; `ls -d`).
+    pub deleted: bool,
+    /// What the entry's inode says (absent for deleted entries and unreadable inodes).
+    #[serde(flatten)]
+    pub inode_data: Option<LsInode>,
+}
+
+/// The fields of the inode a directory entry names.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LsInode {
+    /// File type from the mode.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `i_mode`.
+    pub mode: Mode,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Hard links.
+    pub links_count: u16,
+    /// Size in bytes.
+    pub size: u64,
+    /// Access time.
+    pub atime: Time,
+    /// Modification time.
+    pub mtime: Time,
+    /// Change time.
+    pub ctime: Time,
+    /// Creation time (only with a large enough inode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crtime: Option<Time>,
+}
+
+fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> LsEntry {
+    let mut o = LsEntry {
+        name: String::from_utf8_lossy(e.name).into_owned(),
+        name_bytes: std::str::from_utf8(e.name)
+            .is_err()
+            .then(|| e.name.to_vec()),
+        inode: e.inode,
+        file_type: Named::new(e.file_type, file_type_name(e.file_type)),
+        rec_len: e.rec_len_raw,
+        deleted: e.deleted,
+        inode_data: None,
+    };
     if !e.deleted && e.inode != 0 {
         match fs.read_inode_checked(e.inode, true) {
             Ok(raw) => {
                 let i = Inode::parse(&raw);
                 let x = |f: u32| i.has_extra_field(f).then_some(());
-                o["type"] = json!(i.type_name());
-                o["mode"] = json!(i.mode);
-                o["uid"] = json!(i.uid);
-                o["gid"] = json!(i.gid);
-                o["links"] = json!(i.links_count);
-                o["size"] = json!(i.size);
-                o["atime"] = time_json(i.atime, x(0x90).map(|_| i.atime_extra));
-                o["mtime"] = time_json(i.mtime, x(0x8C).map(|_| i.mtime_extra));
-                o["ctime"] = time_json(i.ctime, x(0x88).map(|_| i.ctime_extra));
-                if i.has_extra_field(0x98) {
-                    o["crtime"] = time_json(i.crtime, Some(i.crtime_extra));
-                }
+                o.inode_data = Some(LsInode {
+                    kind: i.type_name(),
+                    mode: Mode::new(i.mode),
+                    uid: i.uid,
+                    gid: i.gid,
+                    links_count: i.links_count,
+                    size: i.size,
+                    atime: time_json(i.atime, x(0x90).map(|_| i.atime_extra)),
+                    mtime: time_json(i.mtime, x(0x8C).map(|_| i.mtime_extra)),
+                    ctime: time_json(i.ctime, x(0x88).map(|_| i.ctime_extra)),
+                    crtime: i
+                        .has_extra_field(0x98)
+                        .then(|| time_json(i.crtime, Some(i.crtime_extra))),
+                });
             }
             Err(m) => report
                 .stderr
@@ -243,7 +312,7 @@ fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> Valu
 
 /// The entries of directory `ino` as JSON objects (name, inode, type, mode, size, times), in
 /// the order `ls` lists them; deleted entries (with `deleted`) are marked and carry no inode data.
-pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<Value>, LsReport) {
+pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<LsEntry>, LsReport) {
     let mut v = Vec::new();
     let mut report = LsReport::default();
     let res = dir::iterate_dir(fs, ino, deleted, &mut |e| {
@@ -313,7 +382,7 @@ pub fn list_single(
 }
 
 /// [`list_single`] as JSON.
-pub fn list_single_json(fs: &Filesystem, ino: u32, name: &[u8]) -> (Vec<Value>, LsReport) {
+pub fn list_single_json(fs: &Filesystem, ino: u32, name: &[u8]) -> (Vec<LsEntry>, LsReport) {
     let mut report = LsReport::default();
     let v = vec![entry_json(fs, &single_entry(fs, ino, name), &mut report)];
     (v, report)

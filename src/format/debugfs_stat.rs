@@ -7,9 +7,8 @@ use crate::error::{Problem, ProblemKind};
 use crate::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
 use crate::fileblocks::{self, Fragmentation, MapEvent};
 use crate::fs::Filesystem;
-use crate::inode::{self, DataMap, Inode, XattrLocation};
+use crate::inode::{self, DataMap, Inode};
 use crate::xattr;
-use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -694,113 +693,4 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
         ),
         xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
     }
-}
-
-/// The report as one JSON object (`e4inspect inode --json`).
-pub fn json_of(fs: &Filesystem, r: &Report<'_>) -> Value {
-    let i = &r.inode;
-    let xattrs: Vec<Value> = r
-        .xattrs
-        .items
-        .iter()
-        .map(|x| {
-            let mut v = json!({
-                "name": x.name,
-                "value_size": x.value_size,
-                "location": x.location.kind(),
-                "bytes_used": x.cost,
-            });
-            match x.location {
-                XattrLocation::Block(b) => v["block"] = json!(b),
-                XattrLocation::EaInode(n) => v["ea_inode"] = json!(n),
-                XattrLocation::Inode => {}
-            }
-            if let Some(Ok(dv)) = x
-                .value
-                .as_deref()
-                .and_then(|val| xattr::decode_value(&x.name, val))
-            {
-                v["decoded"] = json!(dv);
-            }
-            v
-        })
-        .collect();
-    let time = |s: u32, x: u32| json!({"sec": inode::time_secs(s, x), "nsec": inode::time_nsec(x), "raw": s, "extra": x});
-    let data = match &r.map {
-        DataMap::Extents(w) => json!({
-            "kind": "extents",
-            "depth": w.depth,
-            "extents": w.leaves().take(MAX_LISTED).map(|e| json!({"logical": e.logical, "len": e.len, "physical": e.physical, "uninit": e.uninit})).collect::<Vec<_>>(),
-            "extents_omitted": w.leaves().count().saturating_sub(MAX_LISTED),
-            "tree_blocks_omitted": w.nodes.len().saturating_sub(MAX_LISTED),
-            "tree_blocks": w.nodes.iter().take(MAX_LISTED).map(|n| json!({"block": n.block, "level": n.level, "depth": n.header.depth, "entries": n.header.entries, "max": n.header.max, "checksum_ok": n.csum.map(|c| c.ok())})).collect::<Vec<_>>(),
-        }),
-        DataMap::Blocks(w) => json!({
-            "kind": "blocks",
-            "total": w.total,
-            "runs_omitted": r.runs_omitted,
-            "runs": w.runs.iter().map(|r| {
-                let (kind, logical) = match r.kind {
-                    MapKind::Data(l) => ("data", Some(l)),
-                    MapKind::Ind => ("ind", None),
-                    MapKind::Dind => ("dind", None),
-                    MapKind::Tind => ("tind", None),
-                };
-                json!({"kind": kind, "logical": logical, "physical": r.physical, "len": r.len})
-            }).collect::<Vec<_>>(),
-        }),
-        DataMap::Inline { size } => json!({"kind": "inline", "size": size}),
-        DataMap::FastSymlink(t) => {
-            json!({"kind": "fast_symlink", "target": String::from_utf8_lossy(t)})
-        }
-        DataMap::InlineSymlink(t) => {
-            json!({"kind": "inline_symlink", "target": String::from_utf8_lossy(t.split(|&c| c == 0).next().unwrap_or(&[]))})
-        }
-        DataMap::Device {
-            major,
-            minor,
-            new_style,
-        } => json!({"kind": "device", "major": major, "minor": minor, "new_style": new_style}),
-        DataMap::Unreadable(e) => json!({"kind": "unreadable", "error": e}),
-    };
-    json!({
-        "ino": r.ino,
-        "type": i.type_name(),
-        "mode": i.mode,
-        "uid": i.uid,
-        "gid": i.gid,
-        "size": i.size,
-        "links_count": i.links_count,
-        "flags": i.flag_names(),
-        "flags_raw": i.flags,
-        "generation": i.generation,
-        "version": (u64::from(i.version_hi) << 32) | u64::from(i.version),
-        "blocks_raw": i.blocks_raw,
-        "blocks_512": i.blocks_512(fs.sb.has_ro_compat(crate::features::RO_COMPAT_HUGE_FILE), fs.block_size()),
-        "file_acl": i.file_acl,
-        "extra_isize": i.extra_isize,
-        "projid": i.projid,
-        "atime": time(i.atime, i.atime_extra),
-        "mtime": time(i.mtime, i.mtime_extra),
-        "ctime": time(i.ctime, i.ctime_extra),
-        "crtime": time(i.crtime, i.crtime_extra),
-        "dtime": i.dtime,
-        "checksum": r.csum.map(|(s, c)| json!({"stored": s, "computed": c, "ok": inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw)})),
-        "xattrs": xattrs,
-        "xattr_space": {
-            "inode_bytes_capacity": r.xattrs.inode_space.capacity,
-            "inode_bytes_used": r.xattrs.inode_space.used,
-            "inode_bytes_free": r.xattrs.inode_space.free,
-            "block": r.xattrs.block.as_ref().map(|b| json!({
-                "block": b.block, "refcount": b.refcount, "hash": b.hash,
-                "bytes_capacity": b.space.capacity, "bytes_used": b.space.used, "bytes_free": b.space.free,
-                "checksum_ok": b.checksum.map(|c| c.ok()), "sorted": b.sorted,
-            })),
-        },
-        "data": data,
-        "htree": r.htree.as_ref().map(|h| json!({"hash_version": h.hash_version, "indirect_levels": h.indirect_levels, "count": h.index.count, "limit": h.index.limit, "blocks": h.index.entries.iter().map(|e| e.1).collect::<Vec<_>>()})),
-        "problems": r.problems,
-        "allocated": r.allocated,
-        "fragmentation": r.frag,
-    })
 }

@@ -1,102 +1,497 @@
-//! JSON views (stable field names) of the structures dumpe2fs shows.
+//! The JSON contract of every `--json` document: the version stamp, the shared shapes for decoded
+//! values (enums, times, modes, UUIDs) and the `dump --json` document. Every document type derives
+//! `schemars::JsonSchema`; the files in `docs/schema/` are generated from them (see
+//! `docs/json.md`), so the schemas cannot drift from what is printed.
 
 use crate::fs::Filesystem;
 use crate::group::flag_names;
 use crate::superblock::{uuid_string, Superblock};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-/// The superblock: every raw field plus decoded names.
-pub fn superblock(sb: &Superblock) -> Value {
-    let mut v = serde_json::to_value(sb).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut v {
-        let s = |b: &[u8]| String::from_utf8_lossy(crate::superblock::cstr(b)).into_owned();
-        m.insert("volume_name".into(), json!(s(&sb.volume_name)));
-        m.insert("last_mounted".into(), json!(s(&sb.last_mounted)));
-        m.insert("mount_opts".into(), json!(s(&sb.mount_opts)));
-        m.insert("first_error_func".into(), json!(s(&sb.first_error_func)));
-        m.insert("last_error_func".into(), json!(s(&sb.last_error_func)));
-        m.insert("uuid".into(), json!(uuid_string(&sb.uuid)));
-        m.insert("journal_uuid".into(), json!(uuid_string(&sb.journal_uuid)));
-        m.insert("hash_seed".into(), json!(uuid_string(&sb.hash_seed)));
-        m.insert(
-            "encrypt_pw_salt".into(),
-            json!(uuid_string(&sb.encrypt_pw_salt)),
-        );
-        m.insert("blocks_count".into(), json!(sb.blocks_count()));
-        m.insert("r_blocks_count".into(), json!(sb.r_blocks_count()));
-        m.insert("free_blocks_count".into(), json!(sb.free_blocks_count()));
-        m.insert("block_size".into(), json!(sb.block_size()));
-        m.insert("cluster_size".into(), json!(sb.cluster_size()));
-        m.insert("features".into(), json!(sb.feature_names()));
-        m.insert(
-            "default_mount_options".into(),
-            json!(crate::features::mntopt_names(sb.default_mount_opts)),
-        );
-        m.insert("checksum_ok".into(), json!(sb.checksum_ok()));
-        m.insert("computed_checksum".into(), json!(sb.computed_checksum()));
+/// Version of the JSON contract, the `schema_version` of every document. Bumped when a key is
+/// removed or changes meaning; adding keys keeps it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The `schema_version` key: always [`SCHEMA_VERSION`] (a constant in the schema).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchemaVersion;
+
+impl Serialize for SchemaVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(SCHEMA_VERSION)
     }
-    v
 }
 
-/// One group: descriptor fields, flags by name, layout, and checksum status.
-pub fn group(fs: &Filesystem, g: u32) -> Value {
+impl JsonSchema for SchemaVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SchemaVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Version of the e4inspect JSON contract.",
+            "type": "integer",
+            "const": SCHEMA_VERSION,
+        })
+    }
+}
+
+/// An enumerated on-disk value: the stored number and its decoded name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Named {
+    /// The value as stored.
+    pub raw: u64,
+    /// What it means (`unknown` when the value is not one defined).
+    pub name: String,
+}
+
+impl Named {
+    /// `raw` with its decoded `name`.
+    pub fn new(raw: impl Into<u64>, name: impl Into<String>) -> Named {
+        Named {
+            raw: raw.into(),
+            name: name.into(),
+        }
+    }
+}
+
+/// A bit mask with the names of the bits set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Flags {
+    /// The mask as stored.
+    pub raw: u32,
+    /// The names of the bits set.
+    pub names: Vec<String>,
+}
+
+impl Flags {
+    /// `raw` with the `names` of its bits.
+    pub fn new<S: Into<String>>(raw: impl Into<u32>, names: impl IntoIterator<Item = S>) -> Flags {
+        Flags {
+            raw: raw.into(),
+            names: names.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// A point in time: seconds since the epoch as stored and the same instant in ISO 8601 UTC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Time {
+    /// Seconds since 1970-01-01T00:00:00Z, as stored (with the high bits folded in).
+    pub raw: i64,
+    /// Nanoseconds, when the format stores them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nsec: Option<u32>,
+    /// The instant in ISO 8601, UTC (`2023-11-14T22:13:20Z`).
+    pub utc: String,
+}
+
+impl Time {
+    /// A time with whole seconds.
+    pub fn secs(raw: i64) -> Time {
+        Time {
+            raw,
+            nsec: None,
+            utc: iso8601_utc(raw, 0),
+        }
+    }
+    /// A time with nanoseconds.
+    pub fn with_nsec(raw: i64, nsec: u32) -> Time {
+        Time {
+            raw,
+            nsec: Some(nsec),
+            utc: iso8601_utc(raw, nsec),
+        }
+    }
+}
+
+/// `secs` since the epoch (and `nsec`) as ISO 8601 UTC; nanoseconds are shown when non-zero.
+pub fn iso8601_utc(secs: i64, nsec: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = (tod / 3600, tod / 60 % 60, tod % 60);
+    if nsec == 0 {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{nsec:09}Z")
+    }
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// An inode mode: the stored value and its octal spelling (`100755`), as `stat` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Mode {
+    /// `i_mode` as stored.
+    pub raw: u16,
+    /// The same value in octal.
+    pub octal: String,
+}
+
+impl Mode {
+    /// The mode `raw`.
+    pub fn new(raw: u16) -> Mode {
+        Mode {
+            raw,
+            octal: format!("{raw:o}"),
+        }
+    }
+}
+
+/// Serialize 16 bytes as a UUID string (`serialize_with`), documented as a `uuid` string.
+pub fn uuid<S: serde::Serializer>(u: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&uuid_string(u))
+}
+
+/// Schema of what [`uuid`] writes (`schemars(schema_with)`).
+pub fn uuid_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "format": "uuid"})
+}
+
+/// Serialize a list of 16-byte values as UUID strings.
+pub fn uuids<S: serde::Serializer>(u: &[[u8; 16]], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(u.iter().map(uuid_string))
+}
+
+/// Schema of what [`uuids`] writes.
+pub fn uuids_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "array", "items": {"type": "string", "format": "uuid"}})
+}
+
+/// `s_state` decoded as dumpe2fs words it.
+pub fn fs_state(raw: u16) -> Named {
+    let mut name = if raw & 1 != 0 { "clean" } else { "not clean" }.to_string();
+    if raw & 2 != 0 {
+        name.push_str(" with errors");
+    }
+    if raw & 4 != 0 {
+        name.push_str(" orphans being recovered");
+    }
+    Named::new(raw, name)
+}
+
+/// `s_errors` decoded.
+pub fn errors_behavior(raw: u16) -> Named {
+    let name = match raw {
+        1 => "continue",
+        2 => "remount-ro",
+        3 => "panic",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
+/// `s_creator_os` decoded.
+pub fn creator_os(raw: u32) -> Named {
+    let name = match raw {
+        0 => "Linux",
+        1 => "Hurd",
+        2 => "Masix",
+        3 => "FreeBSD",
+        4 => "Lites",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
+/// A directory hash version (`s_def_hash_version`, `dx_root.hash_version`) decoded.
+pub fn hash_version(raw: u8) -> Named {
+    let name = match raw {
+        0 => "legacy",
+        1 => "half_md4",
+        2 => "tea",
+        3 => "legacy_unsigned",
+        4 => "half_md4_unsigned",
+        5 => "tea_unsigned",
+        6 => "siphash",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
+/// `s_checksum_type` decoded.
+pub fn checksum_type(raw: u8) -> Named {
+    Named::new(raw, if raw == 1 { "crc32c" } else { "unknown" })
+}
+
+/// `s_rev_level` decoded.
+pub fn revision(raw: u32) -> Named {
+    let name = match raw {
+        0 => "original",
+        1 => "dynamic",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
+/// The superblock: every raw field, plus decoded names, UUID strings and times.
+#[derive(Serialize, JsonSchema)]
+pub struct SuperblockJson<'a> {
+    /// The raw fields, named as in `struct ext4_super_block` without the `s_` prefix.
+    #[serde(flatten)]
+    pub raw: &'a Superblock,
+    /// `s_volume_name`.
+    pub volume_name: String,
+    /// `s_last_mounted`.
+    pub last_mounted: String,
+    /// `s_mount_opts`.
+    pub mount_opts: String,
+    /// `s_first_error_func`.
+    pub first_error_func: String,
+    /// `s_last_error_func`.
+    pub last_error_func: String,
+    /// `s_uuid`.
+    #[serde(serialize_with = "uuid")]
+    #[schemars(schema_with = "uuid_schema")]
+    pub uuid: [u8; 16],
+    /// `s_journal_uuid`.
+    #[serde(serialize_with = "uuid")]
+    #[schemars(schema_with = "uuid_schema")]
+    pub journal_uuid: [u8; 16],
+    /// `s_hash_seed`.
+    #[serde(serialize_with = "uuid")]
+    #[schemars(schema_with = "uuid_schema")]
+    pub hash_seed: [u8; 16],
+    /// `s_encrypt_pw_salt`.
+    #[serde(serialize_with = "uuid")]
+    #[schemars(schema_with = "uuid_schema")]
+    pub encrypt_pw_salt: [u8; 16],
+    /// `s_state`.
+    pub state: Named,
+    /// `s_errors`.
+    pub errors: Named,
+    /// `s_creator_os`.
+    pub creator_os: Named,
+    /// `s_rev_level`.
+    pub rev_level: Named,
+    /// `s_def_hash_version`.
+    pub def_hash_version: Named,
+    /// `s_checksum_type`.
+    pub checksum_type: Named,
+    /// `s_mtime` (with `s_mtime_hi`).
+    pub mtime: Time,
+    /// `s_wtime` (with `s_wtime_hi`).
+    pub wtime: Time,
+    /// `s_lastcheck` (with `s_lastcheck_hi`).
+    pub lastcheck: Time,
+    /// `s_mkfs_time` (with `s_mkfs_time_hi`).
+    pub mkfs_time: Time,
+    /// `s_first_error_time` (with its high byte).
+    pub first_error_time: Time,
+    /// `s_last_error_time` (with its high byte).
+    pub last_error_time: Time,
+    /// Blocks (64-bit count).
+    pub blocks_count: u64,
+    /// Reserved blocks (64-bit count).
+    pub r_blocks_count: u64,
+    /// Free blocks (64-bit count).
+    pub free_blocks_count: u64,
+    /// Block size in bytes.
+    pub block_size: u64,
+    /// Cluster size in bytes.
+    pub cluster_size: u64,
+    /// Feature names, as dumpe2fs lists them.
+    pub features: Vec<String>,
+    /// Default mount option names.
+    pub default_mount_options: Vec<String>,
+    /// The stored checksum matches (true without metadata_csum).
+    pub checksum_ok: bool,
+    /// The checksum computed over the superblock.
+    pub computed_checksum: u32,
+}
+
+/// A superblock time: the low 32 bits and the high byte.
+fn sb_time(lo: u32, hi: u8) -> Time {
+    Time::secs(i64::from(lo) | (i64::from(hi) << 32))
+}
+
+/// The superblock view of `sb`.
+pub fn superblock(sb: &Superblock) -> SuperblockJson<'_> {
+    let s = |b: &[u8]| String::from_utf8_lossy(crate::superblock::cstr(b)).into_owned();
+    SuperblockJson {
+        raw: sb,
+        volume_name: s(&sb.volume_name),
+        last_mounted: s(&sb.last_mounted),
+        mount_opts: s(&sb.mount_opts),
+        first_error_func: s(&sb.first_error_func),
+        last_error_func: s(&sb.last_error_func),
+        uuid: sb.uuid,
+        journal_uuid: sb.journal_uuid,
+        hash_seed: sb.hash_seed,
+        encrypt_pw_salt: sb.encrypt_pw_salt,
+        state: fs_state(sb.state),
+        errors: errors_behavior(sb.errors),
+        creator_os: creator_os(sb.creator_os),
+        rev_level: revision(sb.rev_level),
+        def_hash_version: hash_version(sb.def_hash_version),
+        checksum_type: checksum_type(sb.checksum_type),
+        mtime: sb_time(sb.mtime, sb.mtime_hi),
+        wtime: sb_time(sb.wtime, sb.wtime_hi),
+        lastcheck: sb_time(sb.lastcheck, sb.lastcheck_hi),
+        mkfs_time: sb_time(sb.mkfs_time, sb.mkfs_time_hi),
+        first_error_time: sb_time(sb.first_error_time, sb.first_error_time_hi),
+        last_error_time: sb_time(sb.last_error_time, sb.last_error_time_hi),
+        blocks_count: sb.blocks_count(),
+        r_blocks_count: sb.r_blocks_count(),
+        free_blocks_count: sb.free_blocks_count(),
+        block_size: sb.block_size(),
+        cluster_size: sb.cluster_size(),
+        features: sb.feature_names(),
+        default_mount_options: crate::features::mntopt_names(sb.default_mount_opts),
+        checksum_ok: sb.checksum_ok(),
+        computed_checksum: sb.computed_checksum(),
+    }
+}
+
+/// One group: descriptor fields, flags by name, layout, and checksum status; or why the
+/// descriptor could not be read.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum GroupJson {
+    /// The descriptor as read.
+    Read(GroupRead),
+    /// The descriptor could not be read.
+    Unreadable {
+        /// Group number.
+        group: u32,
+        /// Why.
+        error: String,
+    },
+}
+
+/// A readable group descriptor and where the group's metadata is.
+#[derive(Serialize, JsonSchema)]
+pub struct GroupRead {
+    /// The descriptor's fields (64-bit values combined).
+    #[serde(flatten)]
+    pub desc: crate::group::GroupDesc,
+    /// First block of the group.
+    pub first_block: u64,
+    /// Last block of the group.
+    pub last_block: u64,
+    /// `bg_flags`.
+    pub flags: Flags,
+    /// The descriptor checksum matches.
+    pub checksum_ok: bool,
+    /// Superblock (copy) block, 0 when the group has none (group 0 may be block 0).
+    pub superblock: u64,
+    /// The group holds the superblock or a backup of it.
+    pub has_superblock: bool,
+    /// First block of the classic descriptor table copy, 0 when none.
+    pub old_desc_block: u64,
+    /// The meta_bg descriptor block, 0 when none.
+    pub new_desc_block: u64,
+}
+
+/// Group `g` of `fs`.
+pub fn group(fs: &Filesystem, g: u32) -> GroupJson {
     let lay = fs.geo.layout(g);
     match fs.desc(g) {
-        Ok(gd) => {
-            let mut v = serde_json::to_value(&gd).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut v {
-                m.insert("first_block".into(), json!(fs.geo.group_first_block(g)));
-                m.insert("last_block".into(), json!(fs.geo.group_last_block(g)));
-                m.insert("flag_names".into(), json!(flag_names(gd.flags)));
-                m.insert("checksum_ok".into(), json!(gd.checksum_ok(&fs.ctx)));
-                m.insert("superblock".into(), json!(lay.super_blk));
-                m.insert("has_superblock".into(), json!(g == 0 || lay.super_blk != 0));
-                m.insert("old_desc_block".into(), json!(lay.old_desc_blk));
-                m.insert("new_desc_block".into(), json!(lay.new_desc_blk));
-            }
-            v
-        }
-        Err(e) => json!({"group": g, "error": e.to_string()}),
+        Ok(gd) => GroupJson::Read(GroupRead {
+            first_block: fs.geo.group_first_block(g),
+            last_block: fs.geo.group_last_block(g),
+            flags: Flags::new(gd.flags, flag_names(gd.flags)),
+            checksum_ok: gd.checksum_ok(&fs.ctx),
+            superblock: lay.super_blk,
+            has_superblock: g == 0 || lay.super_blk != 0,
+            old_desc_block: lay.old_desc_blk,
+            new_desc_block: lay.new_desc_blk,
+            desc: gd,
+        }),
+        Err(e) => GroupJson::Unreadable {
+            group: g,
+            error: e.to_string(),
+        },
     }
-}
-
-/// Everything `dump --json` shows: superblock, geometry, journal superblock, groups.
-pub fn dump(fs: &Filesystem, header_only: bool) -> Value {
-    serde_json::to_value(document(fs, header_only)).unwrap_or(Value::Null)
 }
 
 /// The groups array, produced one group at a time while it is written.
-struct Groups<'a>(&'a Filesystem, u32);
+pub struct Groups<'a>(&'a Filesystem, u32);
 
-impl serde::Serialize for Groups<'_> {
+impl Serialize for Groups<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_seq((0..self.1).map(|g| group(self.0, g)))
     }
 }
 
-/// What [`dump`] returns, as a serializable document whose `groups` are produced while it is
-/// written: memory stays flat with the group count (65536 groups on an 8 TiB image would
-/// otherwise be a few hundred MiB of `Value`s). Keys in the order `Value` sorts them.
-#[derive(serde::Serialize)]
-pub struct Document<'a> {
-    geometry: Value,
-    groups: Groups<'a>,
-    journal: Value,
-    superblock: Value,
-    superblock_checksum_failure: Option<&'static str>,
+impl JsonSchema for Groups<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Groups".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<GroupJson>>::json_schema(g)
+    }
 }
 
-/// The `dump --json` document for streaming with `serde_json::to_writer*`.
-pub fn document(fs: &Filesystem, header_only: bool) -> Document<'_> {
+/// The journal superblock, or why it could not be read.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JournalJson {
+    /// The decoded journal superblock.
+    Read(crate::journal::JournalSuperblock),
+    /// The journal could not be read.
+    Unreadable {
+        /// Why.
+        error: String,
+    },
+}
+
+/// Why the journal superblock could not be read, in dumpe2fs' words.
+fn journal_failure(e: &crate::journal::JournalFailure) -> String {
+    use crate::journal::JournalFailure as F;
+    match e {
+        F::ReadInode(m) => format!("{m} while reading journal inode"),
+        F::ReadSuper(m) => format!("{m} while reading journal super block"),
+        F::BadMagic => "Journal superblock magic number invalid!".to_string(),
+    }
+}
+
+/// The `dump --json` document, for streaming with `serde_json::to_writer*`: its `groups` are
+/// produced while it is written, so memory stays flat with the group count (65536 groups on an
+/// 8 TiB image would otherwise be a few hundred MiB of values).
+#[derive(Serialize, JsonSchema)]
+pub struct Document<'a> {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image, device or file read.
+    pub image: String,
+    /// The superblock.
+    pub superblock: SuperblockJson<'a>,
+    /// Quantities derived from the superblock.
+    pub geometry: &'a crate::geometry::Geometry,
+    /// The journal superblock (internal journal only; null without one).
+    pub journal: Option<JournalJson>,
+    /// Every group (none with `--header-only`).
+    pub groups: Groups<'a>,
+    /// Why the primary superblock was not used, when a backup was.
+    pub superblock_checksum_failure: Option<&'static str>,
+}
+
+/// The `dump --json` document of `fs` read from `image`.
+pub fn document<'a>(fs: &'a Filesystem, image: &str, header_only: bool) -> Document<'a> {
     let journal =
         if fs.sb.has_compat(crate::features::COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0 {
-            match crate::journal::read_internal(fs, false) {
-                Ok(b) => serde_json::to_value(crate::journal::JournalSuperblock::parse(&b))
-                    .unwrap_or(Value::Null),
-                Err(e) => json!({ "error": format!("{e:?}") }),
-            }
+            Some(match crate::journal::read_internal(fs, false) {
+                Ok(b) => JournalJson::Read(crate::journal::JournalSuperblock::parse(&b)),
+                Err(e) => JournalJson::Unreadable {
+                    error: journal_failure(&e),
+                },
+            })
         } else {
-            Value::Null
+            None
         };
     let n = if header_only || !fs.has_descriptors() {
         0
@@ -104,28 +499,54 @@ pub fn document(fs: &Filesystem, header_only: bool) -> Document<'_> {
         fs.geo.group_count
     };
     Document {
-        geometry: serde_json::to_value(&fs.geo).unwrap_or(Value::Null),
-        groups: Groups(fs, n),
-        journal,
+        schema_version: SchemaVersion,
+        image: image.to_string(),
         superblock: superblock(&fs.sb),
+        geometry: &fs.geo,
+        journal,
+        groups: Groups(fs, n),
         superblock_checksum_failure: fs.strict_failure.map(|f| f.message()),
     }
+}
+
+/// [`document`] as a `Value` (for callers that inspect it; the CLI streams the document).
+pub fn dump(fs: &Filesystem, header_only: bool) -> serde_json::Value {
+    serde_json::to_value(document(fs, "", header_only)).unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Streaming the document writes exactly what serialising the `Value` writes.
     #[test]
-    fn streamed_document_equals_value() {
+    fn iso8601_of_known_instants() {
+        assert_eq!(iso8601_utc(0, 0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601_utc(1_700_000_000, 0), "2023-11-14T22:13:20Z");
+        assert_eq!(
+            iso8601_utc(951_782_400, 5),
+            "2000-02-29T00:00:00.000000005Z"
+        );
+        assert_eq!(iso8601_utc(-1, 0), "1969-12-31T23:59:59Z");
+        // The largest ext4 time (34 bits of seconds).
+        assert_eq!(iso8601_utc((1 << 34) - 1, 0), "2514-05-30T01:53:03Z");
+    }
+
+    #[test]
+    fn modes_in_octal() {
+        assert_eq!(Mode::new(0o100755).octal, "100755");
+        assert_eq!(Mode::new(0o40700).raw, 16832);
+    }
+
+    /// The document has no key twice: the decoded superblock values replace the raw ones.
+    #[test]
+    fn superblock_keys_are_unique() {
         let p = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
         let fs = Filesystem::open(std::path::Path::new(p), &Default::default()).unwrap();
-        for header_only in [false, true] {
-            let streamed = serde_json::to_string_pretty(&document(&fs, header_only)).unwrap();
-            let value = serde_json::to_string_pretty(&dump(&fs, header_only)).unwrap();
-            assert_eq!(streamed, value);
-            assert!(streamed.contains("\"groups\": ["));
-        }
+        let text = serde_json::to_string(&document(&fs, p, false)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let n = v["superblock"].as_object().unwrap().len();
+        assert_eq!(text.matches("\"uuid\":").count(), 1);
+        assert!(n > 100, "{n} superblock keys");
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
     }
 }

@@ -7,6 +7,7 @@ pub mod dumpe2fs;
 pub mod e2freefrag;
 pub mod escape;
 pub mod github;
+pub mod inode_json;
 pub mod json;
 pub mod junit;
 pub mod logdump;

@@ -21,7 +21,7 @@ pub const INODE_HEADROOM: f64 = 1.25;
 pub const MDADM_DEFAULT_CHUNK: u64 = 512 * 1024;
 
 /// RAID geometry of the device under the filesystem.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Raid {
     /// Chunk (strip) size per disk, in bytes.
     pub chunk_bytes: u64,
@@ -143,7 +143,7 @@ impl Workload {
 }
 
 /// One row of the rationale table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Rationale {
     /// The mke2fs parameter (`-I`, `-i`, `-J size=` ...).
     pub parameter: String,
@@ -158,13 +158,14 @@ pub struct Rationale {
 }
 
 /// The xattr-fit result for one inode size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FitRow {
     /// Inode size.
     pub inode_size: u32,
     /// Share of inodes (with xattrs) keeping them all in the inode.
     pub share_all_in_inode: f64,
     /// For an explicit attribute list: body bytes usable / needed / free.
+    #[serde(rename = "capacity_bytes")]
     pub usable_bytes: usize,
     /// Bytes the attribute list needs in the body (explicit list only; 0 for a sample).
     pub needed_bytes: usize,
@@ -173,7 +174,7 @@ pub struct FitRow {
 }
 
 /// The xattr-fit part of the advice.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FitAdvice {
     /// Requested share (0..=1).
     pub fit_share: f64,
@@ -189,7 +190,7 @@ pub struct FitAdvice {
 }
 
 /// The whole advice.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Advice {
     /// The command, copy-paste ready (device path or `DEVICE`).
     pub command: String,

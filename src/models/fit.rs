@@ -34,7 +34,9 @@ pub const INLINE_IBLOCK_BYTES: u32 = 60;
 pub const DEFAULT_EXTRA_ISIZE: u16 = 32;
 
 /// Where the filesystem would place (or has placed) an attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Location {
     /// Entry and value in the inode body.
@@ -60,7 +62,7 @@ impl Location {
 }
 
 /// Filesystem parameters the placement depends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FitParams {
     /// On-disk inode size in bytes.
     pub inode_size: u32,
@@ -152,7 +154,7 @@ pub fn block_reserve(block_size: u32) -> usize {
 }
 
 /// One attribute to place: its full name and value size.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct Attr {
     /// Full name (`user.foo`, `security.selinux`, `system.posix_acl_access`).
     pub name: String,
@@ -171,7 +173,7 @@ impl Attr {
 }
 
 /// Where one attribute landed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Placement {
     /// Full name.
     pub name: String,
@@ -190,7 +192,7 @@ pub struct Placement {
 }
 
 /// An order of the same attributes that keeps more of them in the inode.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BetterOrder {
     /// Names in the better order (smallest in-inode cost first).
     pub order: Vec<String>,
@@ -199,7 +201,7 @@ pub struct BetterOrder {
 }
 
 /// Result of placing one attribute set in one kind of inode.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FitResult {
     /// Inode size.
     pub inode_size: u32,
@@ -208,6 +210,7 @@ pub struct FitResult {
     /// Block size.
     pub block_size: u32,
     /// Bytes usable for xattrs in the body (after `system.data` when inline data is modelled).
+    #[serde(rename = "capacity_bytes")]
     pub usable_bytes: usize,
     /// Bytes needed to keep every attribute in the body.
     pub needed_bytes: usize,
@@ -483,13 +486,14 @@ pub struct XattrSet {
 }
 
 /// Counters for one inode size over many inodes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SizeStats {
     /// Inode size.
     pub inode_size: u32,
     /// `i_extra_isize`.
     pub extra_isize: u16,
     /// Body bytes usable in an empty inode.
+    #[serde(rename = "capacity_bytes")]
     pub usable_bytes: usize,
     /// Inodes with at least one xattr (inline data alone does not count).
     pub inodes: u64,
@@ -519,7 +523,7 @@ pub struct SizeStats {
 }
 
 /// Aggregate over many inodes for several inode sizes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Aggregate {
     /// Inodes looked at (with or without xattrs).
     pub inodes_scanned: u64,
@@ -698,7 +702,7 @@ impl Evaluator {
 }
 
 /// How one xattr set fares at the reference inode size, and the smallest size that holds it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SetVerdict {
     /// Some entry or value needs the external block.
     pub uses_block: bool,
@@ -838,7 +842,7 @@ pub struct SetGroup {
 }
 
 /// What [`image_set_groups`] met besides the groups.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct GroupWalk {
     /// Inodes that could not be read (or whose group could not).
     pub unreadable: u64,

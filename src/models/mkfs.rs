@@ -388,7 +388,7 @@ fn format_percent(m: f64) -> String {
 }
 
 /// What mke2fs will create.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Layout {
     /// Resolved `fs_types` list (`ext4`, then the usage types).
     pub fs_types: Vec<String>,

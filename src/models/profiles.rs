@@ -10,7 +10,7 @@ use crate::fit::Attr;
 use serde::Serialize;
 
 /// One attribute of a profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProfileAttr {
     /// Full attribute name.
     pub name: &'static str,
@@ -21,7 +21,7 @@ pub struct ProfileAttr {
 }
 
 /// A named set of attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Profile {
     /// Name used with `--profile`.
     pub name: &'static str,

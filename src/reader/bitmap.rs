@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 /// Which bitmap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Kind {
     /// Block.
     Block,
@@ -24,7 +24,7 @@ pub enum Kind {
 }
 
 /// Why `ext2fs_read_bitmaps` would fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum ReadFailure {
     /// Bitmap bytes per group exceed a block (EXT2_ET_CORRUPT_SUPERBLOCK).
     Prepare,

@@ -218,7 +218,7 @@ pub fn inode_csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
 }
 
 /// Stored and computed checksum of a tree block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct BlockCsum {
     /// Stored.
     pub stored: u32,

@@ -356,7 +356,7 @@ pub fn map_block(fs: &Filesystem, ino: u32, inode: &Inode, lblk: u64) -> Result<
 
 /// Fragmentation of a file as filefrag counts it: `extents` data extents (block-map runs), and
 /// `runs` after merging neighbours that continue both logically and physically.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Fragmentation {
     /// Data extents (block-map runs).
     pub extents: u64,

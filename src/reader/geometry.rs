@@ -11,7 +11,7 @@ pub use crate::error::OpenFailure;
 
 /// Derived layout of a filesystem. Built only from a superblock that passed [`Geometry::new`]'s
 /// checks, so every quantity here is within sane bounds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Geometry {
     /// Block size in bytes.
     pub block_size: u64,
@@ -58,7 +58,7 @@ pub struct Geometry {
 }
 
 /// Where a group's superblock copy and descriptor blocks are (ext2fs_super_and_bgd_loc2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GroupLayout {
     /// Superblock (copy) block, 0 when none (group 0 reports its block, which may be 0).
     pub super_blk: u64,

@@ -48,7 +48,7 @@ impl DescContext {
 }
 
 /// One decoded group descriptor.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct GroupDesc {
     /// Group number of this descriptor.
     pub group: u32,
@@ -65,6 +65,7 @@ pub struct GroupDesc {
     /// `bg_used_dirs_count`, hi and lo halves combined.
     pub used_dirs_count: u32,
     /// `bg_flags`.
+    #[serde(skip)] // with its names in format::json::GroupRead
     pub flags: u16,
     /// `bg_exclude_bitmap`, hi and lo halves combined.
     pub exclude_bitmap: u64,

@@ -47,7 +47,7 @@ pub const FLAG_NAMES: [(u32, &str); 22] = [
 ];
 
 /// A decoded inode. Fields of the large part are 0 when the inode (or i_extra_isize) lacks them.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Inode {
     /// `i_mode`.
     pub mode: u16,

@@ -59,7 +59,7 @@ where
 }
 
 /// journal_header_t: the 12 bytes every log block except data blocks starts with.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct Header {
     /// JBD2_MAGIC_NUMBER (0xC03B3998).
@@ -80,7 +80,7 @@ impl Header {
 }
 
 /// A descriptor tag in any of its on-disk layouts, decoded to one shape.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Tag {
     /// Low 32 bits of the filesystem block (what debugfs prints).
     pub blocknr: u32,
@@ -114,7 +114,7 @@ struct Tag2 {
 }
 
 /// Which tag layout a journal uses (from its superblock's incompat features).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TagFormat {
     /// Tags carry 32-bit checksums (journal_block_tag3_t).
     pub csum_v3: bool,
@@ -187,7 +187,7 @@ impl TagFormat {
 }
 
 /// commit_header: the header, checksum type/size, 32 bytes of checksums, commit time.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct Commit {
     /// The common block header.
@@ -216,7 +216,7 @@ impl Commit {
 }
 
 /// jbd2_journal_revoke_header_t: the header and the number of bytes used in the block.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(big)]
 pub struct RevokeHeader {
     /// The common block header.
@@ -297,7 +297,7 @@ pub fn fc_tag_name(tag: u16) -> &'static str {
 }
 
 /// ext4_fc_tl: tag and value length.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcTl {
     /// One of the FC_TAG_* values.
@@ -316,7 +316,7 @@ impl FcTl {
 }
 
 /// ext4_fc_head.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcHead {
     /// Fast-commit features.
@@ -326,7 +326,7 @@ pub struct FcHead {
 }
 
 /// ext4_fc_tail.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcTail {
     /// Transaction ID.
@@ -336,7 +336,7 @@ pub struct FcTail {
 }
 
 /// ext4_fc_add_range: an inode and one extent (ext3_extent).
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcAddRange {
     /// The inode.
@@ -352,7 +352,7 @@ pub struct FcAddRange {
 }
 
 /// ext4_fc_del_range.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcDelRange {
     /// The inode.
@@ -364,7 +364,7 @@ pub struct FcDelRange {
 }
 
 /// ext4_fc_dentry_info without the name that follows.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcDentry {
     /// The directory.
@@ -374,7 +374,7 @@ pub struct FcDentry {
 }
 
 /// The first field of ext4_fc_inode.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[br(little)]
 pub struct FcInode {
     /// The inode whose record follows.

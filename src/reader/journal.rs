@@ -18,7 +18,7 @@ pub const JBD2_SUPERBLOCK_V2: u32 = 4;
 pub const USERS_MAX: u32 = crate::ondisk::journal::USERS_MAX as u32;
 
 /// A decoded journal superblock.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct JournalSuperblock {
     /// `s_magic`.
     pub magic: u32,
@@ -27,6 +27,7 @@ pub struct JournalSuperblock {
     /// `s_header_sequence`.
     pub header_sequence: u32,
     /// `s_blocksize`.
+    #[serde(rename = "block_size")]
     pub blocksize: u32,
     /// `s_maxlen`.
     pub maxlen: u32,
@@ -45,6 +46,8 @@ pub struct JournalSuperblock {
     /// `s_feature_ro_compat`.
     pub feature_ro_compat: u32,
     /// `s_uuid`.
+    #[serde(serialize_with = "crate::format::json::uuid")]
+    #[schemars(schema_with = "crate::format::json::uuid_schema")]
     pub uuid: [u8; 16],
     /// `s_nr_users`.
     pub nr_users: u32,
@@ -214,7 +217,7 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
 }
 
 /// The MMP block.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Mmp {
     /// `mmp_magic`.
     pub magic: u32,

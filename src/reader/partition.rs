@@ -9,7 +9,7 @@ use binrw::BinRead;
 use serde::Serialize;
 
 /// One partition found in a table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Partition {
     /// 1-based number as tools like fdisk/parted number it (MBR logical partitions start at 5).
     pub number: u32,
@@ -28,7 +28,7 @@ pub struct Partition {
 }
 
 /// Which table was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum TableKind {
     /// An MBR (msdos) table, with its extended chain.
     Mbr,

@@ -93,7 +93,7 @@ pub fn full_name(index: u8, name: &[u8]) -> String {
 }
 
 /// Where an entry is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Area {
     /// In the inode body, after `i_extra_isize`.
@@ -103,7 +103,7 @@ pub enum Area {
 }
 
 /// One decoded xattr entry.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Entry<'a> {
     /// Name index (`e_name_index`).
     pub index: u8,
@@ -145,14 +145,17 @@ impl Entry<'_> {
 }
 
 /// Space accounting of one area, per the kernel's rules (`ext4_xattr_set_entry`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Space {
     /// Bytes usable for entries and values when the area is empty (terminator deducted).
+    #[serde(rename = "capacity_bytes")]
     pub capacity: usize,
     /// Bytes taken by entries, names and padded values.
+    #[serde(rename = "used_bytes")]
     pub used: usize,
     /// Bytes the kernel considers free for a new attribute: lowest value offset minus end of the
     /// entry table minus the terminator.
+    #[serde(rename = "free_bytes")]
     pub free: usize,
 }
 
@@ -259,7 +262,7 @@ fn walk<'a>(
 }
 
 /// The in-inode xattr area of one inode.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Ibody<'a> {
     /// True when the magic is present (the inode carries in-inode xattrs).
     pub present: bool,
@@ -336,7 +339,7 @@ pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
 }
 
 /// Header of an external xattr block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BlockHeader {
     /// `h_magic`.
     pub magic: u32,
@@ -351,7 +354,7 @@ pub struct BlockHeader {
 }
 
 /// Checksum verification of an xattr block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ChecksumCheck {
     /// Stored `h_checksum`.
     pub stored: u32,
@@ -367,7 +370,7 @@ impl ChecksumCheck {
 }
 
 /// A decoded external xattr block.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct XattrBlock<'a> {
     /// Header fields.
     pub header: BlockHeader,
@@ -537,7 +540,7 @@ pub mod acl_tag {
 }
 
 /// One POSIX ACL entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AclEntry {
     /// Tag (see [`acl_tag`]).
     pub tag: u16,
@@ -661,7 +664,7 @@ pub fn acl_disk_size(entries: &[AclEntry]) -> usize {
 }
 
 /// A decoded `security.capability` value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Capability {
     /// Revision 1, 2 or 3.
     pub version: u8,
@@ -716,7 +719,7 @@ pub fn decode_capability(v: &[u8]) -> Result<Capability> {
 }
 
 /// A decoded SELinux security context (`user:role:type[:level]`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SelinuxLabel {
     /// The whole context without the trailing NUL.
     pub context: String,
@@ -754,7 +757,7 @@ pub fn decode_selinux(v: &[u8]) -> Result<SelinuxLabel> {
 }
 
 /// A value decoded by a known format.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "format", rename_all = "snake_case")]
 pub enum Decoded {
     /// A POSIX ACL.

@@ -55,7 +55,7 @@ pub struct ExtractOptions {
 }
 
 /// One entry not extracted, or an attribute not set.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Note {
     /// Path relative to the destination.
     pub path: String,
@@ -67,7 +67,7 @@ pub struct Note {
 }
 
 /// What was extracted.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Regular files written.
     pub files: u64,

@@ -37,14 +37,14 @@ pub fn ul_log2(mut v: u64) -> u32 {
 }
 
 /// Why e2freefrag would stop.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Failure {
     /// `ext2fs_read_block_bitmap` failed (the libext2fs message).
     ReadBitmap(&'static str),
 }
 
 /// One histogram row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Bucket {
     /// Row index (extents of `2^(index-1)` up to `2^index - 1` blocks).
     pub index: usize,
@@ -62,7 +62,7 @@ pub struct Bucket {
 }
 
 /// Chunk figures (printed only when a chunk size was given).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Chunks {
     /// Chunk size in bytes.
     pub chunk_bytes: u64,
@@ -77,7 +77,7 @@ pub struct Chunks {
 }
 
 /// Everything e2freefrag prints.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// Filesystem block size.
     pub block_size: u64,

@@ -27,7 +27,7 @@ use std::path::Path;
 const BUF_SIZE: usize = 65536;
 
 /// `logdump` flags.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct Options {
     /// `-a`: every tag and revoke record.
     pub all: bool,
@@ -57,7 +57,7 @@ impl Default for Options {
 }
 
 /// A checksum verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Csum {
     /// The checksum on disk.
     pub stored: u32,
@@ -68,7 +68,7 @@ pub struct Csum {
 }
 
 /// What the walk found, in debugfs' order.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// An ext2 superblock with journal_dev precedes the journal (external journal device).
@@ -76,6 +76,7 @@ pub enum Event {
         /// The device's UUID.
         uuid: String,
         /// Its block size.
+        #[serde(rename = "block_size")]
         blocksize: u32,
         /// Its size in blocks.
         blocks_count: u64,
@@ -98,6 +99,7 @@ pub enum Event {
     /// The journal superblock's block size is unusable: the walk ends.
     BadBlockSize {
         /// The block size it gives.
+        #[serde(rename = "block_size")]
         blocksize: u32,
     },
     /// The walk starts (`Journal starts at block B, transaction T`).
@@ -125,12 +127,18 @@ pub enum Event {
     Block {
         /// Its transaction ID.
         sequence: u32,
-        /// Its block type.
+        /// The block type, with its name (`descriptor`, `commit`, `revoke`, ...).
+        #[serde(serialize_with = "blocktype_json")]
+        #[schemars(with = "crate::format::json::Named")]
         blocktype: u32,
         /// Its journal block number.
         block: u32,
-        /// Commit time (commit blocks).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        /// Commit time (commit blocks): seconds and nanoseconds.
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "commit_time_json"
+        )]
+        #[schemars(with = "Option<crate::format::json::Time>")]
         commit_time: Option<(u64, u32)>,
         /// Descriptor/revoke tail or commit block checksum, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,6 +188,8 @@ pub enum Event {
     /// A block of a type logdump does not know.
     UnexpectedType {
         /// Its block type.
+        #[serde(serialize_with = "blocktype_json")]
+        #[schemars(with = "crate::format::json::Named")]
         blocktype: u32,
         /// Its journal block number.
         block: u32,
@@ -252,6 +262,30 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+}
+
+/// A jbd2 block type with its name (JSON).
+fn blocktype_json<S: serde::Serializer>(t: &u32, s: S) -> std::result::Result<S::Ok, S::Error> {
+    let name = match *t {
+        1 => "descriptor",
+        2 => "commit",
+        3 => "superblock_v1",
+        4 => "superblock_v2",
+        5 => "revoke",
+        _ => "unknown",
+    };
+    crate::format::json::Named::new(*t, name).serialize(s)
+}
+
+/// A commit time as seconds, nanoseconds and ISO 8601 UTC (JSON).
+fn commit_time_json<S: serde::Serializer>(
+    t: &Option<(u64, u32)>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    t.map(|(sec, nsec)| {
+        crate::format::json::Time::with_nsec(i64::try_from(sec).unwrap_or(i64::MAX), nsec)
+    })
+    .serialize(s)
 }
 
 /// Where the journal is read from.
@@ -529,7 +563,7 @@ fn le16(b: &[u8], off: usize) -> u16 {
 }
 
 /// Result of a walk.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Outcome {
     /// True when the walk was cut where debugfs would have gone on.
     pub cut_short: bool,

@@ -27,7 +27,7 @@ pub const MAX_NAMES: usize = 4096;
 pub const MAX_BLOCKS: usize = 1 << 18;
 
 /// What the scan itself saw, apart from what the visitor computes.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct ScanCounts {
     /// Groups in the filesystem.
     pub groups: u32,
@@ -553,7 +553,7 @@ pub fn inode_paths(
 }
 
 /// One inode named in a listing: its footprint and why it is listed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Listed {
     /// Inode number.
     pub ino: u32,
@@ -572,7 +572,7 @@ pub fn keep_largest(v: &mut Vec<Listed>, n: usize) {
 }
 
 /// Count and value bytes of one xattr name.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NameStat {
     /// Count.
     pub count: u64,
@@ -652,7 +652,7 @@ pub struct InodePlacement {
 }
 
 /// One external block referenced by several inodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SharedBlock {
     /// Block.
     pub block: u64,

@@ -1,0 +1,161 @@
+//! The JSON Schema of every `--json` document, generated from the output types (schemars) and
+//! compared with the committed files in `docs/schema/`: the test fails when one is stale.
+//!
+//! Regenerate after changing an output type:
+//! `E4INSPECT_BLESS_SCHEMAS=1 cargo test --release --bin e4inspect schema` (see `docs/json.md`).
+
+use schemars::{generate::SchemaSettings, JsonSchema, Schema};
+use serde_json::Value;
+
+/// `(file stem, schema)` of every document: `docs/schema/<stem>.schema.json`.
+pub fn all() -> Vec<(&'static str, Schema)> {
+    vec![
+        (
+            "dump",
+            strict::<e4inspect::format::json::Document<'static>>(),
+        ),
+        ("check", strict::<super::check::CheckDocument>()),
+        ("check-rules", strict::<super::check::RulesDocument>()),
+        ("inode", strict::<e4inspect::format::inode_json::InodeDocument>()),
+        ("ls", strict::<super::ls::LsDocument>()),
+        ("xattrs", strict::<super::xattrs::XattrsDocument>()),
+        ("fit", strict::<super::fit::JsonOut>()),
+        ("fit-profiles", strict::<super::fit::ProfileList>()),
+        (
+            "extract",
+            strict::<super::extract::ExtractDocument<'static>>(),
+        ),
+        ("advise", strict::<super::advise::AdviseDocument<'static>>()),
+        ("freefrag", strict::<super::freefrag::FreefragDocument>()),
+        ("journal", strict::<super::journal::JournalDocument>()),
+    ]
+}
+
+/// The draft 2020-12 schema of `T`, where an object may carry only the keys its type declares
+/// (`unevaluatedProperties: false`), so a key printed but not declared fails validation.
+fn strict<T: JsonSchema>() -> Schema {
+    let s = SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut v = Value::from(s);
+    let mut extended = Vec::new();
+    refs_beside_properties(&v, &mut extended);
+    if let Some(Value::Object(defs)) = v.get_mut("$defs") {
+        for (name, def) in defs.iter_mut() {
+            // A definition that another schema extends with its own keys (an internally
+            // tagged variant adds its tag) is closed by that schema, not by itself.
+            let piece = extended.iter().any(|r| r == &format!("#/$defs/{name}"));
+            close_objects(def, piece);
+        }
+    }
+    if let Value::Object(m) = &mut v {
+        for (k, sub) in m.iter_mut().filter(|(k, _)| k.as_str() != "$defs") {
+            let piece = matches!(k.as_str(), "anyOf" | "oneOf" | "allOf");
+            close_objects(sub, piece);
+        }
+        if m.contains_key("properties") && !m.contains_key("additionalProperties") {
+            m.insert("unevaluatedProperties".into(), Value::Bool(false));
+        }
+    }
+    Schema::try_from(v).unwrap_or_default()
+}
+
+/// The `$ref`s that sit beside `properties` in one schema object (the object extends them).
+fn refs_beside_properties(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("properties") {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    out.push(r.clone());
+                }
+            }
+            m.values().for_each(|x| refs_beside_properties(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| refs_beside_properties(x, out)),
+        _ => {}
+    }
+}
+
+/// Close every whole object schema: one with `properties` and no `additionalProperties`, unless
+/// it is a piece of a flattened type (a member of `anyOf`/`oneOf`/`allOf` beside the parent's
+/// own `properties`), where the parent's closing covers it.
+fn close_objects(v: &mut Value, piece: bool) {
+    let Value::Object(m) = v else {
+        if let Value::Array(a) = v {
+            a.iter_mut().for_each(|x| close_objects(x, piece));
+        }
+        return;
+    };
+    let has_props = m.contains_key("properties");
+    if has_props && !piece && !m.contains_key("additionalProperties") {
+        m.insert("unevaluatedProperties".into(), Value::Bool(false));
+    }
+    for (k, sub) in m.iter_mut() {
+        let is_piece = has_props && matches!(k.as_str(), "anyOf" | "oneOf" | "allOf");
+        close_objects(sub, is_piece);
+    }
+}
+
+/// The committed text of a schema: pretty JSON with a final newline.
+pub fn text(schema: &Schema) -> String {
+    let mut s = serde_json::to_string_pretty(schema).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Every committed schema equals the one generated from the types (or is rewritten, with
+    /// `E4INSPECT_BLESS_SCHEMAS=1`).
+    #[test]
+    fn committed_schemas_are_current() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+        let bless = std::env::var_os("E4INSPECT_BLESS_SCHEMAS").is_some();
+        let mut stale = Vec::new();
+        for (name, schema) in super::all() {
+            let path = dir.join(format!("{name}.schema.json"));
+            let want = super::text(&schema);
+            if bless {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &want).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(want.as_str()) {
+                stale.push(path.display().to_string());
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "stale JSON schemas {stale:?}: regenerate with \
+             E4INSPECT_BLESS_SCHEMAS=1 cargo test --release --bin e4inspect schema"
+        );
+    }
+
+    /// No file in docs/schema/ is left over from a document that no longer exists.
+    #[test]
+    fn no_orphan_schema_files() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+        let names: Vec<String> = super::all()
+            .iter()
+            .map(|(n, _)| format!("{n}.schema.json"))
+            .collect();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let f = e.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(names.contains(&f), "docs/schema/{f} has no document type");
+        }
+    }
+
+    /// Every document's schema requires `schema_version` at the top level of an object.
+    #[test]
+    fn every_document_is_a_versioned_object() {
+        for (name, schema) in super::all() {
+            let v = schema.as_value();
+            assert_eq!(v["type"], "object", "{name}");
+            let required = v["required"].as_array().unwrap();
+            assert!(
+                required.iter().any(|k| k == "schema_version"),
+                "{name}: schema_version not required"
+            );
+        }
+    }
+}
