@@ -3,6 +3,11 @@
 //! `e2fsck_pass1_check_symlink`): every inode slot of the walk judged on its own — checksum,
 //! in-use decision, dtime, mode and flags, the reserved inodes, the block map or extent tree, the
 //! size and block count, and the extended attributes. Block claims go to the ownership bitmaps.
+//!
+//! What later passes need beyond the inode facts is collected in [`Extras`]: e2fsck's
+//! `ea_inode_refs` (`inc_ea_inode_refs`, checked by pass 4), the encryption policy ID of every
+//! encrypted inode (`encrypted_files.c` `add_encrypted_file`, compared by pass 2) and the
+//! inodes that lie in bad blocks of the inode table (`inode_bb_map`).
 
 use super::ownership::normalise;
 use super::walk::{Acc, InodeFacts, Walk, XattrRef};
