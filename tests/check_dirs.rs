@@ -594,9 +594,12 @@ fn directory_damage_fires_its_rule() {
             "htree.leaf_hash",
         ),
         (
+            // ENCRYPT without an encryption context: e2fsck 1.47.0 reports the missing
+            // context (PR_1_MISSING_ENCRYPTION_XATTR) and then treats the directory as
+            // unencrypted; tests/check_rules2.rs covers entries of a real policy.
             "encrypted_dir",
             &|i| drop(debugfs(i, "sif /a flags 0x80800")),
-            "dir.unencrypted_entry",
+            "inode.encryption_context",
         ),
     ];
     run_damages(&base, d, damages);

@@ -291,7 +291,7 @@ fn ea_inodes() {
     let set_blocks = format!("sif /f blocks {charged}");
     // Charged: clean for both.
     let img = make("charged");
-    debugfs(&img, &[set_blocks.clone()]);
+    debugfs(&img, std::slice::from_ref(&set_blocks));
     assert_clean(&img, "EA inode value charged to its owner");
     let ea = ea_inode_of(&img);
 
@@ -490,6 +490,14 @@ fn bigalloc_block_mapped_file() {
     cmds.extend((1..6).map(|i| format!("sif /f block[{i}] 0")));
     debugfs(&img, &cmds);
     assert_flagged(&img, "inode.bigalloc_blockmap", "cannot be block mapped");
+    // An extent moved one block within its cluster: ee_start_lo is i_block word 5.
+    let img = fx.image("misaligned", "-t ext4 -I 256 -O bigalloc -C 16384");
+    debugfs(&img, &[format!("sif /f block[5] {}", first + 1)]);
+    assert_flagged(
+        &img,
+        "extent.misaligned_cluster",
+        "violates cluster allocation",
+    );
 }
 
 /// A pre-1970 time in the old encoding: e2fsck offers to fix it and exits 0; check warns.
@@ -539,4 +547,34 @@ fn htree_incompat_flag() {
     // dx_root_info.unused_flags: byte 31 of the root block.
     write_at(&img, root * 4096 + 31, &[1]);
     assert_flagged(&img, "htree.incompat_flag", "incompatible");
+}
+
+/// A directory entry naming an EA inode that an xattr references: e2fsck 1.47.0 accepts it
+/// (later versions add `PR_2_EA_INODE_DIR_LINK`); check agrees with the installed e2fsck.
+#[test]
+fn directory_entry_naming_an_ea_inode() {
+    let Some(fx) = Fixture::new("ealink") else {
+        return;
+    };
+    let big = fx.file("big", &vec![b'v'; 6000]);
+    let img = fx.image("ealink", "-t ext4 -I 256 -O ea_inode");
+    debugfs(&img, &[format!("ea_set -f {} /f user.big", big.display())]);
+    let (_, text) = e2fsck_complains(&img);
+    let charged = text
+        .split("i_blocks is 8, should be ")
+        .nth(1)
+        .and_then(|t| t.split('.').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("e2fsck's i_blocks");
+    let ea = ea_inode_of(&img);
+    debugfs(
+        &img,
+        &[
+            format!("sif /f blocks {charged}"),
+            format!("link <{ea}> /ealink"),
+        ],
+    );
+    let (e2, text) = e2fsck_complains(&img);
+    let (code, rules) = check(&img);
+    assert_eq!(e2, code == 4, "e2fsck:\n{text}\ncheck: {rules:?}");
 }

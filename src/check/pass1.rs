@@ -3,6 +3,11 @@
 //! `e2fsck_pass1_check_symlink`): every inode slot of the walk judged on its own — checksum,
 //! in-use decision, dtime, mode and flags, the reserved inodes, the block map or extent tree, the
 //! size and block count, and the extended attributes. Block claims go to the ownership bitmaps.
+//!
+//! What later passes need beyond the inode facts is collected in [`Extras`]: e2fsck's
+//! `ea_inode_refs` (`inc_ea_inode_refs`, checked by pass 4), the encryption policy ID of every
+//! encrypted inode (`encrypted_files.c` `add_encrypted_file`, compared by pass 2) and the
+//! inodes that lie in bad blocks of the inode table (`inode_bb_map`).
 
 use super::ownership::normalise;
 use super::walk::{Acc, InodeFacts, Walk, XattrRef};
@@ -196,6 +201,7 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         }
     }
     let mut next_logical: u64 = 0;
+    let mut last_mapped: Option<(u64, u64)> = None;
     let mut pending_index: Option<(u16, u32)> = None;
     for item in &w.items {
         match *item {
@@ -257,6 +263,8 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
                         format!("directory extent at logical {lblk} is marked uninitialised"),
                     );
                 }
+                check_cluster_alignment(ctx, last_mapped, lblk, e.physical, len, m);
+                last_mapped = Some((lblk + len - 1, e.physical + len - 1));
                 m.ranges.push((e.physical, len));
                 m.data(lblk, len, !e.uninit);
             }
@@ -1071,7 +1079,8 @@ impl Extras {
 /// inodes and inodes in bad blocks).
 #[derive(Default)]
 struct ExtrasAcc {
-    ea_refs: Vec<u32>,
+    /// References per EA inode (only numbers of normal inodes: at most one counter per inode).
+    ea_refs: HashMap<u32, u32>,
     policies: Vec<(u32, u32)>,
     policy_ids: HashMap<Vec<u8>, u32>,
     bb_inodes: Vec<u32>,
@@ -1087,14 +1096,8 @@ impl Ctx {
     /// Hand over what the walk collected (called once, after it).
     pub fn take_extras(&self) -> Extras {
         let mut x = std::mem::take(&mut *lock(&self.extras));
-        x.ea_refs.sort_unstable();
-        let mut ea_inode_refs: Vec<(u32, u32)> = Vec::new();
-        for ino in x.ea_refs {
-            match ea_inode_refs.last_mut() {
-                Some(last) if last.0 == ino => last.1 = last.1.saturating_add(1),
-                _ => ea_inode_refs.push((ino, 1)),
-            }
-        }
+        let mut ea_inode_refs: Vec<(u32, u32)> = x.ea_refs.into_iter().collect();
+        ea_inode_refs.sort_unstable();
         x.policies.sort_unstable();
         x.bb_inodes.sort_unstable();
         Extras {
@@ -1149,7 +1152,9 @@ fn in_bad_block(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32) -> bool {
     let Ok(gd) = fs.desc(g) else { return false };
     let ipg = u64::from(fs.geo.inodes_per_group.max(1));
     let index = (u64::from(ino) - 1) % ipg;
-    let blk = gd.inode_table + index * ctx.inode_size as u64 / ctx.block_size;
+    let blk = gd
+        .inode_table
+        .saturating_add(index * ctx.inode_size as u64 / ctx.block_size);
     ctx.bad_blocks.binary_search(&blk).is_ok()
 }
 
@@ -1188,11 +1193,7 @@ fn check_encryption_context(
         }
         Some(None) => UNRECOGNIZED_POLICY,
         Some(Some(c)) => match policy_of_context(&c) {
-            Ok(Some(p)) => {
-                let mut x = lock(&ctx.extras);
-                let next = x.policy_ids.len() as u32;
-                *x.policy_ids.entry(p).or_insert(next)
-            }
+            Ok(Some(p)) => policy_id(&mut lock(&ctx.extras), p),
             Ok(None) => UNRECOGNIZED_POLICY,
             Err(why) => {
                 push(acc, RuleId::InodeEncryptionContext, g, ino, || {
@@ -1276,7 +1277,7 @@ fn check_ibody_entries(
     let mut quota = 0;
     for e in &ib.entries {
         if e.value_inum != 0 {
-            lock(&ctx.extras).ea_refs.push(e.value_inum);
+            count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
             quota += check_ea_inode_value(fs, ctx, g, ino, inode, e, acc);
             continue;
         }
@@ -1386,8 +1387,37 @@ fn count_block_ea_inode_refs(fs: &Filesystem, ctx: &Ctx, blk: u64) {
     };
     let mut x = lock(&ctx.extras);
     for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
-        x.ea_refs.push(e.value_inum);
+        count_ea_inode_ref(ctx, &mut x, e.value_inum);
     }
+}
+
+/// One more xattr entry whose value is in EA inode `ea_ino` (a normal inode number; others
+/// are `xattr.ea_inode` findings and cannot be EA inodes).
+fn count_ea_inode_ref(ctx: &Ctx, x: &mut ExtrasAcc, ea_ino: u32) {
+    if ea_ino >= ctx.first_ino && ea_ino <= ctx.inodes_count {
+        let n = x.ea_refs.entry(ea_ino).or_insert(0);
+        *n = n.saturating_add(1);
+    }
+}
+
+/// Most distinct encryption policies given their own ID; past it, IDs are a 32-bit hash of the
+/// policy (so memory stays bounded by the cap, not by a hostile image's policy count).
+const MAX_POLICY_IDS: usize = 1 << 16;
+
+fn policy_id(x: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
+    if let Some(&id) = x.policy_ids.get(&policy) {
+        return id;
+    }
+    if x.policy_ids.len() < MAX_POLICY_IDS {
+        let id = x.policy_ids.len() as u32;
+        x.policy_ids.insert(policy, id);
+        return id;
+    }
+    // FNV-1a, folded into the IDs above the map's and below the special ones.
+    let h = policy.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    MAX_POLICY_IDS as u32 + h % (UNRECOGNIZED_POLICY - 1 - MAX_POLICY_IDS as u32)
 }
 
 /// `EXT2_FEATURE_COMPAT_IMAGIC_INODES`.
@@ -1499,5 +1529,35 @@ fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], a
                 inode.size
             )
         });
+    }
+}
+
+/// `has_unaligned_cluster_map` (bigalloc): an extent's offset within its logical cluster equals
+/// its offset within its physical cluster, and an extent continuing the previous one's logical
+/// cluster continues its physical cluster too (`PR_1_MISALIGNED_CLUSTER`).
+fn check_cluster_alignment(
+    ctx: &Ctx,
+    last: Option<(u64, u64)>,
+    lblk: u64,
+    pblk: u64,
+    len: u64,
+    m: &mut Mapped,
+) {
+    let bits = ctx.cluster_bits;
+    if bits == 0 {
+        return;
+    }
+    let mask = (1u64 << bits) - 1;
+    let misaligned = lblk & mask != pblk & mask
+        || last.is_some_and(|(ll, lp)| {
+            lblk & mask != 0 && lblk >> bits == ll >> bits && pblk >> bits != lp >> bits
+        });
+    if misaligned {
+        m.problem(
+            RuleId::ExtentMisalignedCluster,
+            format!(
+                "extent (logical {lblk}, {len} blocks) at block {pblk}: logical and physical blocks sit at different places in their clusters"
+            ),
+        );
     }
 }

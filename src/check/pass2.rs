@@ -9,6 +9,10 @@
 //! the directory size, and duplicate names are found with a set of 64-bit name hashes whose size
 //! is capped per directory. References are counted into the shared [`InodeIndex`] for passes 3
 //! and 4.
+//!
+//! Encrypted directories are judged by the policy pass 1 found (`check_encryption_policy`,
+//! `encrypted_check_name`); encrypted casefolded ones keep each entry's hash after its name
+//! (`EXT2_DIRENT_HASH`), which the leaf-range check uses instead of recomputing SipHash.
 
 use super::dirtree::{count_reference, file_type_of_mode, InodeIndex, InodeSlot};
 use super::pass1::Extras;

@@ -257,6 +257,7 @@ catalogue! {
     ExtentDirHole = "extent.dir_hole", Err, "an extent-mapped directory has no hole between its blocks", [E], ["PR_1_COLLAPSE_DBLOCK"];
     ExtentOptimizable = "extent.optimizable", Warn, "no extent tree level could be narrower or shorter (e2fsck offers to optimise it, and exits 0)", [E], ["PR_1E_CAN_NARROW_EXTENT_TREE", "PR_1E_CAN_COLLAPSE_EXTENT_TREE"];
     ExtentEntry = "extent.entry", Err, "leaf extents have a non-zero length", [E], ["PR_1_EXTENT_LENGTH_ZERO"];
+    ExtentMisalignedCluster = "extent.misaligned_cluster", Err, "with bigalloc, an extent sits at the same offset in its logical and its physical cluster, and a logical cluster maps to one physical cluster", [K, E], ["PR_1_MISALIGNED_CLUSTER"];
     // block maps
     BlockmapRange = "blockmap.range", Err, "direct and indirect block numbers lie inside the filesystem; no mapping block is met twice", [K, E], ["PR_1_ILLEGAL_BLOCK_NUM", "PR_1_BB_ILLEGAL_BLOCK_NUM"];
     // extended attributes
