@@ -153,58 +153,61 @@ impl UninitMarks {
         // One vector per worker (not per group): 65,536 groups are 65,536 allocations otherwise.
         let per_worker: Vec<Vec<(u64, u64)>> = (0..geo.group_count)
             .into_par_iter()
-            .try_fold(Vec::new, |mut v: Vec<(u64, u64)>, g| -> Result<Vec<(u64, u64)>> {
-                let gd = fs.desc(g)?;
-                if !gd.has_flag(BG_BLOCK_UNINIT) {
-                    return Ok(v);
-                }
-                let single = |blk: u64, v: &mut Vec<(u64, u64)>| {
-                    let c = blk >> bits;
-                    if c >= start && c <= end {
-                        v.push((c, 1));
+            .try_fold(
+                Vec::new,
+                |mut v: Vec<(u64, u64)>, g| -> Result<Vec<(u64, u64)>> {
+                    let gd = fs.desc(g)?;
+                    if !gd.has_flag(BG_BLOCK_UNINIT) {
+                        return Ok(v);
                     }
-                };
-                let range = |blk: u64, num: u64, v: &mut Vec<(u64, u64)>| {
-                    let b = blk >> bits;
-                    let e = blk.saturating_add(num).saturating_add((1 << bits) - 1) >> bits;
-                    let n = e.saturating_sub(b);
-                    if n == 0 || b < start || b > end || b + n - 1 > end {
-                        return;
+                    let single = |blk: u64, v: &mut Vec<(u64, u64)>| {
+                        let c = blk >> bits;
+                        if c >= start && c <= end {
+                            v.push((c, 1));
+                        }
+                    };
+                    let range = |blk: u64, num: u64, v: &mut Vec<(u64, u64)>| {
+                        let b = blk >> bits;
+                        let e = blk.saturating_add(num).saturating_add((1 << bits) - 1) >> bits;
+                        let n = e.saturating_sub(b);
+                        if n == 0 || b < start || b > end || b + n - 1 > end {
+                            return;
+                        }
+                        v.push((b, n));
+                    };
+                    let lay = geo.layout(g);
+                    if lay.super_blk != 0 || g == 0 {
+                        single(lay.super_blk, &mut v);
                     }
-                    v.push((b, n));
-                };
-                let lay = geo.layout(g);
-                if lay.super_blk != 0 || g == 0 {
-                    single(lay.super_blk, &mut v);
-                }
-                if g == 0 && geo.block_size == 1024 && bits > 0 {
-                    single(0, &mut v);
-                }
-                if lay.old_desc_blk != 0 {
-                    // num_blocks is an int in libext2fs; clamp at the end of the filesystem.
-                    let mut num = geo.old_desc_blocks() & 0xFFFF_FFFF;
-                    if lay.old_desc_blk + num >= geo.blocks_count {
-                        num = geo.blocks_count.saturating_sub(lay.old_desc_blk);
+                    if g == 0 && geo.block_size == 1024 && bits > 0 {
+                        single(0, &mut v);
                     }
-                    range(lay.old_desc_blk, num, &mut v);
-                }
-                if lay.new_desc_blk != 0 {
-                    single(lay.new_desc_blk, &mut v);
-                }
-                if gd.inode_table != 0 {
-                    range(
-                        gd.inode_table,
-                        u64::from(geo.inode_blocks_per_group),
-                        &mut v,
-                    );
-                }
-                for b in [gd.block_bitmap, gd.inode_bitmap] {
-                    if b != 0 && b < geo.blocks_count {
-                        single(b, &mut v);
+                    if lay.old_desc_blk != 0 {
+                        // num_blocks is an int in libext2fs; clamp at the end of the filesystem.
+                        let mut num = geo.old_desc_blocks() & 0xFFFF_FFFF;
+                        if lay.old_desc_blk + num >= geo.blocks_count {
+                            num = geo.blocks_count.saturating_sub(lay.old_desc_blk);
+                        }
+                        range(lay.old_desc_blk, num, &mut v);
                     }
-                }
-                Ok(v)
-            })
+                    if lay.new_desc_blk != 0 {
+                        single(lay.new_desc_blk, &mut v);
+                    }
+                    if gd.inode_table != 0 {
+                        range(
+                            gd.inode_table,
+                            u64::from(geo.inode_blocks_per_group),
+                            &mut v,
+                        );
+                    }
+                    for b in [gd.block_bitmap, gd.inode_bitmap] {
+                        if b != 0 && b < geo.blocks_count {
+                            single(b, &mut v);
+                        }
+                    }
+                    Ok(v)
+                },
+            )
             .collect::<Result<_>>()?;
         let mut ranges: Vec<(u64, u64)> = per_worker.concat();
         ranges.sort_unstable();
