@@ -645,6 +645,34 @@ fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
     !overlaps(iv, &mut f)
 }
 
+/// Hint every block the group pass reads (bitmaps, and the backup descriptor table it compares
+/// with), so that a cold device fetches them in parallel and in few requests (flex_bg packs a
+/// flex group's bitmaps side by side) instead of one synchronous read per group.
+fn prefetch_group_metadata(fs: &Filesystem, backup: Option<u64>) {
+    let geo = &fs.geo;
+    // By chunks of groups (flex groups keep their bitmaps near), so memory stays small.
+    const CHUNK: u32 = 1 << 14;
+    let mut blocks: Vec<u64> = Vec::new();
+    for c in 0..geo.group_count.div_ceil(CHUNK) {
+        blocks.clear();
+        for g in c * CHUNK..(c * CHUNK).saturating_add(CHUNK).min(geo.group_count) {
+            if let Ok(gd) = fs.desc(g) {
+                for kind in [Kind::Block, Kind::Inode] {
+                    blocks.extend(bitmap::bitmap_source(fs, &gd, kind));
+                }
+            }
+        }
+        blocks.sort_unstable();
+        blocks.dedup();
+        fs.prefetch(blocks.iter().copied());
+    }
+    if let Some(blk) = backup {
+        let per = u64::from(geo.desc_per_block.max(1));
+        let nblocks = u64::from(geo.group_count).div_ceil(per);
+        fs.prefetch((0..nblocks).map(|i| geo.descriptor_block_loc(blk, i)));
+    }
+}
+
 /// Run the descriptor, bitmap and count rules. Returns the BLOCK_UNINIT marks when the bitmaps
 /// can be loaded (pass 5 needs them too).
 pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
@@ -662,6 +690,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
     } else {
         first_backup(fs)
     };
+    prefetch_group_metadata(fs, backup);
     // Fold each group into a per-worker accumulator at once, so the per-rule cap holds while
     // collecting (65,536 groups of findings are never all alive together). Groups go by
     // descriptor block, so that each backup descriptor block is read once, not once per group.

@@ -32,6 +32,7 @@ use super::{pass1, Findings};
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
 use crate::inode::{DataMap, Inode};
+use crate::ondisk::inode::InodeBase;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -235,6 +236,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             acc.groups.push((g, false, 0));
             return;
         }
+        prefetch_xattr_blocks(fs, &buf, isz);
         for (i, raw) in buf.chunks_exact(isz).enumerate() {
             let Ok(ino) = u32::try_from(first + (done + i) as u64) else {
                 break;
@@ -248,6 +250,25 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
     }
     acc.table_buf = buf;
     acc.groups.push((g, true, dirs));
+}
+
+/// Ask the kernel now for the xattr blocks the live inodes of a chunk point to: scattered
+/// single-block reads that pass 1 would otherwise wait for one at a time (cold media, or a page
+/// cache that lost them); hinted together they are fetched in parallel.
+fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
+    let mut blocks: Vec<u64> = chunk
+        .chunks_exact(isz)
+        .filter_map(InodeBase::decode_fast)
+        .filter(|b| b.links_count != 0)
+        .map(|b| b.file_acl())
+        .filter(|&b| b != 0 && b < fs.geo.blocks_count)
+        .collect();
+    if blocks.is_empty() {
+        return;
+    }
+    blocks.sort_unstable();
+    blocks.dedup();
+    fs.prefetch(blocks);
 }
 
 /// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference

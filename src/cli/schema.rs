@@ -16,7 +16,10 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ),
         ("check", strict::<super::check::CheckDocument>()),
         ("check-rules", strict::<super::check::RulesDocument>()),
-        ("inode", strict::<e4inspect::format::inode_json::InodeDocument>()),
+        (
+            "inode",
+            strict::<e4inspect::format::inode_json::InodeDocument>(),
+        ),
         ("ls", strict::<super::ls::LsDocument>()),
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
         ("fit", strict::<super::fit::JsonOut>()),
