@@ -104,12 +104,27 @@ pub fn one_line(err: &anyhow::Error) -> String {
             line = text;
             continue;
         }
+        let text = without_repeated_prefix(&line, &text);
         if !line.is_empty() {
             line.push_str(": ");
         }
-        line.push_str(&text);
+        line.push_str(text);
     }
     line
+}
+
+/// `text` without its leading `: `-separated parts that `line` already ends with (a context
+/// `IMG: TARGET` followed by a cause `TARGET: reason` says the target once).
+fn without_repeated_prefix<'t>(line: &str, text: &'t str) -> &'t str {
+    let said: Vec<&str> = line.split(": ").collect();
+    let parts: Vec<&str> = text.split(": ").collect();
+    for k in (1..said.len().min(parts.len())).rev() {
+        if said[said.len() - k..] == parts[..k] {
+            let skip: usize = parts[..k].iter().map(|p| p.len() + 2).sum();
+            return &text[skip..];
+        }
+    }
+    text
 }
 
 /// Write `text` to stdout and flush. Errors (a closed pipe among them) propagate; `main` turns
@@ -132,4 +147,24 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .and_then(serde_json::Error::io_error_kind);
         io == Some(std::io::ErrorKind::BrokenPipe) || json == Some(std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn one_line_says_each_part_once() {
+        let io = std::io::Error::from_raw_os_error(2);
+        let lib = anyhow::Error::new(io)
+            .context("img: cannot open: No such file or directory (os error 2)");
+        assert_eq!(
+            one_line(&lib.context("img")),
+            "img: cannot open: No such file or directory (os error 2)"
+        );
+        let target = anyhow::anyhow!("<x>: not an inode number").context("img: <x>");
+        assert_eq!(one_line(&target), "img: <x>: not an inode number");
+        let plain = anyhow::anyhow!("reason").context("img");
+        assert_eq!(one_line(&plain), "img: reason");
+    }
 }
