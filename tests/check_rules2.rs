@@ -117,7 +117,7 @@ fn check(img: &Path) -> (i32, Vec<String>) {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let rules = v["findings"]
+    let rules = v["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
