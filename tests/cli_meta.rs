@@ -5,21 +5,97 @@ use common::*;
 use std::path::Path;
 use std::process::Command;
 
+/// The man pages in `man/`, by file name.
+fn shipped_pages(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".1"))
+        .map(|n| {
+            let b = std::fs::read(dir.join(&n)).unwrap();
+            (n, b)
+        })
+        .collect()
+}
+
+/// `man/` holds exactly the pages generated from the clap definition, one per command.
+/// Regenerate with `E4INSPECT_BLESS=1 cargo test --release --test cli_meta` (or
+/// `cargo run --release -- manpages man/` after removing the old pages).
 #[test]
-fn man_page_is_current() {
-    let o = run(Command::new(bin()).arg("manpage"));
-    assert!(o.status.success());
-    let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/man/e4inspect.1"))
-        .expect("man/e4inspect.1 exists");
-    assert!(
-        o.stdout == shipped,
-        "man/e4inspect.1 is stale: regenerate with `cargo run --release -- manpage > man/e4inspect.1`"
+fn man_pages_are_current() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(Command::new(bin()).arg("manpages").arg(tmp.path()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fresh = shipped_pages(tmp.path());
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    if std::env::var_os("E4INSPECT_BLESS").is_some() {
+        std::fs::create_dir_all(&man).unwrap();
+        for old in shipped_pages(&man).keys() {
+            std::fs::remove_file(man.join(old)).unwrap();
+        }
+        for (name, roff) in &fresh {
+            std::fs::write(man.join(name), roff).unwrap();
+        }
+    }
+    let shipped = shipped_pages(&man);
+    let names =
+        |m: &std::collections::BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&shipped),
+        names(&fresh),
+        "man/ pages differ from the commands: regenerate with E4INSPECT_BLESS=1 cargo test --release --test cli_meta"
     );
+    for (name, roff) in &fresh {
+        assert!(
+            shipped[name] == *roff,
+            "man/{name} is stale: regenerate with E4INSPECT_BLESS=1 cargo test --release --test cli_meta"
+        );
+    }
+    // One page per visible command, and the top page's SEE ALSO names only pages that exist.
+    let help = run(Command::new(bin()).arg("--help"));
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(
+        commands.contains(&"dump") && commands.contains(&"advise"),
+        "{help}"
+    );
+    for c in &commands {
+        assert!(
+            shipped.contains_key(&format!("e4inspect-{c}.1")),
+            "no page for {c}"
+        );
+    }
+    let top = String::from_utf8_lossy(&shipped["e4inspect.1"]).to_string();
+    let see_also = top
+        .split(".SH \"SEE ALSO\"")
+        .nth(1)
+        .expect("SEE ALSO section");
+    let mut named = 0;
+    for part in see_also.split("\\fB").skip(1) {
+        let page = part.split("\\fR").next().unwrap().replace("\\-", "-");
+        if page.starts_with("e4inspect") {
+            named += 1;
+            assert!(
+                shipped.contains_key(&format!("{page}.1")),
+                "SEE ALSO names {page}(1), which is not in man/"
+            );
+        }
+    }
+    assert_eq!(named, commands.len(), "SEE ALSO: {see_also}");
 }
 
 #[test]
-fn completions_generate() {
-    for sh in ["bash", "zsh", "fish"] {
+fn completions_offer_values_and_no_hidden_command() {
+    for sh in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let o = run(Command::new(bin()).args(["completions", sh]));
         assert!(o.status.success(), "{sh}");
         let text = String::from_utf8_lossy(&o.stdout);
@@ -27,6 +103,37 @@ fn completions_generate() {
             text.contains("e4inspect") && text.contains("dump"),
             "{sh}: {text:.200}"
         );
+        // The hidden man-page generator is not offered.
+        assert!(!text.contains("manpages"), "{sh} offers the hidden command");
+        if sh != "elvish" && sh != "powershell" {
+            // Profile names are offered for --profile (fit and advise).
+            for p in e4inspect::profiles::PROFILES {
+                assert!(
+                    text.contains(p.name),
+                    "{sh}: profile {} not offered",
+                    p.name
+                );
+            }
+        }
+    }
+    // Sizes and counts do not complete to file names (zsh: an empty action, not _default).
+    let zsh = run(Command::new(bin()).args(["completions", "zsh"]));
+    let zsh = String::from_utf8_lossy(&zsh.stdout);
+    let size_lines: Vec<&str> = zsh
+        .lines()
+        .filter(|l| l.contains("]:SIZE:") || l.contains("]:BYTES:") || l.contains("]:N:"))
+        .collect();
+    assert!(!size_lines.is_empty());
+    for l in size_lines {
+        assert!(!l.contains("_default") && !l.contains("_files"), "{l}");
+    }
+    // Rule options, where a command has them, offer every rule ID of the catalogue.
+    for opt in ["--allow=", "--warn=", "--deny="] {
+        for l in zsh.lines().filter(|l| l.contains(opt)) {
+            for r in e4inspect::check::RULES {
+                assert!(l.contains(r.id.as_str()), "{opt} does not offer {}", r.id);
+            }
+        }
     }
 }
 
