@@ -540,6 +540,9 @@ pub fn name_outliers(sets: &[SampledSet], block_size: u32, inode_size: u32) -> R
         if n > 0 {
             scan.covered.push((size, n));
         }
+        if n == scan.total {
+            break;
+        }
     }
     Ok(scan)
 }
