@@ -6,7 +6,7 @@ use anyhow::{bail, Context};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 use e4inspect::advise::{
-    self, human_bytes, parse_kernel, parse_size, Advice, Raid, SampledSet, Workload,
+    self, human_bytes, parse_kernel, parse_size, Advice, Raid, SampledSet, SetSampler, Workload,
 };
 use e4inspect::fit::{Attr, XattrSet};
 use e4inspect::mkfs::MkfsConf;
@@ -143,7 +143,7 @@ fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
 struct TreeSample {
     inodes: u64,
     bytes: u64,
-    sets: Vec<SampledSet>,
+    sets: SetSampler,
 }
 
 fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
@@ -160,7 +160,7 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
     let mut s = TreeSample {
         inodes: 0,
         bytes: 0,
-        sets: Vec::new(),
+        sets: SetSampler::default(),
     };
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![root.to_path_buf()];
@@ -182,8 +182,7 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
                 attrs: x,
                 inline_data: None,
             };
-            s.sets
-                .push(SampledSet::at_path(set, p.display().to_string()));
+            s.sets.add(set, 1, Some(p.display().to_string()), None);
         }
         if m.is_dir() {
             if let Ok(rd) = std::fs::read_dir(&p) {
@@ -198,20 +197,28 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
 
 /// Every in-use inode's xattr set in an image, inodes with the same set counted together and
 /// labelled by the first inode's number (paths are looked up for the named outliers only).
-fn image_xattr_sets(fs: &e4inspect::fs::Filesystem) -> Vec<SampledSet> {
+fn image_xattr_sets(fs: &e4inspect::fs::Filesystem) -> SetSampler {
     let cache = e4inspect::scan::XattrBlockCache::default();
-    let mut sets = Vec::new();
+    let mut sets = SetSampler::default();
     e4inspect::fit::image_set_groups(fs, &cache, 1, |g| {
-        if !g.set.attrs.is_empty() {
-            sets.push(SampledSet {
-                set: g.set,
-                count: g.count,
-                path: None,
-                ino: g.inodes.first().copied(),
-            });
-        }
+        let ino = g.inodes.first().copied();
+        sets.add(g.set, g.count, None, ino);
     });
     sets
+}
+
+/// The grouped sets, and a note for the sample label when some inodes' sets were not kept.
+fn finish_sample(s: SetSampler) -> (Vec<SampledSet>, String) {
+    let note = if s.unsampled > 0 {
+        format!(
+            " ({} inodes with xattr sets beyond the first {} distinct sets not modelled)",
+            s.unsampled,
+            advise::MAX_DISTINCT_SETS
+        )
+    } else {
+        String::new()
+    };
+    (s.finish(), note)
 }
 
 /// Paths for the image inodes named as outliers.
@@ -254,17 +261,18 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     }
     if let Some(dir) = &args.from_dir {
         let s = sample_tree(dir)?;
+        let (sets, note) = finish_sample(s.sets);
+        let with_xattrs: u64 = sets.iter().map(|x| x.count).sum();
         if let Some(avg) = s.bytes.checked_div(s.inodes) {
             w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
         }
         w.population.sample = Some(format!(
-            "{}: {} inodes, {} with xattrs, {} per inode",
+            "{}: {} inodes, {with_xattrs} with xattrs, {} per inode{note}",
             dir.display(),
             s.inodes,
-            s.sets.len(),
             human_bytes(s.bytes / s.inodes.max(1))
         ));
-        w.population.xattr_sets = s.sets;
+        w.population.xattr_sets = sets;
         w.population.sample_inodes = s.inodes;
     }
     if let Some(img) = &args.from_image {
@@ -293,9 +301,9 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         if let Some(avg) = used_bytes.checked_div(used_inodes) {
             w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
         }
-        let sets = image_xattr_sets(&fs);
+        let (sets, note) = finish_sample(image_xattr_sets(&fs));
         w.population.sample = Some(format!(
-            "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode",
+            "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode{note}",
             img.display(),
             sets.iter().map(|s| s.count).sum::<u64>(),
             human_bytes(used_bytes / used_inodes.max(1))

@@ -122,6 +122,51 @@ pub struct SampledSet {
     pub ino: Option<u32>,
 }
 
+/// Most distinct xattr sets a sample keeps: later inodes with a set already seen are still
+/// counted, new sets beyond this are counted in [`SetSampler::unsampled`] only (memory stays
+/// bounded whatever the tree or image holds).
+pub const MAX_DISTINCT_SETS: usize = 100_000;
+
+/// Groups a sample's inodes by identical xattr set (same names, value sizes, inline data),
+/// keeping the first path or inode number of each set.
+#[derive(Debug, Default)]
+pub struct SetSampler {
+    index: std::collections::HashMap<(Vec<Attr>, Option<u32>), usize>,
+    sets: Vec<SampledSet>,
+    /// Inodes whose set was new after [`MAX_DISTINCT_SETS`] distinct sets.
+    pub unsampled: u64,
+}
+
+impl SetSampler {
+    /// Count `count` inodes carrying `set`, first seen at `path` / `ino`.
+    pub fn add(&mut self, set: XattrSet, count: u64, path: Option<String>, ino: Option<u32>) {
+        if set.attrs.is_empty() {
+            return;
+        }
+        let key = (set.attrs.clone(), set.inline_data);
+        if let Some(&i) = self.index.get(&key) {
+            if let Some(s) = self.sets.get_mut(i) {
+                s.count += count;
+            }
+        } else if self.sets.len() < MAX_DISTINCT_SETS {
+            self.index.insert(key, self.sets.len());
+            self.sets.push(SampledSet {
+                set,
+                count,
+                path,
+                ino,
+            });
+        } else {
+            self.unsampled += count;
+        }
+    }
+
+    /// The grouped sets.
+    pub fn finish(self) -> Vec<SampledSet> {
+        self.sets
+    }
+}
+
 impl SampledSet {
     /// One inode's set seen at `path`.
     pub fn at_path(set: XattrSet, path: impl Into<String>) -> SampledSet {
@@ -1492,5 +1537,22 @@ mod tests {
         w.population.files = Some(2_000_000);
         let a = advise(&w, &conf()).unwrap();
         assert_eq!((a.options.inodes, a.options.inode_ratio), (None, None));
+    }
+
+    #[test]
+    fn sampler_groups_identical_sets_and_keeps_the_first_path() {
+        let mut sm = SetSampler::default();
+        let set = |n: u32| XattrSet {
+            attrs: vec![Attr::new("user.a", n)],
+            inline_data: None,
+        };
+        sm.add(set(10), 1, Some("/a".into()), None);
+        sm.add(set(10), 3, Some("/b".into()), None);
+        sm.add(set(20), 1, Some("/c".into()), None);
+        sm.add(XattrSet::default(), 5, None, None);
+        let v = sm.finish();
+        assert_eq!(v.len(), 2);
+        assert_eq!((v[0].count, v[0].path.as_deref()), (4, Some("/a")));
+        assert_eq!(v[1].count, 1);
     }
 }
