@@ -70,9 +70,13 @@ enum Command {
         /// bash, zsh, fish, elvish or powershell
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) generated from this command line definition.
+    /// Write the man pages (one per command) generated from this command line definition into
+    /// DIR: `cargo run --release -- manpages man/`.
     #[command(hide = true)]
-    Manpage,
+    Manpages {
+        /// Directory to write `e4inspect.1`, `e4inspect-dump.1`, ... into.
+        dir: std::path::PathBuf,
+    },
 }
 
 fn main() {
@@ -100,23 +104,14 @@ fn main() {
         Command::Cat(a) => cli::cat::run(a),
         Command::Extract(a) => cli::extract::run(a),
         Command::Completions { shell } => {
-            let mut cmd = Cli::command();
-            let mut out = Vec::new();
-            clap_complete::generate(*shell, &mut cmd, "e4inspect", &mut out);
-            cli::emit(&String::from_utf8_lossy(&out))
+            let script = cli::docgen::completions(&Cli::command(), *shell);
+            cli::emit(&String::from_utf8_lossy(&script))
                 .map(|()| 0)
                 .map_err(Into::into)
         }
-        Command::Manpage => {
-            let man = clap_mangen::Man::new(Cli::command());
-            let mut out = Vec::new();
-            match man.render(&mut out) {
-                Ok(()) => cli::emit(&String::from_utf8_lossy(&out))
-                    .map(|()| 0)
-                    .map_err(Into::into),
-                Err(e) => Err(e.into()),
-            }
-        }
+        Command::Manpages { dir } => cli::docgen::write_man_pages(&Cli::command(), dir)
+            .map(|_| 0)
+            .map_err(Into::into),
     };
     match res {
         Ok(code) => std::process::exit(code),

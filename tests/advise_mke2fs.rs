@@ -205,6 +205,140 @@ fn assert_smallest_fit(v: &Value) {
     }
 }
 
+/// `--files N` far below the default: `-N` = 2N + 1024 in the command, fewer inodes than plain
+/// mkfs.ext4, at least the safe count, and the returned bytes are the inode-table difference.
+fn assert_lowered(v: &Value, files: &str) {
+    let args: Vec<&str> = v["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let i = args
+        .iter()
+        .position(|a| *a == "-N")
+        .unwrap_or_else(|| panic!("--files {files}: no -N in {args:?}"));
+    let n: u64 = args[i + 1].parse().unwrap();
+    let files: u64 = match files.strip_suffix('M') {
+        Some(m) => m.parse::<u64>().unwrap() * 1_000_000,
+        None => files.parse().unwrap(),
+    };
+    assert_eq!(n, 2 * files + 1024, "--files {files}");
+    let l = &v["layout"];
+    let d = &v["default_layout"];
+    assert!(u(l, "inodes_count") >= n);
+    assert!(u(l, "inodes_count") < u(d, "inodes_count"));
+    assert_eq!(
+        u(v, "inode_table_bytes_returned"),
+        u(d, "inode_table_bytes") - u(l, "inode_table_bytes")
+    );
+}
+
+#[test]
+fn few_files_lower_the_inode_count_as_mke2fs_does() {
+    if !have_mke2fs() {
+        println!("SKIP: mke2fs not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The examples: 10 files on 100 GiB keep 6.5 M inodes by default; 30 M files on
+    // 8 TiB keep 268 M. Sparse files of that size, formatted with the advised command.
+    for (size, files) in [("100G", "10"), ("8T", "30M"), ("1G", "100")] {
+        let v = check(tmp.path(), size, &["--files", files]);
+        assert_lowered(&v, files);
+    }
+}
+
+fn set_xattr(path: &Path, name: &str, len: usize) -> bool {
+    let v = vec![b'x'; len];
+    xattr_set(path, name, &v)
+}
+
+fn xattr_set(path: &Path, name: &str, value: &[u8]) -> bool {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let p = CString::new(path.as_os_str().as_bytes()).unwrap();
+    let n = CString::new(name).unwrap();
+    // SAFETY: valid NUL-terminated strings and a buffer of `value.len()` bytes.
+    unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        ) == 0
+    }
+}
+
+#[test]
+fn one_outlier_of_207_does_not_force_4k_inodes() {
+    if !have_mke2fs() {
+        println!("SKIP: mke2fs not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    for i in 0..206 {
+        let f = root.join(format!("f{i}"));
+        std::fs::File::create(&f).unwrap().set_len(1 << 20).unwrap();
+        if !set_xattr(&f, "user.DOSATTRIB", 20) {
+            println!("SKIP: user xattrs not supported on {}", root.display());
+            return;
+        }
+    }
+    let big = root.join("big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    if !set_xattr(&big, "user.big", 3500) {
+        println!(
+            "SKIP: a 3500-byte xattr is not supported on {}",
+            root.display()
+        );
+        return;
+    }
+    let dir = root.to_str().unwrap();
+    let img_dir = tmp.path().join("img");
+    std::fs::create_dir(&img_dir).unwrap();
+    let v = check(&img_dir, "100G", &["--from-dir", dir]);
+    assert_smallest_fit(&v);
+    assert_eq!(u(&v["layout"], "inode_size"), 256);
+    let f = &v["fit"];
+    assert_eq!(u(f, "outlier_inodes"), 1);
+    let o = &f["outliers"][0];
+    assert_eq!(o["path"].as_str(), big.to_str());
+    assert_eq!(u(o, "inode_size_needed"), 4096);
+    // The cost of covering it is the predicted inode tables at 4096 minus the advised ones;
+    // format that variant too and compare with mke2fs.
+    let cost = u(o, "extra_inode_table_bytes");
+    let covered = check(&img_dir, "100G", &["--from-dir", dir, "--fit-share", "100"]);
+    assert_eq!(u(&covered["layout"], "inode_size"), 4096);
+    assert_eq!(
+        cost,
+        u(&covered["layout"], "inode_table_bytes") - u(&v["layout"], "inode_table_bytes")
+    );
+    // The warning leads, on stderr, and names the cost.
+    let out = Command::new(BIN)
+        .args(["advise", "--size", "100G", "--from-dir", dir])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("e4inspect advise: warning: 1 of 207"),
+        "{err}"
+    );
+    assert!(err.contains("-I 4096"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("warning"));
+    // --files scales the sample: the shares stay, the outlier count scales, the count is lowered.
+    let scaled = advise_json(&["--size", "100G", "--from-dir", dir, "--files", "2080"]);
+    assert_eq!(u(&scaled["fit"], "outlier_inodes_expected"), 10);
+    assert_lowered(&scaled, "2080");
+    check(&img_dir, "100G", &["--from-dir", dir, "--files", "2080"]);
+}
+
 #[test]
 fn recommended_commands_produce_the_predicted_layout() {
     if !have_mke2fs() {
@@ -306,12 +440,18 @@ fn beyond_16_tib_matches_mke2fs_dry_run() {
             ],
         ),
         ("1P", "1099511627776", &["--files", "4000000000"]),
+        // Few files far beyond 16 TiB: -N lowers the count (2x + headroom) and mke2fs agrees.
+        ("20T", "21474836480", &["--files", "1000"]),
+        ("100T", "107374182400", &["--files", "30M"]),
     ];
     for (size, kib, extra) in cases {
         let mut a = vec!["--size", *size];
         a.extend_from_slice(extra);
         let v = advise_json(&a);
         let l = &v["layout"];
+        if extra.first() == Some(&"--files") && *size != "1P" {
+            assert_lowered(&v, extra[1]);
+        }
         let mut args = mkfs_args(&v);
         args.insert(0, "-n".into());
         args.insert(0, "-v".into());

@@ -5,21 +5,97 @@ use common::*;
 use std::path::Path;
 use std::process::Command;
 
+/// The man pages in `man/`, by file name.
+fn shipped_pages(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".1"))
+        .map(|n| {
+            let b = std::fs::read(dir.join(&n)).unwrap();
+            (n, b)
+        })
+        .collect()
+}
+
+/// `man/` holds exactly the pages generated from the clap definition, one per command.
+/// Regenerate with `E4INSPECT_BLESS=1 cargo test --release --test cli_meta` (or
+/// `cargo run --release -- manpages man/` after removing the old pages).
 #[test]
-fn man_page_is_current() {
-    let o = run(Command::new(bin()).arg("manpage"));
-    assert!(o.status.success());
-    let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/man/e4inspect.1"))
-        .expect("man/e4inspect.1 exists");
-    assert!(
-        o.stdout == shipped,
-        "man/e4inspect.1 is stale: regenerate with `cargo run --release -- manpage > man/e4inspect.1`"
+fn man_pages_are_current() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(Command::new(bin()).arg("manpages").arg(tmp.path()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fresh = shipped_pages(tmp.path());
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    if std::env::var_os("E4INSPECT_BLESS").is_some() {
+        std::fs::create_dir_all(&man).unwrap();
+        for old in shipped_pages(&man).keys() {
+            std::fs::remove_file(man.join(old)).unwrap();
+        }
+        for (name, roff) in &fresh {
+            std::fs::write(man.join(name), roff).unwrap();
+        }
+    }
+    let shipped = shipped_pages(&man);
+    let names =
+        |m: &std::collections::BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&shipped),
+        names(&fresh),
+        "man/ pages differ from the commands: regenerate with E4INSPECT_BLESS=1 cargo test --release --test cli_meta"
     );
+    for (name, roff) in &fresh {
+        assert!(
+            shipped[name] == *roff,
+            "man/{name} is stale: regenerate with E4INSPECT_BLESS=1 cargo test --release --test cli_meta"
+        );
+    }
+    // One page per visible command, and the top page's SEE ALSO names only pages that exist.
+    let help = run(Command::new(bin()).arg("--help"));
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(
+        commands.contains(&"dump") && commands.contains(&"advise"),
+        "{help}"
+    );
+    for c in &commands {
+        assert!(
+            shipped.contains_key(&format!("e4inspect-{c}.1")),
+            "no page for {c}"
+        );
+    }
+    let top = String::from_utf8_lossy(&shipped["e4inspect.1"]).to_string();
+    let see_also = top
+        .split(".SH \"SEE ALSO\"")
+        .nth(1)
+        .expect("SEE ALSO section");
+    let mut named = 0;
+    for part in see_also.split("\\fB").skip(1) {
+        let page = part.split("\\fR").next().unwrap().replace("\\-", "-");
+        if page.starts_with("e4inspect") {
+            named += 1;
+            assert!(
+                shipped.contains_key(&format!("{page}.1")),
+                "SEE ALSO names {page}(1), which is not in man/"
+            );
+        }
+    }
+    assert_eq!(named, commands.len(), "SEE ALSO: {see_also}");
 }
 
 #[test]
-fn completions_generate() {
-    for sh in ["bash", "zsh", "fish"] {
+fn completions_offer_values_and_no_hidden_command() {
+    for sh in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let o = run(Command::new(bin()).args(["completions", sh]));
         assert!(o.status.success(), "{sh}");
         let text = String::from_utf8_lossy(&o.stdout);
@@ -27,6 +103,37 @@ fn completions_generate() {
             text.contains("e4inspect") && text.contains("dump"),
             "{sh}: {text:.200}"
         );
+        // The hidden man-page generator is not offered.
+        assert!(!text.contains("manpages"), "{sh} offers the hidden command");
+        if sh != "elvish" && sh != "powershell" {
+            // Profile names are offered for --profile (fit and advise).
+            for p in e4inspect::profiles::PROFILES {
+                assert!(
+                    text.contains(p.name),
+                    "{sh}: profile {} not offered",
+                    p.name
+                );
+            }
+        }
+    }
+    // Sizes and counts do not complete to file names (zsh: an empty action, not _default).
+    let zsh = run(Command::new(bin()).args(["completions", "zsh"]));
+    let zsh = String::from_utf8_lossy(&zsh.stdout);
+    let size_lines: Vec<&str> = zsh
+        .lines()
+        .filter(|l| l.contains("]:SIZE:") || l.contains("]:BYTES:") || l.contains("]:N:"))
+        .collect();
+    assert!(!size_lines.is_empty());
+    for l in size_lines {
+        assert!(!l.contains("_default") && !l.contains("_files"), "{l}");
+    }
+    // Rule options, where a command has them, offer every rule ID of the catalogue.
+    for opt in ["--allow=", "--warn=", "--deny="] {
+        for l in zsh.lines().filter(|l| l.contains(opt)) {
+            for r in e4inspect::check::RULES {
+                assert!(l.contains(r.id.as_str()), "{opt} does not offer {}", r.id);
+            }
+        }
     }
 }
 
@@ -66,59 +173,65 @@ fn image_is_never_written() {
     assert!(std::fs::read(&p).unwrap() == before, "image changed");
 }
 
-/// The README's rule table is the catalogue (`check --list-rules --json`), row for row, so it
-/// cannot drift from the code: regenerate it from that JSON when a rule is added.
+/// `docs/rules.md` as generated from the catalogue (`e4inspect::check::RULES`).
+fn rules_markdown() -> String {
+    let mut md = String::from(
+        "# Rule catalogue of `e4inspect check`\n\n\
+         Generated from `src/check/rules.rs` by `tests/cli_meta.rs` (regenerate with\n\
+         `E4INSPECT_BLESS=1 cargo test --release --test cli_meta`); `e4inspect check --list-rules\n\
+         [--json]` prints the same catalogue. IDs are stable: CI configurations match on them.\n\n\
+         | rule | severity | description | enforced by | e2fsck problem |\n\
+         | --- | --- | --- | --- | --- |\n",
+    );
+    for r in e4inspect::check::RULES {
+        let enforced: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
+        let problems: Vec<String> = r.e2fsck.iter().map(|c| format!("`{c}`")).collect();
+        let or_dash = |v: String| if v.is_empty() { "-".to_string() } else { v };
+        md.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.id,
+            r.severity.name(),
+            r.description.replace('|', "\\|"),
+            or_dash(enforced.join(", ")),
+            or_dash(problems.join(", "))
+        ));
+    }
+    md.push_str(
+        "\nEnforced by: `kernel` = refused or reported at mount / first use; `libext2fs-open` =\n\
+         `ext2fs_open2` refuses (dumpe2fs, debugfs, e2fsck fail); `libext2fs-check-desc` =\n\
+         `ext2fs_check_desc` (e2fsck falls back to the backup descriptors); `e2fsck` = reported and\n\
+         repaired by e2fsck; `-` = a convention of mke2fs and the kernel that nothing checks. The\n\
+         e2fsck problem codes are those of `e2fsck/problem.h`.\n",
+    );
+    md
+}
+
+/// `docs/rules.md` is the catalogue, row for row, so it cannot drift from the code; and
+/// `check --list-rules --json` lists the same IDs in the same order.
 #[test]
-fn readme_rule_table_is_the_catalogue() {
+fn rule_catalogue_page_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let md = rules_markdown();
+    if std::env::var_os("E4INSPECT_BLESS").is_some() {
+        std::fs::write(&path, &md).unwrap();
+    }
+    let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        shipped == md,
+        "docs/rules.md is stale: regenerate with E4INSPECT_BLESS=1 cargo test --release --test cli_meta"
+    );
     let out = common::run(Command::new(common::bin()).args(["check", "--list-rules", "--json"]));
     assert!(out.status.success());
-    let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let codes = |r: &serde_json::Value, key: &str, quote: bool| -> String {
-        let v: Vec<String> = r[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                let c = c.as_str().unwrap();
-                if quote {
-                    format!("`{c}`")
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect();
-        if v.is_empty() {
-            "-".into()
-        } else {
-            v.join(", ")
-        }
-    };
-    let expected: Vec<String> = rules["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            format!(
-                "| `{}` | {} | {} | {} | {} |",
-                r["rule"].as_str().unwrap(),
-                r["severity"].as_str().unwrap(),
-                r["description"].as_str().unwrap(),
-                codes(r, "enforced_by", false),
-                codes(r, "e2fsck", true)
-            )
-        })
-        .collect();
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let table: Vec<String> = readme
-        .lines()
-        .skip_while(|l| !l.starts_with("| rule | severity | description"))
-        .skip(2)
-        .take_while(|l| l.starts_with("| `"))
-        .map(str::to_string)
-        .collect();
-    assert_eq!(
-        table, expected,
-        "README rule table differs from check --list-rules"
-    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut at = 0;
+    for r in e4inspect::check::RULES {
+        let quoted = format!("\"{}\"", r.id);
+        let found = text[at..].find(&quoted);
+        assert!(
+            found.is_some(),
+            "--list-rules lacks {} (or its order differs)",
+            r.id
+        );
+        at += found.unwrap_or(0) + quoted.len();
+    }
 }

@@ -6,14 +6,16 @@ use anyhow::{bail, Context};
 use comfy_table::ContentArrangement;
 use e4inspect::format::table;
 
-use e4inspect::advise::{self, human_bytes, parse_kernel, parse_size, Advice, Raid, Workload};
+use e4inspect::advise::{
+    self, human_bytes, parse_kernel, parse_size, Advice, Raid, SampledSet, SetSampler, Workload,
+};
 use e4inspect::fit::{Attr, XattrSet};
 use e4inspect::mkfs::MkfsConf;
 
 /// Arguments of `e4inspect advise`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["size", "device"])))]
-#[command(group(clap::ArgGroup::new("population").args(["files", "avg_file_size", "from_dir", "from_image"])))]
+#[command(group(clap::ArgGroup::new("population").args(["avg_file_size", "from_dir", "from_image"])))]
 pub struct AdviseArgs {
     /// Size of the device the filesystem will fill (K/M/G/T/P suffixes, powers of 1024).
     #[arg(long, value_name = "SIZE")]
@@ -30,8 +32,11 @@ pub struct AdviseArgs {
     /// Journal size override (K/M/G suffixes; checked against mke2fs's limits).
     #[arg(long, value_name = "SIZE")]
     pub journal_size: Option<String>,
-    /// Expected number of files (and directories).
-    #[arg(long, value_name = "N")]
+    /// Expected number of files (and directories). With --from-dir or --from-image it scales
+    /// the sample: its xattr shares and bytes per file, this many files. Far below mke2fs's
+    /// default count, the command lowers it with -N (2x the files + 1024). Digits, or k/M/G
+    /// for thousands, millions, billions (30M = 30000000).
+    #[arg(long, value_name = "N", conflicts_with = "avg_file_size", value_parser = parse_count)]
     pub files: Option<u64>,
     /// Average file size (K/M/G suffixes).
     #[arg(long, value_name = "SIZE")]
@@ -40,7 +45,8 @@ pub struct AdviseArgs {
     /// symlinks, stays on one filesystem).
     #[arg(long, value_name = "DIR")]
     pub from_dir: Option<PathBuf>,
-    /// Use an existing filesystem's usage: inodes in use and bytes per inode.
+    /// Use an existing filesystem's usage: inodes in use, bytes per inode and every inode's
+    /// xattrs.
     #[arg(long, value_name = "IMG")]
     pub from_image: Option<PathBuf>,
     /// Where the filesystem lies inside the --from-image image.
@@ -52,8 +58,9 @@ pub struct AdviseArgs {
     /// An xattr every inode carries: full name and value size, e.g. security.selinux=31.
     #[arg(long, value_name = "NAME=SIZE")]
     pub xattr: Vec<String>,
-    /// Percentage of inodes whose xattrs must all fit in the inode (default 100).
-    #[arg(long, value_name = "PCT", default_value_t = 100.0)]
+    /// Percentage of inodes (with xattrs) whose xattrs must all stay in the inode; the rest are
+    /// named as outliers with what covering them would cost.
+    #[arg(long, value_name = "PCT", default_value_t = 100.0 * advise::DEFAULT_FIT_SHARE)]
     pub fit_share: f64,
     /// RAID chunk size per disk (K/M suffixes).
     #[arg(long, value_name = "SIZE")]
@@ -92,6 +99,28 @@ pub struct AdviseArgs {
     pub json: bool,
 }
 
+/// Bytes per inode a sample is counted with at least: a non-empty file takes a 4 KiB block
+/// whatever its length, so tiny files do not ask for more inodes than blocks.
+const SAMPLE_MIN_BYTES_PER_INODE: u64 = 4096;
+
+/// A file count: digits, or a decimal number with k/K, M or G (powers of 1000: 30M, 1.5G).
+fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        _ => (t.as_str(), 1.0),
+    };
+    if let (Ok(n), true) = (num.parse::<u64>(), mult == 1.0) {
+        return Ok(n);
+    }
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * mult < 1.8e19 => Ok((v * mult).round() as u64),
+        _ => Err(format!("'{s}' is not a count (e.g. 250000, 30M, 1.5G)")),
+    }
+}
+
 /// Parse `NAME=SIZE` (`NAME=@FILE` takes a file's size).
 fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
     let (n, v) = s
@@ -115,7 +144,7 @@ fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
 struct TreeSample {
     inodes: u64,
     bytes: u64,
-    sets: Vec<XattrSet>,
+    sets: SetSampler,
 }
 
 fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
@@ -132,7 +161,7 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
     let mut s = TreeSample {
         inodes: 0,
         bytes: 0,
-        sets: Vec::new(),
+        sets: SetSampler::default(),
     };
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![root.to_path_buf()];
@@ -150,10 +179,11 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
         // The same reader as `fit --from-dir`: complete lists and values, errors reported.
         let x = e4inspect::fit::path_xattrs(&p)?;
         if !x.is_empty() {
-            s.sets.push(XattrSet {
+            let set = XattrSet {
                 attrs: x,
                 inline_data: None,
-            });
+            };
+            s.sets.add(set, 1, Some(p.display().to_string()), None);
         }
         if m.is_dir() {
             if let Ok(rd) = std::fs::read_dir(&p) {
@@ -164,6 +194,51 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
         }
     }
     Ok(s)
+}
+
+/// Every in-use inode's xattr set in an image, inodes with the same set counted together and
+/// labelled by the first inode's number (paths are looked up for the named outliers only).
+fn image_xattr_sets(fs: &e4inspect::fs::Filesystem) -> SetSampler {
+    let cache = e4inspect::scan::XattrBlockCache::default();
+    let mut sets = SetSampler::default();
+    e4inspect::fit::image_set_groups(fs, &cache, 1, |g| {
+        let ino = g.inodes.first().copied();
+        sets.add(g.set, g.count, None, ino);
+    });
+    sets
+}
+
+/// The grouped sets, and a note for the sample label when some inodes' sets were not kept.
+fn finish_sample(s: SetSampler) -> (Vec<SampledSet>, String) {
+    let note = if s.unsampled > 0 {
+        format!(
+            " ({} inodes with xattr sets beyond the first {} distinct sets not modelled)",
+            s.unsampled,
+            advise::MAX_DISTINCT_SETS
+        )
+    } else {
+        String::new()
+    };
+    (s.finish(), note)
+}
+
+/// Paths for the image inodes named as outliers.
+fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
+    let Some(fit) = a.fit.as_mut() else { return };
+    let wanted: std::collections::HashSet<u32> =
+        fit.outliers.iter().filter_map(|o| o.ino).collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let Ok(fs) = e4inspect::fs::Filesystem::open(img, &source.open_options()) else {
+        return;
+    };
+    let paths = e4inspect::scan::inode_paths(&fs, &wanted);
+    for o in &mut fit.outliers {
+        if o.path.is_none() {
+            o.path = o.ino.and_then(|i| paths.get(&i).cloned());
+        }
+    }
 }
 
 /// Build the workload from the arguments.
@@ -187,17 +262,19 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     }
     if let Some(dir) = &args.from_dir {
         let s = sample_tree(dir)?;
+        let (sets, note) = finish_sample(s.sets);
+        let with_xattrs: u64 = sets.iter().map(|x| x.count).sum();
         if let Some(avg) = s.bytes.checked_div(s.inodes) {
-            w.population.avg_file_size = Some(avg.max(1));
+            w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
         }
         w.population.sample = Some(format!(
-            "{}: {} inodes, {} with xattrs, {} per inode",
+            "{}: {} inodes, {with_xattrs} with xattrs, {} per inode{note}",
             dir.display(),
             s.inodes,
-            s.sets.len(),
             human_bytes(s.bytes / s.inodes.max(1))
         ));
-        w.population.xattr_sets = s.sets;
+        w.population.xattr_sets = sets;
+        w.population.sample_inodes = s.inodes;
     }
     if let Some(img) = &args.from_image {
         let fs = e4inspect::fs::Filesystem::open(img, &args.source.open_options())?;
@@ -223,13 +300,17 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
             .saturating_sub(sb.free_blocks_count())
             .saturating_mul(fs.block_size());
         if let Some(avg) = used_bytes.checked_div(used_inodes) {
-            w.population.avg_file_size = Some(avg.max(1));
+            w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
         }
+        let (sets, note) = finish_sample(image_xattr_sets(&fs));
         w.population.sample = Some(format!(
-            "{}: {used_inodes} inodes in use, {} per inode",
+            "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode{note}",
             img.display(),
+            sets.iter().map(|s| s.count).sum::<u64>(),
             human_bytes(used_bytes / used_inodes.max(1))
         ));
+        w.population.xattr_sets = sets;
+        w.population.sample_inodes = used_inodes;
     }
     for p in &args.profile {
         for a in e4inspect::profiles::resolve(p)? {
@@ -274,6 +355,10 @@ pub fn compute(args: &AdviseArgs) -> anyhow::Result<Advice> {
     let w = workload(args)?;
     let conf = MkfsConf::system();
     let a = advise::advise(&w, &conf)?;
+    let mut a = a;
+    if let Some(img) = &args.from_image {
+        name_image_outliers(&mut a, img, &args.source);
+    }
     let dev = args.device.as_ref().map(|d| d.display().to_string());
     Ok(a.with_device(dev.as_deref()))
 }
@@ -425,8 +510,79 @@ pub fn render(a: &Advice) -> String {
         out.push_str(&t.to_string());
         out.push('\n');
     }
-    for w in &a.warnings {
-        out.push_str(&format!("warning: {w}\n"));
+    if let Some(f) = &a.fit {
+        out.push_str(&render_outliers(f, a.layout.inode_size));
+    }
+    out
+}
+
+/// The outliers at the advised inode size and what larger sizes would cost (empty when none).
+fn render_outliers(f: &e4inspect::advise::FitAdvice, inode_size: u32) -> String {
+    if f.outlier_inodes == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nOutliers: {} of {} inodes with xattrs keep some outside a {inode_size}-byte inode{}:\n",
+        f.outlier_inodes,
+        f.inodes,
+        if f.outliers.iter().map(|o| o.inodes).sum::<u64>() < f.outlier_inodes {
+            format!(" (the {} worst)", f.outliers.len())
+        } else {
+            String::new()
+        }
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(120)
+        .set_header(vec![
+            "path",
+            "inodes",
+            "bytes needed",
+            "inode size needed",
+            "extra inode tables",
+        ]);
+    for o in &f.outliers {
+        let path = match (&o.path, o.ino) {
+            (Some(p), _) => p.clone(),
+            (None, Some(i)) => format!("inode {i}"),
+            (None, None) => "-".into(),
+        };
+        t.add_row(vec![
+            path,
+            o.inodes.to_string(),
+            o.needed_bytes.to_string(),
+            o.inode_size_needed
+                .map_or("none up to the block size".into(), |s| s.to_string()),
+            o.extra_inode_table_bytes
+                .map_or("-".into(), |b| format!("+{}", human_bytes(b))),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    if !f.cover_costs.is_empty() {
+        out.push_str("\nCovering outliers with a larger inode size:\n");
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+            "-I",
+            "outlier inodes covered",
+            "extra inode tables",
+            "inode tables of device",
+        ]);
+        for c in &f.cover_costs {
+            t.add_row(vec![
+                c.inode_size.to_string(),
+                format!("{} of {}", c.outlier_inodes_covered, f.outlier_inodes),
+                c.extra_inode_table_bytes
+                    .map_or("mke2fs would refuse".into(), |b| {
+                        format!("+{}", human_bytes(b))
+                    }),
+                c.inode_table_percent
+                    .map_or("-".into(), |p| format!("{p:.2}%")),
+            ]);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
     }
     out
 }
@@ -456,6 +612,11 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
             return Ok(exit_code(&e));
         }
     };
+    // Warnings first, on stderr: they lead what a terminal shows and survive `> advice.txt`
+    // being read by a script (JSON keeps them in `warnings` too).
+    for w in &a.warnings {
+        eprintln!("e4inspect advise: warning: {w}");
+    }
     if args.json {
         let doc = AdviseDocument {
             schema_version: e4inspect::format::json::SchemaVersion,

@@ -3,7 +3,14 @@
 //!
 //! The inode size comes from the xattr-fit model ([`crate::fit`]): the smallest power of two
 //! (from 256, the size that holds nanosecond timestamps, `i_extra_isize` 32 and the project ID)
-//! at which the requested share of inodes keeps every xattr in the inode body.
+//! at which the requested share of inodes ([`DEFAULT_FIT_SHARE`] unless told) keeps every xattr
+//! in the inode body. The inodes that still spill are named ([`Outlier`]) with what covering
+//! them would cost in inode-table bytes, as predicted for the larger inode size.
+//!
+//! The inode count follows the expected population: raised with `-i` when mke2fs's default is
+//! too small, lowered with `-N` to [`INODE_SAFETY_FACTOR`] x the population plus
+//! [`INODE_SAFETY_HEADROOM`] when the default is at least [`LOWER_WHEN_DEFAULT_EXCEEDS`] times
+//! that, saying how many inode-table bytes that returns.
 
 use serde::Serialize;
 
@@ -17,6 +24,19 @@ const TIB: u64 = 1 << 40;
 
 /// Headroom on the expected file count: directories, growth, and files smaller than average.
 pub const INODE_HEADROOM: f64 = 1.25;
+/// Share of inodes whose xattrs must all stay in the inode when `--fit-share` is not given: one
+/// outlier in a hundred does not decide the inode size of every file.
+pub const DEFAULT_FIT_SHARE: f64 = 0.99;
+/// When the inode count is lowered below mke2fs's default, it is set to this many times the
+/// expected population ...
+pub const INODE_SAFETY_FACTOR: u64 = 2;
+/// ... plus this many inodes (reserved inodes, lost+found, directories of a tiny population).
+pub const INODE_SAFETY_HEADROOM: u64 = 1024;
+/// The count is lowered only when mke2fs's default gives at least this many times the safe
+/// count above; closer than that, the default is kept.
+pub const LOWER_WHEN_DEFAULT_EXCEEDS: u64 = 2;
+/// Outliers named individually (the rest are counted).
+pub const MAX_NAMED_OUTLIERS: usize = 10;
 /// mdadm's default chunk size, used when only a RAID level and disk count are given.
 pub const MDADM_DEFAULT_CHUNK: u64 = 512 * 1024;
 
@@ -81,10 +101,82 @@ pub struct Population {
     pub files: Option<u64>,
     /// Average file size in bytes.
     pub avg_file_size: Option<u64>,
-    /// Sampled xattr sets (from a tree or an image), one per inode with xattrs.
-    pub xattr_sets: Vec<XattrSet>,
+    /// Sampled xattr sets (from a tree or an image): inodes with xattrs, grouped or one by one.
+    pub xattr_sets: Vec<SampledSet>,
+    /// Inodes in the sample (with or without xattrs); scales outlier counts to `files`.
+    pub sample_inodes: u64,
     /// Label of the sample, e.g. "/srv/share (12 345 files)".
     pub sample: Option<String>,
+}
+
+/// One xattr set of a sample, the inodes carrying it, and where it was seen.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SampledSet {
+    /// The xattrs.
+    pub set: XattrSet,
+    /// Inodes carrying exactly this set.
+    pub count: u64,
+    /// Path of (the first of) those inodes, when known.
+    pub path: Option<String>,
+    /// Inode number in a sampled image.
+    pub ino: Option<u32>,
+}
+
+/// Most distinct xattr sets a sample keeps: later inodes with a set already seen are still
+/// counted, new sets beyond this are counted in [`SetSampler::unsampled`] only (memory stays
+/// bounded whatever the tree or image holds).
+pub const MAX_DISTINCT_SETS: usize = 100_000;
+
+/// Groups a sample's inodes by identical xattr set (same names, value sizes, inline data),
+/// keeping the first path or inode number of each set.
+#[derive(Debug, Default)]
+pub struct SetSampler {
+    index: std::collections::HashMap<(Vec<Attr>, Option<u32>), usize>,
+    sets: Vec<SampledSet>,
+    /// Inodes whose set was new after [`MAX_DISTINCT_SETS`] distinct sets.
+    pub unsampled: u64,
+}
+
+impl SetSampler {
+    /// Count `count` inodes carrying `set`, first seen at `path` / `ino`.
+    pub fn add(&mut self, set: XattrSet, count: u64, path: Option<String>, ino: Option<u32>) {
+        if set.attrs.is_empty() {
+            return;
+        }
+        let key = (set.attrs.clone(), set.inline_data);
+        if let Some(&i) = self.index.get(&key) {
+            if let Some(s) = self.sets.get_mut(i) {
+                s.count += count;
+            }
+        } else if self.sets.len() < MAX_DISTINCT_SETS {
+            self.index.insert(key, self.sets.len());
+            self.sets.push(SampledSet {
+                set,
+                count,
+                path,
+                ino,
+            });
+        } else {
+            self.unsampled += count;
+        }
+    }
+
+    /// The grouped sets.
+    pub fn finish(self) -> Vec<SampledSet> {
+        self.sets
+    }
+}
+
+impl SampledSet {
+    /// One inode's set seen at `path`.
+    pub fn at_path(set: XattrSet, path: impl Into<String>) -> SampledSet {
+        SampledSet {
+            set,
+            count: 1,
+            path: Some(path.into()),
+            ino: None,
+        }
+    }
 }
 
 /// What the user told us about the workload.
@@ -129,7 +221,7 @@ impl Workload {
             population: Population::default(),
             xattrs: Vec::new(),
             profiles: Vec::new(),
-            fit_share: 1.0,
+            fit_share: DEFAULT_FIT_SHARE,
             raid: None,
             rotational: false,
             metadata_heavy: false,
@@ -187,6 +279,48 @@ pub struct FitAdvice {
     /// Placement of the explicit attribute list in the chosen inode size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placements: Option<fit::FitResult>,
+    /// Inodes of the sample (or the explicit list) whose xattrs do not all stay in the inode at
+    /// the inode size of the command.
+    pub outlier_inodes: u64,
+    /// `outlier_inodes` scaled from the sample to `--files`, when both were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlier_inodes_expected: Option<u64>,
+    /// The worst outliers (largest inode size needed first), at most [`MAX_NAMED_OUTLIERS`].
+    pub outliers: Vec<Outlier>,
+    /// What covering the outliers would cost, per larger inode size.
+    pub cover_costs: Vec<CoverCost>,
+}
+
+/// An inode (or group of inodes) whose xattrs spill out of the inode at the advised size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outlier {
+    /// Path in the sampled tree or image, or the profile/attribute list it stands for.
+    pub path: Option<String>,
+    /// Inode number in a sampled image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ino: Option<u32>,
+    /// Inodes with this same set.
+    pub inodes: u64,
+    /// Body bytes the set needs to stay in the inode.
+    pub needed_bytes: usize,
+    /// Smallest inode size holding it all (`None`: no size up to the block size does).
+    pub inode_size_needed: Option<u32>,
+    /// Extra inode-table bytes that inode size costs over the advised layout (`None` when no
+    /// size holds it, or mke2fs would refuse the larger size).
+    pub extra_inode_table_bytes: Option<u64>,
+}
+
+/// The cost of choosing a larger inode size to cover outliers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoverCost {
+    /// The larger inode size.
+    pub inode_size: u32,
+    /// Outlier inodes (in the sample) it would bring in-inode.
+    pub outlier_inodes_covered: u64,
+    /// Inode-table bytes added over the advised layout (predicted for mke2fs).
+    pub extra_inode_table_bytes: Option<u64>,
+    /// Inode tables as a share of the device at that size, in percent.
+    pub inode_table_percent: Option<f64>,
 }
 
 /// The whole advice.
@@ -211,6 +345,9 @@ pub struct Advice {
     pub warnings: Vec<String>,
     /// Where the mke2fs defaults were read.
     pub mke2fs_conf: String,
+    /// Inode-table bytes the chosen inode count returns to data compared with the same
+    /// command leaving the count to mke2fs (0 when the count was not lowered).
+    pub inode_table_bytes_returned: u64,
 }
 
 /// Oldest mainline kernel that mounts a filesystem with each feature read-write.
@@ -279,35 +416,75 @@ fn floor_pow2(x: u64) -> u64 {
     }
 }
 
-/// Evaluate the xattr description at every inode size from 128 to the block size and pick the
-/// smallest (never below `floor`) that meets `share`.
-pub fn fit_inode_size(
-    xattrs: &[Attr],
-    sample: &[XattrSet],
-    share: f64,
-    block_size: u32,
-    floor: u32,
-) -> Result<FitAdvice> {
+/// The inode sizes mke2fs accepts for a block size: 128, 256, ... up to the block size.
+fn inode_ladder(block_size: u32) -> Vec<u32> {
     let mut ladder = Vec::new();
     let mut s = 128u32;
     while s <= block_size {
         ladder.push(s);
         s *= 2;
     }
-    let base = FitParams {
+    ladder
+}
+
+/// The fit model's parameters for `block_size` (ea_inode off, default extra isize per size).
+fn fit_base(block_size: u32) -> FitParams {
+    FitParams {
         block_size,
         ..FitParams::new(256)
-    };
+    }
+}
+
+/// The sets to evaluate: the sample with the explicit attributes (profiles, `--xattr`) added to
+/// every set that lacks them, or the explicit list alone as one inode when there is no sample.
+pub fn evaluated_sets(xattrs: &[Attr], sample: &[SampledSet]) -> Vec<SampledSet> {
+    if sample.is_empty() {
+        if xattrs.is_empty() {
+            return Vec::new();
+        }
+        return vec![SampledSet {
+            set: XattrSet {
+                attrs: xattrs.to_vec(),
+                inline_data: None,
+            },
+            count: 1,
+            path: None,
+            ino: None,
+        }];
+    }
+    sample
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            for a in xattrs {
+                if s.set.attrs.iter().all(|x| x.name != a.name) {
+                    s.set.attrs.push(a.clone());
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// Evaluate the xattr description at every inode size from 128 to the block size and pick the
+/// smallest (never below `floor`) that meets `share`. Outliers are left empty here: they depend
+/// on the final inode size ([`name_outliers`]).
+pub fn fit_inode_size(
+    xattrs: &[Attr],
+    sample: &[SampledSet],
+    share: f64,
+    block_size: u32,
+    floor: u32,
+) -> Result<FitAdvice> {
+    let ladder = inode_ladder(block_size);
+    let base = fit_base(block_size);
     let explicit = sample.is_empty();
-    let sets: Vec<XattrSet> = if explicit {
-        vec![XattrSet {
-            attrs: xattrs.to_vec(),
-            inline_data: None,
-        }]
-    } else {
-        sample.to_vec()
-    };
-    let agg = fit::evaluate(base, &ladder, floor.min(block_size), sets)?;
+    let sets = evaluated_sets(xattrs, sample);
+    let mut ev = fit::Evaluator::new(base, &ladder, floor.min(block_size))?;
+    for s in &sets {
+        ev.add_counted(&s.set, s.count);
+    }
+    let agg = ev.finish();
     let mut rows = Vec::new();
     let mut chosen = None;
     for st in &agg.sizes {
@@ -355,7 +532,65 @@ pub fn fit_inode_size(
         sizes: rows,
         inodes: agg.inodes_with_xattrs,
         placements,
+        outlier_inodes: 0,
+        outlier_inodes_expected: None,
+        outliers: Vec::new(),
+        cover_costs: Vec::new(),
     })
+}
+
+/// What [`name_outliers`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OutlierScan {
+    /// The worst sets, at most [`MAX_NAMED_OUTLIERS`].
+    pub named: Vec<Outlier>,
+    /// Inodes whose xattrs spill at the inode size.
+    pub total: u64,
+    /// Per larger inode size on the ladder: outlier inodes it would hold all in-inode.
+    pub covered: Vec<(u32, u64)>,
+}
+
+/// The sets whose xattrs do not all stay in an inode of `inode_size` bytes, worst first (the
+/// largest inode size needed, then the most bytes), with the total of inodes they stand for.
+pub fn name_outliers(sets: &[SampledSet], block_size: u32, inode_size: u32) -> Result<OutlierScan> {
+    let ladder = inode_ladder(block_size);
+    let mut ev = fit::Evaluator::new(fit_base(block_size), &ladder, inode_size.min(block_size))?;
+    let mut found: Vec<(fit::SetVerdict, &SampledSet)> = Vec::new();
+    let mut scan = OutlierScan::default();
+    for s in sets {
+        let v = ev.add_counted(&s.set, s.count);
+        if v.needs_naming() {
+            scan.total += s.count;
+            found.push((v, s));
+        }
+    }
+    found.sort_by_key(|f| std::cmp::Reverse(f.0.rank()));
+    scan.named = found
+        .iter()
+        .take(MAX_NAMED_OUTLIERS)
+        .map(|(v, s)| Outlier {
+            path: s.path.clone(),
+            ino: s.ino,
+            inodes: s.count,
+            needed_bytes: v.needed_bytes,
+            inode_size_needed: v.smallest_all_in_inode,
+            extra_inode_table_bytes: None,
+        })
+        .collect();
+    for &size in ladder.iter().filter(|&&l| l > inode_size) {
+        let n: u64 = found
+            .iter()
+            .filter(|(v, _)| v.smallest_all_in_inode.is_some_and(|need| need <= size))
+            .map(|(_, s)| s.count)
+            .sum();
+        if n > 0 {
+            scan.covered.push((size, n));
+        }
+        if n == scan.total {
+            break;
+        }
+    }
+    Ok(scan)
 }
 
 /// Build the advice for a workload: the steps below follow the order of mke2fs' own decisions
@@ -405,6 +640,10 @@ struct Draft<'a> {
     warnings: Vec<String>,
     features: Vec<String>,
     default_layout: Option<Layout>,
+    /// Larger inode sizes and the outlier inodes each would cover (for the cost in `finish`).
+    cover: Vec<(u32, u64)>,
+    /// Inode-table bytes the inode count returns (set in `finish`).
+    returned: u64,
 }
 
 impl<'a> Draft<'a> {
@@ -416,6 +655,8 @@ impl<'a> Draft<'a> {
             warnings: Vec::new(),
             features: Vec::new(),
             default_layout: mkfs::predict(w.device_bytes, &MkfsOptions::default(), conf).ok(),
+            cover: Vec::new(),
+            returned: 0,
         }
     }
 
@@ -502,21 +743,9 @@ impl<'a> Draft<'a> {
         }
     }
 
-    /// The xattr-fit step of `-I`: the smallest inode keeping the described xattrs in-inode, and
-    /// why. `None` when no xattrs were described.
-    fn xattr_fit(&self, bs: u32, floor: u32) -> Result<Option<(FitAdvice, String)>> {
-        if self.w.xattrs.is_empty() && self.w.population.xattr_sets.is_empty() {
-            return Ok(None);
-        }
-        let fa = fit_inode_size(
-            &self.w.xattrs,
-            &self.w.population.xattr_sets,
-            self.w.fit_share,
-            bs,
-            floor,
-        )?;
-        let inode_size = fa.inode_size;
-        let what = if self.w.population.xattr_sets.is_empty() {
+    /// What the xattrs were described by: the sample's label, or the profiles and attributes.
+    fn xattr_label(&self) -> String {
+        if self.w.population.xattr_sets.is_empty() {
             let names: Vec<String> = self
                 .w
                 .xattrs
@@ -535,7 +764,48 @@ impl<'a> Draft<'a> {
                 .sample
                 .clone()
                 .unwrap_or_else(|| "the sampled xattr sets".into())
+        }
+    }
+
+    /// Name the inodes whose xattrs spill at the final `inode_size`, and remember what larger
+    /// sizes would cover them (costed in `finish`).
+    fn outliers(&mut self, fa: &mut FitAdvice, bs: u32, inode_size: u32) -> Result<()> {
+        let mut sets = evaluated_sets(&self.w.xattrs, &self.w.population.xattr_sets);
+        if self.w.population.xattr_sets.is_empty() {
+            let label = self.xattr_label();
+            for s in &mut sets {
+                s.path = Some(label.clone());
+            }
+        }
+        let scan = name_outliers(&sets, bs, inode_size)?;
+        fa.outlier_inodes = scan.total;
+        let sample = self.w.population.sample_inodes;
+        fa.outlier_inodes_expected = match (self.w.population.files, sample) {
+            (Some(files), n) if n > 0 && !self.w.population.xattr_sets.is_empty() => {
+                Some((u128::from(scan.total) * u128::from(files)).div_ceil(u128::from(n)) as u64)
+            }
+            _ => None,
         };
+        fa.outliers = scan.named;
+        self.cover = scan.covered;
+        Ok(())
+    }
+
+    /// The xattr-fit step of `-I`: the smallest inode keeping the described xattrs in-inode, and
+    /// why. `None` when no xattrs were described.
+    fn xattr_fit(&self, bs: u32, floor: u32) -> Result<Option<(FitAdvice, String)>> {
+        if self.w.xattrs.is_empty() && self.w.population.xattr_sets.is_empty() {
+            return Ok(None);
+        }
+        let fa = fit_inode_size(
+            &self.w.xattrs,
+            &self.w.population.xattr_sets,
+            self.w.fit_share,
+            bs,
+            floor,
+        )?;
+        let inode_size = fa.inode_size;
+        let what = self.xattr_label();
         let row = fa.sizes.iter().find(|r| r.inode_size == inode_size);
         let smaller = fa.sizes.iter().find(|r| r.inode_size == inode_size / 2);
         let mut s = format!(
@@ -622,6 +892,10 @@ impl<'a> Draft<'a> {
                 "inode size {inode_size} is above the block size {bs}"
             ));
         }
+        let mut fit_advice = fit_advice;
+        if let Some(fa) = fit_advice.as_mut() {
+            self.outliers(fa, bs, inode_size)?;
+        }
         self.why.push(Rationale {
             parameter: "-I".into(),
             value: inode_size.to_string(),
@@ -635,6 +909,9 @@ impl<'a> Draft<'a> {
     /// `-i`: from the expected file count or average size, with headroom. Returns the inode count
     /// asked for, when one was.
     fn inode_count(&mut self, inode_size: u32) -> Result<Option<u64>> {
+        if let Some(files) = self.lower_inode_count() {
+            return Ok(Some(files));
+        }
         let needed = match (self.w.population.files, self.w.population.avg_file_size) {
             (Some(n), _) => Some((n as f64, format!("{n} files"))),
             (None, Some(avg)) => {
@@ -675,7 +952,9 @@ impl<'a> Draft<'a> {
                 .as_ref()
                 .map(|l| l.inode_ratio)
                 .unwrap_or(16384);
-            let use_default = self.w.population.avg_file_size.is_none()
+            // A stated count keeps the default when that suffices; a count derived from the
+            // average size (a device-filling estimate) always sets the ratio.
+            let use_default = self.w.population.files.is_some()
                 && self
                     .default_layout
                     .as_ref()
@@ -718,6 +997,83 @@ impl<'a> Draft<'a> {
             });
         }
         Ok(wanted_inodes)
+    }
+
+    /// `-N`: when the expected file count (`--files`, scaling a sample if there is one) is far
+    /// below mke2fs's default, ask for [`INODE_SAFETY_FACTOR`] x the files plus
+    /// [`INODE_SAFETY_HEADROOM`]. Returns the file count when it lowered.
+    fn lower_inode_count(&mut self) -> Option<u64> {
+        let files = self.w.population.files?;
+        let default = self.default_layout.as_ref()?.inodes_count;
+        let safe = files
+            .checked_mul(INODE_SAFETY_FACTOR)?
+            .checked_add(INODE_SAFETY_HEADROOM)?;
+        if safe > mkfs::MAX_32 || default < safe.saturating_mul(LOWER_WHEN_DEFAULT_EXCEEDS) {
+            return None;
+        }
+        self.o.inodes = Some(safe);
+        self.why.push(Rationale {
+            parameter: "-N".into(),
+            value: safe.to_string(),
+            mke2fs_default: format!("{default} inodes"),
+            why: format!(
+                "{files} files x {INODE_SAFETY_FACTOR} + {INODE_SAFETY_HEADROOM} headroom = {safe} inodes (mke2fs rounds up to whole inode-table blocks per group); the default is {:.1}x that",
+                default as f64 / safe as f64
+            ),
+            source: "population estimate (--files)".into(),
+        });
+        Some(files)
+    }
+
+    /// Say what the inode count returns to data (against the same command with the count
+    /// left to mke2fs), and what larger inode sizes covering the outliers would cost.
+    fn cost_alternatives(&mut self, conf: &MkfsConf, layout: &Layout, fit: Option<&mut FitAdvice>) {
+        let w = self.w;
+        let mut unlowered = self.o.clone();
+        unlowered.inodes = None;
+        unlowered.inode_ratio = None;
+        let returned = mkfs::predict(w.device_bytes, &unlowered, conf)
+            .map(|l| l.inode_table_bytes.saturating_sub(layout.inode_table_bytes))
+            .unwrap_or(0);
+        self.returned = returned;
+        if returned > 0 {
+            if let Some(r) = self
+                .why
+                .iter_mut()
+                .find(|r| r.parameter == "-N" || r.parameter == "-i")
+            {
+                r.why.push_str(&format!(
+                    "; returns {} of inode tables to data ({:.2}% of the device)",
+                    human_bytes(returned),
+                    100.0 * returned as f64 / w.device_bytes as f64
+                ));
+            }
+        }
+        let Some(fa) = fit else { return };
+        for &(size, covered) in &self.cover {
+            let mut o = self.o.clone();
+            o.inode_size = Some(size);
+            let l = mkfs::predict(w.device_bytes, &o, conf).ok();
+            fa.cover_costs.push(CoverCost {
+                inode_size: size,
+                outlier_inodes_covered: covered,
+                extra_inode_table_bytes: l
+                    .as_ref()
+                    .map(|l| l.inode_table_bytes.saturating_sub(layout.inode_table_bytes)),
+                inode_table_percent: l.as_ref().map(Layout::inode_table_percent),
+            });
+        }
+        for o in &mut fa.outliers {
+            o.extra_inode_table_bytes = o.inode_size_needed.and_then(|need| {
+                fa.cover_costs
+                    .iter()
+                    .find(|c| c.inode_size == need)
+                    .and_then(|c| c.extra_inode_table_bytes)
+            });
+        }
+        if fa.outlier_inodes > 0 {
+            self.warnings.push(outlier_warning(fa, layout.inode_size));
+        }
     }
 
     /// `-J size=`: requested, or larger for metadata-heavy loads.
@@ -890,6 +1246,8 @@ impl<'a> Draft<'a> {
                 self.o.to_args().join(" ")
             ))
         })?;
+        let mut fit_advice = fit_advice;
+        self.cost_alternatives(conf, &layout, fit_advice.as_mut());
         if let Some(want) = wanted_inodes {
             if layout.inodes_count < want {
                 self.warnings.push(format!(
@@ -920,8 +1278,41 @@ impl<'a> Draft<'a> {
             fit: fit_advice,
             warnings: self.warnings,
             mke2fs_conf: conf.origin.clone(),
+            inode_table_bytes_returned: self.returned,
         })
     }
+}
+
+/// One line on the inodes left out of the inode, and the cheapest size covering all of them.
+fn outlier_warning(fa: &FitAdvice, inode_size: u32) -> String {
+    let share = 100.0 * fa.outlier_inodes as f64 / fa.inodes.max(1) as f64;
+    let mut m = format!(
+        "{} of {} inodes with xattrs ({share:.1}%) keep some outside the inode at {inode_size} bytes (one extra block read per lookup)",
+        fa.outlier_inodes, fa.inodes
+    );
+    if let Some(e) = fa.outlier_inodes_expected {
+        m.push_str(&format!(", about {e} at the expected file count"));
+    }
+    match fa
+        .cover_costs
+        .iter()
+        .find(|c| c.outlier_inodes_covered == fa.outlier_inodes)
+    {
+        Some(c) => match c.extra_inode_table_bytes {
+            Some(b) => m.push_str(&format!(
+                "; covering them all needs -I {} (+{} of inode tables, {:.1}% of the device)",
+                c.inode_size,
+                human_bytes(b),
+                c.inode_table_percent.unwrap_or(0.0)
+            )),
+            None => m.push_str(&format!(
+                "; covering them all needs -I {}, which mke2fs would refuse here",
+                c.inode_size
+            )),
+        },
+        None => m.push_str("; no inode size up to the block size holds them all"),
+    }
+    m
 }
 
 impl Advice {
@@ -1086,5 +1477,83 @@ mod tests {
         let a = advise(&w, &conf()).unwrap();
         assert!(a.layout.inodes_count >= 50_000_000);
         assert_eq!(a.options.inode_ratio, Some(1024));
+    }
+
+    fn sample_with_one_big(n: usize) -> Vec<SampledSet> {
+        let mut v: Vec<SampledSet> = (0..n)
+            .map(|i| {
+                let set = XattrSet {
+                    attrs: vec![Attr::new("user.a", 20)],
+                    inline_data: None,
+                };
+                SampledSet::at_path(set, format!("/s/f{i}"))
+            })
+            .collect();
+        let big = XattrSet {
+            attrs: vec![Attr::new("user.big", 3500)],
+            inline_data: None,
+        };
+        v.push(SampledSet::at_path(big, "/s/big"));
+        v
+    }
+
+    #[test]
+    fn one_outlier_does_not_decide_the_inode_size() {
+        let mut w = Workload::new(100 * GIB);
+        w.population.xattr_sets = sample_with_one_big(206);
+        w.population.sample_inodes = 207;
+        w.population.avg_file_size = Some(MIB);
+        let a = advise(&w, &conf()).unwrap();
+        assert_eq!(a.layout.inode_size, 256);
+        let f = a.fit.unwrap();
+        assert_eq!(f.outlier_inodes, 1);
+        assert_eq!(f.outliers[0].path.as_deref(), Some("/s/big"));
+        assert_eq!(f.outliers[0].inode_size_needed, Some(4096));
+        let cost = f.outliers[0].extra_inode_table_bytes.unwrap();
+        assert_eq!(cost, f.cover_costs[0].extra_inode_table_bytes.unwrap());
+        assert!(cost > 0);
+        assert!(a.warnings.iter().any(|m| m.contains("-I 4096")));
+        // At 100% the outlier decides, as asked.
+        w.fit_share = 1.0;
+        assert_eq!(advise(&w, &conf()).unwrap().layout.inode_size, 4096);
+    }
+
+    #[test]
+    fn few_files_lower_the_inode_count() {
+        for (size, files) in [(100 * GIB, 10u64), (8 * TIB, 30_000_000)] {
+            let mut w = Workload::new(size);
+            w.population.files = Some(files);
+            let a = advise(&w, &conf()).unwrap();
+            let safe = files * INODE_SAFETY_FACTOR + INODE_SAFETY_HEADROOM;
+            assert_eq!(a.options.inodes, Some(safe));
+            let d = a.default_layout.as_ref().unwrap();
+            assert!(a.layout.inodes_count >= safe && a.layout.inodes_count < d.inodes_count);
+            assert_eq!(
+                a.inode_table_bytes_returned,
+                d.inode_table_bytes - a.layout.inode_table_bytes
+            );
+        }
+        // Near the default, the default stays.
+        let mut w = Workload::new(100 * GIB);
+        w.population.files = Some(2_000_000);
+        let a = advise(&w, &conf()).unwrap();
+        assert_eq!((a.options.inodes, a.options.inode_ratio), (None, None));
+    }
+
+    #[test]
+    fn sampler_groups_identical_sets_and_keeps_the_first_path() {
+        let mut sm = SetSampler::default();
+        let set = |n: u32| XattrSet {
+            attrs: vec![Attr::new("user.a", n)],
+            inline_data: None,
+        };
+        sm.add(set(10), 1, Some("/a".into()), None);
+        sm.add(set(10), 3, Some("/b".into()), None);
+        sm.add(set(20), 1, Some("/c".into()), None);
+        sm.add(XattrSet::default(), 5, None, None);
+        let v = sm.finish();
+        assert_eq!(v.len(), 2);
+        assert_eq!((v[0].count, v[0].path.as_deref()), (4, Some("/a")));
+        assert_eq!(v[1].count, 1);
     }
 }
