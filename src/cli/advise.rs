@@ -531,10 +531,8 @@ fn render_outliers(f: &e4inspect::advise::FitAdvice, inode_size: u32) -> String 
             String::new()
         }
     );
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
+    let mut t = table::styled();
+    t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec![
             "path",
             "inodes",
@@ -562,8 +560,8 @@ fn render_outliers(f: &e4inspect::advise::FitAdvice, inode_size: u32) -> String 
     out.push('\n');
     if !f.cover_costs.is_empty() {
         out.push_str("\nCovering outliers with a larger inode size:\n");
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        let mut t = table::styled();
+        t.set_header(vec![
             "-I",
             "outlier inodes covered",
             "extra inode tables",

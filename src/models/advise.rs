@@ -292,7 +292,7 @@ pub struct FitAdvice {
 }
 
 /// An inode (or group of inodes) whose xattrs spill out of the inode at the advised size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Outlier {
     /// Path in the sampled tree or image, or the profile/attribute list it stands for.
     pub path: Option<String>,
@@ -311,7 +311,7 @@ pub struct Outlier {
 }
 
 /// The cost of choosing a larger inode size to cover outliers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CoverCost {
     /// The larger inode size.
     pub inode_size: u32,
