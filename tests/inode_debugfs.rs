@@ -336,7 +336,7 @@ fn check_image(img: &Path, inode_size: u32, exp: Option<&Expected>) -> String {
             .unwrap_or("")
             .to_string();
         assert!(
-            first.starts_with(&format!("Inode: {}   ", j[0]["ino"])),
+            first.starts_with(&format!("Inode: {}   ", j["inodes"][0]["ino"])),
             "{p}: {first}"
         );
     }

@@ -90,7 +90,11 @@ fn validator(name: &str) -> &'static jsonschema::Validator {
             .join(format!("{name}.schema.json"));
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         let schema: Value = serde_json::from_str(&text).unwrap();
-        let v = jsonschema::validator_for(&schema)
+        // Formats are checked too (`uuid`, ...); schemars' numeric formats (`uint32`) are
+        // unknown to the validator and ignored.
+        let v = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
             .unwrap_or_else(|e| panic!("{}: not a valid schema: {e}", p.display()));
         Box::leak(Box::new(v))
     })

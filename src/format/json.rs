@@ -5,7 +5,7 @@
 
 use crate::fs::Filesystem;
 use crate::group::flag_names;
-use crate::superblock::{uuid_string, Superblock};
+use crate::superblock::Superblock;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -151,9 +151,22 @@ impl Mode {
     }
 }
 
+/// 16 bytes as a canonical UUID string; all zeros (no UUID) is the nil UUID, never `<none>`.
+pub fn uuid_text(u: &[u8; 16]) -> String {
+    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
 /// Serialize 16 bytes as a UUID string (`serialize_with`), documented as a `uuid` string.
 pub fn uuid<S: serde::Serializer>(u: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&uuid_string(u))
+    s.serialize_str(&uuid_text(u))
 }
 
 /// Schema of what [`uuid`] writes (`schemars(schema_with)`).
@@ -163,7 +176,7 @@ pub fn uuid_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 
 /// Serialize a list of 16-byte values as UUID strings.
 pub fn uuids<S: serde::Serializer>(u: &[[u8; 16]], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(u.iter().map(uuid_string))
+    s.collect_seq(u.iter().map(uuid_text))
 }
 
 /// Schema of what [`uuids`] writes.
@@ -532,6 +545,15 @@ mod tests {
     }
 
     #[test]
+    fn uuids_are_canonical() {
+        let mut u = [0u8; 16];
+        assert_eq!(uuid_text(&u), "00000000-0000-0000-0000-000000000000");
+        u[0] = 0x4e;
+        u[15] = 0x5b;
+        assert_eq!(uuid_text(&u), "4e000000-0000-0000-0000-00000000005b");
+    }
+
+    #[test]
     fn modes_in_octal() {
         assert_eq!(Mode::new(0o100755).octal, "100755");
         assert_eq!(Mode::new(0o40700).raw, 16832);
@@ -545,7 +567,9 @@ mod tests {
         let text = serde_json::to_string(&document(&fs, p, false)).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let n = v["superblock"].as_object().unwrap().len();
-        assert_eq!(text.matches("\"uuid\":").count(), 1);
+        let sb_text = serde_json::to_string(&superblock(&fs.sb)).unwrap();
+        assert_eq!(sb_text.matches("\"uuid\":").count(), 1);
+        assert_eq!(sb_text.matches("\"state\":").count(), 1);
         assert!(n > 100, "{n} superblock keys");
         assert_eq!(v["schema_version"], SCHEMA_VERSION);
     }
