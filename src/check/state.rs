@@ -112,7 +112,7 @@ fn error_record(sb: &Superblock) -> Finding {
     }
     Finding::new(RuleId::StateErrorRecord, None, msg)
         .with("error_count", sb.error_count)
-        .with("first_error_time", when)
+        .with_time("first_error_time", when)
         .with("first_error_function", func)
         .with("first_error_line", sb.first_error_line)
 }

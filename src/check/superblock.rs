@@ -465,8 +465,8 @@ fn check_times(sb: &Superblock, now: u64, f: &mut Findings) {
                         super::state::utc_date(now_i)
                     ),
                 )
-                .with("stored", t)
-                .with("now", now),
+                .with_time("stored", t)
+                .with_time("now", now_i),
             );
         }
     }

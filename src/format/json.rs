@@ -235,6 +235,26 @@ pub fn hash_version(raw: u8) -> Named {
     Named::new(raw, name)
 }
 
+/// `s_jnl_backup_type` decoded (`EXT3_JNL_BACKUP_BLOCKS`: the journal inode's block map).
+pub fn jnl_backup_type(raw: u8) -> Named {
+    let name = match raw {
+        0 => "none",
+        1 => "inode_blocks",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
+/// `s_encoding` decoded (the casefold encoding).
+pub fn encoding(raw: u16) -> Named {
+    let name = match raw {
+        0 => "none",
+        1 => "utf8-12.1",
+        _ => "unknown",
+    };
+    Named::new(raw, name)
+}
+
 /// `s_checksum_type` decoded.
 pub fn checksum_type(raw: u8) -> Named {
     Named::new(raw, if raw == 1 { "crc32c" } else { "unknown" })
@@ -294,6 +314,10 @@ pub struct SuperblockJson<'a> {
     pub def_hash_version: Named,
     /// `s_checksum_type`.
     pub checksum_type: Named,
+    /// `s_jnl_backup_type`.
+    pub jnl_backup_type: Named,
+    /// `s_encoding`.
+    pub encoding: Named,
     /// `s_mtime` (with `s_mtime_hi`).
     pub mtime: Time,
     /// `s_wtime` (with `s_wtime_hi`).
@@ -351,6 +375,8 @@ pub fn superblock(sb: &Superblock) -> SuperblockJson<'_> {
         rev_level: revision(sb.rev_level),
         def_hash_version: hash_version(sb.def_hash_version),
         checksum_type: checksum_type(sb.checksum_type),
+        jnl_backup_type: jnl_backup_type(sb.jnl_backup_type),
+        encoding: encoding(sb.encoding),
         mtime: sb_time(sb.mtime, sb.mtime_hi),
         wtime: sb_time(sb.wtime, sb.wtime_hi),
         lastcheck: sb_time(sb.lastcheck, sb.lastcheck_hi),

@@ -119,6 +119,7 @@ pub struct Superblock {
     #[serde(skip)] // decoded in format::json::SuperblockJson
     pub def_hash_version: u8,
     /// On-disk `s_jnl_backup_type`.
+    #[serde(skip)] // decoded in format::json::SuperblockJson
     pub jnl_backup_type: u8,
     /// On-disk `s_desc_size`.
     pub desc_size: u16,
@@ -234,6 +235,7 @@ pub struct Superblock {
     /// On-disk `s_last_error_errcode`.
     pub last_error_errcode: u8,
     /// On-disk `s_encoding`.
+    #[serde(skip)] // decoded in format::json::SuperblockJson
     pub encoding: u16,
     /// On-disk `s_encoding_flags`.
     pub encoding_flags: u16,
