@@ -235,3 +235,47 @@ fn rule_catalogue_page_is_current() {
         at += found.unwrap_or(0) + quoted.len();
     }
 }
+
+/// `--format json` is `--json` and `--format text` the default, on every command that prints
+/// either; giving both flags is a usage error (16).
+#[test]
+fn format_flag_is_the_json_shorthand_everywhere() {
+    let img = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
+    let lines: [&[&str]; 9] = [
+        &["dump", img],
+        &["check", img],
+        &["inode", img, "2"],
+        &["ls", img, "/"],
+        &["xattrs", img],
+        &["fit", "--profile", "selinux", "--inode-size", "256"],
+        &["advise", "--size", "1G", "--files", "1000"],
+        &["freefrag", img],
+        &["journal", img],
+    ];
+    let out = |args: &[&str], extra: &[&str]| {
+        let mut c = Command::new(common::bin());
+        c.arg(args[0]).args(extra).args(&args[1..]);
+        c.output().unwrap()
+    };
+    for args in lines {
+        let json = out(args, &["--json"]);
+        let format_json = out(args, &["--format", "json"]);
+        assert_eq!(json.status.code(), format_json.status.code(), "{args:?}");
+        assert!(
+            json.stdout == format_json.stdout,
+            "{args:?}: --format json differs"
+        );
+        assert!(
+            json.stdout.starts_with(b"{"),
+            "{args:?}: not a JSON document"
+        );
+        let text = out(args, &[]);
+        let format_text = out(args, &["--format", "text"]);
+        assert!(
+            text.stdout == format_text.stdout,
+            "{args:?}: --format text differs"
+        );
+        let both = out(args, &["--json", "--format", "json"]);
+        assert_eq!(both.status.code(), Some(16), "{args:?}: both flags");
+    }
+}

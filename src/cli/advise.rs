@@ -97,6 +97,9 @@ pub struct AdviseArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
 }
 
 /// Bytes per inode a sample is counted with at least: a non-empty file takes a 4 KiB block

@@ -33,6 +33,9 @@ pub struct DumpArgs {
     /// Emit JSON (superblock, geometry, journal, groups) instead of dumpe2fs text.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     #[command(flatten)]
     pub source: SourceArgs,
     /// Print help.

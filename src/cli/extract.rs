@@ -29,6 +29,9 @@ pub struct ExtractArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,

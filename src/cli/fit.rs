@@ -62,6 +62,9 @@ pub struct FitArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     /// With --from-image/--from-dir: name the N files needing the biggest inode among those whose
     /// xattrs do not all stay in the inode at the reference size (spill to the block, need an EA
     /// inode, or do not fit), largest first (0: none).

@@ -20,6 +20,9 @@ pub struct FreefragArgs {
     /// Emit JSON with the same figures.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     #[command(flatten)]
     pub source: SourceArgs,
 }

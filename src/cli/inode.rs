@@ -23,6 +23,9 @@ pub struct InodeArgs {
     /// its error (docs/schema/inode.schema.json).
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     /// Where the filesystem lies inside the image.
     #[command(flatten)]
     pub source: super::SourceArgs,

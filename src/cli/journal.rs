@@ -36,6 +36,9 @@ pub struct JournalArgs {
     /// Emit JSON events (with checksums of descriptor, commit and data blocks verified).
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     #[command(flatten)]
     pub source: SourceArgs,
 }

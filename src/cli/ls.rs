@@ -34,6 +34,9 @@ pub struct LsArgs {
     /// Print a JSON array of entries (name, inode, type, mode, size, times).
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }

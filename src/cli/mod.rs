@@ -34,6 +34,22 @@ pub mod xattrs;
 
 use std::path::Path;
 
+/// `--format` of the commands that print text or JSON (`check` has more formats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// The text output (e2fsprogs-identical where the command follows an e2fsprogs tool).
+    Text,
+    /// One JSON document (docs/schema/COMMAND.schema.json).
+    Json,
+}
+
+/// Fold `--format json` into the `--json` flag the commands read.
+pub fn fold_format(json: &mut bool, format: Option<TextOrJson>) {
+    if format == Some(TextOrJson::Json) {
+        *json = true;
+    }
+}
+
 pub use exit::{EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Options shared by every command that opens an image.

@@ -19,6 +19,9 @@ pub struct XattrsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Output format: text or json (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::TextOrJson>,
     /// How many of the most common names to list.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
