@@ -2,7 +2,7 @@
 //! compared with the committed files in `docs/schema/`: the test fails when one is stale.
 //!
 //! Regenerate after changing an output type:
-//! `E4INSPECT_BLESS_SCHEMAS=1 cargo test --release --bin e4inspect schema` (see `docs/json.md`).
+//! `E4INSPECT_BLESS=1 cargo test --release --bin e4inspect schema` (see `docs/json.md`).
 
 use schemars::{generate::SchemaSettings, JsonSchema, Schema};
 use serde_json::Value;
@@ -111,11 +111,13 @@ mod tests {
     use std::path::Path;
 
     /// Every committed schema equals the one generated from the types (or is rewritten, with
-    /// `E4INSPECT_BLESS_SCHEMAS=1`).
+    /// `E4INSPECT_BLESS=1`).
     #[test]
     fn committed_schemas_are_current() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
-        let bless = std::env::var_os("E4INSPECT_BLESS_SCHEMAS").is_some();
+        let bless = ["E4INSPECT_BLESS", "E4INSPECT_BLESS_SCHEMAS"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
         let mut stale = Vec::new();
         for (name, schema) in super::all() {
             let path = dir.join(format!("{name}.schema.json"));
@@ -130,7 +132,7 @@ mod tests {
         assert!(
             stale.is_empty(),
             "stale JSON schemas {stale:?}: regenerate with \
-             E4INSPECT_BLESS_SCHEMAS=1 cargo test --release --bin e4inspect schema"
+             E4INSPECT_BLESS=1 cargo test --release --bin e4inspect schema"
         );
     }
 
