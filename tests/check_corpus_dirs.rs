@@ -6,10 +6,9 @@
 //! e2fsck reports some pass-1 inode problems in pass 2, where it can name the path
 //! (`e2fsck_process_bad_inode`: illegal device/FIFO/socket, invalid symlink, i_file_acl, ...) and
 //! then calls the entry's file type wrong ("should be 0"): those lines are pass 1's (`inode.*`,
-//! `xattr.*`), not directory damage, and are not counted here. Two kinds of lines are out of this
-//! checker's reach and are listed, not asserted: inodes inside blocks of the bad-blocks list
-//! ("located in a bad block") and EA inodes no xattr references (pass 4 "Unattached inode" of an
-//! EA_INODE).
+//! `xattr.*`), not directory damage, and are not counted here. Images involving the bad-blocks list
+//! ("located in a bad block": `dir.bb_inode`) and EA inodes no xattr references (pass 4
+//! "Unattached inode" of an EA_INODE: `link.unattached`) are asserted like the rest.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,35 +88,10 @@ fn bad_inode_line(l: &str) -> bool {
     PATTERNS.iter().any(|p| l.contains(p))
 }
 
-/// Lines of problems the checker does not model: anything about the bad-blocks list (inodes in
-/// bad blocks, a bad-blocks inode listing itself), and unattached EA inodes (which xattrs
-/// reference them is pass 1's business).
-fn out_of_reach(img: &Path, l: &str) -> bool {
-    if l.to_lowercase().contains("bad block") {
-        return true;
-    }
-    let Some(n) = l.strip_prefix("Unattached inode ") else {
-        return false;
-    };
-    let ino = n.split_whitespace().next().unwrap_or("0");
-    let out = Command::new("debugfs")
-        .args(["-R", &format!("stat <{ino}>")])
-        .arg(img)
-        .output()
-        .unwrap();
-    let s = String::from_utf8_lossy(&out.stdout);
-    s.lines()
-        .find_map(|l| l.split("Flags: ").nth(1))
-        .and_then(|f| u32::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
-        .is_some_and(|f| f & 0x0020_0000 != 0)
-}
-
-/// The passes (2, 3, 4) in which e2fsck -fn reported problems of this checker's families, and
-/// whether it reported lines out of reach.
-fn e2fsck_passes(img: &Path, out: &str) -> (Vec<char>, bool) {
+/// The passes (2, 3, 4) in which e2fsck -fn reported problems of this checker's families.
+fn e2fsck_passes(out: &str) -> Vec<char> {
     let mut pass = '0';
     let mut found = Vec::new();
-    let mut unreachable = false;
     for l in out.lines() {
         if let Some(rest) = l.strip_prefix("Pass ") {
             pass = match rest.get(..2) {
@@ -141,15 +115,11 @@ fn e2fsck_passes(img: &Path, out: &str) -> (Vec<char>, bool) {
         if pass == '2' && bad_inode_line(l) {
             continue;
         }
-        if out_of_reach(img, l) {
-            unreachable = true;
-            continue;
-        }
         if !found.contains(&pass) {
             found.push(pass);
         }
     }
-    (found, unreachable)
+    found
 }
 
 fn family_matches(pass: char, rule: &str) -> bool {
@@ -180,13 +150,12 @@ fn corpus_directory_families() {
     names.sort();
     // pass -> (images e2fsck flags, images we flag, misses)
     let mut table: BTreeMap<char, (u32, u32, Vec<String>)> = BTreeMap::new();
-    let mut noted = Vec::new();
     for name in &names {
         let Some(img) = corpus_image(&dir, tmp.path(), name) else {
             continue;
         };
         let (code, out) = run_with_deadline(Command::new("e2fsck").arg("-fn").arg(&img), 60);
-        let (passes, unreachable) = e2fsck_passes(&img, &out);
+        let passes = e2fsck_passes(&out);
         let (_, json) = run_with_deadline(
             Command::new(common::bin())
                 .args(["check", "--json"])
@@ -204,12 +173,7 @@ fn corpus_directory_families() {
                     .collect()
             })
             .unwrap_or_default();
-        // With the bad-blocks list involved anywhere, e2fsck's later passes see inodes and
-        // blocks differently (unreadable by design): listed, not asserted.
-        if code == Some(0) || out.to_lowercase().contains("bad block") {
-            if code != Some(0) && !passes.is_empty() {
-                noted.push(name.clone());
-            }
+        if code == Some(0) {
             continue;
         }
         for &p in &passes {
@@ -221,18 +185,11 @@ fn corpus_directory_families() {
                 e.2.push(format!("{name} ({})", rules.join(" ")));
             }
         }
-        if unreachable {
-            noted.push(name.clone());
-        }
     }
     println!("pass  e2fsck  check  misses");
     for (p, (n, ok, misses)) in &table {
         println!("{p:>4}  {n:>6}  {ok:>5}  {}", misses.join(", "));
     }
-    println!(
-        "images with problems out of reach (bad-blocks list, unattached EA inodes): {}",
-        noted.join(", ")
-    );
     assert!(!table.is_empty(), "no image with pass 2-4 problems");
     let misses: Vec<&String> = table.values().flat_map(|t| &t.2).collect();
     assert!(misses.is_empty(), "not flagged: {misses:?}");
