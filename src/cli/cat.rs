@@ -17,6 +17,10 @@ pub struct CatArgs {
     /// several are written one after another.
     #[arg(required = true, value_name = "PATH|<INO>")]
     pub targets: Vec<String>,
+    /// Stop inline-data files at their size (debugfs writes the whole inline area: the 60 bytes
+    /// of i_block and the system.data value, whatever the size).
+    #[arg(long)]
+    pub exact_size: bool,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
@@ -28,13 +32,18 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut status = 0;
+    let inline = if args.exact_size {
+        contents::InlineSize::ISize
+    } else {
+        contents::InlineSize::Area
+    };
     for t in &args.targets {
         let what = || format!("{}: {t}", args.image.display());
         let res = namei::parse_target(&fs, t)
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)))
             .map_err(CopyError::Read)
             .and_then(|(ino, raw)| {
-                contents::copy_contents(&fs, ino, &Inode::parse(&raw), &mut out)
+                contents::copy_contents(&fs, ino, &Inode::parse(&raw), inline, &mut out)
             });
         match res {
             Ok(_) => {}
