@@ -25,10 +25,25 @@ pub struct CatArgs {
     pub source: super::SourceArgs,
 }
 
+/// Open the filesystem of `image`; the error names the image once (messages about the input
+/// often name it already).
+pub(crate) fn open_image(
+    image: &std::path::Path,
+    source: &super::SourceArgs,
+) -> anyhow::Result<Filesystem> {
+    Filesystem::open(image, &source.open_options()).map_err(|e| {
+        let p = image.display().to_string();
+        if e.to_string().starts_with(&p) {
+            anyhow::Error::new(e)
+        } else {
+            anyhow::Error::new(e).context(p)
+        }
+    })
+}
+
 /// Run the subcommand: 0 fine, 8 when a file could not be found or read.
 pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
-    let fs = Filesystem::open(&args.image, &args.source.open_options())
-        .with_context(|| format!("{}", args.image.display()))?;
+    let fs = open_image(&args.image, &args.source)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut status = 0;

@@ -145,8 +145,7 @@ fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
 
 /// Run the subcommand.
 pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
-    let fs = Filesystem::open(&args.image, &args.source.open_options())
-        .with_context(|| format!("{}", args.image.display()))?;
+    let fs = super::cat::open_image(&args.image, &args.source)?;
     let (ino, base) = parse_target(&fs, &args.path)?;
     let (dir, name) = destination(&args.dest, base, args.force)?;
     let opts = ExtractOptions {

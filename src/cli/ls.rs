@@ -40,8 +40,7 @@ pub struct LsArgs {
 /// Run the subcommand: 0 fine, 4 when a directory or an entry's inode could not be read, 8 when
 /// the image could not be opened or a target does not resolve.
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
-    let fs = Filesystem::open(&args.image, &args.source.open_options())
-        .with_context(|| format!("{}", args.image.display()))?;
+    let fs = super::cat::open_image(&args.image, &args.source)?;
     let mut status = 0;
     for t in &args.targets {
         let code = match list_one(&fs, args, t) {

@@ -99,6 +99,9 @@ pub fn copy_contents(
     }
     let mut pos = 0u64; // bytes written so far
     let mut fail: Option<CopyError> = None;
+    // One buffer for the whole file: a fresh 1 MiB allocation per chunk is a fresh mapping whose
+    // pages fault in (and are zeroed) every time.
+    let mut buf: Vec<u8> = Vec::new();
     let mut emit =
         |run: fileblocks::Run, out: &mut dyn Write| -> std::result::Result<(), CopyError> {
             let start = run.logical.saturating_mul(bs);
@@ -129,11 +132,14 @@ pub fn copy_contents(
                     .checked_mul(bs)
                     .and_then(|o| o.checked_add(pos - start))
                     .ok_or_else(|| CopyError::Read(Error::corrupt("block number overflows")))?;
-                let data = fs
-                    .source
-                    .read(off, n, &format!("data of inode {ino}"))
+                if buf.is_empty() {
+                    buf = vec![0u8; CHUNK as usize];
+                }
+                let data = &mut buf[..n as usize];
+                fs.source
+                    .read_into(off, data, &format!("data of inode {ino}"))
                     .map_err(CopyError::Read)?;
-                out.write_all(&data).map_err(CopyError::Write)?;
+                out.write_all(data).map_err(CopyError::Write)?;
                 pos += n;
             }
             Ok(())

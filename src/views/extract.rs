@@ -354,34 +354,33 @@ fn file_times(inode: &Inode) -> std::fs::FileTimes {
 // Reading contents
 // ---------------------------------------------------------------------------------------------
 
-/// Call `sink(file_offset, bytes)` for every mapped, initialised piece of the file's first `size`
-/// bytes, in chunks of at most [`CHUNK_BYTES`]. Holes and uninitialised extents are not visited.
-/// Returns problems met (a damaged map still yields what could be read).
-fn for_each_data<F>(
+/// Where a file's first i_size bytes are: inline bytes, or byte runs `(file offset, image
+/// offset, length)` of mapped, initialised data (holes and uninitialised extents left out,
+/// overlapping and out-of-filesystem runs refused with a problem noted).
+enum Pieces {
+    Inline(Vec<u8>),
+    Runs(Vec<(u64, u64, u64)>),
+}
+
+fn data_pieces(
     fs: &Filesystem,
     ino: u32,
     inode: &Inode,
     inline: Option<&[u8]>,
-    mut sink: F,
-) -> Result<Vec<String>>
-where
-    F: FnMut(u64, &[u8]) -> Result<()>,
-{
+    problems: &mut Vec<String>,
+) -> Result<Pieces> {
     let size = inode.size;
     let bs = fs.block_size();
-    let mut problems = Vec::new();
     let runs: Vec<(u64, u64, u64)> = match inode::data_map(fs, ino, inode, inline) {
         DataMap::Inline { .. } => {
             let mut data = inode.block.to_vec();
             data.extend_from_slice(inline.unwrap_or(&[]));
             let n = usize::try_from(size).unwrap_or(usize::MAX).min(data.len());
-            if let Some(d) = data.get(..n).filter(|d| !d.is_empty()) {
-                sink(0, d)?;
-            }
             if size > n as u64 {
                 problems.push(format!("inline data holds {n} of {size} bytes"));
             }
-            return Ok(problems);
+            data.truncate(n);
+            return Ok(Pieces::Inline(data));
         }
         DataMap::Extents(w) => {
             problems.extend(w.problems.iter().cloned());
@@ -401,10 +400,11 @@ where
                 .collect()
         }
         DataMap::Unreadable(e) => return Err(Error::corrupt(e)),
-        _ => return Ok(problems),
+        _ => Vec::new(),
     };
     let nblocks = size.div_ceil(bs);
-    let mut next_free = 0u64; // first logical block not yet written: runs must not overlap
+    let mut next_free = 0u64; // first logical block not yet taken: runs must not overlap
+    let mut out = Vec::with_capacity(runs.len());
     for (l, p, len) in runs {
         if l < next_free {
             problems.push(format!(
@@ -424,20 +424,59 @@ where
             continue;
         }
         next_free = l + len;
-        let per = (CHUNK_BYTES / bs).max(1);
-        let mut done = 0u64;
-        while done < len {
-            let n = per.min(len - done);
-            let off = (l + done) * bs;
-            let want = (n * bs).min(size - off);
-            with_read_buffer(want as usize, |buf| {
-                fs.source.read_into((p + done) * bs, buf, "file data")?;
-                sink(off, buf)
-            })?;
-            done += n;
+        let off = l * bs;
+        out.push((off, p * bs, (len * bs).min(size - off)));
+    }
+    Ok(Pieces::Runs(out))
+}
+
+/// Call `sink(file_offset, bytes)` for every mapped, initialised piece of the file's first `size`
+/// bytes, in chunks of at most [`CHUNK_BYTES`]. Holes and uninitialised extents are not visited.
+/// Returns problems met (a damaged map still yields what could be read).
+fn for_each_data<F>(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    inline: Option<&[u8]>,
+    mut sink: F,
+) -> Result<Vec<String>>
+where
+    F: FnMut(u64, &[u8]) -> Result<()>,
+{
+    let mut problems = Vec::new();
+    match data_pieces(fs, ino, inode, inline, &mut problems)? {
+        Pieces::Inline(d) => {
+            if !d.is_empty() {
+                sink(0, &d)?;
+            }
+        }
+        Pieces::Runs(runs) => {
+            for (off, img, len) in runs {
+                read_chunks(fs, img, len, |k, b| sink(off + k, b))?;
+            }
         }
     }
     Ok(problems)
+}
+
+/// Read `len` bytes of the image at `img` in chunks of at most [`CHUNK_BYTES`], handing each to
+/// `sink(offset within the run, bytes)`.
+fn read_chunks(
+    fs: &Filesystem,
+    img: u64,
+    len: u64,
+    mut sink: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0u64;
+    while done < len {
+        let n = CHUNK_BYTES.min(len - done);
+        with_read_buffer(n as usize, |buf| {
+            fs.source.read_into(img + done, buf, "file data")?;
+            sink(done, buf)
+        })?;
+        done += n;
+    }
+    Ok(())
 }
 
 thread_local! {
@@ -665,19 +704,45 @@ fn write_regular(
     let f = create_new(ctx, dirfd, cname, "cannot create", || {
         at::create_file_at(dirfd, cname, mode)
     })?;
+    let write_err = |e: std::io::Error| Error::Io {
+        path: ctx.path_of(&ctx.lock(), dir, name).into(),
+        op: "cannot write",
+        source: e,
+    };
     let (mut bytes, mut end) = (0u64, 0u64);
-    let problems = for_each_data(ctx.fs, ino, inode, xa.inline_data(), |off, b| {
-        f.write_all_at(b, off).map_err(|e| Error::Io {
-            path: ctx.path_of(&ctx.lock(), dir, name).into(),
-            op: "cannot write",
-            source: e,
-        })?;
-        bytes += b.len() as u64;
-        end = end.max(off + b.len() as u64);
-        (ctx.progress)(0, b.len() as u64);
+    let mut problems = Vec::new();
+    let copied = data_pieces(ctx.fs, ino, inode, xa.inline_data(), &mut problems).and_then(|p| {
+        match p {
+            Pieces::Inline(d) => {
+                f.write_all_at(&d, 0).map_err(write_err)?;
+                bytes = d.len() as u64;
+                end = bytes;
+            }
+            Pieces::Runs(runs) => {
+                // The copy's file position: a run starting there is copied inside the kernel.
+                let mut pos = 0u64;
+                for (off, img, len) in runs {
+                    let sent = (off == pos)
+                        .then(|| ctx.fs.source.send_to(img, len, &f, "file data"))
+                        .flatten();
+                    match sent {
+                        Some(r) => {
+                            r?;
+                            pos += len;
+                        }
+                        None => read_chunks(ctx.fs, img, len, |k, b| {
+                            f.write_all_at(b, off + k).map_err(write_err)
+                        })?,
+                    }
+                    bytes += len;
+                    end = end.max(off + len);
+                    (ctx.progress)(0, len);
+                }
+            }
+        }
         Ok(())
-    })
-    .map_err(|e| format!("contents: {e}"))?;
+    });
+    copied.map_err(|e| format!("contents: {e}"))?;
     if end < inode.size {
         // A hole at the end: only the size says it is there.
         f.set_len(inode.size)
