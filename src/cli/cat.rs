@@ -47,6 +47,15 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut status = 0;
+    // stdout as a file, for copies inside the kernel (a pipe or a file; a terminal refuses).
+    let direct = {
+        use std::os::fd::AsFd;
+        std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from)
+    };
     let inline = if args.exact_size {
         contents::InlineSize::ISize
     } else {
@@ -58,7 +67,14 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)))
             .map_err(CopyError::Read)
             .and_then(|(ino, raw)| {
-                contents::copy_contents(&fs, ino, &Inode::parse(&raw), inline, &mut out)
+                contents::copy_contents_to(
+                    &fs,
+                    ino,
+                    &Inode::parse(&raw),
+                    inline,
+                    &mut out,
+                    direct.as_ref(),
+                )
             });
         match res {
             Ok(_) => {}

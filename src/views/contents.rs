@@ -78,6 +78,21 @@ pub fn copy_contents(
     inline: InlineSize,
     out: &mut dyn Write,
 ) -> std::result::Result<u64, CopyError> {
+    copy_contents_to(fs, ino, inode, inline, out, None)
+}
+
+/// [`copy_contents`], with data copied inside the kernel (`sendfile`) to `direct` when given:
+/// the file `out` writes to (stdout as a file), flushed before each such copy. Where the kernel
+/// refuses (a terminal), data goes through `out`.
+pub fn copy_contents_to(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    inline: InlineSize,
+    out: &mut dyn Write,
+    direct: Option<&std::fs::File>,
+) -> std::result::Result<u64, CopyError> {
+    let mut direct = direct;
     let size = inode.size;
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let data = inline_data(fs, ino, inode).map_err(CopyError::Read)?;
@@ -132,6 +147,20 @@ pub fn copy_contents(
                     .checked_mul(bs)
                     .and_then(|o| o.checked_add(pos - start))
                     .ok_or_else(|| CopyError::Read(Error::corrupt("block number overflows")))?;
+                if let Some(f) = direct {
+                    out.flush().map_err(CopyError::Write)?;
+                    match fs.source.send_to(off, n, f, "file data") {
+                        Some(r) => {
+                            r.map_err(|e| match e {
+                                Error::Io { source, .. } => CopyError::Write(source),
+                                e => CopyError::Read(e),
+                            })?;
+                            pos += n;
+                            continue;
+                        }
+                        None => direct = None,
+                    }
+                }
                 if buf.is_empty() {
                     buf = vec![0u8; CHUNK as usize];
                 }
