@@ -266,6 +266,9 @@ pub enum LibError {
     /// EXT2_ET_MMP_CSUM_INVALID
     #[error("MMP block checksum does not match")]
     MmpCsumInvalid,
+    /// debugfs' `logdump -s` on a superblock without a journal backup.
+    #[error("no journal backup in super block")]
+    NoJournalBackup,
     /// A failure of our own reader underneath (an I/O error, a structure cut short).
     #[error("{0}")]
     Read(std::sync::Arc<Error>),

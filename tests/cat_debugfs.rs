@@ -4,8 +4,9 @@
 //! inline-data files, extent (ext4) and block-map (ext2/ext3) files, empty files.
 //!
 //! debugfs 1.47.0 writes all 60 bytes of i_block plus the `system.data` value for an inline file,
-//! whatever its size; e4inspect stops at i_size, so there only debugfs' first i_size bytes are
-//! compared (and the whole of the source file).
+//! whatever its size; so does `e4inspect cat` (byte for byte), and `cat --exact-size` stops at
+//! i_size (compared with the source file). Inline files of every size from 0 to 160 bytes, with
+//! i_size then shrunk, grown and the `system.data` attribute removed, are compared too.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,8 +62,13 @@ fn debugfs(img: &Path, req: &str, write: bool) -> Vec<u8> {
 }
 
 fn ours(img: &Path, path: &str) -> Vec<u8> {
+    ours_with(img, path, &[])
+}
+
+fn ours_with(img: &Path, path: &str, flags: &[&str]) -> Vec<u8> {
     let o = Command::new(bin())
         .arg("cat")
+        .args(flags)
         .arg(img)
         .arg(path)
         .output()
@@ -122,19 +128,13 @@ fn cat_matches_debugfs_and_the_source() {
             let stat = String::from_utf8_lossy(&debugfs(&img, &format!("stat {path}"), false))
                 .into_owned();
             let inline = stat.contains("Size of inline data");
-            if inline {
-                assert!(
-                    theirs.starts_with(&got),
-                    "{name} {path}: inline data differs"
-                );
-            } else {
-                assert!(theirs == got, "{name} {path}: differs from debugfs cat");
-            }
+            assert!(theirs == got, "{name} {path}: differs from debugfs cat");
+            let exact = ours_with(&img, &path, &["--exact-size"]);
             // mke2fs -d with inline_data leaves the first block of a sparse file allocated with
             // stale bytes (debugfs reads them too), so there the source is no oracle.
             if inline || name != "inline.img" {
                 assert!(
-                    got == *want,
+                    exact == *want,
                     "{name} {path}: contents differ from the source"
                 );
             }
@@ -166,5 +166,74 @@ fn cat_of_a_missing_or_inline_free_path_fails_cleanly() {
     // A directory's blocks, like debugfs.
     if have("debugfs") {
         assert_eq!(ours(&img, "/"), debugfs(&img, "cat /", false));
+    }
+}
+
+/// Inline files of 0..=160 bytes (in i_block, spilling into `system.data`, or too big and in a
+/// block), on 256- and 1024-byte inodes; then, with debugfs -w, i_size shrunk below and grown
+/// beyond the inline area and `system.data` removed: `cat` equals debugfs `cat` byte for byte, and
+/// `cat --exact-size` equals the source while the file is undamaged.
+#[test]
+fn inline_data_files_match_debugfs_byte_for_byte() {
+    if !have("debugfs") || !have("mke2fs") {
+        eprintln!("SKIP: debugfs/mke2fs not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let sizes: Vec<usize> = (0..=160).step_by(4).chain([59, 61, 63, 159]).collect();
+    for &n in &sizes {
+        std::fs::write(tree.join(format!("f{n}")), pattern(n, n as u32)).unwrap();
+    }
+    for inode_size in ["256", "1024"] {
+        let name = format!("inl{inode_size}.img");
+        let img = common::mkfs(
+            dir.path(),
+            &name,
+            8 << 20,
+            &[
+                "-t",
+                "ext4",
+                "-O",
+                "inline_data",
+                "-I",
+                inode_size,
+                "-d",
+                tree.to_str().unwrap(),
+            ],
+        );
+        let mut inline_seen = 0;
+        for &n in &sizes {
+            let path = format!("/f{n}");
+            let theirs = debugfs(&img, &format!("cat {path}"), false);
+            assert_eq!(ours(&img, &path), theirs, "{name} {path}");
+            assert_eq!(
+                ours_with(&img, &path, &["--exact-size"]),
+                pattern(n, n as u32),
+                "{name} {path}: --exact-size"
+            );
+            if theirs.len() >= 60 && theirs.len() != n {
+                inline_seen += 1;
+            }
+        }
+        assert!(
+            inline_seen > 5,
+            "{name}: too few inline files ({inline_seen})"
+        );
+        // Damage: sizes that disagree with the inline area, a missing system.data.
+        let edits = [
+            ("f8", "sif /f8 size 3"),
+            ("f100", "sif /f100 size 20"),
+            ("f12", "sif /f12 size 5000"),
+            ("f100", "ea_rm /f100 system.data"),
+            ("f64", "sif /f64 size 0"),
+        ];
+        for (f, req) in edits {
+            debugfs(&img, req, true);
+            let path = format!("/{f}");
+            let theirs = debugfs(&img, &format!("cat {path}"), false);
+            assert_eq!(ours(&img, &path), theirs, "{name} after {req}");
+        }
     }
 }

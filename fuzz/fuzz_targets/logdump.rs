@@ -20,10 +20,18 @@ fuzz_target!(|data: &[u8]| {
             contents,
             count,
             verify: true,
+            trace: e4inspect::logdump::Trace {
+                block: 2,
+                bitmap: 3,
+                bitmap_bit: 70000,
+                inode: 12,
+                inode_block: 4,
+                inode_offset: 1920,
+            },
         };
         for bs in [None, Some(1024u32), Some(4096)] {
             let mut events = 0u64;
-            let _ = walk(&j, bs, opts, &mut |_| {
+            let _ = walk(&j, bs, 256, opts, &mut |_| {
                 events += 1;
                 assert!(events < 50_000_000, "unbounded walk");
                 Ok(())

@@ -17,24 +17,64 @@ pub struct CatArgs {
     /// several are written one after another.
     #[arg(required = true, value_name = "PATH|<INO>")]
     pub targets: Vec<String>,
+    /// Stop inline-data files at their size (debugfs writes the whole inline area: the 60 bytes
+    /// of i_block and the system.data value, whatever the size).
+    #[arg(long)]
+    pub exact_size: bool,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
 
+/// Open the filesystem of `image`; the error names the image once (messages about the input
+/// often name it already).
+pub(crate) fn open_image(
+    image: &std::path::Path,
+    source: &super::SourceArgs,
+) -> anyhow::Result<Filesystem> {
+    Filesystem::open(image, &source.open_options()).map_err(|e| {
+        let p = image.display().to_string();
+        if e.to_string().starts_with(&p) {
+            anyhow::Error::new(e)
+        } else {
+            anyhow::Error::new(e).context(p)
+        }
+    })
+}
+
 /// Run the subcommand: 0 fine, 8 when a file could not be found or read.
 pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
-    let fs = Filesystem::open(&args.image, &args.source.open_options())
-        .with_context(|| format!("{}", args.image.display()))?;
+    let fs = open_image(&args.image, &args.source)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut status = 0;
+    // stdout as a file, for copies inside the kernel (a pipe or a file; a terminal refuses).
+    let direct = {
+        use std::os::fd::AsFd;
+        std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from)
+    };
+    let inline = if args.exact_size {
+        contents::InlineSize::ISize
+    } else {
+        contents::InlineSize::Area
+    };
     for t in &args.targets {
         let what = || format!("{}: {t}", args.image.display());
         let res = namei::parse_target(&fs, t)
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)))
             .map_err(CopyError::Read)
             .and_then(|(ino, raw)| {
-                contents::copy_contents(&fs, ino, &Inode::parse(&raw), &mut out)
+                contents::copy_contents_to(
+                    &fs,
+                    ino,
+                    &Inode::parse(&raw),
+                    inline,
+                    &mut out,
+                    direct.as_ref(),
+                )
             });
         match res {
             Ok(_) => {}

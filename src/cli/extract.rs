@@ -159,7 +159,10 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
             pb.inc(b);
         }
     };
-    let res = extract::extract(&fs, ino, &dir, name.as_deref(), opts, &progress);
+    // A hidden bar still takes a lock per call: with no bar, report to nobody.
+    let silent = |_: u64, _: u64| {};
+    let report: &(dyn Fn(u64, u64) + Sync) = if pb.is_hidden() { &silent } else { &progress };
+    let res = extract::extract(&fs, ino, &dir, name.as_deref(), opts, report);
     pb.finish_and_clear();
     let s = res.with_context(|| format!("extract {}", args.path))?;
     let mut out = String::new();

@@ -1,5 +1,5 @@
-//! `e4inspect journal`: the jbd2 log, byte-identical to `debugfs -R "logdump [-acOS] [-n N]
-//! [-f JOURNAL]"` on stdout, or JSON.
+//! `e4inspect journal`: the jbd2 log, byte-identical to `debugfs -R "logdump [-acsOS] [-n N]
+//! [-b BLOCK] [-i FILESPEC] [-f JOURNAL]"` on stdout, or JSON.
 
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::format::json::SchemaVersion;
@@ -30,6 +30,17 @@ pub struct JournalArgs {
     /// With -O: stop after N transactions (logdump -n).
     #[arg(short = 'n', value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub count: Option<i64>,
+    /// Trace one filesystem block through the log: its logged copies, its bit in logged copies
+    /// of its block bitmap, its revocations (logdump -b; decimal, 0x hex or 0 octal).
+    #[arg(short = 'b', value_name = "BLOCK", value_parser = parse_block)]
+    pub block: Option<u64>,
+    /// Trace the inode-table block holding an inode, `<INO>` or a path (logdump -i; debugfs
+    /// counts 128-byte inodes whatever the inode size, and so does this).
+    #[arg(short = 'i', value_name = "FILESPEC")]
+    pub inode: Option<String>,
+    /// Read the journal through the copy of its block map in the superblock (logdump -s).
+    #[arg(short = 's')]
+    pub use_backup: bool,
     /// Read the journal from this external journal device or file (logdump -f).
     #[arg(short = 'f', long = "journal-device", value_name = "PATH")]
     pub journal_device: Option<PathBuf>,
@@ -50,15 +61,64 @@ fn parse_count(s: &str) -> Result<i64, String> {
         .map_err(|_| format!("Bad log counts number - {s}"))
 }
 
+/// strtoul(s, &end, 0) with nothing left over: leading blanks and a sign allowed, base from the
+/// prefix, saturating at `u64::MAX` (debugfs' "Bad block number" otherwise).
+fn parse_block(s: &str) -> Result<u64, String> {
+    let bad = || format!("Bad block number - {s}");
+    let t = s.trim_start();
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (16, h)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (8, &t[1..])
+    } else {
+        (10, t)
+    };
+    if digits.is_empty() {
+        // strtoul parses nothing: the end is the start, and an empty argument is 0.
+        return if s.is_empty() { Ok(0) } else { Err(bad()) };
+    }
+    let mut v: u64 = 0;
+    for c in digits.chars() {
+        let d = c.to_digit(radix).ok_or_else(bad)?;
+        v = v
+            .saturating_mul(u64::from(radix))
+            .saturating_add(u64::from(d));
+    }
+    Ok(if neg && v != u64::MAX {
+        v.wrapping_neg()
+    } else {
+        v
+    })
+}
+
+/// debugfs' string_to_inode: `<N>` (strtoul base 0, at most s_inodes_count), else a path from
+/// the root. `Ok(0)` for `<0>`, on which debugfs silently does nothing.
+fn string_to_inode(fs: &Filesystem, spec: &str) -> Result<u32, String> {
+    if spec.len() > 2 && spec.starts_with('<') && spec.ends_with('>') {
+        if let Ok(n) = parse_block(&spec[1..spec.len() - 1]) {
+            if n <= u64::from(fs.sb.inodes_count) {
+                return Ok(n as u32);
+            }
+        }
+    }
+    e4inspect::namei::resolve(fs, spec.as_bytes()).map_err(|e| e.to_string())
+}
+
 /// Run the command; returns the exit status.
 pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
-    let opts = Options {
+    let mut opts = Options {
         all: args.all,
         old: args.old,
         superblock: args.superblock || args.json,
         contents: args.contents,
         count: args.count.unwrap_or(-1),
         verify: args.json,
+        trace: Default::default(),
     };
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
@@ -87,7 +147,54 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     } else if let Err(e) = &fs {
         report_error(&args.image, e);
     }
+    if let Some(spec) = &args.inode {
+        // debugfs needs the filesystem for -i, and says where the inode is before anything else.
+        let Some((fs, _)) = opened else {
+            w.flush()?;
+            return Ok(EXIT_OPERATIONAL);
+        };
+        let ino = match string_to_inode(fs, spec) {
+            Ok(0) => return Ok(EXIT_OK),
+            Ok(n) => n,
+            Err(m) => {
+                w.flush()?;
+                report_error(&args.image, &format!("{spec}: {m}"));
+                return Ok(EXIT_OPERATIONAL);
+            }
+        };
+        let Some(t) = logdump::Trace::for_inode(fs, ino, opts.trace) else {
+            w.flush()?;
+            report_error(
+                &args.image,
+                &format!("inode {ino}: its group has no descriptor"),
+            );
+            return Ok(EXIT_OPERATIONAL);
+        };
+        opts.trace = t;
+        if !args.json {
+            let g = (ino - 1) / fs.sb.inodes_per_group;
+            writeln!(
+                w,
+                "Inode {ino} is at group {g}, block {}, offset {}",
+                t.inode_block, t.inode_offset
+            )?;
+        }
+    }
+    if let Some(b) = args.block {
+        let inode_part = opts.trace;
+        opts.trace = match opened {
+            Some((fs, _)) => logdump::Trace::for_block(fs, b),
+            None => logdump::Trace {
+                block: b,
+                ..Default::default()
+            },
+        };
+        opts.trace.inode = inode_part.inode;
+        opts.trace.inode_block = inode_part.inode_block;
+        opts.trace.inode_offset = inode_part.inode_offset;
+    }
     let fs_bs = opened.map(|(fs, _)| fs.block_size() as u32);
+    let inode_size = opened.map_or(128, |(fs, _)| fs.sb.inode_size() as usize);
     let external;
     let internal;
     let src: &dyn logdump::JournalSource = if let Some(p) = &args.journal_device {
@@ -152,7 +259,12 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
             };
             &external
         } else {
-            internal = match InternalJournal::open(fs, ino, ignore) {
+            let j = if args.use_backup {
+                InternalJournal::from_backup(fs, ino)
+            } else {
+                InternalJournal::open(fs, ino, ignore)
+            };
+            internal = match j {
                 Ok(j) => j,
                 Err(m) => {
                     w.flush()?;
@@ -166,7 +278,7 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let stderr = std::io::stderr();
     let outcome = if args.json {
         let mut events = Vec::new();
-        let o = logdump::walk(src, fs_bs, opts, &mut |e| {
+        let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e| {
             events.push(e);
             Ok(())
         })?;
@@ -187,7 +299,12 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
         o
     } else {
         let mut err = stderr.lock();
-        let r = logdump::walk(src, fs_bs, opts, &mut |e: Event| {
+        let r = logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
+            if let (Event::InodeCopy { ino, raw }, Some((fs, _))) = (&e, opened) {
+                writeln!(w, "    (inode block for inode {ino}):")?;
+                e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, &mut w)?;
+                return inode_blocks(&mut w, raw);
+            }
             text::write_event(&mut w, &mut err, &e)
         });
         match r {
@@ -224,4 +341,40 @@ pub struct JournalDocument {
     pub events: Vec<logdump::Event>,
     /// How the walk ended.
     pub outcome: logdump::Outcome,
+}
+
+/// logdump's own list of the copy's block pointers after the inode text: runs of consecutive
+/// direct blocks as `(first+count): block`, then the indirect blocks.
+fn inode_blocks(w: &mut dyn Write, raw: &[u8]) -> std::io::Result<()> {
+    let i_block = e4inspect::inode::Inode::parse(raw).block;
+    let word = |k: usize| {
+        i_block
+            .get(4 * k..4 * k + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let mut s = String::from("    Blocks:  ");
+    let show = |s: &mut String, start: i64, end: usize, first: u32| {
+        if start >= 0 && first != 0 {
+            s.push_str(&format!("({start}+{}): {first} ", end as i64 - start));
+        }
+    };
+    let (mut first, mut prev, mut start) = (0u32, 0u32, -1i64);
+    for k in 0..12 {
+        let this = word(k);
+        if start >= 0 && this == prev.wrapping_add(1) {
+            prev = this;
+            continue;
+        }
+        show(&mut s, start, k, first);
+        start = k as i64;
+        first = this;
+        prev = this;
+    }
+    show(&mut s, start, 12, first);
+    for (k, name) in [(12, "IND"), (13, "DIND"), (14, "TIND")] {
+        if word(k) != 0 {
+            s.push_str(&format!("({name}): {} ", word(k)));
+        }
+    }
+    writeln!(w, "{s}")
 }

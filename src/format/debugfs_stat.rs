@@ -289,6 +289,36 @@ fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
 
 /// The part debugfs prints, byte for byte.
 pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    debugfs_text_with(fs, r, "", true, out)
+}
+
+/// debugfs' `internal_dump_inode(out, "    ", ino, copy, 0)` for `logdump -i`: the inode record
+/// `copy` (from a logged block) with each of debugfs' prefixed lines indented, the extended
+/// attributes of the inode as the filesystem holds it now (debugfs reads them by number), and no
+/// block list. Write errors pass through as they are (a closed pipe stays `BrokenPipe`); an
+/// inode that cannot be reported is an `io::Error` wrapping the library error.
+pub fn logdump_inode_text(
+    fs: &Filesystem,
+    ino: u32,
+    copy: &[u8],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut r = report(fs, ino, copy).map_err(std::io::Error::other)?;
+    let disk = fs.inode_raw(ino).unwrap_or_default();
+    let on_disk = Inode::parse(&disk);
+    r.xattrs = inode::inode_xattrs(fs, &disk, &on_disk);
+    r.debugfs_names = debugfs_xattr_names(fs, &disk, &on_disk);
+    debugfs_text_with(fs, &r, "    ", false, out)
+}
+
+/// The stat text with `prefix` where debugfs prints one, and the block list when `blocks`.
+fn debugfs_text_with(
+    fs: &Filesystem,
+    r: &Report<'_>,
+    p: &str,
+    blocks: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let i = &r.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
     let rec = &i.in_record;
@@ -297,7 +327,7 @@ pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std
     let mut o: Vec<u8> = Vec::new();
     let _ = writeln!(
         o,
-        "Inode: {}   Type: {}    Mode:  0{:03o}   Flags: 0x{:x}",
+        "{p}Inode: {}   Type: {}    {p}Mode:  0{:03o}   Flags: 0x{:x}",
         r.ino,
         i.type_name(),
         i.mode & 0o7777,
@@ -307,17 +337,17 @@ pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std
         // debugfs reads i_version_hi from the record even when i_extra_isize does not cover it.
         let _ = writeln!(
             o,
-            "Generation: {}    Version: 0x{:08x}:{:08x}",
+            "{p}Generation: {}    Version: 0x{:08x}:{:08x}",
             i.generation, rec.version_hi, i.version
         );
     } else {
         let _ = writeln!(
             o,
-            "Generation: {}    Version: 0x{:08x}",
+            "{p}Generation: {}    Version: 0x{:08x}",
             i.generation, i.version
         );
     }
-    let _ = write!(o, "User: {:5}   Group: {:5}", i.uid as i32, i.gid as i32);
+    let _ = write!(o, "{p}User: {:5}   Group: {:5}", i.uid as i32, i.gid as i32);
     if large && extra >= 32 {
         let _ = write!(o, "   Project: {:5}", rec.projid as i32);
     }
@@ -326,33 +356,57 @@ pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std
     } else {
         let _ = writeln!(o, "   Size: {}", i.size & 0xFFFF_FFFF);
     }
-    let _ = writeln!(o, "File ACL: {}", i.file_acl);
-    let _ = writeln!(o, "Links: {}   Blockcount: {}", i.links_count, i.blocks_raw);
+    let _ = writeln!(o, "{p}File ACL: {}", i.file_acl);
     let _ = writeln!(
         o,
-        "Fragment:  Address: {}    Number: 0    Size: 0",
+        "{p}Links: {}   Blockcount: {}",
+        i.links_count, i.blocks_raw
+    );
+    let _ = writeln!(
+        o,
+        "{p}Fragment:  Address: {}    Number: 0    Size: 0",
         i.obso_faddr
     );
     if large && extra >= 24 {
-        time_line(&mut o, " ctime", i.ctime, Some(rec.ctime_extra));
-        time_line(&mut o, " atime", i.atime, Some(rec.atime_extra));
-        time_line(&mut o, " mtime", i.mtime, Some(rec.mtime_extra));
-        time_line(&mut o, "crtime", rec.crtime, Some(rec.crtime_extra));
+        time_line(
+            &mut o,
+            &format!("{p} ctime"),
+            i.ctime,
+            Some(rec.ctime_extra),
+        );
+        time_line(
+            &mut o,
+            &format!("{p} atime"),
+            i.atime,
+            Some(rec.atime_extra),
+        );
+        time_line(
+            &mut o,
+            &format!("{p} mtime"),
+            i.mtime,
+            Some(rec.mtime_extra),
+        );
+        time_line(
+            &mut o,
+            &format!("{p}crtime"),
+            rec.crtime,
+            Some(rec.crtime_extra),
+        );
         if i.dtime != 0 {
             let x = rec.ctime_extra;
             let _ = write!(
                 o,
-                " dtime: 0x{:08x}:({x:08x}) -- {}",
+                "{p} dtime: 0x{:08x}:({x:08x}) -- {}",
                 i.dtime,
                 ctime_string(inode::time_secs(i.dtime, x))
             );
         }
     } else {
-        time_line(&mut o, "ctime", i.ctime, None);
-        time_line(&mut o, "atime", i.atime, None);
-        time_line(&mut o, "mtime", i.mtime, None);
+        time_line(&mut o, &format!("{p}ctime"), i.ctime, None);
+        time_line(&mut o, &format!("{p}atime"), i.atime, None);
+        time_line(&mut o, &format!("{p}mtime"), i.mtime, None);
         if i.dtime != 0 {
-            time_line(&mut o, "dtime", i.dtime, None);
+            time_line(&mut o, &format!("{p}dtime"), i.dtime, None);
         }
     }
     if large {
@@ -393,6 +447,7 @@ pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std
     match &r.map {
         DataMap::FastSymlink(t) | DataMap::InlineSymlink(t) => {
             // debugfs prints the target's bytes as they are.
+            o.extend_from_slice(p.as_bytes());
             o.extend_from_slice(b"Fast link dest: \"");
             o.extend_from_slice(&until_nul(t));
             o.extend_from_slice(b"\"\n");
@@ -408,6 +463,7 @@ pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std
                 if *new_style { "(New-style) " } else { "" }
             );
         }
+        _ if !blocks => {}
         DataMap::Extents(w) => {
             o.extend_from_slice("EXTENTS:\n".as_bytes());
             let mut printed = false;

@@ -94,6 +94,7 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
             out,
             "Found sequence {found} (not {expected}) at block {block}: end of journal."
         )?,
+        Event::Block { quiet: true, .. } => {}
         Event::Block {
             sequence,
             blocktype,
@@ -112,17 +113,23 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
             fs_block,
             journal_block,
             flags,
-            contents,
+            sequence,
             ..
         } => {
-            writeln!(
-                out,
-                "  FS block {fs_block} logged at journal block {journal_block} (flags 0x{flags:x})"
-            )?;
-            if let Some(c) = contents {
-                hexdump(out, c)?;
+            write!(out, "  FS block {fs_block} logged at ")?;
+            if let Some(s) = sequence {
+                write!(out, "sequence {s}, ")?;
             }
+            writeln!(out, "journal block {journal_block} (flags 0x{flags:x})")?;
         }
+        Event::BitmapBit { block, set } => writeln!(
+            out,
+            "    (block bitmap for block {block}: block is {})",
+            if *set { "SET" } else { "CLEAR" }
+        )?,
+        // Needs the filesystem (debugfs' internal_dump_inode): the CLI writes it.
+        Event::InodeCopy { .. } => {}
+        Event::Contents { data } => hexdump(out, data)?,
         Event::RevokeDump { transaction, block } => writeln!(
             out,
             "Dumping revoke block, sequence {transaction}, at block {block}:"
@@ -130,7 +137,13 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
         Event::RevokeCountInvalid { count } => {
             write!(out, "Revoke block's r_count invalid: {count}\u{8}")?
         }
-        Event::Revoke { fs_block } => writeln!(out, "  Revoke FS block {fs_block}")?,
+        Event::Revoke { fs_block, at } => match at {
+            None => writeln!(out, "  Revoke FS block {fs_block}")?,
+            Some((block, seq)) => writeln!(
+                out,
+                "  Revoke FS block {fs_block} at block {block}, sequence {seq}"
+            )?,
+        },
         Event::UnexpectedType { blocktype, block } => {
             writeln!(out, "Unexpected block type {blocktype} at block {block}.")?
         }

@@ -185,6 +185,37 @@ impl Source {
         self.fill(offset, buf, what)
     }
 
+    /// Copy `len` bytes at `offset` to the current position of `out` inside the kernel
+    /// (`sendfile`). `None` when the source cannot (in memory) or the kernel refuses this pair
+    /// of files before copying anything: the caller then reads and writes. Range and short-read
+    /// errors are those of [`Source::read`].
+    pub fn send_to(&self, offset: u64, len: u64, out: &File, what: &str) -> Option<Result<()>> {
+        let Backend::File(f) = &*self.backend else {
+            return None;
+        };
+        if let Err(e) = self.check_range(offset, len, what) {
+            return Some(Err(e));
+        }
+        let mut done = 0u64;
+        while done < len {
+            let want = usize::try_from(len - done).unwrap_or(usize::MAX);
+            match crate::os::sendfile(out, f, self.base + offset + done, want) {
+                Ok(0) => return Some(Err(self.shrunk(offset, len, what))),
+                Ok(n) => done += n as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) if done == 0 => return None,
+                Err(e) => {
+                    return Some(Err(Error::Io {
+                        path: self.path.clone(),
+                        op: "cannot copy",
+                        source: e,
+                    }))
+                }
+            }
+        }
+        Some(Ok(()))
+    }
+
     /// `len` bytes at `offset`, or `None` when out of range or unreadable (for probes: partition
     /// tables, magic numbers, backup superblocks).
     pub fn try_read(&self, offset: u64, len: u64) -> Option<Vec<u8>> {

@@ -1,7 +1,13 @@
 //! A file's contents as `debugfs -R "cat FILE"` writes them (`debugfs/dump.c` over libext2fs'
-//! `ext2fs_file_read`): up to i_size, holes and uninitialised extents as zeros, inline data from
-//! i_block and the `system.data` attribute. Streams: contiguous blocks are read in chunks of at
-//! most [`CHUNK`] bytes and written at once, so memory stays bounded whatever the file's size.
+//! `ext2fs_file_read`): up to i_size, holes and uninitialised extents as zeros. Streams:
+//! contiguous blocks are read in chunks of at most [`CHUNK`] bytes and written at once, so memory
+//! stays bounded whatever the file's size.
+//!
+//! Inline data (`ext2fs_file_read_inline_data` over `ext2fs_inline_data_get`): libext2fs hands
+//! out the whole inline area, the 60 bytes of i_block followed by the `system.data` value,
+//! whatever i_size says (a 3-byte file reads as 60 bytes, the rest zeros; an i_size beyond the
+//! area is not filled). A missing `system.data` attribute is an empty one. [`InlineSize::Area`]
+//! reproduces that; [`InlineSize::ISize`] stops at i_size, as the kernel reads the file.
 
 use crate::error::{Error, Result};
 use crate::fileblocks;
@@ -44,19 +50,23 @@ impl std::fmt::Display for CopyError {
 
 impl std::error::Error for CopyError {}
 
+/// How much of an inline-data file is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InlineSize {
+    /// The whole inline area, as debugfs `cat` writes it.
+    #[default]
+    Area,
+    /// At most i_size bytes of it, as the kernel reads the file.
+    ISize,
+}
+
 /// The inline data of an inode as `ext2fs_inline_data_get` returns it: the 60 bytes of i_block,
-/// then the `system.data` value.
+/// then the in-inode `system.data` value (none: nothing more).
 pub fn inline_data(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ino)?;
     let xa = inode::inode_xattrs(fs, &raw, inode);
-    let ea = xa.inline_data().ok_or_else(|| {
-        Error::corrupt(
-            crate::ProblemKind::InlineData,
-            format!("inode {ino}: INLINE_DATA flag set but no system.data attribute"),
-        )
-    })?;
     let mut v = inode.block.to_vec();
-    v.extend_from_slice(ea);
+    v.extend_from_slice(xa.inline_data().unwrap_or(&[]));
     Ok(v)
 }
 
@@ -65,12 +75,31 @@ pub fn copy_contents(
     fs: &Filesystem,
     ino: u32,
     inode: &Inode,
+    inline: InlineSize,
     out: &mut dyn Write,
 ) -> std::result::Result<u64, CopyError> {
+    copy_contents_to(fs, ino, inode, inline, out, None)
+}
+
+/// [`copy_contents`], with data copied inside the kernel (`sendfile`) to `direct` when given:
+/// the file `out` writes to (stdout as a file), flushed before each such copy. Where the kernel
+/// refuses (a terminal), data goes through `out`.
+pub fn copy_contents_to(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    inline: InlineSize,
+    out: &mut dyn Write,
+    direct: Option<&std::fs::File>,
+) -> std::result::Result<u64, CopyError> {
+    let mut direct = direct;
     let size = inode.size;
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let data = inline_data(fs, ino, inode).map_err(CopyError::Read)?;
-        let n = data.len().min(usize::try_from(size).unwrap_or(usize::MAX));
+        let n = match inline {
+            InlineSize::Area => data.len(),
+            InlineSize::ISize => data.len().min(usize::try_from(size).unwrap_or(usize::MAX)),
+        };
         out.write_all(&data[..n]).map_err(CopyError::Write)?;
         return Ok(n as u64);
     }
@@ -88,6 +117,9 @@ pub fn copy_contents(
     }
     let mut pos = 0u64; // bytes written so far
     let mut fail: Option<CopyError> = None;
+    // One buffer for the whole file: a fresh 1 MiB allocation per chunk is a fresh mapping whose
+    // pages fault in (and are zeroed) every time.
+    let mut buf: Vec<u8> = Vec::new();
     let mut emit =
         |run: fileblocks::Run, out: &mut dyn Write| -> std::result::Result<(), CopyError> {
             let start = run.logical.saturating_mul(bs);
@@ -123,11 +155,28 @@ pub fn copy_contents(
                             "block number overflows",
                         ))
                     })?;
-                let data = fs
-                    .source
-                    .read(off, n, &format!("data of inode {ino}"))
+                if let Some(f) = direct {
+                    out.flush().map_err(CopyError::Write)?;
+                    match fs.source.send_to(off, n, f, "file data") {
+                        Some(r) => {
+                            r.map_err(|e| match e {
+                                Error::Io { source, .. } => CopyError::Write(source),
+                                e => CopyError::Read(e),
+                            })?;
+                            pos += n;
+                            continue;
+                        }
+                        None => direct = None,
+                    }
+                }
+                if buf.is_empty() {
+                    buf = vec![0u8; CHUNK as usize];
+                }
+                let data = &mut buf[..n as usize];
+                fs.source
+                    .read_into(off, data, &format!("data of inode {ino}"))
                     .map_err(CopyError::Read)?;
-                out.write_all(&data).map_err(CopyError::Write)?;
+                out.write_all(data).map_err(CopyError::Write)?;
                 pos += n;
             }
             Ok(())

@@ -186,6 +186,93 @@ struct Ctx<'a> {
     top: Arc<OwnedFd>,
     state: Mutex<State>,
     progress: &'a (dyn Fn(u64, u64) + Sync),
+    /// What a new entry gets from the kernel without being told (owner, mode mask).
+    creation: Creation,
+}
+
+/// What `openat(O_CREAT, mode)` gives a new file in a *plain* destination directory (one with no
+/// set-group-ID bit and no default ACL, so that only the umask shapes the mode and the owner is
+/// this process): knowing it lets [`write_regular`] skip `fchown`/`fchmod` calls that would change
+/// nothing (two of the seven system calls a small file costs).
+#[derive(Clone, Copy, Debug)]
+struct Creation {
+    umask: u32,
+    euid: u32,
+    egid: u32,
+}
+
+/// The process umask, read from `/proc/self/status` (changing it to read it would race with other
+/// threads); `None` when unknown, and then every mode is set explicitly.
+fn current_umask() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let v = s.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+    u32::from_str_radix(v.trim(), 8).ok()
+}
+
+/// Is the destination directory `fd` plain (no set-group-ID bit, no default ACL)? Unsure is no.
+fn is_plain_dir(fd: BorrowedFd<'_>, path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(f) = fd.try_clone_to_owned().map(std::fs::File::from) else {
+        return false;
+    };
+    let Ok(m) = f.metadata() else { return false };
+    if m.mode() & libc::S_ISGID != 0 {
+        return false;
+    }
+    match at::get_xattr(path, b"system.posix_acl_default") {
+        Ok(_) => false,
+        Err(e) => matches!(
+            e.raw_os_error(),
+            Some(libc::ENODATA) | Some(libc::EOPNOTSUPP)
+        ),
+    }
+}
+
+/// Which of owner and mode must still be set on a new regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fixups {
+    chown: bool,
+    chmod: bool,
+}
+
+impl Fixups {
+    const ALL: Fixups = Fixups {
+        chown: true,
+        chmod: true,
+    };
+}
+
+/// The mode to create a regular file with, and what is left to set afterwards. In a plain
+/// directory a file created with its final permission bits keeps them when the umask takes none
+/// away; set-ID bits always get an explicit `fchmod` (after `fchown`, which clears them), and
+/// without privilege a file with attributes to set is created writable by its owner and changed
+/// afterwards (setting an xattr needs write permission on the inode).
+fn creation_plan(
+    c: Option<Creation>,
+    privileged: bool,
+    inode: &Inode,
+    has_xattrs: bool,
+) -> (u32, Fixups) {
+    let mode = u32::from(inode.mode) & 0o7777;
+    let Some(c) = c else {
+        return (0o600, Fixups::ALL);
+    };
+    let same_owner = inode.uid == c.euid && inode.gid == c.egid;
+    let chown = privileged && !same_owner;
+    let keeps_mode = mode & 0o7000 == 0
+        && mode & c.umask == 0
+        && (privileged || !has_xattrs || mode & 0o200 != 0);
+    if keeps_mode {
+        (
+            mode,
+            Fixups {
+                chown,
+                chmod: false,
+            },
+        )
+    } else {
+        (0o600, Fixups { chown, chmod: true })
+    }
 }
 
 fn os_err(e: &std::io::Error) -> String {
@@ -278,22 +365,23 @@ fn file_times(inode: &Inode) -> std::fs::FileTimes {
 // Reading contents
 // ---------------------------------------------------------------------------------------------
 
-/// Call `sink(file_offset, bytes)` for every mapped, initialised piece of the file's first `size`
-/// bytes, in chunks of at most [`CHUNK_BYTES`]. Holes and uninitialised extents are not visited.
-/// Returns problems met (a damaged map still yields what could be read).
-fn for_each_data<F>(
+/// Where a file's first i_size bytes are: inline bytes, or byte runs `(file offset, image
+/// offset, length)` of mapped, initialised data (holes and uninitialised extents left out,
+/// overlapping and out-of-filesystem runs refused with a problem noted).
+enum Pieces {
+    Inline(Vec<u8>),
+    Runs(Vec<(u64, u64, u64)>),
+}
+
+fn data_pieces(
     fs: &Filesystem,
     ino: u32,
     inode: &Inode,
     inline: Option<&[u8]>,
-    mut sink: F,
-) -> Result<Vec<Problem>>
-where
-    F: FnMut(u64, &[u8]) -> Result<()>,
-{
+    problems: &mut Vec<Problem>,
+) -> Result<Pieces> {
     let size = inode.size;
     let bs = fs.block_size();
-    let mut problems = Vec::new();
     let kind = if inode.has_flag(inode::EXTENTS_FL) {
         ProblemKind::ExtentTree
     } else {
@@ -304,16 +392,14 @@ where
             let mut data = inode.block.to_vec();
             data.extend_from_slice(inline.unwrap_or(&[]));
             let n = usize::try_from(size).unwrap_or(usize::MAX).min(data.len());
-            if let Some(d) = data.get(..n).filter(|d| !d.is_empty()) {
-                sink(0, d)?;
-            }
             if size > n as u64 {
                 problems.push(Problem::new(
                     ProblemKind::InlineData,
                     format!("inline data holds {n} of {size} bytes"),
                 ));
             }
-            return Ok(problems);
+            data.truncate(n);
+            return Ok(Pieces::Inline(data));
         }
         DataMap::Extents(w) => {
             problems.extend(w.problems.iter().cloned());
@@ -333,10 +419,11 @@ where
                 .collect()
         }
         DataMap::Unreadable(e) => return Err(Error::Corrupt(e)),
-        _ => return Ok(problems),
+        _ => Vec::new(),
     };
     let nblocks = size.div_ceil(bs);
-    let mut next_free = 0u64; // first logical block not yet written: runs must not overlap
+    let mut next_free = 0u64; // first logical block not yet taken: runs must not overlap
+    let mut out = Vec::with_capacity(runs.len());
     for (l, p, len) in runs {
         if l < next_free {
             problems.push(Problem::new(
@@ -360,22 +447,76 @@ where
             continue;
         }
         next_free = l + len;
-        let per = (CHUNK_BYTES / bs).max(1);
-        let mut done = 0u64;
-        while done < len {
-            let n = per.min(len - done);
-            let off = (l + done) * bs;
-            let want = (n * bs).min(size - off);
-            let buf = fs.source.read(
-                (p + done) * bs,
-                want,
-                &format!("data of inode {ino} (block {})", p + done),
-            )?;
-            sink(off, &buf)?;
-            done += n;
+        let off = l * bs;
+        out.push((off, p * bs, (len * bs).min(size - off)));
+    }
+    Ok(Pieces::Runs(out))
+}
+
+/// Call `sink(file_offset, bytes)` for every mapped, initialised piece of the file's first `size`
+/// bytes, in chunks of at most [`CHUNK_BYTES`]. Holes and uninitialised extents are not visited.
+/// Returns problems met (a damaged map still yields what could be read).
+fn for_each_data<F>(
+    fs: &Filesystem,
+    ino: u32,
+    inode: &Inode,
+    inline: Option<&[u8]>,
+    mut sink: F,
+) -> Result<Vec<Problem>>
+where
+    F: FnMut(u64, &[u8]) -> Result<()>,
+{
+    let mut problems = Vec::new();
+    match data_pieces(fs, ino, inode, inline, &mut problems)? {
+        Pieces::Inline(d) => {
+            if !d.is_empty() {
+                sink(0, &d)?;
+            }
+        }
+        Pieces::Runs(runs) => {
+            for (off, img, len) in runs {
+                read_chunks(fs, img, len, |k, b| sink(off + k, b))?;
+            }
         }
     }
     Ok(problems)
+}
+
+/// Read `len` bytes of the image at `img` in chunks of at most [`CHUNK_BYTES`], handing each to
+/// `sink(offset within the run, bytes)`.
+fn read_chunks(
+    fs: &Filesystem,
+    img: u64,
+    len: u64,
+    mut sink: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0u64;
+    while done < len {
+        let n = CHUNK_BYTES.min(len - done);
+        with_read_buffer(n as usize, |buf| {
+            fs.source.read_into(img + done, buf, "file data")?;
+            sink(done, buf)
+        })?;
+        done += n;
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// One read buffer per worker thread, reused from file to file.
+    static READ_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Run `f` on a buffer of `len` bytes (at most [`CHUNK_BYTES`]) borrowed from this thread's
+/// reusable one, so that copying many small files allocates nothing per file.
+fn with_read_buffer<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
+    let mut buf = READ_BUFFER.with(|b| b.take());
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    let r = f(&mut buf[..len]);
+    READ_BUFFER.with(|b| b.set(buf));
+    r
 }
 
 /// The value of an xattr stored in EA inode `ea_ino` (at most [`XATTR_SIZE_MAX`] bytes).
@@ -581,27 +722,61 @@ struct Target<'a> {
 fn write_regular(
     ctx: &Ctx<'_>,
     t: &Target<'_>,
+    plain: bool,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<u64, Problem> {
     let (dir, dirfd, name, cname) = (t.dir, t.fd, t.name, t.cname);
+    let has_xattrs = xa.items.iter().any(|x| x.name != "system.data");
+    let (mode, fixups) = creation_plan(
+        plain.then_some(ctx.creation),
+        ctx.opts.privileged,
+        inode,
+        has_xattrs,
+    );
     let f = create_new(ctx, dirfd, cname, "cannot create", || {
-        at::create_file_at(dirfd, cname, 0o600)
+        at::create_file_at(dirfd, cname, mode)
     })?;
+    let write_err = |e: std::io::Error| Error::Io {
+        path: ctx.path_of(&ctx.lock(), dir, name).into(),
+        op: "cannot write",
+        source: e,
+    };
     let (mut bytes, mut end) = (0u64, 0u64);
-    let problems = for_each_data(ctx.fs, ino, inode, xa.inline_data(), |off, b| {
-        f.write_all_at(b, off).map_err(|e| Error::Io {
-            path: ctx.path_of(&ctx.lock(), dir, name).into(),
-            op: "cannot write",
-            source: e,
-        })?;
-        bytes += b.len() as u64;
-        end = end.max(off + b.len() as u64);
-        (ctx.progress)(0, b.len() as u64);
+    let mut problems = Vec::new();
+    let copied = data_pieces(ctx.fs, ino, inode, xa.inline_data(), &mut problems).and_then(|p| {
+        match p {
+            Pieces::Inline(d) => {
+                f.write_all_at(&d, 0).map_err(write_err)?;
+                bytes = d.len() as u64;
+                end = bytes;
+            }
+            Pieces::Runs(runs) => {
+                // The copy's file position: a run starting there is copied inside the kernel.
+                let mut pos = 0u64;
+                for (off, img, len) in runs {
+                    let sent = (off == pos)
+                        .then(|| ctx.fs.source.send_to(img, len, &f, "file data"))
+                        .flatten();
+                    match sent {
+                        Some(r) => {
+                            r?;
+                            pos += len;
+                        }
+                        None => read_chunks(ctx.fs, img, len, |k, b| {
+                            f.write_all_at(b, off + k).map_err(write_err)
+                        })?,
+                    }
+                    bytes += len;
+                    end = end.max(off + len);
+                    (ctx.progress)(0, len);
+                }
+            }
+        }
         Ok(())
-    })
-    .map_err(|e| refused(format!("contents: {e}")))?;
+    });
+    copied.map_err(|e| refused(format!("contents: {e}")))?;
     if end < inode.size {
         // A hole at the end: only the size says it is there.
         f.set_len(inode.size)
@@ -612,7 +787,7 @@ fn write_regular(
         let path = ctx.path_of(&st, dir, name);
         st.summary.problem(path, format!("inode {ino}: {p}"));
     }
-    finish_fd(ctx, dir, name, &f, inode, xa)
+    finish_fd(ctx, dir, name, &f, inode, xa, fixups)
         .map_err(|e| refused(format!("cannot set owner, mode or times: {}", os_err(&e))))?;
     Ok(bytes)
 }
@@ -628,16 +803,23 @@ fn finish_fd(
     f: &std::fs::File,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
+    fixups: Fixups,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::Permissions::from_mode(u32::from(inode.mode) & 0o7777);
     if ctx.opts.privileged {
-        std::os::unix::fs::fchown(f, Some(inode.uid), Some(inode.gid))?;
-        f.set_permissions(mode)?;
+        if fixups.chown {
+            std::os::unix::fs::fchown(f, Some(inode.uid), Some(inode.gid))?;
+        }
+        if fixups.chmod {
+            f.set_permissions(mode)?;
+        }
         set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
     } else {
         set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
-        f.set_permissions(mode)?;
+        if fixups.chmod {
+            f.set_permissions(mode)?;
+        }
     }
     f.set_times(file_times(inode))
 }
@@ -796,6 +978,8 @@ struct OpenDir {
     idx: usize,
     fd: Arc<OwnedFd>,
     depth: u32,
+    /// A directory made by this run inside a plain one (or the plain top): see [`Creation`].
+    plain: bool,
 }
 
 fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, d: OpenDir, ino: u32) {
@@ -885,7 +1069,7 @@ fn extract_entry<'s>(
                     },
                 );
             }
-            write_regular(ctx, &target, ino, &inode, &xa).map(|n| {
+            write_regular(ctx, &target, d.plain, ino, &inode, &xa).map(|n| {
                 let mut st = ctx.lock();
                 st.summary.files += 1;
                 st.summary.bytes += n;
@@ -942,25 +1126,28 @@ fn enter_dir<'s>(
         return ctx.skip(d.idx, name, &format!("directory inode {ino} reached twice (a loop or a linked directory): not descended again"));
     }
     let dirfd = d.fd.as_fd();
+    // `fresh`: made now (not an existing directory reused with --force).
     let made = match at::mkdir_at(dirfd, cname, 0o700) {
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => make_room(ctx, dirfd, cname, true)
             .and_then(|reuse| {
                 if reuse {
-                    Ok(())
+                    Ok(false)
                 } else {
                     at::mkdir_at(dirfd, cname, 0o700)
+                        .map(|()| true)
                         .map_err(|e| refused(format!("cannot create directory: {}", os_err(&e))))
                 }
             }),
         Err(e) => Err(refused(format!("cannot create directory: {}", os_err(&e)))),
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
     }
-    .and_then(|()| {
+    .and_then(|fresh| {
         at::open_dir_at(dirfd, cname)
+            .map(|fd| (fd, fresh))
             .map_err(|e| refused(format!("cannot open the created directory: {}", os_err(&e))))
     });
-    let fd = match made {
-        Ok(fd) => fd,
+    let (fd, fresh) = match made {
+        Ok(v) => v,
         Err(e) => return ctx.skip(d.idx, name, &e.message),
     };
     let idx = {
@@ -981,6 +1168,7 @@ fn enter_dir<'s>(
             idx,
             fd: Arc::new(fd),
             depth: d.depth + 1,
+            plain: fresh && d.plain,
         },
         ino,
     );
@@ -1039,8 +1227,16 @@ fn finish_dirs(ctx: &Ctx<'_>) {
                 let inode = Inode::parse(&raw);
                 let xa = inode::inode_xattrs(ctx.fs, &raw, &inode);
                 let fd = ctx.open_dir(idx).map_err(|e| os_err(&e))?;
-                finish_fd(ctx, idx, b"", &std::fs::File::from(fd), &inode, &xa)
-                    .map_err(|e| os_err(&e))
+                finish_fd(
+                    ctx,
+                    idx,
+                    b"",
+                    &std::fs::File::from(fd),
+                    &inode,
+                    &xa,
+                    Fixups::ALL,
+                )
+                .map_err(|e| os_err(&e))
             });
         if let Err(e) = res {
             let mut st = ctx.lock();
@@ -1076,12 +1272,19 @@ pub fn extract(
     }
     let destfd = at::open_dir_path(dest).map_err(io("cannot open the destination directory"))?;
     let is_dir = inode.is_dir();
+    let umask = current_umask();
+    let top_plain = umask.is_some() && is_plain_dir(destfd.as_fd(), dest);
     let ctx = Ctx {
         fs,
         opts,
         top: Arc::new(destfd),
         state: Mutex::new(State::default()),
         progress,
+        creation: Creation {
+            umask: umask.unwrap_or(0o777),
+            euid: at::effective_uid(),
+            egid: at::effective_gid(),
+        },
     };
     {
         let mut st = ctx.lock();
@@ -1119,6 +1322,7 @@ pub fn extract(
                         idx: 0,
                         fd,
                         depth: 0,
+                        plain: top_plain,
                     },
                     ino,
                 )
@@ -1142,6 +1346,7 @@ pub fn extract(
                 idx: 0,
                 fd: Arc::clone(&ctx.top),
                 depth: 0,
+                plain: top_plain,
             };
             let ctx_ref = &ctx;
             rayon::scope(|s| extract_entry(ctx_ref, s, &top, n, ino));
@@ -1185,6 +1390,39 @@ mod tests {
             std::time::UNIX_EPOCH.duration_since(st).unwrap(),
             std::time::Duration::from_nanos(999_999_999)
         );
+    }
+
+    #[test]
+    fn creation_plan_skips_only_calls_that_change_nothing() {
+        let c = Creation {
+            umask: 0o022,
+            euid: 0,
+            egid: 0,
+        };
+        let mut i = Inode::parse(&[0u8; 256]);
+        i.mode = 0o100644;
+        let none = Fixups {
+            chown: false,
+            chmod: false,
+        };
+        assert_eq!(creation_plan(Some(c), true, &i, false), (0o644, none));
+        // Unknown umask or a directory that is not plain: everything is set.
+        assert_eq!(creation_plan(None, true, &i, false), (0o600, Fixups::ALL));
+        // Another owner: chown, still no chmod.
+        i.uid = 1000;
+        let (m, f) = creation_plan(Some(c), true, &i, false);
+        assert_eq!((m, f.chown, f.chmod), (0o644, true, false));
+        // Not run as root: never chown.
+        assert!(!creation_plan(Some(c), false, &i, false).1.chown);
+        // Bits the umask removes, set-ID bits: chmod.
+        i.mode = 0o100666;
+        assert!(creation_plan(Some(c), true, &i, false).1.chmod);
+        i.mode = 0o104755;
+        assert!(creation_plan(Some(c), true, &i, false).1.chmod);
+        // Read-only file with xattrs, unprivileged: created writable, chmod after the xattrs.
+        i.mode = 0o100444;
+        assert_eq!(creation_plan(Some(c), false, &i, true).0, 0o600);
+        assert_eq!(creation_plan(Some(c), false, &i, false).0, 0o444);
     }
 
     #[test]

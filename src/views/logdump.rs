@@ -22,6 +22,9 @@ use crate::source::Source;
 use serde::Serialize;
 use std::path::Path;
 
+/// `s_jnl_backup_type` when `s_jnl_blocks` holds a copy of the journal inode's i_block and size.
+const JNL_BACKUP_BLOCKS: u8 = 1;
+
 /// debugfs' block buffer (EXT2_MAX_BLOCK_SIZE): names in fast-commit tags are read from it up to
 /// a NUL, possibly past the block just read.
 const BUF_SIZE: usize = 65536;
@@ -41,6 +44,98 @@ pub struct Options {
     pub count: i64,
     /// Verify descriptor, commit and data block checksums (for JSON; debugfs does not).
     pub verify: bool,
+    /// What `-b BLOCK` / `-i FILESPEC` trace (debugfs' `block_to_dump`, `bitmap_to_dump`,
+    /// `inode_block_to_dump`); with any of them, descriptor lines are not printed.
+    pub trace: Trace,
+}
+
+/// debugfs' `ANY_BLOCK`: no block asked for.
+pub const ANY_BLOCK: u64 = u64::MAX;
+
+/// The blocks `logdump -b` / `-i` look for. Unset fields hold [`ANY_BLOCK`] (a 64-bit revoke
+/// record of all ones matches it, as in debugfs).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct Trace {
+    /// `-b`: the filesystem block traced.
+    pub block: u64,
+    /// The block bitmap of that block's group, and the block's bit in it.
+    pub bitmap: u64,
+    /// The block's bit in that bitmap.
+    pub bitmap_bit: u32,
+    /// `-i`: the inode, the block debugfs takes for its inode-table block and the byte offset in
+    /// it (both computed with 128-byte inodes, as debugfs does whatever the inode size).
+    pub inode: u32,
+    /// The inode-table block holding that inode (128-byte inodes).
+    pub inode_block: u64,
+    /// The inode's byte offset in that block.
+    pub inode_offset: u32,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace {
+            block: ANY_BLOCK,
+            bitmap: ANY_BLOCK,
+            bitmap_bit: 0,
+            inode: 0,
+            inode_block: ANY_BLOCK,
+            inode_offset: 0,
+        }
+    }
+}
+
+impl Trace {
+    /// True when `-b` or `-i` was given (debugfs' `dump_descriptors = 0`).
+    pub fn active(&self) -> bool {
+        self.block != ANY_BLOCK || self.inode_block != ANY_BLOCK
+    }
+
+    /// Does a logged copy of filesystem block `fs_block` (32 bits in a tag) concern the trace?
+    fn matches(&self, fs_block: u32) -> bool {
+        let b = u64::from(fs_block);
+        b == self.block || b == self.inode_block || b == self.bitmap
+    }
+
+    /// `-b BLOCK` on filesystem `fs`: the bitmap block and bit are those of the block's group
+    /// (none when the block lies outside every group: debugfs would read past its descriptors).
+    pub fn for_block(fs: &Filesystem, block: u64) -> Trace {
+        let mut t = Trace {
+            block,
+            ..Trace::default()
+        };
+        let fdb = fs.geo.first_data_block;
+        let bpg = u64::from(fs.sb.blocks_per_group);
+        if let Some(rel) = block.checked_sub(fdb) {
+            if let Some(g) = rel.checked_div(bpg) {
+                let desc = u32::try_from(g)
+                    .ok()
+                    .filter(|&g| g < fs.group_count())
+                    .and_then(|g| fs.desc(g).ok());
+                if let Some(loc) = desc.map(|d| d.block_bitmap) {
+                    t.bitmap = loc;
+                    t.bitmap_bit = (rel % bpg) as u32;
+                }
+            }
+        }
+        t
+    }
+
+    /// `-i` for inode `ino` (debugfs: the inode table block and offset counted in 128-byte
+    /// inodes); `None` when the group has no descriptor.
+    pub fn for_inode(fs: &Filesystem, ino: u32, mut t: Trace) -> Option<Trace> {
+        let ipg = fs.sb.inodes_per_group;
+        let g = ino.wrapping_sub(1).checked_div(ipg)?;
+        let off = ino.wrapping_sub(1) % ipg;
+        let per_block = (fs.block_size() / 128).max(1) as u32;
+        let table = (g < fs.group_count())
+            .then(|| fs.desc(g).ok())
+            .flatten()?
+            .inode_table;
+        t.inode = ino;
+        t.inode_block = table.wrapping_add(u64::from(off / per_block));
+        t.inode_offset = (off % per_block) * 128;
+        Some(t)
+    }
 }
 
 impl Default for Options {
@@ -52,6 +147,7 @@ impl Default for Options {
             contents: false,
             count: -1,
             verify: false,
+            trace: Trace::default(),
         }
     }
 }
@@ -143,6 +239,9 @@ pub enum Event {
         /// Descriptor/revoke tail or commit block checksum, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
+        /// Not printed (`-b`/`-i` given: debugfs' `dump_descriptors` is off).
+        #[serde(skip)]
+        quiet: bool,
     },
     /// `-b`/`-i` dumps: a descriptor block names the watched block.
     DescriptorDump {
@@ -164,9 +263,31 @@ pub enum Event {
         /// The tag's checksum of the logged block, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
         checksum: Option<Csum>,
-        /// `-c`: the logged block.
+        /// Without `-a` (a traced block): the transaction, which debugfs then prints.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sequence: Option<u32>,
+    },
+    /// `-b`: the traced block's bit in a logged copy of its block bitmap.
+    BitmapBit {
+        /// The traced filesystem block.
+        block: u64,
+        /// Its bit is set in the logged bitmap.
+        set: bool,
+    },
+    /// `-i`: a logged copy of the inode's block; `raw` is the inode-sized record at debugfs'
+    /// offset (zero-filled past the block's end).
+    InodeCopy {
+        /// The traced inode.
+        ino: u32,
+        /// Its record in the logged block.
         #[serde(skip)]
-        contents: Option<Vec<u8>>,
+        raw: Vec<u8>,
+    },
+    /// `-c`: a logged block, as a hex dump.
+    Contents {
+        /// The block as logged.
+        #[serde(skip)]
+        data: Vec<u8>,
     },
     /// `-b` dumps: a revoke block names the watched block.
     RevokeDump {
@@ -184,6 +305,9 @@ pub enum Event {
     Revoke {
         /// The block.
         fs_block: u64,
+        /// Without `-a` (the traced block revoked): where and in which transaction.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<(u32, u32)>,
     },
     /// A block of a type logdump does not know.
     UnexpectedType {
@@ -326,7 +450,34 @@ impl<'a> InternalJournal<'a> {
         ignore_csum: bool,
     ) -> std::result::Result<Self, crate::error::LibError> {
         let raw = fs.read_inode_checked(ino, ignore_csum)?;
-        let inode = Inode::parse(&raw);
+        Ok(Self::with_inode(fs, ino, Inode::parse(&raw), ignore_csum))
+    }
+
+    /// `logdump -s`: the journal inode rebuilt from the superblock's backup (`s_jnl_blocks`) as
+    /// debugfs builds it: i_block and the size from the backup, a regular file, no flags, so
+    /// that an extent-mapped journal's backup is read as a block map (and fails as in debugfs).
+    /// `Err` (debugfs' message) when the superblock holds no backup.
+    pub fn from_backup(
+        fs: &'a Filesystem,
+        ino: u32,
+    ) -> std::result::Result<Self, crate::error::LibError> {
+        if fs.sb.jnl_backup_type != JNL_BACKUP_BLOCKS {
+            return Err(crate::error::LibError::NoJournalBackup);
+        }
+        // debugfs builds the inode from s_jnl_blocks: a regular file, mode 0600, one link, the
+        // 15 block pointers, i_size_high from word 15 and i_size from word 16, no flags.
+        let b = &fs.sb.jnl_blocks;
+        let mut inode = Inode::parse(&[0u8; 128]);
+        inode.mode = 0o100600;
+        inode.links_count = 1;
+        inode.size = (u64::from(b[15]) << 32) | u64::from(b[16]);
+        for (slot, w) in inode.block.chunks_exact_mut(4).zip(&b[..15]) {
+            slot.copy_from_slice(&w.to_le_bytes());
+        }
+        Ok(Self::with_inode(fs, ino, inode, true))
+    }
+
+    fn with_inode(fs: &'a Filesystem, ino: u32, inode: Inode, ignore_csum: bool) -> Self {
         let mut j = InternalJournal {
             fs,
             ino,
@@ -336,7 +487,7 @@ impl<'a> InternalJournal<'a> {
             mapped: 0,
         };
         j.collect_runs();
-        Ok(j)
+        j
     }
 
     fn limits(&self) -> WalkLimits {
@@ -586,6 +737,8 @@ struct Walker<'s, 'e> {
     csum_seed: u32,
     budget: u64,
     out: Outcome,
+    /// The filesystem's inode size (the record an `-i` copy is cut to).
+    inode_size: usize,
 }
 
 impl Walker<'_, '_> {
@@ -800,6 +953,7 @@ impl Walker<'_, '_> {
                 block: blocknr,
                 commit_time,
                 checksum,
+                quiet: self.opts.trace.active(),
             })?;
             match h.blocktype {
                 jbd2::DESCRIPTOR_BLOCK => {
@@ -895,11 +1049,15 @@ impl Walker<'_, '_> {
         flags: u32,
         transaction: u32,
     ) -> std::io::Result<()> {
-        if !self.opts.all {
+        let trace = self.opts.trace;
+        let traced = trace.matches(tag.blocknr);
+        if !self.opts.all && !traced {
             return Ok(());
         }
         let bs = self.blocksize as usize;
-        let need_data = self.opts.contents
+        // debugfs reads the logged block for -a -c and for a traced block.
+        let shown = (self.opts.contents && self.opts.all) || traced;
+        let need_data = shown
             || (self.opts.verify && self.fmt.csum_v2)
             || (self.opts.verify && self.fmt.csum_v3);
         let data = if need_data {
@@ -907,7 +1065,7 @@ impl Walker<'_, '_> {
                 Ok(d) => Some(d),
                 Err(m) => {
                     self.out.read_error = true;
-                    if self.opts.contents {
+                    if shown {
                         (self.emit)(Event::ReadError { message: m.message })?;
                     }
                     None
@@ -937,8 +1095,34 @@ impl Walker<'_, '_> {
             journal_block: log_block,
             flags,
             checksum,
-            contents: if self.opts.contents { data } else { None },
-        })
+            sequence: (!self.opts.all).then_some(transaction),
+        })?;
+        let Some(data) = data.filter(|_| shown) else {
+            return Ok(());
+        };
+        let fs_block = u64::from(tag.blocknr);
+        if fs_block == trace.bitmap {
+            // ext2fs_test_bit on debugfs' 64 KiB buffer: past the block, read as clear here.
+            let bit = trace.bitmap_bit as usize;
+            let set = data.get(bit / 8).is_some_and(|b| b & (1 << (bit % 8)) != 0);
+            (self.emit)(Event::BitmapBit {
+                block: trace.block,
+                set,
+            })?;
+        }
+        if fs_block == trace.inode_block {
+            let start = (trace.inode_offset as usize).min(data.len());
+            let mut raw = data[start..].to_vec();
+            raw.resize(self.inode_size, 0);
+            (self.emit)(Event::InodeCopy {
+                ino: trace.inode,
+                raw,
+            })?;
+        }
+        if self.opts.contents {
+            (self.emit)(Event::Contents { data })?;
+        }
+        Ok(())
     }
 
     fn revoke(&mut self, blocknr: u32, transaction: u32) -> std::io::Result<()> {
@@ -959,8 +1143,11 @@ impl Walker<'_, '_> {
         let mut offset = RevokeHeader::SIZE as u32;
         while offset < max {
             let r = jbd2::revoke_entry(&self.buf[offset as usize..], is64);
-            if self.opts.all {
-                (self.emit)(Event::Revoke { fs_block: r })?;
+            if self.opts.all || r == self.opts.trace.block {
+                (self.emit)(Event::Revoke {
+                    fs_block: r,
+                    at: (!self.opts.all).then_some((blocknr, transaction)),
+                })?;
             }
             offset += size;
         }
@@ -1098,6 +1285,7 @@ const FcTlSize: usize = jbd2::FcTl::SIZE;
 pub fn walk(
     src: &dyn JournalSource,
     fs_block_size: Option<u32>,
+    inode_size: usize,
     opts: Options,
     emit: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> std::io::Result<Outcome> {
@@ -1114,6 +1302,7 @@ pub fn walk(
         csum_seed: 0,
         budget: 0,
         out: Outcome::default(),
+        inode_size: inode_size.clamp(128, BUF_SIZE),
     };
     w.run(fs_block_size)?;
     Ok(w.out)
@@ -1223,11 +1412,19 @@ mod tests {
                     contents: true,
                     verify: true,
                     superblock: true,
+                    trace: Trace {
+                        block: 3,
+                        bitmap: 2,
+                        bitmap_bit: 9,
+                        inode: 5,
+                        inode_block: 4,
+                        inode_offset: 900,
+                    },
                 },
             ] {
                 for fsbs in [None, Some(bs)] {
                     let mut n = 0u64;
-                    walk(&MemJournal(j.clone()), fsbs, opts, &mut |_| {
+                    walk(&MemJournal(j.clone()), fsbs, 256, opts, &mut |_| {
                         n += 1;
                         Ok(())
                     })
@@ -1259,10 +1456,16 @@ mod tests {
             put32(&mut j, b * bs + 16, 0x0A);
         }
         let mut n = 0;
-        let out = walk(&MemJournal(j), Some(1024), Options::default(), &mut |_| {
-            n += 1;
-            Ok(())
-        })
+        let out = walk(
+            &MemJournal(j),
+            Some(1024),
+            128,
+            Options::default(),
+            &mut |_| {
+                n += 1;
+                Ok(())
+            },
+        )
         .unwrap();
         assert!(out.cut_short);
         assert!(n < 10_000, "{n} events");

@@ -310,6 +310,12 @@ pub fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Effective group id of this process.
+pub fn effective_gid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
