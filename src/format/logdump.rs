@@ -62,7 +62,7 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
         } => {
             writeln!(out, "Ext2 superblock header found.")?;
             if *details {
-                writeln!(out, "\tuuid={uuid}")?;
+                writeln!(out, "\tuuid={}", crate::superblock::uuid_string(uuid))?;
                 writeln!(out, "\tblocksize={}", *blocksize as i32)?;
                 writeln!(out, "\tjournal data size {blocks_count}")?;
             }

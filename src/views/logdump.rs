@@ -170,7 +170,9 @@ pub enum Event {
     /// An ext2 superblock with journal_dev precedes the journal (external journal device).
     ExternalHeader {
         /// The device's UUID.
-        uuid: String,
+        #[serde(serialize_with = "crate::format::json::uuid")]
+        #[schemars(schema_with = "crate::format::json::uuid_schema")]
+        uuid: [u8; 16],
         /// Its block size.
         #[serde(rename = "block_size")]
         blocksize: u32,
@@ -702,16 +704,6 @@ fn be32(b: &[u8], off: usize) -> u32 {
         .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
         .unwrap_or(0)
 }
-fn le32(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4)
-        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-        .unwrap_or(0)
-}
-fn le16(b: &[u8], off: usize) -> u16 {
-    b.get(off..off + 2)
-        .map(|s| u16::from_le_bytes([s[0], s[1]]))
-        .unwrap_or(0)
-}
 
 /// Result of a walk.
 #[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
@@ -815,22 +807,22 @@ impl Walker<'_, '_> {
         }
         let mut blocksize: u32 = 1024;
         let mut blocknr: u32 = 0;
-        let sb = self.buf[1024..2048].to_vec();
-        if be32(&self.buf, 0) != JBD2_MAGIC && le16(&sb, 56) == 0xEF53 && le32(&sb, 0x60) & 0x8 != 0
-        {
-            blocksize = 1024u32.wrapping_shl(le32(&sb, 24));
+        // An external journal device starts with an ext2 superblock (journal_dev feature).
+        let ext2 = crate::ondisk::decode::<crate::ondisk::superblock::Superblock>(
+            self.buf.get(1024..2048).unwrap_or(&[]),
+        )
+        .ok()
+        .filter(|sb| {
+            sb.magic == crate::ondisk::superblock::EXT2_MAGIC
+                && sb.has_incompat(crate::features::INCOMPAT_JOURNAL_DEV)
+        });
+        if let Some(sb) = ext2.filter(|_| be32(&self.buf, 0) != JBD2_MAGIC) {
+            blocksize = 1024u32.wrapping_shl(sb.log_block_size);
             blocknr = if blocksize == 1024 { 2 } else { 1 };
-            let mut uuid = [0u8; 16];
-            uuid.copy_from_slice(&sb[0x68..0x78]);
-            let hi = if le32(&sb, 0x60) & 0x80 != 0 {
-                u64::from(le32(&sb, 0x150)) << 32
-            } else {
-                0
-            };
             (self.emit)(Event::ExternalHeader {
-                uuid: crate::superblock::uuid_string(&uuid),
+                uuid: sb.uuid,
                 blocksize,
-                blocks_count: u64::from(le32(&sb, 4)) | hi,
+                blocks_count: sb.blocks_count(),
                 details: self.opts.all,
             })?;
         }
