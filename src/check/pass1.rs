@@ -12,6 +12,7 @@
 use super::ownership::normalise;
 use super::walk::{Acc, InodeFacts, Walk, XattrRef};
 use super::{Finding, Findings, RuleId};
+use crate::error::Fault;
 use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
 use crate::features::*;
 use crate::fs::Filesystem;
@@ -182,10 +183,10 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         }
     };
     for p in &w.problems {
-        if p.message.contains("outside the filesystem") {
+        if p.fault == Fault::OutOfRange {
             continue; // judged below from the entries themselves
         }
-        let rule = if p.message.contains("checksum") {
+        let rule = if p.fault == Fault::Checksum {
             RuleId::ExtentChecksum
         } else {
             RuleId::ExtentHeader
