@@ -173,6 +173,14 @@ impl OnDisk for DxTail {
 /// Offset of the root info in a dx root block.
 pub const DX_ROOT_INFO_OFFSET: usize = DxRoot::SIZE - DxRootInfo::SIZE;
 
+impl DxEntry {
+    /// The logical block the entry points to: the low 28 bits of `block` (the kernel's
+    /// `dx_get_block`).
+    pub fn logical_block(&self) -> u32 {
+        self.block & 0x0fff_ffff
+    }
+}
+
 impl InlineDirHeader {
     /// The parent's inode number stored at the start of an inline directory's `i_block`
     /// (0 when `i_block` is shorter than the header).
