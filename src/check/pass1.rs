@@ -19,6 +19,7 @@ use crate::fs::Filesystem;
 use crate::inode::{
     inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
 };
+use crate::ondisk::inode::InodeBase;
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -1494,29 +1495,25 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
 /// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
 /// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
 fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
-    let le16 = |off: usize| {
-        raw.get(off..off + 2)
-            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let le32 = |off: usize| {
-        raw.get(off..off + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
+    let (faddr, size_high, blocks_hi, file_acl_hi) = InodeBase::decode_fast(raw)
+        .map_or((0, 0, 0, 0), |b| {
+            (b.obso_faddr, b.size_high, b.blocks_high, b.file_acl_high)
+        });
     let mut set: Vec<String> = Vec::new();
-    if le32(0x70) != 0 {
-        set.push(format!("i_faddr {:#x}", le32(0x70)));
+    if faddr != 0 {
+        set.push(format!("i_faddr {:#x}", faddr));
     }
-    if inode.is_dir() && !ctx.largedir && le32(0x6c) != 0 {
+    if inode.is_dir() && !ctx.largedir && size_high != 0 {
         set.push(format!(
             "i_size_high {:#x} (directory, no largedir)",
-            le32(0x6c)
+            size_high
         ));
     }
-    if !ctx.hurd && !ctx.huge_file && le16(0x74) != 0 {
-        set.push(format!("i_blocks_hi {:#x} (no huge_file)", le16(0x74)));
+    if !ctx.hurd && !ctx.huge_file && blocks_hi != 0 {
+        set.push(format!("i_blocks_hi {:#x} (no huge_file)", blocks_hi));
     }
-    if !ctx.hurd && !ctx.bit64 && le16(0x76) != 0 {
-        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", le16(0x76)));
+    if !ctx.hurd && !ctx.bit64 && file_acl_hi != 0 {
+        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", file_acl_hi));
     }
     if !set.is_empty() {
         push(acc, RuleId::InodeUnusedFields, g, ino, || {
