@@ -19,7 +19,7 @@ use crate::fs::Filesystem;
 use crate::inode::{
     inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
 };
-use crate::ondisk::inode::InodeBase;
+use crate::ondisk::inode::{large_in_record, InodeBase};
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -1465,19 +1465,17 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
     if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
         return;
     }
-    let word = |off: usize| {
-        raw.get(off..off + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    // (name, seconds, extra) offsets: atime, ctime, crtime, mtime.
+    let base = InodeBase::decode_fast(raw).unwrap_or_default();
+    let large = large_in_record(raw);
+    // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
     let bad: Vec<&str> = [
-        ("atime", 0x08, 0x8c),
-        ("ctime", 0x0c, 0x84),
-        ("crtime", 0x90, 0x94),
-        ("mtime", 0x10, 0x88),
+        ("atime", base.atime, large.atime_extra),
+        ("ctime", base.ctime, large.ctime_extra),
+        ("crtime", large.crtime, large.crtime_extra),
+        ("mtime", base.mtime, large.mtime_extra),
     ]
     .into_iter()
-    .filter(|&(_, t, x)| word(t) & 0x8000_0000 != 0 && word(x) & 3 == 3)
+    .filter(|&(_, t, x)| t & 0x8000_0000 != 0 && x & 3 == 3)
     .map(|(n, _, _)| n)
     .collect();
     if !bad.is_empty() {
