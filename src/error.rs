@@ -180,6 +180,20 @@ pub enum ProblemKind {
     Destination,
 }
 
+/// What sort of damage a [`Problem`] is, finer than its [`ProblemKind`], so that callers can route
+/// it without reading its text. More sorts may be added.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Fault {
+    /// Any damage not named below.
+    #[default]
+    Other,
+    /// A stored checksum that does not match the computed one.
+    Checksum,
+    /// A block number outside the filesystem.
+    OutOfRange,
+}
+
 /// A problem met while reading (or copying out) that does not stop the walk: its kind, and the
 /// message naming what and where, exactly as it is printed (`Display` is the message).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -187,6 +201,8 @@ pub enum ProblemKind {
 pub struct Problem {
     /// Where it was met.
     pub kind: ProblemKind,
+    /// What sort of damage it is.
+    pub fault: Fault,
     /// What was found, with block and inode numbers.
     pub message: String,
 }
@@ -196,14 +212,21 @@ impl Problem {
     pub fn new(kind: ProblemKind, message: impl Into<String>) -> Self {
         Problem {
             kind,
+            fault: Fault::Other,
             message: message.into(),
         }
+    }
+
+    /// The same problem marked as a `fault` of that sort.
+    pub fn with_fault(self, fault: Fault) -> Self {
+        Problem { fault, ..self }
     }
 
     /// The same problem with `prefix: ` in front of its message (the inode or group it is in).
     pub fn within(self, prefix: impl std::fmt::Display) -> Self {
         Problem {
             kind: self.kind,
+            fault: self.fault,
             message: format!("{prefix}: {}", self.message),
         }
     }

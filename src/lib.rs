@@ -27,6 +27,7 @@ pub mod models;
 pub mod reader;
 pub mod views;
 
+pub use error::Fault;
 pub use error::{Error, LibError, Problem, ProblemKind, Result};
 pub use models::{advise, fit, mkfs, profiles};
 pub use reader::{

@@ -12,12 +12,14 @@
 use super::ownership::normalise;
 use super::walk::{Acc, InodeFacts, Walk, XattrRef};
 use super::{Finding, Findings, RuleId};
+use crate::error::Fault;
 use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
 use crate::features::*;
 use crate::fs::Filesystem;
 use crate::inode::{
     inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
 };
+use crate::ondisk::inode::{large_in_record, InodeBase};
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -182,10 +184,10 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         }
     };
     for p in &w.problems {
-        if p.message.contains("outside the filesystem") {
+        if p.fault == Fault::OutOfRange {
             continue; // judged below from the entries themselves
         }
-        let rule = if p.message.contains("checksum") {
+        let rule = if p.fault == Fault::Checksum {
             RuleId::ExtentChecksum
         } else {
             RuleId::ExtentHeader
@@ -1463,19 +1465,17 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
     if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
         return;
     }
-    let word = |off: usize| {
-        raw.get(off..off + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    // (name, seconds, extra) offsets: atime, ctime, crtime, mtime.
+    let base = InodeBase::decode_fast(raw).unwrap_or_default();
+    let large = large_in_record(raw);
+    // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
     let bad: Vec<&str> = [
-        ("atime", 0x08, 0x8c),
-        ("ctime", 0x0c, 0x84),
-        ("crtime", 0x90, 0x94),
-        ("mtime", 0x10, 0x88),
+        ("atime", base.atime, large.atime_extra),
+        ("ctime", base.ctime, large.ctime_extra),
+        ("crtime", large.crtime, large.crtime_extra),
+        ("mtime", base.mtime, large.mtime_extra),
     ]
     .into_iter()
-    .filter(|&(_, t, x)| word(t) & 0x8000_0000 != 0 && word(x) & 3 == 3)
+    .filter(|&(_, t, x)| t & 0x8000_0000 != 0 && x & 3 == 3)
     .map(|(n, _, _)| n)
     .collect();
     if !bad.is_empty() {
@@ -1493,29 +1493,25 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
 /// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
 /// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
 fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
-    let le16 = |off: usize| {
-        raw.get(off..off + 2)
-            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let le32 = |off: usize| {
-        raw.get(off..off + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
+    let (faddr, size_high, blocks_hi, file_acl_hi) = InodeBase::decode_fast(raw)
+        .map_or((0, 0, 0, 0), |b| {
+            (b.obso_faddr, b.size_high, b.blocks_high, b.file_acl_high)
+        });
     let mut set: Vec<String> = Vec::new();
-    if le32(0x70) != 0 {
-        set.push(format!("i_faddr {:#x}", le32(0x70)));
+    if faddr != 0 {
+        set.push(format!("i_faddr {:#x}", faddr));
     }
-    if inode.is_dir() && !ctx.largedir && le32(0x6c) != 0 {
+    if inode.is_dir() && !ctx.largedir && size_high != 0 {
         set.push(format!(
             "i_size_high {:#x} (directory, no largedir)",
-            le32(0x6c)
+            size_high
         ));
     }
-    if !ctx.hurd && !ctx.huge_file && le16(0x74) != 0 {
-        set.push(format!("i_blocks_hi {:#x} (no huge_file)", le16(0x74)));
+    if !ctx.hurd && !ctx.huge_file && blocks_hi != 0 {
+        set.push(format!("i_blocks_hi {:#x} (no huge_file)", blocks_hi));
     }
-    if !ctx.hurd && !ctx.bit64 && le16(0x76) != 0 {
-        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", le16(0x76)));
+    if !ctx.hurd && !ctx.bit64 && file_acl_hi != 0 {
+        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", file_acl_hi));
     }
     if !set.is_empty() {
         push(acc, RuleId::InodeUnusedFields, g, ino, || {

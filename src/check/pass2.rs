@@ -17,13 +17,15 @@
 use super::dirtree::{count_reference, file_type_of_mode, InodeIndex, InodeSlot};
 use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
-use crate::bytes::Bytes;
 use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
 use crate::dirhash;
 use crate::features::{COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR};
 use crate::fs::Filesystem;
 use crate::group::BG_INODE_UNINIT;
 use crate::inode::{self, Inode, INDEX_FL, INLINE_DATA_FL};
+use crate::ondisk::dir::{DirEntry2, DirEntryHash, DxCountLimit, DxEntry, DxNode, DxRoot, DxTail};
+use crate::ondisk::dir::{InlineDirHeader, DX_ROOT_INFO_OFFSET};
+use crate::ondisk::{self, OnDisk};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -148,7 +150,7 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Finding
 pub fn entries_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
     let mut out = Vec::new();
     if inode.has_flag(INLINE_DATA_FL) {
-        out.push((b"..".to_vec(), Bytes::new(&inode.block).le32(0)));
+        out.push((b"..".to_vec(), InlineDirHeader::parent_of(&inode.block)));
         for area in inline_areas(fs, raw, inode) {
             for e in walk_entries(&area, 0).0 {
                 if e.inode != 0 {
@@ -186,36 +188,25 @@ struct Entry<'a> {
 /// Walk the entries of an area (a block, or an inline area whose entries may be 8 bytes short of
 /// a whole 12): stops at the first entry whose lengths do not fit, returned as its offset.
 fn walk_entries(area: &[u8], min_rec: usize) -> (Vec<Entry<'_>>, Option<(usize, usize, usize)>) {
-    let d = Bytes::new(area);
     let n = area.len();
     let min_rec = if min_rec == 0 { 12 } else { min_rec };
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < n {
-        let rec_len = if pos + 8 <= n {
-            rec_len_from_disk(d.le16(pos + 4), n.max(1024))
-        } else {
-            0
-        };
-        let name_len = if pos + 8 <= n {
-            usize::from(d.u8(pos + 6))
-        } else {
-            0
-        };
-        if pos + 8 > n
-            || rec_len < min_rec
-            || rec_len % 4 != 0
-            || pos + rec_len > n
-            || name_len + 8 > rec_len
-        {
+        let header = ondisk::decode_at::<DirEntry2>(area, pos).ok();
+        let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, n.max(1024)));
+        let name_len = header.map_or(0, |h| usize::from(h.name_len));
+        let Some(h) = header.filter(|_| {
+            rec_len >= min_rec && rec_len % 4 == 0 && pos + rec_len <= n && name_len + 8 <= rec_len
+        }) else {
             return (out, Some((pos, rec_len, name_len)));
-        }
+        };
         out.push(Entry {
             offset: pos,
-            inode: d.le32(pos),
+            inode: h.inode,
             rec_len,
-            file_type: d.u8(pos + 7),
-            name: d.slice(pos + 8, name_len).unwrap_or(&[]),
+            file_type: h.file_type,
+            name: area.get(pos + 8..pos + 8 + name_len).unwrap_or(&[]),
         });
         pos += rec_len;
     }
@@ -427,18 +418,20 @@ impl<'a> DirCheck<'a> {
                 .map(|i| blocks[i].1)
         };
         let root = fs.block(phys(0)?).ok()?.to_vec();
-        let d = Bytes::new(&root);
-        let reserved = d.le32(24);
-        let version = d.u8(28);
-        let info_len = d.u8(29);
-        let levels = d.u8(30);
-        if d.slice(8, 1) != Some(b".") || d.slice(20, 2) != Some(b"..") {
+        let header = ondisk::decode::<DxRoot>(&root)
+            .ok()
+            .filter(|r| r.dot_name[0] == b'.' && r.dotdot_name[..2] == *b"..");
+        let Some(header) = header else {
             self.report(
                 RuleId::HtreeRoot,
                 "htree root block lacks its '.' and '..' entries".into(),
             );
             return None;
-        }
+        };
+        let reserved = header.info.reserved_zero;
+        let version = header.info.hash_version;
+        let info_len = header.info.info_length;
+        let levels = header.info.indirect_levels;
         if reserved != 0 || info_len < 8 {
             self.report(
                 RuleId::HtreeRoot,
@@ -457,12 +450,12 @@ impl<'a> DirCheck<'a> {
             return None;
         }
         self.check_needs_siphash(version);
-        if d.u8(31) & 1 != 0 {
+        if header.info.unused_flags & 1 != 0 {
             self.report(
                 RuleId::HtreeIncompat,
                 format!(
                     "htree root: flags {:#04x} include the incompatible flag",
-                    d.u8(31)
+                    header.info.unused_flags
                 ),
             );
         }
@@ -495,7 +488,7 @@ impl<'a> DirCheck<'a> {
         };
         // Breadth-first over index levels; every level's blocks are distinct logical blocks
         // below nblocks, so the walk reads at most nblocks blocks.
-        let mut level = vec![(0u64, root, 24 + usize::from(info_len))];
+        let mut level = vec![(0u64, root, DX_ROOT_INFO_OFFSET + usize::from(info_len))];
         for depth in 1..=levels + 1 {
             let mut next = Vec::new();
             for (l, data, at) in level {
@@ -534,10 +527,10 @@ impl<'a> DirCheck<'a> {
                         };
                         let Ok(b) = fs.block(p) else { continue };
                         let b = b.to_vec();
-                        let bd = Bytes::new(&b);
-                        if bd.le32(0) != 0
-                            || rec_len_from_disk(bd.le16(4), self.ctx.bs) != self.ctx.bs
-                        {
+                        let fake = ondisk::decode::<DxNode>(&b).ok().map(|n| n.fake);
+                        if fake.is_none_or(|f| {
+                            f.inode != 0 || rec_len_from_disk(f.rec_len, self.ctx.bs) != self.ctx.bs
+                        }) {
                             self.report(
                                 RuleId::HtreeDepth,
                                 format!("htree block {blk} at depth {depth} is not an index node (the root has {levels} indirect levels)"),
@@ -545,7 +538,7 @@ impl<'a> DirCheck<'a> {
                             roles[blk as usize].node = false;
                             continue;
                         }
-                        next.push((u64::from(blk), b, 8));
+                        next.push((u64::from(blk), b, DxNode::SIZE));
                     }
                 }
             }
@@ -565,11 +558,15 @@ impl<'a> DirCheck<'a> {
         data: &[u8],
         at: usize,
     ) -> Option<Vec<(u32, u32)>> {
-        let d = Bytes::new(data);
-        let limit = usize::from(d.le16(at));
-        let count = usize::from(d.le16(at + 2));
-        let tail = if self.ctx.metadata_csum { 8 } else { 0 };
-        let expect = (self.ctx.bs.saturating_sub(at + tail)) / 8;
+        let countlimit = ondisk::decode_at::<DxCountLimit>(data, at).ok();
+        let limit = usize::from(countlimit.map_or(0, |c| c.limit));
+        let count = usize::from(countlimit.map_or(0, |c| c.count));
+        let tail = if self.ctx.metadata_csum {
+            DxTail::SIZE
+        } else {
+            0
+        };
+        let expect = (self.ctx.bs.saturating_sub(at + tail)) / DxEntry::SIZE;
         if limit != expect {
             self.report(
                 RuleId::HtreeLimit,
@@ -588,14 +585,14 @@ impl<'a> DirCheck<'a> {
         let count = count.min(expect);
         if self.ctx.metadata_csum && limit == expect {
             let seed = extent_seed(self.ino, inode, self.ctx);
-            let size = at + count * 8;
-            let t = at + limit * 8;
-            if t + 8 <= data.len() {
+            let size = at + count * DxEntry::SIZE;
+            let t = at + limit * DxEntry::SIZE;
+            if let Ok(dx_tail) = ondisk::decode_at::<DxTail>(data, t) {
                 let mut c = crate::csum::crc32c_raw(seed, &data[..size]);
                 // dt_reserved, then the checksum field itself as zero (ext4_dx_csum).
-                c = crate::csum::crc32c_raw(c, &data[t..t + 4]);
+                c = crate::csum::crc32c_raw(c, &dx_tail.reserved.to_le_bytes());
                 c = crate::csum::crc32c_raw(c, &[0; 4]);
-                let stored = d.le32(t + 4);
+                let stored = dx_tail.checksum;
                 if c != stored {
                     self.report(
                         RuleId::HtreeCsum,
@@ -610,9 +607,13 @@ impl<'a> DirCheck<'a> {
         let mut prev = 0u32;
         let mut out = Vec::with_capacity(count);
         for i in 0..count {
-            let o = at + 8 * i;
-            let hash = if i == 0 { 0 } else { d.le32(o) };
-            let blk = d.le32(o + 4) & 0x0fff_ffff;
+            let entry = ondisk::decode_at::<DxEntry>(data, at + DxEntry::SIZE * i).ok();
+            let hash = if i == 0 {
+                0
+            } else {
+                entry.map_or(0, |e| e.hash)
+            };
+            let blk = entry.map_or(0, |e| e.logical_block());
             if i > 0 && (hash & !1) < prev {
                 self.report(
                     RuleId::HtreeHashOrder,
@@ -1016,7 +1017,7 @@ impl<'a> DirCheck<'a> {
     /// Inline directories: the parent in the first 4 bytes of i_block, then entries in the rest
     /// of i_block and in `system.data`.
     fn check_inline(&mut self, fs: &Filesystem, raw: &[u8], inode: &Inode) {
-        let parent = Bytes::new(&inode.block).le32(0);
+        let parent = InlineDirHeader::parent_of(&inode.block);
         let dotdot = Entry {
             offset: 0,
             inode: parent,
@@ -1086,11 +1087,12 @@ impl FetchMinNonzero for std::sync::atomic::AtomicU32 {
 /// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory
 /// stores after its name (at the next 4-byte boundary), when the entry holds them.
 fn stored_dirent_hash(area: &[u8], e: &Entry<'_>) -> Option<(u32, u32)> {
-    let off = (8 + e.name.len() + 3) & !3;
-    if off + 8 > e.rec_len {
+    let off = (DirEntry2::SIZE + e.name.len() + 3) & !3;
+    if off + DirEntryHash::SIZE > e.rec_len {
         return None;
     }
-    let d = Bytes::new(area);
     let at = e.offset + off;
-    (at + 8 <= area.len()).then(|| (d.le32(at), d.le32(at + 4)))
+    ondisk::decode_at::<DirEntryHash>(area, at)
+        .ok()
+        .map(|h| (h.hash, h.minor_hash))
 }

@@ -5,7 +5,6 @@
 //! we never pretend to decode them. Every walk is bounded by the block it reads and the directory's
 //! size; a malformed block ends in a problem, never a loop.
 
-use crate::bytes::Bytes;
 use crate::csum::crc32c_raw;
 use crate::error::{Error, LibError, Problem, ProblemKind, Result};
 use crate::extent::BlockCsum;
@@ -321,10 +320,13 @@ fn rec_len_lib(raw: u16, block_size: usize) -> usize {
 /// `ext2fs_validate_entry`: does a chain of plausible entries lead from `offset` exactly to
 /// `final_offset`?
 fn validate_entry(buf: &[u8], block_size: usize, mut offset: usize, final_offset: usize) -> bool {
-    let d = Bytes::new(buf);
     while offset < final_offset && offset + 12 <= block_size {
-        let rec_len = rec_len_lib(d.le16(offset + 4), block_size);
-        let name_len = usize::from(d.u8(offset + 6));
+        // Fewer than 8 bytes left means offset >= final_offset - 4: no chain can end there.
+        let Ok(e) = ondisk::decode_at::<DirEntry2>(buf, offset) else {
+            return false;
+        };
+        let rec_len = rec_len_lib(e.rec_len, block_size);
+        let name_len = usize::from(e.name_len);
         offset += rec_len;
         if rec_len < 8 || rec_len % 4 != 0 || name_len + 8 > rec_len {
             return false;
@@ -348,14 +350,15 @@ pub fn iterate_buffer(
         return Err(DIR_CORRUPTED);
     }
     let csum_size = if flags.metadata_csum { TAIL_SIZE } else { 0 };
-    let d = Bytes::new(buf);
     let mut offset = 0usize;
     let mut next_real = 0usize;
     while offset < buflen - 8 {
-        let raw_rec = d.le16(offset + 4);
+        // offset + 8 < buflen: the header is always there.
+        let header = ondisk::decode_at::<DirEntry2>(buf, offset).map_err(|_| DIR_CORRUPTED)?;
+        let raw_rec = header.rec_len;
         let rec_len = rec_len_lib(raw_rec, block_size);
-        let name_len = d.u8(offset + 6);
-        let file_type = d.u8(offset + 7);
+        let name_len = header.name_len;
+        let file_type = header.file_type;
         if offset + rec_len > buflen
             || rec_len < 8
             || rec_len % 4 != 0
@@ -363,7 +366,7 @@ pub fn iterate_buffer(
         {
             return Err(DIR_CORRUPTED);
         }
-        let ino = d.le32(offset);
+        let ino = header.inode;
         let is_tail = ino == 0
             && !flags.inline
             && csum_size != 0
@@ -377,7 +380,9 @@ pub fn iterate_buffer(
                 rec_len_raw: raw_rec,
                 name_len,
                 file_type,
-                name: d.slice(offset + 8, usize::from(name_len)).unwrap_or(&[]),
+                name: buf
+                    .get(offset + 8..offset + 8 + usize::from(name_len))
+                    .unwrap_or(&[]),
                 deleted: next_real > offset,
                 offset,
             };
@@ -435,7 +440,7 @@ pub fn iterate_dir(
     };
     if inode.has_flag(inode::INLINE_DATA_FL) {
         flags.inline = true;
-        let parent = Bytes::new(&inode.block).le32(0);
+        let parent = InlineDirHeader::parent_of(&inode.block);
         for (i, name) in [(ino, &b"."[..]), (parent, &b".."[..])] {
             let e = IterEntry {
                 inode: i,

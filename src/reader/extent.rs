@@ -1,7 +1,7 @@
 //! Extent trees (header magic 0xF30A) and classic block maps: logical-to-physical mapping with
 //! bounded walks.
 
-use crate::error::{Error, Problem, ProblemKind, Result};
+use crate::error::{Error, Fault, Problem, ProblemKind, Result};
 use crate::ondisk::blockmap::{self, IBlockMap, DIRECT_BLOCKS};
 use crate::ondisk::extent::{entry_offset, ExtentTail, RawExtent, RawExtentIdx};
 use crate::ondisk::{self, OnDisk};
@@ -346,7 +346,7 @@ fn walk_node<F, B>(
                     e.physical,
                     e.physical.saturating_add(u64::from(e.len)),
                     limits.blocks_count
-                )));
+                )).with_fault(Fault::OutOfRange));
             }
             w.items.push(ExtentItem::Leaf { level, extent: e });
         }
@@ -359,13 +359,16 @@ fn walk_node<F, B>(
             child: ix.child,
         });
         if !limits.in_range(ix.child) {
-            w.problems.push(Problem::new(
-                ProblemKind::ExtentTree,
-                format!(
-                    "extent index (logical {}) points to block {} outside the filesystem",
-                    ix.logical, ix.child
-                ),
-            ));
+            w.problems.push(
+                Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!(
+                        "extent index (logical {}) points to block {} outside the filesystem",
+                        ix.logical, ix.child
+                    ),
+                )
+                .with_fault(Fault::OutOfRange),
+            );
             continue;
         }
         if !seen.insert(ix.child) {
@@ -410,13 +413,16 @@ fn walk_node<F, B>(
         }
         let csum = limits.csum_seed.map(|s| extent_block_csum(s, &child, &ch));
         if let Some(c) = csum.filter(|c| !c.ok()) {
-            w.problems.push(Problem::new(
-                ProblemKind::ExtentTree,
-                format!(
-                    "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
-                    ix.child, c.stored, c.computed
-                ),
-            ));
+            w.problems.push(
+                Problem::new(
+                    ProblemKind::ExtentTree,
+                    format!(
+                        "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
+                        ix.child, c.stored, c.computed
+                    ),
+                )
+                .with_fault(Fault::Checksum),
+            );
         }
         w.nodes.push(ExtentNode {
             block: ix.child,
@@ -662,6 +668,7 @@ mod tests {
         };
         let w = walk_extents(&root, &bad, |_| Ok(&blk[..])).unwrap();
         assert_eq!(w.problems.len(), 1);
+        assert_eq!(w.problems[0].fault, Fault::Checksum);
     }
 
     #[test]
@@ -683,7 +690,7 @@ mod tests {
             .problems
             .iter()
             .any(|p| p.message.contains("more than once")));
-        assert!(w.problems.iter().any(|p| p.message.contains("outside")));
+        assert!(w.problems.iter().any(|p| p.fault == Fault::OutOfRange));
         // Depth mismatch.
         let mut flat = vec![0u8; 1024];
         header(&mut flat, 0, 84, 0);

@@ -7,11 +7,12 @@
 //! Consumers: `ls`/`cat`/path lookup (data runs), `inode` (debugfs' BLOCKS list streamed, the
 //! fragmentation summary), directory reads.
 
-use crate::bytes::Bytes;
 use crate::error::{Error, Problem, ProblemKind, Result};
 use crate::extent::{self, ExtentHeader, MapKind, WalkLimits, MAX_DEPTH};
 use crate::fs::Filesystem;
 use crate::inode::{self, Inode};
+use crate::ondisk::blockmap::{BlockPointer, IBlockMap};
+use crate::ondisk::{self, OnDisk};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -155,10 +156,11 @@ impl Walker<'_, '_> {
                 return ControlFlow::Continue(());
             }
         };
-        let d = Bytes::new(&data);
         let span = per.saturating_pow(depth - 1);
         for i in 0..per {
-            let child = u64::from(d.le32(4 * i as usize));
+            let slot = BlockPointer::SIZE.saturating_mul(i as usize);
+            let child =
+                u64::from(ondisk::decode_at::<BlockPointer>(&data, slot).map_or(0, |p| p.0));
             if child == 0 {
                 continue;
             }
@@ -263,17 +265,18 @@ pub fn walk_block_map(
         visit,
         pending: None,
     };
-    let d = Bytes::new(iblock);
+    let map = ondisk::decode::<IBlockMap>(iblock).ok();
+    let slot = |i: usize| u64::from(map.and_then(|m| m.slot(i)).unwrap_or(0));
     let _ = (|| {
         for i in 0..12u64 {
-            let b = u64::from(d.le32(4 * i as usize));
+            let b = slot(i as usize);
             if b != 0 {
                 w.data_block(i, b)?;
             }
         }
         let mut base = 12u64;
-        for (slot, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
-            let b = u64::from(d.le32(4 * slot));
+        for (index, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
+            let b = slot(index);
             if b != 0 {
                 w.map_level(b, depth, base, per)?;
             }

@@ -173,6 +173,38 @@ impl OnDisk for DxTail {
 /// Offset of the root info in a dx root block.
 pub const DX_ROOT_INFO_OFFSET: usize = DxRoot::SIZE - DxRootInfo::SIZE;
 
+impl DxEntry {
+    /// The logical block the entry points to: the low 28 bits of `block` (the kernel's
+    /// `dx_get_block`).
+    pub fn logical_block(&self) -> u32 {
+        self.block & 0x0fff_ffff
+    }
+}
+
+impl InlineDirHeader {
+    /// The parent's inode number stored at the start of an inline directory's `i_block`
+    /// (0 when `i_block` is shorter than the header).
+    pub fn parent_of(i_block: &[u8]) -> u32 {
+        super::decode::<Self>(i_block).map_or(0, |h| h.parent)
+    }
+}
+
+/// `ext4_dir_entry_hash`: the hash pair a casefolded, encrypted entry stores after its name (at
+/// the next 4-byte boundary).
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct DirEntryHash {
+    /// On-disk `hash`.
+    pub hash: u32,
+    /// On-disk `minor_hash`.
+    pub minor_hash: u32,
+}
+
+impl OnDisk for DirEntryHash {
+    const SIZE: usize = 8;
+    const WHAT: &'static str = "directory entry hash";
+}
+
 impl DirEntryTail {
     /// Is this the checksum tail (and not an ordinary entry)?
     pub fn is_tail(&self) -> bool {
@@ -191,6 +223,7 @@ mod tests {
     #[test]
     fn sizes_match_declarations() {
         assert_size::<DirEntry2>();
+        assert_size::<DirEntryHash>();
         assert_size::<InlineDirHeader>();
         assert_size::<DirEntry>();
         assert_size::<DirEntryTail>();
