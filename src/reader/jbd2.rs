@@ -209,9 +209,34 @@ pub struct Commit {
 impl Commit {
     /// Bytes on disk.
     pub const SIZE: usize = 60;
+    /// Byte offset of `chksum[0]`, the word a v2/v3 commit checksum is computed over as zero.
+    pub const CHECKSUM_OFFSET: usize = 16;
     /// Decode from `b` (zero-padded when short).
     pub fn parse(b: &[u8]) -> Commit {
         read_padded(b, Self::SIZE)
+    }
+}
+
+/// jbd2_journal_block_tail: the checksum in the last 4 bytes of descriptor and revoke blocks
+/// (csum v2/v3).
+#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[br(big)]
+pub struct BlockTail {
+    /// `t_checksum`.
+    pub checksum: u32,
+}
+
+impl BlockTail {
+    /// Bytes on disk.
+    pub const SIZE: usize = 4;
+    /// The tail of `block` (its last [`Self::SIZE`] bytes; zero when the block is shorter).
+    pub fn of(block: &[u8]) -> BlockTail {
+        read_padded(
+            block
+                .get(block.len().saturating_sub(Self::SIZE)..)
+                .unwrap_or(&[]),
+            Self::SIZE,
+        )
     }
 }
 
@@ -402,6 +427,16 @@ padded_parse!(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn commit_checksum_offset_and_block_tail() {
+        let mut b = vec![0u8; 1024];
+        b[super::Commit::CHECKSUM_OFFSET..super::Commit::CHECKSUM_OFFSET + 4]
+            .copy_from_slice(&0x1234_5678u32.to_be_bytes());
+        b[1020..].copy_from_slice(&0x9abc_def0u32.to_be_bytes());
+        assert_eq!(super::Commit::parse(&b).chksum[0], 0x1234_5678);
+        assert_eq!(super::BlockTail::of(&b).checksum, 0x9abc_def0);
+    }
+
     use super::*;
 
     #[test]

@@ -950,11 +950,14 @@ pub fn list_dir(
         for area in areas {
             let mut pos = 0usize;
             while pos + 8 <= area.len() {
-                let le16 = |o: usize| u16::from_le_bytes([area[o], area[o + 1]]);
-                let e_ino =
-                    u32::from_le_bytes([area[pos], area[pos + 1], area[pos + 2], area[pos + 3]]);
-                let rec_len = usize::from(le16(pos + 4));
-                let name_len = usize::from(area[pos + 6]);
+                let Ok(entry) =
+                    crate::ondisk::decode_at::<crate::ondisk::dir::DirEntry2>(area, pos)
+                else {
+                    break;
+                };
+                let e_ino = entry.inode;
+                let rec_len = usize::from(entry.rec_len);
+                let name_len = usize::from(entry.name_len);
                 if rec_len < 8 || pos + rec_len > area.len() || 8 + name_len > rec_len {
                     break;
                 }

@@ -699,12 +699,6 @@ impl JournalSource for MemJournal {
     }
 }
 
-fn be32(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4)
-        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-        .unwrap_or(0)
-}
-
 /// Result of a walk.
 #[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Outcome {
@@ -787,12 +781,17 @@ impl Walker<'_, '_> {
         }
         let bs = self.blocksize as usize;
         let block = &self.buf[..bs];
-        let at = match blocktype {
-            jbd2::DESCRIPTOR_BLOCK | jbd2::REVOKE_BLOCK => bs - 4,
-            jbd2::COMMIT_BLOCK => 16,
+        let (at, stored) = match blocktype {
+            jbd2::DESCRIPTOR_BLOCK | jbd2::REVOKE_BLOCK => (
+                bs - jbd2::BlockTail::SIZE,
+                jbd2::BlockTail::of(block).checksum,
+            ),
+            jbd2::COMMIT_BLOCK => (
+                jbd2::Commit::CHECKSUM_OFFSET,
+                jbd2::Commit::parse(block).chksum[0],
+            ),
             _ => return None,
         };
-        let stored = be32(block, at);
         let computed = self.block_csum(block, at);
         Some(Csum {
             stored,
@@ -816,7 +815,7 @@ impl Walker<'_, '_> {
             sb.magic == crate::ondisk::superblock::EXT2_MAGIC
                 && sb.has_incompat(crate::features::INCOMPAT_JOURNAL_DEV)
         });
-        if let Some(sb) = ext2.filter(|_| be32(&self.buf, 0) != JBD2_MAGIC) {
+        if let Some(sb) = ext2.filter(|_| Header::parse(&self.buf).magic != JBD2_MAGIC) {
             blocksize = 1024u32.wrapping_shl(sb.log_block_size);
             blocknr = if blocksize == 1024 { 2 } else { 1 };
             (self.emit)(Event::ExternalHeader {
@@ -1147,7 +1146,7 @@ impl Walker<'_, '_> {
     }
 
     fn fast_commit(&mut self, transaction: u32) -> std::io::Result<()> {
-        let n = match be32(&self.jsb, 0x54) {
+        let n = match JournalSuperblock::parse(&self.jsb).num_fc_blks {
             0 => jbd2::DEFAULT_FAST_COMMIT_BLOCKS,
             v => v,
         };
@@ -1391,7 +1390,9 @@ mod tests {
                 if b + 12 <= j.len() {
                     put32(&mut j, b, JBD2_MAGIC);
                     put32(&mut j, b + 4, 1 + (next() % 5) as u32);
-                    let seq = be32(&j, 24).wrapping_add((next() % 3) as u32);
+                    let seq = JournalSuperblock::parse(&j)
+                        .sequence
+                        .wrapping_add((next() % 3) as u32);
                     put32(&mut j, b + 8, seq);
                 }
             }
