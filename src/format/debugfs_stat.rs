@@ -594,8 +594,17 @@ fn run_text(r: &MapRun) -> String {
 
 /// Our additions after the debugfs part.
 pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
-    let i = &r.inode;
     let mut o = String::from("Details:\n");
+    details_flags_times_allocation(&mut o, fs, r);
+    details_checksum_and_map(&mut o, fs, r);
+    details_xattrs(&mut o, r);
+    details_problems(&mut o, r);
+    o
+}
+
+/// Flag names, times with nanoseconds, allocation in the bitmap, 512-byte block count.
+fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
+    let i = &r.inode;
     let names = i.flag_names();
     let _ = writeln!(
         o,
@@ -636,6 +645,10 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             fs.block_size()
         )
     );
+}
+
+/// Inode checksum, extent tree nodes, fragmentation and htree root.
+fn details_checksum_and_map(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
     if let Some((s, c)) = r.csum {
         let ok = inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw);
         let _ = writeln!(
@@ -694,6 +707,10 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             h.hash_version, h.indirect_levels, h.index.count, h.index.limit
         );
     }
+}
+
+/// In-inode and block xattr space, then each xattr with its location and cost.
+fn details_xattrs(o: &mut String, r: &Report<'_>) {
     let sp = &r.xattrs.inode_space;
     let _ = writeln!(
         o,
@@ -731,7 +748,7 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
         o.push_str("  Xattrs (name, location, value size, bytes used there):\n");
         for x in &r.xattrs.items {
             o.push_str("    ");
-            c_string(&mut o, x.name.as_bytes());
+            c_string(o, x.name.as_bytes());
             let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
             if let Some(Ok(dv)) = x
                 .value
@@ -743,15 +760,18 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             o.push('\n');
         }
     }
+}
+
+/// The problems found, escaped.
+fn details_problems(o: &mut String, r: &Report<'_>) {
     if !r.problems.is_empty() {
         o.push_str("  Problems:\n");
         for p in &r.problems {
             o.push_str("    ");
-            c_string(&mut o, p.message.as_bytes());
+            c_string(o, p.message.as_bytes());
             o.push('\n');
         }
     }
-    o
 }
 
 fn describe_decoded(d: &xattr::Decoded) -> String {
