@@ -422,9 +422,37 @@ fn check_group(
     backup: Option<(u64, Option<&[u8]>)>,
     scratch: &mut Scratch,
 ) -> GroupResult {
-    let geo = &fs.geo;
     let mut r = GroupResult::default();
-    // Superblock and descriptor copies of this group (what ext2fs_check_desc marks first).
+    super_and_descriptor_intervals(fs, g, &mut r);
+    let gd = match fs.desc(g) {
+        Ok(gd) => gd,
+        Err(e) => {
+            r.bad = true;
+            r.findings.push(Finding::new(
+                RuleId::GdTableUnreadable,
+                Some(g),
+                e.to_string(),
+            ));
+            return r;
+        }
+    };
+    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
+        r.bad = true;
+    }
+    check_counts_in_range(fs, g, &gd, &mut r);
+    check_checksum_and_uninit(fs, g, &gd, &mut r);
+    if let Some(m) = marks {
+        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
+    }
+    check_backup_descriptor(fs, g, &gd, backup, &mut r);
+    r.desc_free_blocks = u64::from(gd.free_blocks_count);
+    r.desc_free_inodes = u64::from(gd.free_inodes_count);
+    r
+}
+
+/// The superblock and descriptor copies of group `g` (what ext2fs_check_desc marks first).
+fn super_and_descriptor_intervals(fs: &Filesystem, g: u32, r: &mut GroupResult) {
+    let geo = &fs.geo;
     let lay = geo.layout(g);
     if geo.bg_has_super(g) {
         r.intervals.push(Interval {
@@ -450,21 +478,11 @@ fn check_group(
             what: What::Descriptors,
         });
     }
-    let gd = match fs.desc(g) {
-        Ok(gd) => gd,
-        Err(e) => {
-            r.bad = true;
-            r.findings.push(Finding::new(
-                RuleId::GdTableUnreadable,
-                Some(g),
-                e.to_string(),
-            ));
-            return r;
-        }
-    };
-    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
-        r.bad = true;
-    }
+}
+
+/// The descriptor's free blocks, free inodes and directories fit in one group.
+fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+    let geo = &fs.geo;
     let bpg = u64::from(geo.blocks_per_group);
     let ipg = geo.inodes_per_group;
     for (rule, what, v, max) in [
@@ -499,6 +517,13 @@ fn check_group(
             );
         }
     }
+}
+
+/// The descriptor checksum, uninit flags without checksums, BLOCK_UNINIT on the last group and
+/// the unused inodes count.
+fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+    let geo = &fs.geo;
+    let ipg = geo.inodes_per_group;
     let csum = fs.ctx.gdt_csum;
     if csum && !gd.checksum_ok(&fs.ctx) {
         r.bad = true;
@@ -551,9 +576,17 @@ fn check_group(
             .with("free_inodes", gd.free_inodes_count),
         );
     }
-    if let Some(m) = marks {
-        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
-    }
+}
+
+/// The first backup descriptor table agrees with the primary on where the bitmaps and the inode
+/// table are.
+fn check_backup_descriptor(
+    fs: &Filesystem,
+    g: u32,
+    gd: &GroupDesc,
+    backup: Option<(u64, Option<&[u8]>)>,
+    r: &mut GroupResult,
+) {
     if let Some(b) =
         backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, g).map(|d| (blk, d)))
     {
@@ -581,9 +614,6 @@ fn check_group(
             );
         }
     }
-    r.desc_free_blocks = u64::from(gd.free_blocks_count);
-    r.desc_free_inodes = u64::from(gd.free_inodes_count);
-    r
 }
 
 /// Sweep the metadata intervals for overlaps (what ext2fs_check_desc's block map catches).
