@@ -181,154 +181,232 @@ fn check_bitmaps(
     scratch: &mut Scratch,
     out: &mut Vec<Finding>,
 ) {
-    let geo = &fs.geo;
-    let g = gd.group;
-    let bs = geo.block_size as usize;
-    // Which on-disk bitmaps were read (indexed by `Kind`).
+    let loaded = check_bitmap_blocks(fs, gd, scratch, out);
+    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+    if loaded_bitmap(fs, gd, Kind::Block, &loaded, scratch) {
+        check_block_bitmap_counts(fs, gd, marks, scratch, out);
+    }
+    if loaded_bitmap(fs, gd, Kind::Inode, &loaded, scratch) {
+        check_inode_bitmap_count(fs, gd, scratch, out);
+    }
+}
+
+/// Read both on-disk bitmaps of the group into `scratch.raw` and check their checksums and
+/// tail padding; returns which were read (indexed by `Kind`).
+fn check_bitmap_blocks(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) -> [bool; 2] {
+    let bs = fs.geo.block_size as usize;
     let mut loaded = [false; 2];
-    for (kind, flag, nbytes, stored) in [
-        (
-            Kind::Block,
-            BG_BLOCK_UNINIT,
-            bitmap::block_nbytes(fs),
-            gd.block_bitmap_csum,
-        ),
-        (
-            Kind::Inode,
-            BG_INODE_UNINIT,
-            bitmap::inode_nbytes(fs),
-            gd.inode_bitmap_csum,
-        ),
+    for (kind, nbytes) in [
+        (Kind::Block, bitmap::block_nbytes(fs)),
+        (Kind::Inode, bitmap::inode_nbytes(fs)),
     ] {
         let Some(loc) = bitmap::bitmap_source(fs, gd, kind) else {
             continue;
         };
-        let name = if kind == Kind::Block {
-            "block"
-        } else {
-            "inode"
-        };
-        let block = &mut scratch.raw[kind as usize];
-        block.resize(bs, 0);
-        let read = loc
-            .checked_mul(bs as u64)
-            .ok_or_else(|| {
-                crate::error::Error::corrupt(
-                    crate::error::ProblemKind::Structure,
-                    format!("block number {loc} overflows a byte offset"),
-                )
-            })
-            .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
-        match read {
-            Ok(()) => loaded[kind as usize] = true,
-            Err(e) => {
-                out.push(
-                    Finding::new(
-                        RuleId::BitmapUnreadable,
-                        Some(g),
-                        format!("{name} bitmap at block {loc} cannot be read: {e}"),
-                    )
-                    .with("block", loc),
-                );
-                continue;
-            }
-        };
+        if !read_bitmap_block(fs, gd, kind, loc, scratch, out) {
+            continue;
+        }
+        loaded[kind as usize] = true;
         let block = &scratch.raw[kind as usize];
         let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
-        // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
-        if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
-            let want = bitmap::bitmap_checksum(fs, kind, bytes);
-            if want != stored {
-                let rule = if kind == Kind::Block {
-                    RuleId::BitmapBlockCsum
-                } else {
-                    RuleId::BitmapInodeCsum
-                };
-                out.push(
-                    Finding::new(
-                        rule,
-                        Some(g),
-                        format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
-                    )
-                    .with("stored", stored)
-                    .with("expected", want)
-                    .with("block", loc),
-                );
-            }
-        }
-        let tail = block.get(nbytes..).unwrap_or(&[]);
-        if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+        check_bitmap_checksum(fs, gd, kind, loc, bytes, out);
+        check_bitmap_tail(gd.group, kind, loc, block, nbytes, out);
+    }
+    loaded
+}
+
+/// `block` or `inode`, for messages.
+fn bitmap_name(kind: Kind) -> &'static str {
+    if kind == Kind::Block {
+        "block"
+    } else {
+        "inode"
+    }
+}
+
+/// Read the `kind` bitmap block at `loc` into `scratch.raw`; false (with a finding) when it
+/// cannot be read.
+fn read_bitmap_block(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    loc: u64,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let bs = fs.geo.block_size as usize;
+    let block = &mut scratch.raw[kind as usize];
+    block.resize(bs, 0);
+    let read = loc
+        .checked_mul(bs as u64)
+        .ok_or_else(|| {
+            crate::error::Error::corrupt(
+                crate::error::ProblemKind::Structure,
+                format!("block number {loc} overflows a byte offset"),
+            )
+        })
+        .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
+    match read {
+        Ok(()) => true,
+        Err(e) => {
+            let name = bitmap_name(kind);
             out.push(
                 Finding::new(
-                    RuleId::BitmapTailPadding,
-                    Some(g),
-                    format!(
-                        "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
-                        nbytes + pos,
-                        tail.get(pos).copied().unwrap_or(0)
-                    ),
+                    RuleId::BitmapUnreadable,
+                    Some(gd.group),
+                    format!("{name} bitmap at block {loc} cannot be read: {e}"),
                 )
-                .with("block", loc)
-                .with("offset", nbytes + pos),
+                .with("block", loc),
             );
+            false
         }
     }
-    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+}
+
+/// The bitmap's checksum against the descriptor's. e2fsck skips the checksum of a group with
+/// the UNINIT flag, valid descriptor or not.
+fn check_bitmap_checksum(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    loc: u64,
+    bytes: &[u8],
+    out: &mut Vec<Finding>,
+) {
+    let (flag, stored) = if kind == Kind::Block {
+        (BG_BLOCK_UNINIT, gd.block_bitmap_csum)
+    } else {
+        (BG_INODE_UNINIT, gd.inode_bitmap_csum)
+    };
+    if !fs.sb.has_metadata_csum() || gd.has_flag(flag) {
+        return;
+    }
+    let (g, name) = (gd.group, bitmap_name(kind));
+    let want = bitmap::bitmap_checksum(fs, kind, bytes);
+    if want != stored {
+        let rule = if kind == Kind::Block {
+            RuleId::BitmapBlockCsum
+        } else {
+            RuleId::BitmapInodeCsum
+        };
+        out.push(
+            Finding::new(
+                rule,
+                Some(g),
+                format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
+            )
+            .with("stored", stored)
+            .with("expected", want)
+            .with("block", loc),
+        );
+    }
+}
+
+/// The bytes of the bitmap block past the bitmap are all 0xff.
+fn check_bitmap_tail(
+    g: u32,
+    kind: Kind,
+    loc: u64,
+    block: &[u8],
+    nbytes: usize,
+    out: &mut Vec<Finding>,
+) {
+    let name = bitmap_name(kind);
+    let tail = block.get(nbytes..).unwrap_or(&[]);
+    if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+        out.push(
+            Finding::new(
+                RuleId::BitmapTailPadding,
+                Some(g),
+                format!(
+                    "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
+                    nbytes + pos,
+                    tail.get(pos).copied().unwrap_or(0)
+                ),
+            )
+            .with("block", loc)
+            .with("offset", nbytes + pos),
+        );
+    }
+}
+
+/// The descriptor's free blocks count, and the last group's padding, against the block bitmap
+/// as loaded (in `scratch.block`).
+fn check_block_bitmap_counts(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    marks: &UninitMarks,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let geo = &fs.geo;
+    let g = gd.group;
     let bits = geo.cluster_bits;
     let clusters =
         (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
     let cpg = u64::from(geo.clusters_per_group);
-    if loaded_bitmap(fs, gd, Kind::Block, &loaded, scratch) {
-        let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
-        marks.apply(first, cpg, &mut scratch.block);
-        let n = clusters.min(cpg) as usize;
-        let free = bitmap::count_free(&scratch.block, n);
-        if free != u64::from(gd.free_blocks_count) {
+    let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
+    marks.apply(first, cpg, &mut scratch.block);
+    let n = clusters.min(cpg) as usize;
+    let free = bitmap::count_free(&scratch.block, n);
+    if free != u64::from(gd.free_blocks_count) {
+        out.push(
+            Finding::new(
+                RuleId::CountGroupFreeBlocks,
+                Some(g),
+                format!(
+                    "free blocks count is {}, the bitmap has {free} free",
+                    gd.free_blocks_count
+                ),
+            )
+            .with("stored", gd.free_blocks_count)
+            .with("counted", free),
+        );
+    }
+    if g + 1 == geo.group_count && clusters < cpg {
+        let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
+        if let Some(i) = unset {
             out.push(
                 Finding::new(
-                    RuleId::CountGroupFreeBlocks,
+                    RuleId::BitmapBlockPadding,
                     Some(g),
                     format!(
-                        "free blocks count is {}, the bitmap has {free} free",
-                        gd.free_blocks_count
+                        "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
                     ),
                 )
-                .with("stored", gd.free_blocks_count)
-                .with("counted", free),
+                .with("bit", i),
             );
-        }
-        if g + 1 == geo.group_count && clusters < cpg {
-            let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
-            if let Some(i) = unset {
-                out.push(
-                    Finding::new(
-                        RuleId::BitmapBlockPadding,
-                        Some(g),
-                        format!(
-                            "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
-                        ),
-                    )
-                    .with("bit", i),
-                );
-            }
         }
     }
-    if loaded_bitmap(fs, gd, Kind::Inode, &loaded, scratch) {
-        let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
-        if free != u64::from(gd.free_inodes_count) {
-            out.push(
-                Finding::new(
-                    RuleId::CountGroupFreeInodes,
-                    Some(g),
-                    format!(
-                        "free inodes count is {}, the bitmap has {free} free",
-                        gd.free_inodes_count
-                    ),
-                )
-                .with("stored", gd.free_inodes_count)
-                .with("counted", free),
-            );
-        }
+}
+
+/// The descriptor's free inodes count against the inode bitmap as loaded.
+fn check_inode_bitmap_count(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    scratch: &Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let (geo, g) = (&fs.geo, gd.group);
+    let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
+    if free != u64::from(gd.free_inodes_count) {
+        out.push(
+            Finding::new(
+                RuleId::CountGroupFreeInodes,
+                Some(g),
+                format!(
+                    "free inodes count is {}, the bitmap has {free} free",
+                    gd.free_inodes_count
+                ),
+            )
+            .with("stored", gd.free_inodes_count)
+            .with("counted", free),
+        );
     }
 }
 
