@@ -181,154 +181,232 @@ fn check_bitmaps(
     scratch: &mut Scratch,
     out: &mut Vec<Finding>,
 ) {
-    let geo = &fs.geo;
-    let g = gd.group;
-    let bs = geo.block_size as usize;
-    // Which on-disk bitmaps were read (indexed by `Kind`).
+    let loaded = check_bitmap_blocks(fs, gd, scratch, out);
+    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+    if loaded_bitmap(fs, gd, Kind::Block, &loaded, scratch) {
+        check_block_bitmap_counts(fs, gd, marks, scratch, out);
+    }
+    if loaded_bitmap(fs, gd, Kind::Inode, &loaded, scratch) {
+        check_inode_bitmap_count(fs, gd, scratch, out);
+    }
+}
+
+/// Read both on-disk bitmaps of the group into `scratch.raw` and check their checksums and
+/// tail padding; returns which were read (indexed by `Kind`).
+fn check_bitmap_blocks(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) -> [bool; 2] {
+    let bs = fs.geo.block_size as usize;
     let mut loaded = [false; 2];
-    for (kind, flag, nbytes, stored) in [
-        (
-            Kind::Block,
-            BG_BLOCK_UNINIT,
-            bitmap::block_nbytes(fs),
-            gd.block_bitmap_csum,
-        ),
-        (
-            Kind::Inode,
-            BG_INODE_UNINIT,
-            bitmap::inode_nbytes(fs),
-            gd.inode_bitmap_csum,
-        ),
+    for (kind, nbytes) in [
+        (Kind::Block, bitmap::block_nbytes(fs)),
+        (Kind::Inode, bitmap::inode_nbytes(fs)),
     ] {
         let Some(loc) = bitmap::bitmap_source(fs, gd, kind) else {
             continue;
         };
-        let name = if kind == Kind::Block {
-            "block"
-        } else {
-            "inode"
-        };
-        let block = &mut scratch.raw[kind as usize];
-        block.resize(bs, 0);
-        let read = loc
-            .checked_mul(bs as u64)
-            .ok_or_else(|| {
-                crate::error::Error::corrupt(
-                    crate::error::ProblemKind::Structure,
-                    format!("block number {loc} overflows a byte offset"),
-                )
-            })
-            .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
-        match read {
-            Ok(()) => loaded[kind as usize] = true,
-            Err(e) => {
-                out.push(
-                    Finding::new(
-                        RuleId::BitmapUnreadable,
-                        Some(g),
-                        format!("{name} bitmap at block {loc} cannot be read: {e}"),
-                    )
-                    .with("block", loc),
-                );
-                continue;
-            }
-        };
+        if !read_bitmap_block(fs, gd, kind, loc, scratch, out) {
+            continue;
+        }
+        loaded[kind as usize] = true;
         let block = &scratch.raw[kind as usize];
         let bytes = block.get(..nbytes.min(bs)).unwrap_or(block);
-        // e2fsck skips the checksum of a group with the UNINIT flag, valid descriptor or not.
-        if fs.sb.has_metadata_csum() && !gd.has_flag(flag) {
-            let want = bitmap::bitmap_checksum(fs, kind, bytes);
-            if want != stored {
-                let rule = if kind == Kind::Block {
-                    RuleId::BitmapBlockCsum
-                } else {
-                    RuleId::BitmapInodeCsum
-                };
-                out.push(
-                    Finding::new(
-                        rule,
-                        Some(g),
-                        format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
-                    )
-                    .with("stored", stored)
-                    .with("expected", want)
-                    .with("block", loc),
-                );
-            }
-        }
-        let tail = block.get(nbytes..).unwrap_or(&[]);
-        if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+        check_bitmap_checksum(fs, gd, kind, loc, bytes, out);
+        check_bitmap_tail(gd.group, kind, loc, block, nbytes, out);
+    }
+    loaded
+}
+
+/// `block` or `inode`, for messages.
+fn bitmap_name(kind: Kind) -> &'static str {
+    if kind == Kind::Block {
+        "block"
+    } else {
+        "inode"
+    }
+}
+
+/// Read the `kind` bitmap block at `loc` into `scratch.raw`; false (with a finding) when it
+/// cannot be read.
+fn read_bitmap_block(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    loc: u64,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let bs = fs.geo.block_size as usize;
+    let block = &mut scratch.raw[kind as usize];
+    block.resize(bs, 0);
+    let read = loc
+        .checked_mul(bs as u64)
+        .ok_or_else(|| {
+            crate::error::Error::corrupt(
+                crate::error::ProblemKind::Structure,
+                format!("block number {loc} overflows a byte offset"),
+            )
+        })
+        .and_then(|off| fs.source.read_into(off, block, &format!("block {loc}")));
+    match read {
+        Ok(()) => true,
+        Err(e) => {
+            let name = bitmap_name(kind);
             out.push(
                 Finding::new(
-                    RuleId::BitmapTailPadding,
-                    Some(g),
-                    format!(
-                        "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
-                        nbytes + pos,
-                        tail.get(pos).copied().unwrap_or(0)
-                    ),
+                    RuleId::BitmapUnreadable,
+                    Some(gd.group),
+                    format!("{name} bitmap at block {loc} cannot be read: {e}"),
                 )
-                .with("block", loc)
-                .with("offset", nbytes + pos),
+                .with("block", loc),
             );
+            false
         }
     }
-    // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
+}
+
+/// The bitmap's checksum against the descriptor's. e2fsck skips the checksum of a group with
+/// the UNINIT flag, valid descriptor or not.
+fn check_bitmap_checksum(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    kind: Kind,
+    loc: u64,
+    bytes: &[u8],
+    out: &mut Vec<Finding>,
+) {
+    let (flag, stored) = if kind == Kind::Block {
+        (BG_BLOCK_UNINIT, gd.block_bitmap_csum)
+    } else {
+        (BG_INODE_UNINIT, gd.inode_bitmap_csum)
+    };
+    if !fs.sb.has_metadata_csum() || gd.has_flag(flag) {
+        return;
+    }
+    let (g, name) = (gd.group, bitmap_name(kind));
+    let want = bitmap::bitmap_checksum(fs, kind, bytes);
+    if want != stored {
+        let rule = if kind == Kind::Block {
+            RuleId::BitmapBlockCsum
+        } else {
+            RuleId::BitmapInodeCsum
+        };
+        out.push(
+            Finding::new(
+                rule,
+                Some(g),
+                format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
+            )
+            .with("stored", stored)
+            .with("expected", want)
+            .with("block", loc),
+        );
+    }
+}
+
+/// The bytes of the bitmap block past the bitmap are all 0xff.
+fn check_bitmap_tail(
+    g: u32,
+    kind: Kind,
+    loc: u64,
+    block: &[u8],
+    nbytes: usize,
+    out: &mut Vec<Finding>,
+) {
+    let name = bitmap_name(kind);
+    let tail = block.get(nbytes..).unwrap_or(&[]);
+    if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
+        out.push(
+            Finding::new(
+                RuleId::BitmapTailPadding,
+                Some(g),
+                format!(
+                    "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
+                    nbytes + pos,
+                    tail.get(pos).copied().unwrap_or(0)
+                ),
+            )
+            .with("block", loc)
+            .with("offset", nbytes + pos),
+        );
+    }
+}
+
+/// The descriptor's free blocks count, and the last group's padding, against the block bitmap
+/// as loaded (in `scratch.block`).
+fn check_block_bitmap_counts(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    marks: &UninitMarks,
+    scratch: &mut Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let geo = &fs.geo;
+    let g = gd.group;
     let bits = geo.cluster_bits;
     let clusters =
         (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
     let cpg = u64::from(geo.clusters_per_group);
-    if loaded_bitmap(fs, gd, Kind::Block, &loaded, scratch) {
-        let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
-        marks.apply(first, cpg, &mut scratch.block);
-        let n = clusters.min(cpg) as usize;
-        let free = bitmap::count_free(&scratch.block, n);
-        if free != u64::from(gd.free_blocks_count) {
+    let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
+    marks.apply(first, cpg, &mut scratch.block);
+    let n = clusters.min(cpg) as usize;
+    let free = bitmap::count_free(&scratch.block, n);
+    if free != u64::from(gd.free_blocks_count) {
+        out.push(
+            Finding::new(
+                RuleId::CountGroupFreeBlocks,
+                Some(g),
+                format!(
+                    "free blocks count is {}, the bitmap has {free} free",
+                    gd.free_blocks_count
+                ),
+            )
+            .with("stored", gd.free_blocks_count)
+            .with("counted", free),
+        );
+    }
+    if g + 1 == geo.group_count && clusters < cpg {
+        let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
+        if let Some(i) = unset {
             out.push(
                 Finding::new(
-                    RuleId::CountGroupFreeBlocks,
+                    RuleId::BitmapBlockPadding,
                     Some(g),
                     format!(
-                        "free blocks count is {}, the bitmap has {free} free",
-                        gd.free_blocks_count
+                        "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
                     ),
                 )
-                .with("stored", gd.free_blocks_count)
-                .with("counted", free),
+                .with("bit", i),
             );
-        }
-        if g + 1 == geo.group_count && clusters < cpg {
-            let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
-            if let Some(i) = unset {
-                out.push(
-                    Finding::new(
-                        RuleId::BitmapBlockPadding,
-                        Some(g),
-                        format!(
-                            "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
-                        ),
-                    )
-                    .with("bit", i),
-                );
-            }
         }
     }
-    if loaded_bitmap(fs, gd, Kind::Inode, &loaded, scratch) {
-        let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
-        if free != u64::from(gd.free_inodes_count) {
-            out.push(
-                Finding::new(
-                    RuleId::CountGroupFreeInodes,
-                    Some(g),
-                    format!(
-                        "free inodes count is {}, the bitmap has {free} free",
-                        gd.free_inodes_count
-                    ),
-                )
-                .with("stored", gd.free_inodes_count)
-                .with("counted", free),
-            );
-        }
+}
+
+/// The descriptor's free inodes count against the inode bitmap as loaded.
+fn check_inode_bitmap_count(
+    fs: &Filesystem,
+    gd: &GroupDesc,
+    scratch: &Scratch,
+    out: &mut Vec<Finding>,
+) {
+    let (geo, g) = (&fs.geo, gd.group);
+    let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
+    if free != u64::from(gd.free_inodes_count) {
+        out.push(
+            Finding::new(
+                RuleId::CountGroupFreeInodes,
+                Some(g),
+                format!(
+                    "free inodes count is {}, the bitmap has {free} free",
+                    gd.free_inodes_count
+                ),
+            )
+            .with("stored", gd.free_inodes_count)
+            .with("counted", free),
+        );
     }
 }
 
@@ -422,9 +500,37 @@ fn check_group(
     backup: Option<(u64, Option<&[u8]>)>,
     scratch: &mut Scratch,
 ) -> GroupResult {
-    let geo = &fs.geo;
     let mut r = GroupResult::default();
-    // Superblock and descriptor copies of this group (what ext2fs_check_desc marks first).
+    super_and_descriptor_intervals(fs, g, &mut r);
+    let gd = match fs.desc(g) {
+        Ok(gd) => gd,
+        Err(e) => {
+            r.bad = true;
+            r.findings.push(Finding::new(
+                RuleId::GdTableUnreadable,
+                Some(g),
+                e.to_string(),
+            ));
+            return r;
+        }
+    };
+    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
+        r.bad = true;
+    }
+    check_counts_in_range(fs, g, &gd, &mut r);
+    check_checksum_and_uninit(fs, g, &gd, &mut r);
+    if let Some(m) = marks {
+        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
+    }
+    check_backup_descriptor(fs, g, &gd, backup, &mut r);
+    r.desc_free_blocks = u64::from(gd.free_blocks_count);
+    r.desc_free_inodes = u64::from(gd.free_inodes_count);
+    r
+}
+
+/// The superblock and descriptor copies of group `g` (what ext2fs_check_desc marks first).
+fn super_and_descriptor_intervals(fs: &Filesystem, g: u32, r: &mut GroupResult) {
+    let geo = &fs.geo;
     let lay = geo.layout(g);
     if geo.bg_has_super(g) {
         r.intervals.push(Interval {
@@ -450,21 +556,11 @@ fn check_group(
             what: What::Descriptors,
         });
     }
-    let gd = match fs.desc(g) {
-        Ok(gd) => gd,
-        Err(e) => {
-            r.bad = true;
-            r.findings.push(Finding::new(
-                RuleId::GdTableUnreadable,
-                Some(g),
-                e.to_string(),
-            ));
-            return r;
-        }
-    };
-    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
-        r.bad = true;
-    }
+}
+
+/// The descriptor's free blocks, free inodes and directories fit in one group.
+fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+    let geo = &fs.geo;
     let bpg = u64::from(geo.blocks_per_group);
     let ipg = geo.inodes_per_group;
     for (rule, what, v, max) in [
@@ -499,6 +595,13 @@ fn check_group(
             );
         }
     }
+}
+
+/// The descriptor checksum, uninit flags without checksums, BLOCK_UNINIT on the last group and
+/// the unused inodes count.
+fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+    let geo = &fs.geo;
+    let ipg = geo.inodes_per_group;
     let csum = fs.ctx.gdt_csum;
     if csum && !gd.checksum_ok(&fs.ctx) {
         r.bad = true;
@@ -551,9 +654,17 @@ fn check_group(
             .with("free_inodes", gd.free_inodes_count),
         );
     }
-    if let Some(m) = marks {
-        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
-    }
+}
+
+/// The first backup descriptor table agrees with the primary on where the bitmaps and the inode
+/// table are.
+fn check_backup_descriptor(
+    fs: &Filesystem,
+    g: u32,
+    gd: &GroupDesc,
+    backup: Option<(u64, Option<&[u8]>)>,
+    r: &mut GroupResult,
+) {
     if let Some(b) =
         backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, g).map(|d| (blk, d)))
     {
@@ -581,9 +692,6 @@ fn check_group(
             );
         }
     }
-    r.desc_free_blocks = u64::from(gd.free_blocks_count);
-    r.desc_free_inodes = u64::from(gd.free_inodes_count);
-    r
 }
 
 /// Sweep the metadata intervals for overlaps (what ext2fs_check_desc's block map catches).

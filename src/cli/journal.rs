@@ -109,205 +109,36 @@ fn string_to_inode(fs: &Filesystem, spec: &str) -> Result<u32, String> {
     e4inspect::namei::resolve(fs, spec.as_bytes()).map_err(|e| e.to_string())
 }
 
+/// What debugfs made of the filesystem: the filesystem and whether it ignores checksums, or
+/// nothing when it could not open it.
+type Opened<'a> = Option<(&'a Filesystem, bool)>;
+
+/// The step's value, or `Err(status)`: stop here with this exit status.
+type Step<T> = anyhow::Result<Result<T, i32>>;
+
 /// Run the command; returns the exit status.
 pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
-    let mut opts = Options {
-        all: args.all,
-        old: args.old,
-        superblock: args.superblock || args.json,
-        contents: args.contents,
-        count: args.count.unwrap_or(-1),
-        verify: args.json,
-        trace: Default::default(),
-    };
+    let mut opts = options(args);
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     let fs = Filesystem::open(&args.image, &args.source.open_options());
-    // What debugfs makes of the filesystem before logdump runs.
-    let mut opened: Option<(&Filesystem, bool)> = None;
-    if let Ok(fs) = &fs {
-        match logdump::debugfs_open(fs) {
-            DebugfsOpen::Open {
-                retried,
-                ignore_csum,
-            } => {
-                if retried && !args.json {
-                    writeln!(w, "Checksum errors in superblock!  Retrying...")?;
-                }
-                opened = Some((fs, ignore_csum));
-            }
-            DebugfsOpen::Fails(m) => {
-                if fs.strict_failure.is_some() && !fs.geo.journal_dev && !args.json {
-                    writeln!(w, "Checksum errors in superblock!  Retrying...")?;
-                }
-                w.flush()?;
-                report_error(&args.image, &m);
-            }
-        }
-    } else if let Err(e) = &fs {
-        report_error(&args.image, e);
-    }
+    let opened = open_as_debugfs(args, &fs, &mut w)?;
     if let Some(spec) = &args.inode {
-        // debugfs needs the filesystem for -i, and says where the inode is before anything else.
-        let Some((fs, _)) = opened else {
-            w.flush()?;
-            return Ok(EXIT_OPERATIONAL);
-        };
-        let ino = match string_to_inode(fs, spec) {
-            Ok(0) => return Ok(EXIT_OK),
-            Ok(n) => n,
-            Err(m) => {
-                w.flush()?;
-                report_error(&args.image, &format!("{spec}: {m}"));
-                return Ok(EXIT_OPERATIONAL);
-            }
-        };
-        let Some(t) = logdump::Trace::for_inode(fs, ino, opts.trace) else {
-            w.flush()?;
-            report_error(
-                &args.image,
-                &format!("inode {ino}: its group has no descriptor"),
-            );
-            return Ok(EXIT_OPERATIONAL);
-        };
-        opts.trace = t;
-        if !args.json {
-            let g = (ino - 1) / fs.sb.inodes_per_group;
-            writeln!(
-                w,
-                "Inode {ino} is at group {g}, block {}, offset {}",
-                t.inode_block, t.inode_offset
-            )?;
+        if let Err(status) = trace_inode(args, opened, spec, &mut opts, &mut w)? {
+            return Ok(status);
         }
     }
     if let Some(b) = args.block {
-        let inode_part = opts.trace;
-        opts.trace = match opened {
-            Some((fs, _)) => logdump::Trace::for_block(fs, b),
-            None => logdump::Trace {
-                block: b,
-                ..Default::default()
-            },
-        };
-        opts.trace.inode = inode_part.inode;
-        opts.trace.inode_block = inode_part.inode_block;
-        opts.trace.inode_offset = inode_part.inode_offset;
+        opts.trace = trace_block(opened, b, opts.trace);
     }
-    let fs_bs = opened.map(|(fs, _)| fs.block_size() as u32);
-    let inode_size = opened.map_or(128, |(fs, _)| fs.sb.inode_size() as usize);
-    let external;
-    let internal;
-    let src: &dyn logdump::JournalSource = if let Some(p) = &args.journal_device {
-        external = match ExternalJournal::open(p) {
-            Ok(j) => j,
-            Err(e) => {
-                w.flush()?;
-                report_error(p, &e);
-                return Ok(EXIT_OPERATIONAL);
-            }
-        };
-        &external
-    } else {
-        let Some((fs, ignore)) = opened else {
-            w.flush()?;
-            return Ok(EXIT_OPERATIONAL);
-        };
-        let ino = fs.sb.journal_inum;
-        if ino == 0 {
-            // debugfs asks blkid for the device by journal UUID, then by device number.
-            let Some(p) = logdump::find_external_journal(&fs.sb.journal_uuid, fs.sb.journal_dev)
-            else {
-                w.flush()?;
-                // No journal at all is nothing to show (exit 0); an external journal that cannot
-                // be found is a journal that cannot be read (exit 8).
-                if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
-                    report_error(&args.image, &"filesystem has no journal");
-                    if args.json {
-                        // Still one document: a journal of kind `none`, with nothing in it.
-                        let doc = JournalDocument {
-                            schema_version: SchemaVersion,
-                            image: args.image.display().to_string(),
-                            journal: "none",
-                            options: opts,
-                            events: Vec::new(),
-                            outcome: logdump::Outcome::default(),
-                        };
-                        serde_json::to_writer_pretty(&mut w, &doc)?;
-                        writeln!(w)?;
-                        w.flush()?;
-                    }
-                    return Ok(EXIT_OK);
-                }
-                let msg = format!(
-                    "filesystem has no journal here: it is external (UUID {}) and no device \
-                     holds it; name it with --journal-device PATH",
-                    e4inspect::superblock::uuid_string(&fs.sb.journal_uuid)
-                );
-                report_error(&args.image, &msg);
-                return Ok(EXIT_OPERATIONAL);
-            };
-            if !args.json {
-                writeln!(w, "Using external journal found at {}", p.display())?;
-            }
-            external = match ExternalJournal::open(&p) {
-                Ok(j) => j,
-                Err(e) => {
-                    w.flush()?;
-                    report_error(&p, &e);
-                    return Ok(EXIT_OPERATIONAL);
-                }
-            };
-            &external
-        } else {
-            let j = if args.use_backup {
-                InternalJournal::from_backup(fs, ino)
-            } else {
-                InternalJournal::open(fs, ino, ignore)
-            };
-            internal = match j {
-                Ok(j) => j,
-                Err(m) => {
-                    w.flush()?;
-                    report_error(&args.image, &format!("{m} while reading inode {ino}"));
-                    return Ok(EXIT_OPERATIONAL);
-                }
-            };
-            &internal
-        }
+    let journal = match open_journal(args, opened, opts, &mut w)? {
+        Ok(j) => j,
+        Err(status) => return Ok(status),
     };
-    let stderr = std::io::stderr();
     let outcome = if args.json {
-        let mut events = Vec::new();
-        let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e| {
-            events.push(e);
-            Ok(())
-        })?;
-        let doc = JournalDocument {
-            schema_version: SchemaVersion,
-            image: args.image.display().to_string(),
-            journal: if args.journal_device.is_some() {
-                "external"
-            } else {
-                "internal"
-            },
-            options: opts,
-            events,
-            outcome: o.clone(),
-        };
-        serde_json::to_writer_pretty(&mut w, &doc)?;
-        writeln!(w)?;
-        o
+        walk_json(args, journal.source(), opened, opts, &mut w)?
     } else {
-        let mut err = stderr.lock();
-        let r = logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
-            if let (Event::InodeCopy { ino, raw }, Some((fs, _))) = (&e, opened) {
-                writeln!(w, "    (inode block for inode {ino}):")?;
-                e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, &mut w)?;
-                return inode_blocks(&mut w, raw);
-            }
-            text::write_event(&mut w, &mut err, &e)
-        });
-        match r {
+        match walk_text(journal.source(), opened, opts, &mut w) {
             Ok(o) => o,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(EXIT_OK),
             Err(e) => return Err(e.into()),
@@ -322,6 +153,281 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
         EXIT_PROBLEMS
     } else {
         EXIT_OK
+    })
+}
+
+/// The logdump options the arguments ask for (JSON always shows the superblock and verifies).
+fn options(args: &JournalArgs) -> Options {
+    Options {
+        all: args.all,
+        old: args.old,
+        superblock: args.superblock || args.json,
+        contents: args.contents,
+        count: args.count.unwrap_or(-1),
+        verify: args.json,
+        trace: Default::default(),
+    }
+}
+
+/// What debugfs makes of the filesystem before logdump runs, with its retry message.
+fn open_as_debugfs<'a>(
+    args: &JournalArgs,
+    fs: &'a e4inspect::Result<Filesystem>,
+    w: &mut dyn Write,
+) -> std::io::Result<Opened<'a>> {
+    let fs = match fs {
+        Ok(fs) => fs,
+        Err(e) => {
+            report_error(&args.image, e);
+            return Ok(None);
+        }
+    };
+    match logdump::debugfs_open(fs) {
+        DebugfsOpen::Open {
+            retried,
+            ignore_csum,
+        } => {
+            if retried && !args.json {
+                writeln!(w, "Checksum errors in superblock!  Retrying...")?;
+            }
+            Ok(Some((fs, ignore_csum)))
+        }
+        DebugfsOpen::Fails(m) => {
+            if fs.strict_failure.is_some() && !fs.geo.journal_dev && !args.json {
+                writeln!(w, "Checksum errors in superblock!  Retrying...")?;
+            }
+            w.flush()?;
+            report_error(&args.image, &m);
+            Ok(None)
+        }
+    }
+}
+
+/// `-i`: trace the inode-table block of an inode. debugfs needs the filesystem for it, and
+/// says where the inode is before anything else.
+fn trace_inode(
+    args: &JournalArgs,
+    opened: Opened,
+    spec: &str,
+    opts: &mut Options,
+    w: &mut dyn Write,
+) -> Step<()> {
+    let Some((fs, _)) = opened else {
+        w.flush()?;
+        return Ok(Err(EXIT_OPERATIONAL));
+    };
+    let ino = match string_to_inode(fs, spec) {
+        Ok(0) => return Ok(Err(EXIT_OK)),
+        Ok(n) => n,
+        Err(m) => {
+            w.flush()?;
+            report_error(&args.image, &format!("{spec}: {m}"));
+            return Ok(Err(EXIT_OPERATIONAL));
+        }
+    };
+    let Some(t) = logdump::Trace::for_inode(fs, ino, opts.trace) else {
+        w.flush()?;
+        report_error(
+            &args.image,
+            &format!("inode {ino}: its group has no descriptor"),
+        );
+        return Ok(Err(EXIT_OPERATIONAL));
+    };
+    opts.trace = t;
+    if !args.json {
+        let g = (ino - 1) / fs.sb.inodes_per_group;
+        writeln!(
+            w,
+            "Inode {ino} is at group {g}, block {}, offset {}",
+            t.inode_block, t.inode_offset
+        )?;
+    }
+    Ok(Ok(()))
+}
+
+/// `-b`: trace one block, keeping the inode part of the trace already set by `-i`.
+fn trace_block(opened: Opened, b: u64, inode_part: logdump::Trace) -> logdump::Trace {
+    let mut trace = match opened {
+        Some((fs, _)) => logdump::Trace::for_block(fs, b),
+        None => logdump::Trace {
+            block: b,
+            ..Default::default()
+        },
+    };
+    trace.inode = inode_part.inode;
+    trace.inode_block = inode_part.inode_block;
+    trace.inode_offset = inode_part.inode_offset;
+    trace
+}
+
+/// The journal to walk: an external device or file, or the journal inode.
+enum Journal<'a> {
+    External(ExternalJournal),
+    Internal(InternalJournal<'a>),
+}
+
+impl Journal<'_> {
+    fn source(&self) -> &dyn logdump::JournalSource {
+        match self {
+            Journal::External(j) => j,
+            Journal::Internal(j) => j,
+        }
+    }
+}
+
+/// An external journal opened from a path, or the exit status after saying why not.
+fn open_external(path: &std::path::Path, w: &mut dyn Write) -> Step<Journal<'static>> {
+    match ExternalJournal::open(path) {
+        Ok(j) => Ok(Ok(Journal::External(j))),
+        Err(e) => {
+            w.flush()?;
+            report_error(path, &e);
+            Ok(Err(EXIT_OPERATIONAL))
+        }
+    }
+}
+
+/// The journal `-f`, the journal inode (`-s`: through the superblock's backup of its block
+/// map) or the external journal the superblock names, as debugfs finds it.
+fn open_journal<'a>(
+    args: &JournalArgs,
+    opened: Opened<'a>,
+    opts: Options,
+    w: &mut dyn Write,
+) -> Step<Journal<'a>> {
+    if let Some(p) = &args.journal_device {
+        return open_external(p, w);
+    }
+    let Some((fs, ignore)) = opened else {
+        w.flush()?;
+        return Ok(Err(EXIT_OPERATIONAL));
+    };
+    let ino = fs.sb.journal_inum;
+    if ino == 0 {
+        return open_journal_by_uuid(args, fs, opts, w);
+    }
+    let j = if args.use_backup {
+        InternalJournal::from_backup(fs, ino)
+    } else {
+        InternalJournal::open(fs, ino, ignore)
+    };
+    match j {
+        Ok(j) => Ok(Ok(Journal::Internal(j))),
+        Err(m) => {
+            w.flush()?;
+            report_error(&args.image, &format!("{m} while reading inode {ino}"));
+            Ok(Err(EXIT_OPERATIONAL))
+        }
+    }
+}
+
+/// No journal inode: debugfs asks blkid for the device by journal UUID, then by device number.
+fn open_journal_by_uuid(
+    args: &JournalArgs,
+    fs: &Filesystem,
+    opts: Options,
+    w: &mut dyn Write,
+) -> Step<Journal<'static>> {
+    let Some(p) = logdump::find_external_journal(&fs.sb.journal_uuid, fs.sb.journal_dev) else {
+        w.flush()?;
+        return no_journal_found(args, fs, opts, w).map(Err);
+    };
+    if !args.json {
+        writeln!(w, "Using external journal found at {}", p.display())?;
+    }
+    open_external(&p, w)
+}
+
+/// No journal at all is nothing to show (exit 0); an external journal that cannot be found is
+/// a journal that cannot be read (exit 8).
+fn no_journal_found(
+    args: &JournalArgs,
+    fs: &Filesystem,
+    opts: Options,
+    w: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
+        report_error(&args.image, &"filesystem has no journal");
+        if args.json {
+            // Still one document: a journal of kind `none`, with nothing in it.
+            let doc = JournalDocument {
+                schema_version: SchemaVersion,
+                image: args.image.display().to_string(),
+                journal: "none",
+                options: opts,
+                events: Vec::new(),
+                outcome: logdump::Outcome::default(),
+            };
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            writeln!(w)?;
+            w.flush()?;
+        }
+        return Ok(EXIT_OK);
+    }
+    let msg = format!(
+        "filesystem has no journal here: it is external (UUID {}) and no device \
+         holds it; name it with --journal-device PATH",
+        e4inspect::superblock::uuid_string(&fs.sb.journal_uuid)
+    );
+    report_error(&args.image, &msg);
+    Ok(EXIT_OPERATIONAL)
+}
+
+/// The filesystem block size and inode size the walk needs (debugfs' defaults without one).
+fn fs_sizes(opened: Opened) -> (Option<u32>, usize) {
+    let fs_bs = opened.map(|(fs, _)| fs.block_size() as u32);
+    let inode_size = opened.map_or(128, |(fs, _)| fs.sb.inode_size() as usize);
+    (fs_bs, inode_size)
+}
+
+/// Walk the log collecting the events, then write them as one JSON document.
+fn walk_json(
+    args: &JournalArgs,
+    src: &dyn logdump::JournalSource,
+    opened: Opened,
+    opts: Options,
+    w: &mut dyn Write,
+) -> anyhow::Result<logdump::Outcome> {
+    let (fs_bs, inode_size) = fs_sizes(opened);
+    let mut events = Vec::new();
+    let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e| {
+        events.push(e);
+        Ok(())
+    })?;
+    let doc = JournalDocument {
+        schema_version: SchemaVersion,
+        image: args.image.display().to_string(),
+        journal: if args.journal_device.is_some() {
+            "external"
+        } else {
+            "internal"
+        },
+        options: opts,
+        events,
+        outcome: o.clone(),
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    writeln!(w)?;
+    Ok(o)
+}
+
+/// Walk the log writing debugfs' text as it goes (logged inode copies as debugfs stat text).
+fn walk_text(
+    src: &dyn logdump::JournalSource,
+    opened: Opened,
+    opts: Options,
+    w: &mut dyn Write,
+) -> std::io::Result<logdump::Outcome> {
+    let (fs_bs, inode_size) = fs_sizes(opened);
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
+        if let (Event::InodeCopy { ino, raw }, Some((fs, _))) = (&e, opened) {
+            writeln!(w, "    (inode block for inode {ino}):")?;
+            e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, w)?;
+            return inode_blocks(w, raw);
+        }
+        text::write_event(w, &mut err, &e)
     })
 }
 

@@ -181,86 +181,150 @@ macro_rules! out {
     }};
 }
 
+/// What one scan found, gathered for both renderings.
+struct Report {
+    st: scan::XattrStats,
+    counts: scan::ScanCounts,
+    top: Vec<(String, scan::NameStat)>,
+    shared: Vec<scan::SharedBlock>,
+    largest: Vec<LargestJson>,
+    secs: f64,
+}
+
 /// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met.
 pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
+    let report = scan_image(&fs, &args);
+    let status = if report.counts.problem_count > 0 {
+        4
+    } else {
+        0
+    };
+    if args.json {
+        let doc = json_document(&args, report);
+        super::emit(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+    } else {
+        super::emit(&text_report(&args, &report))?;
+    }
+    Ok(status)
+}
+
+/// Scan every in-use inode (with a progress bar when wanted) and name the largest spillers.
+fn scan_image(fs: &Filesystem, args: &XattrsArgs) -> Report {
     let total = u64::from(fs.group_count()) * u64::from(fs.geo.inodes_per_group);
     let show = super::progress::enabled(args.no_progress);
     let bar = super::progress::bar(show, "scanning", super::progress::Unit::Inodes, Some(total));
     let start = Instant::now();
     let progress = |n: u64| bar.inc(n);
-    let (st, counts) = scan::xattr_stats_listing(&fs, args.list, &progress);
+    let (st, counts) = scan::xattr_stats_listing(fs, args.list, &progress);
     bar.finish_and_clear();
-    let largest = named_largest(&fs, &st);
+    let largest = named_largest(fs, &st);
     let secs = start.elapsed().as_secs_f64();
     let top = st.top_names(args.top);
     let shared = st.shared_blocks();
-    let status = if counts.problem_count > 0 { 4 } else { 0 };
-    if args.json {
-        let hist: Vec<_> = st
-            .footprint_hist
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| BucketJson {
-                range: bucket_label(i),
-                max_bytes: FOOTPRINT_BUCKETS.get(i).copied(),
-                inodes: n,
-            })
-            .collect();
-        let v = XattrsDocument {
-            schema_version: SchemaVersion,
-            image: args.image.display().to_string(),
-            inodes_scanned: counts.inodes_in_use,
-            inodes_with_xattrs: st.inodes_with_xattrs,
-            all_in_inode: st.all_in_inode,
-            spill_to_block: st.spill_to_block,
-            use_ea_inode: st.use_ea_inode,
-            bytes_in_inode: st.bytes_in_inode,
-            bytes_in_blocks: st.bytes_in_blocks,
-            bytes_in_ea_inodes: st.bytes_in_ea_inodes,
-            xattr_count: st.xattr_count,
-            value_bytes: st.value_bytes,
-            inode_free_bytes: st.inode_bytes_free,
-            ea_value_inodes: st.ea_value_inodes,
-            footprint_histogram: hist,
-            footprint_max: st.footprint_max,
-            top_names: top
-                .iter()
-                .map(|(n, s)| NameJson {
-                    name: n.clone(),
-                    count: s.count,
-                    bytes: s.bytes,
-                })
-                .collect(),
-            distinct_names: st.distinct_names(),
-            names_untracked: st.names_untracked,
-            xattr_blocks: st.distinct_blocks(),
-            shared_blocks: shared,
-            blocks_untracked: st.blocks_untracked,
-            inodes_with_problems: st.inodes_with_problems,
-            largest_spilling: largest,
-            xattr_blocks_decoded: st.blocks_decoded,
-            groups: counts.groups,
-            groups_uninit: counts.groups_uninit,
-            inodes_unused_tail: counts.inodes_unused_tail,
-            itable_bytes: counts.itable_bytes,
-            problem_count: counts.problem_count,
-            problems: counts.problems,
-            seconds: args.timings.then_some(secs),
-        };
-        super::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
-        return Ok(status);
+    Report {
+        st,
+        counts,
+        top,
+        shared,
+        largest,
+        secs,
     }
+}
+
+/// The footprint histogram as JSON buckets.
+fn histogram_json(st: &scan::XattrStats) -> Vec<BucketJson> {
+    st.footprint_hist
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| BucketJson {
+            range: bucket_label(i),
+            max_bytes: FOOTPRINT_BUCKETS.get(i).copied(),
+            inodes: n,
+        })
+        .collect()
+}
+
+/// The `--json` document of one scan.
+fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
+    let Report {
+        st,
+        counts,
+        top,
+        shared,
+        largest,
+        secs,
+    } = r;
+    XattrsDocument {
+        schema_version: SchemaVersion,
+        image: args.image.display().to_string(),
+        inodes_scanned: counts.inodes_in_use,
+        inodes_with_xattrs: st.inodes_with_xattrs,
+        all_in_inode: st.all_in_inode,
+        spill_to_block: st.spill_to_block,
+        use_ea_inode: st.use_ea_inode,
+        bytes_in_inode: st.bytes_in_inode,
+        bytes_in_blocks: st.bytes_in_blocks,
+        bytes_in_ea_inodes: st.bytes_in_ea_inodes,
+        xattr_count: st.xattr_count,
+        value_bytes: st.value_bytes,
+        inode_free_bytes: st.inode_bytes_free,
+        ea_value_inodes: st.ea_value_inodes,
+        footprint_histogram: histogram_json(&st),
+        footprint_max: st.footprint_max,
+        top_names: top
+            .iter()
+            .map(|(n, s)| NameJson {
+                name: n.clone(),
+                count: s.count,
+                bytes: s.bytes,
+            })
+            .collect(),
+        distinct_names: st.distinct_names(),
+        names_untracked: st.names_untracked,
+        xattr_blocks: st.distinct_blocks(),
+        shared_blocks: shared,
+        blocks_untracked: st.blocks_untracked,
+        inodes_with_problems: st.inodes_with_problems,
+        largest_spilling: largest,
+        xattr_blocks_decoded: st.blocks_decoded,
+        groups: counts.groups,
+        groups_uninit: counts.groups_uninit,
+        inodes_unused_tail: counts.inodes_unused_tail,
+        itable_bytes: counts.itable_bytes,
+        problem_count: counts.problem_count,
+        problems: counts.problems,
+        seconds: args.timings.then_some(secs),
+    }
+}
+
+/// The whole text report.
+fn text_report(args: &XattrsArgs, r: &Report) -> String {
     let mut o = String::new();
-    let pct = |n: u64| {
-        if st.inodes_with_xattrs == 0 {
-            0.0
-        } else {
-            100.0 * n as f64 / st.inodes_with_xattrs as f64
-        }
-    };
+    text_summary(&mut o, args, r);
+    text_histogram(&mut o, &r.st);
+    text_top_names(&mut o, r);
+    text_shared_blocks(&mut o, r);
+    text_largest(&mut o, args, &r.largest);
+    text_problems(&mut o, &r.counts);
+    o
+}
+
+/// Share of the inodes with xattrs, in percent.
+fn percent_of_xattr_inodes(st: &scan::XattrStats, n: u64) -> f64 {
+    if st.inodes_with_xattrs == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / st.inodes_with_xattrs as f64
+    }
+}
+
+/// The counts: inodes scanned, where their xattrs live, bytes used.
+fn text_summary(o: &mut String, args: &XattrsArgs, r: &Report) {
+    let (st, counts) = (&r.st, &r.counts);
+    let pct = |n: u64| percent_of_xattr_inodes(st, n);
     out!(o, "Image: {}", args.image.display());
     out!(
         o,
@@ -302,6 +366,10 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     if st.ea_value_inodes > 0 {
         out!(o, "EA value inodes: {}", st.ea_value_inodes);
     }
+}
+
+/// The footprint histogram table (non-empty buckets).
+fn text_histogram(o: &mut String, st: &scan::XattrStats) {
     let mut t = table::styled();
     t.set_header(vec!["xattr footprint (bytes)", "inodes"]);
     for (i, &n) in st.footprint_hist.iter().enumerate() {
@@ -317,30 +385,41 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
         );
         out!(o, "{t}");
     }
-    if !top.is_empty() {
-        let mut t = table::styled();
-        t.set_header(vec!["name", "count", "value bytes", "avg"]);
-        for (n, s) in &top {
-            t.add_row(vec![
-                // Names come from disk: escaped as debugfs escapes them, never raw.
-                e4inspect::format::escape::c_string(n.as_bytes()),
-                s.count.to_string(),
-                s.bytes.to_string(),
-                format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
-            ]);
-        }
-        out!(
-            o,
-            "Most common names ({} distinct{}):",
-            st.distinct_names(),
-            if st.names_untracked > 0 {
-                format!(", {} xattrs with untracked names", st.names_untracked)
-            } else {
-                String::new()
-            }
-        );
-        out!(o, "{t}");
+}
+
+/// The most common names table.
+fn text_top_names(o: &mut String, r: &Report) {
+    if r.top.is_empty() {
+        return;
     }
+    let st = &r.st;
+    let mut t = table::styled();
+    t.set_header(vec!["name", "count", "value bytes", "avg"]);
+    for (n, s) in &r.top {
+        t.add_row(vec![
+            // Names come from disk: escaped as debugfs escapes them, never raw.
+            e4inspect::format::escape::c_string(n.as_bytes()),
+            s.count.to_string(),
+            s.bytes.to_string(),
+            format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
+        ]);
+    }
+    out!(
+        o,
+        "Most common names ({} distinct{}):",
+        st.distinct_names(),
+        if st.names_untracked > 0 {
+            format!(", {} xattrs with untracked names", st.names_untracked)
+        } else {
+            String::new()
+        }
+    );
+    out!(o, "{t}");
+}
+
+/// External xattr blocks and the first shared ones.
+fn text_shared_blocks(o: &mut String, r: &Report) {
+    let (st, shared) = (&r.st, &r.shared);
     out!(
         o,
         "External xattr blocks: {} distinct, {} shared by several inodes{}",
@@ -361,40 +440,48 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
             b.refcount
         );
     }
-    if !largest.is_empty() {
+}
+
+/// The inodes with the largest footprints among those spilling out of the inode.
+fn text_largest(o: &mut String, args: &XattrsArgs, largest: &[LargestJson]) {
+    if largest.is_empty() {
+        return;
+    }
+    out!(
+        o,
+        "Largest xattr footprints among inodes spilling to a block or an EA inode (--list {}):",
+        args.list
+    );
+    for l in largest {
         out!(
             o,
-            "Largest xattr footprints among inodes spilling to a block or an EA inode (--list {}):",
-            args.list
+            "  {:>8} bytes  inode {}  {}{}",
+            l.footprint,
+            l.ino,
+            l.path.as_deref().map_or_else(
+                || "(no path found)".to_string(),
+                |p| p.escape_debug().to_string()
+            ),
+            match (l.spills_to_block, l.uses_ea_inode) {
+                (true, true) => "  [block, EA inode]",
+                (true, _) => "  [block]",
+                _ => "  [EA inode]",
+            }
         );
-        for l in &largest {
-            out!(
-                o,
-                "  {:>8} bytes  inode {}  {}{}",
-                l.footprint,
-                l.ino,
-                l.path.as_deref().map_or_else(
-                    || "(no path found)".to_string(),
-                    |p| p.escape_debug().to_string()
-                ),
-                match (l.spills_to_block, l.uses_ea_inode) {
-                    (true, true) => "  [block, EA inode]",
-                    (true, _) => "  [block]",
-                    _ => "  [EA inode]",
-                }
-            );
-        }
     }
-    if counts.problem_count > 0 {
-        out!(o, "Problems: {}", counts.problem_count);
-        for p in &counts.problems {
-            out!(
-                o,
-                "  {}",
-                e4inspect::format::escape::c_string(p.message.as_bytes())
-            );
-        }
+}
+
+/// The problems the scan met, escaped.
+fn text_problems(o: &mut String, counts: &scan::ScanCounts) {
+    if counts.problem_count == 0 {
+        return;
     }
-    super::emit(&o)?;
-    Ok(status)
+    out!(o, "Problems: {}", counts.problem_count);
+    for p in &counts.problems {
+        out!(
+            o,
+            "  {}",
+            e4inspect::format::escape::c_string(p.message.as_bytes())
+        );
+    }
 }

@@ -319,12 +319,25 @@ fn debugfs_text_with(
     blocks: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let mut o: Vec<u8> = Vec::new();
+    stat_identity(&mut o, r, p);
+    stat_times(&mut o, r, p);
+    if r.raw.len() > 128 {
+        let _ = writeln!(o, "Size of extra inode fields: {}", r.inode.extra_isize);
+    }
+    stat_xattrs(&mut o, r);
+    stat_checksum(&mut o, fs, r);
+    stat_data_map(fs, r, p, blocks, &mut o, out)?;
+    out.write_all(&o)
+}
+
+/// Number, type, mode, flags, generation, owner, size, ACL block, links and fragment.
+fn stat_identity(o: &mut Vec<u8>, r: &Report<'_>, p: &str) {
     let i = &r.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
     let rec = &i.in_record;
     let large = r.raw.len() > 128;
     let extra = i.extra_isize;
-    let mut o: Vec<u8> = Vec::new();
     let _ = writeln!(
         o,
         "{p}Inode: {}   Type: {}    {p}Mode:  0{:03o}   Flags: 0x{:x}",
@@ -367,31 +380,20 @@ fn debugfs_text_with(
         "{p}Fragment:  Address: {}    Number: 0    Size: 0",
         i.obso_faddr
     );
+}
+
+/// The ctime, atime, mtime (crtime on large inodes) and dtime lines.
+fn stat_times(o: &mut Vec<u8>, r: &Report<'_>, p: &str) {
+    let i = &r.inode;
+    // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
+    let rec = &i.in_record;
+    let large = r.raw.len() > 128;
+    let extra = i.extra_isize;
     if large && extra >= 24 {
-        time_line(
-            &mut o,
-            &format!("{p} ctime"),
-            i.ctime,
-            Some(rec.ctime_extra),
-        );
-        time_line(
-            &mut o,
-            &format!("{p} atime"),
-            i.atime,
-            Some(rec.atime_extra),
-        );
-        time_line(
-            &mut o,
-            &format!("{p} mtime"),
-            i.mtime,
-            Some(rec.mtime_extra),
-        );
-        time_line(
-            &mut o,
-            &format!("{p}crtime"),
-            rec.crtime,
-            Some(rec.crtime_extra),
-        );
+        time_line(o, &format!("{p} ctime"), i.ctime, Some(rec.ctime_extra));
+        time_line(o, &format!("{p} atime"), i.atime, Some(rec.atime_extra));
+        time_line(o, &format!("{p} mtime"), i.mtime, Some(rec.mtime_extra));
+        time_line(o, &format!("{p}crtime"), rec.crtime, Some(rec.crtime_extra));
         if i.dtime != 0 {
             let x = rec.ctime_extra;
             let _ = write!(
@@ -402,16 +404,17 @@ fn debugfs_text_with(
             );
         }
     } else {
-        time_line(&mut o, &format!("{p}ctime"), i.ctime, None);
-        time_line(&mut o, &format!("{p}atime"), i.atime, None);
-        time_line(&mut o, &format!("{p}mtime"), i.mtime, None);
+        time_line(o, &format!("{p}ctime"), i.ctime, None);
+        time_line(o, &format!("{p}atime"), i.atime, None);
+        time_line(o, &format!("{p}mtime"), i.mtime, None);
         if i.dtime != 0 {
-            time_line(&mut o, &format!("{p}dtime"), i.dtime, None);
+            time_line(o, &format!("{p}dtime"), i.dtime, None);
         }
     }
-    if large {
-        let _ = writeln!(o, "Size of extra inode fields: {extra}");
-    }
+}
+
+/// The extended attributes (names as debugfs builds them, short values shown).
+fn stat_xattrs(o: &mut Vec<u8>, r: &Report<'_>) {
     if !r.xattrs.items.is_empty() && r.xattrs.problems.is_empty() {
         o.extend_from_slice(b"Extended attributes:\n");
         let same = r.debugfs_names.len() == r.xattrs.items.len();
@@ -433,6 +436,15 @@ fn debugfs_text_with(
             o.extend_from_slice(t.as_bytes());
         }
     }
+}
+
+/// The inode checksum on metadata_csum filesystems.
+fn stat_checksum(o: &mut Vec<u8>, fs: &Filesystem, r: &Report<'_>) {
+    let i = &r.inode;
+    // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
+    let rec = &i.in_record;
+    let large = r.raw.len() > 128;
+    let extra = i.extra_isize;
     if fs.sb.has_metadata_csum() {
         let mut c = u32::from(i.checksum_lo);
         if large && extra >= 2 {
@@ -440,6 +452,18 @@ fn debugfs_text_with(
         }
         let _ = writeln!(o, "Inode checksum: 0x{c:08x}");
     }
+}
+
+/// The symlink target, device numbers, inline data size, or (with `blocks`) the extent or block
+/// list.
+fn stat_data_map(
+    fs: &Filesystem,
+    r: &Report<'_>,
+    p: &str,
+    blocks: bool,
+    o: &mut Vec<u8>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let until_nul = |b: &[u8]| -> Vec<u8> {
         let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
         b.get(..n).unwrap_or(&[]).to_vec()
@@ -464,82 +488,92 @@ fn debugfs_text_with(
             );
         }
         _ if !blocks => {}
-        DataMap::Extents(w) => {
-            o.extend_from_slice("EXTENTS:\n".as_bytes());
-            let mut printed = false;
-            for it in &w.items {
-                let sep = if printed { ", " } else { "" };
-                match it {
-                    ExtentItem::Index { level, child, .. } => {
-                        let _ = write!(o, "{sep}(ETB{level}):{child}");
-                    }
-                    ExtentItem::Leaf { extent: e, .. } => {
-                        if e.len == 0 {
-                            continue;
-                        }
-                        let u = if e.uninit { "[u]" } else { "" };
-                        if e.len == 1 {
-                            let _ = write!(o, "{sep}({}{u}):{}", e.logical, e.physical);
-                        } else {
-                            let _ = write!(
-                                o,
-                                "{sep}({}-{}{u}):{}-{}",
-                                e.logical,
-                                u64::from(e.logical) + u64::from(e.len) - 1,
-                                e.physical,
-                                e.physical + u64::from(e.len) - 1
-                            );
-                        }
-                    }
-                }
-                printed = true;
-            }
-            if printed {
-                o.push(b'\n');
-            }
-        }
+        DataMap::Extents(w) => extents_text(o, w),
         DataMap::Inline { size } => {
             let _ = writeln!(o, "Size of inline data: {size}");
         }
-        DataMap::Blocks(w) => {
-            o.extend_from_slice(b"BLOCKS:\n");
-            if r.runs_omitted == 0 {
-                let runs: Vec<String> = w.runs.iter().map(run_text).collect();
-                o.extend_from_slice(runs.join(", ").as_bytes());
-            } else {
-                // Too many runs to hold: walk the map again, writing as we go.
-                out.write_all(&o)?;
-                o.clear();
-                let mut first = true;
-                let mut err = None;
-                fileblocks::walk_block_map(
-                    fs,
-                    &i.block,
-                    inode::walk_limits(fs, r.ino, i),
-                    &mut |e| {
-                        let sep = if first { "" } else { ", " };
-                        first = false;
-                        match write!(out, "{sep}{}", run_text(&map_run(e))) {
-                            Ok(()) => ControlFlow::Continue(()),
-                            Err(e) => {
-                                err = Some(e);
-                                ControlFlow::Break(())
-                            }
-                        }
-                    },
-                );
-                if let Some(e) = err {
-                    return Err(e);
-                }
-            }
-            if w.total > 0 {
-                let _ = write!(o, "\nTOTAL: {}\n", w.total);
-            }
-            o.push(b'\n');
-        }
+        DataMap::Blocks(w) => blocks_text(fs, r, w, o, out)?,
         DataMap::Unreadable(_) => {}
     }
-    out.write_all(&o)
+    Ok(())
+}
+
+/// debugfs' EXTENTS list: index blocks as `(ETBn):b`, leaves as logical:physical ranges.
+fn extents_text(o: &mut Vec<u8>, w: &crate::extent::ExtentWalk) {
+    o.extend_from_slice("EXTENTS:\n".as_bytes());
+    let mut printed = false;
+    for it in &w.items {
+        let sep = if printed { ", " } else { "" };
+        match it {
+            ExtentItem::Index { level, child, .. } => {
+                let _ = write!(o, "{sep}(ETB{level}):{child}");
+            }
+            ExtentItem::Leaf { extent: e, .. } => {
+                if e.len == 0 {
+                    continue;
+                }
+                let u = if e.uninit { "[u]" } else { "" };
+                if e.len == 1 {
+                    let _ = write!(o, "{sep}({}{u}):{}", e.logical, e.physical);
+                } else {
+                    let _ = write!(
+                        o,
+                        "{sep}({}-{}{u}):{}-{}",
+                        e.logical,
+                        u64::from(e.logical) + u64::from(e.len) - 1,
+                        e.physical,
+                        e.physical + u64::from(e.len) - 1
+                    );
+                }
+            }
+        }
+        printed = true;
+    }
+    if printed {
+        o.push(b'\n');
+    }
+}
+
+/// debugfs' BLOCKS list and TOTAL; when too many runs were kept out of the report, the map is
+/// walked again, writing to `out` as it goes.
+fn blocks_text(
+    fs: &Filesystem,
+    r: &Report<'_>,
+    w: &BlockMapWalk,
+    o: &mut Vec<u8>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let i = &r.inode;
+    o.extend_from_slice(b"BLOCKS:\n");
+    if r.runs_omitted == 0 {
+        let runs: Vec<String> = w.runs.iter().map(run_text).collect();
+        o.extend_from_slice(runs.join(", ").as_bytes());
+    } else {
+        // Too many runs to hold: walk the map again, writing as we go.
+        out.write_all(o)?;
+        o.clear();
+        let mut first = true;
+        let mut err = None;
+        fileblocks::walk_block_map(fs, &i.block, inode::walk_limits(fs, r.ino, i), &mut |e| {
+            let sep = if first { "" } else { ", " };
+            first = false;
+            match write!(out, "{sep}{}", run_text(&map_run(e))) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    err = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+    }
+    if w.total > 0 {
+        let _ = write!(o, "\nTOTAL: {}\n", w.total);
+    }
+    o.push(b'\n');
+    Ok(())
 }
 
 /// One entry of debugfs' BLOCKS list.
@@ -560,8 +594,17 @@ fn run_text(r: &MapRun) -> String {
 
 /// Our additions after the debugfs part.
 pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
-    let i = &r.inode;
     let mut o = String::from("Details:\n");
+    details_flags_times_allocation(&mut o, fs, r);
+    details_checksum_and_map(&mut o, fs, r);
+    details_xattrs(&mut o, r);
+    details_problems(&mut o, r);
+    o
+}
+
+/// Flag names, times with nanoseconds, allocation in the bitmap, 512-byte block count.
+fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
+    let i = &r.inode;
     let names = i.flag_names();
     let _ = writeln!(
         o,
@@ -602,6 +645,10 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             fs.block_size()
         )
     );
+}
+
+/// Inode checksum, extent tree nodes, fragmentation and htree root.
+fn details_checksum_and_map(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
     if let Some((s, c)) = r.csum {
         let ok = inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw);
         let _ = writeln!(
@@ -660,6 +707,10 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             h.hash_version, h.indirect_levels, h.index.count, h.index.limit
         );
     }
+}
+
+/// In-inode and block xattr space, then each xattr with its location and cost.
+fn details_xattrs(o: &mut String, r: &Report<'_>) {
     let sp = &r.xattrs.inode_space;
     let _ = writeln!(
         o,
@@ -697,7 +748,7 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
         o.push_str("  Xattrs (name, location, value size, bytes used there):\n");
         for x in &r.xattrs.items {
             o.push_str("    ");
-            c_string(&mut o, x.name.as_bytes());
+            c_string(o, x.name.as_bytes());
             let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
             if let Some(Ok(dv)) = x
                 .value
@@ -709,15 +760,18 @@ pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
             o.push('\n');
         }
     }
+}
+
+/// The problems found, escaped.
+fn details_problems(o: &mut String, r: &Report<'_>) {
     if !r.problems.is_empty() {
         o.push_str("  Problems:\n");
         for p in &r.problems {
             o.push_str("    ");
-            c_string(&mut o, p.message.as_bytes());
+            c_string(o, p.message.as_bytes());
             o.push('\n');
         }
     }
-    o
 }
 
 fn describe_decoded(d: &xattr::Decoded) -> String {

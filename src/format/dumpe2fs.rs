@@ -122,13 +122,22 @@ fn errcode(e: u8) -> String {
 }
 
 fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
-    let ipg = u64::from(sb.inodes_per_group);
-    let bs = sb.block_size_raw();
-    // unsigned int arithmetic, as in ls.c
-    let ibpg = ((ipg.wrapping_mul(u64::from(sb.inode_size())) as u32)
-        .wrapping_add(bs.wrapping_sub(1)))
-    .checked_div(bs)
-    .unwrap_or(0);
+    write_identity(sb, f)?;
+    write_features_and_options(sb, f)?;
+    write_state(sb, f)?;
+    write_counts_and_geometry(sb, f)?;
+    write_times(sb, f)?;
+    write_lifetime_writes(sb, f)?;
+    write_reserved_owner_and_inode_fields(sb, f)?;
+    write_journal_and_hash(sb, f)?;
+    write_snapshot(sb, f)?;
+    write_errors(sb, f)?;
+    write_mmp_quota_checksums(sb, f)?;
+    Ok(())
+}
+
+/// Volume name, last mount point, UUID, magic and revision.
+fn write_identity(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     let vn = sb.volume_name();
     if vn.is_empty() {
         writeln!(f, "Filesystem volume name:   <none>")?;
@@ -152,6 +161,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         1 => writeln!(f, " (dynamic)")?,
         _ => writeln!(f, " (unknown)")?,
     }
+    Ok(())
+}
+
+/// Feature names, superblock flags, default and stored mount options.
+fn write_features_and_options(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     let feats = sb.feature_names();
     write!(f, "Filesystem features:     ")?;
     if feats.is_empty() {
@@ -194,6 +208,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         f.field(&sb.mount_opts);
         writeln!(f)?;
     }
+    Ok(())
+}
+
+/// State, errors behaviour and creator OS.
+fn write_state(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     write!(f, "Filesystem state:        ")?;
     if sb.state & 1 != 0 {
         write!(f, " clean")?;
@@ -220,6 +239,18 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         _ => "(unknown os)",
     };
     writeln!(f, "Filesystem OS type:       {os}")?;
+    Ok(())
+}
+
+/// Inode and block counts, sizes and the per-group geometry.
+fn write_counts_and_geometry(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+    let ipg = u64::from(sb.inodes_per_group);
+    let bs = sb.block_size_raw();
+    // unsigned int arithmetic, as in ls.c
+    let ibpg = ((ipg.wrapping_mul(u64::from(sb.inode_size())) as u32)
+        .wrapping_add(bs.wrapping_sub(1)))
+    .checked_div(bs)
+    .unwrap_or(0);
     writeln!(f, "Inode count:              {}", sb.inodes_count)?;
     writeln!(f, "Block count:              {}", sb.blocks_count())?;
     writeln!(f, "Reserved block count:     {}", sb.r_blocks_count())?;
@@ -266,6 +297,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
             1u32.wrapping_shl(u32::from(sb.log_groups_per_flex))
         )?;
     }
+    Ok(())
+}
+
+/// Creation, mount, write and check times, mount counts.
+fn write_times(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.mkfs_time != 0 {
         write!(
             f,
@@ -304,6 +340,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         let next = sb.lastcheck.wrapping_add(sb.checkinterval);
         write!(f, "Next check after:         {}", ctime(i64::from(next)))?;
     }
+    Ok(())
+}
+
+/// Lifetime writes, scaled to kB ... PB as ls.c rounds them.
+fn write_lifetime_writes(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     let k = sb.kbytes_written;
     if k != 0 {
         write!(f, "Lifetime writes:          ")?;
@@ -319,6 +360,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
             writeln!(f, "{} PB", k.wrapping_add(1 << 39) >> 40)?;
         }
     }
+    Ok(())
+}
+
+/// Reserved-blocks owner, then the dynamic-revision inode fields.
+fn write_reserved_owner_and_inode_fields(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     match user_name(u32::from(sb.def_resuid)) {
         Some(n) => writeln!(f, "Reserved blocks uid:      {} (user {n})", sb.def_resuid)?,
         None => writeln!(
@@ -345,6 +391,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
             writeln!(f, "Desired extra isize:      {}", sb.want_extra_isize)?;
         }
     }
+    Ok(())
+}
+
+/// Journal UUID/inode/device, orphan list, directory hash and journal backup, backup groups.
+fn write_journal_and_hash(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.journal_uuid != [0; 16] {
         writeln!(
             f,
@@ -392,6 +443,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         }
         writeln!(f)?;
     }
+    Ok(())
+}
+
+/// The (never merged) snapshot fields.
+fn write_snapshot(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.snapshot_inum != 0 {
         writeln!(f, "Snapshot inode:           {}", sb.snapshot_inum)?;
         writeln!(f, "Snapshot ID:              {}", sb.snapshot_id)?;
@@ -404,6 +460,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.snapshot_list != 0 {
         writeln!(f, "Snapshot list head:       {}", sb.snapshot_list)?;
     }
+    Ok(())
+}
+
+/// Error count and the first and last error records.
+fn write_errors(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.error_count != 0 {
         writeln!(f, "FS Error count:           {}", sb.error_count)?;
     }
@@ -456,6 +517,11 @@ fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
             )?;
         }
     }
+    Ok(())
+}
+
+/// MMP, quota inodes, checksum fields, encryption salt, encoding and orphan file.
+fn write_mmp_quota_checksums(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
     if sb.has_incompat(INCOMPAT_MMP) {
         writeln!(f, "MMP block number:         {}", sb.mmp_block)?;
         writeln!(f, "MMP update interval:      {}", sb.mmp_update_interval)?;
@@ -707,7 +773,6 @@ fn group_text(
     nf: &Numfmt,
     scratch: &mut Vec<u8>,
 ) -> String {
-    let geo = &fs.geo;
     let mut s = String::with_capacity(256);
     let gd = match fs.desc(g) {
         Ok(gd) => gd,
@@ -716,42 +781,82 @@ fn group_text(
             return s;
         }
     };
-    let first = geo.group_first_block(g);
-    let last = geo.group_last_block(g);
-    let lay = geo.layout(g);
-    let old_desc_blocks = if geo.meta_bg {
-        u64::from(geo.first_meta_bg)
-    } else {
-        geo.desc_blocks
-    };
+    let p = GroupPlace::new(fs, g, gd);
     if opts.group_only {
-        let _ = write!(s, "{g}:{first}:");
-        if g == 0 || lay.super_blk != 0 {
-            let _ = write!(s, "{}:", lay.super_blk);
-        } else {
-            s.push_str("-1:");
-        }
-        if lay.old_desc_blk != 0 {
-            nf.range(
-                &mut s,
-                lay.old_desc_blk,
-                (lay.old_desc_blk + old_desc_blocks).wrapping_sub(1),
-            );
-            s.push(':');
-        } else if lay.new_desc_blk != 0 {
-            let _ = write!(s, "{}:", lay.new_desc_blk);
-        } else {
-            s.push_str("-1:");
-        }
-        let _ = writeln!(
-            s,
-            "{}:{}:{}",
-            gd.block_bitmap, gd.inode_bitmap, gd.inode_table
-        );
+        group_only_line(&mut s, nf, &p);
         return s;
     }
-    let _ = write!(s, "Group {g}: (Blocks ");
-    nf.range(&mut s, first, last);
+    group_header(&mut s, fs, nf, &p);
+    group_super_and_descriptors(&mut s, fs, nf, &p);
+    group_bitmaps_and_table(&mut s, fs, opts, nf, &p);
+    group_free_counts(&mut s, fs, &p.gd);
+    if let Some(marks) = bitmaps {
+        group_free_lists(&mut s, fs, nf, &p, marks, scratch);
+    }
+    s
+}
+
+/// One group's descriptor, block range and metadata layout.
+struct GroupPlace {
+    g: u32,
+    gd: crate::group::GroupDesc,
+    first: u64,
+    last: u64,
+    lay: crate::geometry::GroupLayout,
+    old_desc_blocks: u64,
+}
+
+impl GroupPlace {
+    fn new(fs: &Filesystem, g: u32, gd: crate::group::GroupDesc) -> GroupPlace {
+        let geo = &fs.geo;
+        GroupPlace {
+            g,
+            gd,
+            first: geo.group_first_block(g),
+            last: geo.group_last_block(g),
+            lay: geo.layout(g),
+            old_desc_blocks: if geo.meta_bg {
+                u64::from(geo.first_meta_bg)
+            } else {
+                geo.desc_blocks
+            },
+        }
+    }
+}
+
+/// `-g`: one colon-separated line per group (superblock, descriptors, bitmaps, table).
+fn group_only_line(s: &mut String, nf: &Numfmt, p: &GroupPlace) {
+    let (g, lay, gd) = (p.g, &p.lay, &p.gd);
+    let _ = write!(s, "{g}:{}:", p.first);
+    if g == 0 || lay.super_blk != 0 {
+        let _ = write!(s, "{}:", lay.super_blk);
+    } else {
+        s.push_str("-1:");
+    }
+    if lay.old_desc_blk != 0 {
+        nf.range(
+            s,
+            lay.old_desc_blk,
+            (lay.old_desc_blk + p.old_desc_blocks).wrapping_sub(1),
+        );
+        s.push(':');
+    } else if lay.new_desc_blk != 0 {
+        let _ = write!(s, "{}:", lay.new_desc_blk);
+    } else {
+        s.push_str("-1:");
+    }
+    let _ = writeln!(
+        s,
+        "{}:{}:{}",
+        gd.block_bitmap, gd.inode_bitmap, gd.inode_table
+    );
+}
+
+/// `Group N: (Blocks a-b)` with the descriptor checksum and flags.
+fn group_header(s: &mut String, fs: &Filesystem, nf: &Numfmt, p: &GroupPlace) {
+    let gd = &p.gd;
+    let _ = write!(s, "Group {}: (Blocks ", p.g);
+    nf.range(s, p.first, p.last);
     s.push(')');
     if fs.ctx.gdt_csum {
         let _ = write!(s, " csum 0x{:04x}", gd.checksum);
@@ -764,57 +869,77 @@ fn group_text(
         }
     }
     s.push('\n');
+}
+
+/// The superblock copy, group descriptors and reserved GDT blocks the group holds.
+fn group_super_and_descriptors(s: &mut String, fs: &Filesystem, nf: &Numfmt, p: &GroupPlace) {
+    let (g, lay) = (p.g, &p.lay);
     let mut has_super = g == 0 || lay.super_blk != 0;
     if has_super {
         s.push_str(if g == 0 { "  Primary" } else { "  Backup" });
         s.push_str(" superblock at ");
-        nf.num(&mut s, lay.super_blk);
+        nf.num(s, lay.super_blk);
     }
     if lay.old_desc_blk != 0 {
         s.push_str(", Group descriptors at ");
         nf.range(
-            &mut s,
+            s,
             lay.old_desc_blk,
-            (lay.old_desc_blk + old_desc_blocks).wrapping_sub(1),
+            (lay.old_desc_blk + p.old_desc_blocks).wrapping_sub(1),
         );
-        if geo.reserved_gdt_blocks != 0 {
+        if fs.geo.reserved_gdt_blocks != 0 {
             s.push_str("\n  Reserved GDT blocks at ");
-            let a = lay.old_desc_blk + old_desc_blocks;
+            let a = lay.old_desc_blk + p.old_desc_blocks;
             nf.range(
-                &mut s,
+                s,
                 a,
-                (a + u64::from(geo.reserved_gdt_blocks)).wrapping_sub(1),
+                (a + u64::from(fs.geo.reserved_gdt_blocks)).wrapping_sub(1),
             );
         }
     } else if lay.new_desc_blk != 0 {
         s.push(if has_super { ',' } else { ' ' });
         s.push_str(" Group descriptor at ");
-        nf.num(&mut s, lay.new_desc_blk);
+        nf.num(s, lay.new_desc_blk);
         has_super = true;
     }
     if has_super {
         s.push('\n');
     }
+}
+
+/// Where the block bitmap, inode bitmap and inode table are, with their checksums.
+fn group_bitmaps_and_table(
+    s: &mut String,
+    fs: &Filesystem,
+    opts: &DumpOptions,
+    nf: &Numfmt,
+    p: &GroupPlace,
+) {
+    let (gd, first, last) = (&p.gd, p.first, p.last);
     s.push_str("  Block bitmap at ");
-    nf.num(&mut s, gd.block_bitmap);
-    rel_offset(&mut s, fs, gd.block_bitmap, false, first, last);
+    nf.num(s, gd.block_bitmap);
+    rel_offset(s, fs, gd.block_bitmap, false, first, last);
     if fs.sb.has_metadata_csum() {
         let _ = write!(s, ", csum 0x{:08x}", gd.block_bitmap_csum);
     }
     s.push_str(if opts.ignore_80col { "," } else { "\n " });
     s.push_str(" Inode bitmap at ");
-    nf.num(&mut s, gd.inode_bitmap);
-    rel_offset(&mut s, fs, gd.inode_bitmap, false, first, last);
+    nf.num(s, gd.inode_bitmap);
+    rel_offset(s, fs, gd.inode_bitmap, false, first, last);
     if fs.sb.has_metadata_csum() {
         let _ = write!(s, ", csum 0x{:08x}", gd.inode_bitmap_csum);
     }
     s.push_str("\n  Inode table at ");
     nf.range(
-        &mut s,
+        s,
         gd.inode_table,
-        (gd.inode_table + u64::from(geo.inode_blocks_per_group)).wrapping_sub(1),
+        (gd.inode_table + u64::from(fs.geo.inode_blocks_per_group)).wrapping_sub(1),
     );
-    rel_offset(&mut s, fs, gd.inode_table, true, first, last);
+    rel_offset(s, fs, gd.inode_table, true, first, last);
+}
+
+/// The descriptor's free block, free inode, directory and unused inode counts.
+fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::group::GroupDesc) {
     let units = if fs.sb.is_bigalloc() {
         "clusters"
     } else {
@@ -831,41 +956,42 @@ fn group_text(
     if gd.itable_unused != 0 {
         let _ = writeln!(s, ", {} unused inodes", gd.itable_unused);
     }
-    if let Some(marks) = bitmaps {
-        s.push_str("  Free blocks: ");
-        match bitmap::group_block_bitmap(fs, &gd, marks, scratch) {
-            Ok(()) => print_free(
-                &mut s,
-                nf,
-                u64::from(g),
-                scratch,
-                u64::from(geo.clusters_per_group),
-                geo.first_data_block,
-                geo.cluster_ratio(),
-            ),
-            Err(e) => {
-                let _ = write!(s, "<unreadable: {e}>");
-            }
+}
+
+/// The free block and free inode ranges read from the group's bitmaps.
+fn group_free_lists(
+    s: &mut String,
+    fs: &Filesystem,
+    nf: &Numfmt,
+    p: &GroupPlace,
+    marks: &UninitMarks,
+    scratch: &mut Vec<u8>,
+) {
+    let (geo, g, gd) = (&fs.geo, u64::from(p.g), &p.gd);
+    s.push_str("  Free blocks: ");
+    match bitmap::group_block_bitmap(fs, gd, marks, scratch) {
+        Ok(()) => print_free(
+            s,
+            nf,
+            g,
+            scratch,
+            u64::from(geo.clusters_per_group),
+            geo.first_data_block,
+            geo.cluster_ratio(),
+        ),
+        Err(e) => {
+            let _ = write!(s, "<unreadable: {e}>");
         }
-        s.push('\n');
-        s.push_str("  Free inodes: ");
-        match bitmap::group_inode_bitmap(fs, &gd, scratch) {
-            Ok(()) => print_free(
-                &mut s,
-                nf,
-                u64::from(g),
-                scratch,
-                u64::from(geo.inodes_per_group),
-                1,
-                1,
-            ),
-            Err(e) => {
-                let _ = write!(s, "<unreadable: {e}>");
-            }
-        }
-        s.push('\n');
     }
-    s
+    s.push('\n');
+    s.push_str("  Free inodes: ");
+    match bitmap::group_inode_bitmap(fs, gd, scratch) {
+        Ok(()) => print_free(s, nf, g, scratch, u64::from(geo.inodes_per_group), 1, 1),
+        Err(e) => {
+            let _ = write!(s, "<unreadable: {e}>");
+        }
+    }
+    s.push('\n');
 }
 
 /// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
@@ -942,137 +1068,215 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> 
 /// Write the full dumpe2fs output for `fs` to `out`.
 pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Result<DumpReport> {
     let mut rep = DumpReport::default();
-    let nf = Numfmt {
-        hex: opts.hex,
-        wide: fs.sb.is_64bit(),
-    };
     // dumpe2fs remembers the first failure (open with checksums, or bitmaps) and reports it last.
     let mut retval_csum: Option<String> = fs
         .strict_failure
         .map(|f: OpenFailure| format!("{} while trying to open the filesystem", f.message()));
     let verify = fs.strict_failure.is_none();
     if opts.bad_blocks_only {
-        // list_bad_blocks(fs, 1): one number per line; a failure only on stderr.
-        match bad_blocks(fs, !verify) {
-            Ok(bb) => {
-                let mut s = String::new();
-                for b in bb {
-                    let _ = writeln!(s, "{b}");
-                }
-                out.write_all(s.as_bytes())?;
-            }
-            Err(m) => rep
-                .stderr
-                .push(format!("{m} while reading the bad blocks inode")),
-        }
+        write_bad_blocks_only(fs, verify, out, &mut rep)?;
         finish(out, &mut rep, retval_csum)?;
         return Ok(rep);
     }
     if !opts.group_only {
-        let mut s = RawText(Vec::with_capacity(4096));
-        list_super(&fs.sb, &mut s);
-        // The journal superblock: of the device itself (journal_dev, and nothing else follows),
-        // or of the internal journal inode. A failure ends the dump, as dumpe2fs exits there.
-        let external = fs.geo.journal_dev;
-        if external || (fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0) {
-            let read = if external {
-                journal::read_external(fs)
-            } else {
-                journal::read_internal(fs, verify)
-            };
-            match read {
-                Ok(buf) => list_journal(
-                    &buf,
-                    fs.block_size() as u32,
-                    fs.sb.has_compat(COMPAT_FAST_COMMIT),
-                    &mut s,
-                ),
-                Err(e) => {
-                    out.write_all(&s.0)?;
-                    rep.stderr.push(journal_failure_message(e, external));
-                    rep.aborted = true;
-                    return Ok(rep);
-                }
-            }
-            if external {
-                out.write_all(&s.0)?;
+        match write_header(fs, verify, out, &mut rep)? {
+            Header::Aborted => return Ok(rep),
+            Header::JournalDevice => {
                 finish(out, &mut rep, retval_csum)?;
                 return Ok(rep);
             }
-        }
-        if fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0 {
-            match journal::read_mmp(fs, verify) {
-                Ok(m) => {
-                    let _ = writeln!(s, "MMP_block:");
-                    let _ = writeln!(s, "    mmp_magic: 0x{:x}", m.magic);
-                    let _ = writeln!(s, "    mmp_check_interval: {}", m.check_interval);
-                    let _ = writeln!(s, "    mmp_sequence: {}", alt_hex8(m.seq));
-                    let _ = write!(s, "    mmp_update_date: {}", ctime(m.time as i64));
-                    let _ = writeln!(s, "    mmp_update_time: {}", m.time);
-                    let _ = write!(s, "    mmp_node_name: ");
-                    s.field(&m.nodename);
-                    let _ = write!(s, "\n    mmp_device_name: ");
-                    s.field(&m.bdevname);
-                    s.0.push(b'\n');
-                }
-                Err(m) => rep
-                    .stderr
-                    .push(format!("{m} reading MMP block {}", fs.sb.mmp_block)),
+            Header::Done if opts.header_only => {
+                finish(out, &mut rep, retval_csum)?;
+                return Ok(rep);
             }
-        }
-        match bad_blocks(fs, !verify) {
-            Ok(bb) => {
-                if let Some((first, rest)) = bb.split_first() {
-                    let _ = write!(s, "Bad blocks: {first}");
-                    for b in rest {
-                        let _ = write!(s, ", {b}");
-                    }
-                }
-                s.0.push(b'\n');
-            }
-            Err(m) => rep
-                .stderr
-                .push(format!("{m} while reading the bad blocks inode")),
-        }
-        out.write_all(&s.0)?;
-        if opts.header_only {
-            finish(out, &mut rep, retval_csum)?;
-            return Ok(rep);
+            Header::Done => {}
         }
     }
-    // Bitmaps, as dumpe2fs: strict read first; on failure (only if nothing failed before) retry
-    // ignoring checksums; a failure that remains leaves no bitmaps to print.
-    let mut have_bitmaps = false;
-    if !opts.group_only {
-        match bitmap::read_check(fs, false) {
-            Ok(()) => have_bitmaps = true,
-            Err(f) => {
-                rep.trouble = true;
-                if retval_csum.is_none() {
-                    retval_csum = Some(format!("{} while trying to read bitmaps", f.message()));
-                    have_bitmaps = bitmap::read_check(fs, true).is_ok();
-                } else if let ReadFailure::Csum(..) = f {
-                    // already failing: libext2fs does not retry; bitmaps stay unavailable
-                }
-            }
-        }
-    }
-    let marks = if have_bitmaps {
-        match UninitMarks::compute(fs) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                rep.stderr.push(format!("{e} while reading bitmaps"));
-                None
-            }
-        }
-    } else {
+    let marks = if opts.group_only {
         None
+    } else {
+        read_bitmaps(fs, &mut rep, &mut retval_csum)
     };
     out.write_all(b"\n")?;
     if opts.group_only {
         out.write_all(b"group:block:super:gdt:bbitmap:ibitmap:itable\n")?;
     }
+    write_groups(fs, opts, marks.as_ref(), out)?;
+    finish(out, &mut rep, retval_csum)?;
+    Ok(rep)
+}
+
+/// `-b` (list_bad_blocks(fs, 1)): one number per line; a failure only on stderr.
+fn write_bad_blocks_only(
+    fs: &Filesystem,
+    verify: bool,
+    out: &mut dyn Write,
+    rep: &mut DumpReport,
+) -> io::Result<()> {
+    match bad_blocks(fs, !verify) {
+        Ok(bb) => {
+            let mut s = String::new();
+            for b in bb {
+                let _ = writeln!(s, "{b}");
+            }
+            out.write_all(s.as_bytes())?;
+        }
+        Err(m) => rep
+            .stderr
+            .push(format!("{m} while reading the bad blocks inode")),
+    }
+    Ok(())
+}
+
+/// How the header (superblock, journal, MMP, bad blocks) ended.
+enum Header {
+    /// Written whole: the groups follow.
+    Done,
+    /// The image is a journal device: nothing follows its journal superblock.
+    JournalDevice,
+    /// The journal superblock could not be read: dumpe2fs exits there.
+    Aborted,
+}
+
+/// The superblock, journal superblock, MMP block and bad blocks list.
+fn write_header(
+    fs: &Filesystem,
+    verify: bool,
+    out: &mut dyn Write,
+    rep: &mut DumpReport,
+) -> io::Result<Header> {
+    let mut s = RawText(Vec::with_capacity(4096));
+    list_super(&fs.sb, &mut s);
+    let journal = journal_text(fs, verify, &mut s, rep);
+    if !matches!(journal, Header::Done) {
+        out.write_all(&s.0)?;
+        return Ok(journal);
+    }
+    mmp_text(fs, verify, &mut s, rep);
+    bad_blocks_line(fs, verify, &mut s, rep);
+    out.write_all(&s.0)?;
+    Ok(Header::Done)
+}
+
+/// The journal superblock: of the device itself (journal_dev, and nothing else follows), or of
+/// the internal journal inode. A failure ends the dump, as dumpe2fs exits there.
+fn journal_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) -> Header {
+    let external = fs.geo.journal_dev;
+    if !(external || (fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0)) {
+        return Header::Done;
+    }
+    let read = if external {
+        journal::read_external(fs)
+    } else {
+        journal::read_internal(fs, verify)
+    };
+    match read {
+        Ok(buf) => list_journal(
+            &buf,
+            fs.block_size() as u32,
+            fs.sb.has_compat(COMPAT_FAST_COMMIT),
+            s,
+        ),
+        Err(e) => {
+            rep.stderr.push(journal_failure_message(e, external));
+            rep.aborted = true;
+            return Header::Aborted;
+        }
+    }
+    if external {
+        Header::JournalDevice
+    } else {
+        Header::Done
+    }
+}
+
+/// The MMP block's fields (dumpe2fs' print_mmp_block), or why it could not be read.
+fn mmp_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) {
+    if !(fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0) {
+        return;
+    }
+    match journal::read_mmp(fs, verify) {
+        Ok(m) => {
+            let _ = writeln!(s, "MMP_block:");
+            let _ = writeln!(s, "    mmp_magic: 0x{:x}", m.magic);
+            let _ = writeln!(s, "    mmp_check_interval: {}", m.check_interval);
+            let _ = writeln!(s, "    mmp_sequence: {}", alt_hex8(m.seq));
+            let _ = write!(s, "    mmp_update_date: {}", ctime(m.time as i64));
+            let _ = writeln!(s, "    mmp_update_time: {}", m.time);
+            let _ = write!(s, "    mmp_node_name: ");
+            s.field(&m.nodename);
+            let _ = write!(s, "\n    mmp_device_name: ");
+            s.field(&m.bdevname);
+            s.0.push(b'\n');
+        }
+        Err(m) => rep
+            .stderr
+            .push(format!("{m} reading MMP block {}", fs.sb.mmp_block)),
+    }
+}
+
+/// `Bad blocks: a, b, ...` (just a newline when there are none), or why the list is unreadable.
+fn bad_blocks_line(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) {
+    match bad_blocks(fs, !verify) {
+        Ok(bb) => {
+            if let Some((first, rest)) = bb.split_first() {
+                let _ = write!(s, "Bad blocks: {first}");
+                for b in rest {
+                    let _ = write!(s, ", {b}");
+                }
+            }
+            s.0.push(b'\n');
+        }
+        Err(m) => rep
+            .stderr
+            .push(format!("{m} while reading the bad blocks inode")),
+    }
+}
+
+/// Bitmaps, as dumpe2fs: strict read first; on failure (only if nothing failed before) retry
+/// ignoring checksums; a failure that remains leaves no bitmaps to print.
+fn read_bitmaps(
+    fs: &Filesystem,
+    rep: &mut DumpReport,
+    retval_csum: &mut Option<String>,
+) -> Option<UninitMarks> {
+    let mut have_bitmaps = false;
+    match bitmap::read_check(fs, false) {
+        Ok(()) => have_bitmaps = true,
+        Err(f) => {
+            rep.trouble = true;
+            if retval_csum.is_none() {
+                *retval_csum = Some(format!("{} while trying to read bitmaps", f.message()));
+                have_bitmaps = bitmap::read_check(fs, true).is_ok();
+            } else if let ReadFailure::Csum(..) = f {
+                // already failing: libext2fs does not retry; bitmaps stay unavailable
+            }
+        }
+    }
+    if !have_bitmaps {
+        return None;
+    }
+    match UninitMarks::compute(fs) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            rep.stderr.push(format!("{e} while reading bitmaps"));
+            None
+        }
+    }
+}
+
+/// Every group's text, formatted in parallel batches and written in order.
+fn write_groups(
+    fs: &Filesystem,
+    opts: &DumpOptions,
+    marks: Option<&UninitMarks>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     const BATCH: u32 = 2048;
+    let nf = Numfmt {
+        hex: opts.hex,
+        wide: fs.sb.is_64bit(),
+    };
     let n = fs.geo.group_count;
     let mut start = 0u32;
     // Pipelined: the bitmaps of batch k+1 are requested before batch k is formatted, so a cold
@@ -1084,7 +1288,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         let texts: Vec<String> = (start..end)
             .into_par_iter()
             .map_init(Vec::new, |scratch, g| {
-                group_text(fs, g, opts, marks.as_ref(), &nf, scratch)
+                group_text(fs, g, opts, marks, &nf, scratch)
             })
             .collect();
         for t in texts {
@@ -1092,8 +1296,7 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         }
         start = end;
     }
-    finish(out, &mut rep, retval_csum)?;
-    Ok(rep)
+    Ok(())
 }
 
 /// Hint the bitmaps the next groups will read, so that a cold device fetches them in parallel.
