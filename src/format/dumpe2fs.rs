@@ -1279,18 +1279,22 @@ fn write_groups(
     };
     let n = fs.geo.group_count;
     let mut start = 0u32;
-    // Pipelined: the bitmaps of batch k+1 are requested before batch k is formatted, so a cold
-    // device reads them while the CPU works.
-    prefetch_bitmaps(fs, 0..BATCH.min(n));
+    prefetch_all_bitmaps(fs);
+    let io_pool = io_pool(n);
     while start < n {
         let end = start.saturating_add(BATCH).min(n);
-        prefetch_bitmaps(fs, end..end.saturating_add(BATCH).min(n));
-        let texts: Vec<String> = (start..end)
-            .into_par_iter()
-            .map_init(Vec::new, |scratch, g| {
-                group_text(fs, g, opts, marks, &nf, scratch)
-            })
-            .collect();
+        let format_batch = || -> Vec<String> {
+            (start..end)
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, g| {
+                    group_text(fs, g, opts, marks, &nf, scratch)
+                })
+                .collect()
+        };
+        let texts = match &io_pool {
+            Some(pool) => pool.install(format_batch),
+            None => format_batch(),
+        };
         for t in texts {
             out.write_all(t.as_bytes())?;
         }
@@ -1299,7 +1303,33 @@ fn write_groups(
     Ok(())
 }
 
-/// Hint the bitmaps the next groups will read, so that a cold device fetches them in parallel.
+/// Every bitmap is requested up front (in chunks of groups, so the block list stays small): a
+/// cold device then reads them all in parallel while the groups are formatted.
+fn prefetch_all_bitmaps(fs: &Filesystem) {
+    const HINT_CHUNK: u32 = 1 << 14;
+    let n = fs.geo.group_count;
+    for c in 0..n.div_ceil(HINT_CHUNK) {
+        let first = c * HINT_CHUNK;
+        prefetch_bitmaps(fs, first..first.saturating_add(HINT_CHUNK).min(n));
+    }
+}
+
+/// Threads for formatting groups when there are many: reading bitmaps from a cold device is
+/// mostly waiting, and more threads than cores keep more reads in flight (measured on the 8 TiB
+/// sparse image, cold: 0.41-0.51 s with the global pool, 0.33-0.37 s with 16 threads).
+fn io_pool(groups: u32) -> Option<rayon::ThreadPool> {
+    const IO_THREADS: usize = 16;
+    (groups > 1024)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(IO_THREADS)
+                .build()
+                .ok()
+        })
+        .flatten()
+}
+
+/// Hint the bitmaps of `groups`, so that a cold device fetches them in parallel.
 fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
     let mut blocks: Vec<u64> = groups
         .filter_map(|g| fs.desc(g).ok())
