@@ -27,38 +27,11 @@ if [ "$(id -u)" != 0 ]; then
   modes=warm
 fi
 
+. scripts/bench-images.sh
 big=$work/sparse-8T.img
-if [ "${SKIP_8T:-0}" != 1 ] && [ ! -f "$big" ]; then
-  truncate -s 8T "$big"
-  E2FSPROGS_FAKE_TIME=1700000000 mke2fs -q -F -t ext4 -U 0f0e0d0c-0b0a-0908-0706-050403020100 \
-    -E lazy_itable_init=1,lazy_journal_init=1 "$big"
-fi
+[ "${SKIP_8T:-0}" = 1 ] || make_sparse_8t "$work"
 pop=$work/pop-400000.img
-if [ "${SKIP_400K:-0}" != 1 ] && [ ! -f "$pop" ]; then
-  # The same tree as scripts/bench-cold.sh (FILES=400000), so both scripts share the image.
-  files=400000
-  tree=$work/tree; rm -rf "$tree"; mkdir -p "$tree"
-  echo "generating $files files..." >&2
-  python3 - "$tree" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-per = 1000
-for i in range(n):
-    d = os.path.join(root, "d%04d" % (i // per))
-    if i % per == 0:
-        os.mkdir(d)
-    p = os.path.join(d, "f%04d" % (i % per))
-    with open(p, "wb") as f:
-        f.write(b"x" * (i % 3000))
-    if i % 4 == 0:
-        os.setxattr(p, "user.tag", b"v" * (i % 64))
-    if i % 97 == 0:
-        os.setxattr(p, "user.big", b"b" * 300)
-PY
-  E2FSPROGS_FAKE_TIME=1700000000 mke2fs -q -F -t ext4 -I 256 -N $((files + files / 4)) \
-    -d "$tree" "$pop" $((files / 1000 * 12 + 512))M
-  rm -rf "$tree"
-fi
+[ "${SKIP_400K:-0}" = 1 ] || make_populated "$work" 400000
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 # run LABEL MODE CMD...: best of $runs; prints wall, CPU, peak RSS; sets REPLY to the wall.

@@ -17,36 +17,11 @@ files=${FILES:-400000}
 runs=${RUNS:-3}
 [ "$(id -u)" = 0 ] || { echo "cold runs need root (drop_caches); warm only" >&2; }
 
+. scripts/bench-images.sh
 big=$work/sparse-8T.img
-if [ ! -f "$big" ]; then
-  truncate -s 8T "$big"
-  E2FSPROGS_FAKE_TIME=1700000000 mke2fs -q -F -t ext4 -U 0f0e0d0c-0b0a-0908-0706-050403020100 \
-    -E lazy_itable_init=1,lazy_journal_init=1 "$big"
-fi
+make_sparse_8t "$work"
 pop=$work/pop-$files.img
-if [ ! -f "$pop" ]; then
-  tree=$work/tree; rm -rf "$tree"; mkdir -p "$tree"
-  echo "generating $files files..." >&2
-  python3 - "$tree" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-per = 1000
-for i in range(n):
-    d = os.path.join(root, "d%04d" % (i // per))
-    if i % per == 0:
-        os.mkdir(d)
-    p = os.path.join(d, "f%04d" % (i % per))
-    with open(p, "wb") as f:
-        f.write(b"x" * (i % 3000))
-    if i % 4 == 0:
-        os.setxattr(p, "user.tag", b"v" * (i % 64))
-    if i % 97 == 0:
-        os.setxattr(p, "user.big", b"b" * 300)
-PY
-  E2FSPROGS_FAKE_TIME=1700000000 mke2fs -q -F -t ext4 -I 256 -N $((files + files / 4)) \
-    -d "$tree" "$pop" $((files / 1000 * 12 + 512))M
-  rm -rf "$tree"
-fi
+make_populated "$work" "$files"
 
 drop() { [ "$(id -u)" = 0 ] && sync && echo 3 > /proc/sys/vm/drop_caches; }
 cached_mb() { fincore -b -n -o RES "$1" 2>/dev/null | awk '{printf "%.1f", $1/1048576}'; }
