@@ -262,43 +262,6 @@ impl Default for MkfsOptions {
 impl MkfsOptions {
     /// The argv after `mkfs.ext4`, without the device: only the options that differ from "unset".
     pub fn to_args(&self) -> Vec<String> {
-        let mut a = Vec::new();
-        if self.fs_type != "ext4" {
-            a.push("-t".into());
-            a.push(self.fs_type.clone());
-        }
-        if let Some(t) = &self.usage_types {
-            a.push("-T".into());
-            a.push(t.join(","));
-        }
-        if let Some(b) = self.block_size {
-            a.push("-b".into());
-            a.push(b.to_string());
-        }
-        if let Some(i) = self.inode_size {
-            a.push("-I".into());
-            a.push(i.to_string());
-        }
-        if let Some(i) = self.inode_ratio {
-            a.push("-i".into());
-            a.push(i.to_string());
-        }
-        if let Some(n) = self.inodes {
-            a.push("-N".into());
-            a.push(n.to_string());
-        }
-        if let Some(m) = self.reserved_percent {
-            a.push("-m".into());
-            a.push(format_percent(m));
-        }
-        if let Some(j) = self.journal_size_mib {
-            a.push("-J".into());
-            a.push(format!("size={j}"));
-        }
-        if let Some(g) = self.flex_bg_size {
-            a.push("-G".into());
-            a.push(g.to_string());
-        }
         let mut ext = Vec::new();
         if let Some(s) = self.stride {
             ext.push(format!("stride={s}"));
@@ -306,15 +269,25 @@ impl MkfsOptions {
         if let Some(s) = self.stripe_width {
             ext.push(format!("stripe_width={s}"));
         }
-        if !ext.is_empty() {
-            a.push("-E".into());
-            a.push(ext.join(","));
-        }
-        if !self.features.is_empty() {
-            a.push("-O".into());
-            a.push(self.features.join(","));
-        }
-        a
+        let nonempty = |v: Vec<String>| (!v.is_empty()).then(|| v.join(","));
+        let flags: [(&str, Option<String>); 11] = [
+            ("-t", (self.fs_type != "ext4").then(|| self.fs_type.clone())),
+            ("-T", self.usage_types.as_ref().map(|t| t.join(","))),
+            ("-b", self.block_size.map(|b| b.to_string())),
+            ("-I", self.inode_size.map(|i| i.to_string())),
+            ("-i", self.inode_ratio.map(|i| i.to_string())),
+            ("-N", self.inodes.map(|n| n.to_string())),
+            ("-m", self.reserved_percent.map(format_percent)),
+            ("-J", self.journal_size_mib.map(|j| format!("size={j}"))),
+            ("-G", self.flex_bg_size.map(|g| g.to_string())),
+            ("-E", nonempty(ext)),
+            ("-O", nonempty(self.features.clone())),
+        ];
+        flags
+            .into_iter()
+            .filter_map(|(flag, value)| Some([flag.to_string(), value?]))
+            .flatten()
+            .collect()
     }
 
     /// Parse the subset of mke2fs's command line this module models (the inverse of
