@@ -101,20 +101,7 @@ fn dumpe2fs_loc(img: &Path, group: u32, what: &str) -> u64 {
 }
 
 fn check(img: &Path) -> (i32, Vec<String>, serde_json::Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_e4inspect"))
-        .args(["check", "--json"])
-        .arg(img)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("json: {e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let rules = v["images"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect();
-    (out.status.code().unwrap_or(-1), rules, v)
+    common::check_rules(img)
 }
 
 fn expect(img: &Path, rule: &str, what: &str) {

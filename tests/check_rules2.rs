@@ -110,20 +110,8 @@ fn e2fsck_complains(img: &Path) -> (bool, String) {
 
 /// `check --json`: exit code and the rule of every finding.
 fn check(img: &Path) -> (i32, Vec<String>) {
-    let out = Command::new(common::bin())
-        .args(["check", "--json"])
-        .arg(img)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let rules = v["images"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect();
-    (out.status.code().unwrap_or(-1), rules)
+    let (rc, rules, _) = common::check_rules(img);
+    (rc, rules)
 }
 
 /// Both e2fsck and check find the image clean.

@@ -90,3 +90,27 @@ pub fn corpus_names() -> Vec<String> {
     v.sort();
     v
 }
+
+/// `e4inspect check --json IMG`: the exit status, the rule ID of every finding of the (single)
+/// image in order, and the whole document.
+pub fn check_rules(img: &Path) -> (i32, Vec<String>, serde_json::Value) {
+    let out = Command::new(bin())
+        .args(["check", "--json"])
+        .arg(img)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check --json: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let rules = v["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect();
+    (out.status.code().unwrap_or(-1), rules, v)
+}
