@@ -128,11 +128,14 @@ fn image(dir: &Path, with_nodes: bool) -> PathBuf {
     std::fs::write(&acl_file, acl).unwrap();
     let big_value = dir.join("value.bin");
     std::fs::write(&big_value, vec![b'v'; 1500]).unwrap();
+    let empty_value = dir.join("empty.bin");
+    std::fs::write(&empty_value, b"").unwrap();
     debugfs_w(
         &img,
         &format!(
             "ea_set /tiny user.colour blue\n\
              ea_set -f {} /d1/d2/big user.large\n\
+             ea_set -f {} /tiny user.empty\n\
              ea_set /d1/d2 trusted.t 1\n\
              ea_set /d1/d2 security.label lbl\n\
              ea_set -f {} /d1/medium system.posix_acl_access\n\
@@ -141,6 +144,7 @@ fn image(dir: &Path, with_nodes: bool) -> PathBuf {
              sif /tiny atime_extra {}\n\
              sif /fast mtime_extra {}\n",
             big_value.display(),
+            empty_value.display(),
             acl_file.display(),
             123_456_789u32 << 2,
             (1u32 << 2) | 1,

@@ -241,7 +241,11 @@ fn walk<'a>(
                 format!("{what}: {}: value size {} too large", e.name, e.value_size),
             ));
         }
-        if e.value_inum != 0 || e.value_size == 0 {
+        if e.value_inum != 0 {
+            continue;
+        }
+        if e.value_size == 0 {
+            e.value = Some(&[]); // an empty value is a value (setfattr -n user.x)
             continue;
         }
         let start = value_base + e.value_offs as usize;
