@@ -14,7 +14,9 @@
 # end: an ext4 without a journal (as /tmp here) skips inodes freed within the last
 # dirty_expire_centisecs (30 s) when it allocates (recently_deleted() in fs/ext4/ialloc.c), so a
 # run made just after `rm -rf` of the previous output creates its files several times slower
-# (debugfs, run second, took 23 s instead of 4.3 s into /tmp that way).
+# (debugfs, run second, took 23 s instead of 4.3 s into /tmp that way; the floor 15 s instead of
+# 0.9 s). So a pass into a directory on disk first waits until 35 s have passed since this
+# script last removed its outputs there; other deletions on that filesystem still skew it.
 #
 # Figures (2 CPUs, e2fsprogs 1.47.0, kernel 6.18, 2026-12-01; a shared machine, load average
 # 2.5-6.8, so wall times are loose and CPU seconds are the steadier measure):
@@ -152,9 +154,20 @@ t() { # "wall cpu" seconds of "$@" (run in the caller's fresh directory)
 }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+stamp=$work/removed-at
+removed() { # rm -rf $1, noting when, if it is on disk
+    if [ "$(stat -f -c %T "$1")" = tmpfs ]; then rm -rf "$1"; else rm -rf "$1"; date +%s > "$stamp"; fi
+}
 for out in $dests; do
-    rm -rf "$out"; mkdir -p "$out"
+    if [ -e "$out" ]; then removed "$out"; fi
+    mkdir -p "$out"
     fstype=$(stat -f -c %T "$out")
+    if [ "$fstype" != tmpfs ] && [ -f "$stamp" ]; then
+        wait=$(( $(cat "$stamp") + 35 - $(date +%s) ))
+        if [ "$wait" -gt 0 ]; then
+            echo "(waiting ${wait}s: ext4 skips recently freed inodes)"; sleep "$wait"
+        fi
+    fi
     echo "into $out ($fstype), load average $(load):"
     if [ -n "$floor" ]; then
         fresh "$out"
@@ -174,5 +187,5 @@ for out in $dests; do
         echo "  5x debugfs = $(ratio "$tw" 5)s wall; floor ${fw}s: best reachable $(ratio "$tw" "$fw")x wall"
     fi
     echo "  load average after: $(load)"
-    rm -rf "$out"
+    removed "$out"
 done
