@@ -20,15 +20,17 @@
 #
 # Figures (2 CPUs, e2fsprogs 1.47.0, kernel 6.18, 2026-12-01; a shared machine, load average
 # 2.5-6.8, so wall times are loose and CPU seconds are the steadier measure):
-#   tmpfs: floor  0.34 s wall at best (0.74-1.17 under load), 0.50-0.66 s CPU
-#          extract 0.46 s wall at best (1.2-1.7 under load), 0.68-0.92 s CPU (0.08-0.18 user)
-#          rdump   1.15-1.49 s wall at best (3.1 under load), 1.03-1.99 s CPU
+#   tmpfs: floor   0.34 s wall at best (0.5-1.4 under load), 0.50-0.66 s CPU
+#          extract 0.46 s wall at best (0.8-2.2 under load), 0.68-0.92 s CPU (0.08-0.18 user)
+#          rdump   1.05-1.49 s wall at best (2.4-3.8 under load), 1.03-1.99 s CPU
 #   ext4 (/tmp, no journal, fresh directories): floor 0.85-2.8 s wall, 0.97-1.9 s CPU;
 #          extract 1.3-4.2 s wall, 1.3-2.7 s CPU; rdump 2.9-6.1 s wall, 2.3-4.3 s CPU
-# Ratios: 1.9-3.2x wall, 1.5-1.9x CPU. The floor's CPU is already 35-45% of rdump's, so even a
-# perfect 2-thread extractor that read nothing would be ~4.5x rdump into tmpfs: 5x debugfs
-# (0.23-0.30 s into tmpfs) is below the floor's 0.34 s; extract is at the floor plus the cost of
-# reading the image (~0.2 s CPU: page cache to sendfile, inode tables, directories).
+# Ratios into tmpfs: 1.3-3.2x wall, 1.2-1.9x CPU. rdump spends only 1.7-2x the floor's CPU on
+# one thread, and the floor itself takes 0.34 s on two (it does not scale perfectly: the kernel
+# shares page allocation, LRU and dcache locks), so 5x rdump (0.21-0.30 s) is below the floor:
+# at most 3.1-4.4x is reachable by a program that reads nothing. extract is the floor plus
+# reading the image (0.2-0.3 s CPU: sendfile's page-cache side, inode tables, directories,
+# decoding).
 # Usage: scripts/bench-extract.sh [WORKDIR]   (needs mke2fs, debugfs, python3, cc for the floor;
 # ~1 GB of disk per destination; the image is built once and kept in WORKDIR)
 # OUT_DIR="DIR ..." extracts into these directories instead (each is made and removed).
