@@ -1067,6 +1067,27 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> 
 
 /// Write the full dumpe2fs output for `fs` to `out`.
 pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Result<DumpReport> {
+    let lists_groups = !(opts.bad_blocks_only || opts.header_only);
+    if lists_groups {
+        // Every group is visited three or four times (bitmap hints, check, marks, text).
+        fs.load_descriptors();
+    }
+    std::thread::scope(|scope| {
+        if lists_groups && !opts.group_only {
+            // The bitmap check reads every bitmap: on a cold device they are all requested at
+            // once, from another thread, while this one reads the header.
+            scope.spawn(|| prefetch_all_bitmaps(fs));
+        }
+        dump_sections(fs, opts, out)
+    })
+}
+
+/// The sections of the output, in dumpe2fs' order.
+fn dump_sections(
+    fs: &Filesystem,
+    opts: &DumpOptions,
+    out: &mut dyn Write,
+) -> io::Result<DumpReport> {
     let mut rep = DumpReport::default();
     // dumpe2fs remembers the first failure (open with checksums, or bitmaps) and reports it last.
     let mut retval_csum: Option<String> = fs
@@ -1279,7 +1300,6 @@ fn write_groups(
     };
     let n = fs.geo.group_count;
     let mut start = 0u32;
-    prefetch_all_bitmaps(fs);
     let io_pool = io_pool(n);
     while start < n {
         let end = start.saturating_add(BATCH).min(n);
