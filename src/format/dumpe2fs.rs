@@ -688,23 +688,33 @@ impl Numfmt {
     }
 }
 
-/// First index in `[from, limit)` whose bit equals `set`, or `limit`. Whole 64-bit words that
-/// cannot contain such a bit are skipped, which is what keeps 65536 mostly-empty groups fast.
-/// Bits past the end of `bitmap` read as set, like [`bitmap::test_bit`].
+/// First index in `[from, limit)` whose bit equals `set`, or `limit`. Bytes, and blocks of 64
+/// bytes, that cannot contain such a bit are skipped whole (the block test is a branch-free OR
+/// the compiler vectorises), which is what keeps 65,536 mostly-empty groups fast. Bits past the
+/// end of `bitmap` read as set, like [`bitmap::test_bit`].
 fn next_bit(bitmap: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
+    const BLOCK: usize = 64;
+    let other: u8 = if set { 0x00 } else { 0xFF };
     while from < limit {
-        if from % 64 == 0 && from + 64 <= limit {
+        if from % 8 == 0 {
             let byte = (from / 8) as usize;
-            if let Some(w) = bitmap.get(byte..byte + 8) {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(w);
-                let word = u64::from_le_bytes(a);
-                let probe = if set { word } else { !word };
-                if probe == 0 {
-                    from += 64;
-                    continue;
+            if from + (BLOCK as u64) * 8 <= limit {
+                if let Some(chunk) = bitmap.get(byte..byte + BLOCK) {
+                    if chunk.iter().fold(0u8, |acc, &b| acc | (b ^ other)) == 0 {
+                        from += (BLOCK as u64) * 8;
+                        continue;
+                    }
                 }
-                return from + u64::from(probe.trailing_zeros());
+            }
+            if from + 8 <= limit {
+                if let Some(&b) = bitmap.get(byte) {
+                    let probe = b ^ other;
+                    if probe == 0 {
+                        from += 8;
+                        continue;
+                    }
+                    return from + u64::from(probe.trailing_zeros());
+                }
             }
         }
         if bitmap::test_bit(bitmap, from as usize) == set {
@@ -1417,6 +1427,36 @@ mod tests {
         assert_eq!(alt_hex8(0), "00000000");
         assert_eq!(alt_hex8(1), "0x000001");
         assert_eq!(alt_hex8(0xff4d4d50), "0xff4d4d50");
+    }
+
+    /// The skipping search agrees with a bit-by-bit one everywhere: every start and limit over
+    /// patterns with runs crossing byte and 64-byte boundaries, and past the bitmap's end.
+    #[test]
+    fn next_bit_matches_bit_by_bit() {
+        let slow = |b: &[u8], from: u64, limit: u64, set: bool| {
+            (from..limit)
+                .find(|&i| bitmap::test_bit(b, i as usize) == set)
+                .unwrap_or(limit)
+        };
+        let mut patterns: Vec<Vec<u8>> = vec![vec![0u8; 150], vec![0xFF; 150]];
+        for bit in [0usize, 7, 8, 511, 512, 513, 1023, 1199] {
+            let mut z = vec![0u8; 150];
+            z[bit / 8] |= 1 << (bit % 8);
+            let mut o = vec![0xFFu8; 150];
+            o[bit / 8] &= !(1 << (bit % 8));
+            patterns.push(z);
+            patterns.push(o);
+        }
+        patterns.push((0..150u32).map(|i| (i * 37 % 251) as u8).collect());
+        for b in &patterns {
+            for from in (0..1300u64).step_by(7) {
+                for limit in [from, from + 1, from + 9, from + 513, 1200, 1300] {
+                    for set in [false, true] {
+                        assert_eq!(next_bit(b, from, limit, set), slow(b, from, limit, set));
+                    }
+                }
+            }
+        }
     }
 
     #[test]
