@@ -11,6 +11,7 @@ use crate::geometry::OpenFailure;
 use crate::journal::{self, JournalFailure, JournalSuperblock};
 use crate::superblock::{cstr, uuid_string, Superblock};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -1082,13 +1083,17 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
         // Every group is visited three or four times (bitmap hints, check, marks, text).
         fs.load_descriptors();
     }
+    let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         if lists_groups && !opts.group_only {
             // The bitmap check reads every bitmap: on a cold device they are all requested at
             // once, from another thread, while this one reads the header.
-            scope.spawn(|| prefetch_all_bitmaps(fs));
+            scope.spawn(|| prefetch_all_bitmaps(fs, &done));
         }
-        dump_sections(fs, opts, out)
+        let rep = dump_sections(fs, opts, out);
+        // An aborted dump (unreadable journal, closed pipe) stops the hints at once.
+        done.store(true, Ordering::Relaxed);
+        rep
     })
 }
 
@@ -1331,10 +1336,13 @@ fn write_groups(
 /// cold device then has them all queued at once (4,100 reads of the 8 TiB sparse image complete
 /// in ~60 ms this way, against ~0.5 s one after another) while the header is read and the
 /// bitmap check consumes them in group order.
-fn prefetch_all_bitmaps(fs: &Filesystem) {
-    const HINT_CHUNK: u32 = 1 << 14;
+fn prefetch_all_bitmaps(fs: &Filesystem, done: &AtomicBool) {
+    const HINT_CHUNK: u32 = 1 << 10;
     let n = fs.geo.group_count;
     for c in 0..n.div_ceil(HINT_CHUNK) {
+        if done.load(Ordering::Relaxed) {
+            return;
+        }
         let first = c * HINT_CHUNK;
         prefetch_bitmaps(fs, first..first.saturating_add(HINT_CHUNK).min(n));
     }
