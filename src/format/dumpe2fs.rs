@@ -11,9 +11,9 @@ use crate::geometry::OpenFailure;
 use crate::journal::{self, JournalFailure, JournalSuperblock};
 use crate::superblock::{cstr, uuid_string, Superblock};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::sys::{ctime, group_name, user_name};
 
