@@ -6,7 +6,9 @@
 # Cold runs drop the page cache first (root only: echo 3 > /proc/sys/vm/drop_caches) and report
 # how much of the image the run pulled into the page cache (fincore).
 # Usage: scripts/bench-cold.sh [WORKDIR]       env: BIN (default target/release/e4inspect),
-#        OLD_BIN (an older build to compare), FILES (default 400000), RUNS (default 3)
+#        OLD_BIN (an older build to compare), FILES (default 400000), RUNS (default 3),
+#        ONLY (run only the rows whose label contains it, e.g. ONLY=dump: dumpe2fs and dump on
+#        the 8 TiB image; the populated image is then not built unless a row needs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/e4inspect-bench}
@@ -21,13 +23,14 @@ runs=${RUNS:-3}
 big=$work/sparse-8T.img
 make_sparse_8t "$work"
 pop=$work/pop-$files.img
-make_populated "$work" "$files"
+case "e2fsck -fn e4inspect xattrs e4inspect check" in *"${ONLY:-}"*) make_populated "$work" "$files" ;; esac
 
 drop() { [ "$(id -u)" = 0 ] && sync && echo 3 > /proc/sys/vm/drop_caches; }
 cached_mb() { fincore -b -n -o RES "$1" 2>/dev/null | awk '{printf "%.1f", $1/1048576}'; }
 # time LABEL MODE IMAGE CMD...: best wall of $runs runs; MODE cold drops caches before each.
 bench() {
   local label=$1 mode=$2 img=$3; shift 3
+  case "$label" in *"${ONLY:-}"*) ;; *) return 0 ;; esac
   local best=999999 pulled=0
   for _ in $(seq "$runs"); do
     [ "$mode" = cold ] && drop
