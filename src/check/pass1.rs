@@ -116,6 +116,14 @@ impl Ctx {
     }
 }
 
+/// A worker's reusable buffers for mapping inodes (cleared per inode, so that the common inode
+/// costs no allocation).
+#[derive(Default)]
+pub(super) struct Scratch {
+    mapped: Mapped,
+    ext: extent::ExtentWalk,
+}
+
 /// The blocks an inode maps, as pass 1 counts them.
 #[derive(Default)]
 struct Mapped {
@@ -131,6 +139,27 @@ struct Mapped {
 }
 
 impl Mapped {
+    fn clear(&mut self) {
+        self.ranges.clear();
+        self.last_block = None;
+        self.last_init = None;
+        self.problems.clear();
+        self.notes.clear();
+    }
+    /// Claim the clusters the inode holds (see [`Mapped::clusters`]); returns their number.
+    fn claim_clusters(&self, cluster_bits: u32, claims: &mut super::ownership::Claims) -> u64 {
+        let mut n = 0u64;
+        let mut claim = |&(s, l): &(u64, u64)| {
+            claims.claim(s, l);
+            n += l;
+        };
+        if cluster_bits == 0 {
+            self.ranges.iter().for_each(&mut claim);
+        } else {
+            self.clusters(cluster_bits).iter().for_each(&mut claim);
+        }
+        n
+    }
     fn problem(&mut self, rule: RuleId, msg: String) {
         if self.problems.len() < 16 {
             self.problems.push((rule, msg));
@@ -171,18 +200,22 @@ fn in_fs(ctx: &Ctx, start: u64, len: u64) -> bool {
 }
 
 /// Map an extent-mapped inode: tree checks as `scan_extent_node` makes them.
-fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapped) {
+fn map_extents(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    ino: u32,
+    inode: &Inode,
+    w: &mut extent::ExtentWalk,
+    m: &mut Mapped,
+) {
     let mut limits = ctx.limits;
     limits.csum_seed = ctx
         .seed
         .map(|s| extent::inode_csum_seed(s, ino, inode.generation));
-    let w = match extent::walk_extents(&inode.block, &limits, |b| fs.block(b)) {
-        Ok(w) => w,
-        Err(e) => {
-            m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
-            return;
-        }
-    };
+    if let Err(e) = extent::walk_extents_into(&inode.block, &limits, |b| fs.block(b), w) {
+        m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
+        return;
+    }
     for p in &w.problems {
         if p.fault == Fault::OutOfRange {
             continue; // judged below from the entries themselves
@@ -198,7 +231,7 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         m.ranges.push((n.block, 1));
     }
     if w.problems.is_empty() {
-        if let Some(why) = optimizable(ctx, &inode.block, &w) {
+        if let Some(why) = optimizable(ctx, &inode.block, w) {
             m.notes.push((RuleId::ExtentOptimizable, why));
         }
     }
@@ -280,8 +313,8 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
 fn optimizable(ctx: &Ctx, root: &[u8], w: &extent::ExtentWalk) -> Option<String> {
     let h = extent::ExtentHeader::parse(root).ok()?;
     let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
-    let mut num = vec![0u64; depth + 1];
-    let mut max = vec![0u64; depth + 1];
+    let mut num = [0u64; extent::MAX_DEPTH as usize + 1];
+    let mut max = [0u64; extent::MAX_DEPTH as usize + 1];
     num[0] = u64::from(h.entries);
     max[0] = u64::from(h.max);
     for n in &w.nodes {
@@ -344,12 +377,20 @@ fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
 
 /// The inode's blocks, by its kind (`ext2fs_inode_has_valid_blocks2`).
 fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
-    let mut m = Mapped::default();
+    let mut s = Scratch::default();
+    map_inode_into(fs, ctx, ino, inode, &mut s);
+    s.mapped
+}
+
+/// [`map_inode`] into the worker's scratch buffers (`s.mapped` holds the result).
+fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut Scratch) {
+    let m = &mut s.mapped;
+    m.clear();
     let ft = inode.file_type();
     let devlike = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
     if devlike || inode.has_flag(INLINE_DATA_FL) || inode.is_fast_symlink() && inode.blocks_raw == 0
     {
-        return m;
+        return;
     }
     if inode.is_symlink() && inode.size < I_BLOCK_SIZE as u64 && !inode.has_flag(EXTENTS_FL) {
         // ext2fs_inode_data_blocks2 == 0: a fast symlink whatever i_blocks says (the xattr block
@@ -357,15 +398,14 @@ fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
         let xattr_blocks =
             u64::from(inode.file_acl != 0) * ((ctx.block_size << ctx.cluster_bits) / 512);
         if inode.blocks_raw <= xattr_blocks {
-            return m;
+            return;
         }
     }
     if inode.has_flag(EXTENTS_FL) {
-        map_extents(fs, ctx, ino, inode, &mut m);
+        map_extents(fs, ctx, ino, inode, &mut s.ext, m);
     } else {
-        map_blockmap(fs, ctx, inode, &mut m);
+        map_blockmap(fs, ctx, inode, m);
     }
-    m
 }
 
 /// Judge one inode slot; the facts when the inode is in use.
@@ -428,14 +468,17 @@ pub(super) fn check_inode(
     check_more_flags(ctx, g, ino, &inode, acc);
     check_unused_fields(ctx, g, ino, &inode, raw, acc);
     check_time_epochs(ctx, g, ino, &inode, raw, acc);
-    let m = map_inode(fs, ctx, ino, &inode);
-    check_bigalloc_blockmap(ctx, g, ino, &inode, &m, acc);
-    check_type_specific(fs, ctx, g, ino, &inode, &m, acc);
+    let mut scratch = std::mem::take(&mut acc.scratch);
+    map_inode_into(fs, ctx, ino, &inode, &mut scratch);
+    let m = &scratch.mapped;
+    check_bigalloc_blockmap(ctx, g, ino, &inode, m, acc);
+    check_type_specific(fs, ctx, g, ino, &inode, m, acc);
     let acl_blocks = check_xattrs(fs, ctx, g, ino, &inode, raw, acc);
     if inode.has_flag(ENCRYPT_FL) {
         check_encryption_context(fs, ctx, g, ino, &inode, raw, acc);
     }
-    let blocks = finish_blocks(ctx, g, ino, &inode, &m, acl_blocks, true, acc);
+    let blocks = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
+    acc.scratch = scratch;
     Some(facts(ino, &inode, blocks))
 }
 
@@ -470,12 +513,7 @@ fn finish_blocks(
     for (rule, msg) in m.problems.iter().chain(&m.notes) {
         push(acc, *rule, g, ino, || msg.clone());
     }
-    let clusters = m.clusters(ctx.cluster_bits);
-    let mut nclusters = 0u64;
-    for &(s, l) in &clusters {
-        acc.claims.claim(s, l);
-        nclusters += l;
-    }
+    let nclusters = m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
     if m.problems.is_empty() {
         let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
         let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
@@ -879,9 +917,7 @@ fn map_inode_blockmap_only(fs: &Filesystem, ctx: &Ctx, inode: &Inode) -> Mapped 
 }
 
 fn claim_only(ctx: &Ctx, m: &Mapped, acc: &mut Acc) {
-    for (s, l) in m.clusters(ctx.cluster_bits) {
-        acc.claims.claim(s, l);
-    }
+    m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
 }
 
 /// After the walk: claim every xattr block once and compare `h_refcount` with the number of

@@ -144,6 +144,8 @@ pub(super) struct Acc {
     pub groups: Vec<(u32, bool, u32)>,
     /// The worker's inode-table read buffer (reused from chunk to chunk).
     pub table_buf: Vec<u8>,
+    /// The worker's buffers for mapping one inode (reused from inode to inode).
+    pub scratch: pass1::Scratch,
 }
 
 impl Acc {

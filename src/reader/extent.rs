@@ -64,6 +64,11 @@ pub struct ExtentIndex {
 
 /// Leaf entries of a node (after a successful header parse).
 pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
+    leaf_iter(node, h).collect()
+}
+
+/// Leaf entries of a node, without collecting them.
+pub fn leaf_iter<'a>(node: &'a [u8], h: &ExtentHeader) -> impl Iterator<Item = Extent> + 'a {
     (0..usize::from(h.entries))
         .map_while(|i| ondisk::decode_at::<RawExtent>(node, entry_offset(i)).ok())
         .map(|e| {
@@ -75,7 +80,6 @@ pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
                 physical: e.start(),
             }
         })
-        .collect()
 }
 
 /// Index entries of a node.
@@ -306,19 +310,39 @@ impl ExtentWalk {
 /// once (a block met twice is a cycle or a shared node and is reported, not followed), a child must
 /// be exactly one level below its parent, depth is at most [`MAX_DEPTH`], and entries per node are
 /// limited by the node's size. Errors only when the root itself is unusable.
-pub fn walk_extents<F, B>(root: &[u8], limits: &WalkLimits, mut read_block: F) -> Result<ExtentWalk>
+pub fn walk_extents<F, B>(root: &[u8], limits: &WalkLimits, read_block: F) -> Result<ExtentWalk>
 where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let h = ExtentHeader::parse(root)?;
-    let mut w = ExtentWalk {
-        depth: h.depth,
-        ..ExtentWalk::default()
-    };
-    let mut seen = std::collections::HashSet::new();
-    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, &mut w);
+    let mut w = ExtentWalk::default();
+    walk_extents_into(root, limits, read_block, &mut w)?;
     Ok(w)
+}
+
+/// [`walk_extents`] into `w`, reusing its buffers (cleared first): what a scan over many inodes
+/// calls so that an inode costs no allocation. On `Err` (unusable root) `w` is left empty.
+pub fn walk_extents_into<F, B>(
+    root: &[u8],
+    limits: &WalkLimits,
+    mut read_block: F,
+    w: &mut ExtentWalk,
+) -> Result<()>
+where
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
+{
+    w.items.clear();
+    w.nodes.clear();
+    w.problems.clear();
+    w.depth = 0;
+    let h = ExtentHeader::parse(root)?;
+    w.depth = h.depth;
+    // Tree blocks already read (cycle and shared-node detection): allocates only for trees
+    // deeper than the root.
+    let mut seen = std::collections::HashSet::new();
+    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, w);
+    Ok(())
 }
 
 fn walk_node<F, B>(
@@ -334,7 +358,7 @@ fn walk_node<F, B>(
     B: std::ops::Deref<Target = [u8]>,
 {
     if h.depth == 0 {
-        for e in leaf_entries(node, h) {
+        for e in leaf_iter(node, h) {
             let end = e.physical.checked_add(u64::from(e.len));
             if e.len > 0
                 && (!limits.in_range(e.physical) || end.is_none_or(|x| x > limits.blocks_count))
