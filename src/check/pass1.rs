@@ -714,10 +714,10 @@ fn check_xattrs(
         && inode.extra_isize != 0
         && usize::from(inode.extra_isize) + 128 <= raw.len()
     {
-        match xattr::parse_ibody(raw, inode.extra_isize) {
+        match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             Ok(ib) => {
                 ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
-                inline_attr = ib.entries.iter().any(|e| e.name == "system.data");
+                inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
             }
             Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
                 format!("in-inode extended attributes: {e}")
@@ -1261,7 +1261,7 @@ fn encryption_context(
         }
     };
     if raw.len() > 128 && inode.extra_isize != 0 {
-        if let Ok(ib) = xattr::parse_ibody(raw, inode.extra_isize) {
+        if let Ok(ib) = xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             if let Some(e) = ib.entries.iter().find(|e| is_ctx(e)) {
                 return Some(value(e));
             }
@@ -1334,7 +1334,8 @@ fn check_ibody_entries(
             push(acc, RuleId::XattrIbodyHash, g, ino, || {
                 format!(
                     "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
-                    e.name, e.hash
+                    e.full_name(),
+                    e.hash
                 )
             });
         }
@@ -1361,7 +1362,7 @@ fn check_ea_inode_value(
         push(acc, RuleId::XattrEaInode, g, ino, || {
             format!(
                 "xattr {} names EA inode {ea_ino}, outside the normal inodes",
-                e.name
+                e.full_name()
             )
         });
         return 0;
@@ -1385,7 +1386,9 @@ fn check_ea_inode_value(
         push(acc, RuleId::XattrEaInodeHash, g, ino, || {
             format!(
                 "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
-                e.name, e.hash, ea.atime
+                e.full_name(),
+                e.hash,
+                ea.atime
             )
         });
         return 0;
