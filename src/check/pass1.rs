@@ -19,7 +19,6 @@ use crate::fs::Filesystem;
 use crate::inode::{
     inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
 };
-use crate::ondisk::inode::{large_in_record, InodeBase};
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -466,8 +465,8 @@ pub(super) fn check_inode(
     check_mode_and_flags(ctx, g, ino, &inode, acc);
     check_extra_isize(ctx, g, ino, &inode, acc);
     check_more_flags(ctx, g, ino, &inode, acc);
-    check_unused_fields(ctx, g, ino, &inode, raw, acc);
-    check_time_epochs(ctx, g, ino, &inode, raw, acc);
+    check_unused_fields(ctx, g, ino, &inode, acc);
+    check_time_epochs(ctx, g, ino, &inode, acc);
     let mut scratch = std::mem::take(&mut acc.scratch);
     map_inode_into(fs, ctx, ino, &inode, &mut scratch);
     let m = &scratch.mapped;
@@ -1495,7 +1494,7 @@ fn check_bigalloc_blockmap(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mappe
 /// both epoch bits set is a pre-1970 time written in the encoding older kernels used (e2fsck
 /// asks while the clock is before 2242). Checked, as e2fsck does, on inodes larger than 128
 /// bytes whose `i_extra_isize` leaves room for an xattr header.
-fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
+fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
     if ctx.inode_size <= 128 {
         return;
     }
@@ -1504,14 +1503,13 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
     if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
         return;
     }
-    let base = InodeBase::decode_fast(raw).unwrap_or_default();
-    let large = large_in_record(raw);
+    let large = &inode.in_record;
     // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
     let bad: Vec<&str> = [
-        ("atime", base.atime, large.atime_extra),
-        ("ctime", base.ctime, large.ctime_extra),
+        ("atime", inode.atime, large.atime_extra),
+        ("ctime", inode.ctime, large.ctime_extra),
         ("crtime", large.crtime, large.crtime_extra),
-        ("mtime", base.mtime, large.mtime_extra),
+        ("mtime", inode.mtime, large.mtime_extra),
     ]
     .into_iter()
     .filter(|&(_, t, x)| t & 0x8000_0000 != 0 && x & 3 == 3)
@@ -1531,11 +1529,12 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
 /// (`e2fsck_process_bad_inode`) reports: `i_faddr`, a directory's `i_size_high` without
 /// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
 /// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
-fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
-    let (faddr, size_high, blocks_hi, file_acl_hi) = InodeBase::decode_fast(raw)
-        .map_or((0, 0, 0, 0), |b| {
-            (b.obso_faddr, b.size_high, b.blocks_high, b.file_acl_high)
-        });
+fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
+    // The high halves as the record holds them (Inode keeps them joined to the low halves).
+    let faddr = inode.obso_faddr;
+    let size_high = (inode.size >> 32) as u32;
+    let blocks_hi = (inode.blocks_raw >> 32) as u16;
+    let file_acl_hi = (inode.file_acl >> 32) as u16;
     let mut set: Vec<String> = Vec::new();
     if faddr != 0 {
         set.push(format!("i_faddr {:#x}", faddr));

@@ -13,7 +13,10 @@ pub const MAX_DEPTH: u16 = 5;
 impl ExtentHeader {
     /// Decode the 12-byte header.
     pub fn parse(b: &[u8]) -> Result<ExtentHeader> {
-        let h: ExtentHeader = ondisk::decode(b)?;
+        let h = match ExtentHeader::decode_fast(b) {
+            Some(h) => h,
+            None => ondisk::decode(b)?, // the Short error
+        };
         if h.magic != EXTENT_MAGIC {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
@@ -70,7 +73,7 @@ pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
 /// Leaf entries of a node, without collecting them.
 pub fn leaf_iter<'a>(node: &'a [u8], h: &ExtentHeader) -> impl Iterator<Item = Extent> + 'a {
     (0..usize::from(h.entries))
-        .map_while(|i| ondisk::decode_at::<RawExtent>(node, entry_offset(i)).ok())
+        .map_while(|i| RawExtent::decode_fast_at(node, entry_offset(i)))
         .map(|e| {
             let (len, uninit) = e.length();
             Extent {
@@ -85,7 +88,7 @@ pub fn leaf_iter<'a>(node: &'a [u8], h: &ExtentHeader) -> impl Iterator<Item = E
 /// Index entries of a node.
 pub fn index_entries(node: &[u8], h: &ExtentHeader) -> Vec<ExtentIndex> {
     (0..usize::from(h.entries))
-        .map_while(|i| ondisk::decode_at::<RawExtentIdx>(node, entry_offset(i)).ok())
+        .map_while(|i| RawExtentIdx::decode_fast_at(node, entry_offset(i)))
         .map(|ix| ExtentIndex {
             logical: ix.block,
             child: ix.leaf(),
