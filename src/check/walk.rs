@@ -286,14 +286,22 @@ pub(super) fn run(
     orphans.dedup();
     let ctx = pass1::Ctx::new(fs, &orphans);
     pass1::check_quota_inums(fs, f);
+    let clusters = fs.geo.blocks_count.div_ceil(1 << fs.geo.cluster_bits);
+    let dense = super::ownership::DenseClaims::new(clusters).map(std::sync::Arc::new);
+    let new_acc = || Acc {
+        claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
+        ..Acc::default()
+    };
     let mut acc = (0..fs.geo.group_count)
         .into_par_iter()
-        .fold(Acc::default, |mut acc, g| {
+        .fold(new_acc, |mut acc, g| {
             walk_group(fs, &ctx, g, &mut acc);
             progress.advance(u64::from(fs.geo.inodes_per_group));
             acc
         })
         .reduce(Acc::default, Acc::merge);
+    drop(dense);
+    acc.claims.settle();
     acc.table_buf = Vec::new();
     acc.claims.used.optimize();
     acc.claims.multi.optimize();
