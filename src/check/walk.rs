@@ -137,7 +137,9 @@ pub(super) struct XattrRef {
 #[derive(Default)]
 pub(super) struct Acc {
     pub findings: Findings,
-    pub inodes: Vec<InodeFacts>,
+    /// In-use inodes, one list per group walked (in order; joined once at the end, so merging
+    /// workers moves lists, not inodes).
+    pub inodes: Vec<Vec<InodeFacts>>,
     pub claims: Claims,
     pub xattr_blocks: HashMap<u64, XattrRef>,
     /// (group, read, dirs)
@@ -218,6 +220,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
     let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut buf = std::mem::take(&mut acc.table_buf);
+    let mut in_use = Vec::new();
     let mut dirs = 0;
     let mut done = 0usize;
     while done < used as usize {
@@ -235,6 +238,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             ));
             // What was judged so far stays; the group's usage is not compared.
             acc.table_buf = buf;
+            acc.inodes.push(in_use);
             acc.groups.push((g, false, 0));
             return;
         }
@@ -245,13 +249,23 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             };
             if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, raw, acc) {
                 dirs += u32::from(facts.is_dir());
-                acc.inodes.push(facts);
+                in_use.push(facts);
             }
         }
         done += n;
     }
     acc.table_buf = buf;
+    acc.inodes.push(in_use);
     acc.groups.push((g, true, dirs));
+}
+
+/// The per-group lists of in-use inodes as one list (one allocation of the exact size).
+fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
+    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        all.extend_from_slice(&p);
+    }
+    all
 }
 
 /// Ask the kernel now for the xattr blocks the live inodes of a chunk point to: scattered
@@ -317,7 +331,7 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: acc.inodes,
+        inodes: join(acc.inodes),
         orphans,
         claims: acc.claims,
         group_read,
