@@ -781,22 +781,53 @@ fn read_xattr_block(
         first_ino: ino,
         ea_inodes: false,
     };
-    let data = match fs.block(blk) {
-        Ok(d) => d,
-        Err(e) => {
-            push(acc, RuleId::XattrBlock, g, ino, || {
-                format!("xattr block {blk}: {e}")
-            });
-            return r;
+    // Read into the worker's buffer, past the block cache: a worker reads each xattr block
+    // once (`acc.xattr_blocks`); a failed read is retried through the cache for its error.
+    let mut data = std::mem::take(&mut acc.xattr_buf);
+    data.resize(ctx.block_size as usize, 0);
+    let read = blk
+        .checked_mul(ctx.block_size)
+        .and_then(|off| fs.source.read_into(off, &mut data, "xattr block").ok());
+    if read.is_none() {
+        match fs.block(blk) {
+            Ok(b) => {
+                data.clear();
+                data.extend_from_slice(&b);
+            }
+            Err(e) => {
+                push(acc, RuleId::XattrBlock, g, ino, || {
+                    format!("xattr block {blk}: {e}")
+                });
+                acc.xattr_buf = data;
+                return r;
+            }
         }
-    };
-    let xb = match xattr::parse_block(&data, blk, ctx.seed) {
+    }
+    judge_xattr_block(fs, ctx, g, ino, owner, blk, &data, &mut r, acc);
+    acc.xattr_buf = data;
+    r
+}
+
+/// The checks of [`read_xattr_block`] on the block's bytes.
+#[allow(clippy::too_many_arguments)]
+fn judge_xattr_block(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    owner: &Inode,
+    blk: u64,
+    data: &[u8],
+    r: &mut XattrRef,
+    acc: &mut Acc,
+) {
+    let xb = match xattr::parse_block(data, blk, ctx.seed) {
         Ok(xb) => xb,
         Err(e) => {
             push(acc, RuleId::XattrBlock, g, ino, || {
                 format!("xattr block {blk}: {e}")
             });
-            return r;
+            return;
         }
     };
     r.refcount = Some(xb.header.refcount);
@@ -832,7 +863,6 @@ fn read_xattr_block(
     if r.ea_inodes {
         lock(&ctx.extras).block_quota.insert(blk, quota);
     }
-    r
 }
 
 /// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,

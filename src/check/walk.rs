@@ -148,6 +148,8 @@ pub(super) struct Acc {
     pub table_buf: Vec<u8>,
     /// The worker's buffers for mapping one inode (reused from inode to inode).
     pub scratch: pass1::Scratch,
+    /// The worker's xattr block buffer.
+    pub xattr_buf: Vec<u8>,
 }
 
 impl Acc {
