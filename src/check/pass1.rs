@@ -16,9 +16,7 @@ use crate::error::Fault;
 use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
 use crate::features::*;
 use crate::fs::Filesystem;
-use crate::inode::{
-    inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
-};
+use crate::inode::{Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE};
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -230,7 +228,7 @@ fn map_extents(
         m.ranges.push((n.block, 1));
     }
     if w.problems.is_empty() {
-        if let Some(why) = optimizable(ctx, &inode.block, w) {
+        if let Some(why) = optimizable(ctx, w) {
             m.notes.push((RuleId::ExtentOptimizable, why));
         }
     }
@@ -309,8 +307,8 @@ fn map_extents(
 /// e2fsck's `e2fsck_should_rebuild_extents`: a level whose nodes leave more than a block's worth
 /// of entries free could be narrower; a level with fewer entries than an upper level could hold
 /// could be shorter. (e2fsck offers the optimisation and exits 0: `PR_NOT_A_FIX`.)
-fn optimizable(ctx: &Ctx, root: &[u8], w: &extent::ExtentWalk) -> Option<String> {
-    let h = extent::ExtentHeader::parse(root).ok()?;
+fn optimizable(ctx: &Ctx, w: &extent::ExtentWalk) -> Option<String> {
+    let h = w.root?;
     let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
     let mut num = [0u64; extent::MAX_DEPTH as usize + 1];
     let mut max = [0u64; extent::MAX_DEPTH as usize + 1];
@@ -420,8 +418,9 @@ pub(super) fn check_inode(
         return Some(record_bb_inode(ctx, ino));
     }
     let zero = raw.iter().all(|&b| b == 0);
+    let inode = Inode::parse(raw);
     if let Some(seed) = ctx.seed {
-        if !zero && !inode_checksum_ok(seed, ino, raw) {
+        if !zero && !inode.checksum_ok(seed, ino, raw) {
             acc.findings.push_with(RuleId::InodeChecksum, || {
                 Finding::inode(
                     RuleId::InodeChecksum,
@@ -432,7 +431,6 @@ pub(super) fn check_inode(
             });
         }
     }
-    let inode = Inode::parse(raw);
     let reserved = ino < ctx.first_ino && ino != ROOT_INO;
     if reserved {
         return Some(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
@@ -1534,6 +1532,14 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) 
         return;
     }
     let large = &inode.in_record;
+    let old_encoding = |t: u32, x: u32| t & 0x8000_0000 != 0 && x & 3 == 3;
+    if !(old_encoding(inode.atime, large.atime_extra)
+        || old_encoding(inode.ctime, large.ctime_extra)
+        || old_encoding(large.crtime, large.crtime_extra)
+        || old_encoding(inode.mtime, large.mtime_extra))
+    {
+        return;
+    }
     // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
     let bad: Vec<&str> = [
         ("atime", inode.atime, large.atime_extra),
@@ -1542,7 +1548,7 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) 
         ("mtime", inode.mtime, large.mtime_extra),
     ]
     .into_iter()
-    .filter(|&(_, t, x)| t & 0x8000_0000 != 0 && x & 3 == 3)
+    .filter(|&(_, t, x)| old_encoding(t, x))
     .map(|(n, _, _)| n)
     .collect();
     if !bad.is_empty() {

@@ -291,6 +291,8 @@ pub struct ExtentNode {
 pub struct ExtentWalk {
     /// Depth of the tree (from the root header).
     pub depth: u16,
+    /// The root header (in i_block); `None` until a walk has parsed it.
+    pub root: Option<ExtentHeader>,
     /// Every index and leaf entry in pre-order (as debugfs lists them).
     pub items: Vec<ExtentItem>,
     /// Every tree block read.
@@ -339,8 +341,10 @@ where
     w.nodes.clear();
     w.problems.clear();
     w.depth = 0;
+    w.root = None;
     let h = ExtentHeader::parse(root)?;
     w.depth = h.depth;
+    w.root = Some(h);
     // Tree blocks already read (cycle and shared-node detection): allocates only for trees
     // deeper than the root.
     let mut seen = std::collections::HashSet::new();

@@ -182,6 +182,20 @@ impl Inode {
         }
     }
 
+    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from, using the fields
+    /// already decoded.
+    pub fn checksum_ok(&self, fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
+        ondisk_inode::checksum_ok_decoded(
+            fs_seed,
+            ino,
+            raw,
+            self.generation,
+            self.checksum_lo,
+            &self.in_record,
+        )
+        .unwrap_or_else(|| inode_checksum_ok(fs_seed, ino, raw))
+    }
+
     /// The per-inode checksum seed (see [`ondisk::inode::csum_seed`]): compute it once per inode
     /// and hand it to the extent, directory and xattr readers.
     pub fn csum_seed(&self, fs_seed: u32, ino: u32) -> u32 {

@@ -300,15 +300,32 @@ const ONE_PASS_MAX: usize = 1024;
 /// cost twice one long one). `None` for record sizes it does not handle (short, odd or over
 /// [`ONE_PASS_MAX`]): the caller takes the general path.
 fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<bool> {
+    let base = InodeBase::decode_fast(raw)?;
+    let large = large_in_record(raw);
+    checksum_ok_decoded(fs_seed, ino, raw, base.generation, base.checksum_lo, &large)
+}
+
+/// [`record_checksum_ok`] for a record already decoded: `generation` and `checksum_lo` from
+/// its base, `large` its large part as the record holds it ([`large_in_record`]). `None` for
+/// record sizes the one-pass check does not handle (see [`record_checksum_ok`]).
+pub fn checksum_ok_decoded(
+    fs_seed: u32,
+    ino: u32,
+    raw: &[u8],
+    generation: u32,
+    checksum_lo: u16,
+    large: &InodeLarge,
+) -> Option<bool> {
     let len = raw.len();
     if !(len == BASE_SIZE || (CHECKSUM_HI_OFFSET + 2..=ONE_PASS_MAX).contains(&len)) {
         return None;
     }
-    let base = InodeBase::decode_fast(raw)?;
-    let has_hi = has_checksum_hi(raw);
+    let has_hi = len > BASE_SIZE && large.extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
+    let stored =
+        u32::from(checksum_lo) | (u32::from(if has_hi { large.checksum_hi } else { 0 }) << 16);
     let mut buf = [0u8; 8 + ONE_PASS_MAX];
     buf[..4].copy_from_slice(&ino.to_le_bytes());
-    buf[4..8].copy_from_slice(&base.generation.to_le_bytes());
+    buf[4..8].copy_from_slice(&generation.to_le_bytes());
     let rec = buf.get_mut(8..8 + len)?;
     rec.copy_from_slice(raw);
     rec[CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2].fill(0);
@@ -317,7 +334,7 @@ fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<boo
     }
     let c = crc32c_raw(fs_seed, buf.get(..8 + len)?);
     let computed = if has_hi { c } else { c & 0xFFFF };
-    Some(computed == stored_checksum(raw) || raw.iter().take(BASE_SIZE).all(|&b| b == 0))
+    Some(computed == stored || raw.iter().take(BASE_SIZE).all(|&b| b == 0))
 }
 
 #[cfg(test)]
