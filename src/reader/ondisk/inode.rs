@@ -323,18 +323,43 @@ pub fn checksum_ok_decoded(
     let has_hi = len > BASE_SIZE && large.extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
     let stored =
         u32::from(checksum_lo) | (u32::from(if has_hi { large.checksum_hi } else { 0 }) << 16);
-    let mut buf = [0u8; 8 + ONE_PASS_MAX];
-    buf[..4].copy_from_slice(&ino.to_le_bytes());
-    buf[4..8].copy_from_slice(&generation.to_le_bytes());
-    let rec = buf.get_mut(8..8 + len)?;
-    rec.copy_from_slice(raw);
-    rec[CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2].fill(0);
-    if has_hi {
-        rec[CHECKSUM_HI_OFFSET..CHECKSUM_HI_OFFSET + 2].fill(0);
-    }
-    let c = crc32c_raw(fs_seed, buf.get(..8 + len)?);
+    // A stack buffer no larger than needed (it is zeroed first) for the common sizes.
+    let c = if len <= 256 {
+        crc_with_header::<{ 8 + 256 }>(fs_seed, ino, generation, raw, has_hi)
+    } else {
+        crc_with_header::<{ 8 + ONE_PASS_MAX }>(fs_seed, ino, generation, raw, has_hi)
+    }?;
     let computed = if has_hi { c } else { c & 0xFFFF };
     Some(computed == stored || raw.iter().take(BASE_SIZE).all(|&b| b == 0))
+}
+
+/// CRC32C from `fs_seed` over inode number, generation and the record with its checksum
+/// fields zeroed, copied into an `N`-byte stack buffer (`None` when it does not fit).
+fn crc_with_header<const N: usize>(
+    fs_seed: u32,
+    ino: u32,
+    generation: u32,
+    raw: &[u8],
+    has_hi: bool,
+) -> Option<u32> {
+    // 8-byte aligned, so that the CRC runs 8 bytes at a time from the first byte.
+    #[repr(align(8))]
+    struct Aligned<const N: usize>([u8; N]);
+    let mut aligned = Aligned([0u8; N]);
+    let buf = &mut aligned.0;
+    let len = raw.len();
+    buf.get_mut(..4)?.copy_from_slice(&ino.to_le_bytes());
+    buf.get_mut(4..8)?
+        .copy_from_slice(&generation.to_le_bytes());
+    let rec = buf.get_mut(8..8usize.checked_add(len)?)?;
+    rec.copy_from_slice(raw);
+    rec.get_mut(CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2)?
+        .fill(0);
+    if has_hi {
+        rec.get_mut(CHECKSUM_HI_OFFSET..CHECKSUM_HI_OFFSET + 2)?
+            .fill(0);
+    }
+    Some(crc32c_raw(fs_seed, buf.get(..8 + len)?))
 }
 
 #[cfg(test)]
