@@ -206,8 +206,12 @@ fn map_extents(
     m: &mut Mapped,
 ) {
     let mut limits = ctx.limits;
+    // Only tree blocks carry checksums: no per-inode seed for a tree held in i_block.
+    let has_tree_blocks =
+        extent::ExtentHeader::decode_fast(&inode.block).is_some_and(|h| h.depth > 0);
     limits.csum_seed = ctx
         .seed
+        .filter(|_| has_tree_blocks)
         .map(|s| extent::inode_csum_seed(s, ino, inode.generation));
     if let Err(e) = extent::walk_extents_into(&inode.block, &limits, |b| fs.block(b), w) {
         m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));

@@ -276,9 +276,9 @@ fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
 fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
     let mut blocks: Vec<u64> = chunk
         .chunks_exact(isz)
-        .filter_map(InodeBase::decode_fast)
-        .filter(|b| b.links_count != 0)
-        .map(|b| b.file_acl())
+        .filter_map(InodeBase::links_and_file_acl)
+        .filter(|&(links, _)| links != 0)
+        .map(|(_, b)| b)
         .filter(|&b| b != 0 && b < fs.geo.blocks_count)
         .collect();
     if blocks.is_empty() {
