@@ -33,7 +33,7 @@ pub trait OnDisk: for<'a> BinRead<Args<'a> = ()> + binrw::meta::ReadEndian {
 
 /// Decode `T` from the start of `bytes`; fewer than `T::SIZE` bytes is an [`Error::Short`].
 pub fn decode<T: OnDisk>(bytes: &[u8]) -> Result<T> {
-    let body = bytes.get(..T::SIZE).ok_or_else(|| Error::Short {
+    let body = bytes.get(..T::SIZE).ok_or(Error::Short {
         what: T::WHAT,
         need: T::SIZE,
         got: bytes.len(),
