@@ -9,10 +9,86 @@
 //! claimed blocks 16+ bytes per block. Metadata claims go to a third bitmap (`meta`), so that
 //! metadata overlapping metadata stays the `gd.overlap` rule's business and only inode claims
 //! that meet metadata or another inode are multiply claimed.
+//!
+//! During the inode walk of a filesystem of at most [`DENSE_MAX_CLUSTERS`] clusters, inode
+//! claims go instead to two plain bitmaps shared by every worker ([`DenseClaims`], atomic
+//! words): a claim is one `fetch_or` per 64 clusters where a roaring insert searched and
+//! shifted an array container, and nothing is merged between workers. They cost 2 bits per
+//! cluster of the filesystem (at most 32 MiB) and become the roaring `used` and `multi`
+//! bitmaps when the walk ends ([`Claims::settle`]).
 
 use crate::features::INCOMPAT_MMP;
 use crate::fs::Filesystem;
-use roaring::RoaringTreemap;
+use roaring::{RoaringBitmap, RoaringTreemap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Largest filesystem (in clusters) whose inode claims are kept in plain bitmaps during the
+/// walk: 2 bits per cluster, 32 MiB at most (512 GiB of 4 KiB blocks).
+pub const DENSE_MAX_CLUSTERS: u64 = 1 << 27;
+
+/// Inode claims of a small filesystem as two plain bitmaps shared by the walk's workers.
+pub struct DenseClaims {
+    used: Vec<AtomicU64>,
+    multi: Vec<AtomicU64>,
+    clusters: u64,
+}
+
+impl std::fmt::Debug for DenseClaims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DenseClaims({} clusters)", self.clusters)
+    }
+}
+
+impl DenseClaims {
+    /// Bitmaps for `clusters` clusters; `None` above [`DENSE_MAX_CLUSTERS`].
+    pub fn new(clusters: u64) -> Option<DenseClaims> {
+        if clusters > DENSE_MAX_CLUSTERS {
+            return None;
+        }
+        let words = usize::try_from(clusters.div_ceil(64)).ok()?;
+        let zeros = || (0..words).map(|_| AtomicU64::new(0)).collect();
+        Some(DenseClaims {
+            used: zeros(),
+            multi: zeros(),
+            clusters,
+        })
+    }
+    /// Claim clusters `[start, end)` (the caller keeps `end <= self.clusters`).
+    fn claim(&self, start: u64, end: u64) {
+        let mut c = start;
+        while c < end {
+            let w = (c / 64) as usize;
+            let bit = c % 64;
+            let n = (end - c).min(64 - bit);
+            let mask = if n == 64 {
+                !0
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
+            let (Some(used), Some(multi)) = (self.used.get(w), self.multi.get(w)) else {
+                return;
+            };
+            let again = used.fetch_or(mask, Ordering::Relaxed) & mask;
+            if again != 0 {
+                multi.fetch_or(again, Ordering::Relaxed);
+            }
+            c += n;
+        }
+    }
+    /// One bitmap as a roaring treemap (built per 2^32-cluster partition from its bytes).
+    fn to_roaring(words: &[AtomicU64]) -> RoaringTreemap {
+        const PER_PART: usize = (1 << 32) / 64;
+        let parts = words.chunks(PER_PART).enumerate().map(|(hi, part)| {
+            let bytes: Vec<u8> = part
+                .iter()
+                .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
+                .collect();
+            (hi as u32, RoaringBitmap::from_lsb0_bytes(0, &bytes))
+        });
+        RoaringTreemap::from_bitmaps(parts)
+    }
+}
 
 /// Below this many clusters a claim is inserted one by one (cheaper than building a range
 /// bitmap).
@@ -27,15 +103,41 @@ pub struct Claims {
     pub multi: RoaringTreemap,
     /// Claimed by metadata (superblocks, descriptors, reserved GDT, bitmaps, inode tables, MMP).
     pub meta: RoaringTreemap,
+    /// While the walk runs on a small filesystem: the shared plain bitmaps inode claims go to
+    /// (`used` and `multi` stay empty until [`Claims::settle`]).
+    dense: Option<Arc<DenseClaims>>,
 }
 
 impl Claims {
+    /// Claims whose inode claims go to `dense` (shared with the other workers' claims).
+    pub fn sharing(dense: &Arc<DenseClaims>) -> Claims {
+        Claims {
+            dense: Some(Arc::clone(dense)),
+            ..Claims::default()
+        }
+    }
+    /// Move the inode claims of the shared plain bitmaps (if any) into `used` and `multi`;
+    /// claims made afterwards go to them directly.
+    pub fn settle(&mut self) {
+        if let Some(d) = self.dense.take() {
+            let used = DenseClaims::to_roaring(&d.used);
+            // Claims past the plain bitmaps went to `used` directly.
+            let again = &self.used & &used;
+            self.multi |= again;
+            self.multi |= DenseClaims::to_roaring(&d.multi);
+            self.used |= used;
+        }
+    }
     /// An inode claims clusters `[start, start + len)`.
     pub fn claim(&mut self, start: u64, len: u64) {
         if len == 0 {
             return;
         }
         let end = start.saturating_add(len);
+        if let Some(d) = self.dense.as_deref().filter(|d| end <= d.clusters) {
+            d.claim(start, end);
+            return;
+        }
         if len <= SMALL_CLAIM {
             for c in start..end {
                 if !self.used.insert(c) {
@@ -58,6 +160,9 @@ impl Claims {
     }
     /// Combine the claims of two disjoint sets of inodes.
     pub fn merge(mut self, other: Claims) -> Claims {
+        if self.dense.is_none() {
+            self.dense = other.dense;
+        }
         let again = &self.used & &other.used;
         self.multi |= again;
         self.multi |= other.multi;
@@ -226,6 +331,34 @@ mod tests {
         let c: Vec<u64> = m.conflicts().iter().collect();
         assert_eq!(c, vec![12, 14, 299]);
         assert_eq!(m.in_use().len(), 5 + 200 + 1);
+    }
+
+    #[test]
+    fn dense_claims_agree_with_roaring() {
+        let dense = Arc::new(DenseClaims::new(1000).unwrap());
+        let mut a = Claims::sharing(&dense);
+        let mut b = Claims::sharing(&dense);
+        let mut plain = Claims::default();
+        // Runs across word boundaries, a whole word, repeats, and one past the bitmaps.
+        for (s, l) in [
+            (10, 5),
+            (14, 1),
+            (60, 70),
+            (128, 64),
+            (127, 2),
+            (990, 20),
+            (5, 1),
+        ] {
+            a.claim(s, l);
+            b.claim(s + 1, l);
+            plain.claim(s, l);
+            plain.claim(s + 1, l);
+        }
+        let mut m = a.merge(b);
+        m.settle();
+        assert_eq!(m.used, plain.used);
+        assert_eq!(m.multi, plain.multi);
+        assert!(DenseClaims::new(DENSE_MAX_CLUSTERS + 1).is_none());
     }
 
     #[test]

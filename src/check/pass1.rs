@@ -16,10 +16,7 @@ use crate::error::Fault;
 use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
 use crate::features::*;
 use crate::fs::Filesystem;
-use crate::inode::{
-    inode_checksum_ok, Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
-};
-use crate::ondisk::inode::{large_in_record, InodeBase};
+use crate::inode::{Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE};
 use crate::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -116,6 +113,14 @@ impl Ctx {
     }
 }
 
+/// A worker's reusable buffers for mapping inodes (cleared per inode, so that the common inode
+/// costs no allocation).
+#[derive(Default)]
+pub(super) struct Scratch {
+    mapped: Mapped,
+    ext: extent::ExtentWalk,
+}
+
 /// The blocks an inode maps, as pass 1 counts them.
 #[derive(Default)]
 struct Mapped {
@@ -131,6 +136,27 @@ struct Mapped {
 }
 
 impl Mapped {
+    fn clear(&mut self) {
+        self.ranges.clear();
+        self.last_block = None;
+        self.last_init = None;
+        self.problems.clear();
+        self.notes.clear();
+    }
+    /// Claim the clusters the inode holds (see [`Mapped::clusters`]); returns their number.
+    fn claim_clusters(&self, cluster_bits: u32, claims: &mut super::ownership::Claims) -> u64 {
+        let mut n = 0u64;
+        let mut claim = |&(s, l): &(u64, u64)| {
+            claims.claim(s, l);
+            n += l;
+        };
+        if cluster_bits == 0 {
+            self.ranges.iter().for_each(&mut claim);
+        } else {
+            self.clusters(cluster_bits).iter().for_each(&mut claim);
+        }
+        n
+    }
     fn problem(&mut self, rule: RuleId, msg: String) {
         if self.problems.len() < 16 {
             self.problems.push((rule, msg));
@@ -171,18 +197,26 @@ fn in_fs(ctx: &Ctx, start: u64, len: u64) -> bool {
 }
 
 /// Map an extent-mapped inode: tree checks as `scan_extent_node` makes them.
-fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapped) {
+fn map_extents(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    ino: u32,
+    inode: &Inode,
+    w: &mut extent::ExtentWalk,
+    m: &mut Mapped,
+) {
     let mut limits = ctx.limits;
+    // Only tree blocks carry checksums: no per-inode seed for a tree held in i_block.
+    let has_tree_blocks =
+        extent::ExtentHeader::decode_fast(&inode.block).is_some_and(|h| h.depth > 0);
     limits.csum_seed = ctx
         .seed
+        .filter(|_| has_tree_blocks)
         .map(|s| extent::inode_csum_seed(s, ino, inode.generation));
-    let w = match extent::walk_extents(&inode.block, &limits, |b| fs.block(b)) {
-        Ok(w) => w,
-        Err(e) => {
-            m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
-            return;
-        }
-    };
+    if let Err(e) = extent::walk_extents_into(&inode.block, &limits, |b| fs.block(b), w) {
+        m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
+        return;
+    }
     for p in &w.problems {
         if p.fault == Fault::OutOfRange {
             continue; // judged below from the entries themselves
@@ -198,7 +232,7 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
         m.ranges.push((n.block, 1));
     }
     if w.problems.is_empty() {
-        if let Some(why) = optimizable(ctx, &inode.block, &w) {
+        if let Some(why) = optimizable(ctx, w) {
             m.notes.push((RuleId::ExtentOptimizable, why));
         }
     }
@@ -277,11 +311,11 @@ fn map_extents(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, m: &mut Mapp
 /// e2fsck's `e2fsck_should_rebuild_extents`: a level whose nodes leave more than a block's worth
 /// of entries free could be narrower; a level with fewer entries than an upper level could hold
 /// could be shorter. (e2fsck offers the optimisation and exits 0: `PR_NOT_A_FIX`.)
-fn optimizable(ctx: &Ctx, root: &[u8], w: &extent::ExtentWalk) -> Option<String> {
-    let h = extent::ExtentHeader::parse(root).ok()?;
+fn optimizable(ctx: &Ctx, w: &extent::ExtentWalk) -> Option<String> {
+    let h = w.root?;
     let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
-    let mut num = vec![0u64; depth + 1];
-    let mut max = vec![0u64; depth + 1];
+    let mut num = [0u64; extent::MAX_DEPTH as usize + 1];
+    let mut max = [0u64; extent::MAX_DEPTH as usize + 1];
     num[0] = u64::from(h.entries);
     max[0] = u64::from(h.max);
     for n in &w.nodes {
@@ -344,12 +378,20 @@ fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
 
 /// The inode's blocks, by its kind (`ext2fs_inode_has_valid_blocks2`).
 fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
-    let mut m = Mapped::default();
+    let mut s = Scratch::default();
+    map_inode_into(fs, ctx, ino, inode, &mut s);
+    s.mapped
+}
+
+/// [`map_inode`] into the worker's scratch buffers (`s.mapped` holds the result).
+fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut Scratch) {
+    let m = &mut s.mapped;
+    m.clear();
     let ft = inode.file_type();
     let devlike = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
     if devlike || inode.has_flag(INLINE_DATA_FL) || inode.is_fast_symlink() && inode.blocks_raw == 0
     {
-        return m;
+        return;
     }
     if inode.is_symlink() && inode.size < I_BLOCK_SIZE as u64 && !inode.has_flag(EXTENTS_FL) {
         // ext2fs_inode_data_blocks2 == 0: a fast symlink whatever i_blocks says (the xattr block
@@ -357,15 +399,14 @@ fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
         let xattr_blocks =
             u64::from(inode.file_acl != 0) * ((ctx.block_size << ctx.cluster_bits) / 512);
         if inode.blocks_raw <= xattr_blocks {
-            return m;
+            return;
         }
     }
     if inode.has_flag(EXTENTS_FL) {
-        map_extents(fs, ctx, ino, inode, &mut m);
+        map_extents(fs, ctx, ino, inode, &mut s.ext, m);
     } else {
-        map_blockmap(fs, ctx, inode, &mut m);
+        map_blockmap(fs, ctx, inode, m);
     }
-    m
 }
 
 /// Judge one inode slot; the facts when the inode is in use.
@@ -381,8 +422,9 @@ pub(super) fn check_inode(
         return Some(record_bb_inode(ctx, ino));
     }
     let zero = raw.iter().all(|&b| b == 0);
+    let inode = Inode::parse(raw);
     if let Some(seed) = ctx.seed {
-        if !zero && !inode_checksum_ok(seed, ino, raw) {
+        if !zero && !inode.checksum_ok(seed, ino, raw) {
             acc.findings.push_with(RuleId::InodeChecksum, || {
                 Finding::inode(
                     RuleId::InodeChecksum,
@@ -393,7 +435,6 @@ pub(super) fn check_inode(
             });
         }
     }
-    let inode = Inode::parse(raw);
     let reserved = ino < ctx.first_ino && ino != ROOT_INO;
     if reserved {
         return Some(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
@@ -426,16 +467,19 @@ pub(super) fn check_inode(
     check_mode_and_flags(ctx, g, ino, &inode, acc);
     check_extra_isize(ctx, g, ino, &inode, acc);
     check_more_flags(ctx, g, ino, &inode, acc);
-    check_unused_fields(ctx, g, ino, &inode, raw, acc);
-    check_time_epochs(ctx, g, ino, &inode, raw, acc);
-    let m = map_inode(fs, ctx, ino, &inode);
-    check_bigalloc_blockmap(ctx, g, ino, &inode, &m, acc);
-    check_type_specific(fs, ctx, g, ino, &inode, &m, acc);
+    check_unused_fields(ctx, g, ino, &inode, acc);
+    check_time_epochs(ctx, g, ino, &inode, acc);
+    let mut scratch = std::mem::take(&mut acc.scratch);
+    map_inode_into(fs, ctx, ino, &inode, &mut scratch);
+    let m = &scratch.mapped;
+    check_bigalloc_blockmap(ctx, g, ino, &inode, m, acc);
+    check_type_specific(fs, ctx, g, ino, &inode, m, acc);
     let acl_blocks = check_xattrs(fs, ctx, g, ino, &inode, raw, acc);
     if inode.has_flag(ENCRYPT_FL) {
         check_encryption_context(fs, ctx, g, ino, &inode, raw, acc);
     }
-    let blocks = finish_blocks(ctx, g, ino, &inode, &m, acl_blocks, true, acc);
+    let blocks = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
+    acc.scratch = scratch;
     Some(facts(ino, &inode, blocks))
 }
 
@@ -470,12 +514,7 @@ fn finish_blocks(
     for (rule, msg) in m.problems.iter().chain(&m.notes) {
         push(acc, *rule, g, ino, || msg.clone());
     }
-    let clusters = m.clusters(ctx.cluster_bits);
-    let mut nclusters = 0u64;
-    for &(s, l) in &clusters {
-        acc.claims.claim(s, l);
-        nclusters += l;
-    }
+    let nclusters = m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
     if m.problems.is_empty() {
         let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
         let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
@@ -676,10 +715,10 @@ fn check_xattrs(
         && inode.extra_isize != 0
         && usize::from(inode.extra_isize) + 128 <= raw.len()
     {
-        match xattr::parse_ibody(raw, inode.extra_isize) {
+        match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             Ok(ib) => {
                 ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
-                inline_attr = ib.entries.iter().any(|e| e.name == "system.data");
+                inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
             }
             Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
                 format!("in-inode extended attributes: {e}")
@@ -744,22 +783,53 @@ fn read_xattr_block(
         first_ino: ino,
         ea_inodes: false,
     };
-    let data = match fs.block(blk) {
-        Ok(d) => d,
-        Err(e) => {
-            push(acc, RuleId::XattrBlock, g, ino, || {
-                format!("xattr block {blk}: {e}")
-            });
-            return r;
+    // Read into the worker's buffer, past the block cache: a worker reads each xattr block
+    // once (`acc.xattr_blocks`); a failed read is retried through the cache for its error.
+    let mut data = std::mem::take(&mut acc.xattr_buf);
+    data.resize(ctx.block_size as usize, 0);
+    let read = blk
+        .checked_mul(ctx.block_size)
+        .and_then(|off| fs.source.read_into(off, &mut data, "xattr block").ok());
+    if read.is_none() {
+        match fs.block(blk) {
+            Ok(b) => {
+                data.clear();
+                data.extend_from_slice(&b);
+            }
+            Err(e) => {
+                push(acc, RuleId::XattrBlock, g, ino, || {
+                    format!("xattr block {blk}: {e}")
+                });
+                acc.xattr_buf = data;
+                return r;
+            }
         }
-    };
-    let xb = match xattr::parse_block(&data, blk, ctx.seed) {
+    }
+    judge_xattr_block(fs, ctx, g, ino, owner, blk, &data, &mut r, acc);
+    acc.xattr_buf = data;
+    r
+}
+
+/// The checks of [`read_xattr_block`] on the block's bytes.
+#[allow(clippy::too_many_arguments)]
+fn judge_xattr_block(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    g: u32,
+    ino: u32,
+    owner: &Inode,
+    blk: u64,
+    data: &[u8],
+    r: &mut XattrRef,
+    acc: &mut Acc,
+) {
+    let xb = match xattr::parse_block(data, blk, ctx.seed) {
         Ok(xb) => xb,
         Err(e) => {
             push(acc, RuleId::XattrBlock, g, ino, || {
                 format!("xattr block {blk}: {e}")
             });
-            return r;
+            return;
         }
     };
     r.refcount = Some(xb.header.refcount);
@@ -795,7 +865,6 @@ fn read_xattr_block(
     if r.ea_inodes {
         lock(&ctx.extras).block_quota.insert(blk, quota);
     }
-    r
 }
 
 /// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,
@@ -879,9 +948,7 @@ fn map_inode_blockmap_only(fs: &Filesystem, ctx: &Ctx, inode: &Inode) -> Mapped 
 }
 
 fn claim_only(ctx: &Ctx, m: &Mapped, acc: &mut Acc) {
-    for (s, l) in m.clusters(ctx.cluster_bits) {
-        acc.claims.claim(s, l);
-    }
+    m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
 }
 
 /// After the walk: claim every xattr block once and compare `h_refcount` with the number of
@@ -1225,7 +1292,7 @@ fn encryption_context(
         }
     };
     if raw.len() > 128 && inode.extra_isize != 0 {
-        if let Ok(ib) = xattr::parse_ibody(raw, inode.extra_isize) {
+        if let Ok(ib) = xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             if let Some(e) = ib.entries.iter().find(|e| is_ctx(e)) {
                 return Some(value(e));
             }
@@ -1298,7 +1365,8 @@ fn check_ibody_entries(
             push(acc, RuleId::XattrIbodyHash, g, ino, || {
                 format!(
                     "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
-                    e.name, e.hash
+                    e.full_name(),
+                    e.hash
                 )
             });
         }
@@ -1325,7 +1393,7 @@ fn check_ea_inode_value(
         push(acc, RuleId::XattrEaInode, g, ino, || {
             format!(
                 "xattr {} names EA inode {ea_ino}, outside the normal inodes",
-                e.name
+                e.full_name()
             )
         });
         return 0;
@@ -1349,7 +1417,9 @@ fn check_ea_inode_value(
         push(acc, RuleId::XattrEaInodeHash, g, ino, || {
             format!(
                 "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
-                e.name, e.hash, ea.atime
+                e.full_name(),
+                e.hash,
+                ea.atime
             )
         });
         return 0;
@@ -1456,7 +1526,7 @@ fn check_bigalloc_blockmap(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mappe
 /// both epoch bits set is a pre-1970 time written in the encoding older kernels used (e2fsck
 /// asks while the clock is before 2242). Checked, as e2fsck does, on inodes larger than 128
 /// bytes whose `i_extra_isize` leaves room for an xattr header.
-fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
+fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
     if ctx.inode_size <= 128 {
         return;
     }
@@ -1465,17 +1535,24 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
     if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
         return;
     }
-    let base = InodeBase::decode_fast(raw).unwrap_or_default();
-    let large = large_in_record(raw);
+    let large = &inode.in_record;
+    let old_encoding = |t: u32, x: u32| t & 0x8000_0000 != 0 && x & 3 == 3;
+    if !(old_encoding(inode.atime, large.atime_extra)
+        || old_encoding(inode.ctime, large.ctime_extra)
+        || old_encoding(large.crtime, large.crtime_extra)
+        || old_encoding(inode.mtime, large.mtime_extra))
+    {
+        return;
+    }
     // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
     let bad: Vec<&str> = [
-        ("atime", base.atime, large.atime_extra),
-        ("ctime", base.ctime, large.ctime_extra),
+        ("atime", inode.atime, large.atime_extra),
+        ("ctime", inode.ctime, large.ctime_extra),
         ("crtime", large.crtime, large.crtime_extra),
-        ("mtime", base.mtime, large.mtime_extra),
+        ("mtime", inode.mtime, large.mtime_extra),
     ]
     .into_iter()
-    .filter(|&(_, t, x)| t & 0x8000_0000 != 0 && x & 3 == 3)
+    .filter(|&(_, t, x)| old_encoding(t, x))
     .map(|(n, _, _)| n)
     .collect();
     if !bad.is_empty() {
@@ -1492,11 +1569,12 @@ fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc
 /// (`e2fsck_process_bad_inode`) reports: `i_faddr`, a directory's `i_size_high` without
 /// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
 /// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
-fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, raw: &[u8], acc: &mut Acc) {
-    let (faddr, size_high, blocks_hi, file_acl_hi) = InodeBase::decode_fast(raw)
-        .map_or((0, 0, 0, 0), |b| {
-            (b.obso_faddr, b.size_high, b.blocks_high, b.file_acl_high)
-        });
+fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
+    // The high halves as the record holds them (Inode keeps them joined to the low halves).
+    let faddr = inode.obso_faddr;
+    let size_high = (inode.size >> 32) as u32;
+    let blocks_hi = (inode.blocks_raw >> 32) as u16;
+    let file_acl_hi = (inode.file_acl >> 32) as u16;
     let mut set: Vec<String> = Vec::new();
     if faddr != 0 {
         set.push(format!("i_faddr {:#x}", faddr));

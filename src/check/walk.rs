@@ -137,13 +137,19 @@ pub(super) struct XattrRef {
 #[derive(Default)]
 pub(super) struct Acc {
     pub findings: Findings,
-    pub inodes: Vec<InodeFacts>,
+    /// In-use inodes, one list per group walked (in order; joined once at the end, so merging
+    /// workers moves lists, not inodes).
+    pub inodes: Vec<Vec<InodeFacts>>,
     pub claims: Claims,
     pub xattr_blocks: HashMap<u64, XattrRef>,
     /// (group, read, dirs)
     pub groups: Vec<(u32, bool, u32)>,
     /// The worker's inode-table read buffer (reused from chunk to chunk).
     pub table_buf: Vec<u8>,
+    /// The worker's buffers for mapping one inode (reused from inode to inode).
+    pub scratch: pass1::Scratch,
+    /// The worker's xattr block buffer.
+    pub xattr_buf: Vec<u8>,
 }
 
 impl Acc {
@@ -216,6 +222,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
     let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut buf = std::mem::take(&mut acc.table_buf);
+    let mut in_use = Vec::new();
     let mut dirs = 0;
     let mut done = 0usize;
     while done < used as usize {
@@ -233,6 +240,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             ));
             // What was judged so far stays; the group's usage is not compared.
             acc.table_buf = buf;
+            acc.inodes.push(in_use);
             acc.groups.push((g, false, 0));
             return;
         }
@@ -243,13 +251,23 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             };
             if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, raw, acc) {
                 dirs += u32::from(facts.is_dir());
-                acc.inodes.push(facts);
+                in_use.push(facts);
             }
         }
         done += n;
     }
     acc.table_buf = buf;
+    acc.inodes.push(in_use);
     acc.groups.push((g, true, dirs));
+}
+
+/// The per-group lists of in-use inodes as one list (one allocation of the exact size).
+fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
+    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        all.extend_from_slice(&p);
+    }
+    all
 }
 
 /// Ask the kernel now for the xattr blocks the live inodes of a chunk point to: scattered
@@ -258,9 +276,9 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
 fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
     let mut blocks: Vec<u64> = chunk
         .chunks_exact(isz)
-        .filter_map(InodeBase::decode_fast)
-        .filter(|b| b.links_count != 0)
-        .map(|b| b.file_acl())
+        .filter_map(InodeBase::links_and_file_acl)
+        .filter(|&(links, _)| links != 0)
+        .map(|(_, b)| b)
         .filter(|&b| b != 0 && b < fs.geo.blocks_count)
         .collect();
     if blocks.is_empty() {
@@ -284,14 +302,22 @@ pub(super) fn run(
     orphans.dedup();
     let ctx = pass1::Ctx::new(fs, &orphans);
     pass1::check_quota_inums(fs, f);
+    let clusters = fs.geo.blocks_count.div_ceil(1 << fs.geo.cluster_bits);
+    let dense = super::ownership::DenseClaims::new(clusters).map(std::sync::Arc::new);
+    let new_acc = || Acc {
+        claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
+        ..Acc::default()
+    };
     let mut acc = (0..fs.geo.group_count)
         .into_par_iter()
-        .fold(Acc::default, |mut acc, g| {
+        .fold(new_acc, |mut acc, g| {
             walk_group(fs, &ctx, g, &mut acc);
             progress.advance(u64::from(fs.geo.inodes_per_group));
             acc
         })
         .reduce(Acc::default, Acc::merge);
+    drop(dense);
+    acc.claims.settle();
     acc.table_buf = Vec::new();
     acc.claims.used.optimize();
     acc.claims.multi.optimize();
@@ -307,7 +333,7 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: acc.inodes,
+        inodes: join(acc.inodes),
         orphans,
         claims: acc.claims,
         group_read,

@@ -13,7 +13,10 @@ pub const MAX_DEPTH: u16 = 5;
 impl ExtentHeader {
     /// Decode the 12-byte header.
     pub fn parse(b: &[u8]) -> Result<ExtentHeader> {
-        let h: ExtentHeader = ondisk::decode(b)?;
+        let h = match ExtentHeader::decode_fast(b) {
+            Some(h) => h,
+            None => ondisk::decode(b)?, // the Short error
+        };
         if h.magic != EXTENT_MAGIC {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
@@ -64,8 +67,13 @@ pub struct ExtentIndex {
 
 /// Leaf entries of a node (after a successful header parse).
 pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
+    leaf_iter(node, h).collect()
+}
+
+/// Leaf entries of a node, without collecting them.
+pub fn leaf_iter<'a>(node: &'a [u8], h: &ExtentHeader) -> impl Iterator<Item = Extent> + 'a {
     (0..usize::from(h.entries))
-        .map_while(|i| ondisk::decode_at::<RawExtent>(node, entry_offset(i)).ok())
+        .map_while(|i| RawExtent::decode_fast_at(node, entry_offset(i)))
         .map(|e| {
             let (len, uninit) = e.length();
             Extent {
@@ -75,13 +83,12 @@ pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
                 physical: e.start(),
             }
         })
-        .collect()
 }
 
 /// Index entries of a node.
 pub fn index_entries(node: &[u8], h: &ExtentHeader) -> Vec<ExtentIndex> {
     (0..usize::from(h.entries))
-        .map_while(|i| ondisk::decode_at::<RawExtentIdx>(node, entry_offset(i)).ok())
+        .map_while(|i| RawExtentIdx::decode_fast_at(node, entry_offset(i)))
         .map(|ix| ExtentIndex {
             logical: ix.block,
             child: ix.leaf(),
@@ -284,6 +291,8 @@ pub struct ExtentNode {
 pub struct ExtentWalk {
     /// Depth of the tree (from the root header).
     pub depth: u16,
+    /// The root header (in i_block); `None` until a walk has parsed it.
+    pub root: Option<ExtentHeader>,
     /// Every index and leaf entry in pre-order (as debugfs lists them).
     pub items: Vec<ExtentItem>,
     /// Every tree block read.
@@ -306,19 +315,41 @@ impl ExtentWalk {
 /// once (a block met twice is a cycle or a shared node and is reported, not followed), a child must
 /// be exactly one level below its parent, depth is at most [`MAX_DEPTH`], and entries per node are
 /// limited by the node's size. Errors only when the root itself is unusable.
-pub fn walk_extents<F, B>(root: &[u8], limits: &WalkLimits, mut read_block: F) -> Result<ExtentWalk>
+pub fn walk_extents<F, B>(root: &[u8], limits: &WalkLimits, read_block: F) -> Result<ExtentWalk>
 where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let h = ExtentHeader::parse(root)?;
-    let mut w = ExtentWalk {
-        depth: h.depth,
-        ..ExtentWalk::default()
-    };
-    let mut seen = std::collections::HashSet::new();
-    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, &mut w);
+    let mut w = ExtentWalk::default();
+    walk_extents_into(root, limits, read_block, &mut w)?;
     Ok(w)
+}
+
+/// [`walk_extents`] into `w`, reusing its buffers (cleared first): what a scan over many inodes
+/// calls so that an inode costs no allocation. On `Err` (unusable root) `w` is left empty.
+pub fn walk_extents_into<F, B>(
+    root: &[u8],
+    limits: &WalkLimits,
+    mut read_block: F,
+    w: &mut ExtentWalk,
+) -> Result<()>
+where
+    F: FnMut(u64) -> Result<B>,
+    B: std::ops::Deref<Target = [u8]>,
+{
+    w.items.clear();
+    w.nodes.clear();
+    w.problems.clear();
+    w.depth = 0;
+    w.root = None;
+    let h = ExtentHeader::parse(root)?;
+    w.depth = h.depth;
+    w.root = Some(h);
+    // Tree blocks already read (cycle and shared-node detection): allocates only for trees
+    // deeper than the root.
+    let mut seen = std::collections::HashSet::new();
+    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, w);
+    Ok(())
 }
 
 fn walk_node<F, B>(
@@ -334,7 +365,7 @@ fn walk_node<F, B>(
     B: std::ops::Deref<Target = [u8]>,
 {
     if h.depth == 0 {
-        for e in leaf_entries(node, h) {
+        for e in leaf_iter(node, h) {
             let end = e.physical.checked_add(u64::from(e.len));
             if e.len > 0
                 && (!limits.in_range(e.physical) || end.is_none_or(|x| x > limits.blocks_count))

@@ -133,11 +133,22 @@ impl Inode {
 
     fn from_parts(base: &InodeBase, raw: &[u8]) -> Inode {
         let record_size = raw.len() as u32;
-        // The large part counts as far as i_extra_isize (and the record) reach.
-        let large = if raw.len() > ondisk_inode::BASE_SIZE {
-            ondisk_inode::large_in_use(raw)
+        let in_record = if raw.len() > ondisk_inode::BASE_SIZE {
+            ondisk_inode::large_in_record(raw)
         } else {
             InodeLarge::default()
+        };
+        // The large part counts as far as i_extra_isize (and the record) reach: all of the
+        // record's when both cover the whole structure.
+        let whole = ondisk_inode::BASE_SIZE + <InodeLarge as ondisk::OnDisk>::SIZE;
+        let large = if raw.len() <= ondisk_inode::BASE_SIZE {
+            InodeLarge::default()
+        } else if raw.len() >= whole
+            && ondisk_inode::BASE_SIZE + usize::from(in_record.extra_isize) >= whole
+        {
+            in_record
+        } else {
+            ondisk_inode::large_in_use(raw)
         };
         Inode {
             mode: base.mode,
@@ -167,12 +178,22 @@ impl Inode {
             projid: large.projid,
             record_size,
             obso_faddr: base.obso_faddr,
-            in_record: if raw.len() > ondisk_inode::BASE_SIZE {
-                ondisk_inode::large_in_record(raw)
-            } else {
-                InodeLarge::default()
-            },
+            in_record,
         }
+    }
+
+    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from, using the fields
+    /// already decoded.
+    pub fn checksum_ok(&self, fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
+        ondisk_inode::checksum_ok_decoded(
+            fs_seed,
+            ino,
+            raw,
+            self.generation,
+            self.checksum_lo,
+            &self.in_record,
+        )
+        .unwrap_or_else(|| inode_checksum_ok(fs_seed, ino, raw))
     }
 
     /// The per-inode checksum seed (see [`ondisk::inode::csum_seed`]): compute it once per inode

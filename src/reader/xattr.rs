@@ -132,6 +132,19 @@ pub struct Entry<'a> {
 }
 
 impl Entry<'_> {
+    /// The full name with its prefix (as [`Entry::name`], also for entries parsed without it).
+    pub fn full_name(&self) -> String {
+        full_name(self.index, self.raw_name)
+    }
+    /// True when the full name is `name`, compared without building it.
+    pub fn has_full_name(&self, name: &str) -> bool {
+        match index_prefix(self.index) {
+            Some(p) => name
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.as_bytes() == self.raw_name),
+            None => self.full_name() == name,
+        }
+    }
     /// Bytes this entry takes in its area: entry + name, plus the padded value unless the value
     /// is empty or lives in an EA inode.
     pub fn cost(&self) -> usize {
@@ -168,6 +181,7 @@ fn walk<'a>(
     first: usize,
     value_base: usize,
     location: Area,
+    names: bool,
 ) -> Result<(Vec<Entry<'a>>, usize, usize)> {
     let end = area_full.len();
     let what = match location {
@@ -218,7 +232,11 @@ fn walk<'a>(
         let index = raw_entry.name_index;
         entries.push(Entry {
             index,
-            name: full_name(index, raw_name),
+            name: if names {
+                full_name(index, raw_name)
+            } else {
+                String::new()
+            },
             raw_name,
             name_len,
             value_offs: raw_entry.value_offs,
@@ -238,7 +256,11 @@ fn walk<'a>(
         if e.value_size > VALUE_SIZE_MAX {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
-                format!("{what}: {}: value size {} too large", e.name, e.value_size),
+                format!(
+                    "{what}: {}: value size {} too large",
+                    full_name(e.index, e.raw_name),
+                    e.value_size
+                ),
             ));
         }
         if e.value_inum != 0 {
@@ -255,7 +277,7 @@ fn walk<'a>(
                 crate::ProblemKind::Xattr,
                 format!(
                 "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
-                e.name, e.value_offs, e.value_size
+                full_name(e.index, e.raw_name), e.value_offs, e.value_size
             ),
             ));
         }
@@ -290,6 +312,16 @@ pub fn ibody_capacity(inode_size: usize, extra_isize: usize) -> usize {
 /// Decode the in-inode xattr area of `inode` (the raw on-disk inode, `inode_size` bytes) whose
 /// `i_extra_isize` is `extra_isize`.
 pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
+    parse_ibody_with(inode, extra_isize, true)
+}
+
+/// [`parse_ibody`] without building the entries' full names (`Entry::name` left empty; see
+/// [`Entry::full_name`]): what a scan over every inode calls.
+pub fn parse_ibody_unnamed(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
+    parse_ibody_with(inode, extra_isize, false)
+}
+
+fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody<'_>> {
     let extra = extra_isize as usize;
     let empty = |capacity| Ibody {
         present: false,
@@ -328,7 +360,7 @@ pub fn parse_ibody(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> {
         ));
     }
     let first = hdr + IBODY_HEADER_SIZE;
-    let (entries, terminator, min_offs) = walk(inode, first, first, Area::Inode)?;
+    let (entries, terminator, min_offs) = walk(inode, first, first, Area::Inode, names)?;
     let used = entries.iter().map(Entry::cost).sum();
     let free = min_offs.saturating_sub(terminator - first + TERMINATOR_SIZE);
     Ok(Ibody {
@@ -481,7 +513,7 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
             ),
         ));
     }
-    let (entries, terminator, min_offs) = walk(block, BLOCK_HEADER_SIZE, 0, Area::Block)?;
+    let (entries, terminator, min_offs) = walk(block, BLOCK_HEADER_SIZE, 0, Area::Block, true)?;
     let sorted = entries.windows(2).all(|w| match w {
         [a, c] => (a.index, a.name_len, a.raw_name) <= (c.index, c.name_len, c.raw_name),
         _ => true,

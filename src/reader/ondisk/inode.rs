@@ -163,6 +163,27 @@ impl InodeBase {
         })
     }
 
+    /// `i_links_count` and `i_file_acl` (with its high half) alone, for a pass that looks at
+    /// nothing else of every record (see `partial_reader_agrees`). `None` when `raw` is shorter
+    /// than the base record.
+    pub fn links_and_file_acl(raw: &[u8]) -> Option<(u16, u64)> {
+        const LINKS: usize = 0x1A;
+        const FILE_ACL_LO: usize = 0x68;
+        const FILE_ACL_HIGH: usize = 0x76;
+        let base = raw.get(..BASE_SIZE)?;
+        let u16_at = |o: usize| {
+            base.get(o..o + 2)
+                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+        };
+        let lo = base
+            .get(FILE_ACL_LO..FILE_ACL_LO + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Some((
+            u16_at(LINKS),
+            u64::from(lo) | (u64::from(u16_at(FILE_ACL_HIGH)) << 32),
+        ))
+    }
+
     /// i_size with its high half.
     pub fn size(&self) -> u64 {
         u64::from(self.size_lo) | (u64::from(self.size_high) << 32)
@@ -286,7 +307,80 @@ pub fn record_generation(raw: &[u8]) -> u32 {
 /// ext2fs_inode_csum_verify for inode `ino` under the filesystem seed `fs_seed`: match, or an
 /// all-zero base inode.
 pub fn record_checksum_ok(fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
+    if let Some(ok) = record_checksum_ok_one_pass(fs_seed, ino, raw) {
+        return ok;
+    }
     checksum_ok(csum_seed(fs_seed, ino, record_generation(raw)), raw)
+}
+
+/// Largest record [`record_checksum_ok_one_pass`] handles (copied to the stack).
+const ONE_PASS_MAX: usize = 1024;
+
+/// [`record_checksum_ok`] as one CRC pass over a stack copy of inode number, generation and
+/// record with the checksum fields zeroed (a scan checks every inode: seven short CRC calls
+/// cost twice one long one). `None` for record sizes it does not handle (short, odd or over
+/// [`ONE_PASS_MAX`]): the caller takes the general path.
+fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<bool> {
+    let base = InodeBase::decode_fast(raw)?;
+    let large = large_in_record(raw);
+    checksum_ok_decoded(fs_seed, ino, raw, base.generation, base.checksum_lo, &large)
+}
+
+/// [`record_checksum_ok`] for a record already decoded: `generation` and `checksum_lo` from
+/// its base, `large` its large part as the record holds it ([`large_in_record`]). `None` for
+/// record sizes the one-pass check does not handle (see [`record_checksum_ok`]).
+pub fn checksum_ok_decoded(
+    fs_seed: u32,
+    ino: u32,
+    raw: &[u8],
+    generation: u32,
+    checksum_lo: u16,
+    large: &InodeLarge,
+) -> Option<bool> {
+    let len = raw.len();
+    if !(len == BASE_SIZE || (CHECKSUM_HI_OFFSET + 2..=ONE_PASS_MAX).contains(&len)) {
+        return None;
+    }
+    let has_hi = len > BASE_SIZE && large.extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
+    let stored =
+        u32::from(checksum_lo) | (u32::from(if has_hi { large.checksum_hi } else { 0 }) << 16);
+    // A stack buffer no larger than needed (it is zeroed first) for the common sizes.
+    let c = if len <= 256 {
+        crc_with_header::<{ 8 + 256 }>(fs_seed, ino, generation, raw, has_hi)
+    } else {
+        crc_with_header::<{ 8 + ONE_PASS_MAX }>(fs_seed, ino, generation, raw, has_hi)
+    }?;
+    let computed = if has_hi { c } else { c & 0xFFFF };
+    Some(computed == stored || raw.iter().take(BASE_SIZE).all(|&b| b == 0))
+}
+
+/// CRC32C from `fs_seed` over inode number, generation and the record with its checksum
+/// fields zeroed, copied into an `N`-byte stack buffer (`None` when it does not fit).
+fn crc_with_header<const N: usize>(
+    fs_seed: u32,
+    ino: u32,
+    generation: u32,
+    raw: &[u8],
+    has_hi: bool,
+) -> Option<u32> {
+    // 8-byte aligned, so that the CRC runs 8 bytes at a time from the first byte.
+    #[repr(align(8))]
+    struct Aligned<const N: usize>([u8; N]);
+    let mut aligned = Aligned([0u8; N]);
+    let buf = &mut aligned.0;
+    let len = raw.len();
+    buf.get_mut(..4)?.copy_from_slice(&ino.to_le_bytes());
+    buf.get_mut(4..8)?
+        .copy_from_slice(&generation.to_le_bytes());
+    let rec = buf.get_mut(8..8usize.checked_add(len)?)?;
+    rec.copy_from_slice(raw);
+    rec.get_mut(CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2)?
+        .fill(0);
+    if has_hi {
+        rec.get_mut(CHECKSUM_HI_OFFSET..CHECKSUM_HI_OFFSET + 2)?
+            .fill(0);
+    }
+    Some(crc32c_raw(fs_seed, buf.get(..8 + len)?))
 }
 
 #[cfg(test)]
@@ -314,6 +408,49 @@ mod tests {
             }
         }
         assert_eq!(InodeBase::decode_fast(&[0u8; 127]), None);
+    }
+
+    #[test]
+    fn partial_reader_agrees() {
+        use crate::ondisk::testing::noise;
+        for seed in 1..200u64 {
+            let raw = noise(seed, 128);
+            let b: InodeBase = decode(&raw).unwrap();
+            assert_eq!(
+                InodeBase::links_and_file_acl(&raw),
+                Some((b.links_count, b.file_acl()))
+            );
+        }
+        assert_eq!(InodeBase::links_and_file_acl(&[0u8; 127]), None);
+    }
+
+    #[test]
+    fn one_pass_checksum_agrees() {
+        use crate::ondisk::testing::noise;
+        for seed in 1..300u64 {
+            for len in [128, 132, 160, 256, 512, 1024] {
+                let mut raw = noise(seed, len);
+                if len > BASE_SIZE {
+                    // i_extra_isize below and above the i_checksum_hi threshold.
+                    raw[BASE_SIZE] = (seed % 8) as u8;
+                    raw[BASE_SIZE + 1] = 0;
+                }
+                let general = checksum_ok(csum_seed(7, 11, record_generation(&raw)), &raw);
+                assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), Some(general));
+                // A record with its checksum made right passes both ways.
+                let c = checksum(csum_seed(7, 11, record_generation(&raw)), &raw);
+                raw[CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2]
+                    .copy_from_slice(&(c as u16).to_le_bytes());
+                if has_checksum_hi(&raw) {
+                    raw[CHECKSUM_HI_OFFSET..CHECKSUM_HI_OFFSET + 2]
+                        .copy_from_slice(&((c >> 16) as u16).to_le_bytes());
+                }
+                assert!(checksum_ok(csum_seed(7, 11, record_generation(&raw)), &raw));
+                assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), Some(true));
+            }
+        }
+        assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 130]), None);
+        assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 2048]), None);
     }
 
     #[test]
