@@ -511,3 +511,70 @@ pub fn annotate_paths(fs: &Filesystem, index: &InodeIndex, f: &mut super::Findin
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(inos: &[u32]) -> Vec<InodeFacts> {
+        inos.iter()
+            .map(|&ino| InodeFacts {
+                ino,
+                mode: if ino % 7 == 0 { 0o040755 } else { 0o100644 },
+                links_count: 1,
+                flags: 0,
+                blocks: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rank_lookup_agrees_with_a_search() {
+        let ipg = 200;
+        // Group 0 dense, group 1 sparse, group 2 empty, group 3 dense with gaps, group 5 one inode.
+        let mut inos: Vec<u32> = (1..=200).collect();
+        inos.extend([201, 333, 400]);
+        inos.extend((601..=800).filter(|i| i % 3 != 0));
+        inos.push(1_001);
+        let index = InodeIndex::new(facts(&inos), ipg);
+        for ino in 0..1_300 {
+            let want = inos.binary_search(&ino).ok();
+            let got = index.get(ino).map(|s| s.pos);
+            assert_eq!(got, want, "inode {ino}");
+            if ino > 0 {
+                let g = (ino - 1) / ipg;
+                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.pos);
+                assert_eq!(got, want, "inode {ino} by group");
+            }
+        }
+        let dirs: Vec<u32> = index.dirs().map(|s| s.ino()).collect();
+        assert_eq!(
+            dirs,
+            inos.iter()
+                .copied()
+                .filter(|i| i % 7 == 0)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn unsorted_facts_are_sorted_and_deduplicated() {
+        let index = InodeIndex::new(facts(&[9, 3, 9, 1]), 8);
+        let inos: Vec<u32> = index.slots().map(|s| s.ino()).collect();
+        assert_eq!(inos, [1, 3, 9]);
+        assert!(index.get(9).is_some() && index.get(2).is_none());
+    }
+
+    #[test]
+    fn first_link_and_parent_keep_the_lowest() {
+        let index = InodeIndex::new(facts(&[2, 7, 14]), 8);
+        let d = index.get(14).unwrap();
+        d.offer_parent(7);
+        d.offer_parent(2);
+        d.offer_link(9 << 32);
+        d.offer_link(3 << 32 | 5);
+        assert_eq!((d.parent(), d.first_link()), (2, 3 << 32 | 5));
+        let file = index.get(2);
+        assert!(file.is_some_and(|f| !f.is_dir() && f.first_link() == u64::MAX));
+    }
+}

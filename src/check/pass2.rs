@@ -28,7 +28,6 @@ use crate::ondisk::dir::{InlineDirHeader, DX_ROOT_INFO_OFFSET};
 use crate::ondisk::{self, OnDisk};
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Most distinct names remembered per directory for the duplicate check (8 bytes each).
 pub const MAX_NAMES_PER_DIR: usize = 1 << 20;
@@ -1113,12 +1112,12 @@ impl<'a> DirCheck<'a> {
         } else {
             name_fingerprint(e.name)
         };
-        if !self.names.set.insert(key) {
+        if !self.names.insert(key) {
             self.report(
                 RuleId::DirDuplicateName,
                 format!("duplicate entry '{name}' ({at})"),
             );
-        } else if self.names.set.len() >= MAX_NAMES_PER_DIR {
+        } else if self.names.len() >= MAX_NAMES_PER_DIR {
             self.names.full = true;
         }
     }
@@ -1222,65 +1221,167 @@ fn read_dir_block(fs: &Filesystem, p: u64, buf: &mut Vec<u8>) -> crate::error::R
 /// next (clearing costs its whole capacity, once per directory).
 const NAME_SET_KEEP: usize = 1 << 16;
 
-/// The names of one directory met so far, as 64-bit fingerprints (the duplicate check). A worker
-/// reuses one set from directory to directory.
+/// The names of one directory met so far, as 64-bit fingerprints (the duplicate check): an
+/// open-addressing table (linear probing, at most half full) indexed by the fingerprint's top
+/// bits, with 0 kept aside as the empty mark. A worker reuses one set from directory to
+/// directory.
 #[derive(Default)]
 struct NameSet {
-    set: HashSet<u64, BuildHasherDefault<Prehashed>>,
+    slots: Vec<u64>,
+    len: usize,
+    has_zero: bool,
     /// [`MAX_NAMES_PER_DIR`] reached: no further names are remembered.
     full: bool,
 }
 
 impl NameSet {
+    /// Remember `h`; false when it was already there.
+    fn insert(&mut self, h: u64) -> bool {
+        if h == 0 {
+            let fresh = !self.has_zero;
+            self.has_zero = true;
+            self.len += usize::from(fresh);
+            return fresh;
+        }
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let bits = self.slots.len().trailing_zeros();
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> (64 - bits)) as usize;
+        loop {
+            let s = &mut self.slots[i];
+            if *s == 0 {
+                *s = h;
+                self.len += 1;
+                return true;
+            }
+            if *s == h {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Twice the slots (64 at first), every fingerprint placed again.
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        let (len, has_zero) = (self.len, self.has_zero);
+        self.len = 0;
+        for h in old.into_iter().filter(|&h| h != 0) {
+            self.insert(h);
+        }
+        self.len = len;
+        self.has_zero = has_zero;
+    }
+
+    /// Number of names remembered.
+    fn len(&self) -> usize {
+        self.len
+    }
+
     /// Empty again, for the next directory.
     fn recycled(mut self) -> NameSet {
-        if self.set.capacity() > NAME_SET_KEEP {
+        if self.slots.len() > NAME_SET_KEEP {
             return NameSet::default();
         }
-        self.set.clear();
+        self.slots.fill(0);
+        self.len = 0;
+        self.has_zero = false;
         self.full = false;
         self
     }
 }
 
-/// The hasher of a set of [`name_fingerprint`]s: the key is already a well-mixed hash.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = name_fingerprint(bytes) ^ self.0.rotate_left(17);
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-/// A 64-bit fingerprint of a name for the duplicate check: the length, then the name word by
-/// word, each through a bijective mixing step (so two names of one length that differ in a
-/// single word never collide), and a last step so that every bit reaches the bits a hash table
-/// indexes with.
+/// A 64-bit fingerprint of a name for the duplicate check: the length, then the name as
+/// 64-bit words (the last one overlapping the one before when the length is not a multiple of
+/// 8; names under 8 bytes as two overlapping halves or three bytes), each through a bijective
+/// mixing step, so two names of one length that differ in a single word never collide; a last
+/// step makes the top bits, which index [`NameSet`], depend on every bit.
 fn name_fingerprint(name: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let step = |h: u64, w: u64| {
         let h = (h ^ w).wrapping_mul(K);
         h ^ (h >> 29)
     };
-    let mut h = name.len() as u64 ^ 0x6A09_E667_F3BC_C908;
-    let mut words = name.chunks_exact(8);
-    for c in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(c);
-        h = step(h, u64::from_le_bytes(b));
-    }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut b = [0u8; 8];
-        b[..rest.len()].copy_from_slice(rest);
-        h = step(h, u64::from_le_bytes(b));
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let half = |b: &[u8]| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(b);
+        u64::from(u32::from_le_bytes(w))
+    };
+    let n = name.len();
+    // The length through a whole step of its own (xored straight into the first word, it
+    // could cancel a one-bit difference of the data: '0000' and '10000').
+    let mut h = step(0x6A09_E667_F3BC_C908, n as u64);
+    match n {
+        0 => {}
+        1..=3 => {
+            let w =
+                u64::from(name[0]) | (u64::from(name[n / 2]) << 8) | (u64::from(name[n - 1]) << 16);
+            h = step(h, w);
+        }
+        4..=8 => h = step(h, half(&name[..4]) | (half(&name[n - 4..]) << 32)),
+        _ => {
+            let mut words = name.chunks_exact(8);
+            for c in &mut words {
+                h = step(h, word(c));
+            }
+            if !words.remainder().is_empty() {
+                h = step(h, word(&name[n - 8..]));
+            }
+        }
     }
     step(h, h >> 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_differ_across_lengths_and_words() {
+        let names: Vec<Vec<u8>> = (0..20_000u32)
+            .flat_map(|i| {
+                [
+                    format!("{i}"),
+                    format!("{i:04}"),
+                    format!("1{i:04}"),
+                    format!("{i:x}"),
+                    format!("file_{i:08}.txt"),
+                ]
+            })
+            .map(String::into_bytes)
+            .chain((0..=255u8).map(|b| vec![b]))
+            .chain([Vec::new(), b"0000".to_vec(), b"10000".to_vec()])
+            .collect();
+        let mut distinct: Vec<&Vec<u8>> = names.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        let mut prints: Vec<u64> = distinct.iter().map(|n| name_fingerprint(n)).collect();
+        prints.sort_unstable();
+        prints.dedup();
+        assert_eq!(prints.len(), distinct.len());
+        assert_ne!(name_fingerprint(b"0000"), name_fingerprint(b"10000"));
+    }
+
+    #[test]
+    fn name_set_finds_repeats_through_growth_and_reuse() {
+        let mut set = NameSet::default();
+        for round in 0..2 {
+            for h in (0..5_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+                assert!(set.insert(h), "round {round}: {h:#x} is new");
+            }
+            assert_eq!(set.len(), 5_000);
+            assert!(!set.insert(0), "0 was inserted (i = 0)");
+            assert!(!set.insert(7u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            set = set.recycled();
+            assert_eq!(set.len(), 0);
+        }
+    }
 }
