@@ -14,7 +14,7 @@
 //! `encrypted_check_name`); encrypted casefolded ones keep each entry's hash after its name
 //! (`EXT2_DIRENT_HASH`), which the leaf-range check uses instead of recomputing SipHash.
 
-use super::dirtree::{count_reference, file_type_of_mode, InodeIndex, InodeSlot};
+use super::dirtree::{file_type_of_mode, InodeIndex, InodeSlot};
 use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
 use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
@@ -28,8 +28,6 @@ use crate::ondisk::dir::{InlineDirHeader, DX_ROOT_INFO_OFFSET};
 use crate::ondisk::{self, OnDisk};
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
-use std::sync::atomic::Ordering::Relaxed;
 
 /// Most distinct names remembered per directory for the duplicate check (8 bytes each).
 pub const MAX_NAMES_PER_DIR: usize = 1 << 20;
@@ -117,32 +115,72 @@ pub struct Pass2 {
 /// Run pass 2 over every in-use directory of `index`, counting references into it.
 pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Findings) -> Pass2 {
     let ctx = Ctx::new(fs);
-    let dirs: Vec<&InodeSlot> = index.slots().iter().filter(|s| s.is_dir()).collect();
-    let (found, blocks, lost_found) = dirs
-        .par_iter()
+    let (found, lost_found, mut scratch) = (0..index.dir_count())
+        .into_par_iter()
         .fold(
-            || (Findings::default(), 0u64, None),
-            |(mut acc, mut blocks, mut lf), slot| {
-                let mut d = DirCheck::new(&ctx, index, extras, slot);
-                blocks += d.run(fs);
+            || (Findings::default(), None, Scratch::default()),
+            |(mut acc, mut lf, scratch), i| {
+                let mut d = DirCheck::new(&ctx, index, extras, index.dir(i), scratch);
+                d.run(fs);
                 if d.lost_found.is_some() {
                     lf = d.lost_found;
                 }
-                acc = acc.merge(d.f);
-                (acc, blocks, lf)
+                acc = acc.merge(std::mem::take(&mut d.f));
+                (acc, lf, d.into_scratch())
             },
         )
         .reduce(
-            || (Findings::default(), 0, None),
-            |(a, ba, la), (b, bb, lb)| (a.merge(b), ba + bb, la.or(lb)),
+            || (Findings::default(), None, Scratch::default()),
+            |(a, la, mut sa), (b, lb, sb)| {
+                sa.links.extend(sb.links);
+                (a.merge(b), la.or(lb), sa)
+            },
         );
+    let links = &mut scratch.links;
     *f = std::mem::take(f).merge(found);
+    report_links_to_dirs(index, links, ctx.ipg, f);
     // The root names itself as its own parent (e2fsck_pass2 sets it before the scan).
     if let Some(root) = index.get(dir::ROOT_INO) {
-        root.parent.store(dir::ROOT_INO, Relaxed);
+        root.set_parent(dir::ROOT_INO);
     }
-    let _ = blocks;
     Pass2 { lost_found }
+}
+
+/// Most names of directories remembered per worker for the link check (about 100 bytes each);
+/// past it, a name is reported only when a first one is already known (see `link_to_dir`).
+const MAX_LINK_CANDIDATES: usize = 1 << 17;
+
+/// A name of a directory met in pass 2.
+struct LinkCandidate {
+    /// (directory holding the name, ordinal of the entry in it): the first name of a directory
+    /// is the one with the lowest key, so in its parent as pass 3 sees it (the lowest
+    /// directory inode holding a name).
+    key: u64,
+    /// The directory named.
+    target: u32,
+    /// The finding's message, should it be a second link.
+    message: String,
+}
+
+/// `PR_2_LINK_DIR`: every name of a directory but its first, in the order of the names.
+fn report_links_to_dirs(
+    index: &InodeIndex,
+    links: &mut [LinkCandidate],
+    ipg: u32,
+    f: &mut Findings,
+) {
+    links.sort_unstable_by_key(|c| c.key);
+    for c in links.iter_mut() {
+        if index.get(c.target).is_none_or(|t| t.first_link() == c.key) {
+            continue;
+        }
+        let dir = (c.key >> 32) as u32;
+        let g = (dir - 1) / ipg.max(1);
+        let msg = std::mem::take(&mut c.message);
+        f.push_with(RuleId::DirLinkDir, || {
+            Finding::inode(RuleId::DirLinkDir, g, dir, msg)
+        });
+    }
 }
 
 /// Live entries of a directory as (name, inode) pairs, `.` and `..` included, for path naming.
@@ -152,7 +190,7 @@ pub fn entries_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(
     if inode.has_flag(INLINE_DATA_FL) {
         out.push((b"..".to_vec(), InlineDirHeader::parent_of(&inode.block)));
         for area in inline_areas(fs, raw, inode) {
-            for e in walk_entries(&area, 0).0 {
+            for e in Entries::new(&area, 0) {
                 if e.inode != 0 {
                     out.push((e.name.to_vec(), e.inode));
                 }
@@ -165,8 +203,7 @@ pub fn entries_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(
     };
     for (_, p) in blocks {
         let Ok(b) = fs.block(p) else { continue };
-        let b = b.to_vec();
-        for e in walk_entries(&b, 0).0 {
+        for e in Entries::new(&b, 0) {
             if e.inode != 0 {
                 out.push((e.name.to_vec(), e.inode));
             }
@@ -185,32 +222,63 @@ struct Entry<'a> {
     name: &'a [u8],
 }
 
-/// Walk the entries of an area (a block, or an inline area whose entries may be 8 bytes short of
-/// a whole 12): stops at the first entry whose lengths do not fit, returned as its offset.
-fn walk_entries(area: &[u8], min_rec: usize) -> (Vec<Entry<'_>>, Option<(usize, usize, usize)>) {
-    let n = area.len();
-    let min_rec = if min_rec == 0 { 12 } else { min_rec };
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < n {
-        let header = ondisk::decode_at::<DirEntry2>(area, pos).ok();
+/// The entries of an area (a block, or an inline area whose entries may be 8 bytes short of a
+/// whole 12), in place: stops at the first entry whose lengths do not fit, kept in
+/// [`Entries::bad`] as (offset, rec_len, name_len). Each step advances at least 8 bytes.
+struct Entries<'a> {
+    area: &'a [u8],
+    pos: usize,
+    min_rec: usize,
+    bad: Option<(usize, usize, usize)>,
+}
+
+impl<'a> Entries<'a> {
+    fn new(area: &'a [u8], min_rec: usize) -> Entries<'a> {
+        Entries {
+            area,
+            pos: 0,
+            min_rec: if min_rec == 0 { 12 } else { min_rec },
+            bad: None,
+        }
+    }
+    /// The number of entries that fit and the first that does not, if any.
+    fn survey(area: &'a [u8], min_rec: usize) -> (usize, Option<(usize, usize, usize)>) {
+        let mut it = Entries::new(area, min_rec);
+        let n = it.by_ref().count();
+        (n, it.bad)
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Entry<'a>;
+
+    fn next(&mut self) -> Option<Entry<'a>> {
+        let (area, pos) = (self.area, self.pos);
+        let n = area.len();
+        if pos >= n || self.bad.is_some() {
+            return None;
+        }
+        let header = DirEntry2::decode_fast_at(area, pos);
         let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, n.max(1024)));
         let name_len = header.map_or(0, |h| usize::from(h.name_len));
         let Some(h) = header.filter(|_| {
-            rec_len >= min_rec && rec_len % 4 == 0 && pos + rec_len <= n && name_len + 8 <= rec_len
+            rec_len >= self.min_rec
+                && rec_len % 4 == 0
+                && pos + rec_len <= n
+                && name_len + 8 <= rec_len
         }) else {
-            return (out, Some((pos, rec_len, name_len)));
+            self.bad = Some((pos, rec_len, name_len));
+            return None;
         };
-        out.push(Entry {
+        self.pos = pos + rec_len;
+        Some(Entry {
             offset: pos,
             inode: h.inode,
             rec_len,
             file_type: h.file_type,
             name: area.get(pos + 8..pos + 8 + name_len).unwrap_or(&[]),
-        });
-        pos += rec_len;
+        })
     }
-    (out, None)
 }
 
 /// The inline areas of an inline directory: i_block after the 4-byte parent, and `system.data`.
@@ -242,7 +310,7 @@ struct DirCheck<'a> {
     ctx: &'a Ctx,
     index: &'a InodeIndex,
     extras: &'a Extras,
-    slot: &'a InodeSlot,
+    slot: InodeSlot<'a>,
     ino: u32,
     encrypted: bool,
     /// The directory's encryption policy (pass 1's): names and entries are judged as
@@ -251,8 +319,13 @@ struct DirCheck<'a> {
     /// Encrypted and casefolded: every entry but `.` and `..` carries its hash after the name.
     hash_in_dirent: bool,
     casefold: bool,
-    names: HashSet<u64>,
-    names_full: bool,
+    names: NameSet,
+    /// Entries checked so far (orders the names of directories, see `link_to_dir`).
+    ordinal: u32,
+    /// Names of directories met, judged after the pass.
+    links: Vec<LinkCandidate>,
+    /// The block being checked (reused from block to block and directory to directory).
+    block_buf: Vec<u8>,
     lost_found: Option<u32>,
     f: Findings,
 }
@@ -262,22 +335,35 @@ impl<'a> DirCheck<'a> {
         ctx: &'a Ctx,
         index: &'a InodeIndex,
         extras: &'a Extras,
-        slot: &'a InodeSlot,
+        slot: InodeSlot<'a>,
+        scratch: Scratch,
     ) -> DirCheck<'a> {
+        let flags = slot.flags();
         DirCheck {
             ctx,
             index,
             extras,
             slot,
-            ino: slot.ino,
-            encrypted: slot.flags & dir::ENCRYPT_FL != 0,
-            policy: extras.policy(slot.ino),
-            hash_in_dirent: slot.flags & dir::ENCRYPT_FL != 0 && slot.flags & dir::CASEFOLD_FL != 0,
-            casefold: ctx.casefold_fs && slot.flags & dir::CASEFOLD_FL != 0,
-            names: HashSet::new(),
-            names_full: false,
+            ino: slot.ino(),
+            encrypted: flags & dir::ENCRYPT_FL != 0,
+            policy: extras.policy(slot.ino()),
+            hash_in_dirent: flags & dir::ENCRYPT_FL != 0 && flags & dir::CASEFOLD_FL != 0,
+            casefold: ctx.casefold_fs && flags & dir::CASEFOLD_FL != 0,
+            names: scratch.names,
+            ordinal: 0,
+            links: scratch.links,
+            block_buf: scratch.block_buf,
             lost_found: None,
             f: Findings::default(),
+        }
+    }
+
+    /// What the next directory of this worker reuses.
+    fn into_scratch(self) -> Scratch {
+        Scratch {
+            names: self.names.recycled(),
+            links: self.links,
+            block_buf: self.block_buf,
         }
     }
 
@@ -332,22 +418,21 @@ impl<'a> DirCheck<'a> {
         self.check_holes(fs, &inode);
         let mut read = 0;
         let mut has_block0 = false;
+        let mut data = std::mem::take(&mut self.block_buf);
         for &(l, p) in &blocks {
-            let data = match fs.block(p) {
-                Ok(b) => b,
-                Err(e) => {
-                    self.report(
-                        RuleId::DirBlockUnreadable,
-                        format!("logical block {l} (block {p}) cannot be read: {e}"),
-                    );
-                    continue;
-                }
-            };
+            if let Err(e) = read_dir_block(fs, p, &mut data) {
+                self.report(
+                    RuleId::DirBlockUnreadable,
+                    format!("logical block {l} (block {p}) cannot be read: {e}"),
+                );
+                continue;
+            }
             read += 1;
             has_block0 |= l == 0;
             let role = dx.as_mut().and_then(|(_, v)| v.get(l as usize).copied());
             self.check_block(&inode, l, p, &data, role, dx.as_ref().map(|d| d.0));
         }
+        self.block_buf = data;
         if !has_block0 && nblocks > 0 && blocks.is_empty() {
             self.report(
                 RuleId::DirHole,
@@ -676,7 +761,7 @@ impl<'a> DirCheck<'a> {
                 ),
             }
         }
-        let (entries, bad) = walk_entries(area, 12);
+        let (count, bad) = Entries::survey(area, 12);
         if let Some((off, rec_len, name_len)) = bad {
             self.report(
                 RuleId::DirEntryCorrupt,
@@ -687,7 +772,8 @@ impl<'a> DirCheck<'a> {
         let mut dot_state = if l == 0 { 0 } else { 2 };
         // (lowest, highest, names out of range, first name out of range)
         let mut hashes: (u32, u32, u32, Option<(String, u32)>) = (u32::MAX, 0, 0, None);
-        for e in &entries {
+        for e in Entries::new(area, 12) {
+            let e = &e;
             if e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE {
                 dot_state += 1;
                 continue;
@@ -719,8 +805,8 @@ impl<'a> DirCheck<'a> {
                 ),
             );
         }
-        if l == 0 && entries.len() < 2 && bad.is_none() {
-            if entries.is_empty() {
+        if l == 0 && count < 2 && bad.is_none() {
+            if count == 0 {
                 self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
             }
             self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
@@ -740,8 +826,34 @@ impl<'a> DirCheck<'a> {
         dirhash::name_hash(e.name, version, &self.ctx.seed, fold).map(|(h, _)| h)
     }
 
+    /// A name for directory `target`: every name but the first (in the order of
+    /// [`LinkCandidate::key`]) is another link (`PR_2_LINK_DIR`), decided once every directory
+    /// has been read so that parallel scheduling cannot change which one is reported.
+    fn link_to_dir(&mut self, target: InodeSlot<'_>, name: &EName<'_>, at: &EAt) {
+        let key = (u64::from(self.ino) << 32) | u64::from(self.ordinal);
+        target.offer_link(key);
+        let msg = || {
+            format!(
+                "entry '{name}' ({at}) is another link to directory {}",
+                target.ino()
+            )
+        };
+        if self.links.len() < MAX_LINK_CANDIDATES {
+            self.links.push(LinkCandidate {
+                key,
+                target: target.ino(),
+                message: msg(),
+            });
+        } else if target.first_link() < key {
+            // Past the bound (hostile input only): report what is already known to be a
+            // second link.
+            self.report(RuleId::DirLinkDir, msg());
+        }
+    }
+
     /// The entry checks of `check_dir_block`, in e2fsck's order.
     fn check_entry(&mut self, e: &Entry<'_>, dot_state: u32, l: u64) {
+        self.ordinal = self.ordinal.saturating_add(1);
         // Formatted only into a finding (this runs for every entry).
         let name = EName(e.name);
         let at = EAt(l, e.offset);
@@ -764,7 +876,7 @@ impl<'a> DirCheck<'a> {
                     format!("second entry is '{name}' (inode {}), not '..'", e.inode),
                 );
             } else {
-                self.slot.dotdot.store(e.inode, Relaxed);
+                self.slot.set_dotdot(e.inode);
             }
         } else if e.inode == self.ino {
             self.report(
@@ -812,7 +924,9 @@ impl<'a> DirCheck<'a> {
                 format!("entry with an empty name ({at}), inode {}", e.inode),
             );
         }
-        let g = ((e.inode - 1) / c.ipg.max(1)) as usize;
+        let ipg = c.ipg.max(1);
+        let g32 = (e.inode - 1) / ipg;
+        let g = g32 as usize;
         if let Some(&(uninit, first_unused)) = c.groups.get(g) {
             if uninit {
                 self.report(
@@ -826,7 +940,10 @@ impl<'a> DirCheck<'a> {
                 );
             }
         }
-        let Some(target) = self.index.get(e.inode) else {
+        let Some(target) = self
+            .index
+            .get_in_group(e.inode, g32, (e.inode - 1) - g32 * ipg)
+        else {
             self.report(
                 RuleId::DirUnusedInode,
                 format!(
@@ -842,17 +959,8 @@ impl<'a> DirCheck<'a> {
         }
         self.check_filetype(e, target, &name, &at);
         if !dot && target.is_dir() {
-            let prev = target.names.load(Relaxed);
-            if prev >= 1 {
-                self.report(
-                    RuleId::DirLinkDir,
-                    format!(
-                        "entry '{name}' ({at}) is another link to directory {}",
-                        e.inode
-                    ),
-                );
-            }
-            target.parent.fetch_min_nonzero(self.ino);
+            self.link_to_dir(target, &name, &at);
+            target.offer_parent(self.ino);
         }
         if !dot {
             self.check_duplicate(e, &name, &at);
@@ -860,7 +968,7 @@ impl<'a> DirCheck<'a> {
                 self.lost_found = Some(e.inode);
             }
         }
-        count_reference(target, dot);
+        target.count_reference();
     }
 
     fn check_name(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
@@ -902,28 +1010,28 @@ impl<'a> DirCheck<'a> {
     fn check_encryption_policy(
         &mut self,
         e: &Entry<'_>,
-        target: &InodeSlot,
+        target: InodeSlot<'_>,
         name: &EName<'_>,
         at: &EAt,
     ) {
         let Some(dir_policy) = self.policy else {
             return;
         };
-        match self.extras.policy(target.ino) {
+        match self.extras.policy(target.ino()) {
             Some(p) if p == dir_policy => {}
             Some(_) => self.report(
                 RuleId::DirEncryptionPolicy,
                 format!(
                     "encrypted entry '{}' ({at}) names inode {}, which has a different encryption policy",
                     name.escape_debug(),
-                    target.ino
+                    target.ino()
                 ),
             ),
             None => {
                 let ft = if self.ctx.filetype {
                     e.file_type
                 } else {
-                    file_type_of_mode(target.mode)
+                    file_type_of_mode(target.mode())
                 };
                 if matches!(ft, 1 | 2 | 7) {
                     self.report(
@@ -931,7 +1039,7 @@ impl<'a> DirCheck<'a> {
                         format!(
                             "encrypted entry '{}' ({at}) names unencrypted inode {}",
                             name.escape_debug(),
-                            target.ino
+                            target.ino()
                         ),
                     );
                 }
@@ -967,7 +1075,7 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_filetype(&mut self, e: &Entry<'_>, target: &InodeSlot, name: &EName<'_>, at: &EAt) {
+    fn check_filetype(&mut self, e: &Entry<'_>, target: InodeSlot<'_>, name: &EName<'_>, at: &EAt) {
         if !self.ctx.filetype {
             if e.file_type != 0 {
                 self.report(
@@ -980,7 +1088,7 @@ impl<'a> DirCheck<'a> {
             }
             return;
         }
-        let want = file_type_of_mode(target.mode);
+        let want = file_type_of_mode(target.mode());
         if e.file_type != want {
             self.report(
                 RuleId::DirFiletype,
@@ -993,24 +1101,24 @@ impl<'a> DirCheck<'a> {
     }
 
     fn check_duplicate(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
-        if self.names_full {
+        if self.names.full {
             return;
         }
-        let key: std::borrow::Cow<[u8]> = if self.casefold && !self.encrypted {
-            dirhash::casefold(e.name)
-                .map_or(std::borrow::Cow::Borrowed(e.name), std::borrow::Cow::Owned)
+        let key = if self.casefold && !self.encrypted {
+            match dirhash::casefold(e.name) {
+                Some(folded) => name_fingerprint(&folded),
+                None => name_fingerprint(e.name),
+            }
         } else {
-            std::borrow::Cow::Borrowed(e.name)
+            name_fingerprint(e.name)
         };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        if !self.names.insert(h.finish()) {
+        if !self.names.insert(key) {
             self.report(
                 RuleId::DirDuplicateName,
                 format!("duplicate entry '{name}' ({at})"),
             );
         } else if self.names.len() >= MAX_NAMES_PER_DIR {
-            self.names_full = true;
+            self.names.full = true;
         }
     }
 
@@ -1026,18 +1134,17 @@ impl<'a> DirCheck<'a> {
             name: b"..",
         };
         // The '.' is implicit: the directory references itself.
-        count_reference(self.slot, true);
+        self.slot.count_reference();
         self.check_entry(&dotdot, 1, 0);
         for (i, area) in inline_areas(fs, raw, inode).iter().enumerate() {
-            let (entries, bad) = walk_entries(area, 8);
-            if let Some((off, rec_len, name_len)) = bad {
+            if let (_, Some((off, rec_len, name_len))) = Entries::survey(area, 8) {
                 self.report(
                     RuleId::DirEntryCorrupt,
                     format!("inline directory {} area, offset {off}: rec_len {rec_len}, name_len {name_len} do not fit", if i == 0 { "i_block" } else { "system.data" }),
                 );
             }
-            for e in &entries {
-                self.check_entry(e, 2, 0);
+            for e in Entries::new(area, 8) {
+                self.check_entry(&e, 2, 0);
             }
         }
     }
@@ -1073,17 +1180,6 @@ fn extent_seed(ino: u32, inode: &Inode, ctx: &Ctx) -> u32 {
     crate::extent::inode_csum_seed(ctx.fs_seed, ino, inode.generation)
 }
 
-/// Extension: `fetch_min` that treats 0 as "unset".
-trait FetchMinNonzero {
-    fn fetch_min_nonzero(&self, v: u32);
-}
-
-impl FetchMinNonzero for std::sync::atomic::AtomicU32 {
-    fn fetch_min_nonzero(&self, v: u32) {
-        let _ = self.fetch_update(Relaxed, Relaxed, |cur| (cur == 0 || v < cur).then_some(v));
-    }
-}
-
 /// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory
 /// stores after its name (at the next 4-byte boundary), when the entry holds them.
 fn stored_dirent_hash(area: &[u8], e: &Entry<'_>) -> Option<(u32, u32)> {
@@ -1095,4 +1191,197 @@ fn stored_dirent_hash(area: &[u8], e: &Entry<'_>) -> Option<(u32, u32)> {
     ondisk::decode_at::<DirEntryHash>(area, at)
         .ok()
         .map(|h| (h.hash, h.minor_hash))
+}
+
+/// What one worker carries from directory to directory.
+#[derive(Default)]
+struct Scratch {
+    names: NameSet,
+    links: Vec<LinkCandidate>,
+    block_buf: Vec<u8>,
+}
+
+/// Read directory block `p` into `buf` straight from the source (no cache: each directory
+/// block is read once); on any failure the block cache's read gives the block or the error.
+fn read_dir_block(fs: &Filesystem, p: u64, buf: &mut Vec<u8>) -> crate::error::Result<()> {
+    let bs = fs.block_size();
+    buf.resize(usize::try_from(bs).unwrap_or(0), 0);
+    let direct = p
+        .checked_mul(bs)
+        .is_some_and(|off| fs.source.read_into(off, buf, "directory block").is_ok());
+    if !direct {
+        let b = fs.block(p)?;
+        buf.clear();
+        buf.extend_from_slice(&b);
+    }
+    Ok(())
+}
+
+/// A set grown past this many slots by one large directory is dropped rather than cleared for the
+/// next (clearing costs its whole capacity, once per directory).
+const NAME_SET_KEEP: usize = 1 << 16;
+
+/// The names of one directory met so far, as 64-bit fingerprints (the duplicate check): an
+/// open-addressing table (linear probing, at most half full) indexed by the fingerprint's top
+/// bits, with 0 kept aside as the empty mark. A worker reuses one set from directory to
+/// directory.
+#[derive(Default)]
+struct NameSet {
+    slots: Vec<u64>,
+    len: usize,
+    has_zero: bool,
+    /// [`MAX_NAMES_PER_DIR`] reached: no further names are remembered.
+    full: bool,
+}
+
+impl NameSet {
+    /// Remember `h`; false when it was already there.
+    fn insert(&mut self, h: u64) -> bool {
+        if h == 0 {
+            let fresh = !self.has_zero;
+            self.has_zero = true;
+            self.len += usize::from(fresh);
+            return fresh;
+        }
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let bits = self.slots.len().trailing_zeros();
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> (64 - bits)) as usize;
+        loop {
+            let s = &mut self.slots[i];
+            if *s == 0 {
+                *s = h;
+                self.len += 1;
+                return true;
+            }
+            if *s == h {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Twice the slots (64 at first), every fingerprint placed again.
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        let (len, has_zero) = (self.len, self.has_zero);
+        self.len = 0;
+        for h in old.into_iter().filter(|&h| h != 0) {
+            self.insert(h);
+        }
+        self.len = len;
+        self.has_zero = has_zero;
+    }
+
+    /// Number of names remembered.
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Empty again, for the next directory.
+    fn recycled(mut self) -> NameSet {
+        if self.slots.len() > NAME_SET_KEEP {
+            return NameSet::default();
+        }
+        self.slots.fill(0);
+        self.len = 0;
+        self.has_zero = false;
+        self.full = false;
+        self
+    }
+}
+
+/// A 64-bit fingerprint of a name for the duplicate check: the length, then the name as
+/// 64-bit words (the last one overlapping the one before when the length is not a multiple of
+/// 8; names under 8 bytes as two overlapping halves or three bytes), each through a bijective
+/// mixing step, so two names of one length that differ in a single word never collide; a last
+/// step makes the top bits, which index [`NameSet`], depend on every bit.
+fn name_fingerprint(name: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let step = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(K);
+        h ^ (h >> 29)
+    };
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let half = |b: &[u8]| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(b);
+        u64::from(u32::from_le_bytes(w))
+    };
+    let n = name.len();
+    // The length through a whole step of its own (xored straight into the first word, it
+    // could cancel a one-bit difference of the data: '0000' and '10000').
+    let mut h = step(0x6A09_E667_F3BC_C908, n as u64);
+    match n {
+        0 => {}
+        1..=3 => {
+            let w =
+                u64::from(name[0]) | (u64::from(name[n / 2]) << 8) | (u64::from(name[n - 1]) << 16);
+            h = step(h, w);
+        }
+        4..=8 => h = step(h, half(&name[..4]) | (half(&name[n - 4..]) << 32)),
+        _ => {
+            let mut words = name.chunks_exact(8);
+            for c in &mut words {
+                h = step(h, word(c));
+            }
+            if !words.remainder().is_empty() {
+                h = step(h, word(&name[n - 8..]));
+            }
+        }
+    }
+    step(h, h >> 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_differ_across_lengths_and_words() {
+        let names: Vec<Vec<u8>> = (0..20_000u32)
+            .flat_map(|i| {
+                [
+                    format!("{i}"),
+                    format!("{i:04}"),
+                    format!("1{i:04}"),
+                    format!("{i:x}"),
+                    format!("file_{i:08}.txt"),
+                ]
+            })
+            .map(String::into_bytes)
+            .chain((0..=255u8).map(|b| vec![b]))
+            .chain([Vec::new(), b"0000".to_vec(), b"10000".to_vec()])
+            .collect();
+        let mut distinct: Vec<&Vec<u8>> = names.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        let mut prints: Vec<u64> = distinct.iter().map(|n| name_fingerprint(n)).collect();
+        prints.sort_unstable();
+        prints.dedup();
+        assert_eq!(prints.len(), distinct.len());
+        assert_ne!(name_fingerprint(b"0000"), name_fingerprint(b"10000"));
+    }
+
+    #[test]
+    fn name_set_finds_repeats_through_growth_and_reuse() {
+        let mut set = NameSet::default();
+        for round in 0..2 {
+            for h in (0..5_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+                assert!(set.insert(h), "round {round}: {h:#x} is new");
+            }
+            assert_eq!(set.len(), 5_000);
+            assert!(!set.insert(0), "0 was inserted (i = 0)");
+            assert!(!set.insert(7u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            set = set.recycled();
+            assert_eq!(set.len(), 0);
+        }
+    }
 }

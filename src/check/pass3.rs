@@ -11,7 +11,6 @@ use super::dirtree::InodeIndex;
 use super::pass2::Pass2;
 use super::{Finding, Findings, RuleId};
 use crate::dir::ROOT_INO;
-use std::sync::atomic::Ordering::Relaxed;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -39,16 +38,15 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
                 RuleId::ConnectRoot,
                 0,
                 ROOT_INO,
-                format!("the root inode is not a directory (mode {:#o})", r.mode),
+                format!("the root inode is not a directory (mode {:#o})", r.mode()),
             ));
             false
         }
         Some(_) => true,
     };
-    let slots = index.slots();
-    let pos = |ino: u32| slots.binary_search_by_key(&ino, |s| s.ino).ok();
-    let mut state = vec![State::Unknown; slots.len()];
-    if let Some(r) = pos(ROOT_INO) {
+    // Over the directories only (in inode order), as e2fsck's pass 3 walks its dir_info.
+    let mut state = vec![State::Unknown; index.dir_count()];
+    if let Some(r) = index.dir_position(ROOT_INO) {
         state[r] = if root_ok {
             State::Connected
         } else {
@@ -56,8 +54,8 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
         };
     }
     let mut chain = Vec::new();
-    for (i, s) in slots.iter().enumerate() {
-        if !s.is_dir() || state[i] != State::Unknown {
+    for i in 0..index.dir_count() {
+        if state[i] != State::Unknown {
             continue;
         }
         // Follow parents until a directory whose state is known, a missing parent, or a loop.
@@ -68,7 +66,7 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
                 State::Connected => break State::Connected,
                 State::Unconnected => break State::Unconnected,
                 State::OnChain => {
-                    let ino = slots[cur].ino;
+                    let ino = index.dir(cur).ino();
                     f.push(Finding::inode(
                         RuleId::ConnectUnconnectedDir,
                         group(ino),
@@ -81,12 +79,13 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
             }
             state[cur] = State::OnChain;
             chain.push(cur);
-            let parent = slots[cur].parent.load(Relaxed);
-            match (parent != 0).then(|| pos(parent)).flatten() {
-                Some(p) if slots[p].is_dir() => cur = p,
+            let parent = index.dir(cur).parent();
+            match (parent != 0).then(|| index.dir_position(parent)).flatten() {
+                Some(p) => cur = p,
                 _ => {
-                    let ino = slots[cur].ino;
-                    let dotdot = slots[cur].dotdot.load(Relaxed);
+                    let d = index.dir(cur);
+                    let ino = d.ino();
+                    let dotdot = d.dotdot();
                     f.push(
                         Finding::inode(
                             RuleId::ConnectUnconnectedDir,
@@ -110,13 +109,13 @@ pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
 
 /// `..` of every directory names the directory that holds its name.
 fn check_dotdot(index: &InodeIndex, ipg: u32, f: &mut Findings) {
-    for s in index.slots().iter().filter(|s| s.is_dir()) {
-        let parent = s.parent.load(Relaxed);
-        let dotdot = s.dotdot.load(Relaxed);
+    for s in index.dirs() {
+        let parent = s.parent();
+        let dotdot = s.dotdot();
         if parent == 0 || parent == dotdot {
             continue;
         }
-        let ino = s.ino;
+        let ino = s.ino();
         f.push_with(RuleId::ConnectDotdot, || {
             Finding::inode(
                 RuleId::ConnectDotdot,

@@ -18,7 +18,6 @@ use crate::dir::ROOT_INO;
 use crate::features::RO_COMPAT_DIR_NLINK;
 use crate::fs::Filesystem;
 use crate::inode::{EA_INODE_FL, INDEX_FL};
-use std::sync::atomic::Ordering::Relaxed;
 
 /// `EXT4_LINK_MAX`: above this many links a directory stores 1 (dir_nlink).
 pub const LINK_MAX: u32 = 65_000;
@@ -44,25 +43,26 @@ pub fn run(
     ];
     let mut nlink_reported = false;
     for s in index.slots() {
-        let ino = s.ino;
+        let ino = s.ino();
         if ino == 1 || (ino > ROOT_INO && ino < first_ino) || skip.contains(&ino) {
             continue;
         }
         if orphans.binary_search(&ino).is_ok() || extras.is_bb_inode(ino) {
             continue;
         }
-        let group = (ino - 1) / ipg;
-        let mut counted = s.refs.load(Relaxed);
-        if counted == 0 && s.flags & EA_INODE_FL != 0 {
-            counted = check_ea_inode(fs, ino, group, extras.ea_refs(ino), f);
+        // Computed only for a finding (a division per in-use inode otherwise).
+        let group = || (ino - 1) / ipg;
+        let mut counted = s.refs();
+        if counted == 0 && s.flags() & EA_INODE_FL != 0 {
+            counted = check_ea_inode(fs, ino, group(), extras.ea_refs(ino), f);
         }
-        let stored = u32::from(s.links_count);
+        let stored = u32::from(s.links_count());
         if counted == 0 {
-            let zero = s.no_blocks && (s.is_dir() || s.mode & 0xF000 == 0x8000);
+            let zero = s.no_blocks() && (s.is_dir() || s.mode() & 0xF000 == 0x8000);
             f.push_with(RuleId::LinkUnattached, || {
                 Finding::inode(
                     RuleId::LinkUnattached,
-                    group,
+                    group(),
                     ino,
                     if zero {
                         format!("unattached zero-length inode (links_count {stored}): no directory entry names it")
@@ -78,7 +78,7 @@ pub fn run(
                 nlink_reported = true;
                 f.push(Finding::inode(
                     RuleId::LinkDirNlink,
-                    group,
+                    group(),
                     ino,
                     format!("directory has {counted} links, over {LINK_MAX}, but the filesystem lacks dir_nlink"),
                 ));
@@ -90,13 +90,13 @@ pub fn run(
         }
         // A directory that once exceeded the limit keeps 1 until e2fsck -f rewrites it: not an
         // error (pass4.c "i_link_count was previously exceeded").
-        if s.is_dir() && counted > 1 && stored == 1 && s.flags & INDEX_FL != 0 {
+        if s.is_dir() && counted > 1 && stored == 1 && s.flags() & INDEX_FL != 0 {
             continue;
         }
         f.push_with(RuleId::LinkCount, || {
             Finding::inode(
                 RuleId::LinkCount,
-                group,
+                group(),
                 ino,
                 format!("links_count is {stored}, but {counted} directory entries name it"),
             )
