@@ -1294,6 +1294,16 @@ impl NameSet {
     }
 }
 
+/// The fingerprints' starting state, random per process (as std's `RandomState` keys its
+/// hashers), so names crafted to collide under a fixed mix cannot fake a duplicate.
+fn fingerprint_key() -> u64 {
+    use std::hash::BuildHasher;
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        std::collections::hash_map::RandomState::new().hash_one(0x6A09_E667_F3BC_C908u64)
+    })
+}
+
 /// A 64-bit fingerprint of a name for the duplicate check: the length, then the name as
 /// 64-bit words (the last one overlapping the one before when the length is not a multiple of
 /// 8; names under 8 bytes as two overlapping halves or three bytes), each through a bijective
@@ -1318,7 +1328,7 @@ fn name_fingerprint(name: &[u8]) -> u64 {
     let n = name.len();
     // The length through a whole step of its own (xored straight into the first word, it
     // could cancel a one-bit difference of the data: '0000' and '10000').
-    let mut h = step(0x6A09_E667_F3BC_C908, n as u64);
+    let mut h = step(fingerprint_key(), n as u64);
     match n {
         0 => {}
         1..=3 => {
