@@ -1085,9 +1085,11 @@ pub fn dump(fs: &Filesystem, opts: &DumpOptions, out: &mut dyn Write) -> io::Res
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        if lists_groups && !opts.group_only {
+        if lists_groups && !opts.group_only && fs.source.takes_hints() {
             // The bitmap check reads every bitmap: on a cold device they are all requested at
-            // once, from another thread, while this one reads the header.
+            // once, from another thread, while this one reads the header. (No thread for an
+            // in-memory source: the hints would do nothing, and a thread per call is what a
+            // leak checker sees as a leak when its TLS destructors have not run yet.)
             scope.spawn(|| prefetch_all_bitmaps(fs, &done));
         }
         let rep = dump_sections(fs, opts, out);

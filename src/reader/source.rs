@@ -247,6 +247,12 @@ impl Source {
         }
     }
 
+    /// True when [`Source::will_need`] reaches the kernel (a file or device, not an in-memory
+    /// copy), so that a caller does not start work, or a thread, for hints that do nothing.
+    pub fn takes_hints(&self) -> bool {
+        matches!(*self.backend, Backend::File(_))
+    }
+
     /// `Ok` when bytes `[offset, offset + len)` lie inside the source (else the error a read
     /// of them would give), for a caller that reads a long range in pieces and wants to refuse
     /// a truncated one before starting.
@@ -392,6 +398,15 @@ mod tests {
         let e = Source::open(&p).unwrap_err().to_string();
         assert!(e.contains("FIFO"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_files_take_hints() {
+        assert!(!Source::from_bytes(&[0u8; 16]).unwrap().takes_hints());
+        let p = std::env::temp_dir().join(format!("e4i-hint-{}", std::process::id()));
+        std::fs::write(&p, [0u8; 16]).unwrap();
+        assert!(Source::open(&p).unwrap().takes_hints());
+        std::fs::remove_file(&p).unwrap();
     }
 
     #[test]
