@@ -101,6 +101,22 @@ for img in "${images[@]}"; do
     done
 done
 
+# logdump: whole journals (first 256 KiB), from the generated images and, when the e2fsprogs
+# corpus is beside the checkout, from its journal test images (they hold transactions, revoke
+# records and v2/v3 tags; without them the target stays at the superblock's coverage).
+journals=("${images[@]}")
+for gz in "$root"/../shared/corpus/e2fsprogs/j_*/image.gz; do
+    [ -f "$gz" ] || continue
+    name=$(basename "$(dirname "$gz")")
+    gunzip -c "$gz" >"$work/$name.corpus.img" && journals+=("$work/$name.corpus.img")
+done
+for img in "${journals[@]}"; do
+    jf="$work/journal.bin"
+    rm -f "$jf"
+    debugfs -R "dump <8> $jf" "$img" >/dev/null 2>&1 || continue
+    [ -s "$jf" ] && head -c $((256 << 10)) "$jf" >"$(corpus logdump)/$(basename "$img" .img)"
+done
+
 cd "$fuzz"
 cargo fuzz build -O
 status=0
