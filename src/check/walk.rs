@@ -261,6 +261,112 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
     acc.groups.push((g, true, dirs));
 }
 
+/// Most inode-table bytes hinted ahead of the walk: enough to keep a fast device busy for the
+/// whole walk of a populated filesystem, bounded so that a huge one does not push its first
+/// tables out of the page cache before they are walked.
+const TABLE_HINT_WINDOW: u64 = 128 << 20;
+/// Bytes of inode table one hint covers (one request to the kernel's readahead).
+const TABLE_HINT_PIECE: u64 = 4 << 20;
+
+/// A thread that asks the kernel for every inode table the walk will read, from the start, so a
+/// cold device reads them in large requests, in parallel with the walk, instead of group by group
+/// as the workers reach them. Tables are coalesced where adjacent (flex_bg packs a flex group's
+/// tables), cut in [`TABLE_HINT_PIECE`] pieces, and ordered round-robin over the parts of the
+/// group range the rayon workers start from. A hint only: nothing is read, nothing can fail.
+struct TableHints {
+    /// (group, byte offset, bytes) of each piece, in the order to hint.
+    pieces: Vec<(u32, u64, u64)>,
+    /// Bytes of table walked so far (the walk's progress, to stay [`TABLE_HINT_WINDOW`] ahead).
+    walked: std::sync::atomic::AtomicU64,
+    /// Set when the walk is over.
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl TableHints {
+    fn new(fs: &Filesystem) -> TableHints {
+        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
+        if fs.source.takes_hints() {
+            for g in 0..fs.geo.group_count {
+                let Some((used, off)) = group_table(fs, g) else {
+                    continue;
+                };
+                let len = u64::from(used) * u64::from(fs.geo.inode_size);
+                if len == 0 || fs.source.ensure_inside(off, len, "").is_err() {
+                    continue;
+                }
+                match runs.last_mut() {
+                    Some(r) if r.1 + r.2 == off => r.2 += len,
+                    _ => runs.push((g, off, len)),
+                }
+            }
+        }
+        let mut pieces = Vec::new();
+        for (g, off, len) in runs {
+            let mut at = 0;
+            while at < len {
+                let n = TABLE_HINT_PIECE.min(len - at);
+                pieces.push((g, off + at, n));
+                at += n;
+            }
+        }
+        TableHints {
+            pieces: round_robin(pieces, fs.geo.group_count, rayon::current_num_threads()),
+            walked: 0.into(),
+            done: false.into(),
+        }
+    }
+
+    fn run(&self, fs: &Filesystem) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut hinted = 0u64;
+        for &(_, off, len) in &self.pieces {
+            while hinted > self.walked.load(Relaxed) + TABLE_HINT_WINDOW {
+                if self.done.load(Relaxed) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if self.done.load(Relaxed) {
+                return;
+            }
+            fs.source.will_need(off, len);
+            hinted += len;
+        }
+    }
+
+    /// Group `g` was walked.
+    fn walked(&self, fs: &Filesystem, g: u32) {
+        if let Some((used, _)) = group_table(fs, g) {
+            let len = u64::from(used) * u64::from(fs.geo.inode_size);
+            self.walked
+                .fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn stop(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// `pieces` (in group order) reordered round-robin over `parts` equal parts of the group range,
+/// the order in which `parts` workers splitting the range reach them.
+fn round_robin(pieces: Vec<(u32, u64, u64)>, groups: u32, parts: usize) -> Vec<(u32, u64, u64)> {
+    let parts = parts.clamp(1, 64);
+    let per = u64::from(groups).div_ceil(parts as u64).max(1);
+    let mut lanes: Vec<std::collections::VecDeque<(u32, u64, u64)>> = vec![Default::default(); parts];
+    for p in pieces {
+        let lane = (u64::from(p.0) / per).min(parts as u64 - 1) as usize;
+        lanes[lane].push_back(p);
+    }
+    let mut out = Vec::with_capacity(lanes.iter().map(|l| l.len()).sum());
+    while lanes.iter().any(|l| !l.is_empty()) {
+        for l in &mut lanes {
+            out.extend(l.pop_front());
+        }
+    }
+    out
+}
+
 /// The per-group lists of in-use inodes as one list (one allocation of the exact size).
 fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
     let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
@@ -308,14 +414,21 @@ pub(super) fn run(
         claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
         ..Acc::default()
     };
-    let mut acc = (0..fs.geo.group_count)
-        .into_par_iter()
-        .fold(new_acc, |mut acc, g| {
-            walk_group(fs, &ctx, g, &mut acc);
-            progress.advance(u64::from(fs.geo.inodes_per_group));
-            acc
-        })
-        .reduce(Acc::default, Acc::merge);
+    let ahead = TableHints::new(fs);
+    let mut acc = std::thread::scope(|s| {
+        s.spawn(|| ahead.run(fs));
+        let acc = (0..fs.geo.group_count)
+            .into_par_iter()
+            .fold(new_acc, |mut acc, g| {
+                walk_group(fs, &ctx, g, &mut acc);
+                ahead.walked(fs, g);
+                progress.advance(u64::from(fs.geo.inodes_per_group));
+                acc
+            })
+            .reduce(Acc::default, Acc::merge);
+        ahead.stop();
+        acc
+    });
     drop(dense);
     acc.claims.settle();
     acc.table_buf = Vec::new();
