@@ -194,7 +194,7 @@ fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
 /// memory, faulted in, and read back), large enough that the reads stay few.
 const TABLE_CHUNK: usize = 256 << 10;
 
-fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
+fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: &Leader) {
     let Some((used, off)) = group_table(fs, g) else {
         acc.groups.push((g, false, 0));
         return;
@@ -217,13 +217,20 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
         acc.groups.push((g, false, 0));
         return;
     }
+    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
+    let mut in_use = Vec::new();
+    let mut dirs = 0;
+    if let Some(table) = leader.take(g) {
+        // Read, and its xattr blocks hinted, by the leader.
+        judge_slots(fs, ctx, g, first, &table, acc, &mut in_use, &mut dirs);
+        acc.inodes.push(in_use);
+        acc.groups.push((g, true, dirs));
+        return;
+    }
     // Cold media: ask for the whole table now, read it chunk by chunk below.
     fs.source.will_need(off, total);
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
-    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut buf = std::mem::take(&mut acc.table_buf);
-    let mut in_use = Vec::new();
-    let mut dirs = 0;
     let mut done = 0usize;
     while done < used as usize {
         let n = per_chunk.min(used as usize - done);
@@ -245,15 +252,16 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             return;
         }
         prefetch_xattr_blocks(fs, &buf, isz);
-        for (i, raw) in buf.chunks_exact(isz).enumerate() {
-            let Ok(ino) = u32::try_from(first + (done + i) as u64) else {
-                break;
-            };
-            if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, raw, acc) {
-                dirs += u32::from(facts.is_dir());
-                in_use.push(facts);
-            }
-        }
+        judge_slots(
+            fs,
+            ctx,
+            g,
+            first + done as u64,
+            &buf,
+            acc,
+            &mut in_use,
+            &mut dirs,
+        );
         done += n;
     }
     acc.table_buf = buf;
@@ -261,90 +269,220 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
     acc.groups.push((g, true, dirs));
 }
 
-/// Most inode-table bytes hinted ahead of the walk: enough to keep a fast device busy for the
-/// whole walk of a populated filesystem, bounded so that a huge one does not push its first
-/// tables out of the page cache before they are walked.
-const TABLE_HINT_WINDOW: u64 = 128 << 20;
-/// Bytes of inode table one hint covers (one request to the kernel's readahead).
-const TABLE_HINT_PIECE: u64 = 4 << 20;
-
-/// A thread that asks the kernel for every inode table the walk will read, from the start, so a
-/// cold device reads them in large requests, in parallel with the walk, instead of group by group
-/// as the workers reach them. Tables are coalesced where adjacent (flex_bg packs a flex group's
-/// tables), cut in [`TABLE_HINT_PIECE`] pieces, and ordered round-robin over the parts of the
-/// group range the rayon workers start from. A hint only: nothing is read, nothing can fail.
-struct TableHints {
-    /// (group, byte offset, bytes) of each piece, in the order to hint.
-    pieces: Vec<(u32, u64, u64)>,
-    /// Bytes of table walked so far (the walk's progress, to stay [`TABLE_HINT_WINDOW`] ahead).
-    walked: std::sync::atomic::AtomicU64,
-    /// Set when the walk is over.
-    done: std::sync::atomic::AtomicBool,
+/// Judge the inode slots in `raw` (whole records), the first being inode `first`; in-use ones
+/// are appended to `in_use`, directories counted in `dirs`.
+#[allow(clippy::too_many_arguments)]
+fn judge_slots(
+    fs: &Filesystem,
+    ctx: &pass1::Ctx,
+    g: u32,
+    first: u64,
+    raw: &[u8],
+    acc: &mut Acc,
+    in_use: &mut Vec<InodeFacts>,
+    dirs: &mut u32,
+) {
+    let isz = fs.geo.inode_size as usize;
+    for (i, slot) in raw.chunks_exact(isz.max(1)).enumerate() {
+        let Ok(ino) = u32::try_from(first + i as u64) else {
+            break;
+        };
+        if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, slot, acc) {
+            *dirs += u32::from(facts.is_dir());
+            in_use.push(facts);
+        }
+    }
 }
 
-impl TableHints {
-    fn new(fs: &Filesystem) -> TableHints {
-        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
-        if fs.source.takes_hints() {
-            for g in 0..fs.geo.group_count {
-                let Some((used, off)) = group_table(fs, g) else {
-                    continue;
-                };
-                let len = u64::from(used) * u64::from(fs.geo.inode_size);
-                if len == 0 || fs.source.ensure_inside(off, len, "").is_err() {
-                    continue;
-                }
-                match runs.last_mut() {
-                    Some(r) if r.1 + r.2 == off => r.2 += len,
-                    _ => runs.push((g, off, len)),
-                }
-            }
+/// Most inode-table bytes hinted ahead of the leader's reading position: enough to keep a fast
+/// device streaming, bounded so that a huge filesystem does not push tables out of the page
+/// cache before they are walked.
+const TABLE_HINT_WINDOW: u64 = 32 << 20;
+/// Bytes of inode table one hint covers (one request to the kernel's readahead).
+const TABLE_HINT_PIECE: u64 = 4 << 20;
+/// Most bytes of tables the leader holds read but not yet taken by a worker.
+const LEADER_HELD: u64 = 64 << 20;
+/// Largest group table the leader reads whole (larger ones are left to the workers' chunks).
+const LEADER_MAX_TABLE: u64 = 16 << 20;
+
+/// A group's table as the leader has it.
+enum Slot {
+    /// The leader is reading it (a worker that needs it waits).
+    Reading,
+    /// Read (and its xattr blocks hinted): the worker takes it.
+    Ready(Vec<u8>),
+    /// A worker reads it itself (the leader was not there first, or its read failed).
+    Worker,
+}
+
+#[derive(Default)]
+struct LeaderState {
+    slots: HashMap<u32, Slot>,
+    /// Bytes in `Ready` slots.
+    held: u64,
+    done: bool,
+}
+
+/// The walk's I/O leader: a thread that runs ahead of the rayon workers on a cold device. It hints
+/// the inode tables (coalesced where adjacent, as flex_bg packs them, in [`TABLE_HINT_PIECE`]
+/// requests, [`TABLE_HINT_WINDOW`] ahead), reads each group's table whole, hints the xattr
+/// blocks its live inodes point to, and hands the table to the worker that walks the group. So
+/// the scattered xattr blocks are requested a whole group (and more) before pass 1 needs them,
+/// instead of one chunk before, behind the table reads in the device queue. Groups are taken in
+/// the order the workers reach them (round-robin over the parts of the group range the rayon
+/// workers start from). A worker that finds its group not taken by the leader reads it itself,
+/// as before: the leader changes when bytes are read, never what is judged, and a read error is
+/// left for the worker to report.
+struct Leader {
+    /// (group, byte offset, bytes) of each group table, in the order to read.
+    plan: Vec<(u32, u64, u64)>,
+    state: std::sync::Mutex<LeaderState>,
+    changed: std::sync::Condvar,
+}
+
+impl Leader {
+    fn new(fs: &Filesystem) -> Leader {
+        let isz = u64::from(fs.geo.inode_size);
+        let plan = (0..fs.geo.group_count)
+            .filter_map(|g| {
+                let (used, off) = group_table(fs, g)?;
+                let len = u64::from(used) * isz;
+                let ok = len != 0 && len <= LEADER_MAX_TABLE;
+                (ok && fs.source.ensure_inside(off, len, "").is_ok()).then_some((g, off, len))
+            })
+            .collect();
+        Leader {
+            plan: round_robin(plan, fs.geo.group_count, rayon::current_num_threads()),
+            state: Default::default(),
+            changed: Default::default(),
         }
-        let mut pieces = Vec::new();
-        for (g, off, len) in runs {
-            let mut at = 0;
-            while at < len {
-                let n = TABLE_HINT_PIECE.min(len - at);
-                pieces.push((g, off + at, n));
-                at += n;
-            }
-        }
-        TableHints {
-            pieces: round_robin(pieces, fs.geo.group_count, rayon::current_num_threads()),
-            walked: 0.into(),
-            done: false.into(),
-        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LeaderState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn run(&self, fs: &Filesystem) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mut hinted = 0u64;
-        for &(_, off, len) in &self.pieces {
-            while hinted > self.walked.load(Relaxed) + TABLE_HINT_WINDOW {
-                if self.done.load(Relaxed) {
+        let mut hints = TableHints::new(&self.plan);
+        for (i, &(g, off, len)) in self.plan.iter().enumerate() {
+            hints.advance(fs, i);
+            {
+                let mut st = self.lock();
+                while !st.done && st.held > LEADER_HELD {
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                if st.done {
                     return;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(1));
+                if st.slots.contains_key(&g) {
+                    continue;
+                }
+                st.slots.insert(g, Slot::Reading);
             }
-            if self.done.load(Relaxed) {
-                return;
+            let table = fs.source.read(off, len, "inode table").ok();
+            if let Some(t) = &table {
+                prefetch_xattr_blocks(fs, t, fs.geo.inode_size as usize);
             }
-            fs.source.will_need(off, len);
-            hinted += len;
+            let mut st = self.lock();
+            match table {
+                Some(t) if !st.done => {
+                    st.held += len;
+                    st.slots.insert(g, Slot::Ready(t));
+                }
+                _ => {
+                    st.slots.insert(g, Slot::Worker);
+                }
+            }
+            drop(st);
+            self.changed.notify_all();
         }
     }
 
-    /// Group `g` was walked.
-    fn walked(&self, fs: &Filesystem, g: u32) {
-        if let Some((used, _)) = group_table(fs, g) {
-            let len = u64::from(used) * u64::from(fs.geo.inode_size);
-            self.walked
-                .fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+    /// The table of group `g` when the leader read it (waiting while it reads it); `None` when
+    /// the worker is to read it itself.
+    fn take(&self, g: u32) -> Option<Vec<u8>> {
+        let mut st = self.lock();
+        loop {
+            match st.slots.remove(&g) {
+                Some(Slot::Reading) => {
+                    st.slots.insert(g, Slot::Reading);
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                Some(Slot::Ready(t)) => {
+                    st.held = st.held.saturating_sub(t.len() as u64);
+                    drop(st);
+                    self.changed.notify_all();
+                    return Some(t);
+                }
+                Some(Slot::Worker) | None => {
+                    st.slots.insert(g, Slot::Worker);
+                    return None;
+                }
+            }
         }
     }
 
     fn stop(&self) {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut st = self.lock();
+        st.done = true;
+        st.slots.clear();
+        st.held = 0;
+        drop(st);
+        self.changed.notify_all();
+    }
+}
+
+/// The leader's readahead hints: the plan's tables, coalesced where adjacent, in pieces of at
+/// most [`TABLE_HINT_PIECE`], kept [`TABLE_HINT_WINDOW`] bytes ahead of the table being read.
+struct TableHints {
+    /// (index in the plan of the first table covered, byte offset, bytes).
+    pieces: Vec<(usize, u64, u64)>,
+    /// Pieces hinted so far.
+    next: usize,
+    /// Plan index -> bytes of the plan before it (to measure the window).
+    before: Vec<u64>,
+}
+
+impl TableHints {
+    fn new(plan: &[(u32, u64, u64)]) -> TableHints {
+        let mut runs: Vec<(usize, u64, u64)> = Vec::new();
+        let mut before = Vec::with_capacity(plan.len() + 1);
+        let mut total = 0u64;
+        for (i, &(_, off, len)) in plan.iter().enumerate() {
+            before.push(total);
+            total += len;
+            match runs.last_mut() {
+                Some(r) if r.1.checked_add(r.2) == Some(off) => r.2 += len,
+                _ => runs.push((i, off, len)),
+            }
+        }
+        before.push(total);
+        let mut pieces = Vec::new();
+        for (i, off, len) in runs {
+            let mut at = 0;
+            while at < len {
+                let n = TABLE_HINT_PIECE.min(len - at);
+                pieces.push((i, off + at, n));
+                at += n;
+            }
+        }
+        TableHints {
+            pieces,
+            next: 0,
+            before,
+        }
+    }
+
+    /// The leader is about to read plan entry `i`: hint what lies within the window from it.
+    fn advance(&mut self, fs: &Filesystem, i: usize) {
+        let limit = self.before[i] + TABLE_HINT_WINDOW;
+        while let Some(&(j, off, len)) = self.pieces.get(self.next) {
+            if self.before[j] > limit {
+                break;
+            }
+            fs.source.will_need(off, len);
+            self.next += 1;
+        }
     }
 }
 
@@ -353,7 +491,8 @@ impl TableHints {
 fn round_robin(pieces: Vec<(u32, u64, u64)>, groups: u32, parts: usize) -> Vec<(u32, u64, u64)> {
     let parts = parts.clamp(1, 64);
     let per = u64::from(groups).div_ceil(parts as u64).max(1);
-    let mut lanes: Vec<std::collections::VecDeque<(u32, u64, u64)>> = vec![Default::default(); parts];
+    let mut lanes: Vec<std::collections::VecDeque<(u32, u64, u64)>> =
+        vec![Default::default(); parts];
     for p in pieces {
         let lane = (u64::from(p.0) / per).min(parts as u64 - 1) as usize;
         lanes[lane].push_back(p);
@@ -414,19 +553,18 @@ pub(super) fn run(
         claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
         ..Acc::default()
     };
-    let ahead = TableHints::new(fs);
+    let leader = Leader::new(fs);
     let mut acc = std::thread::scope(|s| {
-        s.spawn(|| ahead.run(fs));
+        s.spawn(|| leader.run(fs));
         let acc = (0..fs.geo.group_count)
             .into_par_iter()
             .fold(new_acc, |mut acc, g| {
-                walk_group(fs, &ctx, g, &mut acc);
-                ahead.walked(fs, g);
+                walk_group(fs, &ctx, g, &mut acc, &leader);
                 progress.advance(u64::from(fs.geo.inodes_per_group));
                 acc
             })
             .reduce(Acc::default, Acc::merge);
-        ahead.stop();
+        leader.stop();
         acc
     });
     drop(dense);
