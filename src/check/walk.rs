@@ -223,6 +223,7 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: 
     if let Some(table) = leader.take(g) {
         // Read, and its xattr blocks hinted, by the leader.
         judge_slots(fs, ctx, g, first, &table, acc, &mut in_use, &mut dirs);
+        leader.give_back(table);
         acc.inodes.push(in_use);
         acc.groups.push((g, true, dirs));
         return;
@@ -300,8 +301,9 @@ fn judge_slots(
 const TABLE_HINT_WINDOW: u64 = 32 << 20;
 /// Bytes of inode table one hint covers (one request to the kernel's readahead).
 const TABLE_HINT_PIECE: u64 = 4 << 20;
-/// Most bytes of tables the leader holds read but not yet taken by a worker.
-const LEADER_HELD: u64 = 64 << 20;
+/// Most bytes of tables the leader holds read but not yet taken by a worker: a few groups, enough
+/// lead for the xattr blocks to arrive, few enough that the buffers stay few (they are reused).
+const LEADER_HELD: u64 = 12 << 20;
 /// Largest group table the leader reads whole (larger ones are left to the workers' chunks).
 const LEADER_MAX_TABLE: u64 = 16 << 20;
 
@@ -320,6 +322,8 @@ struct LeaderState {
     slots: HashMap<u32, Slot>,
     /// Bytes in `Ready` slots.
     held: u64,
+    /// Buffers the workers gave back, for the leader's next reads.
+    spare: Vec<Vec<u8>>,
     done: bool,
 }
 
@@ -366,7 +370,7 @@ impl Leader {
         let mut hints = TableHints::new(&self.plan);
         for (i, &(g, off, len)) in self.plan.iter().enumerate() {
             hints.advance(fs, i);
-            {
+            let mut buf = {
                 let mut st = self.lock();
                 while !st.done && st.held > LEADER_HELD {
                     st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -378,11 +382,16 @@ impl Leader {
                     continue;
                 }
                 st.slots.insert(g, Slot::Reading);
-            }
-            let table = fs.source.read(off, len, "inode table").ok();
-            if let Some(t) = &table {
-                prefetch_xattr_blocks(fs, t, fs.geo.inode_size as usize);
-            }
+                st.spare.pop().unwrap_or_default()
+            };
+            buf.resize(len as usize, 0);
+            let table = match fs.source.read_into(off, &mut buf, "inode table") {
+                Ok(()) => {
+                    prefetch_xattr_blocks(fs, &buf, fs.geo.inode_size as usize);
+                    Some(buf)
+                }
+                Err(_) => None,
+            };
             let mut st = self.lock();
             match table {
                 Some(t) if !st.done => {
@@ -422,10 +431,19 @@ impl Leader {
         }
     }
 
+    /// A table taken with [`Leader::take`], judged: its buffer serves again.
+    fn give_back(&self, table: Vec<u8>) {
+        let mut st = self.lock();
+        if !st.done {
+            st.spare.push(table);
+        }
+    }
+
     fn stop(&self) {
         let mut st = self.lock();
         st.done = true;
         st.slots.clear();
+        st.spare.clear();
         st.held = 0;
         drop(st);
         self.changed.notify_all();
