@@ -303,7 +303,7 @@ const TABLE_HINT_WINDOW: u64 = 32 << 20;
 const TABLE_HINT_PIECE: u64 = 4 << 20;
 /// Most bytes of tables the leader holds read but not yet taken by a worker: a few groups, enough
 /// lead for the xattr blocks to arrive, few enough that the buffers stay few (they are reused).
-const LEADER_HELD: u64 = 12 << 20;
+const LEADER_HELD: u64 = 6 << 20;
 /// Largest group table the leader reads whole (larger ones are left to the workers' chunks).
 const LEADER_MAX_TABLE: u64 = 16 << 20;
 
