@@ -4,7 +4,7 @@
 //! Groups are walked in parallel (rayon `fold`/`reduce`, so results come back in group order);
 //! each group's table is read once, up to `bg_itable_unused` with descriptor checksums, skipping
 //! INODE_UNINIT groups, as libext2fs' inode scan does. On a cold device an I/O leader thread
-//! ([`Leader`]) runs ahead of the workers: it hints the tables in large requests, reads each
+//! (`Leader`) runs ahead of the workers: it hints the tables in large requests, reads each
 //! group's table and hints the xattr blocks it points to, then hands the table over; pass 1
 //! hints each directory's blocks for pass 2 as it maps them. Every slot is judged by pass 1
 //! (`pass1`); an inode is in use as e2fsck decides it: a reserved inode (below
