@@ -369,7 +369,10 @@ impl Leader {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn run(&self, fs: &Filesystem) {
+    /// Read the plan's tables; the xattr block numbers of each go to `xattr_hints` (another
+    /// thread hints them: on an image file a hint may wait for the host filesystem's own mapping
+    /// blocks, and the tables must not wait with it).
+    fn run(&self, fs: &Filesystem, xattr_hints: std::sync::mpsc::Sender<Vec<u64>>) {
         let mut hints = TableHints::new(&self.plan);
         for (i, &(g, off, len)) in self.plan.iter().enumerate() {
             hints.advance(fs, i);
@@ -390,7 +393,10 @@ impl Leader {
             buf.resize(len as usize, 0);
             let table = match fs.source.read_into(off, &mut buf, "inode table") {
                 Ok(()) => {
-                    prefetch_xattr_blocks(fs, &buf, fs.geo.inode_size as usize);
+                    let blocks = xattr_blocks(fs, &buf, fs.geo.inode_size as usize);
+                    if !blocks.is_empty() {
+                        let _ = xattr_hints.send(blocks);
+                    }
                     Some(buf)
                 }
                 Err(_) => None,
@@ -540,6 +546,14 @@ fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
 /// single-block reads that pass 1 would otherwise wait for one at a time (cold media, or a page
 /// cache that lost them); hinted together they are fetched in parallel.
 fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
+    let blocks = xattr_blocks(fs, chunk, isz);
+    if !blocks.is_empty() {
+        fs.prefetch(blocks);
+    }
+}
+
+/// The xattr blocks the live inodes of `chunk` point to, sorted, without repeats.
+fn xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) -> Vec<u64> {
     let mut blocks: Vec<u64> = chunk
         .chunks_exact(isz)
         .filter_map(InodeBase::links_and_file_acl)
@@ -547,12 +561,9 @@ fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
         .map(|(_, b)| b)
         .filter(|&b| b != 0 && b < fs.geo.blocks_count)
         .collect();
-    if blocks.is_empty() {
-        return;
-    }
     blocks.sort_unstable();
     blocks.dedup();
-    fs.prefetch(blocks);
+    blocks
 }
 
 /// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference
@@ -576,7 +587,9 @@ pub(super) fn run(
     };
     let leader = Leader::new(fs);
     let mut acc = std::thread::scope(|s| {
-        s.spawn(|| leader.run(fs));
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u64>>();
+        s.spawn(move || rx.into_iter().for_each(|blocks| fs.prefetch(blocks)));
+        s.spawn(|| leader.run(fs, tx));
         let acc = (0..fs.geo.group_count)
             .into_par_iter()
             .fold(new_acc, |mut acc, g| {
