@@ -659,3 +659,53 @@ pub(super) fn run(
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_alternates_between_the_workers_starting_points() {
+        let pieces: Vec<_> = (0..8u32).map(|g| (g, u64::from(g) * 10, 10)).collect();
+        let order: Vec<u32> = round_robin(pieces, 8, 2).iter().map(|p| p.0).collect();
+        assert_eq!(order, vec![0, 4, 1, 5, 2, 6, 3, 7]);
+        let one: Vec<u32> = round_robin(vec![(3, 0, 1), (1, 5, 1)], 4, 1)
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(one, vec![3, 1]);
+    }
+
+    #[test]
+    fn table_hints_coalesce_adjacent_tables_in_bounded_pieces() {
+        let mib = 1u64 << 20;
+        // Three adjacent 3 MiB tables, then one elsewhere.
+        let plan = vec![
+            (0, 0, 3 * mib),
+            (1, 3 * mib, 3 * mib),
+            (2, 6 * mib, 3 * mib),
+            (3, 100 * mib, mib),
+        ];
+        let h = TableHints::new(&plan);
+        let spans: Vec<(u64, u64)> = h.pieces.iter().map(|p| (p.1, p.2)).collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0, 4 * mib),
+                (4 * mib, 4 * mib),
+                (8 * mib, mib),
+                (100 * mib, mib)
+            ]
+        );
+        assert!(h.pieces.iter().all(|p| p.2 <= TABLE_HINT_PIECE));
+        assert_eq!(h.before, vec![0, 3 * mib, 6 * mib, 9 * mib, 10 * mib]);
+    }
+
+    #[test]
+    fn page_cache_speed_threshold() {
+        use std::time::Duration;
+        // 64 KiB in 5 us: a copy in memory; in 300 us: a device.
+        assert!(from_page_cache(64 << 10, Duration::from_micros(5)));
+        assert!(!from_page_cache(64 << 10, Duration::from_micros(300)));
+    }
+}
