@@ -247,12 +247,6 @@ impl Source {
         }
     }
 
-    /// True when [`Source::will_need`] reaches the kernel (a file or device, not an in-memory
-    /// copy): a caller may skip preparing hints that would go nowhere.
-    pub fn takes_hints(&self) -> bool {
-        matches!(&*self.backend, Backend::File(_))
-    }
-
     /// `Ok` when bytes `[offset, offset + len)` lie inside the source (else the error a read
     /// of them would give), for a caller that reads a long range in pieces and wants to refuse
     /// a truncated one before starting.
