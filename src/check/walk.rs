@@ -3,7 +3,10 @@
 //!
 //! Groups are walked in parallel (rayon `fold`/`reduce`, so results come back in group order);
 //! each group's table is read once, up to `bg_itable_unused` with descriptor checksums, skipping
-//! INODE_UNINIT groups, as libext2fs' inode scan does. Every slot is judged by pass 1
+//! INODE_UNINIT groups, as libext2fs' inode scan does. On a cold device an I/O leader thread
+//! (`Leader`) runs ahead of the workers: it hints the tables in large requests, reads each
+//! group's table and hints the xattr blocks it points to, then hands the table over; pass 1
+//! hints each directory's blocks for pass 2 as it maps them. Every slot is judged by pass 1
 //! (`pass1`); an inode is in use as e2fsck decides it: a reserved inode (below
 //! `s_first_ino`), or one whose `i_links_count` is not zero.
 //!
@@ -194,7 +197,7 @@ fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
 /// memory, faulted in, and read back), large enough that the reads stay few.
 const TABLE_CHUNK: usize = 256 << 10;
 
-fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
+fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: &Leader) {
     let Some((used, off)) = group_table(fs, g) else {
         acc.groups.push((g, false, 0));
         return;
@@ -217,13 +220,21 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
         acc.groups.push((g, false, 0));
         return;
     }
+    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
+    let mut in_use = Vec::new();
+    let mut dirs = 0;
+    if let Some(table) = leader.take(g) {
+        // Read, and its xattr blocks hinted, by the leader.
+        judge_slots(fs, ctx, g, first, &table, acc, &mut in_use, &mut dirs);
+        leader.give_back(table);
+        acc.inodes.push(in_use);
+        acc.groups.push((g, true, dirs));
+        return;
+    }
     // Cold media: ask for the whole table now, read it chunk by chunk below.
     fs.source.will_need(off, total);
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
-    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut buf = std::mem::take(&mut acc.table_buf);
-    let mut in_use = Vec::new();
-    let mut dirs = 0;
     let mut done = 0usize;
     while done < used as usize {
         let n = per_chunk.min(used as usize - done);
@@ -245,20 +256,312 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc) {
             return;
         }
         prefetch_xattr_blocks(fs, &buf, isz);
-        for (i, raw) in buf.chunks_exact(isz).enumerate() {
-            let Ok(ino) = u32::try_from(first + (done + i) as u64) else {
-                break;
-            };
-            if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, raw, acc) {
-                dirs += u32::from(facts.is_dir());
-                in_use.push(facts);
-            }
-        }
+        judge_slots(
+            fs,
+            ctx,
+            g,
+            first + done as u64,
+            &buf,
+            acc,
+            &mut in_use,
+            &mut dirs,
+        );
         done += n;
     }
     acc.table_buf = buf;
     acc.inodes.push(in_use);
     acc.groups.push((g, true, dirs));
+}
+
+/// Judge the inode slots in `raw` (whole records), the first being inode `first`; in-use ones
+/// are appended to `in_use`, directories counted in `dirs`.
+#[allow(clippy::too_many_arguments)]
+fn judge_slots(
+    fs: &Filesystem,
+    ctx: &pass1::Ctx,
+    g: u32,
+    first: u64,
+    raw: &[u8],
+    acc: &mut Acc,
+    in_use: &mut Vec<InodeFacts>,
+    dirs: &mut u32,
+) {
+    let isz = fs.geo.inode_size as usize;
+    for (i, slot) in raw.chunks_exact(isz.max(1)).enumerate() {
+        let Ok(ino) = u32::try_from(first + i as u64) else {
+            break;
+        };
+        if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, slot, acc) {
+            *dirs += u32::from(facts.is_dir());
+            in_use.push(facts);
+        }
+    }
+}
+
+/// Most inode-table bytes hinted ahead of the leader's reading position: enough to keep a fast
+/// device streaming, bounded so that a huge filesystem does not push tables out of the page
+/// cache before they are walked.
+const TABLE_HINT_WINDOW: u64 = 32 << 20;
+/// Bytes of inode table one hint covers (one request to the kernel's readahead).
+const TABLE_HINT_PIECE: u64 = 4 << 20;
+/// Most bytes of tables the leader holds read but not yet taken by a worker: a few groups, enough
+/// lead for the xattr blocks to arrive, few enough that the buffers stay few (they are reused).
+const LEADER_HELD: u64 = 6 << 20;
+/// Largest group table the leader reads whole (larger ones are left to the workers' chunks).
+const LEADER_MAX_TABLE: u64 = 16 << 20;
+
+/// A group's table as the leader has it.
+enum Slot {
+    /// The leader is reading it (a worker that needs it waits).
+    Reading,
+    /// Read (and its xattr blocks hinted): the worker takes it.
+    Ready(Vec<u8>),
+    /// A worker reads it itself (the leader was not there first, or its read failed).
+    Worker,
+}
+
+#[derive(Default)]
+struct LeaderState {
+    slots: HashMap<u32, Slot>,
+    /// Bytes in `Ready` slots.
+    held: u64,
+    /// Buffers the workers gave back, for the leader's next reads.
+    spare: Vec<Vec<u8>>,
+    done: bool,
+}
+
+/// The walk's I/O leader: a thread that runs ahead of the rayon workers on a cold device. It hints
+/// the inode tables (coalesced where adjacent, as flex_bg packs them, in [`TABLE_HINT_PIECE`]
+/// requests, [`TABLE_HINT_WINDOW`] ahead), reads each group's table whole, hints the xattr
+/// blocks its live inodes point to, and hands the table to the worker that walks the group. So
+/// the scattered xattr blocks are requested a whole group (and more) before pass 1 needs them,
+/// instead of one chunk before, behind the table reads in the device queue. Groups are taken in
+/// the order the workers reach them (round-robin over the parts of the group range the rayon
+/// workers start from). A worker that finds its group not taken by the leader reads it itself,
+/// as before: the leader changes when bytes are read, never what is judged, and a read error is
+/// left for the worker to report.
+struct Leader {
+    /// (group, byte offset, bytes) of each group table, in the order to read.
+    plan: Vec<(u32, u64, u64)>,
+    state: std::sync::Mutex<LeaderState>,
+    changed: std::sync::Condvar,
+}
+
+impl Leader {
+    fn new(fs: &Filesystem) -> Leader {
+        let isz = u64::from(fs.geo.inode_size);
+        let plan = (0..fs.geo.group_count)
+            .filter_map(|g| {
+                let (used, off) = group_table(fs, g)?;
+                let len = u64::from(used) * isz;
+                let ok = len != 0 && len <= LEADER_MAX_TABLE;
+                (ok && fs.source.ensure_inside(off, len, "").is_ok()).then_some((g, off, len))
+            })
+            .collect();
+        Leader {
+            plan: round_robin(plan, fs.geo.group_count, rayon::current_num_threads()),
+            state: Default::default(),
+            changed: Default::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LeaderState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Read the plan's tables; the xattr block numbers of each go to `xattr_hints` (another
+    /// thread hints them: on an image file a hint may wait for the host filesystem's own mapping
+    /// blocks, and the tables must not wait with it).
+    fn run(&self, fs: &Filesystem, xattr_hints: std::sync::mpsc::Sender<Vec<u64>>) {
+        if self.warm(fs) {
+            return;
+        }
+        let mut hints = TableHints::new(&self.plan);
+        for (i, &(g, off, len)) in self.plan.iter().enumerate() {
+            hints.advance(fs, i);
+            let mut buf = {
+                let mut st = self.lock();
+                while !st.done && st.held > LEADER_HELD {
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                if st.done {
+                    return;
+                }
+                if st.slots.contains_key(&g) {
+                    continue;
+                }
+                st.slots.insert(g, Slot::Reading);
+                st.spare.pop().unwrap_or_default()
+            };
+            buf.resize(len as usize, 0);
+            let table = match fs.source.read_into(off, &mut buf, "inode table") {
+                Ok(()) => {
+                    let blocks = xattr_blocks(fs, &buf, fs.geo.inode_size as usize);
+                    if !blocks.is_empty() {
+                        let _ = xattr_hints.send(blocks);
+                    }
+                    Some(buf)
+                }
+                Err(_) => None,
+            };
+            let mut st = self.lock();
+            match table {
+                Some(t) if !st.done => {
+                    st.held += len;
+                    st.slots.insert(g, Slot::Ready(t));
+                }
+                _ => {
+                    st.slots.insert(g, Slot::Worker);
+                }
+            }
+            drop(st);
+            self.changed.notify_all();
+        }
+    }
+
+    /// True when the first table's start is in the page cache (a warm run): then nothing is
+    /// worth waiting for ahead of the workers, and their own chunked reads cost less than the
+    /// leader's copies, so the leader steps aside.
+    fn warm(&self, fs: &Filesystem) -> bool {
+        let Some(&(_, off, len)) = self.plan.first() else {
+            return true;
+        };
+        // Written first, so that faulting the buffer in is not timed.
+        let mut probe = vec![1u8; len.min(PROBE_BYTES) as usize];
+        let started = std::time::Instant::now();
+        let ok = fs.source.read_into(off, &mut probe, "inode table").is_ok();
+        ok && from_page_cache(probe.len() as u64, started.elapsed())
+    }
+
+    /// The table of group `g` when the leader read it (waiting while it reads it); `None` when
+    /// the worker is to read it itself.
+    fn take(&self, g: u32) -> Option<Vec<u8>> {
+        let mut st = self.lock();
+        loop {
+            match st.slots.remove(&g) {
+                Some(Slot::Reading) => {
+                    st.slots.insert(g, Slot::Reading);
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                Some(Slot::Ready(t)) => {
+                    st.held = st.held.saturating_sub(t.len() as u64);
+                    drop(st);
+                    self.changed.notify_all();
+                    return Some(t);
+                }
+                Some(Slot::Worker) | None => {
+                    st.slots.insert(g, Slot::Worker);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// A table taken with [`Leader::take`], judged: its buffer serves again.
+    fn give_back(&self, table: Vec<u8>) {
+        let mut st = self.lock();
+        if !st.done {
+            st.spare.push(table);
+        }
+    }
+
+    fn stop(&self) {
+        let mut st = self.lock();
+        st.done = true;
+        st.slots.clear();
+        st.spare.clear();
+        st.held = 0;
+        drop(st);
+        self.changed.notify_all();
+    }
+}
+
+/// Bytes of the first table [`Leader::warm`] times.
+const PROBE_BYTES: u64 = 64 << 10;
+/// Least bytes per microsecond (4 GB/s) that say a read came from the page cache: a copy in
+/// memory, faster than the devices this tool reads (a cold sequential read of a virtio disk
+/// measured ~1.7 GB/s, plus its latency).
+const PAGE_CACHE_BYTES_PER_US: u64 = 4096;
+
+/// `len` bytes read in `took` came from the page cache (a judgement for the leader's strategy
+/// only: a wrong one costs time, never changes what is judged).
+fn from_page_cache(len: u64, took: std::time::Duration) -> bool {
+    let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+    us < 20 + len / PAGE_CACHE_BYTES_PER_US
+}
+
+/// The leader's readahead hints: the plan's tables, coalesced where adjacent, in pieces of at
+/// most [`TABLE_HINT_PIECE`], kept [`TABLE_HINT_WINDOW`] bytes ahead of the table being read.
+struct TableHints {
+    /// (index in the plan of the first table covered, byte offset, bytes).
+    pieces: Vec<(usize, u64, u64)>,
+    /// Pieces hinted so far.
+    next: usize,
+    /// Plan index -> bytes of the plan before it (to measure the window).
+    before: Vec<u64>,
+}
+
+impl TableHints {
+    fn new(plan: &[(u32, u64, u64)]) -> TableHints {
+        let mut runs: Vec<(usize, u64, u64)> = Vec::new();
+        let mut before = Vec::with_capacity(plan.len() + 1);
+        let mut total = 0u64;
+        for (i, &(_, off, len)) in plan.iter().enumerate() {
+            before.push(total);
+            total += len;
+            match runs.last_mut() {
+                Some(r) if r.1.checked_add(r.2) == Some(off) => r.2 += len,
+                _ => runs.push((i, off, len)),
+            }
+        }
+        before.push(total);
+        let mut pieces = Vec::new();
+        for (i, off, len) in runs {
+            let mut at = 0;
+            while at < len {
+                let n = TABLE_HINT_PIECE.min(len - at);
+                pieces.push((i, off + at, n));
+                at += n;
+            }
+        }
+        TableHints {
+            pieces,
+            next: 0,
+            before,
+        }
+    }
+
+    /// The leader is about to read plan entry `i`: hint what lies within the window from it.
+    fn advance(&mut self, fs: &Filesystem, i: usize) {
+        let limit = self.before[i] + TABLE_HINT_WINDOW;
+        while let Some(&(j, off, len)) = self.pieces.get(self.next) {
+            if self.before[j] > limit {
+                break;
+            }
+            fs.source.will_need(off, len);
+            self.next += 1;
+        }
+    }
+}
+
+/// `pieces` (in group order) reordered round-robin over `parts` equal parts of the group range,
+/// the order in which `parts` workers splitting the range reach them.
+fn round_robin(pieces: Vec<(u32, u64, u64)>, groups: u32, parts: usize) -> Vec<(u32, u64, u64)> {
+    let parts = parts.clamp(1, 64);
+    let per = u64::from(groups).div_ceil(parts as u64).max(1);
+    let mut lanes: Vec<std::collections::VecDeque<(u32, u64, u64)>> =
+        vec![Default::default(); parts];
+    for p in pieces {
+        let lane = (u64::from(p.0) / per).min(parts as u64 - 1) as usize;
+        lanes[lane].push_back(p);
+    }
+    let mut out = Vec::with_capacity(lanes.iter().map(|l| l.len()).sum());
+    while lanes.iter().any(|l| !l.is_empty()) {
+        for l in &mut lanes {
+            out.extend(l.pop_front());
+        }
+    }
+    out
 }
 
 /// The per-group lists of in-use inodes as one list (one allocation of the exact size).
@@ -274,6 +577,14 @@ fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
 /// single-block reads that pass 1 would otherwise wait for one at a time (cold media, or a page
 /// cache that lost them); hinted together they are fetched in parallel.
 fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
+    let blocks = xattr_blocks(fs, chunk, isz);
+    if !blocks.is_empty() {
+        fs.prefetch(blocks);
+    }
+}
+
+/// The xattr blocks the live inodes of `chunk` point to, sorted, without repeats.
+fn xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) -> Vec<u64> {
     let mut blocks: Vec<u64> = chunk
         .chunks_exact(isz)
         .filter_map(InodeBase::links_and_file_acl)
@@ -281,12 +592,9 @@ fn prefetch_xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) {
         .map(|(_, b)| b)
         .filter(|&b| b != 0 && b < fs.geo.blocks_count)
         .collect();
-    if blocks.is_empty() {
-        return;
-    }
     blocks.sort_unstable();
     blocks.dedup();
-    fs.prefetch(blocks);
+    blocks
 }
 
 /// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference
@@ -308,14 +616,22 @@ pub(super) fn run(
         claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
         ..Acc::default()
     };
-    let mut acc = (0..fs.geo.group_count)
-        .into_par_iter()
-        .fold(new_acc, |mut acc, g| {
-            walk_group(fs, &ctx, g, &mut acc);
-            progress.advance(u64::from(fs.geo.inodes_per_group));
-            acc
-        })
-        .reduce(Acc::default, Acc::merge);
+    let leader = Leader::new(fs);
+    let mut acc = std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u64>>();
+        s.spawn(move || rx.into_iter().for_each(|blocks| fs.prefetch(blocks)));
+        s.spawn(|| leader.run(fs, tx));
+        let acc = (0..fs.geo.group_count)
+            .into_par_iter()
+            .fold(new_acc, |mut acc, g| {
+                walk_group(fs, &ctx, g, &mut acc, &leader);
+                progress.advance(u64::from(fs.geo.inodes_per_group));
+                acc
+            })
+            .reduce(Acc::default, Acc::merge);
+        leader.stop();
+        acc
+    });
     drop(dense);
     acc.claims.settle();
     acc.table_buf = Vec::new();
@@ -342,4 +658,54 @@ pub(super) fn run(
     };
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_alternates_between_the_workers_starting_points() {
+        let pieces: Vec<_> = (0..8u32).map(|g| (g, u64::from(g) * 10, 10)).collect();
+        let order: Vec<u32> = round_robin(pieces, 8, 2).iter().map(|p| p.0).collect();
+        assert_eq!(order, vec![0, 4, 1, 5, 2, 6, 3, 7]);
+        let one: Vec<u32> = round_robin(vec![(3, 0, 1), (1, 5, 1)], 4, 1)
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(one, vec![3, 1]);
+    }
+
+    #[test]
+    fn table_hints_coalesce_adjacent_tables_in_bounded_pieces() {
+        let mib = 1u64 << 20;
+        // Three adjacent 3 MiB tables, then one elsewhere.
+        let plan = vec![
+            (0, 0, 3 * mib),
+            (1, 3 * mib, 3 * mib),
+            (2, 6 * mib, 3 * mib),
+            (3, 100 * mib, mib),
+        ];
+        let h = TableHints::new(&plan);
+        let spans: Vec<(u64, u64)> = h.pieces.iter().map(|p| (p.1, p.2)).collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0, 4 * mib),
+                (4 * mib, 4 * mib),
+                (8 * mib, mib),
+                (100 * mib, mib)
+            ]
+        );
+        assert!(h.pieces.iter().all(|p| p.2 <= TABLE_HINT_PIECE));
+        assert_eq!(h.before, vec![0, 3 * mib, 6 * mib, 9 * mib, 10 * mib]);
+    }
+
+    #[test]
+    fn page_cache_speed_threshold() {
+        use std::time::Duration;
+        // 64 KiB in 5 us: a copy in memory; in 300 us: a device.
+        assert!(from_page_cache(64 << 10, Duration::from_micros(5)));
+        assert!(!from_page_cache(64 << 10, Duration::from_micros(300)));
+    }
 }
