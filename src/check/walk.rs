@@ -419,17 +419,25 @@ impl Leader {
         }
     }
 
-    /// True when the first table's start is in the page cache (a warm run): then nothing is
-    /// worth waiting for ahead of the workers, and their own chunked reads cost less than the
-    /// leader's copies, so the leader steps aside.
+    /// True when the tables are in the page cache (a warm run): then nothing is worth waiting
+    /// for ahead of the workers, and their own chunked reads cost less than the leader's
+    /// copies, so the leader steps aside. The probe is the end of the plan's last table (the
+    /// first one's start was read when the filesystem was opened: root, journal and resize
+    /// inodes live there), asked with [`crate::source::Source::cached`] (`RWF_NOWAIT`) and
+    /// timed where the kernel cannot say.
     fn warm(&self, fs: &Filesystem) -> bool {
-        let Some(&(_, off, len)) = self.plan.first() else {
+        let Some(&(_, off, len)) = self.plan.last() else {
             return true;
         };
+        let n = len.min(PROBE_BYTES);
+        let at = off + (len - n);
+        if let Some(cached) = fs.source.cached(at, n) {
+            return cached;
+        }
         // Written first, so that faulting the buffer in is not timed.
-        let mut probe = vec![1u8; len.min(PROBE_BYTES) as usize];
+        let mut probe = vec![1u8; n as usize];
         let started = std::time::Instant::now();
-        let ok = fs.source.read_into(off, &mut probe, "inode table").is_ok();
+        let ok = fs.source.read_into(at, &mut probe, "inode table").is_ok();
         ok && from_page_cache(probe.len() as u64, started.elapsed())
     }
 

@@ -247,6 +247,20 @@ impl Source {
         }
     }
 
+    /// Whether `len` bytes at `offset` are in the page cache already (read without waiting,
+    /// `RWF_NOWAIT`): `Some(true)` for an in-memory source, `None` when the kernel cannot say or
+    /// the range is not inside the source. For choosing a read strategy, never for data.
+    pub fn cached(&self, offset: u64, len: u64) -> Option<bool> {
+        self.check_range(offset, len, "page-cache probe").ok()?;
+        match &*self.backend {
+            Backend::Memory(_) => Some(true),
+            Backend::File(f) => {
+                let mut probe = vec![0u8; usize::try_from(len).ok()?];
+                crate::os::in_page_cache(f, self.base + offset, &mut probe)
+            }
+        }
+    }
+
     /// True when [`Source::will_need`] reaches the kernel (a file or device, not an in-memory
     /// copy), so that a caller does not start work, or a thread, for hints that do nothing.
     pub fn takes_hints(&self) -> bool {
@@ -406,7 +420,23 @@ mod tests {
         let p = std::env::temp_dir().join(format!("e4i-hint-{}", std::process::id()));
         std::fs::write(&p, [0u8; 16]).unwrap();
         assert!(Source::open(&p).unwrap().takes_hints());
-        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn page_cache_probe_sees_a_file_just_written() {
+        let dir = std::env::temp_dir().join(format!("e4i-cached-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f");
+        std::fs::write(&p, vec![7u8; 1 << 16]).unwrap();
+        let src = Source::open(&p).unwrap();
+        // Just written, so cached (or the kernel cannot say); never past the end.
+        assert_ne!(src.cached(0, 4096), Some(false));
+        assert_eq!(src.cached(1 << 16, 1), None);
+        assert_eq!(
+            Source::from_bytes(&[0u8; 16]).unwrap().cached(0, 16),
+            Some(true)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -90,6 +90,38 @@ pub fn sendfile(out: &File, input: &File, offset: u64, count: usize) -> std::io:
     Ok(n as usize)
 }
 
+/// Whether bytes `[offset, offset + buf.len())` of `file` are in the page cache, by reading
+/// them into `buf` with `RWF_NOWAIT` (`preadv2`: the kernel refuses with `EAGAIN` rather than
+/// wait for the device). `Some(true)` when all of them came back, `Some(false)` when the kernel
+/// would have had to wait (or returned fewer), `None` when it cannot tell (older kernels, other
+/// platforms, an error): the caller then judges another way. Only a strategy hint: the bytes
+/// read are not used as data.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn in_page_cache(file: &File, offset: u64, buf: &mut [u8]) -> Option<bool> {
+    use std::os::unix::io::AsRawFd;
+    let off = libc::off_t::try_from(offset).ok()?;
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: one iovec describing `buf`, which is valid and exclusively ours for the call's
+    // length; the descriptor is open for the call. The kernel writes at most `buf.len()` bytes.
+    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off, libc::RWF_NOWAIT) };
+    if n >= 0 {
+        return Some(n as usize == buf.len());
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EAGAIN) => Some(false),
+        _ => None,
+    }
+}
+
+/// No `RWF_NOWAIT` on this platform: the caller judges another way.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn in_page_cache(_file: &File, _offset: u64, _buf: &mut [u8]) -> Option<bool> {
+    None
+}
+
 /// No in-kernel copy on this platform.
 #[cfg(not(target_os = "linux"))]
 pub fn sendfile(_out: &File, _input: &File, _offset: u64, _count: usize) -> std::io::Result<usize> {
