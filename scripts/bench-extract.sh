@@ -18,19 +18,13 @@
 # 0.9 s). So a pass into a directory on disk first waits until 35 s have passed since this
 # script last removed its outputs there; other deletions on that filesystem still skew it.
 #
-# Figures (2 CPUs, e2fsprogs 1.47.0, kernel 6.18, 2026-12-01; a shared machine, load average
-# 2.5-6.8, so wall times are loose and CPU seconds are the steadier measure):
-#   tmpfs: floor   0.34 s wall at best (0.5-1.4 under load), 0.50-0.66 s CPU
-#          extract 0.46 s wall at best (0.8-2.2 under load), 0.68-0.92 s CPU (0.08-0.18 user)
-#          rdump   1.05-1.49 s wall at best (2.4-3.8 under load), 1.03-1.99 s CPU
-#   ext4 (/tmp, no journal, fresh directories): floor 0.85-2.8 s wall, 0.97-1.9 s CPU;
-#          extract 1.3-4.2 s wall, 1.3-2.7 s CPU; rdump 2.9-6.1 s wall, 2.3-4.3 s CPU
-# Ratios into tmpfs: 1.3-3.2x wall, 1.2-1.9x CPU. rdump spends only 1.7-2x the floor's CPU on
-# one thread, and the floor itself takes 0.34 s on two (it does not scale perfectly: the kernel
-# shares page allocation, LRU and dcache locks), so 5x rdump (0.21-0.30 s) is below the floor:
-# at most 3.1-4.4x is reachable by a program that reads nothing. extract is the floor plus
-# reading the image (0.2-0.3 s CPU: sendfile's page-cache side, inode tables, directories,
-# decoding).
+# Figures (2 CPUs, e2fsprogs 1.47.0, kernel 6.18, 2026-12-01, quiet machine, load ~1.0, each
+# run into an empty tmpfs): floor 0.30-0.31 s wall (0.59-0.61 s CPU); extract 0.44-0.46 s wall
+# (0.82-0.91 s CPU); rdump 0.87 s wall (0.86-0.89 s CPU): 1.9-2.0x wall, ~1x CPU. 5x rdump would
+# be 0.17 s, below the floor: a program that reads nothing reaches 2.8-2.9x. extract is the floor
+# plus reading the image (~0.25 s CPU: sendfile's page-cache side, inode tables, directories).
+# Under load (2.5-6.8, earlier): into /tmp's ext4 (no journal, fresh directories) floor
+# 0.85-2.8 s, extract 1.3-4.2 s, rdump 2.9-6.1 s wall.
 # Usage: scripts/bench-extract.sh [WORKDIR]   (needs mke2fs, debugfs, python3, cc for the floor;
 # ~1 GB of disk per destination; the image is built once and kept in WORKDIR)
 # OUT_DIR="DIR ..." extracts into these directories instead (each is made and removed).
@@ -147,7 +141,10 @@ fi
 
 cat "$img" > /dev/null
 n=0
-fresh() { # d = a directory of $1 never written before
+fresh() { # d = a directory of $1 never written before; on tmpfs the previous run's is removed
+    # first (nothing there delays reuse, and a tmpfs already holding earlier trees slows the
+    # next run: rdump took 3.1-3.2 s after two trees instead of 0.87 s into an empty one)
+    if [ -n "${d:-}" ] && [ "$(stat -f -c %T "$1")" = tmpfs ]; then rm -rf "$d"; fi
     n=$((n + 1)); d=$1/run$n; mkdir -p "$d"; sync
 }
 t() { # "wall cpu" seconds of "$@" (run in the caller's fresh directory)
