@@ -484,7 +484,7 @@ impl Leader {
     }
 }
 
-/// Bytes of the first table [`Leader::warm`] times.
+/// Bytes at the end of the last planned table that [`Leader::warm`] probes.
 const PROBE_BYTES: u64 = 64 << 10;
 /// Least bytes per microsecond (4 GB/s) that say a read came from the page cache: a copy in
 /// memory, faster than the devices this tool reads (a cold sequential read of a virtio disk
@@ -572,15 +572,6 @@ fn round_robin(pieces: Vec<(u32, u64, u64)>, groups: u32, parts: usize) -> Vec<(
     out
 }
 
-/// The per-group lists of in-use inodes as one list (one allocation of the exact size).
-fn join(parts: Vec<Vec<InodeFacts>>) -> Vec<InodeFacts> {
-    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        all.extend_from_slice(&p);
-    }
-    all
-}
-
 /// Ask the kernel now for the xattr blocks the live inodes of a chunk point to: scattered
 /// single-block reads that pass 1 would otherwise wait for one at a time (cold media, or a page
 /// cache that lost them); hinted together they are fetched in parallel.
@@ -657,7 +648,7 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: join(acc.inodes),
+        inodes: acc.inodes.concat(),
         orphans,
         claims: acc.claims,
         group_read,

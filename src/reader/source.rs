@@ -420,6 +420,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!("e4i-hint-{}", std::process::id()));
         std::fs::write(&p, [0u8; 16]).unwrap();
         assert!(Source::open(&p).unwrap().takes_hints());
+        std::fs::remove_file(&p).unwrap();
     }
 
     #[test]
