@@ -197,7 +197,9 @@ fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
 /// memory, faulted in, and read back), large enough that the reads stay few.
 const TABLE_CHUNK: usize = 256 << 10;
 
-fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: &Leader) {
+/// Walk group `g`'s inode table. `leader` is the I/O leader of a cold run; `None` when the tables
+/// are in the page cache: then nothing is hinted and each worker reads its own chunks.
+fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: Option<&Leader>) {
     let Some((used, off)) = group_table(fs, g) else {
         acc.groups.push((g, false, 0));
         return;
@@ -221,9 +223,10 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: 
         return;
     }
     let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
-    let mut in_use = Vec::new();
+    // Sized once: growing it copied the group's facts several times over.
+    let mut in_use = Vec::with_capacity(used as usize);
     let mut dirs = 0;
-    if let Some(table) = leader.take(g) {
+    if let Some((leader, table)) = leader.and_then(|l| Some((l, l.take(g)?))) {
         // Read, and its xattr blocks hinted, by the leader.
         judge_slots(fs, ctx, g, first, &table, acc, &mut in_use, &mut dirs);
         leader.give_back(table);
@@ -232,7 +235,9 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: 
         return;
     }
     // Cold media: ask for the whole table now, read it chunk by chunk below.
-    fs.source.will_need(off, total);
+    if leader.is_some() {
+        fs.source.will_need(off, total);
+    }
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
     let mut buf = std::mem::take(&mut acc.table_buf);
     let mut done = 0usize;
@@ -255,7 +260,9 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: 
             acc.groups.push((g, false, 0));
             return;
         }
-        prefetch_xattr_blocks(fs, &buf, isz);
+        if leader.is_some() {
+            prefetch_xattr_blocks(fs, &buf, isz);
+        }
         judge_slots(
             fs,
             ctx,
@@ -373,9 +380,6 @@ impl Leader {
     /// thread hints them: on an image file a hint may wait for the host filesystem's own mapping
     /// blocks, and the tables must not wait with it).
     fn run(&self, fs: &Filesystem, xattr_hints: std::sync::mpsc::Sender<Vec<u64>>) {
-        if self.warm(fs) {
-            return;
-        }
         let mut hints = TableHints::new(&self.plan);
         for (i, &(g, off, len)) in self.plan.iter().enumerate() {
             hints.advance(fs, i);
@@ -421,7 +425,7 @@ impl Leader {
 
     /// True when the tables are in the page cache (a warm run): then nothing is worth waiting
     /// for ahead of the workers, and their own chunked reads cost less than the leader's
-    /// copies, so the leader steps aside. The probe is the end of the plan's last table (the
+    /// copies, so no leader runs. The probe is the end of the plan's last table (the
     /// first one's start was read when the filesystem was opened: root, journal and resize
     /// inodes live there), asked with [`crate::source::Source::cached`] (`RWF_NOWAIT`) and
     /// timed where the kernel cannot say.
@@ -616,14 +620,19 @@ pub(super) fn run(
         ..Acc::default()
     };
     let leader = Leader::new(fs);
+    // Warm (the tables in the page cache): no leader, no hints (each cost a page-cache lookup
+    // per page hinted), nothing to wait for.
+    let cold = fs.source.takes_hints() && !leader.warm(fs);
     let mut acc = std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::channel::<Vec<u64>>();
-        s.spawn(move || rx.into_iter().for_each(|blocks| fs.prefetch(blocks)));
-        s.spawn(|| leader.run(fs, tx));
+        if cold {
+            let (tx, rx) = std::sync::mpsc::channel::<Vec<u64>>();
+            s.spawn(move || rx.into_iter().for_each(|blocks| fs.prefetch(blocks)));
+            s.spawn(|| leader.run(fs, tx));
+        }
         let acc = (0..fs.geo.group_count)
             .into_par_iter()
             .fold(new_acc, |mut acc, g| {
-                walk_group(fs, &ctx, g, &mut acc, &leader);
+                walk_group(fs, &ctx, g, &mut acc, cold.then_some(&leader));
                 progress.advance(u64::from(fs.geo.inodes_per_group));
                 acc
             })
