@@ -238,46 +238,140 @@ fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: 
     if leader.is_some() {
         fs.source.will_need(off, total);
     }
+    let read_whole = walk_chunks(
+        fs,
+        ctx,
+        g,
+        off,
+        used as usize,
+        acc,
+        leader,
+        &mut in_use,
+        &mut dirs,
+    );
+    acc.inodes.push(in_use);
+    acc.groups
+        .push((g, read_whole, if read_whole { dirs } else { 0 }));
+}
+
+/// Judge group `g`'s table (`used` slots at byte `off`) chunk by chunk: warm (no `leader`), in
+/// place through a mapped window of the page cache; cold, or where mapping is refused, copied
+/// into the worker's buffer. False when part of it could not be read (reported; what was
+/// judged so far stays, and the group's usage is not compared).
+#[allow(clippy::too_many_arguments)]
+fn walk_chunks(
+    fs: &Filesystem,
+    ctx: &pass1::Ctx,
+    g: u32,
+    off: u64,
+    used: usize,
+    acc: &mut Acc,
+    leader: Option<&Leader>,
+    in_use: &mut Vec<InodeFacts>,
+    dirs: &mut u32,
+) -> bool {
+    let isz = fs.geo.inode_size as usize;
     let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
+    let what = format!("inode table of group {g}");
+    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
     let mut buf = std::mem::take(&mut acc.table_buf);
+    let mut window: Option<TableWindow> = None;
+    let mut try_map = leader.is_none();
     let mut done = 0usize;
-    while done < used as usize {
-        let n = per_chunk.min(used as usize - done);
-        buf.resize(n * isz, 0);
+    let mut whole = true;
+    while done < used {
+        let n = per_chunk.min(used - done);
         let at = off + (done * isz) as u64;
-        if let Err(e) = fs
-            .source
-            .read_into(at, &mut buf, &format!("inode table of group {g}"))
-        {
-            acc.findings.push(super::Finding::new(
-                super::RuleId::InodeTableUnreadable,
-                Some(g),
-                e.to_string(),
-            ));
-            // What was judged so far stays; the group's usage is not compared.
-            acc.table_buf = buf;
-            acc.inodes.push(in_use);
-            acc.groups.push((g, false, 0));
-            return;
+        let mapped = if try_map {
+            mapped_slots(fs, &mut window, off, used, isz, done, n)
+        } else {
+            None
+        };
+        let raw = match mapped {
+            Some(raw) => raw,
+            None => {
+                // Mapping refused: this group is read from here on.
+                try_map &= window.is_some();
+                buf.resize(n * isz, 0);
+                if let Err(e) = fs.source.read_into(at, &mut buf, &what) {
+                    push_unreadable(acc, g, e.to_string());
+                    whole = false;
+                    break;
+                }
+                if leader.is_some() {
+                    prefetch_xattr_blocks(fs, &buf, isz);
+                }
+                &buf[..]
+            }
+        };
+        judge_slots(fs, ctx, g, first + done as u64, raw, acc, in_use, dirs);
+        if window.as_ref().is_some_and(|w| !w.view.intact()) {
+            // A page went away while mapped (the input shrank, an I/O error) and read as
+            // zeros: the pread of the same bytes says what happened.
+            buf.resize(n * isz, 0);
+            let msg = match fs.source.read_into(at, &mut buf, &what) {
+                Err(e) => e.to_string(),
+                Ok(()) => format!("{what}: byte offset {at}: the input changed while being read"),
+            };
+            push_unreadable(acc, g, msg);
+            whole = false;
+            break;
         }
-        if leader.is_some() {
-            prefetch_xattr_blocks(fs, &buf, isz);
-        }
-        judge_slots(
-            fs,
-            ctx,
-            g,
-            first + done as u64,
-            &buf,
-            acc,
-            &mut in_use,
-            &mut dirs,
-        );
         done += n;
     }
     acc.table_buf = buf;
-    acc.inodes.push(in_use);
-    acc.groups.push((g, true, dirs));
+    whole
+}
+
+fn push_unreadable(acc: &mut Acc, g: u32, message: String) {
+    acc.findings.push(super::Finding::new(
+        super::RuleId::InodeTableUnreadable,
+        Some(g),
+        message,
+    ));
+}
+
+/// Bytes of inode table a worker keeps mapped at once on a warm run (a bound on the mapping,
+/// whatever a group's table size).
+const TABLE_MAP_WINDOW: usize = 8 << 20;
+
+/// A worker's mapped window over slots `[first, first + slots)` of one group's table.
+struct TableWindow {
+    first: usize,
+    slots: usize,
+    view: crate::source::View,
+}
+
+/// The `n` slots from slot `done` of the table at byte `off` (`used` slots of `isz` bytes), read
+/// in place through `window`, mapped anew when they are not inside it; `None` when they cannot
+/// be mapped or faulted in (the caller reads them; `window` is then `None` if mapping failed).
+fn mapped_slots<'w>(
+    fs: &Filesystem,
+    window: &'w mut Option<TableWindow>,
+    off: u64,
+    used: usize,
+    isz: usize,
+    done: usize,
+    n: usize,
+) -> Option<&'w [u8]> {
+    let inside = window
+        .as_ref()
+        .is_some_and(|w| done >= w.first && done + n <= w.first + w.slots);
+    if !inside {
+        // The old window is unmapped before the next is mapped.
+        *window = None;
+        let slots = (TABLE_MAP_WINDOW / isz.max(1)).max(n).min(used - done);
+        let view = fs
+            .source
+            .map(off + (done * isz) as u64, (slots * isz) as u64)?;
+        *window = Some(TableWindow {
+            first: done,
+            slots,
+            view,
+        });
+    }
+    let w = window.as_ref()?;
+    w.view.bytes((done - w.first) * isz, n * isz)
 }
 
 /// Judge the inode slots in `raw` (whole records), the first being inode `first`; in-use ones

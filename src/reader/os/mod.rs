@@ -5,13 +5,15 @@
 //! (`BLKGETSIZE64`) and page-cache hints (`posix_fadvise`). Going through libc gives glibc's exact answers, which
 //! byte-identical dumpe2fs/debugfs output needs.
 //!
-//! [`at`] holds the directory-relative calls `extract` creates files with.
+//! [`at`] holds the directory-relative calls `extract` creates files with; [`map`] the read-only
+//! mappings (with their `SIGBUS` handler) the check walk reads warm inode tables through.
 //!
 //! This is the one module allowed `unsafe` (see `#![deny(unsafe_code)]` in the crate root);
 //! every block states why it is sound.
 #![allow(unsafe_code)]
 
 pub mod at;
+pub mod map;
 
 use std::ffi::{CStr, CString};
 use std::fs::File;
