@@ -124,6 +124,7 @@ impl Inode {
 
     /// Decode from the raw record, reading bytes missing from a short record as zero (callers
     /// always pass a whole `s_inode_size` record; see [`Inode::decode`]).
+    #[inline]
     pub fn parse(raw: &[u8]) -> Inode {
         let base = InodeBase::decode_fast(raw)
             .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
@@ -131,6 +132,7 @@ impl Inode {
         Self::from_parts(&base, raw)
     }
 
+    #[inline]
     fn from_parts(base: &InodeBase, raw: &[u8]) -> Inode {
         let record_size = raw.len() as u32;
         let in_record = if raw.len() > ondisk_inode::BASE_SIZE {
@@ -184,6 +186,7 @@ impl Inode {
 
     /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from, using the fields
     /// already decoded.
+    #[inline]
     pub fn checksum_ok(&self, fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
         ondisk_inode::checksum_ok_decoded(
             fs_seed,
@@ -203,22 +206,27 @@ impl Inode {
     }
 
     /// Flag test.
+    #[inline]
     pub fn has_flag(&self, f: u32) -> bool {
         self.flags & f != 0
     }
     /// File type bits of the mode.
+    #[inline]
     pub fn file_type(&self) -> u16 {
         self.mode & 0o170000
     }
     /// Directory?
+    #[inline]
     pub fn is_dir(&self) -> bool {
         self.file_type() == 0o040000
     }
     /// Regular file?
+    #[inline]
     pub fn is_reg(&self) -> bool {
         self.file_type() == 0o100000
     }
     /// Symbolic link?
+    #[inline]
     pub fn is_symlink(&self) -> bool {
         self.file_type() == 0o120000
     }
