@@ -205,6 +205,15 @@ fn map_extents(
     w: &mut extent::ExtentWalk,
     m: &mut Mapped,
 ) {
+    if let Some(h) = leaf_root(&inode.block) {
+        // The tree is its root's leaf entries: the walk would list them and find nothing else
+        // (no tree block to read or checksum, nothing to optimise at depth 0).
+        let mut leaves = LeafCheck::default();
+        for e in extent::leaf_iter(&inode.block, &h) {
+            leaves.judge(ctx, inode, &e, m);
+        }
+        return;
+    }
     let mut limits = ctx.limits;
     // Only tree blocks carry checksums: no per-inode seed for a tree held in i_block.
     let has_tree_blocks =
@@ -236,8 +245,7 @@ fn map_extents(
             m.notes.push((RuleId::ExtentOptimizable, why));
         }
     }
-    let mut next_logical: u64 = 0;
-    let mut last_mapped: Option<(u64, u64)> = None;
+    let mut leaves = LeafCheck::default();
     let mut pending_index: Option<(u16, u32)> = None;
     for item in &w.items {
         match *item {
@@ -257,54 +265,85 @@ fn map_extents(
             }
             ExtentItem::Leaf { level, extent: e } => {
                 check_index_start(&mut pending_index, level, e.logical, m);
-                let lblk = u64::from(e.logical);
-                let len = u64::from(e.len);
-                if len == 0 {
-                    m.problem(
-                        RuleId::ExtentEntry,
-                        format!("extent at logical {lblk} has length 0"),
-                    );
-                    continue;
-                }
-                if lblk < next_logical {
-                    m.problem(
-                        RuleId::ExtentOrder,
-                        format!("extent at logical {lblk} ({len} blocks) overlaps or precedes the previous one (ends at {next_logical})"),
-                    );
-                }
-                next_logical = next_logical.max(lblk + len);
-                if !in_fs(ctx, e.physical, len) || e.physical == 0 {
-                    m.problem(
-                        RuleId::ExtentBlockRange,
-                        format!(
-                            "extent (logical {lblk}, {len} blocks) maps to blocks {}..{}, outside the filesystem (blocks {}..{})",
-                            e.physical,
-                            e.physical.saturating_add(len),
-                            ctx.limits.first_data_block,
-                            ctx.limits.blocks_count
-                        ),
-                    );
-                    continue;
-                }
-                let expected = m.last_block.map_or(0, |l| l + 1);
-                if inode.is_dir() && lblk > expected {
-                    m.problem(
-                        RuleId::ExtentDirHole,
-                        format!("directory block at logical {lblk} should be at {expected} (hole in the directory)"),
-                    );
-                }
-                if e.uninit && inode.is_dir() {
-                    m.problem(
-                        RuleId::ExtentUninitDir,
-                        format!("directory extent at logical {lblk} is marked uninitialised"),
-                    );
-                }
-                check_cluster_alignment(ctx, last_mapped, lblk, e.physical, len, m);
-                last_mapped = Some((lblk + len - 1, e.physical + len - 1));
-                m.ranges.push((e.physical, len));
-                m.data(lblk, len, !e.uninit);
+                leaves.judge(ctx, inode, &e, m);
             }
         }
+    }
+}
+
+/// The header of an extent root that is a valid leaf (depth 0, entries within `max`, `max`
+/// within i_block): the roots [`extent::ExtentHeader::parse`] accepts at depth 0. `None` sends
+/// the inode through the general walk.
+fn leaf_root(block: &[u8; I_BLOCK_SIZE]) -> Option<extent::ExtentHeader> {
+    const ROOT_ENTRIES: u16 = ((I_BLOCK_SIZE - 12) / 12) as u16;
+    extent::ExtentHeader::decode_fast(block).filter(|h| {
+        h.magic == extent::EXTENT_MAGIC
+            && h.depth == 0
+            && h.entries <= h.max
+            && h.max <= ROOT_ENTRIES
+    })
+}
+
+/// The leaf entries of one tree, in order: what each adds to the map and what is wrong with it.
+#[derive(Default)]
+struct LeafCheck {
+    /// End of the logical range mapped so far.
+    next_logical: u64,
+    /// Last (logical, physical) block mapped, for the bigalloc alignment rule.
+    last_mapped: Option<(u64, u64)>,
+}
+
+impl LeafCheck {
+    fn judge(&mut self, ctx: &Ctx, inode: &Inode, e: &extent::Extent, m: &mut Mapped) {
+        let lblk = u64::from(e.logical);
+        let len = u64::from(e.len);
+        if len == 0 {
+            m.problem(
+                RuleId::ExtentEntry,
+                format!("extent at logical {lblk} has length 0"),
+            );
+            return;
+        }
+        if lblk < self.next_logical {
+            m.problem(
+                RuleId::ExtentOrder,
+                format!(
+                    "extent at logical {lblk} ({len} blocks) overlaps or precedes the previous one (ends at {})",
+                    self.next_logical
+                ),
+            );
+        }
+        self.next_logical = self.next_logical.max(lblk + len);
+        if !in_fs(ctx, e.physical, len) || e.physical == 0 {
+            m.problem(
+                RuleId::ExtentBlockRange,
+                format!(
+                    "extent (logical {lblk}, {len} blocks) maps to blocks {}..{}, outside the filesystem (blocks {}..{})",
+                    e.physical,
+                    e.physical.saturating_add(len),
+                    ctx.limits.first_data_block,
+                    ctx.limits.blocks_count
+                ),
+            );
+            return;
+        }
+        let expected = m.last_block.map_or(0, |l| l + 1);
+        if inode.is_dir() && lblk > expected {
+            m.problem(
+                RuleId::ExtentDirHole,
+                format!("directory block at logical {lblk} should be at {expected} (hole in the directory)"),
+            );
+        }
+        if e.uninit && inode.is_dir() {
+            m.problem(
+                RuleId::ExtentUninitDir,
+                format!("directory extent at logical {lblk} is marked uninitialised"),
+            );
+        }
+        check_cluster_alignment(ctx, self.last_mapped, lblk, e.physical, len, m);
+        self.last_mapped = Some((lblk + len - 1, e.physical + len - 1));
+        m.ranges.push((e.physical, len));
+        m.data(lblk, len, !e.uninit);
     }
 }
 
