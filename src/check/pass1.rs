@@ -775,7 +775,9 @@ fn check_xattrs(
     if raw.len() > 128
         && inode.extra_isize != 0
         && usize::from(inode.extra_isize) + 128 <= raw.len()
+        && (inode.extra_isize % 4 != 0 || xattr::ibody_has_magic(raw, inode.extra_isize))
     {
+        // (Without the magic and with a valid i_extra_isize the parse would find no entries.)
         match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             Ok(ib) => {
                 ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);

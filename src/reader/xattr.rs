@@ -346,6 +346,13 @@ pub fn parse_ibody_unnamed(inode: &[u8], extra_isize: u16) -> Result<Ibody<'_>> 
     parse_ibody_with(inode, extra_isize, false)
 }
 
+/// Does the in-inode xattr area start with the xattr magic? When it does not and
+/// `i_extra_isize` is valid (a multiple of 4 within the record), [`parse_ibody`] finds no
+/// entries: a scan over every inode tests this first and parses only the inodes that have some.
+pub fn ibody_has_magic(inode: &[u8], extra_isize: u16) -> bool {
+    magic_at(inode, GOOD_OLD_INODE_SIZE + usize::from(extra_isize)) == Some(MAGIC)
+}
+
 fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody<'_>> {
     let extra = extra_isize as usize;
     let empty = |capacity| Ibody {
