@@ -165,7 +165,12 @@ impl Inode {
             blocks_raw: base.blocks(),
             flags: base.flags,
             version: base.version,
-            block: base.block,
+            // From the record itself (the same bytes as `base.block`, which the caller decoded
+            // from `raw`): copying the decoded array stalled on every inode.
+            block: raw
+                .get(I_BLOCK_OFFSET..I_BLOCK_OFFSET + I_BLOCK_SIZE)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or(base.block),
             generation: base.generation,
             file_acl: base.file_acl(),
             checksum_lo: base.checksum_lo,
@@ -184,19 +189,12 @@ impl Inode {
         }
     }
 
-    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from, using the fields
-    /// already decoded.
+    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from. (The few fields
+    /// it needs are read from `raw`, not from `self`: just written, they would be re-read
+    /// through a store-forwarding stall on every inode of a scan.)
     #[inline]
     pub fn checksum_ok(&self, fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
-        ondisk_inode::checksum_ok_decoded(
-            fs_seed,
-            ino,
-            raw,
-            self.generation,
-            self.checksum_lo,
-            &self.in_record,
-        )
-        .unwrap_or_else(|| inode_checksum_ok(fs_seed, ino, raw))
+        inode_checksum_ok(fs_seed, ino, raw)
     }
 
     /// The per-inode checksum seed (see [`ondisk::inode::csum_seed`]): compute it once per inode
@@ -283,6 +281,10 @@ mod tests {
         raw2[0x80] = 28;
         assert_eq!(Inode::parse(&raw2).projid, 0);
         assert_eq!(Inode::parse(&raw[..128]).extra_isize, 0);
+        raw[I_BLOCK_OFFSET] = 0x0A;
+        raw[I_BLOCK_OFFSET + I_BLOCK_SIZE - 1] = 0xF3;
+        let b: InodeBase = ondisk::decode(&raw).unwrap();
+        assert_eq!(Inode::parse(&raw).block, b.block);
         assert!(inode_checksum_ok(1, 2, &[0u8; 256]));
     }
 }
@@ -293,6 +295,8 @@ mod tests {
 
 /// Bytes of i_block.
 pub const I_BLOCK_SIZE: usize = 60;
+/// Offset of i_block in the record.
+const I_BLOCK_OFFSET: usize = 0x28;
 
 /// Seconds since the epoch of an inode time with its `_extra` word (epoch bits 0-1 extend the
 /// signed 32-bit seconds, as the kernel and libext2fs decode them).

@@ -329,9 +329,25 @@ const ONE_PASS_MAX: usize = 1024;
 /// cost twice one long one). `None` for record sizes it does not handle (short, odd or over
 /// [`ONE_PASS_MAX`]): the caller takes the general path.
 fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<bool> {
-    let base = InodeBase::decode_fast(raw)?;
-    let large = large_in_record(raw);
-    checksum_ok_decoded(fs_seed, ino, raw, base.generation, base.checksum_lo, &large)
+    // The four fields the check needs, read where they lie (see `checksum_fields_agree`).
+    const GENERATION: usize = 0x64;
+    let base = raw.get(..BASE_SIZE)?;
+    let u16_at = |b: &[u8], o: usize| {
+        b.get(o..o + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let generation = base
+        .get(GENERATION..GENERATION + 4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    checksum_ok_fields(
+        fs_seed,
+        ino,
+        raw,
+        generation,
+        u16_at(base, CHECKSUM_LO_OFFSET),
+        u16_at(raw, BASE_SIZE),
+        u16_at(raw, CHECKSUM_HI_OFFSET),
+    )
 }
 
 /// [`record_checksum_ok`] for a record already decoded: `generation` and `checksum_lo` from
@@ -345,13 +361,34 @@ pub fn checksum_ok_decoded(
     checksum_lo: u16,
     large: &InodeLarge,
 ) -> Option<bool> {
+    checksum_ok_fields(
+        fs_seed,
+        ino,
+        raw,
+        generation,
+        checksum_lo,
+        large.extra_isize,
+        large.checksum_hi,
+    )
+}
+
+/// [`checksum_ok_decoded`] from the fields alone: `extra_isize` and `checksum_hi` as the
+/// record holds them (0 when it is too short to).
+fn checksum_ok_fields(
+    fs_seed: u32,
+    ino: u32,
+    raw: &[u8],
+    generation: u32,
+    checksum_lo: u16,
+    extra_isize: u16,
+    checksum_hi: u16,
+) -> Option<bool> {
     let len = raw.len();
     if !(len == BASE_SIZE || (CHECKSUM_HI_OFFSET + 2..=ONE_PASS_MAX).contains(&len)) {
         return None;
     }
-    let has_hi = len > BASE_SIZE && large.extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
-    let stored =
-        u32::from(checksum_lo) | (u32::from(if has_hi { large.checksum_hi } else { 0 }) << 16);
+    let has_hi = len > BASE_SIZE && extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
+    let stored = u32::from(checksum_lo) | (u32::from(if has_hi { checksum_hi } else { 0 }) << 16);
     // The common 256-byte record in three independent lanes; other sizes through a stack
     // buffer no larger than needed (it is zeroed first).
     let c = if let Ok(rec) = <&[u8; 256]>::try_from(raw) {
@@ -566,6 +603,30 @@ mod tests {
         }
         assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 130]), None);
         assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 2048]), None);
+    }
+
+    #[test]
+    fn checksum_fields_agree() {
+        use crate::ondisk::testing::noise;
+        for seed in 1..300u64 {
+            for len in [128, 132, 256, 512] {
+                let mut raw = noise(seed, len);
+                if len > BASE_SIZE {
+                    raw[BASE_SIZE] = (seed % 8) as u8;
+                    raw[BASE_SIZE + 1] = 0;
+                }
+                let b = InodeBase::decode_fast(&raw).unwrap();
+                let decoded = checksum_ok_decoded(
+                    7,
+                    11,
+                    &raw,
+                    b.generation,
+                    b.checksum_lo,
+                    &large_in_record(&raw),
+                );
+                assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), decoded);
+            }
+        }
     }
 
     #[test]
