@@ -448,7 +448,9 @@ fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut S
     }
 }
 
-/// Judge one inode slot; the facts when the inode is in use.
+/// Judge one inode slot; the facts of an inode in use go to `in_use`. Returns whether it is an
+/// in-use directory. (The facts are pushed here, where they are made: returned, they were
+/// re-read through memory in other pieces than written, a stall on every inode.)
 pub(super) fn check_inode(
     fs: &Filesystem,
     ctx: &Ctx,
@@ -456,9 +458,15 @@ pub(super) fn check_inode(
     ino: u32,
     raw: &[u8],
     acc: &mut Acc,
-) -> Option<InodeFacts> {
+    in_use: &mut Vec<InodeFacts>,
+) -> bool {
+    let mut keep = |f: InodeFacts| {
+        let dir = f.is_dir();
+        in_use.push(f);
+        dir
+    };
     if in_bad_block(fs, ctx, g, ino) {
-        return Some(record_bb_inode(ctx, ino));
+        return keep(record_bb_inode(ctx, ino));
     }
     let zero = raw.iter().all(|&b| b == 0);
     let inode = Inode::parse(raw);
@@ -476,7 +484,7 @@ pub(super) fn check_inode(
     }
     let reserved = ino < ctx.first_ino && ino != ROOT_INO;
     if reserved {
-        return Some(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
+        return keep(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
     }
     if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
@@ -487,7 +495,7 @@ pub(super) fn check_inode(
                 )
             });
         }
-        return None;
+        return false;
     }
     if inode.dtime != 0 && !ctx.is_orphan(ino) {
         push(acc, RuleId::InodeDtime, g, ino, || {
@@ -522,7 +530,7 @@ pub(super) fn check_inode(
     }
     let blocks = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
     acc.scratch = scratch;
-    Some(facts(ino, &inode, blocks))
+    keep(facts(ino, &inode, blocks))
 }
 
 /// Most blocks of one directory hinted by [`prefetch_dir_blocks`] (a hint never needs to cover a
