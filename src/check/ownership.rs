@@ -54,8 +54,11 @@ impl DenseClaims {
             clusters,
         })
     }
-    /// Claim clusters `[start, end)` (the caller keeps `end <= self.clusters`).
-    fn claim(&self, start: u64, end: u64) {
+    /// Claim clusters `[start, end)` (the caller keeps `end <= self.clusters`), word by word
+    /// through `pending`: claims into the word it holds are gathered there (a cluster claimed
+    /// twice meanwhile goes to `multi` at once), any other word flushes it first. Neighbouring
+    /// small files claim neighbouring clusters, so one atomic operation serves many claims.
+    fn claim(&self, start: u64, end: u64, pending: &mut Option<(usize, u64)>) {
         let mut c = start;
         while c < end {
             let w = (c / 64) as usize;
@@ -66,14 +69,38 @@ impl DenseClaims {
             } else {
                 ((1u64 << n) - 1) << bit
             };
-            let (Some(used), Some(multi)) = (self.used.get(w), self.multi.get(w)) else {
-                return;
-            };
-            let again = used.fetch_or(mask, Ordering::Relaxed) & mask;
-            if again != 0 {
-                multi.fetch_or(again, Ordering::Relaxed);
+            match pending {
+                Some((pw, held)) if *pw == w => {
+                    let again = *held & mask;
+                    if again != 0 {
+                        self.mark_multi(w, again);
+                    }
+                    *held |= mask;
+                }
+                _ => {
+                    self.flush(pending);
+                    *pending = Some((w, mask));
+                }
             }
             c += n;
+        }
+    }
+    /// Write the gathered word of [`DenseClaims::claim`] into the shared bitmaps.
+    fn flush(&self, pending: &mut Option<(usize, u64)>) {
+        let Some((w, mask)) = pending.take() else {
+            return;
+        };
+        let Some(used) = self.used.get(w) else {
+            return;
+        };
+        let again = used.fetch_or(mask, Ordering::Relaxed) & mask;
+        if again != 0 {
+            self.mark_multi(w, again);
+        }
+    }
+    fn mark_multi(&self, w: usize, bits: u64) {
+        if let Some(multi) = self.multi.get(w) {
+            multi.fetch_or(bits, Ordering::Relaxed);
         }
     }
     /// One bitmap as a roaring treemap (built per 2^32-cluster partition from its bytes).
@@ -106,6 +133,9 @@ pub struct Claims {
     /// While the walk runs on a small filesystem: the shared plain bitmaps inode claims go to
     /// (`used` and `multi` stay empty until [`Claims::settle`]).
     dense: Option<Arc<DenseClaims>>,
+    /// This worker's claims into one word of `dense` not yet written there (see
+    /// [`DenseClaims::claim`]; flushed by [`Claims::settle`] and [`Claims::merge`]).
+    pending: Option<(usize, u64)>,
 }
 
 impl Claims {
@@ -119,6 +149,7 @@ impl Claims {
     /// Move the inode claims of the shared plain bitmaps (if any) into `used` and `multi`;
     /// claims made afterwards go to them directly.
     pub fn settle(&mut self) {
+        self.flush();
         if let Some(d) = self.dense.take() {
             let used = DenseClaims::to_roaring(&d.used);
             // Claims past the plain bitmaps went to `used` directly.
@@ -135,7 +166,7 @@ impl Claims {
         }
         let end = start.saturating_add(len);
         if let Some(d) = self.dense.as_deref().filter(|d| end <= d.clusters) {
-            d.claim(start, end);
+            d.claim(start, end, &mut self.pending);
             return;
         }
         if len <= SMALL_CLAIM {
@@ -159,7 +190,9 @@ impl Claims {
         }
     }
     /// Combine the claims of two disjoint sets of inodes.
-    pub fn merge(mut self, other: Claims) -> Claims {
+    pub fn merge(mut self, mut other: Claims) -> Claims {
+        self.flush();
+        other.flush();
         if self.dense.is_none() {
             self.dense = other.dense;
         }
@@ -169,6 +202,12 @@ impl Claims {
         self.used |= other.used;
         self.meta |= other.meta;
         self
+    }
+    /// Write the claims gathered in `pending` into the shared bitmaps.
+    fn flush(&mut self) {
+        if let Some(d) = self.dense.as_deref() {
+            d.flush(&mut self.pending);
+        }
     }
     /// Clusters claimed more than once: by two inodes, or by an inode and metadata.
     pub fn conflicts(&self) -> RoaringTreemap {
@@ -348,6 +387,12 @@ mod tests {
             (127, 2),
             (990, 20),
             (5, 1),
+            (200, 1),
+            (201, 1),
+            (300, 1),
+            (200, 1),
+            (202, 3),
+            (64, 1),
         ] {
             a.claim(s, l);
             b.claim(s + 1, l);

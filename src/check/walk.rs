@@ -392,10 +392,7 @@ fn judge_slots(
         let Ok(ino) = u32::try_from(first + i as u64) else {
             break;
         };
-        if let Some(facts) = pass1::check_inode(fs, ctx, g, ino, slot, acc) {
-            *dirs += u32::from(facts.is_dir());
-            in_use.push(facts);
-        }
+        *dirs += u32::from(pass1::check_inode(fs, ctx, g, ino, slot, acc, in_use));
     }
 }
 

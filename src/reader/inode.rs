@@ -124,6 +124,7 @@ impl Inode {
 
     /// Decode from the raw record, reading bytes missing from a short record as zero (callers
     /// always pass a whole `s_inode_size` record; see [`Inode::decode`]).
+    #[inline]
     pub fn parse(raw: &[u8]) -> Inode {
         let base = InodeBase::decode_fast(raw)
             .or_else(|| ondisk::decode_zero_extended::<InodeBase>(raw).ok())
@@ -131,6 +132,7 @@ impl Inode {
         Self::from_parts(&base, raw)
     }
 
+    #[inline]
     fn from_parts(base: &InodeBase, raw: &[u8]) -> Inode {
         let record_size = raw.len() as u32;
         let in_record = if raw.len() > ondisk_inode::BASE_SIZE {
@@ -163,7 +165,12 @@ impl Inode {
             blocks_raw: base.blocks(),
             flags: base.flags,
             version: base.version,
-            block: base.block,
+            // From the record itself (the same bytes as `base.block`, which the caller decoded
+            // from `raw`): copying the decoded array stalled on every inode.
+            block: raw
+                .get(I_BLOCK_OFFSET..I_BLOCK_OFFSET + I_BLOCK_SIZE)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or(base.block),
             generation: base.generation,
             file_acl: base.file_acl(),
             checksum_lo: base.checksum_lo,
@@ -182,18 +189,12 @@ impl Inode {
         }
     }
 
-    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from, using the fields
-    /// already decoded.
+    /// [`inode_checksum_ok`] for the record `raw` this inode was parsed from. (The few fields
+    /// it needs are read from `raw`, not from `self`: just written, they would be re-read
+    /// through a store-forwarding stall on every inode of a scan.)
+    #[inline]
     pub fn checksum_ok(&self, fs_seed: u32, ino: u32, raw: &[u8]) -> bool {
-        ondisk_inode::checksum_ok_decoded(
-            fs_seed,
-            ino,
-            raw,
-            self.generation,
-            self.checksum_lo,
-            &self.in_record,
-        )
-        .unwrap_or_else(|| inode_checksum_ok(fs_seed, ino, raw))
+        inode_checksum_ok(fs_seed, ino, raw)
     }
 
     /// The per-inode checksum seed (see [`ondisk::inode::csum_seed`]): compute it once per inode
@@ -203,22 +204,27 @@ impl Inode {
     }
 
     /// Flag test.
+    #[inline]
     pub fn has_flag(&self, f: u32) -> bool {
         self.flags & f != 0
     }
     /// File type bits of the mode.
+    #[inline]
     pub fn file_type(&self) -> u16 {
         self.mode & 0o170000
     }
     /// Directory?
+    #[inline]
     pub fn is_dir(&self) -> bool {
         self.file_type() == 0o040000
     }
     /// Regular file?
+    #[inline]
     pub fn is_reg(&self) -> bool {
         self.file_type() == 0o100000
     }
     /// Symbolic link?
+    #[inline]
     pub fn is_symlink(&self) -> bool {
         self.file_type() == 0o120000
     }
@@ -275,6 +281,10 @@ mod tests {
         raw2[0x80] = 28;
         assert_eq!(Inode::parse(&raw2).projid, 0);
         assert_eq!(Inode::parse(&raw[..128]).extra_isize, 0);
+        raw[I_BLOCK_OFFSET] = 0x0A;
+        raw[I_BLOCK_OFFSET + I_BLOCK_SIZE - 1] = 0xF3;
+        let b: InodeBase = ondisk::decode(&raw).unwrap();
+        assert_eq!(Inode::parse(&raw).block, b.block);
         assert!(inode_checksum_ok(1, 2, &[0u8; 256]));
     }
 }
@@ -285,6 +295,8 @@ mod tests {
 
 /// Bytes of i_block.
 pub const I_BLOCK_SIZE: usize = 60;
+/// Offset of i_block in the record.
+const I_BLOCK_OFFSET: usize = 0x28;
 
 /// Seconds since the epoch of an inode time with its `_extra` word (epoch bits 0-1 extend the
 /// signed 32-bit seconds, as the kernel and libext2fs decode them).

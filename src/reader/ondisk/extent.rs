@@ -95,10 +95,12 @@ impl RawExtentIdx {
 
 impl RawExtent {
     /// ee_start with its high half.
+    #[inline]
     pub fn start(&self) -> u64 {
         (u64::from(self.start_hi) << 32) | u64::from(self.start_lo)
     }
     /// Length in blocks and whether the extent is uninitialized.
+    #[inline]
     pub fn length(&self) -> (u16, bool) {
         if self.len > INIT_MAX_LEN {
             (self.len - INIT_MAX_LEN, true)
@@ -112,6 +114,7 @@ impl RawExtent {
 /// `None` when `bytes` is shorter than the structure.
 impl ExtentHeader {
     /// Decode the header at the start of `bytes`.
+    #[inline]
     pub fn decode_fast(bytes: &[u8]) -> Option<ExtentHeader> {
         let mut r = super::LeFields::new(bytes.get(..Self::SIZE)?);
         Some(ExtentHeader {
@@ -140,6 +143,7 @@ impl RawExtentIdx {
 
 impl RawExtent {
     /// Decode the leaf entry at byte `offset` of `bytes`.
+    #[inline]
     pub fn decode_fast_at(bytes: &[u8], offset: usize) -> Option<RawExtent> {
         let end = offset.checked_add(Self::SIZE)?;
         let mut r = super::LeFields::new(bytes.get(offset..end)?);

@@ -134,6 +134,7 @@ impl Default for InodeBase {
 impl InodeBase {
     /// The hot-path twin of the binrw decode (same fields, same order; see `fast_reader_agrees`).
     /// `None` when `raw` is shorter than the base record.
+    #[inline]
     pub fn decode_fast(raw: &[u8]) -> Option<InodeBase> {
         let mut r = super::LeFields::new(raw.get(..BASE_SIZE)?);
         Some(InodeBase {
@@ -208,13 +209,19 @@ impl InodeBase {
 
 impl InodeLarge {
     /// The hot-path twin of the binrw decode, zero-extended (see `fast_reader_agrees`).
+    #[inline]
     pub fn decode_fast_zero_extended(bytes: &[u8]) -> InodeLarge {
+        // Whole (the common case): read in place. A copy would be re-read through memory in
+        // pieces other than those written, which stalls every inode of a scan.
         let mut buf = [0u8; 32];
-        let n = bytes.len().min(buf.len());
-        if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        let mut r = super::LeFields::new(&buf);
+        let whole = bytes.get(..buf.len());
+        let mut r = super::LeFields::new(whole.unwrap_or_else(|| {
+            let n = bytes.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            &buf
+        }));
         InodeLarge {
             extra_isize: r.u16(),
             checksum_hi: r.u16(),
@@ -231,6 +238,7 @@ impl InodeLarge {
 
 /// The large part as the record holds it, whatever `i_extra_isize` says (debugfs prints these).
 /// Bytes beyond the record read as zero.
+#[inline]
 pub fn large_in_record(raw: &[u8]) -> InodeLarge {
     InodeLarge::decode_fast_zero_extended(raw.get(BASE_SIZE..).unwrap_or(&[]))
 }
@@ -321,9 +329,25 @@ const ONE_PASS_MAX: usize = 1024;
 /// cost twice one long one). `None` for record sizes it does not handle (short, odd or over
 /// [`ONE_PASS_MAX`]): the caller takes the general path.
 fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<bool> {
-    let base = InodeBase::decode_fast(raw)?;
-    let large = large_in_record(raw);
-    checksum_ok_decoded(fs_seed, ino, raw, base.generation, base.checksum_lo, &large)
+    // The four fields the check needs, read where they lie (see `checksum_fields_agree`).
+    const GENERATION: usize = 0x64;
+    let base = raw.get(..BASE_SIZE)?;
+    let u16_at = |b: &[u8], o: usize| {
+        b.get(o..o + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let generation = base
+        .get(GENERATION..GENERATION + 4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    checksum_ok_fields(
+        fs_seed,
+        ino,
+        raw,
+        generation,
+        u16_at(base, CHECKSUM_LO_OFFSET),
+        u16_at(raw, BASE_SIZE),
+        u16_at(raw, CHECKSUM_HI_OFFSET),
+    )
 }
 
 /// [`record_checksum_ok`] for a record already decoded: `generation` and `checksum_lo` from
@@ -337,15 +361,39 @@ pub fn checksum_ok_decoded(
     checksum_lo: u16,
     large: &InodeLarge,
 ) -> Option<bool> {
+    checksum_ok_fields(
+        fs_seed,
+        ino,
+        raw,
+        generation,
+        checksum_lo,
+        large.extra_isize,
+        large.checksum_hi,
+    )
+}
+
+/// [`checksum_ok_decoded`] from the fields alone: `extra_isize` and `checksum_hi` as the
+/// record holds them (0 when it is too short to).
+fn checksum_ok_fields(
+    fs_seed: u32,
+    ino: u32,
+    raw: &[u8],
+    generation: u32,
+    checksum_lo: u16,
+    extra_isize: u16,
+    checksum_hi: u16,
+) -> Option<bool> {
     let len = raw.len();
     if !(len == BASE_SIZE || (CHECKSUM_HI_OFFSET + 2..=ONE_PASS_MAX).contains(&len)) {
         return None;
     }
-    let has_hi = len > BASE_SIZE && large.extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
-    let stored =
-        u32::from(checksum_lo) | (u32::from(if has_hi { large.checksum_hi } else { 0 }) << 16);
-    // A stack buffer no larger than needed (it is zeroed first) for the common sizes.
-    let c = if len <= 256 {
+    let has_hi = len > BASE_SIZE && extra_isize >= CHECKSUM_HI_EXTRA_ISIZE;
+    let stored = u32::from(checksum_lo) | (u32::from(if has_hi { checksum_hi } else { 0 }) << 16);
+    // The common 256-byte record in three independent lanes; other sizes through a stack
+    // buffer no larger than needed (it is zeroed first).
+    let c = if let Ok(rec) = <&[u8; 256]>::try_from(raw) {
+        Some(crc_256_three_lanes(fs_seed, ino, generation, rec, has_hi))
+    } else if len <= 256 {
         crc_with_header::<{ 8 + 256 }>(fs_seed, ino, generation, raw, has_hi)
     } else {
         crc_with_header::<{ 8 + ONE_PASS_MAX }>(fs_seed, ino, generation, raw, has_hi)
@@ -381,6 +429,110 @@ fn crc_with_header<const N: usize>(
             .fill(0);
     }
     Some(crc32c_raw(fs_seed, buf.get(..8 + len)?))
+}
+
+/// CRC32C's reflected polynomial.
+const CRC32C_POLY: u32 = 0x82F6_3B78;
+
+/// Bytes in each lane of [`crc_256_three_lanes`]: inode number, generation and the 256-byte
+/// record split in three equal pieces.
+const LANE: usize = (8 + 256) / 3;
+
+/// The raw CRC32C register advanced through `nbytes` zero bytes, as a linear map applied one
+/// byte of the register at a time: `table[k][b]` is the image of byte `k` of the register
+/// holding `b`. (Appending zeros is linear in the register, so the images of its 32 bits add.)
+const fn zero_advance_tables(nbytes: usize) -> [[u32; 256]; 4] {
+    let mut bit_image = [0u32; 32];
+    let mut j = 0;
+    while j < 32 {
+        let mut r = 1u32 << j;
+        let mut step = 0;
+        while step < nbytes * 8 {
+            r = (r >> 1) ^ (CRC32C_POLY & (r & 1).wrapping_neg());
+            step += 1;
+        }
+        bit_image[j] = r;
+        j += 1;
+    }
+    let mut t = [[0u32; 256]; 4];
+    let mut k = 0;
+    while k < 4 {
+        let mut b = 0;
+        while b < 256 {
+            let mut v = 0u32;
+            let mut i = 0;
+            while i < 8 {
+                if b & (1 << i) != 0 {
+                    v ^= bit_image[8 * k + i];
+                }
+                i += 1;
+            }
+            t[k][b] = v;
+            b += 1;
+        }
+        k += 1;
+    }
+    t
+}
+
+/// [`zero_advance_tables`] for one lane.
+static ADVANCE_LANE: [[u32; 256]; 4] = zero_advance_tables(LANE);
+
+/// The raw register `r` advanced through one lane of zero bytes.
+#[inline]
+fn advance_lane(r: u32) -> u32 {
+    let [b0, b1, b2, b3] = r.to_le_bytes();
+    ADVANCE_LANE[0][usize::from(b0)]
+        ^ ADVANCE_LANE[1][usize::from(b1)]
+        ^ ADVANCE_LANE[2][usize::from(b2)]
+        ^ ADVANCE_LANE[3][usize::from(b3)]
+}
+
+/// [`crc_with_header`] for a 256-byte record, without its copy: the 264 bytes as three
+/// independent 88-byte CRCs (the hardware CRC step has a latency of several cycles, so one
+/// chain waits where three overlap), joined through the linearity of the register:
+/// `crc(s, X ‖ Y) = advance(crc(s, X), |Y|) ^ crc(0, Y)`. Only the middle lane, which holds
+/// both checksum fields, is copied (word by word, the fields cleared).
+fn crc_256_three_lanes(
+    fs_seed: u32,
+    ino: u32,
+    generation: u32,
+    rec: &[u8; 256],
+    has_hi: bool,
+) -> u32 {
+    #[repr(align(8))]
+    struct Lane([u8; LANE]);
+    // Lane 1: inode number, generation, record bytes 0..80 (copied: one call instead of two).
+    let first = LANE - 8;
+    let mut head = Lane([0u8; LANE]);
+    let ino_gen = u64::from(ino) | (u64::from(generation) << 32);
+    head.0[..8].copy_from_slice(&ino_gen.to_le_bytes());
+    head.0[8..].copy_from_slice(&rec[..first]);
+    let a = crc32c_raw(fs_seed, &head.0);
+    // Lane 2: record bytes 80..168, the checksum fields read as zero (copied word by word, so
+    // that the CRC's 8-byte loads match the stores).
+    let mut mid = Lane([0u8; LANE]);
+    for (i, (dst, src)) in mid
+        .0
+        .chunks_exact_mut(8)
+        .zip(rec[first..first + LANE].chunks_exact(8))
+        .enumerate()
+    {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(src);
+        let at = first + 8 * i;
+        for f in [CHECKSUM_LO_OFFSET, CHECKSUM_HI_OFFSET] {
+            if (at..at + 8).contains(&f) && (f == CHECKSUM_LO_OFFSET || has_hi) {
+                w[f - at] = 0;
+                w[f - at + 1] = 0;
+            }
+        }
+        dst.copy_from_slice(&w);
+    }
+    let b = crc32c_raw(0, &mid.0);
+    // Lane 3: record bytes 168..256.
+    let c = crc32c_raw(0, &rec[first + LANE..]);
+    advance_lane(advance_lane(a) ^ b) ^ c
 }
 
 #[cfg(test)]
@@ -451,6 +603,58 @@ mod tests {
         }
         assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 130]), None);
         assert_eq!(record_checksum_ok_one_pass(7, 11, &[0u8; 2048]), None);
+    }
+
+    #[test]
+    fn checksum_fields_agree() {
+        use crate::ondisk::testing::noise;
+        for seed in 1..300u64 {
+            for len in [128, 132, 256, 512] {
+                let mut raw = noise(seed, len);
+                if len > BASE_SIZE {
+                    raw[BASE_SIZE] = (seed % 8) as u8;
+                    raw[BASE_SIZE + 1] = 0;
+                }
+                let b = InodeBase::decode_fast(&raw).unwrap();
+                let decoded = checksum_ok_decoded(
+                    7,
+                    11,
+                    &raw,
+                    b.generation,
+                    b.checksum_lo,
+                    &large_in_record(&raw),
+                );
+                assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), decoded);
+            }
+        }
+    }
+
+    #[test]
+    fn three_lanes_agree_with_the_stack_copy() {
+        use crate::ondisk::testing::noise;
+        for seed in 1..2000u64 {
+            let raw = noise(seed, 256);
+            let rec: &[u8; 256] = raw.first_chunk().unwrap();
+            let (fs_seed, ino, generation) = (seed as u32 ^ 0x5a5a_1234, seed as u32, !seed as u32);
+            for has_hi in [false, true] {
+                assert_eq!(
+                    crc_256_three_lanes(fs_seed, ino, generation, rec, has_hi),
+                    crc_with_header::<264>(fs_seed, ino, generation, &raw, has_hi).unwrap()
+                );
+            }
+        }
+        // Against the reference made of separate calls, on a record whose fields are set.
+        let mut raw = noise(99, 256);
+        raw[BASE_SIZE] = 32;
+        let want = checksum(csum_seed(3, 12, record_generation(&raw)), &raw);
+        let got = crc_256_three_lanes(
+            3,
+            12,
+            record_generation(&raw),
+            raw.first_chunk().unwrap(),
+            true,
+        );
+        assert_eq!(got, want);
     }
 
     #[test]

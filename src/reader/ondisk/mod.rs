@@ -66,10 +66,12 @@ pub(crate) struct LeFields<'a>(&'a [u8]);
 
 impl<'a> LeFields<'a> {
     /// Start at the beginning of `bytes`, which must hold the whole structure.
+    #[inline]
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
         LeFields(bytes)
     }
     /// The next `N` bytes (zeros once exhausted; callers check the length first).
+    #[inline]
     pub(crate) fn bytes<const N: usize>(&mut self) -> [u8; N] {
         match self.0.split_first_chunk::<N>() {
             Some((head, rest)) => {
@@ -82,9 +84,11 @@ impl<'a> LeFields<'a> {
             }
         }
     }
+    #[inline]
     pub(crate) fn u16(&mut self) -> u16 {
         u16::from_le_bytes(self.bytes())
     }
+    #[inline]
     pub(crate) fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.bytes())
     }
