@@ -225,6 +225,7 @@ struct Entry<'a> {
 /// The entries of an area (a block, or an inline area whose entries may be 8 bytes short of a
 /// whole 12), in place: stops at the first entry whose lengths do not fit, kept in
 /// [`Entries::bad`] as (offset, rec_len, name_len). Each step advances at least 8 bytes.
+#[derive(Clone)]
 struct Entries<'a> {
     area: &'a [u8],
     pos: usize,
@@ -319,6 +320,11 @@ struct DirCheck<'a> {
     /// Encrypted and casefolded: every entry but `.` and `..` carries its hash after the name.
     hash_in_dirent: bool,
     casefold: bool,
+    /// No encryption policy, casefolding, stored hashes, nor root: an entry can be accepted by
+    /// [`DirCheck::clean_entry`].
+    fast: bool,
+    /// (first inode, inode past the last, group) of the group the last entry's inode was in.
+    group_span: (u32, u32, u32),
     names: NameSet,
     /// Entries checked so far (orders the names of directories, see `link_to_dir`).
     ordinal: u32,
@@ -339,6 +345,9 @@ impl<'a> DirCheck<'a> {
         scratch: Scratch,
     ) -> DirCheck<'a> {
         let flags = slot.flags();
+        let policy = extras.policy(slot.ino());
+        let hash_in_dirent = flags & dir::ENCRYPT_FL != 0 && flags & dir::CASEFOLD_FL != 0;
+        let casefold = ctx.casefold_fs && flags & dir::CASEFOLD_FL != 0;
         DirCheck {
             ctx,
             index,
@@ -346,9 +355,11 @@ impl<'a> DirCheck<'a> {
             slot,
             ino: slot.ino(),
             encrypted: flags & dir::ENCRYPT_FL != 0,
-            policy: extras.policy(slot.ino()),
-            hash_in_dirent: flags & dir::ENCRYPT_FL != 0 && flags & dir::CASEFOLD_FL != 0,
-            casefold: ctx.casefold_fs && flags & dir::CASEFOLD_FL != 0,
+            policy,
+            hash_in_dirent,
+            casefold,
+            fast: policy.is_none() && !casefold && !hash_in_dirent && slot.ino() != dir::ROOT_INO,
+            group_span: (0, 0, 0),
             names: scratch.names,
             ordinal: 0,
             links: scratch.links,
@@ -761,56 +772,160 @@ impl<'a> DirCheck<'a> {
                 ),
             }
         }
-        let (count, bad) = Entries::survey(area, 12);
+        let leaf = role.filter(|r| !r.node && r.refs > 0).zip(hash_v);
+        let mut dot_state = if l == 0 { 0 } else { 2 };
+        let mut hashes = LeafHashes::default();
+        let mut it = Entries::new(area, 12);
+        let mut count = 0usize;
+        // The block's own finding (an entry that does not fit) comes before every finding of
+        // its entries: it is looked for ahead at the first entry the general path takes.
+        // Entries no check finds fault with (`clean_entry`) report nothing.
+        let mut bad_reported = false;
+        while let Some(e) = it.next() {
+            let e = &e;
+            count += 1;
+            if is_tail(e) {
+                dot_state += 1;
+                continue;
+            }
+            if self.fast && dot_state > 1 && self.clean_entry(e) {
+                if let Some((r, v)) = leaf {
+                    self.note_leaf_hash(e, r, v, area, &mut hashes);
+                }
+                dot_state += 1;
+                continue;
+            }
+            if !bad_reported {
+                bad_reported = true;
+                let mut rest = it.clone();
+                rest.by_ref().for_each(drop);
+                self.report_bad_entry(l, p, rest.bad);
+            }
+            self.check_entry(e, dot_state, l);
+            if self.hash_in_dirent && dot_state > 1 {
+                self.check_dirent_hash_room(e, l);
+            }
+            if let (Some((r, v)), true) = (leaf, e.inode != 0 && dot_state > 1) {
+                self.note_leaf_hash(e, r, v, area, &mut hashes);
+            }
+            dot_state += 1;
+        }
+        if !bad_reported {
+            self.report_bad_entry(l, p, it.bad);
+        }
+        if let (Some((r, _)), Some((name, h))) = (leaf, hashes.first_out) {
+            self.report(
+                RuleId::HtreeLeafHash,
+                format!(
+                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
+                    hashes.out, r.min, r.max, hashes.low, hashes.high
+                ),
+            );
+        }
+        if l == 0 && count < 2 && it.bad.is_none() {
+            if count == 0 {
+                self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
+            }
+            self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
+        }
+    }
+
+    /// `(offset, rec_len, name_len)` of the entry of block `l` (at `p`) that does not fit.
+    fn report_bad_entry(&mut self, l: u64, p: u64, bad: Option<(usize, usize, usize)>) {
         if let Some((off, rec_len, name_len)) = bad {
             self.report(
                 RuleId::DirEntryCorrupt,
                 format!("directory block {l} (block {p}), offset {off}: rec_len {rec_len}, name_len {name_len} do not fit (rec_len >= 12, multiple of 4, inside the block, >= name_len + 8)"),
             );
         }
-        let leaf_range = role.filter(|r| !r.node && r.refs > 0);
-        let mut dot_state = if l == 0 { 0 } else { 2 };
-        // (lowest, highest, names out of range, first name out of range)
-        let mut hashes: (u32, u32, u32, Option<(String, u32)>) = (u32::MAX, 0, 0, None);
-        for e in Entries::new(area, 12) {
-            let e = &e;
-            if e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE {
-                dot_state += 1;
-                continue;
+    }
+
+    /// Fold the hash of a leaf entry's name into the block's summary.
+    fn note_leaf_hash(
+        &self,
+        e: &Entry<'_>,
+        r: DxBlock,
+        version: u8,
+        area: &[u8],
+        hashes: &mut LeafHashes,
+    ) {
+        let Some(h) = self.leaf_hash(e, version, area) else {
+            return;
+        };
+        hashes.low = hashes.low.min(h);
+        hashes.high = hashes.high.max(h);
+        if (!r.first && h < r.min) || h > r.max {
+            hashes.out += 1;
+            if hashes.first_out.is_none() {
+                hashes.first_out = Some((String::from_utf8_lossy(e.name).into_owned(), h));
             }
-            self.check_entry(e, dot_state, l);
-            if self.hash_in_dirent && dot_state > 1 {
-                self.check_dirent_hash_room(e, l);
-            }
-            if let (Some(r), Some(v), true) = (leaf_range, hash_v, e.inode != 0 && dot_state > 1) {
-                if let Some(h) = self.leaf_hash(e, v, area) {
-                    hashes.0 = hashes.0.min(h);
-                    hashes.1 = hashes.1.max(h);
-                    if (!r.first && h < r.min) || h > r.max {
-                        hashes.2 += 1;
-                        if hashes.3.is_none() {
-                            hashes.3 = Some((String::from_utf8_lossy(e.name).into_owned(), h));
-                        }
-                    }
-                }
-            }
-            dot_state += 1;
         }
-        if let (Some(r), Some((name, h))) = (leaf_range, hashes.3) {
-            self.report(
-                RuleId::HtreeLeafHash,
-                format!(
-                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
-                    hashes.2, r.min, r.max, hashes.0, hashes.1
-                ),
-            );
+    }
+
+    /// An entry after `.` and `..` of a [`DirCheck::fast`] directory that no check of
+    /// [`DirCheck::check_entry`] would report, taken with the same effects (ordinal, name
+    /// remembered, reference counted): true. False, with nothing changed, when the entry needs
+    /// the general path (anything to report, a directory, a full name set).
+    fn clean_entry(&mut self, e: &Entry<'_>) -> bool {
+        let ino = e.inode;
+        if ino == 0 {
+            self.ordinal = self.ordinal.saturating_add(1);
+            return true;
         }
-        if l == 0 && count < 2 && bad.is_none() {
-            if count == 0 {
-                self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
+        let c = self.ctx;
+        if ino == self.ino
+            || ino == dir::ROOT_INO
+            || ino < c.first_ino
+            || ino > c.inodes_count
+            || matches!(e.name, b"" | b"." | b"..")
+            || self.names.full
+        {
+            return false;
+        }
+        let (lo, g) = self.group_span_of(ino);
+        if let Some(&(uninit, first_unused)) = c.groups.get(g as usize) {
+            if uninit || ino >= first_unused {
+                return false;
             }
-            self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
         }
+        if self.extras.is_bb_inode(ino) {
+            return false;
+        }
+        let Some(target) = self.index.get_in_group(ino, g, ino - lo) else {
+            return false;
+        };
+        let want = if c.filetype {
+            file_type_of_mode(target.mode())
+        } else {
+            0
+        };
+        if e.file_type != want
+            || target.is_dir()
+            || e.name.iter().any(|&b| b == b'/' || b == 0)
+            || !self.names.insert(name_fingerprint(e.name))
+        {
+            return false;
+        }
+        if self.names.len() >= MAX_NAMES_PER_DIR {
+            self.names.full = true;
+        }
+        self.ordinal = self.ordinal.saturating_add(1);
+        target.count_reference();
+        true
+    }
+
+    /// (first inode, group) of the group holding `ino` (at least 1), remembered from one
+    /// entry to the next (the entries of a directory mostly name inodes of one group).
+    fn group_span_of(&mut self, ino: u32) -> (u32, u32) {
+        let (lo, hi, g) = self.group_span;
+        if lo <= ino && ino < hi {
+            return (lo, g);
+        }
+        let ipg = self.ctx.ipg.max(1);
+        let g = (ino - 1) / ipg;
+        let lo = g * ipg + 1;
+        self.group_span = (lo, lo.saturating_add(ipg), g);
+        (lo, g)
     }
 
     /// The hash of a leaf entry's name: the one stored in the entry when the directory is
@@ -1146,6 +1261,32 @@ impl<'a> DirCheck<'a> {
             for e in Entries::new(area, 8) {
                 self.check_entry(&e, 2, 0);
             }
+        }
+    }
+}
+
+/// The padding entry that holds a leaf block's checksum tail.
+fn is_tail(e: &Entry<'_>) -> bool {
+    e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE
+}
+
+/// The hashes of one htree leaf block's names against the range its index gives.
+struct LeafHashes {
+    low: u32,
+    high: u32,
+    /// Names outside the range.
+    out: u32,
+    /// The first of them, with its hash.
+    first_out: Option<(String, u32)>,
+}
+
+impl Default for LeafHashes {
+    fn default() -> LeafHashes {
+        LeafHashes {
+            low: u32::MAX,
+            high: 0,
+            out: 0,
+            first_out: None,
         }
     }
 }
