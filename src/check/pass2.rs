@@ -1377,6 +1377,7 @@ struct NameSet {
 
 impl NameSet {
     /// Remember `h`; false when it was already there.
+    #[inline]
     fn insert(&mut self, h: u64) -> bool {
         if h == 0 {
             let fresh = !self.has_zero;
@@ -1405,6 +1406,8 @@ impl NameSet {
     }
 
     /// Twice the slots (64 at first), every fingerprint placed again.
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
@@ -1450,6 +1453,7 @@ fn fingerprint_key() -> u64 {
 /// 8; names under 8 bytes as two overlapping halves or three bytes), each through a bijective
 /// mixing step, so two names of one length that differ in a single word never collide; a last
 /// step makes the top bits, which index [`NameSet`], depend on every bit.
+#[inline]
 fn name_fingerprint(name: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let step = |h: u64, w: u64| {
