@@ -323,8 +323,8 @@ struct DirCheck<'a> {
     /// No encryption policy, casefolding, stored hashes, nor root: an entry can be accepted by
     /// [`DirCheck::clean_entry`].
     fast: bool,
-    /// (first inode, inode past the last, group) of the group the last entry's inode was in.
-    group_span: (u32, u32, u32),
+    /// The group the last entry's inode was in (see [`DirCheck::group_span_of`]).
+    group_span: GroupSpan,
     names: NameSet,
     /// Entries checked so far (orders the names of directories, see `link_to_dir`).
     ordinal: u32,
@@ -359,7 +359,7 @@ impl<'a> DirCheck<'a> {
             hash_in_dirent,
             casefold,
             fast: policy.is_none() && !casefold && !hash_in_dirent && slot.ino() != dir::ROOT_INO,
-            group_span: (0, 0, 0),
+            group_span: GroupSpan::default(),
             names: scratch.names,
             ordinal: 0,
             links: scratch.links,
@@ -882,16 +882,11 @@ impl<'a> DirCheck<'a> {
         {
             return false;
         }
-        let (lo, g) = self.group_span_of(ino);
-        if let Some(&(uninit, first_unused)) = c.groups.get(g as usize) {
-            if uninit || ino >= first_unused {
-                return false;
-            }
-        }
-        if self.extras.is_bb_inode(ino) {
+        let span = self.group_span_of(ino);
+        if ino >= span.live_end || self.extras.is_bb_inode(ino) {
             return false;
         }
-        let Some(target) = self.index.get_in_group(ino, g, ino - lo) else {
+        let Some(target) = self.index.get_in_group(ino, span.group, ino - span.first) else {
             return false;
         };
         let want = if c.filetype {
@@ -899,11 +894,11 @@ impl<'a> DirCheck<'a> {
         } else {
             0
         };
-        if e.file_type != want
-            || target.is_dir()
-            || e.name.iter().any(|&b| b == b'/' || b == 0)
-            || !self.names.insert(name_fingerprint(e.name))
-        {
+        if e.file_type != want || target.is_dir() {
+            return false;
+        }
+        let (print, plain) = scan_name(e.name);
+        if !plain || !self.names.insert(print) {
             return false;
         }
         if self.names.len() >= MAX_NAMES_PER_DIR {
@@ -914,18 +909,29 @@ impl<'a> DirCheck<'a> {
         true
     }
 
-    /// (first inode, group) of the group holding `ino` (at least 1), remembered from one
-    /// entry to the next (the entries of a directory mostly name inodes of one group).
-    fn group_span_of(&mut self, ino: u32) -> (u32, u32) {
-        let (lo, hi, g) = self.group_span;
-        if lo <= ino && ino < hi {
-            return (lo, g);
+    /// The group holding `ino` (at least 1), remembered from one entry to the next (the
+    /// entries of a directory mostly name inodes of one group).
+    fn group_span_of(&mut self, ino: u32) -> GroupSpan {
+        let span = self.group_span;
+        if span.first <= ino && ino < span.end {
+            return span;
         }
         let ipg = self.ctx.ipg.max(1);
-        let g = (ino - 1) / ipg;
-        let lo = g * ipg + 1;
-        self.group_span = (lo, lo.saturating_add(ipg), g);
-        (lo, g)
+        let group = (ino - 1) / ipg;
+        let first = group * ipg + 1;
+        let end = first.saturating_add(ipg);
+        let live_end = match self.ctx.groups.get(group as usize) {
+            Some(&(true, _)) => first,
+            Some(&(false, first_unused)) => first_unused.clamp(first, end),
+            None => end,
+        };
+        self.group_span = GroupSpan {
+            first,
+            end,
+            live_end,
+            group,
+        };
+        self.group_span
     }
 
     /// The hash of a leaf entry's name: the one stored in the entry when the directory is
@@ -1265,6 +1271,19 @@ impl<'a> DirCheck<'a> {
     }
 }
 
+/// The inodes of one group, as the entry checks see them.
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupSpan {
+    /// First inode of the group.
+    first: u32,
+    /// Inode past the group's last.
+    end: u32,
+    /// Inode past the last that `PR_2_INOREF_BG_INO_UNINIT` / `PR_2_INOREF_IN_UNUSED` allow
+    /// (`first` when the group's table is INODE_UNINIT, the unused tail's first otherwise).
+    live_end: u32,
+    group: u32,
+}
+
 /// The padding entry that holds a leaf block's checksum tail.
 fn is_tail(e: &Entry<'_>) -> bool {
     e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE
@@ -1455,7 +1474,23 @@ fn fingerprint_key() -> u64 {
 /// step makes the top bits, which index [`NameSet`], depend on every bit.
 #[inline]
 fn name_fingerprint(name: &[u8]) -> u64 {
+    scan_name(name).0
+}
+
+/// Per byte of `v`: the high bit set in (at least) the lowest zero byte; 0 when no byte is
+/// zero.
+#[inline]
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080
+}
+
+/// [`name_fingerprint`] of `name`, and whether the name is free of '/' and NUL, tested on the
+/// same words the fingerprint reads (every byte of the name is in one of them).
+#[inline]
+fn scan_name(name: &[u8]) -> (u64, bool) {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    const SLASHES: u64 = 0x2F2F_2F2F_2F2F_2F2F;
+    let odd = |w: u64| zero_bytes(w) | zero_bytes(w ^ SLASHES);
     let step = |h: u64, w: u64| {
         let h = (h ^ w).wrapping_mul(K);
         h ^ (h >> 29)
@@ -1474,25 +1509,36 @@ fn name_fingerprint(name: &[u8]) -> u64 {
     // The length through a whole step of its own (xored straight into the first word, it
     // could cancel a one-bit difference of the data: '0000' and '10000').
     let mut h = step(fingerprint_key(), n as u64);
+    let mut bad = 0;
     match n {
         0 => {}
         1..=3 => {
             let w =
                 u64::from(name[0]) | (u64::from(name[n / 2]) << 8) | (u64::from(name[n - 1]) << 16);
             h = step(h, w);
+            // The five bytes above the name's are neither 0 nor '/'.
+            bad = odd(w | 0xFFFF_FFFF_FF00_0000);
         }
-        4..=8 => h = step(h, half(&name[..4]) | (half(&name[n - 4..]) << 32)),
+        4..=8 => {
+            let w = half(&name[..4]) | (half(&name[n - 4..]) << 32);
+            h = step(h, w);
+            bad = odd(w);
+        }
         _ => {
             let mut words = name.chunks_exact(8);
             for c in &mut words {
-                h = step(h, word(c));
+                let w = word(c);
+                h = step(h, w);
+                bad |= odd(w);
             }
             if !words.remainder().is_empty() {
-                h = step(h, word(&name[n - 8..]));
+                let w = word(&name[n - 8..]);
+                h = step(h, w);
+                bad |= odd(w);
             }
         }
     }
-    step(h, h >> 32)
+    (step(h, h >> 32), bad == 0)
 }
 
 #[cfg(test)]
@@ -1523,6 +1569,39 @@ mod tests {
         prints.dedup();
         assert_eq!(prints.len(), distinct.len());
         assert_ne!(name_fingerprint(b"0000"), name_fingerprint(b"10000"));
+    }
+
+    #[test]
+    fn scan_name_finds_every_slash_and_nul() {
+        let bytes = [0u8, 1, b'.', b'/', b'0', b'a', 0x7F, 0x80, 0xAF, 0xD0, 0xFF];
+        for n in 0..=40usize {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(scan_name(&base).1);
+            for at in 0..n {
+                for &b in &bytes {
+                    let mut name = base.clone();
+                    name[at] = b;
+                    let plain = !name.iter().any(|&c| c == b'/' || c == 0);
+                    let (print, ok) = scan_name(&name);
+                    assert_eq!(ok, plain, "{name:?}");
+                    assert_eq!(print, name_fingerprint(&name));
+                }
+            }
+        }
+        // Names of the awkward bytes only (borrows across bytes), pseudo-random.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x % 24) as usize;
+            let name: Vec<u8> = (0..n)
+                .map(|i| bytes[((x >> (i * 2 % 60)) % bytes.len() as u64) as usize])
+                .collect();
+            let plain = !name.iter().any(|&c| c == b'/' || c == 0);
+            assert_eq!(scan_name(&name).1, plain, "{name:?}");
+        }
+        assert!(scan_name(b"").1);
     }
 
     #[test]
