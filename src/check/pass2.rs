@@ -789,7 +789,7 @@ impl<'a> DirCheck<'a> {
                 continue;
             }
             if self.fast && dot_state > 1 && self.clean_entry(e) {
-                if let Some((r, v)) = leaf {
+                if let (Some((r, v)), true) = (leaf, e.inode != 0) {
                     self.note_leaf_hash(e, r, v, area, &mut hashes);
                 }
                 dot_state += 1;
