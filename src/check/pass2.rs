@@ -225,6 +225,7 @@ struct Entry<'a> {
 /// The entries of an area (a block, or an inline area whose entries may be 8 bytes short of a
 /// whole 12), in place: stops at the first entry whose lengths do not fit, kept in
 /// [`Entries::bad`] as (offset, rec_len, name_len). Each step advances at least 8 bytes.
+#[derive(Clone)]
 struct Entries<'a> {
     area: &'a [u8],
     pos: usize,
@@ -319,6 +320,11 @@ struct DirCheck<'a> {
     /// Encrypted and casefolded: every entry but `.` and `..` carries its hash after the name.
     hash_in_dirent: bool,
     casefold: bool,
+    /// No encryption policy, casefolding, stored hashes, nor root: an entry can be accepted by
+    /// [`DirCheck::clean_entry`].
+    fast: bool,
+    /// The group the last entry's inode was in (see [`DirCheck::group_span_of`]).
+    group_span: GroupSpan,
     names: NameSet,
     /// Entries checked so far (orders the names of directories, see `link_to_dir`).
     ordinal: u32,
@@ -339,6 +345,9 @@ impl<'a> DirCheck<'a> {
         scratch: Scratch,
     ) -> DirCheck<'a> {
         let flags = slot.flags();
+        let policy = extras.policy(slot.ino());
+        let hash_in_dirent = flags & dir::ENCRYPT_FL != 0 && flags & dir::CASEFOLD_FL != 0;
+        let casefold = ctx.casefold_fs && flags & dir::CASEFOLD_FL != 0;
         DirCheck {
             ctx,
             index,
@@ -346,9 +355,11 @@ impl<'a> DirCheck<'a> {
             slot,
             ino: slot.ino(),
             encrypted: flags & dir::ENCRYPT_FL != 0,
-            policy: extras.policy(slot.ino()),
-            hash_in_dirent: flags & dir::ENCRYPT_FL != 0 && flags & dir::CASEFOLD_FL != 0,
-            casefold: ctx.casefold_fs && flags & dir::CASEFOLD_FL != 0,
+            policy,
+            hash_in_dirent,
+            casefold,
+            fast: policy.is_none() && !casefold && !hash_in_dirent && slot.ino() != dir::ROOT_INO,
+            group_span: GroupSpan::default(),
             names: scratch.names,
             ordinal: 0,
             links: scratch.links,
@@ -761,56 +772,166 @@ impl<'a> DirCheck<'a> {
                 ),
             }
         }
-        let (count, bad) = Entries::survey(area, 12);
+        let leaf = role.filter(|r| !r.node && r.refs > 0).zip(hash_v);
+        let mut dot_state = if l == 0 { 0 } else { 2 };
+        let mut hashes = LeafHashes::default();
+        let mut it = Entries::new(area, 12);
+        let mut count = 0usize;
+        // The block's own finding (an entry that does not fit) comes before every finding of
+        // its entries: it is looked for ahead at the first entry the general path takes.
+        // Entries no check finds fault with (`clean_entry`) report nothing.
+        let mut bad_reported = false;
+        while let Some(e) = it.next() {
+            let e = &e;
+            count += 1;
+            if is_tail(e) {
+                dot_state += 1;
+                continue;
+            }
+            if self.fast && dot_state > 1 && self.clean_entry(e) {
+                if let (Some((r, v)), true) = (leaf, e.inode != 0) {
+                    self.note_leaf_hash(e, r, v, area, &mut hashes);
+                }
+                dot_state += 1;
+                continue;
+            }
+            if !bad_reported {
+                bad_reported = true;
+                let mut rest = it.clone();
+                rest.by_ref().for_each(drop);
+                self.report_bad_entry(l, p, rest.bad);
+            }
+            self.check_entry(e, dot_state, l);
+            if self.hash_in_dirent && dot_state > 1 {
+                self.check_dirent_hash_room(e, l);
+            }
+            if let (Some((r, v)), true) = (leaf, e.inode != 0 && dot_state > 1) {
+                self.note_leaf_hash(e, r, v, area, &mut hashes);
+            }
+            dot_state += 1;
+        }
+        if !bad_reported {
+            self.report_bad_entry(l, p, it.bad);
+        }
+        if let (Some((r, _)), Some((name, h))) = (leaf, hashes.first_out) {
+            self.report(
+                RuleId::HtreeLeafHash,
+                format!(
+                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
+                    hashes.out, r.min, r.max, hashes.low, hashes.high
+                ),
+            );
+        }
+        if l == 0 && count < 2 && it.bad.is_none() {
+            if count == 0 {
+                self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
+            }
+            self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
+        }
+    }
+
+    /// `(offset, rec_len, name_len)` of the entry of block `l` (at `p`) that does not fit.
+    fn report_bad_entry(&mut self, l: u64, p: u64, bad: Option<(usize, usize, usize)>) {
         if let Some((off, rec_len, name_len)) = bad {
             self.report(
                 RuleId::DirEntryCorrupt,
                 format!("directory block {l} (block {p}), offset {off}: rec_len {rec_len}, name_len {name_len} do not fit (rec_len >= 12, multiple of 4, inside the block, >= name_len + 8)"),
             );
         }
-        let leaf_range = role.filter(|r| !r.node && r.refs > 0);
-        let mut dot_state = if l == 0 { 0 } else { 2 };
-        // (lowest, highest, names out of range, first name out of range)
-        let mut hashes: (u32, u32, u32, Option<(String, u32)>) = (u32::MAX, 0, 0, None);
-        for e in Entries::new(area, 12) {
-            let e = &e;
-            if e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE {
-                dot_state += 1;
-                continue;
+    }
+
+    /// Fold the hash of a leaf entry's name into the block's summary.
+    fn note_leaf_hash(
+        &self,
+        e: &Entry<'_>,
+        r: DxBlock,
+        version: u8,
+        area: &[u8],
+        hashes: &mut LeafHashes,
+    ) {
+        let Some(h) = self.leaf_hash(e, version, area) else {
+            return;
+        };
+        hashes.low = hashes.low.min(h);
+        hashes.high = hashes.high.max(h);
+        if (!r.first && h < r.min) || h > r.max {
+            hashes.out += 1;
+            if hashes.first_out.is_none() {
+                hashes.first_out = Some((String::from_utf8_lossy(e.name).into_owned(), h));
             }
-            self.check_entry(e, dot_state, l);
-            if self.hash_in_dirent && dot_state > 1 {
-                self.check_dirent_hash_room(e, l);
-            }
-            if let (Some(r), Some(v), true) = (leaf_range, hash_v, e.inode != 0 && dot_state > 1) {
-                if let Some(h) = self.leaf_hash(e, v, area) {
-                    hashes.0 = hashes.0.min(h);
-                    hashes.1 = hashes.1.max(h);
-                    if (!r.first && h < r.min) || h > r.max {
-                        hashes.2 += 1;
-                        if hashes.3.is_none() {
-                            hashes.3 = Some((String::from_utf8_lossy(e.name).into_owned(), h));
-                        }
-                    }
-                }
-            }
-            dot_state += 1;
         }
-        if let (Some(r), Some((name, h))) = (leaf_range, hashes.3) {
-            self.report(
-                RuleId::HtreeLeafHash,
-                format!(
-                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
-                    hashes.2, r.min, r.max, hashes.0, hashes.1
-                ),
-            );
+    }
+
+    /// An entry after `.` and `..` of a [`DirCheck::fast`] directory that no check of
+    /// [`DirCheck::check_entry`] would report, taken with the same effects (ordinal, name
+    /// remembered, reference counted): true. False, with nothing changed, when the entry needs
+    /// the general path (anything to report, a directory, a full name set).
+    fn clean_entry(&mut self, e: &Entry<'_>) -> bool {
+        let ino = e.inode;
+        if ino == 0 {
+            self.ordinal = self.ordinal.saturating_add(1);
+            return true;
         }
-        if l == 0 && count < 2 && bad.is_none() {
-            if count == 0 {
-                self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
-            }
-            self.report(RuleId::DirMissingDotdot, "block 0 has no '..' entry".into());
+        let c = self.ctx;
+        if ino == self.ino
+            || ino == dir::ROOT_INO
+            || ino < c.first_ino
+            || ino > c.inodes_count
+            || matches!(e.name, b"" | b"." | b"..")
+            || self.names.full
+        {
+            return false;
         }
+        let span = self.group_span_of(ino);
+        if ino >= span.live_end || self.extras.is_bb_inode(ino) {
+            return false;
+        }
+        let Some(target) = self.index.get_in_group(ino, span.group, ino - span.first) else {
+            return false;
+        };
+        let want = if c.filetype {
+            file_type_of_mode(target.mode())
+        } else {
+            0
+        };
+        if e.file_type != want || target.is_dir() {
+            return false;
+        }
+        let (print, plain) = scan_name(e.name);
+        if !plain || !self.names.insert(print) {
+            return false;
+        }
+        if self.names.len() >= MAX_NAMES_PER_DIR {
+            self.names.full = true;
+        }
+        self.ordinal = self.ordinal.saturating_add(1);
+        target.count_reference();
+        true
+    }
+
+    /// The group holding `ino` (at least 1), remembered from one entry to the next (the
+    /// entries of a directory mostly name inodes of one group).
+    fn group_span_of(&mut self, ino: u32) -> GroupSpan {
+        let span = self.group_span;
+        if span.first <= ino && ino < span.end {
+            return span;
+        }
+        let ipg = self.ctx.ipg.max(1);
+        let group = (ino - 1) / ipg;
+        let first = group * ipg + 1;
+        let end = first.saturating_add(ipg);
+        let live_end = match self.ctx.groups.get(group as usize) {
+            Some(&(true, _)) => first,
+            Some(&(false, first_unused)) => first_unused.clamp(first, end),
+            None => end,
+        };
+        self.group_span = GroupSpan {
+            first,
+            end,
+            live_end,
+            group,
+        };
+        self.group_span
     }
 
     /// The hash of a leaf entry's name: the one stored in the entry when the directory is
@@ -1150,6 +1271,45 @@ impl<'a> DirCheck<'a> {
     }
 }
 
+/// The inodes of one group, as the entry checks see them.
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupSpan {
+    /// First inode of the group.
+    first: u32,
+    /// Inode past the group's last.
+    end: u32,
+    /// Inode past the last that `PR_2_INOREF_BG_INO_UNINIT` / `PR_2_INOREF_IN_UNUSED` allow
+    /// (`first` when the group's table is INODE_UNINIT, the unused tail's first otherwise).
+    live_end: u32,
+    group: u32,
+}
+
+/// The padding entry that holds a leaf block's checksum tail.
+fn is_tail(e: &Entry<'_>) -> bool {
+    e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE
+}
+
+/// The hashes of one htree leaf block's names against the range its index gives.
+struct LeafHashes {
+    low: u32,
+    high: u32,
+    /// Names outside the range.
+    out: u32,
+    /// The first of them, with its hash.
+    first_out: Option<(String, u32)>,
+}
+
+impl Default for LeafHashes {
+    fn default() -> LeafHashes {
+        LeafHashes {
+            low: u32::MAX,
+            high: 0,
+            out: 0,
+            first_out: None,
+        }
+    }
+}
+
 /// An entry's name, formatted (lossily) only when a finding needs it.
 struct EName<'a>(&'a [u8]);
 
@@ -1236,6 +1396,7 @@ struct NameSet {
 
 impl NameSet {
     /// Remember `h`; false when it was already there.
+    #[inline]
     fn insert(&mut self, h: u64) -> bool {
         if h == 0 {
             let fresh = !self.has_zero;
@@ -1264,6 +1425,8 @@ impl NameSet {
     }
 
     /// Twice the slots (64 at first), every fingerprint placed again.
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
@@ -1309,8 +1472,25 @@ fn fingerprint_key() -> u64 {
 /// 8; names under 8 bytes as two overlapping halves or three bytes), each through a bijective
 /// mixing step, so two names of one length that differ in a single word never collide; a last
 /// step makes the top bits, which index [`NameSet`], depend on every bit.
+#[inline]
 fn name_fingerprint(name: &[u8]) -> u64 {
+    scan_name(name).0
+}
+
+/// Per byte of `v`: the high bit set in (at least) the lowest zero byte; 0 when no byte is
+/// zero.
+#[inline]
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080
+}
+
+/// [`name_fingerprint`] of `name`, and whether the name is free of '/' and NUL, tested on the
+/// same words the fingerprint reads (every byte of the name is in one of them).
+#[inline]
+fn scan_name(name: &[u8]) -> (u64, bool) {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    const SLASHES: u64 = 0x2F2F_2F2F_2F2F_2F2F;
+    let odd = |w: u64| zero_bytes(w) | zero_bytes(w ^ SLASHES);
     let step = |h: u64, w: u64| {
         let h = (h ^ w).wrapping_mul(K);
         h ^ (h >> 29)
@@ -1329,25 +1509,36 @@ fn name_fingerprint(name: &[u8]) -> u64 {
     // The length through a whole step of its own (xored straight into the first word, it
     // could cancel a one-bit difference of the data: '0000' and '10000').
     let mut h = step(fingerprint_key(), n as u64);
+    let mut bad = 0;
     match n {
         0 => {}
         1..=3 => {
             let w =
                 u64::from(name[0]) | (u64::from(name[n / 2]) << 8) | (u64::from(name[n - 1]) << 16);
             h = step(h, w);
+            // The five bytes above the name's are neither 0 nor '/'.
+            bad = odd(w | 0xFFFF_FFFF_FF00_0000);
         }
-        4..=8 => h = step(h, half(&name[..4]) | (half(&name[n - 4..]) << 32)),
+        4..=8 => {
+            let w = half(&name[..4]) | (half(&name[n - 4..]) << 32);
+            h = step(h, w);
+            bad = odd(w);
+        }
         _ => {
             let mut words = name.chunks_exact(8);
             for c in &mut words {
-                h = step(h, word(c));
+                let w = word(c);
+                h = step(h, w);
+                bad |= odd(w);
             }
             if !words.remainder().is_empty() {
-                h = step(h, word(&name[n - 8..]));
+                let w = word(&name[n - 8..]);
+                h = step(h, w);
+                bad |= odd(w);
             }
         }
     }
-    step(h, h >> 32)
+    (step(h, h >> 32), bad == 0)
 }
 
 #[cfg(test)]
@@ -1378,6 +1569,39 @@ mod tests {
         prints.dedup();
         assert_eq!(prints.len(), distinct.len());
         assert_ne!(name_fingerprint(b"0000"), name_fingerprint(b"10000"));
+    }
+
+    #[test]
+    fn scan_name_finds_every_slash_and_nul() {
+        let bytes = [0u8, 1, b'.', b'/', b'0', b'a', 0x7F, 0x80, 0xAF, 0xD0, 0xFF];
+        for n in 0..=40usize {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(scan_name(&base).1);
+            for at in 0..n {
+                for &b in &bytes {
+                    let mut name = base.clone();
+                    name[at] = b;
+                    let plain = !name.iter().any(|&c| c == b'/' || c == 0);
+                    let (print, ok) = scan_name(&name);
+                    assert_eq!(ok, plain, "{name:?}");
+                    assert_eq!(print, name_fingerprint(&name));
+                }
+            }
+        }
+        // Names of the awkward bytes only (borrows across bytes), pseudo-random.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x % 24) as usize;
+            let name: Vec<u8> = (0..n)
+                .map(|i| bytes[((x >> (i * 2 % 60)) % bytes.len() as u64) as usize])
+                .collect();
+            let plain = !name.iter().any(|&c| c == b'/' || c == 0);
+            assert_eq!(scan_name(&name).1, plain, "{name:?}");
+        }
+        assert!(scan_name(b"").1);
     }
 
     #[test]
