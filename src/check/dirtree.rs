@@ -2,13 +2,19 @@
 //! directory references pass 2 counts (e2fsck's `inode_count` icount, `dir_info` parent and
 //! dotdot), plus the path resolution that names inodes in findings.
 //!
-//! Memory: the walk's [`InodeFacts`] (16 bytes per in-use inode, taken over, not copied), one
-//! 4-byte reference counter per in-use inode, 16 bytes per directory (parent, `..`, first name), and
-//! the rank directory that finds an inode's slot: per group 12 bytes, plus, for groups where at
-//! least one inode in 64 is in use, 12 bytes per 64 inodes of the group (at most 12 bytes per
-//! in-use inode). A lookup is then a bit test and a popcount instead of a binary search over
-//! every in-use inode; sparse groups fall back to a binary search within the group. Counters are
-//! atomics so pass 2 runs over directories in parallel.
+//! The index keeps the walk's lists, one per group, as the workers made them (joining them into
+//! one list was a serial copy of every in-use inode) and builds each group's part in parallel.
+//! Slot positions count across groups, in inode order: the counters and the directory list are
+//! indexed by them.
+//!
+//! Memory, per in-use inode: its [`InodeFacts`] (16 bytes, taken over, not copied), a 4-byte
+//! reference counter, and for a directory 20 more bytes (its position, parent, `..`, first
+//! name). Per group up to the last with an in-use inode: 32 bytes (its list, first slot, rank
+//! offset). The rank words that find an inode's slot: for groups where at least one inode in 64
+//! is in use, 16 bytes per 64 inodes of the group (so at most 16 bytes per in-use inode). A
+//! lookup is then a bit test and a popcount instead of a binary search; sparse groups fall back
+//! to a binary search within the group. Counters are atomics so pass 2 runs over directories in
+//! parallel.
 
 use super::walk::InodeFacts;
 use crate::dir;
@@ -44,101 +50,29 @@ struct RankWord {
     rank: u32,
 }
 
-/// Where a group's in-use inodes are among the slots.
-#[derive(Clone, Copy, Debug, Default)]
-struct GroupRank {
-    /// Slot of the group's first in-use inode.
-    first: u32,
-    /// Number of in-use inodes of the group.
-    count: u32,
-    /// First word in [`Rank::words`] of a dense group; `u32::MAX` for a sparse one.
-    words: u32,
-}
+const _: () = assert!(std::mem::size_of::<RankWord>() <= 16);
+const _: () = assert!(std::mem::size_of::<Segment>() <= 32);
 
-/// Inode number -> slot position, built once from the sorted inode numbers.
+/// No rank words: a sparse group, searched by binary search.
+const SPARSE: u32 = u32::MAX;
+
+/// One group's in-use inodes, as the walk produced them (sorted, taken over, not copied), and
+/// where they sit among the slots.
 #[derive(Debug, Default)]
-struct Rank {
-    ipg: u32,
-    groups: Vec<GroupRank>,
-    words: Vec<RankWord>,
+struct Segment {
+    /// Slot position of the group's first in-use inode (positions count across groups).
+    first: u32,
+    /// First word in [`InodeIndex::words`] of a dense group; [`SPARSE`] for a sparse one.
+    words: u32,
+    facts: Vec<InodeFacts>,
 }
 
-impl Rank {
-    fn build(facts: &[InodeFacts], ipg: u32) -> Rank {
-        let ipg = ipg.max(1);
-        let group_of = |ino: u32| (ino.saturating_sub(1) / ipg) as usize;
-        let ngroups = facts.last().map_or(0, |f| group_of(f.ino) + 1);
-        let mut groups = vec![GroupRank::default(); ngroups];
-        // The facts are sorted: one division per group, not per inode.
-        let mut i = 0;
-        while let Some(f) = facts.get(i) {
-            let g = group_of(f.ino);
-            let end = (g as u64 + 1) * u64::from(ipg);
-            let count = facts[i..]
-                .iter()
-                .take_while(|f| u64::from(f.ino.saturating_sub(1)) < end)
-                .count();
-            groups[g] = GroupRank {
-                first: i as u32,
-                count: count as u32,
-                words: u32::MAX,
-            };
-            i += count.max(1);
-        }
-        let words_per_group = ipg.div_ceil(64) as usize;
-        let mut words = Vec::new();
-        for g in groups.iter_mut() {
-            // Dense when a word per 64 inodes costs at most one word per in-use inode.
-            if g.count == 0 || (g.count as usize) < words_per_group {
-                g.words = u32::MAX;
-                continue;
-            }
-            let Ok(base) = u32::try_from(words.len()) else {
-                g.words = u32::MAX;
-                continue;
-            };
-            g.words = base;
-            words.resize(words.len() + words_per_group, RankWord::default());
-            let slots = &facts[g.first as usize..(g.first + g.count) as usize];
-            let base_ino = slots.first().map_or(0, |f| (f.ino - 1) / ipg * ipg);
-            for f in slots {
-                let bit = f.ino - 1 - base_ino;
-                words[base as usize + (bit / 64) as usize].bits |= 1 << (bit % 64);
-            }
-            let mut rank = 0;
-            for w in &mut words[base as usize..base as usize + words_per_group] {
-                w.rank = rank;
-                rank += w.bits.count_ones();
-            }
-        }
-        Rank { ipg, groups, words }
-    }
-
-    fn find(&self, facts: &[InodeFacts], ino: u32) -> Option<usize> {
-        let n = ino.checked_sub(1)?;
-        let g = n / self.ipg;
-        self.find_in_group(facts, ino, g, n - g * self.ipg)
-    }
-
-    /// [`Rank::find`] with `ino - 1` already split into group `group` and index `bit` in it.
-    fn find_in_group(&self, facts: &[InodeFacts], ino: u32, group: u32, bit: u32) -> Option<usize> {
-        let g = self.groups.get(group as usize)?;
-        if g.count == 0 {
-            return None;
-        }
-        let first = g.first as usize;
-        if g.words == u32::MAX {
-            let slots = facts.get(first..first + g.count as usize)?;
-            return slots
-                .binary_search_by_key(&ino, |f| f.ino)
-                .ok()
-                .map(|i| first + i);
-        }
-        let w = self.words.get(g.words as usize + (bit / 64) as usize)?;
-        let below = w.bits & ((1u64 << (bit % 64)) - 1);
-        ((w.bits >> (bit % 64)) & 1 != 0)
-            .then(|| first + w.rank as usize + below.count_ones() as usize)
-    }
+/// What the parallel build finds in one group.
+struct GroupBuilt {
+    /// The rank words (empty for a sparse group).
+    words: Vec<RankWord>,
+    /// Positions of the directories within the group.
+    dirs: Vec<u32>,
 }
 
 /// A directory's links as pass 2 finds them.
@@ -162,10 +96,15 @@ impl Default for DirLinks {
     }
 }
 
-/// The in-use inodes, sorted by number, with pass 2's counters.
+/// The in-use inodes, by number, with pass 2's counters.
 #[derive(Debug, Default)]
 pub struct InodeIndex {
-    facts: Vec<InodeFacts>,
+    /// Inodes per group (at least 1).
+    ipg: u32,
+    /// Per group, up to the last group with an in-use inode.
+    segs: Vec<Segment>,
+    /// The rank words of the dense groups.
+    words: Vec<RankWord>,
     /// Per slot: every directory entry naming it, `.` and `..` included (e2fsck's
     /// inode_count).
     counts: Vec<AtomicU32>,
@@ -173,19 +112,20 @@ pub struct InodeIndex {
     dirs: Vec<u32>,
     /// Per directory, in the order of `dirs`.
     links: Vec<DirLinks>,
-    rank: Rank,
 }
 
 /// An in-use inode as pass 1 saw it, with pass 2's counters.
 #[derive(Clone, Copy, Debug)]
 pub struct InodeSlot<'a> {
     index: &'a InodeIndex,
-    pos: usize,
+    facts: &'a InodeFacts,
+    /// Slot position (the counters' index).
+    pos: u32,
 }
 
 impl<'a> InodeSlot<'a> {
     fn facts(&self) -> &'a InodeFacts {
-        &self.index.facts[self.pos]
+        self.facts
     }
     /// The inode number.
     pub fn ino(&self) -> u32 {
@@ -213,15 +153,14 @@ impl<'a> InodeSlot<'a> {
     }
     /// Every directory entry naming this inode, `.` and `..` included.
     pub fn refs(&self) -> u32 {
-        self.index.counts[self.pos].load(Relaxed)
+        self.index.counts[self.pos as usize].load(Relaxed)
     }
     /// Record one reference from a directory entry.
     pub fn count_reference(&self) {
-        self.index.counts[self.pos].fetch_add(1, Relaxed);
+        self.index.counts[self.pos as usize].fetch_add(1, Relaxed);
     }
     fn links(&self) -> Option<&'a DirLinks> {
-        let pos = u32::try_from(self.pos).ok()?;
-        let d = self.index.dirs.binary_search(&pos).ok()?;
+        let d = self.index.dirs.binary_search(&self.pos).ok()?;
         self.index.links.get(d)
     }
     /// For a directory: the smallest directory inode holding a name for it (0 = none).
@@ -265,64 +204,222 @@ impl<'a> InodeSlot<'a> {
     }
 }
 
-impl InodeIndex {
-    /// Build from the walk's facts (sorted by inode number; re-sorted and de-duplicated if not,
-    /// duplicates keeping the first). `ipg` is the inodes per group.
-    pub fn new(mut facts: Vec<InodeFacts>, ipg: u32) -> InodeIndex {
-        if !facts.is_sorted_by(|a, b| a.ino < b.ino) {
-            facts.sort_by_key(|f| f.ino);
-            facts.dedup_by_key(|f| f.ino);
+/// The rank words and directories of group `g` (its `facts`), or `None` when the facts are not
+/// strictly ascending inodes of that group (then the index is built the slow way).
+fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
+    let base = u64::try_from(g).ok()? * u64::from(ipg);
+    let words_per_group = ipg.div_ceil(64) as usize;
+    // Dense when a word per 64 inodes costs at most one word per in-use inode.
+    let dense = facts.len() >= words_per_group;
+    let mut words = if dense {
+        vec![RankWord::default(); words_per_group]
+    } else {
+        Vec::new()
+    };
+    let mut dirs = Vec::new();
+    let mut prev: Option<u32> = None;
+    for (i, f) in facts.iter().enumerate() {
+        let bit = u64::from(f.ino).checked_sub(1)?.checked_sub(base)?;
+        if bit >= u64::from(ipg) || prev.is_some_and(|p| p >= f.ino) {
+            return None;
         }
-        let (rank, (counts, dirs)) = rayon::join(
-            || Rank::build(&facts, ipg),
+        prev = Some(f.ino);
+        if dense {
+            words[(bit / 64) as usize].bits |= 1 << (bit % 64);
+        }
+        if f.is_dir() {
+            dirs.push(u32::try_from(i).ok()?);
+        }
+    }
+    let mut rank = 0;
+    for w in &mut words {
+        w.rank = rank;
+        rank += w.bits.count_ones();
+    }
+    Some(GroupBuilt { words, dirs })
+}
+
+/// `facts` sorted by inode number (duplicates keeping the first, inode 0 dropped) and split
+/// into one list per group.
+fn by_group(mut facts: Vec<InodeFacts>, ipg: u32) -> Vec<Vec<InodeFacts>> {
+    let ipg = ipg.max(1);
+    if !facts.is_sorted_by(|a, b| a.ino < b.ino) {
+        facts.sort_by_key(|f| f.ino);
+        facts.dedup_by_key(|f| f.ino);
+    }
+    let mut groups: Vec<Vec<InodeFacts>> = Vec::new();
+    for f in facts.into_iter().filter(|f| f.ino != 0) {
+        let g = ((f.ino - 1) / ipg) as usize;
+        if groups.len() <= g {
+            groups.resize_with(g + 1, Vec::new);
+        }
+        groups[g].push(f);
+    }
+    groups
+}
+
+impl InodeIndex {
+    /// Build from in-use inodes in any order (sorted, duplicates keeping the first).
+    /// `ipg` is the inodes per group.
+    pub fn new(facts: Vec<InodeFacts>, ipg: u32) -> InodeIndex {
+        // Sorted, unique, non-zero and split by group, the lists pass every test of the build.
+        InodeIndex::build(by_group(facts, ipg), ipg).unwrap_or_default()
+    }
+
+    /// Build from the walk's in-use inodes, one list per group (`groups[g]`: group `g`'s, by
+    /// number), taken over as they are. Lists that are not strictly ascending inodes of their
+    /// group (not what the walk makes) are sorted out through [`InodeIndex::new`].
+    pub fn from_groups(groups: Vec<Vec<InodeFacts>>, ipg: u32) -> InodeIndex {
+        InodeIndex::build(groups, ipg).unwrap_or_else(|g| InodeIndex::new(g.concat(), ipg))
+    }
+
+    /// Each group's rank words and directories are found in parallel, and the counters are
+    /// allocated (and faulted in) meanwhile: nothing here touches every inode serially.
+    fn build(
+        mut groups: Vec<Vec<InodeFacts>>,
+        ipg: u32,
+    ) -> Result<InodeIndex, Vec<Vec<InodeFacts>>> {
+        use rayon::prelude::*;
+        let ipg = ipg.max(1);
+        while groups.last().is_some_and(|g| g.is_empty()) {
+            groups.pop();
+        }
+        let mut firsts = Vec::with_capacity(groups.len());
+        let mut total = 0usize;
+        for g in &groups {
+            firsts.push(u32::try_from(total).unwrap_or(u32::MAX));
+            total += g.len();
+        }
+        if u32::try_from(total).is_err() {
+            return Err(groups);
+        }
+        let (built, counts) = rayon::join(
             || {
-                let counts = (0..facts.len()).map(|_| AtomicU32::new(0)).collect();
-                let dirs: Vec<u32> = facts
-                    .iter()
+                groups
+                    .par_iter()
                     .enumerate()
-                    .filter(|(_, f)| f.is_dir())
-                    .filter_map(|(i, _)| u32::try_from(i).ok())
-                    .collect();
-                (counts, dirs)
+                    .map(|(g, facts)| build_group(facts, g, ipg))
+                    .collect::<Option<Vec<GroupBuilt>>>()
+            },
+            || {
+                (0..total)
+                    .into_par_iter()
+                    .map(|_| AtomicU32::new(0))
+                    .collect::<Vec<_>>()
             },
         );
+        let Some(built) = built else {
+            return Err(groups);
+        };
+        let mut words = Vec::new();
+        let mut dirs = Vec::new();
+        let mut segs = Vec::with_capacity(groups.len());
+        for ((facts, b), first) in groups.into_iter().zip(built).zip(firsts) {
+            let at = if b.words.is_empty() {
+                SPARSE
+            } else {
+                u32::try_from(words.len()).unwrap_or(SPARSE)
+            };
+            if at != SPARSE {
+                words.extend_from_slice(&b.words);
+            }
+            dirs.extend(b.dirs.iter().map(|&i| first + i));
+            segs.push(Segment {
+                first,
+                words: at,
+                facts,
+            });
+        }
         let links = dirs.iter().map(|_| DirLinks::default()).collect();
-        InodeIndex {
-            facts,
+        Ok(InodeIndex {
+            ipg,
+            segs,
+            words,
             counts,
             dirs,
             links,
-            rank,
-        }
+        })
     }
+
     /// The slot of `ino` when it is in use.
     pub fn get(&self, ino: u32) -> Option<InodeSlot<'_>> {
-        self.rank
-            .find(&self.facts, ino)
-            .filter(|&pos| self.facts.get(pos).is_some_and(|f| f.ino == ino))
-            .map(|pos| InodeSlot { index: self, pos })
+        let n = ino.checked_sub(1)?;
+        let ipg = self.ipg.max(1);
+        let g = n / ipg;
+        self.find_in_group(ino, g, n - g * ipg)
     }
+
     /// [`InodeIndex::get`] for a caller that has split `ino - 1` by the inodes per group
     /// (`ino - 1 = group * ipg + index`) already.
     pub fn get_in_group(&self, ino: u32, group: u32, index: u32) -> Option<InodeSlot<'_>> {
-        if index >= self.rank.ipg {
+        if index >= self.ipg {
             return self.get(ino);
         }
-        self.rank
-            .find_in_group(&self.facts, ino, group, index)
-            .filter(|&pos| self.facts.get(pos).is_some_and(|f| f.ino == ino))
-            .map(|pos| InodeSlot { index: self, pos })
+        self.find_in_group(ino, group, index)
     }
+
+    /// `ino`'s slot, `ino - 1` being `bit` in group `group` (`bit` below the inodes per group):
+    /// a bit test and a popcount in a dense group, a binary search within a sparse one.
+    fn find_in_group(&self, ino: u32, group: u32, bit: u32) -> Option<InodeSlot<'_>> {
+        let s = self.segs.get(group as usize)?;
+        let i = if s.words == SPARSE {
+            s.facts.binary_search_by_key(&ino, |f| f.ino).ok()?
+        } else {
+            let w = self.words.get(s.words as usize + (bit / 64) as usize)?;
+            let below = w.bits & ((1u64 << (bit % 64)) - 1);
+            if (w.bits >> (bit % 64)) & 1 == 0 {
+                return None;
+            }
+            w.rank as usize + below.count_ones() as usize
+        };
+        let facts = s.facts.get(i).filter(|f| f.ino == ino)?;
+        Some(InodeSlot {
+            index: self,
+            facts,
+            pos: s.first + i as u32,
+        })
+    }
+
+    /// The slot at position `pos` (below the number of slots).
+    fn at(&self, pos: u32) -> InodeSlot<'_> {
+        // The last group starting at or before `pos` holds it (empty groups before it start
+        // where it starts; those after it start past `pos`).
+        let g = self.segs.partition_point(|s| s.first <= pos) - 1;
+        let s = &self.segs[g];
+        InodeSlot {
+            index: self,
+            facts: &s.facts[(pos - s.first) as usize],
+            pos,
+        }
+    }
+
     /// Every in-use inode, by number.
-    pub fn slots(&self) -> impl ExactSizeIterator<Item = InodeSlot<'_>> + '_ {
-        (0..self.facts.len()).map(move |pos| InodeSlot { index: self, pos })
+    #[cfg(test)]
+    fn slots(&self) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
+        (0..self.group_count()).flat_map(move |g| self.group_slots(g))
     }
+
+    /// Number of groups with slots (every in-use inode is in a group below it).
+    pub fn group_count(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Group `g`'s in-use inodes, by number (none past [`InodeIndex::group_count`]).
+    pub fn group_slots(&self, g: usize) -> impl ExactSizeIterator<Item = InodeSlot<'_>> + '_ {
+        let (first, facts) = self
+            .segs
+            .get(g)
+            .map_or((0, &[][..]), |s| (s.first, &s.facts[..]));
+        facts.iter().enumerate().map(move |(i, facts)| InodeSlot {
+            index: self,
+            facts,
+            pos: first + i as u32,
+        })
+    }
+
     /// Every in-use directory, by number.
     pub fn dirs(&self) -> impl ExactSizeIterator<Item = InodeSlot<'_>> + '_ {
-        self.dirs.iter().map(move |&pos| InodeSlot {
-            index: self,
-            pos: pos as usize,
-        })
+        self.dirs.iter().map(move |&pos| self.at(pos))
     }
     /// Number of in-use directories.
     pub fn dir_count(&self) -> usize {
@@ -330,15 +427,12 @@ impl InodeIndex {
     }
     /// The `i`-th directory (in inode order).
     pub fn dir(&self, i: usize) -> InodeSlot<'_> {
-        InodeSlot {
-            index: self,
-            pos: self.dirs[i] as usize,
-        }
+        self.at(self.dirs[i])
     }
     /// Position of directory `ino` among [`InodeIndex::dirs`].
     pub fn dir_position(&self, ino: u32) -> Option<usize> {
         let s = self.get(ino)?;
-        self.dirs.binary_search(&u32::try_from(s.pos).ok()?).ok()
+        self.dirs.binary_search(&s.pos).ok()
     }
 }
 
@@ -491,7 +585,7 @@ fn dir_path(
 pub fn check_namespace(fs: &Filesystem, walk: super::walk::Walk, f: &mut super::Findings) {
     let orphans = walk.orphans;
     let extras = walk.extras;
-    let index = InodeIndex::new(walk.inodes, fs.geo.inodes_per_group);
+    let index = InodeIndex::from_groups(walk.inodes, fs.geo.inodes_per_group);
     let p2 = super::pass2::run(fs, &index, &extras, f);
     super::pass3::run(&index, &p2, fs.geo.inodes_per_group, f);
     super::pass4::run(fs, &index, &orphans, &extras, f);
@@ -539,11 +633,11 @@ mod tests {
         let index = InodeIndex::new(facts(&inos), ipg);
         for ino in 0..1_300 {
             let want = inos.binary_search(&ino).ok();
-            let got = index.get(ino).map(|s| s.pos);
+            let got = index.get(ino).map(|s| s.pos as usize);
             assert_eq!(got, want, "inode {ino}");
             if ino > 0 {
                 let g = (ino - 1) / ipg;
-                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.pos);
+                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.pos as usize);
                 assert_eq!(got, want, "inode {ino} by group");
             }
         }
@@ -555,6 +649,36 @@ mod tests {
                 .filter(|i| i % 7 == 0)
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn lists_by_group_are_taken_over_and_positions_count_across_groups() {
+        let ipg = 100;
+        let groups = vec![facts(&[1, 2, 7, 50]), vec![], facts(&[201, 210, 300]), vec![]];
+        let index = InodeIndex::from_groups(groups, ipg);
+        assert_eq!(index.group_count(), 3);
+        let slots: Vec<(u32, u32)> = index.slots().map(|s| (s.ino(), s.pos)).collect();
+        assert_eq!(
+            slots,
+            [(1, 0), (2, 1), (7, 2), (50, 3), (201, 4), (210, 5), (300, 6)]
+        );
+        let dirs: Vec<(u32, u32)> = index.dirs().map(|s| (s.ino(), s.pos)).collect();
+        assert_eq!(dirs, [(7, 2), (210, 5)]);
+        assert_eq!(index.dir_position(210), Some(1));
+        assert!(index.group_slots(1).len() == 0 && index.group_slots(9).len() == 0);
+        index.get(210).unwrap().count_reference();
+        assert_eq!(index.group_slots(2).map(|s| s.refs()).collect::<Vec<_>>(), [0, 1, 0]);
+    }
+
+    #[test]
+    fn lists_out_of_their_group_or_order_are_sorted_out() {
+        // Group 0's list holds an inode of group 1, group 1's is unsorted with a repeat.
+        let groups = vec![facts(&[3, 12]), facts(&[15, 11, 15])];
+        let index = InodeIndex::from_groups(groups, 10);
+        let inos: Vec<u32> = index.slots().map(|s| s.ino()).collect();
+        assert_eq!(inos, [3, 11, 12, 15]);
+        assert!([3, 11, 12, 15].iter().all(|&i| index.get(i).is_some_and(|s| s.ino() == i)));
+        assert!(index.get(13).is_none() && index.get(0).is_none());
     }
 
     #[test]

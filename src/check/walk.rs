@@ -14,9 +14,11 @@
 //!
 //! [`Walk`] is the interface the directory passes (2, 3, 4) and pass 5 consume:
 //!
-//! - [`Walk::inodes`]: one [`InodeFacts`] (16 bytes) per in-use inode, sorted by inode number,
-//!   reserved inodes included: mode (type), `i_links_count`, `i_flags`, and the number of
-//!   blocks mapped. Look one up with [`Walk::get`], iterate directories with [`Walk::dirs`].
+//! - [`Walk::inodes`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
+//!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; one
+//!   list per group, sorted by inode number, as the workers made them (never joined into one:
+//!   that copy was a serial pass over every in-use inode). Look one up with [`Walk::get`],
+//!   iterate directories with [`Walk::dirs`].
 //! - Directory blocks are not stored: a directory pass re-reads the inode
 //!   (`fs.inode_raw(ino)`, [`crate::inode::Inode::parse`]) and maps it with
 //!   [`crate::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
@@ -83,8 +85,10 @@ impl InodeFacts {
 /// The result of the walk.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Every in-use inode, sorted by inode number.
-    pub inodes: Vec<InodeFacts>,
+    /// Every in-use inode: `inodes[g]` are group `g`'s, sorted by inode number.
+    pub inodes: Vec<Vec<InodeFacts>>,
+    /// Inodes per group (to find an inode's list).
+    pub inodes_per_group: u32,
     /// Inodes on the orphan list (`s_last_orphan` chain) or in the orphan file, sorted.
     pub orphans: Vec<u32>,
     /// Clusters claimed by metadata and by inodes.
@@ -100,14 +104,19 @@ pub struct Walk {
 impl Walk {
     /// Facts of inode `ino` when it is in use.
     pub fn get(&self, ino: u32) -> Option<&InodeFacts> {
-        self.inodes
-            .binary_search_by_key(&ino, |f| f.ino)
+        let g = ino.checked_sub(1)? / self.inodes_per_group.max(1);
+        let list = self.inodes.get(g as usize)?;
+        list.binary_search_by_key(&ino, |f| f.ino)
             .ok()
-            .map(|i| &self.inodes[i])
+            .map(|i| &list[i])
+    }
+    /// Every in-use inode, by number.
+    pub fn all(&self) -> impl Iterator<Item = &InodeFacts> {
+        self.inodes.iter().flatten()
     }
     /// Every in-use directory.
     pub fn dirs(&self) -> impl Iterator<Item = &InodeFacts> {
-        self.inodes.iter().filter(|f| f.is_dir())
+        self.all().filter(|f| f.is_dir())
     }
     /// True when `ino` is on the orphan list or in the orphan file.
     pub fn is_orphan(&self, ino: u32) -> bool {
@@ -140,8 +149,8 @@ pub(super) struct XattrRef {
 #[derive(Default)]
 pub(super) struct Acc {
     pub findings: Findings,
-    /// In-use inodes, one list per group walked (in order; joined once at the end, so merging
-    /// workers moves lists, not inodes).
+    /// In-use inodes, one list per group walked (in order; merging workers moves lists, not
+    /// inodes, and the lists are kept: see [`Walk::inodes`]).
     pub inodes: Vec<Vec<InodeFacts>>,
     pub claims: Claims,
     pub xattr_blocks: HashMap<u64, XattrRef>,
@@ -657,7 +666,8 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: acc.inodes.concat(),
+        inodes: lists_by_group(acc.inodes, fs.geo.inodes_per_group, groups),
+        inodes_per_group: fs.geo.inodes_per_group,
         orphans,
         claims: acc.claims,
         group_read,
@@ -666,6 +676,28 @@ pub(super) fn run(
     };
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk
+}
+
+/// The workers' in-use lists (one per group walked, in group order) placed at their group's
+/// index: `groups` lists, empty for groups with no in-use inode. A list is placed by its first
+/// inode; one that lands on a taken group is appended to it, and the index sorts that out.
+/// Lists sized for every slot of their group give back what they did not use.
+fn lists_by_group(lists: Vec<Vec<InodeFacts>>, ipg: u32, groups: usize) -> Vec<Vec<InodeFacts>> {
+    let mut out: Vec<Vec<InodeFacts>> = Vec::new();
+    out.resize_with(groups, Vec::new);
+    for mut list in lists {
+        let Some(first) = list.first() else { continue };
+        let g = ((first.ino.max(1) - 1) / ipg.max(1)) as usize;
+        if list.capacity() - list.len() > list.len() / 8 {
+            list.shrink_to_fit();
+        }
+        match out.get_mut(g) {
+            Some(slot) if slot.is_empty() => *slot = list,
+            Some(slot) => slot.append(&mut list),
+            None => out.push(list),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
