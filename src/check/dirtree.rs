@@ -51,13 +51,13 @@ struct RankWord {
 }
 
 const _: () = assert!(std::mem::size_of::<RankWord>() <= 16);
-const _: () = assert!(std::mem::size_of::<Segment>() <= 32);
+const _: () = assert!(std::mem::size_of::<Segment>() <= 56);
 
 /// No rank words: a sparse group, searched by binary search.
 const SPARSE: u32 = u32::MAX;
 
-/// One group's in-use inodes, as the walk produced them (sorted, taken over, not copied), and
-/// where they sit among the slots.
+/// One group's in-use inodes, as the walk produced them (sorted, taken over, not copied), where
+/// they sit among the slots, and their reference counters.
 #[derive(Debug, Default)]
 struct Segment {
     /// Slot position of the group's first in-use inode (positions count across groups).
@@ -65,6 +65,10 @@ struct Segment {
     /// First word in [`InodeIndex::words`] of a dense group; [`SPARSE`] for a sparse one.
     words: u32,
     facts: Vec<InodeFacts>,
+    /// Per slot: `i_links_count` less the directory entries naming the inode so far (`.` and
+    /// `..` included; e2fsck's inode_count, kept as the difference, wrapping, so that pass 4
+    /// finds the inodes whose counts disagree by reading the counters alone).
+    counts: Vec<AtomicU32>,
 }
 
 /// What the parallel build finds in one group.
@@ -73,6 +77,8 @@ struct GroupBuilt {
     words: Vec<RankWord>,
     /// Positions of the directories within the group.
     dirs: Vec<u32>,
+    /// The reference counters, each starting at the inode's `i_links_count`.
+    counts: Vec<AtomicU32>,
 }
 
 /// A directory's links as pass 2 finds them.
@@ -105,9 +111,6 @@ pub struct InodeIndex {
     segs: Vec<Segment>,
     /// The rank words of the dense groups.
     words: Vec<RankWord>,
-    /// Per slot: every directory entry naming it, `.` and `..` included (e2fsck's
-    /// inode_count).
-    counts: Vec<AtomicU32>,
     /// Slot positions of the directories, ascending.
     dirs: Vec<u32>,
     /// Per directory, in the order of `dirs`.
@@ -119,12 +122,14 @@ pub struct InodeIndex {
 pub struct InodeSlot<'a> {
     index: &'a InodeIndex,
     facts: &'a InodeFacts,
-    /// Slot position (the counters' index).
+    count: &'a AtomicU32,
+    /// Slot position (where the directory links are found).
     pos: u32,
 }
 
 impl<'a> InodeSlot<'a> {
-    fn facts(&self) -> &'a InodeFacts {
+    /// What pass 1 recorded of the inode.
+    pub fn facts(&self) -> &'a InodeFacts {
         self.facts
     }
     /// The inode number.
@@ -153,11 +158,11 @@ impl<'a> InodeSlot<'a> {
     }
     /// Every directory entry naming this inode, `.` and `..` included.
     pub fn refs(&self) -> u32 {
-        self.index.counts[self.pos as usize].load(Relaxed)
+        u32::from(self.links_count()).wrapping_sub(self.count.load(Relaxed))
     }
     /// Record one reference from a directory entry.
     pub fn count_reference(&self) {
-        self.index.counts[self.pos as usize].fetch_add(1, Relaxed);
+        self.count.fetch_sub(1, Relaxed);
     }
     fn links(&self) -> Option<&'a DirLinks> {
         let d = self.index.dirs.binary_search(&self.pos).ok()?;
@@ -204,8 +209,9 @@ impl<'a> InodeSlot<'a> {
     }
 }
 
-/// The rank words and directories of group `g` (its `facts`), or `None` when the facts are not
-/// strictly ascending inodes of that group (then the index is built the slow way).
+/// The rank words, directories and counters of group `g` (its `facts`), in one pass over them;
+/// `None` when the facts are not strictly ascending inodes of that group (then the index is
+/// built the slow way).
 fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
     let base = u64::try_from(g).ok()? * u64::from(ipg);
     let words_per_group = ipg.div_ceil(64) as usize;
@@ -217,6 +223,7 @@ fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
         Vec::new()
     };
     let mut dirs = Vec::new();
+    let mut counts = Vec::with_capacity(facts.len());
     let mut prev: Option<u32> = None;
     for (i, f) in facts.iter().enumerate() {
         let bit = u64::from(f.ino).checked_sub(1)?.checked_sub(base)?;
@@ -230,13 +237,18 @@ fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
         if f.is_dir() {
             dirs.push(u32::try_from(i).ok()?);
         }
+        counts.push(AtomicU32::new(u32::from(f.links_count)));
     }
     let mut rank = 0;
     for w in &mut words {
         w.rank = rank;
         rank += w.bits.count_ones();
     }
-    Some(GroupBuilt { words, dirs })
+    Some(GroupBuilt {
+        words,
+        dirs,
+        counts,
+    })
 }
 
 /// `facts` sorted by inode number (duplicates keeping the first, inode 0 dropped) and split
@@ -273,8 +285,9 @@ impl InodeIndex {
         InodeIndex::build(groups, ipg).unwrap_or_else(|g| InodeIndex::new(g.concat(), ipg))
     }
 
-    /// Each group's rank words and directories are found in parallel, and the counters are
-    /// allocated (and faulted in) meanwhile: nothing here touches every inode serially.
+    /// The groups are built in parallel, each in one pass over its inodes (its counters
+    /// allocated and faulted in by the worker that builds it): nothing here touches every
+    /// inode serially.
     fn build(
         mut groups: Vec<Vec<InodeFacts>>,
         ipg: u32,
@@ -293,21 +306,11 @@ impl InodeIndex {
         if u32::try_from(total).is_err() {
             return Err(groups);
         }
-        let (built, counts) = rayon::join(
-            || {
-                groups
-                    .par_iter()
-                    .enumerate()
-                    .map(|(g, facts)| build_group(facts, g, ipg))
-                    .collect::<Option<Vec<GroupBuilt>>>()
-            },
-            || {
-                (0..total)
-                    .into_par_iter()
-                    .map(|_| AtomicU32::new(0))
-                    .collect::<Vec<_>>()
-            },
-        );
+        let built = groups
+            .par_iter()
+            .enumerate()
+            .map(|(g, facts)| build_group(facts, g, ipg))
+            .collect::<Option<Vec<GroupBuilt>>>();
         let Some(built) = built else {
             return Err(groups);
         };
@@ -328,6 +331,7 @@ impl InodeIndex {
                 first,
                 words: at,
                 facts,
+                counts: b.counts,
             });
         }
         let links = dirs.iter().map(|_| DirLinks::default()).collect();
@@ -335,7 +339,6 @@ impl InodeIndex {
             ipg,
             segs,
             words,
-            counts,
             dirs,
             links,
         })
@@ -373,11 +376,16 @@ impl InodeIndex {
             w.rank as usize + below.count_ones() as usize
         };
         let facts = s.facts.get(i).filter(|f| f.ino == ino)?;
-        Some(InodeSlot {
+        Some(self.slot(s, i, facts))
+    }
+
+    fn slot<'a>(&'a self, s: &'a Segment, i: usize, facts: &'a InodeFacts) -> InodeSlot<'a> {
+        InodeSlot {
             index: self,
             facts,
+            count: &s.counts[i],
             pos: s.first + i as u32,
-        })
+        }
     }
 
     /// The slot at position `pos` (below the number of slots).
@@ -386,11 +394,8 @@ impl InodeIndex {
         // where it starts; those after it start past `pos`).
         let g = self.segs.partition_point(|s| s.first <= pos) - 1;
         let s = &self.segs[g];
-        InodeSlot {
-            index: self,
-            facts: &s.facts[(pos - s.first) as usize],
-            pos,
-        }
+        let i = (pos - s.first) as usize;
+        self.slot(s, i, &s.facts[i])
     }
 
     /// Every in-use inode, by number.
@@ -404,17 +409,73 @@ impl InodeIndex {
         self.segs.len()
     }
 
+    /// Number of in-use inodes in group `g`.
+    pub fn group_len(&self, g: usize) -> usize {
+        self.segs.get(g).map_or(0, |s| s.facts.len())
+    }
+
     /// Group `g`'s in-use inodes, by number (none past [`InodeIndex::group_count`]).
-    pub fn group_slots(&self, g: usize) -> impl ExactSizeIterator<Item = InodeSlot<'_>> + '_ {
-        let (first, facts) = self
-            .segs
-            .get(g)
-            .map_or((0, &[][..]), |s| (s.first, &s.facts[..]));
-        facts.iter().enumerate().map(move |(i, facts)| InodeSlot {
-            index: self,
-            facts,
-            pos: first + i as u32,
+    pub fn group_slots(&self, g: usize) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
+        self.segs.get(g).into_iter().flat_map(move |s| {
+            s.facts
+                .iter()
+                .enumerate()
+                .map(move |(i, f)| self.slot(s, i, f))
         })
+    }
+
+    /// Group `g`'s in-use inodes whose references do not (yet) equal `i_links_count`, the
+    /// directories, and the inodes below `below`: by number, found from the counters, the
+    /// directory list and the group's first inodes, without reading every inode's facts.
+    pub fn group_unsettled(
+        &self,
+        g: usize,
+        below: u32,
+    ) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
+        self.segs.get(g).into_iter().flat_map(move |s| {
+            let low = s.facts.partition_point(|f| f.ino < below);
+            let end = s.first + s.facts.len() as u32;
+            let d0 = self.dirs.partition_point(|&p| p < s.first);
+            let d1 = self.dirs.partition_point(|&p| p < end);
+            let mut dirs = self.dirs[d0..d1]
+                .iter()
+                .map(move |&p| (p - s.first) as usize)
+                .peekable();
+            s.counts
+                .iter()
+                .enumerate()
+                .filter(move |&(i, c)| {
+                    // Advanced at every slot, whatever decides.
+                    let dir = dirs.next_if_eq(&i).is_some();
+                    dir || i < low || c.load(Relaxed) != 0
+                })
+                .map(move |(i, _)| self.slot(s, i, &s.facts[i]))
+        })
+    }
+
+    /// Group `g`'s in-use inodes as a little-endian bitmap of its `ipg` inodes (bit `i`:
+    /// inode `g * ipg + i + 1`), into `out`: the rank words of a dense group, else set from the
+    /// group's inodes.
+    pub fn group_bitmap(&self, g: usize, out: &mut Vec<u8>) {
+        let nbytes = (self.ipg as usize).div_ceil(8);
+        out.clear();
+        let Some(s) = self.segs.get(g) else {
+            out.resize(nbytes, 0);
+            return;
+        };
+        if s.words != SPARSE {
+            let n = (self.ipg as usize).div_ceil(64);
+            let words = &self.words[s.words as usize..s.words as usize + n];
+            out.extend(words.iter().flat_map(|w| w.bits.to_le_bytes()));
+            out.truncate(nbytes);
+            return;
+        }
+        out.resize(nbytes, 0);
+        let base = g as u64 * u64::from(self.ipg) + 1;
+        for f in &s.facts {
+            let i = (u64::from(f.ino) - base) as usize;
+            out[i / 8] |= 1 << (i % 8);
+        }
     }
 
     /// Every in-use directory, by number.
@@ -585,7 +646,7 @@ fn dir_path(
 pub fn check_namespace(fs: &Filesystem, walk: super::walk::Walk, f: &mut super::Findings) {
     let orphans = walk.orphans;
     let extras = walk.extras;
-    let index = InodeIndex::from_groups(walk.inodes, fs.geo.inodes_per_group);
+    let index = walk.index;
     let p2 = super::pass2::run(fs, &index, &extras, f);
     super::pass3::run(&index, &p2, fs.geo.inodes_per_group, f);
     super::pass4::run(fs, &index, &orphans, &extras, f);
@@ -665,9 +726,48 @@ mod tests {
         let dirs: Vec<(u32, u32)> = index.dirs().map(|s| (s.ino(), s.pos)).collect();
         assert_eq!(dirs, [(7, 2), (210, 5)]);
         assert_eq!(index.dir_position(210), Some(1));
-        assert!(index.group_slots(1).len() == 0 && index.group_slots(9).len() == 0);
+        assert!(index.group_slots(1).count() == 0 && index.group_slots(9).count() == 0);
         index.get(210).unwrap().count_reference();
         assert_eq!(index.group_slots(2).map(|s| s.refs()).collect::<Vec<_>>(), [0, 1, 0]);
+    }
+
+    #[test]
+    fn group_bitmaps_of_dense_and_sparse_groups() {
+        let ipg = 100;
+        // Group 0 dense (words), group 1 sparse (two inodes), group 2 none.
+        let dense: Vec<u32> = (1..=100).filter(|i| i % 3 != 0).collect();
+        let mut inos = dense.clone();
+        inos.extend([101, 200]);
+        let index = InodeIndex::new(facts(&inos), ipg);
+        let mut out = Vec::new();
+        for g in 0..4usize {
+            index.group_bitmap(g, &mut out);
+            let mut want = vec![0u8; 13];
+            for &i in inos.iter().filter(|&&i| (i - 1) / ipg == g as u32) {
+                let b = (i - 1 - g as u32 * ipg) as usize;
+                want[b / 8] |= 1 << (b % 8);
+            }
+            assert_eq!(out, want, "group {g}");
+        }
+        assert_eq!(index.group_len(0), dense.len());
+        assert_eq!((index.group_len(1), index.group_len(2)), (2, 0));
+    }
+
+    #[test]
+    fn unsettled_slots_are_the_mismatched_the_directories_and_the_reserved() {
+        // links_count 1 everywhere; 7 and 14 are directories.
+        let index = InodeIndex::new(facts(&[1, 2, 5, 7, 9, 11, 14, 15]), 8);
+        for ino in [1, 5, 9, 9, 11, 14] {
+            index.get(ino).unwrap().count_reference();
+        }
+        let refs: Vec<u32> = index.slots().map(|s| s.refs()).collect();
+        assert_eq!(refs, [1, 0, 1, 0, 2, 1, 1, 0]);
+        let mut got = Vec::new();
+        for g in 0..index.group_count() {
+            got.extend(index.group_unsettled(g, 3).map(|s| s.ino()));
+        }
+        // 1, 2: below 3; 7, 14: directories; 2, 7, 9, 15: counts differ.
+        assert_eq!(got, [1, 2, 7, 9, 14, 15]);
     }
 
     #[test]

@@ -46,7 +46,9 @@ impl Ctx<'_> {
     }
 }
 
-/// Run pass 4: the groups' inodes in parallel, their findings merged in inode order.
+/// Run pass 4: the groups in parallel, their findings merged in inode order. Only the inodes
+/// whose counter says the references differ from `i_links_count`, the directories (dir_nlink
+/// changes what they must store) and the reserved inodes are judged one by one.
 pub fn run(
     fs: &Filesystem,
     index: &InodeIndex,
@@ -82,7 +84,8 @@ pub fn run(
     let found = (0..index.group_count())
         .into_par_iter()
         .fold(Findings::default, |mut acc, g| {
-            for s in index.group_slots(g) {
+            // The others name an inode as often as its links_count says: nothing to report.
+            for s in index.group_unsettled(g, ctx.first_ino) {
                 check_slot(&ctx, s, &mut acc);
             }
             acc

@@ -190,23 +190,14 @@ fn group(
     // Inodes.
     let ipg = geo.inodes_per_group;
     let first_ino = u64::from(g) * u64::from(ipg) + 1;
-    let used_inos = walk.inodes.get(g as usize).map_or(&[][..], |l| &l[..]);
     if bitmap::group_inode_bitmap(fs, &gd, &mut s.have).is_ok() {
-        s.want.clear();
-        s.want.resize((ipg as usize).div_ceil(8), 0);
-        for f in used_inos {
-            // Every list holds its group's inodes only (checked, never trusted to index).
-            let i = u64::from(f.ino).wrapping_sub(first_ino);
-            if i < u64::from(ipg) {
-                s.want[(i / 8) as usize] |= 1 << (i % 8);
-            }
-        }
+        walk.index.group_bitmap(g as usize, &mut s.want);
         if !same_bits(&s.want, &s.have, u64::from(ipg)) {
             let (minus, plus) = differences(&s.want, &s.have, u64::from(ipg), |i| first_ino + i);
             diff(t, RuleId::UsageInodeBitmap, g, &minus, &plus, "inode");
         }
     }
-    let free_i = u64::from(ipg).saturating_sub(used_inos.len() as u64);
+    let free_i = u64::from(ipg).saturating_sub(walk.index.group_len(g as usize) as u64);
     t.free_inodes += free_i;
     let stored = u64::from(gd.free_inodes_count);
     if stored != free_i {

@@ -14,11 +14,12 @@
 //!
 //! [`Walk`] is the interface the directory passes (2, 3, 4) and pass 5 consume:
 //!
-//! - [`Walk::inodes`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
-//!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; one
-//!   list per group, sorted by inode number, as the workers made them (never joined into one:
-//!   that copy was a serial pass over every in-use inode). Look one up with [`Walk::get`],
-//!   iterate directories with [`Walk::dirs`].
+//! - [`Walk::index`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
+//!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; kept
+//!   in the workers' per-group lists (never joined into one: that copy was a serial pass over
+//!   every in-use inode), indexed by [`super::dirtree::InodeIndex`] (built while the
+//!   ownership and xattr blocks are settled). Look one up with [`Walk::get`], iterate
+//!   directories with [`Walk::dirs`].
 //! - Directory blocks are not stored: a directory pass re-reads the inode
 //!   (`fs.inode_raw(ino)`, [`crate::inode::Inode::parse`]) and maps it with
 //!   [`crate::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
@@ -32,6 +33,7 @@
 //! Memory: 16 bytes per in-use inode, the ownership bitmaps (see [`super::ownership`]), one
 //! counter per distinct xattr block, and findings capped per rule while collecting.
 
+use super::dirtree::InodeIndex;
 use super::ownership::Claims;
 use super::{pass1, Findings};
 use crate::fs::Filesystem;
@@ -85,10 +87,8 @@ impl InodeFacts {
 /// The result of the walk.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Every in-use inode: `inodes[g]` are group `g`'s, sorted by inode number.
-    pub inodes: Vec<Vec<InodeFacts>>,
-    /// Inodes per group (to find an inode's list).
-    pub inodes_per_group: u32,
+    /// Every in-use inode, by number, with the counters of passes 2-4.
+    pub index: InodeIndex,
     /// Inodes on the orphan list (`s_last_orphan` chain) or in the orphan file, sorted.
     pub orphans: Vec<u32>,
     /// Clusters claimed by metadata and by inodes.
@@ -104,19 +104,17 @@ pub struct Walk {
 impl Walk {
     /// Facts of inode `ino` when it is in use.
     pub fn get(&self, ino: u32) -> Option<&InodeFacts> {
-        let g = ino.checked_sub(1)? / self.inodes_per_group.max(1);
-        let list = self.inodes.get(g as usize)?;
-        list.binary_search_by_key(&ino, |f| f.ino)
-            .ok()
-            .map(|i| &list[i])
+        self.index.get(ino).map(|s| s.facts())
     }
-    /// Every in-use inode, by number.
-    pub fn all(&self) -> impl Iterator<Item = &InodeFacts> {
-        self.inodes.iter().flatten()
+    /// Every in-use inode, the groups in parallel.
+    pub fn par_inodes(&self) -> impl ParallelIterator<Item = &InodeFacts> {
+        (0..self.index.group_count())
+            .into_par_iter()
+            .flat_map_iter(|g| self.index.group_slots(g).map(|s| s.facts()))
     }
     /// Every in-use directory.
     pub fn dirs(&self) -> impl Iterator<Item = &InodeFacts> {
-        self.all().filter(|f| f.is_dir())
+        self.index.dirs().map(|s| s.facts())
     }
     /// True when `ino` is on the orphan list or in the orphan file.
     pub fn is_orphan(&self, ino: u32) -> bool {
@@ -650,12 +648,23 @@ pub(super) fn run(
         acc
     });
     drop(dense);
-    acc.claims.settle();
-    acc.table_buf = Vec::new();
-    acc.claims.used.optimize();
-    acc.claims.multi.optimize();
-    super::ownership::claim_metadata(fs, &mut acc.claims);
-    pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
+    // The index is built while the claims and xattr blocks are settled (independent work).
+    let lists = lists_by_group(
+        std::mem::take(&mut acc.inodes),
+        fs.geo.inodes_per_group,
+        fs.geo.group_count as usize,
+    );
+    let ((), index) = rayon::join(
+        || {
+            acc.claims.settle();
+            acc.table_buf = Vec::new();
+            acc.claims.used.optimize();
+            acc.claims.multi.optimize();
+            super::ownership::claim_metadata(fs, &mut acc.claims);
+            pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
+        },
+        || InodeIndex::from_groups(lists, fs.geo.inodes_per_group),
+    );
     let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
     *f = merged;
     let groups = fs.geo.group_count as usize;
@@ -666,8 +675,7 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: lists_by_group(acc.inodes, fs.geo.inodes_per_group, groups),
-        inodes_per_group: fs.geo.inodes_per_group,
+        index,
         orphans,
         claims: acc.claims,
         group_read,
