@@ -51,24 +51,29 @@ struct RankWord {
 }
 
 const _: () = assert!(std::mem::size_of::<RankWord>() <= 16);
-const _: () = assert!(std::mem::size_of::<Segment>() <= 56);
+const _: () = assert!(std::mem::size_of::<Segment>() <= 112);
+const _: () = assert!(std::mem::size_of::<InodeSlot<'static>>() <= 16);
 
 /// No rank words: a sparse group, searched by binary search.
 const SPARSE: u32 = u32::MAX;
 
-/// One group's in-use inodes, as the walk produced them (sorted, taken over, not copied), where
-/// they sit among the slots, and their reference counters.
+/// One group's in-use inodes, as the walk produced them (sorted, taken over, not copied), their
+/// reference counters, and its directories with their links.
 #[derive(Debug, Default)]
 struct Segment {
-    /// Slot position of the group's first in-use inode (positions count across groups).
-    first: u32,
     /// First word in [`InodeIndex::words`] of a dense group; [`SPARSE`] for a sparse one.
     words: u32,
+    /// Position of the group's first directory among every group's directories.
+    dir_first: u32,
     facts: Vec<InodeFacts>,
     /// Per slot: `i_links_count` less the directory entries naming the inode so far (`.` and
     /// `..` included; e2fsck's inode_count, kept as the difference, wrapping, so that pass 4
     /// finds the inodes whose counts disagree by reading the counters alone).
     counts: Vec<AtomicU32>,
+    /// Slots (in `facts`) of the directories, ascending.
+    dirs: Vec<u32>,
+    /// Per directory, in the order of `dirs`.
+    links: Vec<DirLinks>,
 }
 
 /// What the parallel build finds in one group.
@@ -111,26 +116,23 @@ pub struct InodeIndex {
     segs: Vec<Segment>,
     /// The rank words of the dense groups.
     words: Vec<RankWord>,
-    /// Slot positions of the directories, ascending.
-    dirs: Vec<u32>,
-    /// Per directory, in the order of `dirs`.
-    links: Vec<DirLinks>,
+    /// Number of directories.
+    dir_count: usize,
 }
 
-/// An in-use inode as pass 1 saw it, with pass 2's counters.
+/// An in-use inode as pass 1 saw it, with pass 2's counters: its group and its place there
+/// (16 bytes, passed by value: a larger slot cost pass 2 a stall on every lookup).
 #[derive(Clone, Copy, Debug)]
 pub struct InodeSlot<'a> {
-    index: &'a InodeIndex,
-    facts: &'a InodeFacts,
-    count: &'a AtomicU32,
-    /// Slot position (where the directory links are found).
-    pos: u32,
+    seg: &'a Segment,
+    /// Index in the group's `facts` (and `counts`).
+    i: u32,
 }
 
 impl<'a> InodeSlot<'a> {
     /// What pass 1 recorded of the inode.
     pub fn facts(&self) -> &'a InodeFacts {
-        self.facts
+        &self.seg.facts[self.i as usize]
     }
     /// The inode number.
     pub fn ino(&self) -> u32 {
@@ -158,15 +160,21 @@ impl<'a> InodeSlot<'a> {
     }
     /// Every directory entry naming this inode, `.` and `..` included.
     pub fn refs(&self) -> u32 {
-        u32::from(self.links_count()).wrapping_sub(self.count.load(Relaxed))
+        u32::from(self.links_count()).wrapping_sub(self.count().load(Relaxed))
     }
     /// Record one reference from a directory entry.
     pub fn count_reference(&self) {
-        self.count.fetch_sub(1, Relaxed);
+        self.count().fetch_sub(1, Relaxed);
+    }
+    fn count(&self) -> &'a AtomicU32 {
+        &self.seg.counts[self.i as usize]
+    }
+    /// Position among the group's directories.
+    fn dir_index(&self) -> Option<usize> {
+        self.seg.dirs.binary_search(&self.i).ok()
     }
     fn links(&self) -> Option<&'a DirLinks> {
-        let d = self.index.dirs.binary_search(&self.pos).ok()?;
-        self.index.links.get(d)
+        self.seg.links.get(self.dir_index()?)
     }
     /// For a directory: the smallest directory inode holding a name for it (0 = none).
     pub fn parent(&self) -> u32 {
@@ -297,12 +305,8 @@ impl InodeIndex {
         while groups.last().is_some_and(|g| g.is_empty()) {
             groups.pop();
         }
-        let mut firsts = Vec::with_capacity(groups.len());
-        let mut total = 0usize;
-        for g in &groups {
-            firsts.push(u32::try_from(total).unwrap_or(u32::MAX));
-            total += g.len();
-        }
+        // Inode numbers are unique: every count fits in 32 bits.
+        let total: usize = groups.iter().map(Vec::len).sum();
         if u32::try_from(total).is_err() {
             return Err(groups);
         }
@@ -315,9 +319,9 @@ impl InodeIndex {
             return Err(groups);
         };
         let mut words = Vec::new();
-        let mut dirs = Vec::new();
+        let mut dir_count = 0usize;
         let mut segs = Vec::with_capacity(groups.len());
-        for ((facts, b), first) in groups.into_iter().zip(built).zip(firsts) {
+        for (facts, b) in groups.into_iter().zip(built) {
             let at = if b.words.is_empty() {
                 SPARSE
             } else {
@@ -326,21 +330,22 @@ impl InodeIndex {
             if at != SPARSE {
                 words.extend_from_slice(&b.words);
             }
-            dirs.extend(b.dirs.iter().map(|&i| first + i));
+            let dir_first = dir_count as u32;
+            dir_count += b.dirs.len();
             segs.push(Segment {
-                first,
                 words: at,
+                dir_first,
                 facts,
                 counts: b.counts,
+                links: b.dirs.iter().map(|_| DirLinks::default()).collect(),
+                dirs: b.dirs,
             });
         }
-        let links = dirs.iter().map(|_| DirLinks::default()).collect();
         Ok(InodeIndex {
             ipg,
             segs,
             words,
-            dirs,
-            links,
+            dir_count,
         })
     }
 
@@ -375,27 +380,8 @@ impl InodeIndex {
             }
             w.rank as usize + below.count_ones() as usize
         };
-        let facts = s.facts.get(i).filter(|f| f.ino == ino)?;
-        Some(self.slot(s, i, facts))
-    }
-
-    fn slot<'a>(&'a self, s: &'a Segment, i: usize, facts: &'a InodeFacts) -> InodeSlot<'a> {
-        InodeSlot {
-            index: self,
-            facts,
-            count: &s.counts[i],
-            pos: s.first + i as u32,
-        }
-    }
-
-    /// The slot at position `pos` (below the number of slots).
-    fn at(&self, pos: u32) -> InodeSlot<'_> {
-        // The last group starting at or before `pos` holds it (empty groups before it start
-        // where it starts; those after it start past `pos`).
-        let g = self.segs.partition_point(|s| s.first <= pos) - 1;
-        let s = &self.segs[g];
-        let i = (pos - s.first) as usize;
-        self.slot(s, i, &s.facts[i])
+        s.facts.get(i).filter(|f| f.ino == ino)?;
+        Some(InodeSlot { seg: s, i: i as u32 })
     }
 
     /// Every in-use inode, by number.
@@ -416,12 +402,10 @@ impl InodeIndex {
 
     /// Group `g`'s in-use inodes, by number (none past [`InodeIndex::group_count`]).
     pub fn group_slots(&self, g: usize) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
-        self.segs.get(g).into_iter().flat_map(move |s| {
-            s.facts
-                .iter()
-                .enumerate()
-                .map(move |(i, f)| self.slot(s, i, f))
-        })
+        self.segs
+            .get(g)
+            .into_iter()
+            .flat_map(|s| (0..s.facts.len() as u32).map(move |i| InodeSlot { seg: s, i }))
     }
 
     /// Group `g`'s in-use inodes whose references do not (yet) equal `i_links_count`, the
@@ -434,13 +418,7 @@ impl InodeIndex {
     ) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
         self.segs.get(g).into_iter().flat_map(move |s| {
             let low = s.facts.partition_point(|f| f.ino < below);
-            let end = s.first + s.facts.len() as u32;
-            let d0 = self.dirs.partition_point(|&p| p < s.first);
-            let d1 = self.dirs.partition_point(|&p| p < end);
-            let mut dirs = self.dirs[d0..d1]
-                .iter()
-                .map(move |&p| (p - s.first) as usize)
-                .peekable();
+            let mut dirs = s.dirs.iter().map(|&i| i as usize).peekable();
             s.counts
                 .iter()
                 .enumerate()
@@ -449,7 +427,7 @@ impl InodeIndex {
                     let dir = dirs.next_if_eq(&i).is_some();
                     dir || i < low || c.load(Relaxed) != 0
                 })
-                .map(move |(i, _)| self.slot(s, i, &s.facts[i]))
+                .map(move |(i, _)| InodeSlot { seg: s, i: i as u32 })
         })
     }
 
@@ -480,20 +458,27 @@ impl InodeIndex {
 
     /// Every in-use directory, by number.
     pub fn dirs(&self) -> impl ExactSizeIterator<Item = InodeSlot<'_>> + '_ {
-        self.dirs.iter().map(move |&pos| self.at(pos))
+        (0..self.dir_count).map(move |i| self.dir(i))
     }
     /// Number of in-use directories.
     pub fn dir_count(&self) -> usize {
-        self.dirs.len()
+        self.dir_count
     }
-    /// The `i`-th directory (in inode order).
+    /// The `i`-th directory (in inode order; `i` below [`InodeIndex::dir_count`]).
     pub fn dir(&self, i: usize) -> InodeSlot<'_> {
-        self.at(self.dirs[i])
+        // The last group whose directories start at or before `i` holds it (groups without
+        // directories before it start where it starts; those after it start past `i`).
+        let g = self.segs.partition_point(|s| s.dir_first as usize <= i) - 1;
+        let s = &self.segs[g];
+        InodeSlot {
+            seg: s,
+            i: s.dirs[i - s.dir_first as usize],
+        }
     }
     /// Position of directory `ino` among [`InodeIndex::dirs`].
     pub fn dir_position(&self, ino: u32) -> Option<usize> {
         let s = self.get(ino)?;
-        self.dirs.binary_search(&s.pos).ok()
+        Some(s.seg.dir_first as usize + s.dir_index()?)
     }
 }
 
@@ -693,12 +678,12 @@ mod tests {
         inos.push(1_001);
         let index = InodeIndex::new(facts(&inos), ipg);
         for ino in 0..1_300 {
-            let want = inos.binary_search(&ino).ok();
-            let got = index.get(ino).map(|s| s.pos as usize);
+            let want = inos.binary_search(&ino).is_ok().then_some(ino);
+            let got = index.get(ino).map(|s| s.ino());
             assert_eq!(got, want, "inode {ino}");
             if ino > 0 {
                 let g = (ino - 1) / ipg;
-                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.pos as usize);
+                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.ino());
                 assert_eq!(got, want, "inode {ino} by group");
             }
         }
@@ -713,19 +698,19 @@ mod tests {
     }
 
     #[test]
-    fn lists_by_group_are_taken_over_and_positions_count_across_groups() {
+    fn lists_by_group_are_taken_over_and_directories_count_across_groups() {
         let ipg = 100;
         let groups = vec![facts(&[1, 2, 7, 50]), vec![], facts(&[201, 210, 300]), vec![]];
         let index = InodeIndex::from_groups(groups, ipg);
         assert_eq!(index.group_count(), 3);
-        let slots: Vec<(u32, u32)> = index.slots().map(|s| (s.ino(), s.pos)).collect();
-        assert_eq!(
-            slots,
-            [(1, 0), (2, 1), (7, 2), (50, 3), (201, 4), (210, 5), (300, 6)]
-        );
-        let dirs: Vec<(u32, u32)> = index.dirs().map(|s| (s.ino(), s.pos)).collect();
-        assert_eq!(dirs, [(7, 2), (210, 5)]);
+        let slots: Vec<u32> = index.slots().map(|s| s.ino()).collect();
+        assert_eq!(slots, [1, 2, 7, 50, 201, 210, 300]);
+        let dirs: Vec<u32> = index.dirs().map(|s| s.ino()).collect();
+        assert_eq!(dirs, [7, 210]);
+        assert_eq!(index.dir(1).ino(), 210);
         assert_eq!(index.dir_position(210), Some(1));
+        assert_eq!(index.dir_position(7), Some(0));
+        assert_eq!(index.dir_position(201), None);
         assert!(index.group_slots(1).count() == 0 && index.group_slots(9).count() == 0);
         index.get(210).unwrap().count_reference();
         assert_eq!(index.group_slots(2).map(|s| s.refs()).collect::<Vec<_>>(), [0, 1, 0]);
