@@ -3,18 +3,20 @@
 //! dotdot), plus the path resolution that names inodes in findings.
 //!
 //! The index keeps the walk's lists, one per group, as the workers made them (joining them into
-//! one list was a serial copy of every in-use inode) and builds each group's part in parallel.
-//! Slot positions count across groups, in inode order: the counters and the directory list are
-//! indexed by them.
+//! one list was a serial copy of every in-use inode), and each group's part of it (rank words,
+//! directories, counters) is built by the worker that walked the group, as soon as its list is
+//! complete and still in that worker's cache ([`GroupList`]). A slot is a group and a place in
+//! it (16 bytes).
 //!
-//! Memory, per in-use inode: its [`InodeFacts`] (16 bytes, taken over, not copied), a 4-byte
-//! reference counter, and for a directory 20 more bytes (its position, parent, `..`, first
-//! name). Per group up to the last with an in-use inode: 32 bytes (its list, first slot, rank
-//! offset). The rank words that find an inode's slot: for groups where at least one inode in 64
-//! is in use, 16 bytes per 64 inodes of the group (so at most 16 bytes per in-use inode). A
-//! lookup is then a bit test and a popcount instead of a binary search; sparse groups fall back
-//! to a binary search within the group. Counters are atomics so pass 2 runs over directories in
-//! parallel.
+//! Memory, per in-use inode: its [`InodeFacts`] (16 bytes, taken over, not copied) and a 4-byte
+//! reference counter; for a directory 20 more bytes (its place, parent, `..`, first name). Per
+//! group up to the last with an in-use inode: 104 bytes (its lists and two numbers). The rank
+//! words that find an inode's slot: for groups where at least one inode in 64 is in use, 16
+//! bytes per 64 inodes of the group (so at most 16 bytes per in-use inode). A lookup is then a
+//! bit test and a popcount instead of a binary search; sparse groups fall back to a binary
+//! search within the group. Counters are atomics so pass 2 runs over directories in parallel;
+//! they count down from `i_links_count`, so pass 4 finds the inodes whose references differ by
+//! reading the counters alone.
 
 use super::walk::InodeFacts;
 use crate::dir;
@@ -51,7 +53,7 @@ struct RankWord {
 }
 
 const _: () = assert!(std::mem::size_of::<RankWord>() <= 16);
-const _: () = assert!(std::mem::size_of::<Segment>() <= 112);
+const _: () = assert!(std::mem::size_of::<Segment>() <= 104);
 const _: () = assert!(std::mem::size_of::<InodeSlot<'static>>() <= 16);
 
 /// No rank words: a sparse group, searched by binary search.
@@ -76,7 +78,8 @@ struct Segment {
     links: Vec<DirLinks>,
 }
 
-/// What the parallel build finds in one group.
+/// What the build finds in one group.
+#[derive(Debug)]
 struct GroupBuilt {
     /// The rank words (empty for a sparse group).
     words: Vec<RankWord>,
@@ -278,42 +281,113 @@ fn by_group(mut facts: Vec<InodeFacts>, ipg: u32) -> Vec<Vec<InodeFacts>> {
     groups
 }
 
+/// One group's in-use inodes as a walk worker finished them (sorted by number), with the
+/// group's part of the index built right then, while the list is in the worker's cache (built
+/// later, reading every list again cost more than building it).
+#[derive(Debug, Default)]
+pub struct GroupList {
+    facts: Vec<InodeFacts>,
+    /// The group and its part of the index; `None` when not built (the inodes per group not
+    /// given, or the list is not strictly ascending inodes of one group).
+    built: Option<(usize, GroupBuilt)>,
+}
+
+impl GroupList {
+    /// Take over a group's list; with `ipg` (the inodes per group, 0 = unknown) build its part
+    /// of the index now. A list sized for every slot of its group gives back what it did not
+    /// use.
+    pub fn new(mut facts: Vec<InodeFacts>, ipg: u32) -> GroupList {
+        if facts.capacity() - facts.len() > facts.len() / 8 {
+            facts.shrink_to_fit();
+        }
+        let built = facts.first().filter(|_| ipg != 0).and_then(|f| {
+            let g = (f.ino.max(1) - 1) / ipg;
+            Some((g as usize, build_group(&facts, g as usize, ipg)?))
+        });
+        GroupList { facts, built }
+    }
+}
+
+/// Lists (in group order, at most one per group) placed at their group's index, up to the
+/// last group with an in-use inode. A list that lands on a taken group is appended to it and
+/// loses its built part (the build then sorts it out).
+fn place_lists(lists: Vec<GroupList>, ipg: u32) -> Vec<(Vec<InodeFacts>, Option<GroupBuilt>)> {
+    let mut out: Vec<(Vec<InodeFacts>, Option<GroupBuilt>)> = Vec::new();
+    for mut list in lists {
+        let Some(first) = list.facts.first() else {
+            continue;
+        };
+        let g = list
+            .built
+            .as_ref()
+            .map_or(((first.ino.max(1) - 1) / ipg) as usize, |b| b.0);
+        if out.len() <= g {
+            out.resize_with(g + 1, Default::default);
+        }
+        let slot = &mut out[g];
+        if slot.0.is_empty() {
+            *slot = (list.facts, list.built.map(|b| b.1));
+        } else {
+            slot.0.append(&mut list.facts);
+            slot.1 = None;
+        }
+    }
+    out
+}
+
 impl InodeIndex {
     /// Build from in-use inodes in any order (sorted, duplicates keeping the first).
     /// `ipg` is the inodes per group.
     pub fn new(facts: Vec<InodeFacts>, ipg: u32) -> InodeIndex {
         // Sorted, unique, non-zero and split by group, the lists pass every test of the build.
-        InodeIndex::build(by_group(facts, ipg), ipg).unwrap_or_default()
+        let groups = by_group(facts, ipg)
+            .into_iter()
+            .map(|g| (g, None))
+            .collect();
+        InodeIndex::build(groups, ipg).unwrap_or_default()
     }
 
-    /// Build from the walk's in-use inodes, one list per group (`groups[g]`: group `g`'s, by
-    /// number), taken over as they are. Lists that are not strictly ascending inodes of their
-    /// group (not what the walk makes) are sorted out through [`InodeIndex::new`].
-    pub fn from_groups(groups: Vec<Vec<InodeFacts>>, ipg: u32) -> InodeIndex {
-        InodeIndex::build(groups, ipg).unwrap_or_else(|g| InodeIndex::new(g.concat(), ipg))
+    /// Build from one list per group (`groups[g]`: group `g`'s in-use inodes, by number),
+    /// taken over as they are.
+    #[cfg(test)]
+    fn from_groups(groups: Vec<Vec<InodeFacts>>, ipg: u32) -> InodeIndex {
+        let lists = groups.into_iter().map(|g| GroupList::new(g, 0)).collect();
+        InodeIndex::from_lists(lists, ipg)
     }
 
-    /// The groups are built in parallel, each in one pass over its inodes (its counters
-    /// allocated and faulted in by the worker that builds it): nothing here touches every
-    /// inode serially.
+    /// Build from the walk's lists, in group order, taken over as they are (their parts built
+    /// already, or built here in parallel). Lists that are not strictly ascending inodes of
+    /// their group (not what the walk makes) are sorted out through [`InodeIndex::new`].
+    pub fn from_lists(lists: Vec<GroupList>, ipg: u32) -> InodeIndex {
+        let ipg = ipg.max(1);
+        InodeIndex::build(place_lists(lists, ipg), ipg).unwrap_or_else(|g| {
+            let all: Vec<InodeFacts> = g.into_iter().flat_map(|g| g.0).collect();
+            InodeIndex::new(all, ipg)
+        })
+    }
+
+    /// The groups not built yet are built in parallel, each in one pass over its inodes (its
+    /// counters allocated and faulted in by the worker that builds it): nothing here touches
+    /// every inode serially.
+    #[allow(clippy::type_complexity)]
     fn build(
-        mut groups: Vec<Vec<InodeFacts>>,
+        mut groups: Vec<(Vec<InodeFacts>, Option<GroupBuilt>)>,
         ipg: u32,
-    ) -> Result<InodeIndex, Vec<Vec<InodeFacts>>> {
+    ) -> Result<InodeIndex, Vec<(Vec<InodeFacts>, Option<GroupBuilt>)>> {
         use rayon::prelude::*;
         let ipg = ipg.max(1);
-        while groups.last().is_some_and(|g| g.is_empty()) {
+        while groups.last().is_some_and(|g| g.0.is_empty()) {
             groups.pop();
         }
         // Inode numbers are unique: every count fits in 32 bits.
-        let total: usize = groups.iter().map(Vec::len).sum();
+        let total: usize = groups.iter().map(|g| g.0.len()).sum();
         if u32::try_from(total).is_err() {
             return Err(groups);
         }
         let built = groups
-            .par_iter()
+            .par_iter_mut()
             .enumerate()
-            .map(|(g, facts)| build_group(facts, g, ipg))
+            .map(|(g, (facts, built))| built.take().or_else(|| build_group(facts, g, ipg)))
             .collect::<Option<Vec<GroupBuilt>>>();
         let Some(built) = built else {
             return Err(groups);
@@ -321,7 +395,7 @@ impl InodeIndex {
         let mut words = Vec::new();
         let mut dir_count = 0usize;
         let mut segs = Vec::with_capacity(groups.len());
-        for (facts, b) in groups.into_iter().zip(built) {
+        for ((facts, _), b) in groups.into_iter().zip(built) {
             let at = if b.words.is_empty() {
                 SPARSE
             } else {
@@ -381,7 +455,10 @@ impl InodeIndex {
             w.rank as usize + below.count_ones() as usize
         };
         s.facts.get(i).filter(|f| f.ino == ino)?;
-        Some(InodeSlot { seg: s, i: i as u32 })
+        Some(InodeSlot {
+            seg: s,
+            i: i as u32,
+        })
     }
 
     /// Every in-use inode, by number.
@@ -427,7 +504,10 @@ impl InodeIndex {
                     let dir = dirs.next_if_eq(&i).is_some();
                     dir || i < low || c.load(Relaxed) != 0
                 })
-                .map(move |(i, _)| InodeSlot { seg: s, i: i as u32 })
+                .map(move |(i, _)| InodeSlot {
+                    seg: s,
+                    i: i as u32,
+                })
         })
     }
 
@@ -683,7 +763,9 @@ mod tests {
             assert_eq!(got, want, "inode {ino}");
             if ino > 0 {
                 let g = (ino - 1) / ipg;
-                let got = index.get_in_group(ino, g, ino - 1 - g * ipg).map(|s| s.ino());
+                let got = index
+                    .get_in_group(ino, g, ino - 1 - g * ipg)
+                    .map(|s| s.ino());
                 assert_eq!(got, want, "inode {ino} by group");
             }
         }
@@ -700,7 +782,12 @@ mod tests {
     #[test]
     fn lists_by_group_are_taken_over_and_directories_count_across_groups() {
         let ipg = 100;
-        let groups = vec![facts(&[1, 2, 7, 50]), vec![], facts(&[201, 210, 300]), vec![]];
+        let groups = vec![
+            facts(&[1, 2, 7, 50]),
+            vec![],
+            facts(&[201, 210, 300]),
+            vec![],
+        ];
         let index = InodeIndex::from_groups(groups, ipg);
         assert_eq!(index.group_count(), 3);
         let slots: Vec<u32> = index.slots().map(|s| s.ino()).collect();
@@ -713,7 +800,10 @@ mod tests {
         assert_eq!(index.dir_position(201), None);
         assert!(index.group_slots(1).count() == 0 && index.group_slots(9).count() == 0);
         index.get(210).unwrap().count_reference();
-        assert_eq!(index.group_slots(2).map(|s| s.refs()).collect::<Vec<_>>(), [0, 1, 0]);
+        assert_eq!(
+            index.group_slots(2).map(|s| s.refs()).collect::<Vec<_>>(),
+            [0, 1, 0]
+        );
     }
 
     #[test]
@@ -756,13 +846,53 @@ mod tests {
     }
 
     #[test]
+    fn lists_built_by_the_walk_workers_equal_lists_built_after() {
+        let ipg = 64;
+        let inos: Vec<u32> = (1..=300).filter(|i| i % 5 != 1).collect();
+        let lists = |ipg_now| {
+            by_group(facts(&inos), ipg)
+                .into_iter()
+                .map(|g| GroupList::new(g, ipg_now))
+                .collect::<Vec<_>>()
+        };
+        let (early, late) = (lists(ipg), lists(0));
+        assert!(early.iter().all(|l| l.built.is_some()));
+        assert!(late.iter().all(|l| l.built.is_none()));
+        let (a, b) = (
+            InodeIndex::from_lists(early, ipg),
+            InodeIndex::from_lists(late, ipg),
+        );
+        for ino in 0..320 {
+            assert_eq!(a.get(ino).map(|s| s.ino()), b.get(ino).map(|s| s.ino()));
+            assert_eq!(a.dir_position(ino), b.dir_position(ino));
+        }
+        let mut bits = (Vec::new(), Vec::new());
+        for g in 0..6 {
+            a.group_bitmap(g, &mut bits.0);
+            b.group_bitmap(g, &mut bits.1);
+            assert_eq!(bits.0, bits.1);
+        }
+    }
+
+    #[test]
+    fn a_list_of_two_groups_from_a_worker_is_sorted_out() {
+        // Not what the walk makes: the build finds it and sorts it out.
+        let index = InodeIndex::from_lists(vec![GroupList::new(facts(&[3, 12, 11]), 10)], 10);
+        let inos: Vec<u32> = index.slots().map(|s| s.ino()).collect();
+        assert_eq!(inos, [3, 11, 12]);
+        assert!(index.get(12).is_some() && index.get(11).is_some());
+    }
+
+    #[test]
     fn lists_out_of_their_group_or_order_are_sorted_out() {
         // Group 0's list holds an inode of group 1, group 1's is unsorted with a repeat.
         let groups = vec![facts(&[3, 12]), facts(&[15, 11, 15])];
         let index = InodeIndex::from_groups(groups, 10);
         let inos: Vec<u32> = index.slots().map(|s| s.ino()).collect();
         assert_eq!(inos, [3, 11, 12, 15]);
-        assert!([3, 11, 12, 15].iter().all(|&i| index.get(i).is_some_and(|s| s.ino() == i)));
+        assert!([3, 11, 12, 15]
+            .iter()
+            .all(|&i| index.get(i).is_some_and(|s| s.ino() == i)));
         assert!(index.get(13).is_none() && index.get(0).is_none());
     }
 

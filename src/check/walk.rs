@@ -33,7 +33,7 @@
 //! Memory: 16 bytes per in-use inode, the ownership bitmaps (see [`super::ownership`]), one
 //! counter per distinct xattr block, and findings capped per rule while collecting.
 
-use super::dirtree::InodeIndex;
+use super::dirtree::{GroupList, InodeIndex};
 use super::ownership::Claims;
 use super::{pass1, Findings};
 use crate::fs::Filesystem;
@@ -148,8 +148,8 @@ pub(super) struct XattrRef {
 pub(super) struct Acc {
     pub findings: Findings,
     /// In-use inodes, one list per group walked (in order; merging workers moves lists, not
-    /// inodes, and the lists are kept: see [`Walk::inodes`]).
-    pub inodes: Vec<Vec<InodeFacts>>,
+    /// inodes, and the lists are kept: see [`Walk::index`]).
+    pub inodes: GroupLists,
     pub claims: Claims,
     pub xattr_blocks: HashMap<u64, XattrRef>,
     /// (group, read, dirs)
@@ -162,10 +162,26 @@ pub(super) struct Acc {
     pub xattr_buf: Vec<u8>,
 }
 
+/// A worker's in-use lists, one per group walked, in order.
+#[derive(Default)]
+pub(super) struct GroupLists {
+    /// Inodes per group: each group's part of the index is built as its list comes in, while
+    /// the list is in the worker's cache (0: built after the walk).
+    pub ipg: u32,
+    pub lists: Vec<GroupList>,
+}
+
+impl GroupLists {
+    /// The in-use inodes of one group, by number.
+    pub fn push(&mut self, facts: Vec<InodeFacts>) {
+        self.lists.push(GroupList::new(facts, self.ipg));
+    }
+}
+
 impl Acc {
     fn merge(mut self, later: Acc) -> Acc {
         self.findings = self.findings.merge(later.findings);
-        self.inodes.extend(later.inodes);
+        self.inodes.lists.extend(later.inodes.lists);
         self.claims = self.claims.merge(later.claims);
         for (b, r) in later.xattr_blocks {
             self.xattr_blocks
@@ -624,6 +640,10 @@ pub(super) fn run(
     let dense = super::ownership::DenseClaims::new(clusters).map(std::sync::Arc::new);
     let new_acc = || Acc {
         claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
+        inodes: GroupLists {
+            ipg: fs.geo.inodes_per_group,
+            lists: Vec::new(),
+        },
         ..Acc::default()
     };
     let leader = Leader::new(fs);
@@ -649,11 +669,7 @@ pub(super) fn run(
     });
     drop(dense);
     // The index is built while the claims and xattr blocks are settled (independent work).
-    let lists = lists_by_group(
-        std::mem::take(&mut acc.inodes),
-        fs.geo.inodes_per_group,
-        fs.geo.group_count as usize,
-    );
+    let lists = std::mem::take(&mut acc.inodes.lists);
     let ((), index) = rayon::join(
         || {
             acc.claims.settle();
@@ -663,7 +679,7 @@ pub(super) fn run(
             super::ownership::claim_metadata(fs, &mut acc.claims);
             pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
         },
-        || InodeIndex::from_groups(lists, fs.geo.inodes_per_group),
+        || InodeIndex::from_lists(lists, fs.geo.inodes_per_group),
     );
     let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
     *f = merged;
@@ -684,28 +700,6 @@ pub(super) fn run(
     };
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk
-}
-
-/// The workers' in-use lists (one per group walked, in group order) placed at their group's
-/// index: `groups` lists, empty for groups with no in-use inode. A list is placed by its first
-/// inode; one that lands on a taken group is appended to it, and the index sorts that out.
-/// Lists sized for every slot of their group give back what they did not use.
-fn lists_by_group(lists: Vec<Vec<InodeFacts>>, ipg: u32, groups: usize) -> Vec<Vec<InodeFacts>> {
-    let mut out: Vec<Vec<InodeFacts>> = Vec::new();
-    out.resize_with(groups, Vec::new);
-    for mut list in lists {
-        let Some(first) = list.first() else { continue };
-        let g = ((first.ino.max(1) - 1) / ipg.max(1)) as usize;
-        if list.capacity() - list.len() > list.len() / 8 {
-            list.shrink_to_fit();
-        }
-        match out.get_mut(g) {
-            Some(slot) if slot.is_empty() => *slot = list,
-            Some(slot) => slot.append(&mut list),
-            None => out.push(list),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
