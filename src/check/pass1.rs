@@ -1075,8 +1075,7 @@ pub(super) fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Walk, f
         return;
     }
     let mut pairs: Vec<(u64, u32)> = walk
-        .inodes
-        .par_iter()
+        .par_inodes()
         .filter(|i| i.blocks > 0 || i.ino == RESIZE_INO || i.ino == BAD_INO)
         .flat_map_iter(|i| {
             let mut out = Vec::new();

@@ -11,7 +11,7 @@
 //! link when xattr entries refer to it, and its stored reference count must equal them; with
 //! no xattr reference either it is unattached like any other inode.
 
-use super::dirtree::InodeIndex;
+use super::dirtree::{InodeIndex, InodeSlot};
 use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
 use crate::dir::ROOT_INO;
@@ -22,7 +22,33 @@ use crate::inode::{EA_INODE_FL, INDEX_FL};
 /// `EXT4_LINK_MAX`: above this many links a directory stores 1 (dir_nlink).
 pub const LINK_MAX: u32 = 65_000;
 
-/// Run pass 4.
+/// What pass 4 needs besides the index, for every slot.
+struct Ctx<'a> {
+    fs: &'a Filesystem,
+    orphans: &'a [u32],
+    extras: &'a Extras,
+    first_ino: u32,
+    ipg: u32,
+    /// Inodes e2fsck's pass 4 does not count (quota inodes, orphan file, journal).
+    skip: [u32; 5],
+    /// The directory the missing dir_nlink is reported on (the first over the limit).
+    nlink_report: Option<u32>,
+}
+
+impl Ctx<'_> {
+    /// Not judged by pass 4 (see the module documentation).
+    fn skipped(&self, ino: u32) -> bool {
+        ino == 1
+            || (ino > ROOT_INO && ino < self.first_ino)
+            || self.skip.contains(&ino)
+            || self.orphans.binary_search(&ino).is_ok()
+            || self.extras.is_bb_inode(ino)
+    }
+}
+
+/// Run pass 4: the groups in parallel, their findings merged in inode order. Only the inodes
+/// whose counter says the references differ from `i_links_count`, the directories (dir_nlink
+/// changes what they must store) and the reserved inodes are judged one by one.
 pub fn run(
     fs: &Filesystem,
     index: &InodeIndex,
@@ -30,80 +56,103 @@ pub fn run(
     extras: &Extras,
     f: &mut Findings,
 ) {
+    use rayon::prelude::*;
     let sb = &fs.sb;
-    let first_ino = sb.first_ino();
-    let ipg = fs.geo.inodes_per_group.max(1);
-    let dir_nlink = sb.has_ro_compat(RO_COMPAT_DIR_NLINK);
-    let skip = [
-        sb.prj_quota_inum,
-        sb.orphan_file_inum,
-        sb.usr_quota_inum,
-        sb.grp_quota_inum,
-        sb.journal_inum,
-    ];
-    let mut nlink_reported = false;
-    for s in index.slots() {
-        let ino = s.ino();
-        if ino == 1 || (ino > ROOT_INO && ino < first_ino) || skip.contains(&ino) {
-            continue;
-        }
-        if orphans.binary_search(&ino).is_ok() || extras.is_bb_inode(ino) {
-            continue;
-        }
-        // Computed only for a finding (a division per in-use inode otherwise).
-        let group = || (ino - 1) / ipg;
-        let mut counted = s.refs();
-        if counted == 0 && s.flags() & EA_INODE_FL != 0 {
-            counted = check_ea_inode(fs, ino, group(), extras.ea_refs(ino), f);
-        }
-        let stored = u32::from(s.links_count());
-        if counted == 0 {
-            let zero = s.no_blocks() && (s.is_dir() || s.mode() & 0xF000 == 0x8000);
-            f.push_with(RuleId::LinkUnattached, || {
-                Finding::inode(
-                    RuleId::LinkUnattached,
-                    group(),
-                    ino,
-                    if zero {
-                        format!("unattached zero-length inode (links_count {stored}): no directory entry names it")
-                    } else {
-                        format!("unattached inode (links_count {stored}): no directory entry names it")
-                    },
-                )
-            });
-            continue;
-        }
-        if s.is_dir() && counted > LINK_MAX {
-            if !dir_nlink && !nlink_reported {
-                nlink_reported = true;
-                f.push(Finding::inode(
-                    RuleId::LinkDirNlink,
-                    group(),
-                    ino,
-                    format!("directory has {counted} links, over {LINK_MAX}, but the filesystem lacks dir_nlink"),
-                ));
+    let mut ctx = Ctx {
+        fs,
+        orphans,
+        extras,
+        first_ino: sb.first_ino(),
+        ipg: fs.geo.inodes_per_group.max(1),
+        skip: [
+            sb.prj_quota_inum,
+            sb.orphan_file_inum,
+            sb.usr_quota_inum,
+            sb.grp_quota_inum,
+            sb.journal_inum,
+        ],
+        nlink_report: None,
+    };
+    // Without dir_nlink, only the first directory over the limit is reported: found before the
+    // groups are shared out, from the directories alone.
+    if !sb.has_ro_compat(RO_COMPAT_DIR_NLINK) {
+        ctx.nlink_report = index
+            .dirs()
+            .find(|s| s.refs() > LINK_MAX && !ctx.skipped(s.ino()))
+            .map(|s| s.ino());
+    }
+    let found = (0..index.group_count())
+        .into_par_iter()
+        .fold(Findings::default, |mut acc, g| {
+            // The others name an inode as often as its links_count says: nothing to report.
+            for s in index.group_unsettled(g, ctx.first_ino) {
+                check_slot(&ctx, s, &mut acc);
             }
-            counted = 1;
-        }
-        if counted == stored {
-            continue;
-        }
-        // A directory that once exceeded the limit keeps 1 until e2fsck -f rewrites it: not an
-        // error (pass4.c "i_link_count was previously exceeded").
-        if s.is_dir() && counted > 1 && stored == 1 && s.flags() & INDEX_FL != 0 {
-            continue;
-        }
-        f.push_with(RuleId::LinkCount, || {
+            acc
+        })
+        .reduce(Findings::default, Findings::merge);
+    let merged = std::mem::take(f).merge(found);
+    *f = merged;
+}
+
+/// Pass 4 for one in-use inode.
+fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
+    let ino = s.ino();
+    if ctx.skipped(ino) {
+        return;
+    }
+    // Computed only for a finding (a division per in-use inode otherwise).
+    let group = || (ino - 1) / ctx.ipg;
+    let mut counted = s.refs();
+    if counted == 0 && s.flags() & EA_INODE_FL != 0 {
+        counted = check_ea_inode(ctx.fs, ino, group(), ctx.extras.ea_refs(ino), f);
+    }
+    let stored = u32::from(s.links_count());
+    if counted == 0 {
+        let zero = s.no_blocks() && (s.is_dir() || s.mode() & 0xF000 == 0x8000);
+        f.push_with(RuleId::LinkUnattached, || {
             Finding::inode(
-                RuleId::LinkCount,
+                RuleId::LinkUnattached,
                 group(),
                 ino,
-                format!("links_count is {stored}, but {counted} directory entries name it"),
+                if zero {
+                    format!("unattached zero-length inode (links_count {stored}): no directory entry names it")
+                } else {
+                    format!("unattached inode (links_count {stored}): no directory entry names it")
+                },
             )
-            .with("stored", stored)
-            .with("counted", counted)
         });
+        return;
     }
+    if s.is_dir() && counted > LINK_MAX {
+        if ctx.nlink_report == Some(ino) {
+            f.push(Finding::inode(
+                RuleId::LinkDirNlink,
+                group(),
+                ino,
+                format!("directory has {counted} links, over {LINK_MAX}, but the filesystem lacks dir_nlink"),
+            ));
+        }
+        counted = 1;
+    }
+    if counted == stored {
+        return;
+    }
+    // A directory that once exceeded the limit keeps 1 until e2fsck -f rewrites it: not an
+    // error (pass4.c "i_link_count was previously exceeded").
+    if s.is_dir() && counted > 1 && stored == 1 && s.flags() & INDEX_FL != 0 {
+        return;
+    }
+    f.push_with(RuleId::LinkCount, || {
+        Finding::inode(
+            RuleId::LinkCount,
+            group(),
+            ino,
+            format!("links_count is {stored}, but {counted} directory entries name it"),
+        )
+        .with("stored", stored)
+        .with("counted", counted)
+    });
 }
 
 /// An EA inode no entry names: with `xattr_refs` references its stored count

@@ -89,23 +89,30 @@ pub(super) fn check(fs: &Filesystem, walk: &Walk, marks: Option<&UninitMarks>, f
     let parts: std::collections::BTreeMap<u32, &roaring::RoaringBitmap> =
         in_use.bitmaps().collect();
     // Groups in chunks: each chunk walks the computed usage once, in order, from its first
-    // cluster (a lookup per cluster costs minutes on an 8 TiB filesystem).
+    // cluster (a lookup per cluster costs minutes on an 8 TiB filesystem). At most 256 chunks,
+    // and a chunk per group when there are fewer groups, so that a few large groups are shared
+    // between the workers too; each worker reuses its buffers from chunk to chunk.
     let groups = fs.geo.group_count;
-    let chunk = (groups / 256).max(64);
-    let t = (0..groups.div_ceil(chunk))
+    let chunk = (groups / 256).max(1);
+    let (t, _) = (0..groups.div_ceil(chunk))
         .into_par_iter()
-        .fold(Totals::default, |mut t, c| {
-            let g0 = c * chunk;
-            let start = (fs.geo.first_data_block >> fs.geo.cluster_bits)
-                + u64::from(g0) * u64::from(fs.geo.clusters_per_group);
-            let mut used = ranges_from(&parts, start).peekable();
-            let mut scratch = Scratch::default();
-            for g in g0..(g0 + chunk).min(groups) {
-                group(fs, walk, &mut used, marks, g, &mut scratch, &mut t);
-            }
-            t
-        })
-        .reduce(Totals::default, Totals::merge);
+        .fold(
+            || (Totals::default(), Scratch::default()),
+            |(mut t, mut scratch), c| {
+                let g0 = c * chunk;
+                let start = (fs.geo.first_data_block >> fs.geo.cluster_bits)
+                    + u64::from(g0) * u64::from(fs.geo.clusters_per_group);
+                let mut used = ranges_from(&parts, start).peekable();
+                for g in g0..(g0 + chunk).min(groups) {
+                    group(fs, walk, &mut used, marks, g, &mut scratch, &mut t);
+                }
+                (t, scratch)
+            },
+        )
+        .reduce(
+            || (Totals::default(), Scratch::default()),
+            |(a, s), (b, _)| (a.merge(b), s),
+        );
     let merged = std::mem::take(f).merge(t.findings);
     *f = merged;
     let sb_free = fs.sb.free_blocks_count();
@@ -183,26 +190,14 @@ fn group(
     // Inodes.
     let ipg = geo.inodes_per_group;
     let first_ino = u64::from(g) * u64::from(ipg) + 1;
-    let lo = walk
-        .inodes
-        .partition_point(|i| u64::from(i.ino) < first_ino);
-    let hi = walk
-        .inodes
-        .partition_point(|i| u64::from(i.ino) < first_ino + u64::from(ipg));
-    let used_inos = &walk.inodes[lo..hi];
     if bitmap::group_inode_bitmap(fs, &gd, &mut s.have).is_ok() {
-        s.want.clear();
-        s.want.resize((ipg as usize).div_ceil(8), 0);
-        for f in used_inos {
-            let i = u64::from(f.ino) - first_ino;
-            s.want[(i / 8) as usize] |= 1 << (i % 8);
-        }
+        walk.index.group_bitmap(g as usize, &mut s.want);
         if !same_bits(&s.want, &s.have, u64::from(ipg)) {
             let (minus, plus) = differences(&s.want, &s.have, u64::from(ipg), |i| first_ino + i);
             diff(t, RuleId::UsageInodeBitmap, g, &minus, &plus, "inode");
         }
     }
-    let free_i = u64::from(ipg) - used_inos.len() as u64;
+    let free_i = u64::from(ipg).saturating_sub(walk.index.group_len(g as usize) as u64);
     t.free_inodes += free_i;
     let stored = u64::from(gd.free_inodes_count);
     if stored != free_i {

@@ -14,9 +14,12 @@
 //!
 //! [`Walk`] is the interface the directory passes (2, 3, 4) and pass 5 consume:
 //!
-//! - [`Walk::inodes`]: one [`InodeFacts`] (16 bytes) per in-use inode, sorted by inode number,
-//!   reserved inodes included: mode (type), `i_links_count`, `i_flags`, and the number of
-//!   blocks mapped. Look one up with [`Walk::get`], iterate directories with [`Walk::dirs`].
+//! - [`Walk::index`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
+//!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; kept
+//!   in the workers' per-group lists (never joined into one: that copy was a serial pass over
+//!   every in-use inode), indexed by [`super::dirtree::InodeIndex`] (built while the
+//!   ownership and xattr blocks are settled). Look one up with [`Walk::get`], iterate
+//!   directories with [`Walk::dirs`].
 //! - Directory blocks are not stored: a directory pass re-reads the inode
 //!   (`fs.inode_raw(ino)`, [`crate::inode::Inode::parse`]) and maps it with
 //!   [`crate::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
@@ -30,6 +33,7 @@
 //! Memory: 16 bytes per in-use inode, the ownership bitmaps (see [`super::ownership`]), one
 //! counter per distinct xattr block, and findings capped per rule while collecting.
 
+use super::dirtree::{GroupList, InodeIndex};
 use super::ownership::Claims;
 use super::{pass1, Findings};
 use crate::fs::Filesystem;
@@ -83,8 +87,8 @@ impl InodeFacts {
 /// The result of the walk.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Every in-use inode, sorted by inode number.
-    pub inodes: Vec<InodeFacts>,
+    /// Every in-use inode, by number, with the counters of passes 2-4.
+    pub index: InodeIndex,
     /// Inodes on the orphan list (`s_last_orphan` chain) or in the orphan file, sorted.
     pub orphans: Vec<u32>,
     /// Clusters claimed by metadata and by inodes.
@@ -100,14 +104,17 @@ pub struct Walk {
 impl Walk {
     /// Facts of inode `ino` when it is in use.
     pub fn get(&self, ino: u32) -> Option<&InodeFacts> {
-        self.inodes
-            .binary_search_by_key(&ino, |f| f.ino)
-            .ok()
-            .map(|i| &self.inodes[i])
+        self.index.get(ino).map(|s| s.facts())
+    }
+    /// Every in-use inode, the groups in parallel.
+    pub fn par_inodes(&self) -> impl ParallelIterator<Item = &InodeFacts> {
+        (0..self.index.group_count())
+            .into_par_iter()
+            .flat_map_iter(|g| self.index.group_slots(g).map(|s| s.facts()))
     }
     /// Every in-use directory.
     pub fn dirs(&self) -> impl Iterator<Item = &InodeFacts> {
-        self.inodes.iter().filter(|f| f.is_dir())
+        self.index.dirs().map(|s| s.facts())
     }
     /// True when `ino` is on the orphan list or in the orphan file.
     pub fn is_orphan(&self, ino: u32) -> bool {
@@ -140,9 +147,9 @@ pub(super) struct XattrRef {
 #[derive(Default)]
 pub(super) struct Acc {
     pub findings: Findings,
-    /// In-use inodes, one list per group walked (in order; joined once at the end, so merging
-    /// workers moves lists, not inodes).
-    pub inodes: Vec<Vec<InodeFacts>>,
+    /// In-use inodes, one list per group walked (in order; merging workers moves lists, not
+    /// inodes, and the lists are kept: see [`Walk::index`]).
+    pub inodes: GroupLists,
     pub claims: Claims,
     pub xattr_blocks: HashMap<u64, XattrRef>,
     /// (group, read, dirs)
@@ -155,10 +162,26 @@ pub(super) struct Acc {
     pub xattr_buf: Vec<u8>,
 }
 
+/// A worker's in-use lists, one per group walked, in order.
+#[derive(Default)]
+pub(super) struct GroupLists {
+    /// Inodes per group: each group's part of the index is built as its list comes in, while
+    /// the list is in the worker's cache (0: built after the walk).
+    pub ipg: u32,
+    pub lists: Vec<GroupList>,
+}
+
+impl GroupLists {
+    /// The in-use inodes of one group, by number.
+    pub fn push(&mut self, facts: Vec<InodeFacts>) {
+        self.lists.push(GroupList::new(facts, self.ipg));
+    }
+}
+
 impl Acc {
     fn merge(mut self, later: Acc) -> Acc {
         self.findings = self.findings.merge(later.findings);
-        self.inodes.extend(later.inodes);
+        self.inodes.lists.extend(later.inodes.lists);
         self.claims = self.claims.merge(later.claims);
         for (b, r) in later.xattr_blocks {
             self.xattr_blocks
@@ -708,6 +731,10 @@ pub(super) fn run(
     let dense = super::ownership::DenseClaims::new(clusters).map(std::sync::Arc::new);
     let new_acc = || Acc {
         claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
+        inodes: GroupLists {
+            ipg: fs.geo.inodes_per_group,
+            lists: Vec::new(),
+        },
         ..Acc::default()
     };
     let leader = Leader::new(fs);
@@ -732,12 +759,19 @@ pub(super) fn run(
         acc
     });
     drop(dense);
-    acc.claims.settle();
-    acc.table_buf = Vec::new();
-    acc.claims.used.optimize();
-    acc.claims.multi.optimize();
-    super::ownership::claim_metadata(fs, &mut acc.claims);
-    pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
+    // The index is built while the claims and xattr blocks are settled (independent work).
+    let lists = std::mem::take(&mut acc.inodes.lists);
+    let ((), index) = rayon::join(
+        || {
+            acc.claims.settle();
+            acc.table_buf = Vec::new();
+            acc.claims.used.optimize();
+            acc.claims.multi.optimize();
+            super::ownership::claim_metadata(fs, &mut acc.claims);
+            pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
+        },
+        || InodeIndex::from_lists(lists, fs.geo.inodes_per_group),
+    );
     let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
     *f = merged;
     let groups = fs.geo.group_count as usize;
@@ -748,7 +782,7 @@ pub(super) fn run(
         group_dirs[g as usize] = dirs;
     }
     let walk = Walk {
-        inodes: acc.inodes.concat(),
+        index,
         orphans,
         claims: acc.claims,
         group_read,
