@@ -300,6 +300,7 @@ fn walk_chunks(
     let mut buf = std::mem::take(&mut acc.table_buf);
     let mut window: Option<TableWindow> = None;
     let mut try_map = leader.is_none();
+    let mut hinted = leader.is_some();
     let mut done = 0usize;
     let mut whole = true;
     while done < used {
@@ -313,15 +314,17 @@ fn walk_chunks(
         let raw = match mapped {
             Some(raw) => raw,
             None => {
-                // Mapping refused: this group is read from here on.
+                // Mapping refused, or the table not cached after all: this group is read from
+                // here on, its xattr blocks hinted as on a cold run.
                 try_map &= window.is_some();
+                hinted |= !try_map;
                 buf.resize(n * isz, 0);
                 if let Err(e) = fs.source.read_into(at, &mut buf, &what) {
                     push_unreadable(acc, g, e.to_string());
                     whole = false;
                     break;
                 }
-                if leader.is_some() {
+                if hinted {
                     prefetch_xattr_blocks(fs, &buf, isz);
                 }
                 &buf[..]
@@ -367,7 +370,8 @@ struct TableWindow {
 
 /// The `n` slots from slot `done` of the table at byte `off` (`used` slots of `isz` bytes), read
 /// in place through `window`, mapped anew when they are not inside it; `None` when they cannot
-/// be mapped or faulted in (the caller reads them; `window` is then `None` if mapping failed).
+/// be mapped or faulted in, or the new window is not all in the page cache (the caller reads
+/// them; `window` is then `None`, and the group is read from there on).
 fn mapped_slots<'w>(
     fs: &Filesystem,
     window: &'w mut Option<TableWindow>,
@@ -384,9 +388,13 @@ fn mapped_slots<'w>(
         // The old window is unmapped before the next is mapped.
         *window = None;
         let slots = (TABLE_MAP_WINDOW / isz.max(1)).max(n).min(used - done);
-        let view = fs
-            .source
-            .map(off + (done * isz) as u64, (slots * isz) as u64)?;
+        let at = off + (done * isz) as u64;
+        let view = fs.source.map(at, (slots * isz) as u64)?;
+        if !view.resident() {
+            // Not cached after all (the warm probe saw another part): read, and hinted.
+            fs.source.will_need(at, ((used - done) * isz) as u64);
+            return None;
+        }
         *window = Some(TableWindow {
             first: done,
             slots,

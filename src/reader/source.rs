@@ -395,6 +395,11 @@ impl View {
         self.map.bytes().get(at..at.checked_add(n)?)
     }
 
+    /// True when all of the view is in the page cache now (reading it costs no I/O).
+    pub fn resident(&self) -> bool {
+        self.map.resident()
+    }
+
     /// False once a read of the view met a page that could not be read (the source shrank
     /// meanwhile, an I/O error): that page read as zeros, so what was read since the last look
     /// must be treated as unread.

@@ -144,6 +144,18 @@ impl Mapping {
         }
     }
 
+    /// True when every page of the mapping is in the page cache now (`mincore`): reading it then
+    /// costs no I/O. A cold page read through a mapping comes one fault at a time (the source
+    /// is opened for random access, so without readahead), far slower than one `pread`.
+    pub fn resident(&self) -> bool {
+        let page = installed().map_or(4096, |i| i.page);
+        let mut pages = vec![0u8; self.mapped.div_ceil(page)];
+        // SAFETY: `pages` has one byte per page of our own live mapping, as mincore requires;
+        // the call only writes those bytes.
+        let rc = unsafe { libc::mincore(self.base, self.mapped, pages.as_mut_ptr().cast()) };
+        rc == 0 && pages.iter().all(|&p| p & 1 != 0)
+    }
+
     /// The wanted bytes. Pages the file lost, or the device could not read, while mapped read
     /// as zeros; [`Mapping::intact`] says whether that happened.
     pub fn bytes(&self) -> &[u8] {
@@ -323,6 +335,7 @@ mod tests {
         let (p, f) = temp_file("range", &data);
         let m = Mapping::new(&f, 5_000, 9_000).expect("mapping");
         m.populate(0, 9_000).unwrap();
+        assert!(m.resident(), "just written and faulted in");
         assert_eq!(m.bytes(), &data[5_000..14_000]);
         assert!(m.intact());
         assert!(m.populate(8_000, 2_000).is_err(), "past the wanted range");
