@@ -17,7 +17,7 @@
 //! - [`Walk::index`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
 //!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; kept
 //!   in the workers' per-group lists (never joined into one: that copy was a serial pass over
-//!   every in-use inode), indexed by [`super::dirtree::InodeIndex`] (built while the
+//!   every in-use inode), indexed by `dirtree::InodeIndex` (built while the
 //!   ownership and xattr blocks are settled). Look one up with [`Walk::get`], iterate
 //!   directories with [`Walk::dirs`].
 //! - Directory blocks are not stored: a directory pass re-reads the inode
