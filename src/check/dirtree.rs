@@ -19,9 +19,9 @@
 //! reading the counters alone.
 
 use super::walk::InodeFacts;
-use crate::dir;
-use crate::fs::Filesystem;
-use crate::inode::Inode;
+use crate::reader::dir;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::Inode;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 

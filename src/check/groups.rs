@@ -4,9 +4,9 @@
 //! counts and a few metadata intervals for the overlap sweep (a few dozen bytes per group).
 
 use super::{Finding, Findings, RuleId};
-use crate::bitmap::{self, Kind, UninitMarks};
-use crate::fs::Filesystem;
-use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
+use crate::reader::bitmap::{self, Kind, UninitMarks};
+use crate::reader::fs::Filesystem;
+use crate::reader::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
 use rayon::prelude::*;
 
 /// What a metadata interval holds.

@@ -2,13 +2,13 @@
 //! (journal.c) and the kernel (jbd2 load) judge them before replaying or using the journal.
 
 use super::{Finding, Findings, RuleId};
-use crate::csum::crc32c_raw;
 use crate::error::{Problem, ProblemKind};
-use crate::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
-use crate::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
-use crate::fs::Filesystem;
-use crate::inode::{Inode, EXTENTS_FL};
-use crate::journal::{JournalSuperblock, JBD2_MAGIC};
+use crate::reader::csum::crc32c_raw;
+use crate::reader::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
+use crate::reader::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{Inode, EXTENTS_FL};
+use crate::reader::journal::{JournalSuperblock, JBD2_MAGIC};
 
 /// JBD2_MIN_JOURNAL_BLOCKS
 const MIN_JOURNAL_BLOCKS: u64 = 1024;
@@ -174,11 +174,11 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
                 ),
             );
         }
-        crate::extent::map_extent(&inode.block, 0, read)
+        crate::reader::extent::map_extent(&inode.block, 0, read)
     } else {
         for l in 0..nblocks {
             let Ok(l32) = u32::try_from(l) else { break };
-            match crate::extent::map_blockmap(&inode.block, bs, l32, read) {
+            match crate::reader::extent::map_blockmap(&inode.block, bs, l32, read) {
                 Ok(Some(p)) if p >= fs.geo.first_data_block && p < fs.geo.blocks_count => {}
                 Ok(Some(p)) => {
                     return bad_inode(
@@ -193,7 +193,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
                 Err(e) => return bad_inode(f, ino, e.to_string()),
             }
         }
-        crate::extent::map_blockmap(&inode.block, bs, 0, read)
+        crate::reader::extent::map_blockmap(&inode.block, bs, 0, read)
     };
     let blk = match jsb_block {
         Ok(Some(b)) => b,

@@ -27,9 +27,9 @@ mod superblock;
 pub mod walk;
 
 use crate::error::{Error, Result};
-use crate::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
-use crate::source::Source;
-use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+use crate::reader::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
+use crate::reader::source::Source;
+use crate::reader::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
 pub use progress::{Phase, Progress, ProgressHook};
 pub use rules::{Enforcer, Rule, RuleId, Severity, RULES};
 use serde::Serialize;
@@ -280,8 +280,8 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     } else {
         Vec::new()
     };
-    if sb.magic != crate::superblock::EXT2_MAGIC && backups.is_empty() {
-        if let Some(c) = crate::container::identify_source(&src) {
+    if sb.magic != crate::reader::superblock::EXT2_MAGIC && backups.is_empty() {
+        if let Some(c) = crate::reader::container::identify_source(&src) {
             return Err(Error::NotExt(format!("{image}: {c}")));
         }
         return Err(Error::NotExt(format!(
@@ -340,7 +340,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
 /// consume it (the directory passes plug in here), then pass 5.
 fn full_check(
     fs: &Filesystem,
-    marks: Option<&crate::bitmap::UninitMarks>,
+    marks: Option<&crate::reader::bitmap::UninitMarks>,
     f: &mut Findings,
     progress: &ProgressHook,
 ) {

@@ -17,8 +17,8 @@
 //! cluster of the filesystem (at most 32 MiB) and become the roaring `used` and `multi`
 //! bitmaps when the walk ends ([`Claims::settle`]).
 
-use crate::features::INCOMPAT_MMP;
-use crate::fs::Filesystem;
+use crate::reader::features::INCOMPAT_MMP;
+use crate::reader::fs::Filesystem;
 use roaring::{RoaringBitmap, RoaringTreemap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -13,11 +13,13 @@ use super::ownership::normalise;
 use super::walk::{Acc, InodeFacts, Walk, XattrRef};
 use super::{Finding, Findings, RuleId};
 use crate::error::Fault;
-use crate::extent::{self, ExtentItem, MapKind, WalkLimits};
-use crate::features::*;
-use crate::fs::Filesystem;
-use crate::inode::{Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE};
-use crate::xattr;
+use crate::reader::extent::{self, ExtentItem, MapKind, WalkLimits};
+use crate::reader::features::*;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{
+    Inode, EA_INODE_FL, EXTENTS_FL, INDEX_FL, INLINE_DATA_FL, I_BLOCK_SIZE,
+};
+use crate::reader::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;

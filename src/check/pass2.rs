@@ -17,15 +17,19 @@
 use super::dirtree::{file_type_of_mode, InodeIndex, InodeSlot};
 use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
-use crate::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
-use crate::dirhash;
-use crate::features::{COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR};
-use crate::fs::Filesystem;
-use crate::group::BG_INODE_UNINIT;
-use crate::inode::{self, Inode, INDEX_FL, INLINE_DATA_FL};
-use crate::ondisk::dir::{DirEntry2, DirEntryHash, DxCountLimit, DxEntry, DxNode, DxRoot, DxTail};
-use crate::ondisk::dir::{InlineDirHeader, DX_ROOT_INFO_OFFSET};
-use crate::ondisk::{self, OnDisk};
+use crate::reader::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
+use crate::reader::dirhash;
+use crate::reader::features::{
+    COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR,
+};
+use crate::reader::fs::Filesystem;
+use crate::reader::group::BG_INODE_UNINIT;
+use crate::reader::inode::{self, Inode, INDEX_FL, INLINE_DATA_FL};
+use crate::reader::ondisk::dir::{
+    DirEntry2, DirEntryHash, DxCountLimit, DxEntry, DxNode, DxRoot, DxTail,
+};
+use crate::reader::ondisk::dir::{InlineDirHeader, DX_ROOT_INFO_OFFSET};
+use crate::reader::ondisk::{self, OnDisk};
 use rayon::prelude::*;
 use std::collections::HashSet;
 
@@ -474,7 +478,7 @@ impl<'a> DirCheck<'a> {
                 .runs
                 .iter()
                 .filter_map(|r| match r.kind {
-                    crate::extent::MapKind::Data(l) => Some((l, r.len)),
+                    crate::reader::extent::MapKind::Data(l) => Some((l, r.len)),
                     _ => None,
                 })
                 .collect(),
@@ -684,10 +688,10 @@ impl<'a> DirCheck<'a> {
             let size = at + count * DxEntry::SIZE;
             let t = at + limit * DxEntry::SIZE;
             if let Ok(dx_tail) = ondisk::decode_at::<DxTail>(data, t) {
-                let mut c = crate::csum::crc32c_raw(seed, &data[..size]);
+                let mut c = crate::reader::csum::crc32c_raw(seed, &data[..size]);
                 // dt_reserved, then the checksum field itself as zero (ext4_dx_csum).
-                c = crate::csum::crc32c_raw(c, &dx_tail.reserved.to_le_bytes());
-                c = crate::csum::crc32c_raw(c, &[0; 4]);
+                c = crate::reader::csum::crc32c_raw(c, &dx_tail.reserved.to_le_bytes());
+                c = crate::reader::csum::crc32c_raw(c, &[0; 4]);
                 let stored = dx_tail.checksum;
                 if c != stored {
                     self.report(
@@ -1337,7 +1341,7 @@ impl std::fmt::Display for EAt {
 
 /// The per-inode checksum seed of directory `ino` (metadata_csum).
 fn extent_seed(ino: u32, inode: &Inode, ctx: &Ctx) -> u32 {
-    crate::extent::inode_csum_seed(ctx.fs_seed, ino, inode.generation)
+    crate::reader::extent::inode_csum_seed(ctx.fs_seed, ino, inode.generation)
 }
 
 /// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory

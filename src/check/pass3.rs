@@ -10,7 +10,7 @@
 use super::dirtree::InodeIndex;
 use super::pass2::Pass2;
 use super::{Finding, Findings, RuleId};
-use crate::dir::ROOT_INO;
+use crate::reader::dir::ROOT_INO;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {

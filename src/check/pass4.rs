@@ -14,10 +14,10 @@
 use super::dirtree::{InodeIndex, InodeSlot};
 use super::pass1::Extras;
 use super::{Finding, Findings, RuleId};
-use crate::dir::ROOT_INO;
-use crate::features::RO_COMPAT_DIR_NLINK;
-use crate::fs::Filesystem;
-use crate::inode::{EA_INODE_FL, INDEX_FL};
+use crate::reader::dir::ROOT_INO;
+use crate::reader::features::RO_COMPAT_DIR_NLINK;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{EA_INODE_FL, INDEX_FL};
 
 /// `EXT4_LINK_MAX`: above this many links a directory stores 1 (dir_nlink).
 pub const LINK_MAX: u32 = 65_000;
@@ -165,7 +165,7 @@ fn check_ea_inode(fs: &Filesystem, ino: u32, group: u32, xattr_refs: u32, f: &mu
     let Ok(raw) = fs.inode_raw(ino) else {
         return 1;
     };
-    let inode = crate::inode::Inode::parse(&raw);
+    let inode = crate::reader::inode::Inode::parse(&raw);
     let stored = (u64::from(inode.ctime) << 32) | u64::from(inode.version);
     if stored != u64::from(xattr_refs) && inode.ctime != inode.atime {
         f.push_with(RuleId::XattrEaInodeRefcount, || {

@@ -6,8 +6,8 @@
 use super::ownership::ranges_text;
 use super::walk::Walk;
 use super::{Finding, Findings, RuleId};
-use crate::bitmap::{self, UninitMarks};
-use crate::fs::Filesystem;
+use crate::reader::bitmap::{self, UninitMarks};
+use crate::reader::fs::Filesystem;
 use rayon::prelude::*;
 
 /// Most difference ranges printed per group and kind.

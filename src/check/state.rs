@@ -8,10 +8,10 @@
 //! deleted-but-used or unreferenced.
 
 use super::{Finding, Findings, RuleId};
-use crate::features::*;
-use crate::fs::Filesystem;
-use crate::inode::{data_map, DataMap, Inode};
-use crate::superblock::{cstr, Superblock};
+use crate::reader::features::*;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{data_map, DataMap, Inode};
+use crate::reader::superblock::{cstr, Superblock};
 
 /// `EXT2_ERROR_FS` in `s_state`.
 const STATE_ERROR_FS: u16 = 0x0002;
@@ -191,7 +191,7 @@ fn orphan_file_entries(fs: &Filesystem) -> Vec<u32> {
             for r in w
                 .runs
                 .iter()
-                .filter(|r| matches!(r.kind, crate::extent::MapKind::Data(_)))
+                .filter(|r| matches!(r.kind, crate::reader::extent::MapKind::Data(_)))
             {
                 for i in 0..r.len {
                     blocks.push(r.physical + i);

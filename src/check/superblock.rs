@@ -2,10 +2,10 @@
 //! backup copies against the primary.
 
 use super::{Finding, Findings, RuleId};
-use crate::features::*;
-use crate::fs::Filesystem;
-use crate::geometry::Geometry;
-use crate::superblock::{Superblock, EXT2_MAGIC, SUPERBLOCK_SIZE};
+use crate::reader::features::*;
+use crate::reader::fs::Filesystem;
+use crate::reader::geometry::Geometry;
+use crate::reader::superblock::{Superblock, EXT2_MAGIC, SUPERBLOCK_SIZE};
 
 fn hex(v: u32) -> String {
     format!("0x{v:x}")

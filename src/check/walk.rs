@@ -21,8 +21,8 @@
 //!   ownership and xattr blocks are settled). Look one up with [`Walk::get`], iterate
 //!   directories with [`Walk::dirs`].
 //! - Directory blocks are not stored: a directory pass re-reads the inode
-//!   (`fs.inode_raw(ino)`, [`crate::inode::Inode::parse`]) and maps it with
-//!   [`crate::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
+//!   (`fs.inode_raw(ino)`, [`crate::reader::inode::Inode::parse`]) and maps it with
+//!   [`crate::reader::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
 //!   both and returns the (logical, physical) runs.
 //! - [`Walk::orphans`]: inodes on the orphan list or in the orphan file (pass 4 must not call
 //!   them unreferenced).
@@ -36,10 +36,10 @@
 use super::dirtree::{GroupList, InodeIndex};
 use super::ownership::Claims;
 use super::{pass1, Findings};
-use crate::fs::Filesystem;
-use crate::group::BG_INODE_UNINIT;
-use crate::inode::{DataMap, Inode};
-use crate::ondisk::inode::InodeBase;
+use crate::reader::fs::Filesystem;
+use crate::reader::group::BG_INODE_UNINIT;
+use crate::reader::inode::{DataMap, Inode};
+use crate::reader::ondisk::inode::InodeBase;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -125,8 +125,13 @@ impl Walk {
     pub fn dir_blocks(fs: &Filesystem, ino: u32) -> crate::error::Result<DataMap> {
         let raw = fs.inode_raw(ino)?;
         let inode = Inode::parse(&raw);
-        let xa = crate::inode::inode_xattrs(fs, &raw, &inode);
-        Ok(crate::inode::data_map(fs, ino, &inode, xa.inline_data()))
+        let xa = crate::reader::inode::inode_xattrs(fs, &raw, &inode);
+        Ok(crate::reader::inode::data_map(
+            fs,
+            ino,
+            &inode,
+            xa.inline_data(),
+        ))
     }
 }
 
@@ -365,7 +370,7 @@ const TABLE_MAP_WINDOW: usize = 8 << 20;
 struct TableWindow {
     first: usize,
     slots: usize,
-    view: crate::source::View,
+    view: crate::reader::source::View,
 }
 
 /// The `n` slots from slot `done` of the table at byte `off` (`used` slots of `isz` bytes), read
@@ -549,7 +554,7 @@ impl Leader {
     /// for ahead of the workers, and their own chunked reads cost less than the leader's
     /// copies, so no leader runs. The probe is the end of the plan's last table (the
     /// first one's start was read when the filesystem was opened: root, journal and resize
-    /// inodes live there), asked with [`crate::source::Source::cached`] (`RWF_NOWAIT`) and
+    /// inodes live there), asked with [`crate::reader::source::Source::cached`] (`RWF_NOWAIT`) and
     /// timed where the kernel cannot say.
     fn warm(&self, fs: &Filesystem) -> bool {
         let Some(&(_, off, len)) = self.plan.last() else {

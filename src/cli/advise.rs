@@ -6,11 +6,11 @@ use anyhow::{bail, Context};
 use comfy_table::ContentArrangement;
 use e4inspect::format::table;
 
-use e4inspect::advise::{
+use e4inspect::models::advise::{
     self, human_bytes, parse_kernel, parse_size, Advice, Raid, SampledSet, SetSampler, Workload,
 };
-use e4inspect::fit::{Attr, XattrSet};
-use e4inspect::mkfs::MkfsConf;
+use e4inspect::models::fit::{Attr, XattrSet};
+use e4inspect::models::mkfs::MkfsConf;
 
 /// Arguments of `e4inspect advise`.
 #[derive(clap::Args, Debug, Clone)]
@@ -137,7 +137,7 @@ fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
         parse_size(v).with_context(|| format!("--xattr {s}"))?
     };
     let size = u32::try_from(size).context("xattr value too large")?;
-    if e4inspect::xattr::split_name(n).is_none() {
+    if e4inspect::reader::xattr::split_name(n).is_none() {
         bail!("--xattr {s}: '{n}' is not a valid xattr name (user., trusted., security., system.)");
     }
     Ok(Attr::new(n, size))
@@ -180,7 +180,7 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
             s.bytes += m.len();
         }
         // The same reader as `fit --from-dir`: complete lists and values, errors reported.
-        let x = e4inspect::fit::path_xattrs(&p)?;
+        let x = e4inspect::models::fit::path_xattrs(&p)?;
         if !x.is_empty() {
             let set = XattrSet {
                 attrs: x,
@@ -201,10 +201,10 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
 
 /// Every in-use inode's xattr set in an image, inodes with the same set counted together and
 /// labelled by the first inode's number (paths are looked up for the named outliers only).
-fn image_xattr_sets(fs: &e4inspect::fs::Filesystem) -> SetSampler {
-    let cache = e4inspect::scan::XattrBlockCache::default();
+fn image_xattr_sets(fs: &e4inspect::reader::fs::Filesystem) -> SetSampler {
+    let cache = e4inspect::views::scan::XattrBlockCache::default();
     let mut sets = SetSampler::default();
-    e4inspect::fit::image_set_groups(fs, &cache, 1, |g| {
+    e4inspect::models::fit::image_set_groups(fs, &cache, 1, |g| {
         let ino = g.inodes.first().copied();
         sets.add(g.set, g.count, None, ino);
     });
@@ -233,10 +233,10 @@ fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
     if wanted.is_empty() {
         return;
     }
-    let Ok(fs) = e4inspect::fs::Filesystem::open(img, &source.open_options()) else {
+    let Ok(fs) = e4inspect::reader::fs::Filesystem::open(img, &source.open_options()) else {
         return;
     };
-    let paths = e4inspect::scan::inode_paths(&fs, &wanted);
+    let paths = e4inspect::views::scan::inode_paths(&fs, &wanted);
     for o in &mut fit.outliers {
         if o.path.is_none() {
             o.path = o.ino.and_then(|i| paths.get(&i).cloned());
@@ -248,7 +248,7 @@ fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
 pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     let bytes = match (&args.size, &args.device) {
         (Some(s), _) => parse_size(s).with_context(|| format!("--size {s}"))?,
-        (None, Some(d)) => e4inspect::source::Source::open(d)?.len(),
+        (None, Some(d)) => e4inspect::reader::source::Source::open(d)?.len(),
         (None, None) => bail!("give --size or --device"),
     };
     let mut w = Workload::new(bytes);
@@ -280,7 +280,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         w.population.sample_inodes = s.inodes;
     }
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::fs::Filesystem::open(img, &args.source.open_options())?;
+        let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())?;
         let sb = &fs.sb;
         // Free counts above the totals mean a damaged superblock, not a workload: an operational
         // error (exit 8), not a refused request.
@@ -316,7 +316,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
         w.population.sample_inodes = used_inodes;
     }
     for p in &args.profile {
-        for a in e4inspect::profiles::resolve(p)? {
+        for a in e4inspect::models::profiles::resolve(p)? {
             if w.xattrs.iter().all(|x| x.name != a.name) {
                 w.xattrs.push(a);
             }
@@ -404,14 +404,15 @@ pub fn render(a: &Advice) -> String {
     let mut t = table::styled();
     t.set_header(vec!["", "this command", "plain mkfs.ext4"]);
     let d = a.default_layout.as_ref();
-    let row =
-        |t: &mut comfy_table::Table, k: &str, f: &dyn Fn(&e4inspect::mkfs::Layout) -> String| {
-            t.add_row(vec![
-                k.to_string(),
-                f(l),
-                d.map(f).unwrap_or_else(|| "-".into()),
-            ]);
-        };
+    let row = |t: &mut comfy_table::Table,
+               k: &str,
+               f: &dyn Fn(&e4inspect::models::mkfs::Layout) -> String| {
+        t.add_row(vec![
+            k.to_string(),
+            f(l),
+            d.map(f).unwrap_or_else(|| "-".into()),
+        ]);
+    };
     row(&mut t, "block size", &|l| l.block_size.to_string());
     row(&mut t, "blocks", &|l| {
         format!(
@@ -520,7 +521,7 @@ pub fn render(a: &Advice) -> String {
 }
 
 /// The outliers at the advised inode size and what larger sizes would cost (empty when none).
-fn render_outliers(f: &e4inspect::advise::FitAdvice, inode_size: u32) -> String {
+fn render_outliers(f: &e4inspect::models::advise::FitAdvice, inode_size: u32) -> String {
     if f.outlier_inodes == 0 {
         return String::new();
     }
@@ -637,5 +638,5 @@ pub struct AdviseDocument<'a> {
     pub schema_version: e4inspect::format::json::SchemaVersion,
     /// The advice.
     #[serde(flatten)]
-    pub advice: &'a e4inspect::advise::Advice,
+    pub advice: &'a e4inspect::models::advise::Advice,
 }

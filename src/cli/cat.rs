@@ -1,10 +1,10 @@
 //! `e4inspect cat IMAGE PATH|<INO>`: a file's contents on stdout, like `debugfs -R "cat FILE"`.
 
 use anyhow::Context;
-use e4inspect::contents::{self, CopyError};
-use e4inspect::fs::Filesystem;
-use e4inspect::inode::Inode;
-use e4inspect::namei;
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::reader::inode::Inode;
+use e4inspect::reader::namei;
+use e4inspect::views::contents::{self, CopyError};
 use std::io::Write;
 use std::path::PathBuf;
 

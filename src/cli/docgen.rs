@@ -72,7 +72,7 @@ fn hint(arg: Arg) -> Arg {
         .and_then(|v| v.first())
         .map(|v| v.as_str().to_string());
     if long == "profile" {
-        let names: Vec<&'static str> = e4inspect::profiles::PROFILES
+        let names: Vec<&'static str> = e4inspect::models::profiles::PROFILES
             .iter()
             .map(|p| p.name)
             .collect();

@@ -2,7 +2,7 @@
 
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::format::dumpe2fs::{self, DumpOptions};
-use e4inspect::fs::{Filesystem, OpenOptions};
+use e4inspect::reader::fs::{Filesystem, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 

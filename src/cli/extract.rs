@@ -1,5 +1,5 @@
 //! `e4inspect extract IMAGE PATH DEST`: copy a file or a subtree out of an image (debugfs
-//! `rdump`), keeping metadata; see [`e4inspect::extract`].
+//! `rdump`), keeping metadata; see [`e4inspect::views::extract`].
 //!
 //! DEST as `cp` takes it: an existing directory receives `DEST/<basename of PATH>` (the root `/`
 //! fills DEST itself, which must then be empty unless `--force`); a DEST that does not exist is
@@ -7,9 +7,9 @@
 //! (listed), 8 nothing could be done, 16 usage.
 
 use anyhow::Context;
-use e4inspect::extract::{self, ExtractOptions, Summary};
 use e4inspect::format::json::SchemaVersion;
-use e4inspect::fs::Filesystem;
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::extract::{self, ExtractOptions, Summary};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -47,12 +47,15 @@ fn parse_target(fs: &Filesystem, t: &str) -> anyhow::Result<(u32, Option<Vec<u8>
             .with_context(|| format!("{t}: not an inode number"))?;
         return Ok((
             ino,
-            (ino != e4inspect::dir::ROOT_INO).then(|| format!("inode-{ino}").into_bytes()),
+            (ino != e4inspect::reader::dir::ROOT_INO).then(|| format!("inode-{ino}").into_bytes()),
         ));
     }
-    let ino = e4inspect::namei::resolve_path(fs, t)?;
+    let ino = e4inspect::reader::namei::resolve_path(fs, t)?;
     let base = Path::new(t).file_name().map(|n| n.as_bytes().to_vec());
-    Ok((ino, base.filter(|_| ino != e4inspect::dir::ROOT_INO)))
+    Ok((
+        ino,
+        base.filter(|_| ino != e4inspect::reader::dir::ROOT_INO),
+    ))
 }
 
 /// Where the copy goes: the directory to create in, and the name (None: into it).
@@ -146,7 +149,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let (dir, name) = destination(&args.dest, base, args.force)?;
     let opts = ExtractOptions {
         force: args.force,
-        privileged: e4inspect::os::at::effective_uid() == 0,
+        privileged: e4inspect::reader::os::at::effective_uid() == 0,
     };
     let pb = progress_bar(!args.no_progress);
     let entries_done = std::sync::atomic::AtomicU64::new(0);
@@ -199,5 +202,5 @@ pub struct ExtractDocument<'a> {
     pub dest: String,
     /// What was extracted, skipped and dropped.
     #[serde(flatten)]
-    pub summary: &'a e4inspect::extract::Summary,
+    pub summary: &'a e4inspect::views::extract::Summary,
 }

@@ -11,10 +11,10 @@
 use super::exit::{as_usage, usage};
 use anyhow::Context;
 use comfy_table::{Cell, CellAlignment};
-use e4inspect::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
 use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::table;
-use e4inspect::profiles;
+use e4inspect::models::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
+use e4inspect::models::profiles;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -306,7 +306,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     let mut base = FitParams::new(256);
     let mut image = None;
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::fs::Filesystem::open(img, &args.source.open_options())
+        let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())
             .with_context(|| format!("{}", img.display()))?;
         base = fit::image_params(&fs);
         image = Some(fs);
@@ -418,7 +418,7 @@ fn with_explicit(mut set: XattrSet, explicit: &[Attr]) -> XattrSet {
 }
 
 fn scan_image(
-    fs: &e4inspect::fs::Filesystem,
+    fs: &e4inspect::reader::fs::Filesystem,
     args: &FitArgs,
     base: &FitParams,
     sizes: &[u32],
@@ -429,7 +429,7 @@ fn scan_image(
     let pb = progress(!args.json, "scanning", super::progress::Unit::Inodes);
     let mut agrees = 0u64;
     let mut largest = Largest::new(args.list);
-    let cache = e4inspect::scan::XattrBlockCache::default();
+    let cache = e4inspect::views::scan::XattrBlockCache::default();
     let walk = fit::image_set_groups(fs, &cache, args.list, |g| {
         pb.inc(g.count);
         if !g.set.attrs.is_empty() {
@@ -454,7 +454,7 @@ fn scan_image(
     pb.finish_and_clear();
     let mut named = largest.finish();
     let wanted = named.iter().filter_map(|n| n.ino).collect();
-    let paths = e4inspect::scan::inode_paths(fs, &wanted);
+    let paths = e4inspect::views::scan::inode_paths(fs, &wanted);
     for n in &mut named {
         n.path = n.ino.and_then(|i| paths.get(&i).cloned());
     }

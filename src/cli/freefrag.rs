@@ -3,8 +3,8 @@
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE};
 use e4inspect::format::e2freefrag;
 use e4inspect::format::json::SchemaVersion;
-use e4inspect::freefrag;
-use e4inspect::fs::Filesystem;
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::freefrag;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@ use anyhow::Context;
 use e4inspect::format::debugfs_stat::{debugfs_text, details_text, report};
 use e4inspect::format::inode_json::{json_of, InodeDocument, InodeEntry};
 use e4inspect::format::json::SchemaVersion;
-use e4inspect::fs::Filesystem;
+use e4inspect::reader::fs::Filesystem;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -42,7 +42,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let mut js = Vec::new();
     let mut first = true;
     for t in &args.targets {
-        let raw = e4inspect::namei::parse_target(&fs, t)
+        let raw = e4inspect::reader::namei::parse_target(&fs, t)
             .map_err(anyhow::Error::from)
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)));
         let r = raw

@@ -4,8 +4,10 @@
 use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::logdump as text;
-use e4inspect::fs::Filesystem;
-use e4inspect::logdump::{self, DebugfsOpen, Event, ExternalJournal, InternalJournal, Options};
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::logdump::{
+    self, DebugfsOpen, Event, ExternalJournal, InternalJournal, Options,
+};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -106,7 +108,7 @@ fn string_to_inode(fs: &Filesystem, spec: &str) -> Result<u32, String> {
             }
         }
     }
-    e4inspect::namei::resolve(fs, spec.as_bytes()).map_err(|e| e.to_string())
+    e4inspect::reader::namei::resolve(fs, spec.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// What debugfs made of the filesystem: the filesystem and whether it ignores checksums, or
@@ -346,7 +348,10 @@ fn no_journal_found(
     opts: Options,
     w: &mut dyn Write,
 ) -> anyhow::Result<i32> {
-    if !fs.sb.has_compat(e4inspect::features::COMPAT_HAS_JOURNAL) {
+    if !fs
+        .sb
+        .has_compat(e4inspect::reader::features::COMPAT_HAS_JOURNAL)
+    {
         report_error(&args.image, &"filesystem has no journal");
         if args.json {
             // Still one document: a journal of kind `none`, with nothing in it.
@@ -367,7 +372,7 @@ fn no_journal_found(
     let msg = format!(
         "filesystem has no journal here: it is external (UUID {}) and no device \
          holds it; name it with --journal-device PATH",
-        e4inspect::superblock::uuid_string(&fs.sb.journal_uuid)
+        e4inspect::reader::superblock::uuid_string(&fs.sb.journal_uuid)
     );
     report_error(&args.image, &msg);
     Ok(EXIT_OPERATIONAL)
@@ -452,7 +457,7 @@ pub struct JournalDocument {
 /// logdump's own list of the copy's block pointers after the inode text: runs of consecutive
 /// direct blocks as `(first+count): block`, then the indirect blocks.
 fn inode_blocks(w: &mut dyn Write, raw: &[u8]) -> std::io::Result<()> {
-    let i_block = e4inspect::inode::Inode::parse(raw).block;
+    let i_block = e4inspect::reader::inode::Inode::parse(raw).block;
     let word = |k: usize| {
         i_block
             .get(4 * k..4 * k + 4)

@@ -4,8 +4,8 @@
 use anyhow::Context;
 use e4inspect::format::debugfs_ls::{self, LsEntry, LsOptions};
 use e4inspect::format::json::SchemaVersion;
-use e4inspect::fs::Filesystem;
-use e4inspect::namei;
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::reader::namei;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -152,7 +152,7 @@ fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
         }
     };
     l.inode = Some(ino);
-    let (entries, report) = if e4inspect::inode::Inode::parse(&raw).is_dir() {
+    let (entries, report) = if e4inspect::reader::inode::Inode::parse(&raw).is_dir() {
         debugfs_ls::list_json(fs, ino, args.deleted)
     } else {
         debugfs_ls::list_single_json(fs, ino, last_component(target))
@@ -177,7 +177,7 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
     let what = || format!("{}: {target}", args.image.display());
     let ino = namei::parse_target(fs, target).with_context(what)?;
     let raw = fs.inode_raw(ino).with_context(what)?;
-    let is_dir = e4inspect::inode::Inode::parse(&raw).is_dir();
+    let is_dir = e4inspect::reader::inode::Inode::parse(&raw).is_dir();
     // A target that is not a directory is listed on its own, as ls(1) lists a file operand
     // (debugfs prints an empty listing and an error there), named by its last component.
     let name = last_component(target);

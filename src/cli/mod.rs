@@ -65,8 +65,8 @@ pub struct SourceArgs {
 
 impl SourceArgs {
     /// Library open options for these arguments.
-    pub fn open_options(&self) -> e4inspect::fs::OpenOptions {
-        e4inspect::fs::OpenOptions {
+    pub fn open_options(&self) -> e4inspect::reader::fs::OpenOptions {
+        e4inspect::reader::fs::OpenOptions {
             offset: self.offset,
             partition: self.partition,
             ..Default::default()
@@ -75,9 +75,9 @@ impl SourceArgs {
 }
 
 /// Parse a size with an optional K/M/G/T/P suffix (powers of 1024), a byte count or `0x` hex
-/// (clap value parser over [`e4inspect::advise::parse_size`]).
+/// (clap value parser over [`e4inspect::models::advise::parse_size`]).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    e4inspect::advise::parse_size(s).map_err(|e| e.to_string())
+    e4inspect::models::advise::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// One line on stderr for an operational error, naming the path once.

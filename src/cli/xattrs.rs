@@ -3,8 +3,8 @@
 use anyhow::Context;
 use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::table;
-use e4inspect::fs::Filesystem;
-use e4inspect::scan::{self, FOOTPRINT_BUCKETS};
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::scan::{self, FOOTPRINT_BUCKETS};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;

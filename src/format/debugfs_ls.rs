@@ -5,10 +5,10 @@
 //! for control bytes and DEL) and printed raw in the parseable form; names in an encrypted
 //! directory show as `<encrypted (LEN)>` unless `-r`, except the first two entries.
 
-use crate::dir::{self, IterEntry};
 use crate::format::json::{Mode, Named, Time};
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
+use crate::reader::dir::{self, IterEntry};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::{self, Write};

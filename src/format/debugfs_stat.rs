@@ -2,13 +2,13 @@
 //! `dump_extents` and `dump_blocks`), then what e4inspect adds: where every xattr lives, the
 //! in-inode xattr space, checksums and anything found wrong; and the same as JSON.
 
-use crate::dir;
 use crate::error::{Problem, ProblemKind};
-use crate::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
-use crate::fileblocks::{self, Fragmentation, MapEvent};
-use crate::fs::Filesystem;
-use crate::inode::{self, DataMap, Inode};
-use crate::xattr;
+use crate::reader::dir;
+use crate::reader::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
+use crate::reader::fileblocks::{self, Fragmentation, MapEvent};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, DataMap, Inode};
+use crate::reader::xattr;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -133,8 +133,11 @@ fn inode_allocated(fs: &Filesystem, ino: u32) -> Option<bool> {
     let ipg = fs.geo.inodes_per_group.max(1);
     let gd = fs.desc(ino.checked_sub(1)? / ipg).ok()?;
     let mut bm = Vec::new();
-    crate::bitmap::group_inode_bitmap(fs, &gd, &mut bm).ok()?;
-    Some(crate::bitmap::test_bit(&bm, ((ino - 1) % ipg) as usize))
+    crate::reader::bitmap::group_inode_bitmap(fs, &gd, &mut bm).ok()?;
+    Some(crate::reader::bitmap::test_bit(
+        &bm,
+        ((ino - 1) % ipg) as usize,
+    ))
 }
 
 /// libext2fs' name prefixes (`ext2fs_xattrs_read`): index 9 (encryption) and unknown indexes
@@ -499,7 +502,7 @@ fn stat_data_map(
 }
 
 /// debugfs' EXTENTS list: index blocks as `(ETBn):b`, leaves as logical:physical ranges.
-fn extents_text(o: &mut Vec<u8>, w: &crate::extent::ExtentWalk) {
+fn extents_text(o: &mut Vec<u8>, w: &crate::reader::extent::ExtentWalk) {
     o.extend_from_slice("EXTENTS:\n".as_bytes());
     let mut printed = false;
     for it in &w.items {
@@ -641,7 +644,8 @@ fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_
         o,
         "  Blocks (512-byte units): {}",
         i.blocks_512(
-            fs.sb.has_ro_compat(crate::features::RO_COMPAT_HUGE_FILE),
+            fs.sb
+                .has_ro_compat(crate::reader::features::RO_COMPAT_HUGE_FILE),
             fs.block_size()
         )
     );

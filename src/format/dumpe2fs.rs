@@ -3,13 +3,13 @@
 //! Differences of 1.47.1+ (not followed here): `Inode size:` / `Journal device:` labels without the
 //! tab, 40-bit superblock times, and bigalloc free ranges ending at the cluster's last block.
 
-use crate::bitmap::{self, ReadFailure, UninitMarks};
 use crate::error::LibError;
-use crate::features::{self, *};
-use crate::fs::Filesystem;
-use crate::geometry::OpenFailure;
-use crate::journal::{self, JournalFailure, JournalSuperblock};
-use crate::superblock::{cstr, uuid_string, Superblock};
+use crate::reader::bitmap::{self, ReadFailure, UninitMarks};
+use crate::reader::features::{self, *};
+use crate::reader::fs::Filesystem;
+use crate::reader::geometry::OpenFailure;
+use crate::reader::journal::{self, JournalFailure, JournalSuperblock};
+use crate::reader::superblock::{cstr, uuid_string, Superblock};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -810,15 +810,15 @@ fn group_text(
 /// One group's descriptor, block range and metadata layout.
 struct GroupPlace {
     g: u32,
-    gd: crate::group::GroupDesc,
+    gd: crate::reader::group::GroupDesc,
     first: u64,
     last: u64,
-    lay: crate::geometry::GroupLayout,
+    lay: crate::reader::geometry::GroupLayout,
     old_desc_blocks: u64,
 }
 
 impl GroupPlace {
-    fn new(fs: &Filesystem, g: u32, gd: crate::group::GroupDesc) -> GroupPlace {
+    fn new(fs: &Filesystem, g: u32, gd: crate::reader::group::GroupDesc) -> GroupPlace {
         let geo = &fs.geo;
         GroupPlace {
             g,
@@ -874,7 +874,7 @@ fn group_header(s: &mut String, fs: &Filesystem, nf: &Numfmt, p: &GroupPlace) {
         if gd.checksum != gd.computed_checksum {
             let _ = write!(s, " (EXPECTED 0x{:04x})", gd.computed_checksum);
         }
-        let names = crate::group::flag_names(gd.flags);
+        let names = crate::reader::group::flag_names(gd.flags);
         if !names.is_empty() {
             let _ = write!(s, " [{}]", names.join(", "));
         }
@@ -950,7 +950,7 @@ fn group_bitmaps_and_table(
 }
 
 /// The descriptor's free block, free inode, directory and unused inode counts.
-fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::group::GroupDesc) {
+fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::reader::group::GroupDesc) {
     let units = if fs.sb.is_bigalloc() {
         "clusters"
     } else {
@@ -1010,8 +1010,8 @@ fn group_free_lists(
 /// prints no list and no newline).
 fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> {
     let raw = fs.read_inode_checked(1, ignore_csum)?;
-    let ind = crate::inode::Inode::parse(&raw);
-    if ind.has_flag(crate::inode::EXTENTS_FL) {
+    let ind = crate::reader::inode::Inode::parse(&raw);
+    if ind.has_flag(crate::reader::inode::EXTENTS_FL) {
         return Ok(Vec::new());
     }
     let map = ind.block_map();
@@ -1047,7 +1047,7 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> 
             *err = Some(LibError::ShortRead);
             return;
         };
-        for e in crate::ondisk::blockmap::pointers(&b) {
+        for e in crate::reader::ondisk::blockmap::pointers(&b) {
             let e = u64::from(e);
             if e == 0 {
                 continue;
@@ -1356,8 +1356,8 @@ fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
         .filter_map(|g| fs.desc(g).ok())
         .flat_map(|gd| {
             [
-                crate::bitmap::bitmap_source(fs, &gd, crate::bitmap::Kind::Block),
-                crate::bitmap::bitmap_source(fs, &gd, crate::bitmap::Kind::Inode),
+                crate::reader::bitmap::bitmap_source(fs, &gd, crate::reader::bitmap::Kind::Block),
+                crate::reader::bitmap::bitmap_source(fs, &gd, crate::reader::bitmap::Kind::Inode),
             ]
         })
         .flatten()

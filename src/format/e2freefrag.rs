@@ -1,7 +1,7 @@
-//! e2freefrag-identical text for a [`crate::freefrag::Report`] (misc/e2freefrag.c:
+//! e2freefrag-identical text for a [`crate::views::freefrag::Report`] (misc/e2freefrag.c:
 //! `collect_info`, `dump_chunk_info`).
 
-use crate::freefrag::Report;
+use crate::views::freefrag::Report;
 use std::io::{self, Write};
 
 /// The two lines e2freefrag prints before it reads the bitmaps.

@@ -1,13 +1,13 @@
 //! The `inode --json` document: typed output structures (their JSON Schema is generated from
 //! them, `docs/schema/inode.schema.json`) built from a [`Report`] of `debugfs_stat`.
 
-use crate::extent::MapKind;
-use crate::fileblocks::Fragmentation;
 use crate::format::debugfs_stat::{Report, MAX_LISTED};
 use crate::format::json::{Flags, Mode, Named, SchemaVersion, Time};
-use crate::fs::Filesystem;
-use crate::inode::{self, DataMap, XattrLocation};
-use crate::xattr;
+use crate::reader::extent::MapKind;
+use crate::reader::fileblocks::Fragmentation;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, DataMap, XattrLocation};
+use crate::reader::xattr;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -414,7 +414,8 @@ pub fn json_of(fs: &Filesystem, target: &str, r: &Report<'_>) -> InodeJson {
         version: (u64::from(i.version_hi) << 32) | u64::from(i.version),
         blocks_raw: i.blocks_raw,
         blocks_512: i.blocks_512(
-            fs.sb.has_ro_compat(crate::features::RO_COMPAT_HUGE_FILE),
+            fs.sb
+                .has_ro_compat(crate::reader::features::RO_COMPAT_HUGE_FILE),
             fs.block_size(),
         ),
         file_acl: i.file_acl,

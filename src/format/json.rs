@@ -3,9 +3,9 @@
 //! `schemars::JsonSchema`; the files in `docs/schema/` are generated from them (see
 //! `docs/json.md`), so the schemas cannot drift from what is printed.
 
-use crate::fs::Filesystem;
-use crate::group::flag_names;
-use crate::superblock::Superblock;
+use crate::reader::fs::Filesystem;
+use crate::reader::group::flag_names;
+use crate::reader::superblock::Superblock;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -357,7 +357,7 @@ fn sb_time(lo: u32, hi: u8) -> Time {
 
 /// The superblock view of `sb`.
 pub fn superblock(sb: &Superblock) -> SuperblockJson<'_> {
-    let s = |b: &[u8]| String::from_utf8_lossy(crate::superblock::cstr(b)).into_owned();
+    let s = |b: &[u8]| String::from_utf8_lossy(crate::reader::superblock::cstr(b)).into_owned();
     SuperblockJson {
         raw: sb,
         volume_name: s(&sb.volume_name),
@@ -389,7 +389,7 @@ pub fn superblock(sb: &Superblock) -> SuperblockJson<'_> {
         block_size: sb.block_size(),
         cluster_size: sb.cluster_size(),
         features: sb.feature_names(),
-        default_mount_options: crate::features::mntopt_names(sb.default_mount_opts),
+        default_mount_options: crate::reader::features::mntopt_names(sb.default_mount_opts),
         checksum_ok: sb.checksum_ok(),
         computed_checksum: sb.computed_checksum(),
     }
@@ -416,7 +416,7 @@ pub enum GroupJson {
 pub struct GroupRead {
     /// The descriptor's fields (64-bit values combined).
     #[serde(flatten)]
-    pub desc: crate::group::GroupDesc,
+    pub desc: crate::reader::group::GroupDesc,
     /// First block of the group.
     pub first_block: u64,
     /// Last block of the group.
@@ -480,7 +480,7 @@ impl JsonSchema for Groups<'_> {
 #[serde(untagged)]
 pub enum JournalJson {
     /// The decoded journal superblock.
-    Read(crate::journal::JournalSuperblock),
+    Read(crate::reader::journal::JournalSuperblock),
     /// The journal could not be read.
     Unreadable {
         /// Why.
@@ -489,8 +489,8 @@ pub enum JournalJson {
 }
 
 /// Why the journal superblock could not be read, in dumpe2fs' words.
-fn journal_failure(e: &crate::journal::JournalFailure) -> String {
-    use crate::journal::JournalFailure as F;
+fn journal_failure(e: &crate::reader::journal::JournalFailure) -> String {
+    use crate::reader::journal::JournalFailure as F;
     match e {
         F::ReadInode(m) => format!("{m} while reading journal inode"),
         F::ReadSuper(m) => format!("{m} while reading journal super block"),
@@ -510,7 +510,7 @@ pub struct Document<'a> {
     /// The superblock.
     pub superblock: SuperblockJson<'a>,
     /// Quantities derived from the superblock.
-    pub geometry: &'a crate::geometry::Geometry,
+    pub geometry: &'a crate::reader::geometry::Geometry,
     /// The journal superblock (internal journal only; null without one).
     pub journal: Option<JournalJson>,
     /// Every group (none with `--header-only`).
@@ -521,17 +521,20 @@ pub struct Document<'a> {
 
 /// The `dump --json` document of `fs` read from `image`.
 pub fn document<'a>(fs: &'a Filesystem, image: &str, header_only: bool) -> Document<'a> {
-    let journal =
-        if fs.sb.has_compat(crate::features::COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0 {
-            Some(match crate::journal::read_internal(fs, false) {
-                Ok(b) => JournalJson::Read(crate::journal::JournalSuperblock::parse(&b)),
-                Err(e) => JournalJson::Unreadable {
-                    error: journal_failure(&e),
-                },
-            })
-        } else {
-            None
-        };
+    let journal = if fs
+        .sb
+        .has_compat(crate::reader::features::COMPAT_HAS_JOURNAL)
+        && fs.sb.journal_inum != 0
+    {
+        Some(match crate::reader::journal::read_internal(fs, false) {
+            Ok(b) => JournalJson::Read(crate::reader::journal::JournalSuperblock::parse(&b)),
+            Err(e) => JournalJson::Unreadable {
+                error: journal_failure(&e),
+            },
+        })
+    } else {
+        None
+    };
     let n = if header_only || !fs.has_descriptors() {
         0
     } else {

@@ -1,8 +1,8 @@
-//! debugfs `logdump` text for [`crate::logdump::Event`]s (debugfs/logdump.c, e2fsprogs 1.47.0).
+//! debugfs `logdump` text for [`crate::views::logdump::Event`]s (debugfs/logdump.c, e2fsprogs 1.47.0).
 
 use crate::format::dumpe2fs::list_journal;
-use crate::jbd2;
-use crate::logdump::Event;
+use crate::reader::jbd2;
+use crate::views::logdump::Event;
 use std::io::{self, Write};
 
 /// debugfs' type_to_name.
@@ -62,7 +62,11 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
         } => {
             writeln!(out, "Ext2 superblock header found.")?;
             if *details {
-                writeln!(out, "\tuuid={}", crate::superblock::uuid_string(uuid))?;
+                writeln!(
+                    out,
+                    "\tuuid={}",
+                    crate::reader::superblock::uuid_string(uuid)
+                )?;
                 writeln!(out, "\tblocksize={}", *blocksize as i32)?;
                 writeln!(out, "\tjournal data size {blocks_count}")?;
             }

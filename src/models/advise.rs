@@ -1,7 +1,7 @@
 //! `advise`: turn a workload description into an `mkfs.ext4` command line, with the reasoning
-//! for every parameter and the layout mke2fs will produce ([`crate::mkfs::predict`]).
+//! for every parameter and the layout mke2fs will produce ([`crate::models::mkfs::predict`]).
 //!
-//! The inode size comes from the xattr-fit model ([`crate::fit`]): the smallest power of two
+//! The inode size comes from the xattr-fit model ([`crate::models::fit`]): the smallest power of two
 //! (from 256, the size that holds nanosecond timestamps, `i_extra_isize` 32 and the project ID)
 //! at which the requested share of inodes ([`DEFAULT_FIT_SHARE`] unless told) keeps every xattr
 //! in the inode body. The inodes that still spill are named ([`Outlier`]) with what covering
@@ -14,8 +14,8 @@
 
 use serde::Serialize;
 
-use crate::fit::{self, Attr, FitParams, XattrSet};
-use crate::mkfs::{self, Layout, MkfsConf, MkfsOptions};
+use crate::models::fit::{self, Attr, FitParams, XattrSet};
+use crate::models::mkfs::{self, Layout, MkfsConf, MkfsOptions};
 use crate::{Error, Result};
 
 const MIB: u64 = 1 << 20;

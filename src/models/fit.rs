@@ -16,8 +16,8 @@
 //! memory independent of the number of inodes.
 
 use crate::error::{Error, Problem, ProblemKind, Result};
-pub use crate::xattr::block_capacity;
-use crate::xattr::{
+pub use crate::reader::xattr::block_capacity;
+use crate::reader::xattr::{
     entry_len, ibody_capacity, split_name, value_size, BLOCK_HEADER_SIZE, TERMINATOR_SIZE,
 };
 use serde::Serialize;
@@ -760,15 +760,19 @@ pub struct ObservedSet {
 }
 
 /// Read the xattr set of inode `ino` from an open filesystem.
-pub fn read_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32) -> Result<ObservedSet> {
+pub fn read_inode_xattrs(fs: &crate::reader::fs::Filesystem, ino: u32) -> Result<ObservedSet> {
     raw_inode_xattrs(fs, ino, &fs.inode_raw(ino)?)
 }
 
 /// As [`read_inode_xattrs`], from the inode's on-disk record already at hand.
-pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Result<ObservedSet> {
-    use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_METADATA_CSUM};
-    use crate::xattr::{parse_block, parse_ibody};
-    let inode = crate::inode::Inode::parse(raw);
+pub fn raw_inode_xattrs(
+    fs: &crate::reader::fs::Filesystem,
+    ino: u32,
+    raw: &[u8],
+) -> Result<ObservedSet> {
+    use crate::reader::features::{INCOMPAT_EA_INODE, RO_COMPAT_METADATA_CSUM};
+    use crate::reader::xattr::{parse_block, parse_ibody};
+    let inode = crate::reader::inode::Inode::parse(raw);
     let extra = if raw.len() > 128 {
         inode.extra_isize
     } else {
@@ -777,7 +781,7 @@ pub fn raw_inode_xattrs(fs: &crate::fs::Filesystem, ino: u32, raw: &[u8]) -> Res
     let mut set = XattrSet::default();
     let mut observed = Vec::new();
     let ea_inode = fs.sb.has_incompat(INCOMPAT_EA_INODE);
-    let mut push = |e: &crate::xattr::Entry<'_>, here: Location| -> Result<()> {
+    let mut push = |e: &crate::reader::xattr::Entry<'_>, here: Location| -> Result<()> {
         if e.value_inum != 0 && !ea_inode {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
@@ -860,15 +864,17 @@ type GroupKey = (u64, Vec<Attr>, Vec<Location>, Option<u32>, u16);
 /// The in-inode part of an inode's set: attributes, where they live (all `Inode` or `EaInode`),
 /// and the inline data size.
 fn body_set(
-    fs: &crate::fs::Filesystem,
+    fs: &crate::reader::fs::Filesystem,
     ino: u32,
     raw: &[u8],
     extra: u16,
 ) -> Result<(XattrSet, Vec<Location>)> {
     let mut set = XattrSet::default();
     let mut observed = Vec::new();
-    let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
-    let body = crate::xattr::parse_ibody(raw, extra)
+    let ea_inode = fs
+        .sb
+        .has_incompat(crate::reader::features::INCOMPAT_EA_INODE);
+    let body = crate::reader::xattr::parse_ibody(raw, extra)
         .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
     for e in &body.entries {
         push_entry(
@@ -919,8 +925,8 @@ fn push_entry(
 
 /// Add the entries of external block `blk` (from `cache`) to a set.
 fn add_block_entries(
-    fs: &crate::fs::Filesystem,
-    cache: &crate::scan::XattrBlockCache,
+    fs: &crate::reader::fs::Filesystem,
+    cache: &crate::views::scan::XattrBlockCache,
     ino: u32,
     blk: u64,
     set: &mut XattrSet,
@@ -940,10 +946,12 @@ fn add_block_entries(
             ),
         ));
     }
-    let ea_inode = fs.sb.has_incompat(crate::features::INCOMPAT_EA_INODE);
+    let ea_inode = fs
+        .sb
+        .has_incompat(crate::reader::features::INCOMPAT_EA_INODE);
     for e in &d.entries {
         let inum = match e.location {
-            crate::inode::XattrLocation::EaInode(n) => n,
+            crate::reader::inode::XattrLocation::EaInode(n) => n,
             _ => 0,
         };
         push_entry(
@@ -966,8 +974,8 @@ fn add_block_entries(
 /// group. Inodes without a block are handed out one by one. `keep` inode numbers are kept per
 /// group. Memory is bounded by `MAX_PENDING_GROUPS` pending groups.
 pub fn image_set_groups(
-    fs: &crate::fs::Filesystem,
-    cache: &crate::scan::XattrBlockCache,
+    fs: &crate::reader::fs::Filesystem,
+    cache: &crate::views::scan::XattrBlockCache,
     keep: usize,
     mut visit: impl FnMut(SetGroup),
 ) -> GroupWalk {
@@ -998,8 +1006,8 @@ pub fn image_set_groups(
         }
     };
     for g in 0..fs.group_count() {
-        let mut counts = crate::scan::ScanCounts::default();
-        let group = crate::scan::group_inodes(fs, g, &mut counts);
+        let mut counts = crate::views::scan::ScanCounts::default();
+        let group = crate::views::scan::group_inodes(fs, g, &mut counts);
         walk.unreadable += counts.problems.len() as u64;
         let Some(group) = group else { continue };
         for first in group.chunk_starts() {
@@ -1011,8 +1019,8 @@ pub fn image_set_groups(
                 if ino != 2 && ino < fs.sb.first_ino() {
                     continue;
                 }
-                let inode = crate::inode::Inode::parse(raw);
-                if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
+                let inode = crate::reader::inode::Inode::parse(raw);
+                if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
                     continue;
                 }
                 let extra = if raw.len() > 128 {
@@ -1057,8 +1065,8 @@ pub fn image_set_groups(
 /// isize is not clamped to the image's own inode size, so that [`FitParams::for_inode_size`] gives
 /// what-if sizes the right value even from a 128-byte-inode image; clamp with
 /// `for_inode_size(inode_size)` before placing.
-pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
-    use crate::features::{INCOMPAT_EA_INODE, RO_COMPAT_EXTRA_ISIZE};
+pub fn image_params(fs: &crate::reader::fs::Filesystem) -> FitParams {
+    use crate::reader::features::{INCOMPAT_EA_INODE, RO_COMPAT_EXTRA_ISIZE};
     let inode_size = fs.geo.inode_size;
     let mut extra = DEFAULT_EXTRA_ISIZE;
     if fs.sb.has_ro_compat(RO_COMPAT_EXTRA_ISIZE) {
@@ -1074,21 +1082,21 @@ pub fn image_params(fs: &crate::fs::Filesystem) -> FitParams {
 }
 
 /// Iterator over the in-use inodes of an image and their xattr sets: the inodes the xattrs scan
-/// visits ([`crate::scan::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
+/// visits ([`crate::views::scan::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
 /// reserved inodes other than the root, EA inodes themselves and unlinked inodes. Items are errors
 /// for unreadable inodes or groups; the walk goes on after them.
 pub struct ImageInodes<'a> {
-    fs: &'a crate::fs::Filesystem,
+    fs: &'a crate::reader::fs::Filesystem,
     next_group: u32,
-    group: Option<crate::scan::GroupInodes>,
-    chunk: Option<crate::scan::InodeChunk>,
+    group: Option<crate::views::scan::GroupInodes>,
+    chunk: Option<crate::views::scan::InodeChunk>,
     slot: usize,
     /// Problems met while selecting a group, handed out as error items.
     pending: Vec<crate::error::Problem>,
 }
 
 /// Walk the in-use inodes of `fs`.
-pub fn image_inodes(fs: &crate::fs::Filesystem) -> ImageInodes<'_> {
+pub fn image_inodes(fs: &crate::reader::fs::Filesystem) -> ImageInodes<'_> {
     ImageInodes {
         fs,
         next_group: 0,
@@ -1112,8 +1120,8 @@ impl Iterator for ImageInodes<'_> {
                 if self.next_group >= fs.group_count() {
                     return None;
                 }
-                let mut counts = crate::scan::ScanCounts::default();
-                self.group = crate::scan::group_inodes(fs, self.next_group, &mut counts);
+                let mut counts = crate::views::scan::ScanCounts::default();
+                self.group = crate::views::scan::group_inodes(fs, self.next_group, &mut counts);
                 self.next_group += 1;
                 self.slot = 0;
                 self.chunk = None;
@@ -1144,8 +1152,8 @@ impl Iterator for ImageInodes<'_> {
             if ino != 2 && ino < fs.sb.first_ino() {
                 continue;
             }
-            let inode = crate::inode::Inode::parse(raw);
-            if inode.has_flag(crate::inode::EA_INODE_FL) || inode.links_count == 0 {
+            let inode = crate::reader::inode::Inode::parse(raw);
+            if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
                 continue;
             }
             return Some(raw_inode_xattrs(fs, ino, raw));
@@ -1187,18 +1195,18 @@ pub fn dir_xattr_sets(root: &std::path::Path) -> Result<DirXattrs> {
 }
 
 /// Names and on-disk value sizes of the xattrs of `path` (not following a symlink). Lists and
-/// values of any length are read completely ([`crate::os::xattr_names`]); POSIX ACLs count with
+/// values of any length are read completely ([`crate::reader::os::xattr_names`]); POSIX ACLs count with
 /// the size of ext4's compact form.
 pub fn path_xattrs(path: &std::path::Path) -> Result<Vec<Attr>> {
     let io = |op: &'static str| {
         let path = path.to_path_buf();
         move |source| Error::Io { path, op, source }
     };
-    let names = crate::os::xattr_names(path).map_err(io("cannot list xattrs of"))?;
+    let names = crate::reader::os::xattr_names(path).map_err(io("cannot list xattrs of"))?;
     let mut out = Vec::new();
     for name in names {
         let Some(value) =
-            crate::os::xattr_value(path, &name).map_err(io("cannot read xattr of"))?
+            crate::reader::os::xattr_value(path, &name).map_err(io("cannot read xattr of"))?
         else {
             continue; // removed meanwhile
         };
@@ -1206,8 +1214,8 @@ pub fn path_xattrs(path: &std::path::Path) -> Result<Vec<Attr>> {
         let is_acl = full == "system.posix_acl_access" || full == "system.posix_acl_default";
         let mut size = value.len();
         if is_acl && size > 0 && size <= VFS_VALUE_MAX as usize {
-            if let Ok(entries) = crate::xattr::decode_acl_vfs(&value) {
-                size = crate::xattr::acl_disk_size(&entries);
+            if let Ok(entries) = crate::reader::xattr::decode_acl_vfs(&value) {
+                size = crate::reader::xattr::acl_disk_size(&entries);
             }
         }
         out.push(Attr::new(full, size.min(u32::MAX as usize) as u32));

@@ -6,7 +6,7 @@
 //! a real tree with `e4inspect fit --from-dir` or an image with `--from-image` for exact figures.
 
 use crate::error::{Error, Result};
-use crate::fit::Attr;
+use crate::models::fit::Attr;
 use serde::Serialize;
 
 /// One attribute of a profile.
@@ -242,8 +242,8 @@ pub fn resolve(list: &str) -> Result<Vec<Attr>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::{place, FitParams, Location};
-    use crate::xattr::split_name;
+    use crate::models::fit::{place, FitParams, Location};
+    use crate::reader::xattr::split_name;
 
     #[test]
     fn every_profile_is_storable() {

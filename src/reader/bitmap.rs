@@ -7,10 +7,10 @@
 //! Nothing here holds a whole-filesystem bitmap: bitmaps are produced one group at a time and the
 //! only state kept is the list of marks contributed by BLOCK_UNINIT groups.
 
-use crate::csum::crc32c_raw;
 use crate::error::{Error, ProblemKind, Result};
-use crate::fs::Filesystem;
-use crate::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
+use crate::reader::csum::crc32c_raw;
+use crate::reader::fs::Filesystem;
+use crate::reader::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
 use rayon::prelude::*;
 use serde::Serialize;
 

@@ -6,7 +6,7 @@
 //! (`conectix` footer, at the start of dynamic disks and the end of fixed ones), VHDX
 //! (`vhdxfile`), VMDK (sparse extent `KDMV`, or a text descriptor), VDI, EWF/E01 (`EVF`) and Ex01.
 
-use crate::source::Source;
+use crate::reader::source::Source;
 
 /// What an input was recognised as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,23 +5,23 @@
 //! we never pretend to decode them. Every walk is bounded by the block it reads and the directory's
 //! size; a malformed block ends in a problem, never a loop.
 
-use crate::csum::crc32c_raw;
 use crate::error::{Error, LibError, Problem, ProblemKind, Result};
-use crate::extent::BlockCsum;
-use crate::fileblocks;
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
-use crate::ondisk::dir::{
+use crate::reader::csum::crc32c_raw;
+use crate::reader::extent::BlockCsum;
+use crate::reader::fileblocks;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
+use crate::reader::ondisk::dir::{
     DirEntry2, DirEntryTail, DxCountLimit, DxEntry, DxNode, DxRoot as RawDxRoot, InlineDirHeader,
     DX_ROOT_INFO_OFFSET,
 };
-use crate::ondisk::{self, OnDisk};
+use crate::reader::ondisk::{self, OnDisk};
 use std::ops::ControlFlow;
 
 /// Root directory inode.
 pub const ROOT_INO: u32 = 2;
 /// file_type of the checksum tail entry.
-pub const TAIL_FILE_TYPE: u8 = crate::ondisk::dir::TAIL_FILE_TYPE;
+pub const TAIL_FILE_TYPE: u8 = crate::reader::ondisk::dir::TAIL_FILE_TYPE;
 /// Size of the checksum tail entry.
 pub const TAIL_SIZE: usize = DirEntryTail::SIZE;
 /// i_flags: casefolded directory.

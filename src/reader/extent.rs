@@ -2,11 +2,11 @@
 //! bounded walks.
 
 use crate::error::{Error, Fault, Problem, ProblemKind, Result};
-use crate::ondisk::blockmap::{self, IBlockMap, DIRECT_BLOCKS};
-use crate::ondisk::extent::{entry_offset, ExtentTail, RawExtent, RawExtentIdx};
-use crate::ondisk::{self, OnDisk};
+use crate::reader::ondisk::blockmap::{self, IBlockMap, DIRECT_BLOCKS};
+use crate::reader::ondisk::extent::{entry_offset, ExtentTail, RawExtent, RawExtentIdx};
+use crate::reader::ondisk::{self, OnDisk};
 
-pub use crate::ondisk::extent::{ExtentHeader, EXTENT_MAGIC};
+pub use crate::reader::ondisk::extent::{ExtentHeader, EXTENT_MAGIC};
 /// Deepest tree ext4 allows.
 pub const MAX_DEPTH: u16 = 5;
 
@@ -219,9 +219,9 @@ impl WalkLimits {
 }
 
 /// The per-inode checksum seed ext4 uses for extent, directory and inode checksums (kept for
-/// callers; see [`crate::inode::Inode::csum_seed`]).
+/// callers; see [`crate::reader::inode::Inode::csum_seed`]).
 pub fn inode_csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
-    crate::ondisk::inode::csum_seed(fs_seed, ino, generation)
+    crate::reader::ondisk::inode::csum_seed(fs_seed, ino, generation)
 }
 
 /// Stored and computed checksum of a tree block.
@@ -244,7 +244,8 @@ impl BlockCsum {
 /// stored in the 4 bytes right after the last slot (`struct ext4_extent_tail`).
 pub fn extent_block_csum(seed: u32, node: &[u8], h: &ExtentHeader) -> BlockCsum {
     let tail = entry_offset(usize::from(h.max));
-    let computed = crate::csum::crc32c_raw(seed, node.get(..tail.min(node.len())).unwrap_or(&[]));
+    let computed =
+        crate::reader::csum::crc32c_raw(seed, node.get(..tail.min(node.len())).unwrap_or(&[]));
     BlockCsum {
         stored: ondisk::decode_at::<ExtentTail>(node, tail).map_or(0, |t| t.checksum),
         computed,

@@ -8,11 +8,11 @@
 //! fragmentation summary), directory reads.
 
 use crate::error::{Error, Problem, ProblemKind, Result};
-use crate::extent::{self, ExtentHeader, MapKind, WalkLimits, MAX_DEPTH};
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
-use crate::ondisk::blockmap::{BlockPointer, IBlockMap};
-use crate::ondisk::{self, OnDisk};
+use crate::reader::extent::{self, ExtentHeader, MapKind, WalkLimits, MAX_DEPTH};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
+use crate::reader::ondisk::blockmap::{BlockPointer, IBlockMap};
+use crate::reader::ondisk::{self, OnDisk};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 

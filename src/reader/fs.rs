@@ -5,11 +5,11 @@
 //! ignores checksum errors (as dumpe2fs does) and remembers why the first failed.
 
 use crate::error::{Error, LibError, Result};
-use crate::geometry::{Geometry, OpenFailure};
-use crate::group::{DescContext, GroupDesc};
-use crate::partition::{self, Partition};
-use crate::source::Source;
-use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+use crate::reader::geometry::{Geometry, OpenFailure};
+use crate::reader::group::{DescContext, GroupDesc};
+use crate::reader::partition::{self, Partition};
+use crate::reader::source::Source;
+use crate::reader::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -228,7 +228,7 @@ impl Filesystem {
         let (p, strict_failure) = match first {
             Ok(x) => x,
             Err(failure) => {
-                if let Some(c) = crate::container::identify_source(&src) {
+                if let Some(c) = crate::reader::container::identify_source(&src) {
                     return Err(Error::NotExt(c.to_string()));
                 }
                 let mut hint = if failure == OpenFailure::ShortRead {
@@ -514,7 +514,7 @@ impl Filesystem {
         })?;
         if !ignore_csum
             && self.sb.has_metadata_csum()
-            && !crate::ondisk::inode::record_checksum_ok(self.ctx.seed, ino, &raw)
+            && !crate::reader::ondisk::inode::record_checksum_ok(self.ctx.seed, ino, &raw)
         {
             return Err(LibError::InodeCsumInvalid);
         }
@@ -596,7 +596,7 @@ fn try_open(
         if !sb.checksum_ok() {
             fail = Some(OpenFailure::SbCsumInvalid);
         }
-        if sb.magic != crate::superblock::EXT2_MAGIC {
+        if sb.magic != crate::reader::superblock::EXT2_MAGIC {
             fail = Some(OpenFailure::BadMagic);
         }
         if let Some(f) = fail {

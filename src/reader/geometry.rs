@@ -3,8 +3,8 @@
 //! 1 KiB-block quirks. Mirrors what libext2fs computes, so dumpe2fs output and validation agree.
 
 use crate::error::{Error, Result};
-use crate::features::*;
-use crate::superblock::Superblock;
+use crate::reader::features::*;
+use crate::reader::superblock::Superblock;
 use serde::Serialize;
 
 pub use crate::error::OpenFailure;
@@ -93,7 +93,7 @@ impl Geometry {
     /// `force` skips the feature-compatibility check like `dumpe2fs -f`.
     pub fn new(sb: &Superblock, force: bool) -> std::result::Result<Geometry, OpenFailure> {
         use OpenFailure::*;
-        if sb.magic != crate::superblock::EXT2_MAGIC {
+        if sb.magic != crate::reader::superblock::EXT2_MAGIC {
             return Err(BadMagic);
         }
         if sb.rev_level > 1 {

@@ -1,12 +1,12 @@
 //! Block group descriptors (32 bytes, or s_desc_size bytes with 64bit) and their checksums.
 
-use crate::csum::{crc16, crc32c_raw};
-use crate::ondisk::group::{
+use crate::reader::csum::{crc16, crc32c_raw};
+use crate::reader::ondisk::group::{
     GroupDesc32, GroupDescHi, CHECKSUM_OFFSET, FLAGS_OFFSET, ITABLE_UNUSED_HI_OFFSET,
     ITABLE_UNUSED_LO_OFFSET,
 };
-use crate::ondisk::{decode_zero_extended, OnDisk};
-use crate::superblock::Superblock;
+use crate::reader::ondisk::{decode_zero_extended, OnDisk};
+use crate::reader::superblock::Superblock;
 use serde::Serialize;
 
 /// bg_flags: inode table and bitmap not initialised.

@@ -1,12 +1,12 @@
 //! On-disk inodes (128 bytes, plus the large-inode part up to s_inode_size).
 
 use crate::error::{Error, Problem, ProblemKind, Result};
-use crate::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
-use crate::fs::Filesystem;
-use crate::ondisk::blockmap::IBlockMap;
-pub use crate::ondisk::inode::{InodeBase, InodeLarge};
-use crate::ondisk::{self, inode as ondisk_inode};
-use crate::xattr;
+use crate::reader::extent::{self, BlockMapWalk, ExtentWalk, WalkLimits};
+use crate::reader::fs::Filesystem;
+use crate::reader::ondisk::blockmap::IBlockMap;
+pub use crate::reader::ondisk::inode::{InodeBase, InodeLarge};
+use crate::reader::ondisk::{self, inode as ondisk_inode};
+use crate::reader::xattr;
 use serde::Serialize;
 
 /// i_flags: uses extents

@@ -1,7 +1,7 @@
 //! jbd2 log blocks, declared with binrw: the block header, descriptor tags (v2/v3, 32/64-bit),
 //! the descriptor tail, commit and revoke blocks (big-endian, include/linux/jbd2.h), and the
 //! fast-commit tag-length-value records (little-endian, fs/ext4/fast_commit.h). The journal
-//! superblock itself lives in [`crate::journal`].
+//! superblock itself lives in [`crate::reader::journal`].
 //!
 //! Every reader here takes a byte slice and never fails on short input: the bytes are zero-padded
 //! to the structure's size first, as a C reader sees whatever follows in its buffer.

@@ -1,21 +1,23 @@
 //! The jbd2 journal superblock (big-endian) and locating it: inside the journal inode, or at the
 //! start of an external journal device.
 
-use crate::csum::crc32c_raw;
 use crate::error::{Error, LibError, Result};
-use crate::extent::{self, ExtentHeader};
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
-use crate::ondisk;
-use crate::ondisk::journal::{JournalHeader, RawJournalSuperblock, RawMmp, MMP_CHECKSUM_OFFSET};
+use crate::reader::csum::crc32c_raw;
+use crate::reader::extent::{self, ExtentHeader};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
+use crate::reader::ondisk;
+use crate::reader::ondisk::journal::{
+    JournalHeader, RawJournalSuperblock, RawMmp, MMP_CHECKSUM_OFFSET,
+};
 use serde::Serialize;
 
 /// jbd2 magic.
-pub const JBD2_MAGIC: u32 = crate::ondisk::journal::JBD2_MAGIC;
+pub const JBD2_MAGIC: u32 = crate::reader::ondisk::journal::JBD2_MAGIC;
 /// Block type of a v2 superblock.
 pub const JBD2_SUPERBLOCK_V2: u32 = 4;
 /// Maximum number of users listed.
-pub const USERS_MAX: u32 = crate::ondisk::journal::USERS_MAX as u32;
+pub const USERS_MAX: u32 = crate::reader::ondisk::journal::USERS_MAX as u32;
 
 /// A decoded journal superblock.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -166,7 +168,7 @@ pub fn read_internal(
     let ind = Inode::parse(&raw);
     let inode_seed = ind.csum_seed(fs.csum_seed(), ino);
     let check = verify_csums && fs.sb.has_metadata_csum();
-    let read = |b: u64| -> Result<crate::fs::Block> {
+    let read = |b: u64| -> Result<crate::reader::fs::Block> {
         let blk = fs.block(b)?;
         if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
@@ -238,7 +240,7 @@ pub struct Mmp {
 }
 
 /// MMP magic.
-pub const MMP_MAGIC: u32 = crate::ondisk::journal::MMP_MAGIC;
+pub const MMP_MAGIC: u32 = crate::reader::ondisk::journal::MMP_MAGIC;
 
 /// Read and check the MMP block as ext2fs_mmp_read does; the error is its message.
 pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, LibError> {

@@ -5,11 +5,11 @@
 //! [`MAX_NESTED_LINKS`] as `EXT2FS_MAX_NESTED_LINKS`; a total of [`MAX_FOLLOWS`] links per
 //! resolution (the kernel's MAXSYMLINKS) also bounds wide link fan-out, which libext2fs does not.
 
-use crate::dir::{self, ROOT_INO};
 use crate::error::{Error, Result};
-use crate::fileblocks;
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
+use crate::reader::dir::{self, ROOT_INO};
+use crate::reader::fileblocks;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
 
 /// Deepest nesting of symbolic links (`EXT2FS_MAX_NESTED_LINKS`).
 pub const MAX_NESTED_LINKS: u32 = 8;

@@ -4,7 +4,7 @@
 //! sector's table and signature, `gpt_header`, `gpt_entry`); the EBR chain is read as the Linux
 //! kernel's `block/partitions/msdos.c` (`parse_extended`) reads it.
 
-use crate::source::Source;
+use crate::reader::source::Source;
 use binrw::BinRead;
 use serde::Serialize;
 
@@ -180,9 +180,9 @@ fn guid_string(g: &[u8; 16]) -> String {
 /// True when the bytes at `offset` of `src` start an ext2/3/4 filesystem (magic at +1080).
 pub fn has_ext_magic(src: &Source, offset: u64) -> bool {
     offset
-        .checked_add(crate::superblock::SUPERBLOCK_OFFSET + 56)
+        .checked_add(crate::reader::superblock::SUPERBLOCK_OFFSET + 56)
         .and_then(|o| src.try_read(o, 2))
-        .is_some_and(|m| m == crate::superblock::EXT2_MAGIC.to_le_bytes())
+        .is_some_and(|m| m == crate::reader::superblock::EXT2_MAGIC.to_le_bytes())
 }
 
 fn mbr_partition(src: &Source, number: u32, offset: u64, e: &MbrEntry) -> Partition {

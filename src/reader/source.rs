@@ -1,7 +1,7 @@
 //! Read-only access to an image file or block device by positional reads (`pread`).
 //!
 //! This is the only module that reads the input; its two system calls beyond `pread` (the
-//! `BLKGETSIZE64` ioctl and `posix_fadvise`) are safe wrappers in [`crate::os`], the one module
+//! `BLKGETSIZE64` ioctl and `posix_fadvise`) are safe wrappers in [`crate::reader::os`], the one module
 //! allowed `unsafe`.
 //!
 //! Why positional reads and not a mapping of the whole input (measured, see `scripts/bench-*.sh`
@@ -23,7 +23,7 @@
 //! reads them in place through [`Source::map`]: bounded windows (8 MiB), faulted in with
 //! `MADV_POPULATE_READ` (which reports a hole or an I/O error as an error, then read with `pread`
 //! for the precise one), under a `SIGBUS` handler that turns a page lost to a truncation racing
-//! with the read into zeros and a damaged mark ([`crate::os::map`]), never a signal death.
+//! with the read into zeros and a damaged mark ([`crate::reader::os::map`]), never a signal death.
 //!
 //! The source is opened `O_RDONLY | O_NONBLOCK`, and only regular files and block devices are
 //! accepted (checked on the open descriptor), so a FIFO or character device is refused at once
@@ -70,7 +70,7 @@ impl std::fmt::Debug for Source {
     }
 }
 
-use crate::os::{block_device_size, fadvise, Advice};
+use crate::reader::os::{block_device_size, fadvise, Advice};
 
 /// The file type word for messages ("a FIFO", "a socket", ...).
 fn describe_type(ft: std::fs::FileType) -> &'static str {
@@ -206,7 +206,7 @@ impl Source {
         let mut done = 0u64;
         while done < len {
             let want = usize::try_from(len - done).unwrap_or(usize::MAX);
-            match crate::os::sendfile(out, f, self.base + offset + done, want) {
+            match crate::reader::os::sendfile(out, f, self.base + offset + done, want) {
                 Ok(0) => return Some(Err(self.shrunk(offset, len, what))),
                 Ok(n) => done += n as u64,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -263,13 +263,13 @@ impl Source {
             Backend::Memory(_) => Some(true),
             Backend::File(f) => {
                 let mut probe = vec![0u8; usize::try_from(len).ok()?];
-                crate::os::in_page_cache(f, self.base + offset, &mut probe)
+                crate::reader::os::in_page_cache(f, self.base + offset, &mut probe)
             }
         }
     }
 
     /// `[offset, offset + len)` mapped for reading in place from the page cache, without the copy
-    /// a read makes (see [`crate::os::map`]); `None` when the source is in memory, the range is
+    /// a read makes (see [`crate::reader::os::map`]); `None` when the source is in memory, the range is
     /// not inside it or larger than [`MAX_READ`], or the system refuses a mapping: the caller
     /// then reads with [`Source::read_into`].
     pub fn map(&self, offset: u64, len: u64) -> Option<View> {
@@ -277,7 +277,11 @@ impl Source {
         let Backend::File(f) = &*self.backend else {
             return None;
         };
-        let map = crate::os::map::Mapping::new(f, self.base + offset, usize::try_from(len).ok()?)?;
+        let map = crate::reader::os::map::Mapping::new(
+            f,
+            self.base + offset,
+            usize::try_from(len).ok()?,
+        )?;
         Some(View { map })
     }
 
@@ -383,7 +387,7 @@ impl Source {
 
 /// A range of a [`Source`] mapped read-only ([`Source::map`]).
 pub struct View {
-    map: crate::os::map::Mapping,
+    map: crate::reader::os::map::Mapping,
 }
 
 impl View {

@@ -1,8 +1,8 @@
 //! The ext2/3/4 superblock (1024 bytes at byte 1024 of the filesystem).
 
 use crate::error::Result;
-use crate::features::*;
-pub use crate::ondisk::superblock::{
+use crate::reader::features::*;
+pub use crate::reader::ondisk::superblock::{
     Superblock, CHECKSUM_OFFSET, EXT2_MAGIC, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE,
 };
 
@@ -10,7 +10,7 @@ impl Superblock {
     /// Decode a superblock from at least 1024 bytes. Fails only when fewer bytes are given; the
     /// magic and every other field are for the caller to judge.
     pub fn parse(b: &[u8]) -> Result<Superblock> {
-        let mut sb: Superblock = crate::ondisk::decode(b)?;
+        let mut sb: Superblock = crate::reader::ondisk::decode(b)?;
         sb.raw = b.get(..SUPERBLOCK_SIZE).unwrap_or_default().to_vec();
         Ok(sb)
     }
@@ -123,7 +123,7 @@ impl Superblock {
 
     /// The superblock checksum as computed over the raw bytes (crc32c of the bytes before s_checksum).
     pub fn computed_checksum(&self) -> u32 {
-        crate::csum::crc32c_raw(!0, self.raw.get(..CHECKSUM_OFFSET).unwrap_or(&[]))
+        crate::reader::csum::crc32c_raw(!0, self.raw.get(..CHECKSUM_OFFSET).unwrap_or(&[]))
     }
     /// True when metadata_csum is off, or the stored checksum matches.
     pub fn checksum_ok(&self) -> bool {
@@ -138,7 +138,7 @@ impl Superblock {
         if self.has_incompat(INCOMPAT_CSUM_SEED) {
             self.checksum_seed
         } else {
-            crate::csum::crc32c_raw(!0, &self.uuid)
+            crate::reader::csum::crc32c_raw(!0, &self.uuid)
         }
     }
     /// All set feature names in dumpe2fs order.

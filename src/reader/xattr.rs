@@ -10,8 +10,8 @@
 //! naming what is wrong, never a panic.
 
 use crate::error::{Error, Result};
-use crate::ondisk::xattr::{self as raw, BLOCK_CHECKSUM_OFFSET};
-use crate::ondisk::{self, OnDisk};
+use crate::reader::ondisk::xattr::{self as raw, BLOCK_CHECKSUM_OFFSET};
+use crate::reader::ondisk::{self, OnDisk};
 use serde::Serialize;
 
 /// Magic of both the in-inode area and the external block.
@@ -25,7 +25,7 @@ pub const IBODY_HEADER_SIZE: usize = raw::IbodyHeader::SIZE;
 /// Size of the terminator after the last entry.
 pub const TERMINATOR_SIZE: usize = 4;
 /// The classic inode size; the large-inode part starts here.
-pub const GOOD_OLD_INODE_SIZE: usize = crate::ondisk::inode::BASE_SIZE;
+pub const GOOD_OLD_INODE_SIZE: usize = crate::reader::ondisk::inode::BASE_SIZE;
 /// Largest value size the kernel's checker accepts (`EXT4_XATTR_SIZE_MAX`).
 pub const VALUE_SIZE_MAX: u32 = 1 << 24;
 
@@ -497,7 +497,7 @@ pub fn block_capacity(block_size: usize) -> usize {
     block_size.saturating_sub(BLOCK_HEADER_SIZE + TERMINATOR_SIZE)
 }
 
-use crate::csum::crc32c_raw;
+use crate::reader::csum::crc32c_raw;
 
 /// Checksum of an xattr block as the kernel computes it (`ext4_xattr_block_csum`): crc32c over the
 /// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
@@ -856,7 +856,7 @@ mod tests {
 
     #[test]
     fn entry_at_agrees_with_binrw() {
-        use crate::ondisk::testing::noise;
+        use crate::reader::ondisk::testing::noise;
         for seed in 1..300u64 {
             let area = noise(seed, 40);
             for pos in [0, 3, 16, 24, 25, 30, 40, 41] {
@@ -1019,7 +1019,7 @@ mod tests {
 
     #[test]
     fn crc_convention() {
-        use crate::csum::crc32c_raw;
+        use crate::reader::csum::crc32c_raw;
         // ext4_chksum(~0, "123456789") = raw register; the standard CRC-32C check value is
         // its complement, 0xe3069283.
         assert_eq!(!crc32c_raw(!0, b"123456789"), 0xe306_9283);

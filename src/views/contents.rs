@@ -10,9 +10,9 @@
 //! reproduces that; [`InlineSize::ISize`] stops at i_size, as the kernel reads the file.
 
 use crate::error::{Error, Result};
-use crate::fileblocks;
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
+use crate::reader::fileblocks;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
 use std::io::Write;
 use std::ops::ControlFlow;
 

@@ -3,7 +3,7 @@
 //! sparse holes and extended attributes.
 //!
 //! Safety of the destination: everything is created relative to an opened directory descriptor,
-//! one path component at a time, with `O_NOFOLLOW`/`O_EXCL` semantics ([`crate::os::at`]); a symlink
+//! one path component at a time, with `O_NOFOLLOW`/`O_EXCL` semantics ([`crate::reader::os::at`]); a symlink
 //! already in the destination (or planted meanwhile) is never followed, and names read from the
 //! image that are not a single component (`.`, `..`, containing `/`) are refused. Existing entries
 //! are replaced only with `force`.
@@ -19,12 +19,12 @@
 // Buffers from `Filesystem` are kept in locals and borrowed (`&buf`), ready for owned buffers.
 #![allow(clippy::needless_borrow)]
 
-use crate::dir::{self, ENCRYPT_FL};
 use crate::error::{Error, Problem, ProblemKind, Result};
-use crate::extent::MapKind;
-use crate::fs::Filesystem;
-use crate::inode::{self, DataMap, Inode, InodeXattrs, XattrLocation};
-use crate::os::at::{self, Timespec};
+use crate::reader::dir::{self, ENCRYPT_FL};
+use crate::reader::extent::MapKind;
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, DataMap, Inode, InodeXattrs, XattrLocation};
+use crate::reader::os::at::{self, Timespec};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::CString;
@@ -542,8 +542,8 @@ fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
 
 /// ext4's compact ACL turned into the VFS form `setxattr` takes.
 fn acl_to_vfs(v: &[u8]) -> Result<Vec<u8>> {
-    let entries = crate::xattr::decode_acl_disk(v)?;
-    let mut out = crate::xattr::ACL_VFS_VERSION.to_le_bytes().to_vec();
+    let entries = crate::reader::xattr::decode_acl_disk(v)?;
+    let mut out = crate::reader::xattr::ACL_VFS_VERSION.to_le_bytes().to_vec();
     for e in entries {
         out.extend_from_slice(&e.tag.to_le_bytes());
         out.extend_from_slice(&e.perm.to_le_bytes());
@@ -950,9 +950,9 @@ pub fn list_dir(
         for area in areas {
             let mut pos = 0usize;
             while pos + 8 <= area.len() {
-                let Ok(entry) =
-                    crate::ondisk::decode_at::<crate::ondisk::dir::DirEntry2>(area, pos)
-                else {
+                let Ok(entry) = crate::reader::ondisk::decode_at::<
+                    crate::reader::ondisk::dir::DirEntry2,
+                >(area, pos) else {
                     break;
                 };
                 let e_ino = entry.inode;
@@ -1379,8 +1379,8 @@ mod tests {
         assert_eq!(&v[..4], &2u32.to_le_bytes());
         assert_eq!(&v[4..12], &[1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff]);
         assert_eq!(&v[12..20], &[2, 0, 4, 0, 0xe8, 3, 0, 0]);
-        let back = crate::xattr::decode_acl_vfs(&v).unwrap();
-        assert_eq!(back, crate::xattr::decode_acl_disk(&disk).unwrap());
+        let back = crate::reader::xattr::decode_acl_vfs(&v).unwrap();
+        assert_eq!(back, crate::reader::xattr::decode_acl_disk(&disk).unwrap());
         assert!(acl_to_vfs(&[2, 0, 0, 0]).is_err());
     }
 

@@ -14,9 +14,9 @@
 //! run touching its start, free run touching its end, and statistics of the runs inside it), and
 //! the summaries are joined in order. Memory stays bounded by a batch of groups.
 
-use crate::bitmap::{self, Kind, UninitMarks};
 use crate::error::{Error, Problem, ProblemKind, Result};
-use crate::fs::Filesystem;
+use crate::reader::bitmap::{self, Kind, UninitMarks};
+use crate::reader::fs::Filesystem;
 use rayon::prelude::*;
 use serde::Serialize;
 

@@ -11,14 +11,14 @@
 //!   when a transaction straddles the start) is cut after a budget proportional to the blocks the
 //!   journal really has; holes are skipped in one step, so a huge sparse journal costs nothing.
 
-use crate::csum::crc32c_raw;
 use crate::error::{Error, Problem, ProblemKind, Result};
-use crate::extent::{self, WalkLimits};
-use crate::fs::Filesystem;
-use crate::inode::{self, Inode};
-use crate::jbd2::{self, Header, RevokeHeader, TagFormat};
-use crate::journal::{JournalSuperblock, JBD2_MAGIC};
-use crate::source::Source;
+use crate::reader::csum::crc32c_raw;
+use crate::reader::extent::{self, WalkLimits};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
+use crate::reader::jbd2::{self, Header, RevokeHeader, TagFormat};
+use crate::reader::journal::{JournalSuperblock, JBD2_MAGIC};
+use crate::reader::source::Source;
 use serde::Serialize;
 use std::path::Path;
 
@@ -807,13 +807,13 @@ impl Walker<'_, '_> {
         let mut blocksize: u32 = 1024;
         let mut blocknr: u32 = 0;
         // An external journal device starts with an ext2 superblock (journal_dev feature).
-        let ext2 = crate::ondisk::decode::<crate::ondisk::superblock::Superblock>(
+        let ext2 = crate::reader::ondisk::decode::<crate::reader::ondisk::superblock::Superblock>(
             self.buf.get(1024..2048).unwrap_or(&[]),
         )
         .ok()
         .filter(|sb| {
-            sb.magic == crate::ondisk::superblock::EXT2_MAGIC
-                && sb.has_incompat(crate::features::INCOMPAT_JOURNAL_DEV)
+            sb.magic == crate::reader::ondisk::superblock::EXT2_MAGIC
+                && sb.has_incompat(crate::reader::features::INCOMPAT_JOURNAL_DEV)
         });
         if let Some(sb) = ext2.filter(|_| Header::parse(&self.buf).magic != JBD2_MAGIC) {
             blocksize = 1024u32.wrapping_shl(sb.log_block_size);
@@ -1303,7 +1303,7 @@ pub fn walk(
 /// `blkid_devno_to_devname` by `s_journal_dev`): udev's by-uuid link, then the device numbered
 /// `s_journal_dev` (glibc's dev_t encoding) as sysfs names it.
 pub fn find_external_journal(uuid: &[u8; 16], journal_dev: u32) -> Option<std::path::PathBuf> {
-    let by_uuid = Path::new("/dev/disk/by-uuid").join(crate::superblock::uuid_string(uuid));
+    let by_uuid = Path::new("/dev/disk/by-uuid").join(crate::reader::superblock::uuid_string(uuid));
     if let Ok(p) = std::fs::canonicalize(&by_uuid) {
         return Some(p);
     }
@@ -1334,7 +1334,7 @@ pub enum DebugfsOpen {
 
 /// Replay debugfs' `open_filesystem` (superblock checksum retry, bitmaps read at open).
 pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
-    use crate::geometry::OpenFailure;
+    use crate::reader::geometry::OpenFailure;
     if fs.geo.journal_dev {
         return DebugfsOpen::Fails("Filesystem has unsupported feature(s)".into());
     }
@@ -1343,7 +1343,7 @@ pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
         Some(OpenFailure::SbCsumInvalid) => (true, true),
         Some(f) => return DebugfsOpen::Fails(f.message().into()),
     };
-    if let Err(f) = crate::bitmap::read_check(fs, ignore) {
+    if let Err(f) = crate::reader::bitmap::read_check(fs, ignore) {
         return DebugfsOpen::Fails(format!("{} while reading allocation bitmaps", f.message()));
     }
     DebugfsOpen::Open {

@@ -8,11 +8,11 @@
 //! accumulators are per worker thread, and every table they keep is capped by a constant.
 
 use crate::error::{Problem, ProblemKind};
-use crate::fs::Filesystem;
-use crate::group::BG_INODE_UNINIT;
-use crate::inode::{self, Inode, InodeBase, XattrLocation};
-use crate::ondisk;
-use crate::xattr;
+use crate::reader::fs::Filesystem;
+use crate::reader::group::BG_INODE_UNINIT;
+use crate::reader::inode::{self, Inode, InodeBase, XattrLocation};
+use crate::reader::ondisk;
+use crate::reader::xattr;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -511,12 +511,13 @@ pub fn inode_paths(
     if wanted.is_empty() {
         return found;
     }
-    if wanted.contains(&crate::dir::ROOT_INO) {
-        found.insert(crate::dir::ROOT_INO, "/".to_string());
+    if wanted.contains(&crate::reader::dir::ROOT_INO) {
+        found.insert(crate::reader::dir::ROOT_INO, "/".to_string());
     }
     // Queue of (directory inode, its path); a directory's path is only kept while queued.
-    let mut queue: VecDeque<(u32, Vec<u8>)> = VecDeque::from([(crate::dir::ROOT_INO, Vec::new())]);
-    let mut seen: HashSet<u32> = HashSet::from([crate::dir::ROOT_INO]);
+    let mut queue: VecDeque<(u32, Vec<u8>)> =
+        VecDeque::from([(crate::reader::dir::ROOT_INO, Vec::new())]);
+    let mut seen: HashSet<u32> = HashSet::from([crate::reader::dir::ROOT_INO]);
     let mut read = 0usize;
     while let Some((dino, dpath)) = queue.pop_front() {
         if found.len() == wanted.len() || read >= MAX_PATH_WALK_DIRS {
@@ -527,10 +528,10 @@ pub fn inode_paths(
             continue;
         };
         let inode = Inode::parse(&raw);
-        if !inode.is_dir() || inode.has_flag(crate::dir::ENCRYPT_FL) {
+        if !inode.is_dir() || inode.has_flag(crate::reader::dir::ENCRYPT_FL) {
             continue;
         }
-        let Ok(entries) = crate::extract::list_dir(fs, dino, &raw, &inode) else {
+        let Ok(entries) = crate::views::extract::list_dir(fs, dino, &raw, &inode) else {
             continue;
         };
         for (name, ino) in entries {
@@ -1084,7 +1085,7 @@ pub fn xattr_stats_listing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inode::{InodeXattrs, XattrBlockInfo, XattrItem};
+    use crate::reader::inode::{InodeXattrs, XattrBlockInfo, XattrItem};
 
     fn one(name: String, loc: XattrLocation, size: u32) -> InodeXattrs<'static> {
         InodeXattrs {

@@ -76,7 +76,7 @@ pub fn pointers(block: &[u8]) -> impl Iterator<Item = u32> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::{decode, testing::assert_size};
+    use crate::reader::ondisk::{decode, testing::assert_size};
 
     #[test]
     fn sizes_match_declarations() {

@@ -236,11 +236,11 @@ impl DirEntryTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::testing::assert_size;
+    use crate::reader::ondisk::testing::assert_size;
 
     #[test]
     fn fast_entry_reader_agrees() {
-        use crate::ondisk::{decode_at, testing::noise};
+        use crate::reader::ondisk::{decode_at, testing::noise};
         let raw = noise(7, 64);
         for pos in 0..=raw.len() {
             let slow = decode_at::<DirEntry2>(&raw, pos).ok();

@@ -159,7 +159,7 @@ impl RawExtent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::testing::assert_size;
+    use crate::reader::ondisk::testing::assert_size;
 
     #[test]
     fn sizes_match_declarations() {
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn fast_readers_agree() {
-        use crate::ondisk::{decode, decode_at, testing::noise};
+        use crate::reader::ondisk::{decode, decode_at, testing::noise};
         for seed in 1..200u64 {
             let raw = noise(seed, 40);
             let h: ExtentHeader = decode(&raw).unwrap();

@@ -84,7 +84,7 @@ pub const ITABLE_UNUSED_HI_OFFSET: usize = GroupDesc32::SIZE + 0x12;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::{decode, decode_zero_extended, testing::assert_size};
+    use crate::reader::ondisk::{decode, decode_zero_extended, testing::assert_size};
 
     #[test]
     fn sizes_match_declarations() {

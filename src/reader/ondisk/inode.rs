@@ -2,7 +2,7 @@
 //! `i_extra_isize` (the record itself is `s_inode_size` bytes).
 
 use super::OnDisk;
-use crate::csum::crc32c_raw;
+use crate::reader::csum::crc32c_raw;
 use binrw::BinRead;
 
 /// Size of the base record (`EXT2_GOOD_OLD_INODE_SIZE`).
@@ -538,7 +538,7 @@ fn crc_256_three_lanes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::{decode, testing::assert_size};
+    use crate::reader::ondisk::{decode, testing::assert_size};
 
     #[test]
     fn sizes_match_declarations() {
@@ -548,7 +548,7 @@ mod tests {
 
     #[test]
     fn fast_reader_agrees() {
-        use crate::ondisk::{decode_zero_extended, testing::noise};
+        use crate::reader::ondisk::{decode_zero_extended, testing::noise};
         for seed in 1..200u64 {
             let raw = noise(seed, 160);
             let slow: InodeBase = decode(&raw).unwrap();
@@ -564,7 +564,7 @@ mod tests {
 
     #[test]
     fn partial_reader_agrees() {
-        use crate::ondisk::testing::noise;
+        use crate::reader::ondisk::testing::noise;
         for seed in 1..200u64 {
             let raw = noise(seed, 128);
             let b: InodeBase = decode(&raw).unwrap();
@@ -578,7 +578,7 @@ mod tests {
 
     #[test]
     fn one_pass_checksum_agrees() {
-        use crate::ondisk::testing::noise;
+        use crate::reader::ondisk::testing::noise;
         for seed in 1..300u64 {
             for len in [128, 132, 160, 256, 512, 1024] {
                 let mut raw = noise(seed, len);
@@ -607,7 +607,7 @@ mod tests {
 
     #[test]
     fn checksum_fields_agree() {
-        use crate::ondisk::testing::noise;
+        use crate::reader::ondisk::testing::noise;
         for seed in 1..300u64 {
             for len in [128, 132, 256, 512] {
                 let mut raw = noise(seed, len);
@@ -631,7 +631,7 @@ mod tests {
 
     #[test]
     fn three_lanes_agree_with_the_stack_copy() {
-        use crate::ondisk::testing::noise;
+        use crate::reader::ondisk::testing::noise;
         for seed in 1..2000u64 {
             let raw = noise(seed, 256);
             let rec: &[u8; 256] = raw.first_chunk().unwrap();

@@ -144,7 +144,7 @@ pub const MMP_CHECKSUM_OFFSET: usize = RawMmp::SIZE - 4;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::{decode, testing::assert_size};
+    use crate::reader::ondisk::{decode, testing::assert_size};
 
     #[test]
     fn sizes_match_declarations() {

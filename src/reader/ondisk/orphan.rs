@@ -37,7 +37,7 @@ impl OrphanBlockTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::testing::assert_size;
+    use crate::reader::ondisk::testing::assert_size;
 
     #[test]
     fn size_and_position() {

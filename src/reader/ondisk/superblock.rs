@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn size_matches_declaration() {
-        crate::ondisk::testing::assert_size::<Superblock>();
+        crate::reader::ondisk::testing::assert_size::<Superblock>();
     }
 
     #[test]
@@ -271,7 +271,7 @@ mod tests {
         b[0x280] = 9; // s_orphan_file_inum
         b[CHECKSUM_OFFSET] = 0x77;
         b[0x38..0x3A].copy_from_slice(&EXT2_MAGIC.to_le_bytes());
-        let sb: Superblock = crate::ondisk::decode(&b).unwrap();
+        let sb: Superblock = crate::reader::ondisk::decode(&b).unwrap();
         assert_eq!(sb.kbytes_written, 5);
         assert_eq!(sb.orphan_file_inum, 9);
         assert_eq!(sb.checksum, 0x77);

@@ -136,7 +136,7 @@ pub const BLOCK_CHECKSUM_OFFSET: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ondisk::{decode, testing::assert_size};
+    use crate::reader::ondisk::{decode, testing::assert_size};
 
     #[test]
     fn sizes_match_declarations() {

@@ -3,7 +3,7 @@
 //! a symbolic link: `openat`, `mkdirat`, `symlinkat`, `linkat`, `mknodat`, `unlinkat`,
 //! `fchownat`, `utimensat`, `fstatat`, `fsetxattr`/`lsetxattr` and `geteuid`.
 //!
-//! Part of [`crate::os`], the one module with `unsafe`: every function here is a thin, safe
+//! Part of [`crate::reader::os`], the one module with `unsafe`: every function here is a thin, safe
 //! wrapper (NUL-terminated names are built with `CString`, return values checked, descriptors
 //! returned as `OwnedFd`). Names are single path components: a name containing `/` is refused, so
 //! a call can never walk anywhere but the directory descriptor given.
