@@ -90,6 +90,29 @@ pub enum Error {
     /// The caller asked for something that makes no sense.
     #[error("{0}")]
     Invalid(String),
+    /// The bytes asked for are not in the input's container: a normal e2image file holds only
+    /// the superblock, descriptors, bitmaps and inode tables, and an `e2image -Q` qcow2 no file
+    /// data. Never zeros and never damage: the filesystem may well hold them.
+    #[error("{what} at byte offset {offset} (length {len}) is not present in this metadata image ({image})")]
+    Absent {
+        /// The structure being read.
+        what: String,
+        /// Byte offset (in the filesystem's window).
+        offset: u64,
+        /// Length of the read.
+        len: u64,
+        /// The kind of image (`e2image file`, `e2image qcow2 file`).
+        image: &'static str,
+    },
+    /// The input's container (a qcow2 or e2image file) is damaged, or uses a feature this reader
+    /// refuses (a backing file, encryption, an external data file): what, and what to do.
+    #[error("{path}: {message}")]
+    Container {
+        /// The input's path.
+        path: PathBuf,
+        /// What is wrong, with the field and its value.
+        message: String,
+    },
 }
 
 impl Error {
@@ -134,8 +157,25 @@ impl Error {
                 len,
                 size,
             },
+            Error::Absent {
+                what: inner,
+                offset,
+                len,
+                image,
+            } => Error::Absent {
+                what: format!("{what} ({inner})"),
+                offset,
+                len,
+                image,
+            },
             other => other,
         }
+    }
+
+    /// True when the failure is a read of bytes a metadata-only image does not hold
+    /// ([`Error::Absent`]), directly or underneath a libext2fs-style error.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Error::Absent { .. })
     }
 
     /// Shorthand for a [`Error::Corrupt`] error of `kind`.

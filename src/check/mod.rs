@@ -325,6 +325,20 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     // Every pass below looks at each descriptor: decode the table once (bounded; falls back to
     // reading descriptors one by one when too large or unreadable).
     fs.load_descriptors();
+    // A normal e2image file holds the superblock, descriptors, bitmaps and inode tables only:
+    // the passes that read other blocks are not run, and the report says so.
+    if fs.source.container() == Some(crate::reader::container::ContainerKind::E2image) {
+        groups::check(&fs, &mut f);
+        f.push(Finding::new(
+            RuleId::StatePassesSkipped,
+            None,
+            "not run on a normal e2image file, which holds only the superblock, descriptors, \
+             bitmaps and inode tables: backup superblocks, journal, inodes (pass 1), \
+             directories (passes 2-4), block and inode counts (pass 5)"
+                .to_string(),
+        ));
+        return Ok(Report::new(image, f, sb_block));
+    }
     if sb_block == 0 {
         superblock::check_backups(&fs, &mut f);
     }

@@ -156,6 +156,7 @@ catalogue! {
     StateOrphanFile = "state.orphan_file", Err, "the orphan file lists no inode and orphan_present is clear", [K, E], ["PR_0_ORPHAN_FILE_BAD_MAGIC", "PR_0_ORPHAN_PRESENT_NO_FILE"];
     StateMounted = "state.mounted", Warn, "the block device is not mounted while checked", [E], [];
     StateKbytesWritten = "state.kbytes_written", Warn, "lifetime writes (s_kbytes_written) plausible for the filesystem size", [], [];
+    StatePassesSkipped = "state.passes_skipped", Warn, "every pass ran: the input holds the blocks they read (a normal e2image file holds no backup superblock, journal, directory, extent tree or xattr block)", [], [];
     // superblock
     SbMagic = "sb.magic", Err, "superblock magic is 0xEF53", [K, O, E], [];
     SbChecksumType = "sb.checksum_type", Err, "with metadata_csum, s_checksum_type is 1 (crc32c)", [K, O], [];

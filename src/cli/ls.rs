@@ -90,6 +90,10 @@ pub struct Listing {
     pub problems: Vec<String>,
     /// Why the target could not be listed, or why the listing ended early.
     pub error: Option<String>,
+    /// The listing ended at blocks a metadata-only image does not hold (exit 8, not damage).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub absent: bool,
 }
 
 /// Every target in one JSON document; the exit status is the worst of the targets'.
@@ -106,6 +110,7 @@ fn run_json(fs: &Filesystem, args: &LsArgs) -> anyhow::Result<i32> {
         }
         status = status.max(match (&l.inode, &l.error, l.problems.is_empty()) {
             (None, _, _) => 8,
+            _ if l.absent => 8,
             (Some(_), Some(_), _) | (Some(_), None, false) => 4,
             _ => 0,
         });
@@ -136,6 +141,7 @@ fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
         entries: Vec::new(),
         problems: Vec::new(),
         error: None,
+        absent: false,
     };
     let found = namei::parse_target(fs, target)
         .map_err(|e| e.to_string())
@@ -160,6 +166,7 @@ fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
     l.entries = entries;
     l.problems = report.stderr;
     l.error = report.error;
+    l.absent = report.absent;
     l
 }
 
@@ -181,6 +188,18 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
     // A target that is not a directory is listed on its own, as ls(1) lists a file operand
     // (debugfs prints an empty listing and an error there), named by its last component.
     let name = last_component(target);
+    // From a metadata-only image (e2image) a directory whose blocks it does not hold is refused
+    // in one line, not listed in part: the listing is kept until the walk is done.
+    if fs.source.container().is_some_and(|k| k.metadata_only()) {
+        let mut held = Vec::new();
+        let report = list_to(fs, args, ino, is_dir, name, &mut held)?;
+        if report.absent {
+            let e = report.error.unwrap_or_default();
+            eprintln!("e4inspect: {}: {e}", what());
+            return Ok(8);
+        }
+        return finish_listing(&held, report, &what());
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let res = {
@@ -206,6 +225,49 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
     }
     if let Some(e) = &report.error {
         eprintln!("e4inspect: {}: {e}", what());
+    }
+    Ok(if report.stderr.is_empty() && report.error.is_none() {
+        0
+    } else {
+        4
+    })
+}
+
+/// List `ino` into `out` (see [`list_one`]); write errors are those of `out`.
+fn list_to(
+    fs: &Filesystem,
+    args: &LsArgs,
+    ino: u32,
+    is_dir: bool,
+    name: &[u8],
+    out: &mut dyn Write,
+) -> anyhow::Result<debugfs_ls::LsReport> {
+    let opts = LsOptions {
+        long: args.long,
+        deleted: args.deleted,
+        parse: args.parse,
+        raw: args.raw,
+    };
+    let r = if is_dir {
+        debugfs_ls::list(fs, ino, opts, out)
+    } else {
+        debugfs_ls::list_single(fs, ino, name, opts, out)
+    };
+    r.context("listing")
+}
+
+/// Write a listing kept in memory and report as [`list_one`] does; -1 when stdout was closed.
+fn finish_listing(held: &[u8], report: debugfs_ls::LsReport, what: &str) -> anyhow::Result<i32> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(held).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(-1),
+        r => r.context("writing to stdout")?,
+    }
+    for m in &report.stderr {
+        eprintln!("e4inspect: {m}");
+    }
+    if let Some(e) = &report.error {
+        eprintln!("e4inspect: {what}: {e}");
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0

@@ -34,6 +34,9 @@ pub struct LsReport {
     pub stderr: Vec<String>,
     /// Why the directory walk ended early, if it did.
     pub error: Option<String>,
+    /// True when it ended at bytes a metadata-only image does not hold ([`crate::Error::Absent`],
+    /// named by `error`): not damage, and the listing is incomplete.
+    pub absent: bool,
 }
 
 /// debugfs `print_filename` (1.47.0): control bytes, DEL and above, and `\\` as `\xNN`.
@@ -194,6 +197,7 @@ pub fn list(
     }
     l.out.write_all(b"\n")?;
     if let Err(e) = res {
+        l.report.absent = e.is_absent();
         l.report.error = Some(e.to_string());
     }
     Ok(l.report)
@@ -320,6 +324,7 @@ pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<LsEntry>, LsR
         ControlFlow::Continue(())
     });
     if let Err(e) = res {
+        report.absent = e.is_absent();
         report.error = Some(e.to_string());
     }
     (v, report)

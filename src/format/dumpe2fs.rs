@@ -6,6 +6,7 @@
 use crate::error::LibError;
 use crate::reader::bitmap::{self, ReadFailure, UninitMarks};
 use crate::reader::features::{self, *};
+use crate::reader::container::ContainerKind;
 use crate::reader::fs::Filesystem;
 use crate::reader::geometry::OpenFailure;
 use crate::reader::journal::{self, JournalFailure, JournalSuperblock};
@@ -1201,6 +1202,10 @@ fn write_header(
 fn journal_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) -> Header {
     let external = fs.geo.journal_dev;
     if !(external || (fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0)) {
+        return Header::Done;
+    }
+    // dumpe2fs -i (EXT2_FLAG_IMAGE_FILE) prints no journal: a normal e2image holds none.
+    if !external && fs.source.container() == Some(ContainerKind::E2image) {
         return Header::Done;
     }
     let read = if external {

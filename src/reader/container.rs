@@ -1,12 +1,114 @@
-//! Compressed files and virtual-disk containers recognised by their magic numbers, so that an
-//! input which is not a raw image gets a one-line answer naming what it is and what to do
-//! ("gzip-compressed image: decompress it first") instead of "bad magic number".
+//! Containers: files that hold a disk in another layout than byte for byte.
 //!
-//! Magic numbers: gzip (RFC 1952), xz, zstd, bzip2, lz4 frames; qcow/qcow2 (`QFI\xfb`), VHD
-//! (`conectix` footer, at the start of dynamic disks and the end of fixed ones), VHDX
-//! (`vhdxfile`), VMDK (sparse extent `KDMV`, or a text descriptor), VDI, EWF/E01 (`EVF`) and Ex01.
+//! Two are read ([`open_disk`], by content, never by file name), as the disk they hold:
+//! - qcow2 ([`crate::reader::qcow2`]): any qcow2 qemu-img writes, and `e2image -Q` files;
+//! - the normal e2image format ([`crate::reader::e2image`]), what `dumpe2fs -i` and
+//!   `debugfs -i` read.
+//!
+//! Both are behind [`Disk`], plugged into [`Source`] as one backend: every view reads the
+//! disk through the source as it reads a raw image. A metadata-only image (e2image) answers a
+//! read of bytes it does not hold with [`ReadFailure::Absent`], never zeros.
+//!
+//! Other compressed files and virtual-disk containers are recognised by their magic numbers
+//! ([`identify`]), so that such an input gets a one-line answer naming what it is and what to
+//! do ("gzip-compressed image: decompress it first") instead of "bad magic number": gzip
+//! (RFC 1952), xz, zstd, bzip2, lz4 frames; VHD (`conectix` footer, at the start of dynamic
+//! disks and the end of fixed ones), VHDX (`vhdxfile`), VMDK (sparse extent `KDMV`, or a text
+//! descriptor), VDI, EWF/E01 (`EVF`) and Ex01.
 
+use crate::error::{Error, Result};
 use crate::reader::source::Source;
+
+/// What holds the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContainerKind {
+    /// A qcow2 image holding a whole disk (qemu-img): unallocated clusters read as zeros.
+    Qcow2,
+    /// A qcow2 written by `e2image -Q`: every metadata block, no file data.
+    E2imageQcow2,
+    /// A normal e2image file: superblock, descriptors, bitmaps and inode tables only.
+    E2image,
+}
+
+impl ContainerKind {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ContainerKind::Qcow2 => "qcow2 image",
+            ContainerKind::E2imageQcow2 => "e2image qcow2 file",
+            ContainerKind::E2image => "e2image file",
+        }
+    }
+
+    /// True when the container holds only part of the filesystem (an e2image).
+    pub fn metadata_only(self) -> bool {
+        !matches!(self, ContainerKind::Qcow2)
+    }
+}
+
+/// What a read is for: where a metadata-only image holds no bytes, file data is absent, while
+/// metadata it skipped (e2image leaves all-zero metadata blocks out of its qcow2) reads as the
+/// zeros it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Filesystem metadata (superblock, descriptors, bitmaps, inode tables, directories,
+    /// extent trees, xattr blocks, the journal).
+    Metadata,
+    /// The contents of regular files.
+    FileData,
+}
+
+/// Why a container read failed.
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// The container does not hold `len` bytes at byte offset `offset` of its disk.
+    Absent {
+        /// First byte not held.
+        offset: u64,
+        /// Bytes of the read from there.
+        len: u64,
+    },
+    /// The container could not be read (I/O), or its structures are damaged.
+    Error(Error),
+}
+
+impl From<Error> for ReadFailure {
+    fn from(e: Error) -> Self {
+        ReadFailure::Error(e)
+    }
+}
+
+/// A disk held in a container file, read by byte offset. Shared by the scan's worker threads.
+pub trait Disk: Send + Sync {
+    /// What it is.
+    fn kind(&self) -> ContainerKind;
+    /// Size of the disk in bytes.
+    fn len(&self) -> u64;
+    /// Fill `buf` from byte `offset` of the disk (inside `len()`, checked by the caller).
+    fn read_at(
+        &self,
+        offset: u64,
+        buf: &mut [u8],
+        access: Access,
+    ) -> std::result::Result<(), ReadFailure>;
+}
+
+/// The disk held by `file` when its content is a container this reader opens (qcow2, a normal
+/// e2image), `None` when it is not one; an error when it is one but damaged or refused.
+pub fn open_disk(file: &Source) -> Result<Option<Box<dyn Disk>>> {
+    let head = file.read_partial(0, 64);
+    if head.starts_with(crate::reader::qcow2::MAGIC) {
+        return Ok(Some(Box::new(crate::reader::qcow2::Qcow2::open(
+            file.clone(),
+        )?)));
+    }
+    if crate::reader::e2image::is_e2image(&head) {
+        return Ok(Some(Box::new(crate::reader::e2image::E2Image::open(
+            file.clone(),
+        )?)));
+    }
+    Ok(None)
+}
 
 /// What an input was recognised as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +134,6 @@ const HEAD: &[(usize, &[u8], &str, &str)] = &[
     (0, b"\xfd7zXZ\x00", "xz-compressed image", DECOMPRESS),
     (0, b"\x28\xb5\x2f\xfd", "zstd-compressed image", DECOMPRESS),
     (0, b"\x04\x22\x4d\x18", "lz4-compressed image", DECOMPRESS),
-    (0, b"QFI\xfb", "qcow2 disk image", CONVERT),
     (0, b"conectix", "VHD disk image", CONVERT),
     (0, b"vhdxfile", "VHDX disk image", CONVERT),
     (0, b"KDMV", "VMDK disk image", CONVERT),
@@ -101,13 +202,12 @@ mod tests {
 
     #[test]
     fn compressed_and_containers_are_named() {
-        let cases: [(&[u8], &str); 12] = [
+        let cases: [(&[u8], &str); 11] = [
             (b"\x1f\x8b\x08\x00rest", "gzip-compressed image"),
             (b"\xfd7zXZ\x00\x00", "xz-compressed image"),
             (b"\x28\xb5\x2f\xfd\x00", "zstd-compressed image"),
             (b"BZh91AY&SY", "bzip2-compressed image"),
             (b"\x04\x22\x4d\x18", "lz4-compressed image"),
-            (b"QFI\xfb\x00\x00\x00\x03", "qcow2 disk image"),
             (b"conectix\x00", "VHD disk image"),
             (b"vhdxfile", "VHDX disk image"),
             (b"KDMV\x01\x00", "VMDK disk image"),
@@ -134,5 +234,7 @@ mod tests {
         assert!(identify(b"BZhx", None).is_none());
         assert!(identify(b"\x1f", None).is_none());
         assert!(identify(b"", None).is_none());
+        // qcow2 is opened, not named.
+        assert!(identify(b"QFI\xfb\x00\x00\x00\x03", None).is_none());
     }
 }

@@ -560,9 +560,17 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
             .map(|(_, i)| i));
     }
     let mut found = None;
+    let mut absent = None;
     for_each_dir_block(fs, dir, &inode, false, &mut |_, pblk| {
-        let Ok(b) = fs.block(pblk) else {
-            return ControlFlow::Continue(());
+        let b = match fs.block(pblk) {
+            Ok(b) => b,
+            // Not held by a metadata-only image: the name may be there, so say so instead of
+            // "no such file".
+            Err(e) if e.is_absent() => {
+                absent = Some(e);
+                return ControlFlow::Break(());
+            }
+            Err(_) => return ControlFlow::Continue(()),
         };
         let db = parse_dir_block(&b, None);
         match db
@@ -577,7 +585,7 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
             None => ControlFlow::Continue(()),
         }
     })?;
-    Ok(found)
+    absent.map_or(Ok(found), Err)
 }
 
 /// Per-inode checksum seed for directory blocks of `ino`.

@@ -548,7 +548,7 @@ impl Filesystem {
 }
 
 /// Where descriptor block `i` is read from, as ext2fs_open2 reads the table.
-fn desc_block_loc(geo: &Geometry, group_block: u64, zero_adjust: u64, i: u64) -> u64 {
+pub(crate) fn desc_block_loc(geo: &Geometry, group_block: u64, zero_adjust: u64, i: u64) -> u64 {
     let classic = if geo.meta_bg {
         u64::from(geo.first_meta_bg).min(geo.desc_blocks)
     } else {

@@ -3,7 +3,8 @@
 //!
 //! - [`source`]: positional reads of a file or block device (the only I/O), [`os`]: the one
 //!   module with `unsafe` (libc calls);
-//! - [`partition`]: MBR/EBR/GPT tables; [`container`]: compressed or VM-image inputs named;
+//! - [`partition`]: MBR/EBR/GPT tables; [`container`]: disks held in qcow2 ([`qcow2`]) and
+//!   e2image ([`e2image`]) files, read through the source; other containers named;
 //! - [`ondisk`]: every fixed-layout on-disk structure, declared once with binrw;
 //! - [`geometry`]: groups, backups, descriptor locations, computed once;
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
@@ -17,6 +18,7 @@ pub mod container;
 pub mod csum;
 pub mod dir;
 pub mod dirhash;
+pub mod e2image;
 pub mod extent;
 pub mod features;
 pub mod fileblocks;
@@ -30,6 +32,7 @@ pub mod namei;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
+pub mod qcow2;
 pub mod source;
 pub mod superblock;
 pub mod xattr;

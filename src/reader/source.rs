@@ -30,6 +30,7 @@
 //! instead of blocking; nothing can ever be written to it.
 
 use crate::error::{Error, Result};
+use crate::reader::container::{Access, ContainerKind, Disk, ReadFailure};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,8 @@ enum Backend {
     File(File),
     /// An in-memory copy (tests, fuzzing).
     Memory(Vec<u8>),
+    /// A disk held in a container file (qcow2, e2image), decoded by [`crate::reader::container`].
+    Container(Box<dyn Disk>),
 }
 
 /// A read-only byte source: a regular file or a block device, or a window of one.
@@ -119,13 +122,48 @@ impl Source {
             meta.len()
         };
         fadvise(&file, 0, 0, Advice::Random);
-        Ok(Source {
+        let src = Source {
             path: path.to_path_buf(),
             backend: Arc::new(Backend::File(file)),
             base: 0,
             len,
             is_device,
-        })
+        };
+        // A qcow2 or e2image file is recognised by its content, never by its name, and read as
+        // the disk it holds.
+        match crate::reader::container::open_disk(&src)? {
+            Some(disk) => Ok(Source::over_disk(src.path, disk, is_device)),
+            None => Ok(src),
+        }
+    }
+
+    /// A source reading the disk held by a container file.
+    fn over_disk(path: PathBuf, disk: Box<dyn Disk>, is_device: bool) -> Source {
+        Source {
+            path,
+            len: disk.len(),
+            backend: Arc::new(Backend::Container(disk)),
+            base: 0,
+            is_device,
+        }
+    }
+
+    /// Build a source over an in-memory copy whose content may be a container (qcow2, e2image),
+    /// opened as [`Source::open`] opens a file (tests, fuzzing).
+    pub fn from_bytes_detect(bytes: &[u8]) -> Result<Source> {
+        let src = Source::from_bytes(bytes)?;
+        match crate::reader::container::open_disk(&src)? {
+            Some(disk) => Ok(Source::over_disk(src.path, disk, false)),
+            None => Ok(src),
+        }
+    }
+
+    /// The container the disk is read from (qcow2, e2image), `None` for a raw image or device.
+    pub fn container(&self) -> Option<ContainerKind> {
+        match &*self.backend {
+            Backend::Container(d) => Some(d.kind()),
+            _ => None,
+        }
     }
 
     /// Build a source over an in-memory copy (tests, fuzzing).
@@ -192,12 +230,24 @@ impl Source {
         self.fill(offset, buf, what)
     }
 
+    /// Fill `buf` with file data (the contents of regular files) from `offset`: as
+    /// [`Source::read_into`], except that in a metadata-only image (`e2image -Q`) bytes the
+    /// container does not hold are [`Error::Absent`], not the zeros a metadata read sees there.
+    pub fn read_data_into(&self, offset: u64, buf: &mut [u8], what: &str) -> Result<()> {
+        self.check_range(offset, buf.len() as u64, what)?;
+        match &*self.backend {
+            Backend::Container(d) => self.fill_from_disk(&**d, offset, buf, what, Access::FileData),
+            _ => self.fill(offset, buf, what),
+        }
+    }
+
     /// Copy `len` bytes at `offset` to the current position of `out` inside the kernel
     /// (`sendfile`). `None` when the source cannot (in memory) or the kernel refuses this pair
     /// of files before copying anything: the caller then reads and writes. Range and short-read
     /// errors are those of [`Source::read`].
     pub fn send_to(&self, offset: u64, len: u64, out: &File, what: &str) -> Option<Result<()>> {
         let Backend::File(f) = &*self.backend else {
+            // (A container's bytes are not the file's: they are read and written.)
             return None;
         };
         if let Err(e) = self.check_range(offset, len, what) {
@@ -261,6 +311,7 @@ impl Source {
         self.check_range(offset, len, "page-cache probe").ok()?;
         match &*self.backend {
             Backend::Memory(_) => Some(true),
+            Backend::Container(_) => None,
             Backend::File(f) => {
                 let mut probe = vec![0u8; usize::try_from(len).ok()?];
                 crate::reader::os::in_page_cache(f, self.base + offset, &mut probe)
@@ -340,6 +391,29 @@ impl Source {
                 Ok(())
             }
             Backend::File(f) => self.pread_exact(f, abs, offset, buf, what),
+            Backend::Container(d) => self.fill_from_disk(&**d, offset, buf, what, Access::Metadata),
+        }
+    }
+
+    /// Read from a container's disk: its absent ranges become [`Error::Absent`] at window
+    /// offsets, its other failures keep their own message.
+    fn fill_from_disk(
+        &self,
+        d: &dyn Disk,
+        offset: u64,
+        buf: &mut [u8],
+        what: &str,
+        access: Access,
+    ) -> Result<()> {
+        match d.read_at(self.base + offset, buf, access) {
+            Ok(()) => Ok(()),
+            Err(ReadFailure::Absent { offset: abs, len }) => Err(Error::Absent {
+                what: what.to_string(),
+                offset: abs.saturating_sub(self.base),
+                len,
+                image: d.kind().name(),
+            }),
+            Err(ReadFailure::Error(e)) => Err(e.reading(what)),
         }
     }
 

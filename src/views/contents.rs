@@ -117,6 +117,7 @@ pub fn copy_contents_to(
     }
     let mut pos = 0u64; // bytes written so far
     let mut fail: Option<CopyError> = None;
+    let file_data = inode.is_reg();
     // One buffer for the whole file: a fresh 1 MiB allocation per chunk is a fresh mapping whose
     // pages fault in (and are zeroed) every time.
     let mut buf: Vec<u8> = Vec::new();
@@ -173,9 +174,15 @@ pub fn copy_contents_to(
                     buf = vec![0u8; CHUNK as usize];
                 }
                 let data = &mut buf[..n as usize];
-                fs.source
-                    .read_into(off, data, &format!("data of inode {ino}"))
-                    .map_err(CopyError::Read)?;
+                let what = format!("data of inode {ino}");
+                // A regular file's blocks are file data (absent from an e2image -Q file); a
+                // directory's or a symlink's are metadata.
+                if file_data {
+                    fs.source.read_data_into(off, data, &what)
+                } else {
+                    fs.source.read_into(off, data, &what)
+                }
+                .map_err(CopyError::Read)?;
                 out.write_all(data).map_err(CopyError::Write)?;
                 pos += n;
             }

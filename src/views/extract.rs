@@ -494,7 +494,7 @@ fn read_chunks(
     while done < len {
         let n = CHUNK_BYTES.min(len - done);
         with_read_buffer(n as usize, |buf| {
-            fs.source.read_into(img + done, buf, "file data")?;
+            fs.source.read_data_into(img + done, buf, "file data")?;
             sink(done, buf)
         })?;
         done += n;

@@ -15,11 +15,13 @@ use std::io::Cursor;
 
 pub mod blockmap;
 pub mod dir;
+pub mod e2image;
 pub mod extent;
 pub mod group;
 pub mod inode;
 pub mod journal;
 pub mod orphan;
+pub mod qcow2;
 pub mod superblock;
 pub mod xattr;
 
