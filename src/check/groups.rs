@@ -487,6 +487,10 @@ fn backup_desc_in(
 
 /// The first backup superblock's block (where `e2fsck -b` would start), if any.
 fn first_backup(fs: &Filesystem) -> Option<u64> {
+    // An e2image holds no backup: nothing to compare (the report says so).
+    if fs.source.container().is_some_and(|k| k.metadata_only()) {
+        return None;
+    }
     let geo = &fs.geo;
     (1..geo.group_count)
         .find(|&g| geo.bg_has_super(g))
