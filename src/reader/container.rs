@@ -91,6 +91,13 @@ pub trait Disk: Send + Sync {
         buf: &mut [u8],
         access: Access,
     ) -> std::result::Result<(), ReadFailure>;
+    /// True when [`Disk::will_need`] reaches the kernel (the container is a file).
+    fn takes_hints(&self) -> bool {
+        false
+    }
+    /// Tell the kernel that disk bytes `[offset, offset + len)` are about to be read: the hint
+    /// goes to where the container stores them. A hint only; never fails.
+    fn will_need(&self, _offset: u64, _len: u64) {}
 }
 
 /// The disk held by `file` when its content is a container this reader opens (qcow2, a normal

@@ -261,6 +261,23 @@ impl Disk for E2Image {
         self.size
     }
 
+    fn takes_hints(&self) -> bool {
+        self.file.takes_hints()
+    }
+
+    /// The hint goes to the part of each run the range covers.
+    fn will_need(&self, offset: u64, len: u64) {
+        let end = offset.saturating_add(len);
+        let first = self.runs.partition_point(|r| r.end() <= offset);
+        for r in self.runs.iter().skip(first).take_while(|r| r.virt < end) {
+            let from = offset.max(r.virt) - r.virt;
+            let to = end.min(r.end()) - r.virt;
+            if from < r.held {
+                self.file.will_need(r.src + from, to.min(r.held) - from);
+            }
+        }
+    }
+
     /// Everything outside the mapped runs is absent, metadata or not: the file holds no
     /// directory, extent, xattr, journal or data block.
     fn read_at(

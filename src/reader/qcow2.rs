@@ -47,6 +47,8 @@ const INFLATED_CACHE_BYTES: u64 = 8 << 20;
 const SHARDS: usize = 16;
 /// Subclusters of a cluster with extended L2 entries.
 const SUBCLUSTERS: u32 = 32;
+/// Most bytes of disk one [`Disk::will_need`] hint maps (callers hint a few MiB at a time).
+const MAX_HINT: u64 = 256 << 20;
 /// Compressed data is counted in 512-byte sectors.
 const SECTOR: u64 = 512;
 
@@ -326,6 +328,21 @@ impl Qcow2 {
         if let Some(c) = self.inflated.get(host) {
             return Ok(c);
         }
+        let mut out = vec![0u8; self.cluster_size() as usize];
+        self.inflate_into(host, len, &mut out)?;
+        let out: Arc<[u8]> = out.into();
+        self.inflated.put(host, &out);
+        Ok(out)
+    }
+
+    /// Decompress the cluster whose compressed data lies at `host` (`len` bytes at most) into
+    /// `out`, which it must fill exactly.
+    fn inflate_into(
+        &self,
+        host: u64,
+        len: u64,
+        out: &mut [u8],
+    ) -> std::result::Result<(), ReadFailure> {
         // The last sector may run past the end of the file: take what there is.
         let avail = self.file.len().saturating_sub(host).min(len);
         if avail == 0 {
@@ -337,10 +354,9 @@ impl Qcow2 {
             .file
             .read(host, avail, "qcow2 compressed cluster")
             .map_err(ReadFailure::Error)?;
-        let mut out = vec![0u8; self.cluster_size() as usize];
         let ok = match self.compression {
-            Compression::Deflate => inflate_raw(&input, &mut out),
-            Compression::Zstd => unzstd(&input, &mut out),
+            Compression::Deflate => inflate_raw(&input, out),
+            Compression::Zstd => unzstd(&input, out),
         };
         if !ok {
             return Err(self.corrupt(format!(
@@ -349,9 +365,7 @@ impl Qcow2 {
                 out.len()
             )));
         }
-        let out: Arc<[u8]> = out.into();
-        self.inflated.put(host, &out);
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -534,6 +548,40 @@ impl Disk for Qcow2 {
         self.size
     }
 
+    fn takes_hints(&self) -> bool {
+        self.file.takes_hints()
+    }
+
+    /// The hint goes to the clusters stored for the range, coalesced; mapping it reads the L2
+    /// tables it needs (which the reads that follow need too). Compressed, zero and
+    /// unallocated clusters need no hint. At most [`MAX_HINT`] bytes of disk are looked at.
+    fn will_need(&self, offset: u64, len: u64) {
+        let end = offset.saturating_add(len.min(MAX_HINT)).min(self.size);
+        let mut pos = offset;
+        let mut run: Option<(u64, u64)> = None;
+        while pos < end {
+            let Ok((piece, span)) = self.piece(pos) else {
+                break;
+            };
+            let n = span.min(end - pos);
+            if let Piece::Host(h) = piece {
+                match &mut run {
+                    Some((start, l)) if *start + *l == h => *l += n,
+                    _ => {
+                        if let Some((s, l)) = run.take() {
+                            self.file.will_need(s, l);
+                        }
+                        run = Some((h, n));
+                    }
+                }
+            }
+            pos += n;
+        }
+        if let Some((s, l)) = run {
+            self.file.will_need(s, l);
+        }
+    }
+
     fn read_at(
         &self,
         offset: u64,
@@ -582,6 +630,10 @@ impl Disk for Qcow2 {
                     });
                 }
                 Piece::Unallocated => dst.fill(0),
+                Piece::Compressed(host, len) if n as u64 == self.cluster_size() => {
+                    // A whole cluster is wanted: decompressed in place, not through the cache.
+                    self.inflate_into(host, len, dst)?;
+                }
                 Piece::Compressed(host, len) => {
                     let cluster = self.inflate(host, len)?;
                     let within = (pos & (self.cluster_size() - 1)) as usize;

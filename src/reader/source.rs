@@ -292,6 +292,12 @@ impl Source {
     /// starts reading now (cold devices: the next inode table is in flight while this one is
     /// decoded). A hint only; never fails.
     pub fn will_need(&self, offset: u64, len: u64) {
+        if let Backend::Container(d) = &*self.backend {
+            if let Some(abs) = self.base.checked_add(offset) {
+                d.will_need(abs, len.min(self.len.saturating_sub(offset)));
+            }
+            return;
+        }
         if let Backend::File(f) = &*self.backend {
             if let Some(abs) = self.base.checked_add(offset) {
                 fadvise(
@@ -339,7 +345,11 @@ impl Source {
     /// True when [`Source::will_need`] reaches the kernel (a file or device, not an in-memory
     /// copy), so that a caller does not start work, or a thread, for hints that do nothing.
     pub fn takes_hints(&self) -> bool {
-        matches!(*self.backend, Backend::File(_))
+        match &*self.backend {
+            Backend::File(_) => true,
+            Backend::Memory(_) => false,
+            Backend::Container(d) => d.takes_hints(),
+        }
     }
 
     /// `Ok` when bytes `[offset, offset + len)` lie inside the source (else the error a read
