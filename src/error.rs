@@ -3,6 +3,10 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
+/// The words every [`Error::Absent`] message holds, for code that keeps a failure as a message
+/// ([`Problem`]) and must still tell "not in this image" from damage.
+pub const ABSENT: &str = "is not present in this metadata image";
+
 /// Library result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -93,6 +97,7 @@ pub enum Error {
     /// The bytes asked for are not in the input's container: a normal e2image file holds only
     /// the superblock, descriptors, bitmaps and inode tables, and an `e2image -Q` qcow2 no file
     /// data. Never zeros and never damage: the filesystem may well hold them.
+    // The words of ABSENT, which callers that keep only a message look for.
     #[error("{what} at byte offset {offset} (length {len}) is not present in this metadata image ({image})")]
     Absent {
         /// The structure being read.
@@ -383,5 +388,23 @@ impl OpenFailure {
                 "Attempt to read block from filesystem resulted in short read"
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_messages_hold_the_marker() {
+        let e = Error::Absent {
+            what: "block 7".into(),
+            offset: 7168,
+            len: 1024,
+            image: "e2image file",
+        };
+        assert!(e.is_absent());
+        assert!(e.to_string().contains(ABSENT));
+        assert!(e.reading("inode 12").to_string().contains(ABSENT));
     }
 }

@@ -275,6 +275,13 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     }
     let primary_geometry = superblock::check(&sb, src.len(), now, &mut f);
     let primary_bad = f.sb_errors() > 0;
+    // A container is named before looking for backups: the payload of a VHDX or VMDK can hold a
+    // backup superblock at a raw offset, which would make its own bytes look damaged.
+    if sb.magic != crate::reader::superblock::EXT2_MAGIC {
+        if let Some(c) = crate::reader::container::identify_source(&src) {
+            return Err(Error::NotExt(format!("{image}: {c}")));
+        }
+    }
     let backups = if primary_bad {
         find_backup_superblocks(&src)
     } else {

@@ -65,6 +65,9 @@ pub struct Report<'a> {
     pub htree: Option<dir::DxRoot>,
     /// Everything found wrong with the inode, one message each.
     pub problems: Vec<Problem>,
+    /// Blocks the inode refers to that a metadata-only image (e2image) does not hold: not
+    /// damage, and not in `problems`.
+    pub absent: Vec<Problem>,
     /// Block-map runs beyond the [`MAX_LISTED`] kept in `map` (the text walks the map again).
     pub runs_omitted: u64,
     /// Extents and contiguous runs (files with a block map or extent tree).
@@ -255,6 +258,9 @@ pub fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> crate::Result<Rep
         }
     }
     let debugfs_names = debugfs_xattr_names(fs, raw, &inode);
+    let (absent, problems) = problems
+        .into_iter()
+        .partition(|p| p.message.contains(crate::error::ABSENT));
     Ok(Report {
         ino,
         raw,
@@ -264,6 +270,7 @@ pub fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> crate::Result<Rep
         csum,
         htree,
         problems,
+        absent,
         runs_omitted,
         frag,
         allocated: inode_allocated(fs, ino),

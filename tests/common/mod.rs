@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: the built binary, e2fsprogs tools, fixtures.
 #![allow(dead_code)]
 
+pub mod images;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
