@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image)
+    targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image e2image qcow2)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -117,6 +117,23 @@ for img in "${journals[@]}"; do
     [ -s "$jf" ] && head -c $((256 << 10)) "$jf" >"$(corpus logdump)/$(basename "$img" .img)"
 done
 
+# Containers: normal e2image files and e2image -Q qcow2 files of the small images, and qcow2
+# images written by qemu-img (plain, deflate, zstd, extended L2 entries, version 2) when installed.
+for img in "$work"/*.img; do
+    [ "$(stat -c %s "$img")" -le $((4 << 20)) ] || continue
+    b=$(basename "$img" .img)
+    e2image "$img" "$work/$b.e2i" 2>/dev/null && cp "$work/$b.e2i" "$(corpus e2image)/$b"
+    e2image -Q "$img" "$work/$b.qcow2" 2>/dev/null && cp "$work/$b.qcow2" "$(corpus qcow2)/q-$b"
+    if command -v qemu-img >/dev/null; then
+        for v in "plain:" "deflate:-c" "zstd:-c -o compression_type=zstd" \
+            "extl2:-o extended_l2=on,cluster_size=16k" "v2:-o compat=0.10,cluster_size=1k"; do
+            # shellcheck disable=SC2086 # the options are words
+            qemu-img convert -O qcow2 ${v#*:} "$img" "$work/$b.${v%%:*}.qcow2" 2>/dev/null &&
+                cp "$work/$b.${v%%:*}.qcow2" "$(corpus qcow2)/${v%%:*}-$b"
+        done
+    fi
+done
+
 cd "$fuzz"
 cargo fuzz build -O
 status=0
@@ -125,11 +142,11 @@ for t in "${targets[@]}"; do
     mkdir -p "$fuzz/corpus/$t" # targets without generated seeds start from an empty corpus
     max_len=$((1 << 20))
     rss=${FUZZ_RSS_MB:-1024}
-    case $t in image | descriptors | extent) max_len=$((5 << 20)) ;; esac
+    case $t in image | descriptors | extent | e2image | qcow2) max_len=$((5 << 20)) ;; esac
     # libFuzzer keeps its corpus in memory and counts it in the RSS it limits: the whole-image
     # target's units are images of up to 5 MiB, so a few hundred of them alone pass 1 GiB (seen:
     # RSS = in-memory corpus + ~170 MiB, flat per unit, no leak). Give that target room.
-    [ "$t" = image ] && rss=${FUZZ_RSS_MB:-4096}
+    case $t in image | e2image | qcow2) rss=${FUZZ_RSS_MB:-4096} ;; esac
     if ! cargo fuzz run -O "$t" "$fuzz/corpus/$t" -- -max_total_time="$secs" -timeout=10 \
         -max_len=$max_len -rss_limit_mb="$rss" \
         -malloc_limit_mb="${FUZZ_MALLOC_MB:-256}" -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" \

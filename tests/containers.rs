@@ -308,7 +308,11 @@ fn damaged_filesystem_verdicts() {
     // pass 4 finding is not invented from absent directories.
     for (rule, n) in counts.as_object().unwrap() {
         if rule != "state.passes_skipped" {
-            assert_eq!(raw.get(rule), Some(n), "{rule} on the e2image file: {counts}");
+            assert_eq!(
+                raw.get(rule),
+                Some(n),
+                "{rule} on the e2image file: {counts}"
+            );
         }
     }
     assert_eq!(counts["state.passes_skipped"], 1);

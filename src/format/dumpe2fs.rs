@@ -5,8 +5,8 @@
 
 use crate::error::LibError;
 use crate::reader::bitmap::{self, ReadFailure, UninitMarks};
-use crate::reader::features::{self, *};
 use crate::reader::container::ContainerKind;
+use crate::reader::features::{self, *};
 use crate::reader::fs::Filesystem;
 use crate::reader::geometry::OpenFailure;
 use crate::reader::journal::{self, JournalFailure, JournalSuperblock};

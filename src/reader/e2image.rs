@@ -209,7 +209,12 @@ fn map_groups(
                     }
                 }
             };
-            add(gd.inode_table, itb * bs, inode_base + g * itb * bs, itb * bs);
+            add(
+                gd.inode_table,
+                itb * bs,
+                inode_base + g * itb * bs,
+                itb * bs,
+            );
             add(
                 gd.block_bitmap,
                 bs,

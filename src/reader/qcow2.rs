@@ -147,13 +147,16 @@ impl Qcow2 {
             message: m,
         };
         let head = file.read_partial(0, 4096);
-        let v2: Qcow2HeaderV2 =
-            decode(&head).map_err(|_| bad("qcow2 image: the file is shorter than its header".into()))?;
+        let v2: Qcow2HeaderV2 = decode(&head)
+            .map_err(|_| bad("qcow2 image: the file is shorter than its header".into()))?;
         if v2.version == 1 {
             return Err(bad(format!("qcow (version 1) disk image: {CONVERT}")));
         }
         if !(2..=3).contains(&v2.version) {
-            return Err(bad(format!("qcow2 image of unknown version {}", v2.version)));
+            return Err(bad(format!(
+                "qcow2 image of unknown version {}",
+                v2.version
+            )));
         }
         if !(MIN_CLUSTER_BITS..=MAX_CLUSTER_BITS).contains(&v2.cluster_bits) {
             return Err(bad(format!(
@@ -386,10 +389,7 @@ fn backing_name(file: &Source, v2: &Qcow2HeaderV2) -> String {
 
 /// Version 3: refuse what cannot be read from this file alone, and learn the entry format and
 /// the compression.
-fn v3_features(
-    head: &[u8],
-    cluster_size: u64,
-) -> std::result::Result<(bool, Compression), String> {
+fn v3_features(head: &[u8], cluster_size: u64) -> std::result::Result<(bool, Compression), String> {
     let v3: Qcow2HeaderV3 = decode_at(head, Qcow2HeaderV2::SIZE)
         .map_err(|_| "the file is shorter than its version 3 header".to_string())?;
     let len = u64::from(v3.header_length);
