@@ -84,6 +84,10 @@ pub trait Disk: Send + Sync {
     fn kind(&self) -> ContainerKind;
     /// Size of the disk in bytes.
     fn len(&self) -> u64;
+    /// True when the disk holds no byte.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Fill `buf` from byte `offset` of the disk (inside `len()`, checked by the caller).
     fn read_at(
         &self,

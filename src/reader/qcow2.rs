@@ -19,7 +19,7 @@
 //! block or a data block left out: metadata reads ([`Access::Metadata`]) see zeros, exactly what
 //! `e2image -r` makes of it, and file data reads ([`Access::FileData`]) are absent
 //! ([`ReadFailure::Absent`]). Such a file is told from a qemu-img one by the traits of
-//! e2image's writer ([`written_by_e2image`]): a version 2 header, the L1 table in the
+//! e2image's writer (`written_by_e2image`): a version 2 header, the L1 table in the
 //! second cluster and the refcount table right after it (qemu-img puts the refcount table
 //! there), clusters of the filesystem's block size and a disk exactly the filesystem's size.
 
@@ -554,7 +554,7 @@ impl Disk for Qcow2 {
 
     /// The hint goes to the clusters stored for the range, coalesced; mapping it reads the L2
     /// tables it needs (which the reads that follow need too). Compressed, zero and
-    /// unallocated clusters need no hint. At most [`MAX_HINT`] bytes of disk are looked at.
+    /// unallocated clusters need no hint. At most `MAX_HINT` bytes of disk are looked at.
     fn will_need(&self, offset: u64, len: u64) {
         let end = offset.saturating_add(len.min(MAX_HINT)).min(self.size);
         let mut pos = offset;
