@@ -182,6 +182,16 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
         text(&s, &mut out)?;
     }
     super::emit(&out)?;
+    // File data or blocks a metadata-only image (e2image) does not hold: the copy is incomplete
+    // for want of input, not for damage.
+    let absent = s
+        .problems
+        .iter()
+        .chain(&s.skipped)
+        .any(|n| n.reason.contains(e4inspect::error::ABSENT));
+    if absent {
+        return Ok(super::EXIT_OPERATIONAL);
+    }
     Ok(if s.skipped_count > 0 || !s.problems.is_empty() {
         super::EXIT_PROBLEMS
     } else {

@@ -124,6 +124,16 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     let fs = Filesystem::open(&args.image, &args.source.open_options());
+    if let Ok(f) = &fs {
+        let e2image = e4inspect::reader::container::ContainerKind::E2image;
+        if f.source.container() == Some(e2image) && args.journal_device.is_none() {
+            anyhow::bail!(
+                "{}: the journal {} (e2image file: superblock, descriptors, bitmaps and inode tables only)",
+                args.image.display(),
+                e4inspect::error::ABSENT
+            );
+        }
+    }
     let opened = open_as_debugfs(args, &fs, &mut w)?;
     if let Some(spec) = &args.inode {
         if let Err(status) = trace_inode(args, opened, spec, &mut opts, &mut w)? {

@@ -197,7 +197,15 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
     let report = scan_image(&fs, &args);
-    let status = if report.counts.problem_count > 0 {
+    // Blocks a metadata-only image (e2image) does not hold leave the report incomplete: 8.
+    let absent = report
+        .counts
+        .problems
+        .iter()
+        .any(|p| p.message.contains(e4inspect::error::ABSENT));
+    let status = if absent {
+        8
+    } else if report.counts.problem_count > 0 {
         4
     } else {
         0
