@@ -272,6 +272,10 @@ fn compressed_and_container_inputs_are_named() {
     let mut d = b"QFI\xfb\x00\x00\x00\x03".to_vec();
     d.resize(1 << 20, 0);
     std::fs::write(&q, d).unwrap();
+    // qcow2 is opened (tests/containers.rs): a damaged header is named in one line.
     let o = Command::new(bin()).arg("dump").arg(&q).output().unwrap();
-    assert!(String::from_utf8_lossy(&o.stderr).contains("qcow2 disk image"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(8), "{e}");
+    assert!(e.contains("qcow2 image: cluster_bits 0"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
 }
