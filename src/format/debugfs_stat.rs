@@ -813,5 +813,15 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             if c.effective { " effective" } else { "" }
         ),
         xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
+        xattr::Decoded::Dosattrib(d) => {
+            let mut s = format!("dosattrib v{} attrib 0x{:x}", d.version, d.attrib);
+            if !d.attrib_names.is_empty() {
+                let _ = write!(s, " ({})", d.attrib_names.join(","));
+            }
+            if let Some(utc) = d.create_time.as_ref().and_then(|t| t.utc.as_deref()) {
+                let _ = write!(s, " created {utc}");
+            }
+            s
+        }
     }
 }

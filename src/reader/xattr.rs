@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::reader::ondisk::xattr::{self as raw, BLOCK_CHECKSUM_OFFSET};
 use crate::reader::ondisk::{self, OnDisk};
+use crate::reader::samba;
 use serde::Serialize;
 
 /// Magic of both the in-inode area and the external block.
@@ -836,6 +837,8 @@ pub enum Decoded {
     Capability(Capability),
     /// An SELinux label.
     Selinux(SelinuxLabel),
+    /// Samba's DOS attributes (`user.DOSATTRIB`).
+    Dosattrib(crate::reader::samba::DosAttrib),
 }
 
 /// Decode a value stored on disk under the full `name`, when its format is known.
@@ -846,6 +849,7 @@ pub fn decode_value(name: &str, value: &[u8]) -> Option<Result<Decoded>> {
         }
         "security.capability" => Some(decode_capability(value).map(Decoded::Capability)),
         "security.selinux" => Some(decode_selinux(value).map(Decoded::Selinux)),
+        samba::DOSATTRIB_NAME => Some(samba::decode_dosattrib(value).map(Decoded::Dosattrib)),
         _ => None,
     }
 }
