@@ -9,7 +9,7 @@
 //! - [`geometry`]: groups, backups, descriptor locations, computed once;
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
-//!   [`xattr`], [`dir`], [`journal`], [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//!   [`xattr`] (values: [`samba`] over the [`ndr`] reader, [`lustre`]), [`dir`], [`journal`], [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
 //! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map).
 
 pub mod bitmap;
@@ -28,6 +28,7 @@ pub mod group;
 pub mod inode;
 pub mod jbd2;
 pub mod journal;
+pub mod lustre;
 pub mod namei;
 pub mod ndr;
 pub mod ondisk;
