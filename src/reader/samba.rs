@@ -32,7 +32,7 @@ impl NtTime {
             let since_1601 = nttime / 10_000_000;
             let secs = since_1601 as i64 - (NTTIME_UNIX_EPOCH / 10_000_000) as i64;
             let nsec = (nttime % 10_000_000) as u32 * 100;
-            crate::reader::time::iso8601_utc(secs, nsec)
+            crate::reader::values::iso8601_utc(secs, nsec)
         });
         NtTime { nttime, utc }
     }
