@@ -92,7 +92,7 @@ impl Finding {
     /// Attach a time (seconds since the epoch) as the JSON contract writes times:
     /// `{"raw": secs, "utc": "2023-11-14T22:13:20Z"}`.
     pub fn with_time(self, key: &str, secs: i64) -> Finding {
-        let t = crate::format::json::Time::secs(secs);
+        let t = crate::reader::values::Time::secs(secs);
         self.with(key, serde_json::json!({"raw": t.raw, "utc": t.utc}))
     }
 }
