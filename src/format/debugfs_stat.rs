@@ -579,5 +579,68 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             if c.effective { " effective" } else { "" }
         ),
         xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
+        xattr::Decoded::Dosattrib(d) => {
+            let mut s = format!("dosattrib v{} attrib 0x{:x}", d.version, d.attrib);
+            if !d.attrib_names.is_empty() {
+                let _ = write!(s, " ({})", d.attrib_names.join(","));
+            }
+            if let Some(utc) = d.create_time.as_ref().and_then(|t| t.utc.as_deref()) {
+                let _ = write!(s, " created {utc}");
+            }
+            s
+        }
+        xattr::Decoded::Ntacl(d) => {
+            let mut s = format!("ntacl v{}", d.version);
+            if let Some(h) = &d.hash_type_name {
+                let _ = write!(s, " hash {h}");
+            }
+            match (&d.sddl, &d.sddl_error) {
+                (Some(sddl), _) => {
+                    let _ = write!(s, " {sddl}");
+                }
+                (None, Some(e)) => {
+                    let _ = write!(s, " (no SDDL: {e})");
+                }
+                (None, None) => {}
+            }
+            s
+        }
+        xattr::Decoded::Lma(l) => format!(
+            "lma fid {} compat 0x{:x} incompat 0x{:x}",
+            l.fid.text(),
+            l.compat,
+            l.incompat
+        ),
+        xattr::Decoded::Link(l) => {
+            let links: Vec<String> = l
+                .links
+                .iter()
+                .map(|k| format!("{}/{}", k.parent.text(), k.name))
+                .collect();
+            format!("link {}", links.join(" "))
+        }
+        xattr::Decoded::Lov(l) => {
+            let mut s = format!("lov {} gen {}", l.magic, l.layout_gen);
+            if let (Some(size), Some(count)) = (l.stripe_size, l.stripe_count) {
+                let _ = write!(s, " stripe_size {size} stripe_count {count}");
+            }
+            if let Some(p) = &l.pool {
+                let _ = write!(s, " pool {p}");
+            }
+            if let Some(c) = &l.components {
+                let _ = write!(s, " components {}", c.len());
+            }
+            for o in &l.objects {
+                let _ = write!(s, " ost{}:{:#x}:{:#x}", o.ost_idx, o.seq, o.oid);
+            }
+            s
+        }
+        xattr::Decoded::FilterFid(f) => {
+            format!("fid parent {} stripe {}", f.parent.text(), f.stripe_index)
+        }
+        xattr::Decoded::Som(s) => format!(
+            "som valid 0x{:x} size {} blocks {}",
+            s.valid, s.size, s.blocks
+        ),
     }
 }
