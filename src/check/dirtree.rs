@@ -25,24 +25,8 @@ use crate::reader::inode::Inode;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-/// File-type bits of i_mode.
-pub const S_IFMT: u16 = 0xF000;
-/// Directory type bits.
-pub const S_IFDIR: u16 = 0x4000;
-
-/// `ext2_file_type`: the directory entry file type for an inode mode (0 = unknown).
-pub fn file_type_of_mode(mode: u16) -> u8 {
-    match mode & S_IFMT {
-        0x8000 => 1,
-        0x4000 => 2,
-        0x2000 => 3,
-        0x6000 => 4,
-        0x1000 => 5,
-        0xC000 => 6,
-        0xA000 => 7,
-        _ => 0,
-    }
-}
+pub use crate::reader::ondisk::inode::dirent_type_of_mode as file_type_of_mode;
+use crate::reader::ondisk::inode::mode_is_dir;
 
 /// One bitmap word of a dense group: which of its 64 inodes are in use, and how many in-use
 /// inodes of the group come before it.
@@ -159,7 +143,7 @@ impl<'a> InodeSlot<'a> {
     }
     /// True for a directory.
     pub fn is_dir(&self) -> bool {
-        self.mode() & S_IFMT == S_IFDIR
+        mode_is_dir(self.mode())
     }
     /// Every directory entry naming this inode, `.` and `..` included.
     pub fn refs(&self) -> u32 {

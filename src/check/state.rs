@@ -19,8 +19,7 @@ const STATE_ERROR_FS: u16 = 0x0002;
 const MAX_ORPHAN_CHAIN: u32 = 1 << 16;
 /// Most orphan-file blocks read.
 const MAX_ORPHAN_FILE_BLOCKS: u64 = 1 << 12;
-/// `EXT4_ORPHAN_BLOCK_MAGIC`.
-const ORPHAN_BLOCK_MAGIC: u32 = 0x0b10_ca04;
+use crate::reader::ondisk::orphan::ORPHAN_BLOCK_MAGIC;
 
 /// `seconds since the epoch` as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
 pub fn utc_date(t: i64) -> String {

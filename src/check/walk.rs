@@ -39,7 +39,7 @@ use super::{pass1, Findings};
 use crate::reader::fs::Filesystem;
 use crate::reader::group::BG_INODE_UNINIT;
 use crate::reader::inode::{DataMap, Inode};
-use crate::reader::ondisk::inode::InodeBase;
+use crate::reader::ondisk::inode::{self as ondisk_inode, InodeBase};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -64,11 +64,11 @@ const _: () = assert!(std::mem::size_of::<InodeFacts>() <= 16);
 impl InodeFacts {
     /// The type bits of the mode (`S_IFMT`).
     pub fn file_type(&self) -> u16 {
-        self.mode & 0o170000
+        self.mode & ondisk_inode::S_IFMT
     }
     /// A directory.
     pub fn is_dir(&self) -> bool {
-        self.file_type() == 0o040000
+        ondisk_inode::mode_is_dir(self.mode)
     }
     /// A regular file.
     pub fn is_reg(&self) -> bool {
