@@ -11,13 +11,13 @@
 //! link when xattr entries refer to it, and its stored reference count must equal them; with
 //! no xattr reference either it is unattached like any other inode.
 
-use super::dirtree::{InodeIndex, InodeSlot};
-use super::pass1::Extras;
+use super::context::{Extras, InodeIndex, InodeSlot};
 use super::{Finding, Findings, RuleId};
 use crate::reader::dir::ROOT_INO;
 use crate::reader::features::RO_COMPAT_DIR_NLINK;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{EA_INODE_FL, INDEX_FL};
+use crate::reader::ondisk::inode::{S_IFMT, S_IFREG};
 
 /// `EXT4_LINK_MAX`: above this many links a directory stores 1 (dir_nlink).
 pub const LINK_MAX: u32 = 65_000;
@@ -109,7 +109,7 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
     }
     let stored = u32::from(s.links_count());
     if counted == 0 {
-        let zero = s.no_blocks() && (s.is_dir() || s.mode() & 0xF000 == 0x8000);
+        let zero = s.no_blocks() && (s.is_dir() || s.mode() & S_IFMT == S_IFREG);
         f.push_with(RuleId::LinkUnattached, || {
             Finding::inode(
                 RuleId::LinkUnattached,
