@@ -77,6 +77,7 @@ pub mod extent;
 pub mod group;
 pub mod inode;
 pub mod journal;
+pub mod lustre;
 pub mod orphan;
 pub mod partition;
 pub mod qcow2;
