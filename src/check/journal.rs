@@ -19,8 +19,7 @@ const INCOMPAT_CSUM_V3: u32 = 0x10;
 const COMPAT_CHECKSUM: u32 = 0x1;
 /// JBD2_CRC32C_CHKSUM
 const CSUM_TYPE_CRC32C: u8 = 4;
-/// EXT4_ENCRYPT_FL
-const ENCRYPT_FL: u32 = 0x800;
+use crate::reader::ondisk::inode::ENCRYPT_FL;
 
 fn bad_inode(f: &mut Findings, ino: u32, why: String) {
     f.push(

@@ -29,15 +29,10 @@ use std::sync::{Arc, Mutex};
 /// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
 /// deduplicated images), so multiply-claimed blocks are expected.
 const RO_COMPAT_SHARED_BLOCKS: u32 = 0x4000;
-const CASEFOLD_FL: u32 = 0x4000_0000;
-const IMMUTABLE_FL: u32 = 0x0000_0010;
-const APPEND_FL: u32 = 0x0000_0020;
-const ENCRYPT_FL: u32 = 0x0000_0800;
-const VERITY_FL: u32 = 0x0010_0000;
-const RESIZE_INO: u32 = 7;
-const ROOT_INO: u32 = 2;
-const BAD_INO: u32 = 1;
-const BOOT_LOADER_INO: u32 = 5;
+use crate::reader::ondisk::inode::{
+    APPEND_FL, BAD_INO, BOOT_LOADER_INO, CASEFOLD_FL, ENCRYPT_FL, IMMUTABLE_FL, RESIZE_INO,
+    ROOT_INO, VERITY_FL,
+};
 
 /// What every inode check needs to know about the filesystem.
 struct Ctx {
@@ -1728,7 +1723,7 @@ fn policy_id(x: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
 /// `EXT2_FEATURE_COMPAT_IMAGIC_INODES`.
 const COMPAT_IMAGIC_INODES: u32 = 0x0002;
 /// `EXT2_IMAGIC_FL`.
-const IMAGIC_FL: u32 = 0x0000_2000;
+use crate::reader::ondisk::inode::IMAGIC_FL;
 
 /// Flag/feature pairs `e2fsck_pass1` checks beyond [`check_mode_and_flags`]: IMAGIC without
 /// imagic_inodes (`PR_1_SET_IMAGIC`).

@@ -173,7 +173,7 @@ pub fn read_internal(
         if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
                 crate::ProblemKind::Journal,
-                "Extent block checksum does not match extent block",
+                crate::error::ext2_err::EXTENT_CSUM_INVALID,
             ));
         }
         Ok(blk)

@@ -16,7 +16,6 @@
 //!   [`itable`] (the parallel scan of every in-use inode).
 
 pub mod bitmap;
-pub mod bytes;
 pub mod container;
 pub mod csum;
 pub mod dir;
