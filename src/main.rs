@@ -88,7 +88,7 @@ impl Command {
             Command::Ls(a) => cli::fold_format(&mut a.json, a.format),
             Command::Xattrs(a) => cli::fold_format(&mut a.json, a.format),
             Command::Fit(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Extract(a) => cli::fold_format(&mut a.json, a.format),
+            Command::Extract(a) => a.fold_format(),
             Command::Advise(a) => cli::fold_format(&mut a.json, a.format),
             Command::Freefrag(a) => cli::fold_format(&mut a.json, a.format),
             Command::Journal(a) => cli::fold_format(&mut a.json, a.format),

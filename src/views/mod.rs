@@ -9,3 +9,4 @@ pub mod extract;
 pub mod freefrag;
 pub mod logdump;
 pub mod scan;
+pub mod tar;
