@@ -5,6 +5,7 @@
 //! journal walk behind `journal` ([`logdump`], debugfs logdump).
 
 pub mod contents;
+pub mod diff;
 pub mod extract;
 pub mod freefrag;
 pub mod logdump;
