@@ -26,12 +26,9 @@ pub struct DiffArgs {
     /// Also compare inode numbers (two images).
     #[arg(long)]
     pub inodes: bool,
-    /// Print the comparison as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
@@ -165,7 +162,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<i32> {
         report.superblock = diff::object_changes(&as_map(x)?, &as_map(y)?, &opts);
     }
     let mut out = String::new();
-    if args.json {
+    if args.output.json() {
         let doc = DiffDocument {
             schema_version: SchemaVersion,
             a_path: args.a.display().to_string(),

@@ -38,12 +38,9 @@ pub struct ExtractArgs {
     /// Replace existing destination entries (an existing directory is merged into).
     #[arg(long)]
     pub force: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
     /// Output: text or json summary of files written, or tar (a pax archive to DEST or stdout).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<ExtractFormat>,
+    #[command(flatten)]
+    pub output: super::OutputArgs<ExtractFormat>,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -62,16 +59,18 @@ pub enum ExtractFormat {
     Tar,
 }
 
+impl super::OutputFormat for ExtractFormat {
+    const TEXT: Self = ExtractFormat::Text;
+    const JSON: Self = ExtractFormat::Json;
+}
+
 impl ExtractArgs {
-    /// Fold `--format json` into `--json` and `--format tar` into `--tar` (DEST or stdout).
-    pub fn fold_format(&mut self) {
-        match self.format {
-            Some(ExtractFormat::Json) => self.json = true,
-            Some(ExtractFormat::Tar) if self.tar.is_none() => {
-                self.tar = Some(self.dest.take().unwrap_or_else(|| PathBuf::from("-")));
-            }
-            _ => {}
-        }
+    /// Where the archive goes: `--tar OUT`, or with `--format tar` DEST (stdout when absent).
+    fn tar_out(&self) -> Option<PathBuf> {
+        self.tar.clone().or_else(|| {
+            (self.output.format() == ExtractFormat::Tar)
+                .then(|| self.dest.clone().unwrap_or_else(|| PathBuf::from("-")))
+        })
     }
 }
 
@@ -212,7 +211,8 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     // A hidden bar still takes a lock per call: with no bar, report to nobody.
     let silent = |_: u64, _: u64| {};
     let report: &(dyn Fn(u64, u64) + Sync) = if pb.is_hidden() { &silent } else { &progress };
-    let (res, dest) = match &args.tar {
+    let tar_out = args.tar_out();
+    let (res, dest) = match &tar_out {
         Some(out) => (write_archive(&fs, ino, base, out, report), out.clone()),
         None => {
             let dest = args.dest.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -229,7 +229,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     pb.finish_and_clear();
     let s = res.with_context(|| format!("extract {path}"))?;
     let mut out = String::new();
-    if args.json {
+    if args.output.json() {
         let doc = ExtractDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),
@@ -241,7 +241,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     } else {
         text(&s, &mut out)?;
     }
-    if args.tar.as_deref() == Some(Path::new("-")) {
+    if tar_out.as_deref() == Some(Path::new("-")) {
         // The archive is on stdout: the summary goes beside it.
         eprint!("{out}");
     } else {

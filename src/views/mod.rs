@@ -8,6 +8,7 @@ pub mod contents;
 pub mod diff;
 pub mod extract;
 pub mod freefrag;
+pub mod inode;
 pub mod logdump;
 pub mod scan;
 pub mod tar;
