@@ -59,6 +59,9 @@ enum Command {
     Fit(cli::fit::FitArgs),
     /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
     Extract(cli::extract::ExtractArgs),
+    /// Compare two images, or an image and a directory tree: paths added, removed, modified
+    /// (with the fields that changed) and superblock differences (exit 0 equal, 4 differ).
+    Diff(cli::diff::DiffArgs),
     /// A verified mkfs.ext4 command line from a workload description.
     Advise(cli::advise::AdviseArgs),
     /// Free-space fragmentation, as e2freefrag prints it (or --json).
@@ -103,6 +106,7 @@ fn main() {
         Command::Ls(a) => cli::ls::run(a),
         Command::Cat(a) => cli::cat::run(a),
         Command::Extract(a) => cli::extract::run(a),
+        Command::Diff(a) => cli::diff::run(a),
         Command::Completions { shell } => {
             let script = cli::docgen::completions(&Cli::command(), *shell);
             cli::emit(&String::from_utf8_lossy(&script))

@@ -18,6 +18,7 @@ macro_rules! outln {
 pub mod advise;
 pub mod cat;
 pub mod check;
+pub mod diff;
 pub mod docgen;
 pub mod dump;
 pub mod exit;
