@@ -325,8 +325,11 @@ pub enum LibError {
     /// EXT2_ET_BAD_IND_BLOCK
     #[error("Illegal indirect block found")]
     IllegalIndirectBlock,
+    /// EXT2_ET_INLINE_DATA_CANT_ITERATE
+    #[error("Cannot iterate data blocks of an inode containing inline data")]
+    InlineDataCantIterate,
     /// EXT2_ET_MMP_BAD_BLOCK
-    #[error("MMP: invalid MMP block number")]
+    #[error("MMP: block number beyond filesystem range")]
     MmpBadBlock,
     /// EXT2_ET_MMP_MAGIC_INVALID
     #[error("MMP: invalid magic number")]

@@ -14,6 +14,7 @@
 mod dirtree;
 mod groups;
 mod journal;
+mod mmp;
 pub mod ownership;
 mod pass1;
 mod pass2;
@@ -360,6 +361,7 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     }
     let marks = groups::check(&fs, &mut f);
     journal::check(&fs, &mut f);
+    mmp::check(&fs, &mut f);
     if !opts.quick {
         full_check(&fs, marks.as_ref(), &mut f, &opts.progress);
     }

@@ -966,6 +966,15 @@ fn check_reserved(
 ) -> InodeFacts {
     let blank = inode.links_count == 0 && inode.blocks_raw == 0 && inode.block[..4] == [0; 4];
     if ino == BAD_INO {
+        let faults = crate::reader::inode::bad_blocks_inode_faults(inode);
+        if !faults.is_empty() {
+            push(acc, RuleId::InodeBadBlocksInode, g, ino, || {
+                format!(
+                    "the bad-blocks inode looks invalid: it has {}",
+                    faults.join(", ")
+                )
+            });
+        }
         let m = map_inode_blockmap_only(fs, ctx, inode);
         claim_only(ctx, &m, acc);
         return facts(ino, inode, 0);

@@ -28,6 +28,7 @@ pub mod group;
 pub mod inode;
 pub mod jbd2;
 pub mod journal;
+pub mod mmp;
 pub mod namei;
 pub mod ondisk;
 pub mod os;
