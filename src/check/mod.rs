@@ -22,6 +22,7 @@ mod pass3;
 mod pass4;
 mod pass5;
 pub mod progress;
+mod quota;
 pub mod rules;
 pub mod state;
 mod superblock;
@@ -385,6 +386,7 @@ fn full_check(
     let walk = walk::run(fs, orphans, f, progress);
     progress.phase(Phase::Usage, None);
     pass5::check(fs, &walk, marks, f);
+    quota::check(fs, &walk.quota, f);
     progress.phase(Phase::Directories, None);
     dirtree::check_namespace(fs, walk, f);
 }

@@ -283,6 +283,11 @@ catalogue! {
     XattrEaInodeRefcount = "xattr.ea_inode_refcount", Err, "an EA inode's stored reference count (i_ctime << 32 | i_version) equals the xattr entries that refer to it (an xattr block's entries count once)", [K, E], ["PR_4_EA_INODE_REF_COUNT"];
     // block ownership
     BlockMultiplyClaimed = "block.multiply_claimed", Err, "every block is claimed once: by metadata or by one inode (xattr blocks shared as their refcount says)", [E], ["PR_1B_DUP_BLOCK", "PR_1D_DUP_FILE", "PR_1D_SHARE_METADATA", "PR_1_BLOCK_OVERLAPS_METADATA"];
+    // quotas (after pass 1, as e2fsck's pass 6 compares them)
+    QuotaFeature = "quota.feature", Warn, "the quota feature comes with at least one quota inode, and quota inode numbers only with the feature (e2fsck -n accepts both; -y creates or clears the inodes)", [E], [];
+    QuotaInodeType = "quota.inode_type", Err, "each quota inode the superblock names is an in-use regular file", [E], ["PR_1_QUOTA_BAD_MODE"];
+    QuotaFile = "quota.file", Err, "each quota file has the QFMT_VFS_V1 header of its type, a sane info block (dqi_blocks within the file, free block and entry below it) and a tree without references past dqi_blocks, cycles or miscounted data blocks", [K, E], ["PR_6_UPDATE_QUOTAS"];
+    QuotaUsage = "quota.usage", Err, "the space and inodes stored per user, group and project ID equal what the inodes add up to (e2fsck: [QUOTA WARNING] Usage inconsistent for ID, Missing quota entry ID; exit 4)", [E], ["PR_6_UPDATE_QUOTAS"];
     // usage (pass 5)
     UsageBlockBitmap = "usage.block_bitmap", Err, "the block bitmaps mark exactly the blocks in use (metadata and inode claims)", [E], ["PR_5_BLOCK_USED", "PR_5_BLOCK_UNUSED", "PR_5_BLOCK_RANGE_USED", "PR_5_BLOCK_RANGE_UNUSED"];
     UsageInodeBitmap = "usage.inode_bitmap", Err, "the inode bitmaps mark exactly the inodes in use", [E], ["PR_5_INODE_USED", "PR_5_INODE_UNUSED", "PR_5_INODE_RANGE_USED", "PR_5_INODE_RANGE_UNUSED"];
@@ -348,7 +353,7 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 /// Every rule family, in catalogue order.
 pub const FAMILIES: &[&str] = &[
     "state", "sb", "gd", "bitmap", "count", "journal", "mmp", "inode", "extent", "blockmap",
-    "xattr", "block", "usage", "dir", "htree", "link", "connect",
+    "xattr", "block", "quota", "usage", "dir", "htree", "link", "connect",
 ];
 
 /// The family of a rule ID (`sb`, `gd`, `bitmap`, `count`, `journal`).

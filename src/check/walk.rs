@@ -99,6 +99,8 @@ pub struct Walk {
     pub group_dirs: Vec<u32>,
     /// EA-inode references, encryption policies and inodes in bad blocks (passes 2 and 4).
     pub extras: pass1::Extras,
+    /// Quota usage per ID as e2fsck's pass 1 charges it (the types with a quota inode).
+    pub quota: crate::models::quota::QuotaUsage,
 }
 
 impl Walk {
@@ -165,6 +167,8 @@ pub(super) struct Acc {
     pub scratch: pass1::Scratch,
     /// The worker's xattr block buffer.
     pub xattr_buf: Vec<u8>,
+    /// Quota usage charged by the inodes this worker judged.
+    pub quota: crate::models::quota::QuotaUsage,
 }
 
 /// A worker's in-use lists, one per group walked, in order.
@@ -198,6 +202,7 @@ impl Acc {
                 .or_insert(r);
         }
         self.groups.extend(later.groups);
+        self.quota.merge(later.quota);
         self
     }
 }
@@ -801,6 +806,7 @@ pub(super) fn run(
         group_read,
         group_dirs,
         extras: ctx.take_extras(),
+        quota: acc.quota,
     };
     pass1::report_multiply_claimed(fs, &ctx, &walk, f);
     walk

@@ -34,6 +34,7 @@ pub mod ondisk;
 pub mod os;
 pub mod partition;
 pub mod qcow2;
+pub mod quota;
 pub mod source;
 pub mod superblock;
 pub mod xattr;

@@ -22,6 +22,7 @@ pub mod inode;
 pub mod journal;
 pub mod orphan;
 pub mod qcow2;
+pub mod quota;
 pub mod superblock;
 pub mod xattr;
 
