@@ -42,12 +42,9 @@ pub struct QuotaArgs {
     /// Quota type (default: every type the superblock has a quota inode for).
     #[arg(long = "type", short = 't', value_enum, value_name = "TYPE")]
     pub qtype: Option<TypeArg>,
-    /// Emit JSON (the same entries, with the header info) instead of debugfs text.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format (JSON: the same entries, with the header info).
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -134,6 +131,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             .filter(|t| t.inode(&fs) != 0)
             .collect(),
     };
+    let json = args.output.json();
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     let mut status = EXIT_OK;
@@ -160,12 +158,12 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             }
         };
         file.info = Some(qf.info);
-        if !args.json {
+        if !json {
             w.write_all(header(t).as_bytes())?;
         }
         if let Some(id) = args.id {
             let d = quota::find(&mut qf.blocks, id);
-            if args.json {
+            if json {
                 file.entries.push(d);
             } else {
                 w.write_all(row(&d).as_bytes())?;
@@ -173,7 +171,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
         } else {
             let mut err = None;
             let rep = quota::scan(&mut qf.blocks, &qf.info, |d| {
-                if args.json {
+                if json {
                     file.entries.push(*d);
                 } else if let Err(e) = w.write_all(row(d).as_bytes()) {
                     err = Some(e);
@@ -188,7 +186,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
         }
         doc.push(file);
     }
-    if args.json {
+    if json {
         let d = QuotaDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),

@@ -9,8 +9,11 @@
 //! - [`geometry`]: groups, backups, descriptor locations, computed once;
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
-//!   [`xattr`], [`dir`], [`journal`], [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
-//! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map).
+//!   [`xattr`] (values: [`samba`] over the [`ndr`] reader, [`lustre`]), [`dir`], [`journal`],
+//!   [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//! - [`values`]: decoded values every layer shares (named enums, times, modes, UUID text);
+//! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map),
+//!   [`itable`] (the parallel scan of every in-use inode).
 
 pub mod bitmap;
 pub mod bytes;
@@ -26,15 +29,20 @@ pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
+pub mod itable;
 pub mod jbd2;
 pub mod journal;
+pub mod lustre;
 pub mod mmp;
 pub mod namei;
+pub mod ndr;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
 pub mod qcow2;
 pub mod quota;
+pub mod samba;
 pub mod source;
 pub mod superblock;
+pub mod values;
 pub mod xattr;
