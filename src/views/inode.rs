@@ -1,7 +1,7 @@
 //! One inode, everything known about it, before any formatting: the record, its xattrs and
 //! where they live, the data map (capped for block maps), checksums, the htree root, the bitmap
-//! bit and the problems found; behind `inode` (debugfs `stat`, [`crate::format::debugfs_stat`])
-//! and its JSON ([`crate::format::inode_json`]).
+//! bit and the problems found; the formatter writes it as debugfs `stat` text or as JSON
+//! (this layer does not name the formatter: see tests/layers.rs).
 
 use crate::error::{Problem, ProblemKind};
 use crate::reader::dir;
