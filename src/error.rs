@@ -317,7 +317,7 @@ pub mod ext2_err {
     /// `EXT2_ET_BAD_IND_BLOCK`.
     pub const BAD_IND_BLOCK: &str = "Illegal indirect block found";
     /// `EXT2_ET_MMP_BAD_BLOCK`.
-    pub const MMP_BAD_BLOCK: &str = "MMP: invalid MMP block number";
+    pub const MMP_BAD_BLOCK: &str = "MMP: block number beyond filesystem range";
     /// `EXT2_ET_MMP_MAGIC_INVALID`.
     pub const MMP_MAGIC_INVALID: &str = "MMP: invalid magic number";
     /// `EXT2_ET_MMP_CSUM_INVALID`.
@@ -378,6 +378,9 @@ pub enum LibError {
     /// EXT2_ET_BAD_IND_BLOCK
     #[error("{}", ext2_err::BAD_IND_BLOCK)]
     IllegalIndirectBlock,
+    /// EXT2_ET_INLINE_DATA_CANT_ITERATE
+    #[error("Cannot iterate data blocks of an inode containing inline data")]
+    InlineDataCantIterate,
     /// EXT2_ET_MMP_BAD_BLOCK
     #[error("{}", ext2_err::MMP_BAD_BLOCK)]
     MmpBadBlock,

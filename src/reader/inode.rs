@@ -255,6 +255,29 @@ pub fn inode_checksum_ok(seed: u32, ino: u32, raw: &[u8]) -> bool {
     ondisk_inode::record_checksum_ok(seed, ino, raw)
 }
 
+/// Why the bad-blocks inode (inode 1) looks invalid, as e2fsck's pass 1 decides it before
+/// offering to clear it (`PR_1_INVALID_BAD_INODE`): a mode, owner, group or link count, the
+/// INLINE_DATA flag or an xattr block (only the fields of the small `struct ext2_inode`: the low
+/// 16 bits of uid and gid, the low 32 bits of i_file_acl). Empty when it is valid. (A checksum
+/// failure is the other trigger; the caller knows it.)
+pub fn bad_blocks_inode_faults(inode: &Inode) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let checks = [
+        (inode.mode != 0, "a mode"),
+        (inode.uid & 0xFFFF != 0, "an owner"),
+        (inode.gid & 0xFFFF != 0, "a group"),
+        (inode.links_count != 0, "a link count"),
+        (inode.has_flag(INLINE_DATA_FL), "the INLINE_DATA flag"),
+        (inode.file_acl & 0xFFFF_FFFF != 0, "an xattr block"),
+    ];
+    for (bad, what) in checks {
+        if bad {
+            v.push(what);
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

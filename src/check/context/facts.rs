@@ -66,6 +66,8 @@ pub struct Pass1Result {
     pub group_dirs: Vec<u32>,
     /// EA-inode references, encryption policies and inodes in bad blocks (passes 2 and 4).
     pub extras: Extras,
+    /// Quota usage per ID as e2fsck's pass 1 charges it (the types with a quota inode).
+    pub quota: crate::models::quota::QuotaUsage,
 }
 
 impl Pass1Result {

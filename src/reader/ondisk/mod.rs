@@ -81,6 +81,7 @@ pub mod lustre;
 pub mod orphan;
 pub mod partition;
 pub mod qcow2;
+pub mod quota;
 pub mod superblock;
 pub mod xattr;
 
