@@ -59,10 +59,15 @@ enum Command {
     Fit(cli::fit::FitArgs),
     /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
     Extract(cli::extract::ExtractArgs),
+    /// Compare two images, or an image and a directory tree: paths added, removed, modified
+    /// (with the fields that changed) and superblock differences (exit 0 equal, 4 differ).
+    Diff(cli::diff::DiffArgs),
     /// A verified mkfs.ext4 command line from a workload description.
     Advise(cli::advise::AdviseArgs),
     /// Free-space fragmentation, as e2freefrag prints it (or --json).
     Freefrag(cli::freefrag::FreefragArgs),
+    /// Quota usage, limits and grace per ID, as debugfs list_quota/get_quota print them (or --json).
+    Quota(cli::quota::QuotaArgs),
     /// The jbd2 journal log, as debugfs logdump prints it (or --json).
     Journal(cli::journal::JournalArgs),
     /// Print shell completions.
@@ -99,10 +104,12 @@ fn main() {
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
         Command::Freefrag(a) => cli::freefrag::run(a),
+        Command::Quota(a) => cli::quota::run(a),
         Command::Journal(a) => cli::journal::run(a),
         Command::Ls(a) => cli::ls::run(a),
         Command::Cat(a) => cli::cat::run(a),
         Command::Extract(a) => cli::extract::run(a),
+        Command::Diff(a) => cli::diff::run(a),
         Command::Completions { shell } => {
             let script = cli::docgen::completions(&Cli::command(), *shell);
             cli::emit(&String::from_utf8_lossy(&script))

@@ -2,7 +2,8 @@
 //! the same tree (types, contents, modes, owners, atime/mtime with nanoseconds, symlink targets,
 //! hard-link structure, xattrs). Also: holes stay holes, DEST symlinks are never followed,
 //! nothing is overwritten without --force, encrypted inodes are refused, a directory reached twice
-//! is not descended twice, and without root FIFOs and device nodes are listed as skipped.
+//! is not descended twice, and without root FIFOs are made while device nodes and owners are
+//! noted once (exit 0, `--strict` exit 4).
 
 mod common;
 
@@ -413,7 +414,7 @@ fn encrypted_inodes_refused_and_directory_loops_cut() {
 }
 
 #[test]
-fn without_root_nodes_are_skipped_and_listed() {
+fn without_root_fifos_are_made_devices_and_owners_noted_once() {
     if !have("mke2fs") || !have("setpriv") {
         eprintln!("skipped: mke2fs or setpriv missing");
         return;
@@ -441,11 +442,25 @@ fn without_root_nodes_are_skipped_and_listed() {
         .arg("/")
         .arg(&dest)
         .arg("--json"));
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    // Everything an unprivileged user can have was made: exit 0, the FIFO made, the device
+    // nodes and owners each said once in a note.
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(s["skipped_count"], 3, "{s}");
-    assert_eq!(s["skipped_by_reason"]["FIFO"], 1, "{s}");
-    assert_eq!(s["skipped_by_reason"]["device node"], 2, "{s}");
+    assert_eq!(s["skipped_count"], 0, "{s}");
+    assert_eq!(s["fifos"], 1, "{s}");
+    assert_eq!(s["devices_not_made"], 2, "{s}");
+    assert!(s["owners_not_kept"].as_u64().unwrap() > 0, "{s}");
+    let notes: Vec<&str> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].starts_with("2 device nodes not made"), "{notes:?}");
+    assert!(notes[1].starts_with("owners not kept"), "{notes:?}");
+    let fifo = std::fs::symlink_metadata(dest.join("fifo")).unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&fifo.file_type()));
     // trusted.* and security.* need privilege: dropped, and said why.
     let dropped: Vec<String> = s["dropped_xattrs"]
         .as_array()
@@ -463,6 +478,18 @@ fn without_root_nodes_are_skipped_and_listed() {
         std::fs::read(dest.join("d1/d2/big")).unwrap().len(),
         300_000
     );
+    // --strict: what was not made fails the run, as before.
+    let strict = t.path().join("strict");
+    std::fs::create_dir(&strict).unwrap();
+    std::os::unix::fs::chown(&strict, Some(65534), Some(65534)).unwrap();
+    let out = run(Command::new(which("setpriv").unwrap())
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin())
+        .args(["extract", "--strict"])
+        .arg(&img)
+        .arg("/")
+        .arg(&strict));
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
 }
 
 #[test]

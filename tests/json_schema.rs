@@ -350,6 +350,24 @@ fn extract_document() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+#[test]
+fn diff_document() {
+    let d = scratch("diff");
+    // An image against itself (no change), and against a tree (every path of the image added
+    // to the side that lacks it): both documents validate.
+    let (v, out) = json_of("diff", &["diff", "--json", FIXTURE, FIXTURE]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(v["changes"].as_array().unwrap().is_empty());
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    let (v, out) = json_of(
+        "diff",
+        &["diff", "--json", FIXTURE, d.join("empty").to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(!v["changes"].as_array().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(d);
+}
+
 /// The corpus images, unpacked under the temp dir (once per run).
 fn corpus_images() -> Option<Vec<(String, PathBuf)>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/e2fsprogs");

@@ -3,8 +3,9 @@
 //!
 //! DEST as `cp` takes it: an existing directory receives `DEST/<basename of PATH>` (the root `/`
 //! fills DEST itself, which must then be empty unless `--force`); a DEST that does not exist is
-//! the name of the copy. Exit status: 0 everything extracted, 4 some entries skipped or damaged
-//! (listed), 8 nothing could be done, 16 usage.
+//! the name of the copy. `--tar OUT` (or `--format tar`, DEST naming the archive) writes a pax
+//! archive instead ([`e4inspect::views::tar`]), `-` meaning stdout. Exit status: 0 everything
+//! extracted, 4 some entries skipped or damaged (listed), 8 nothing could be done, 16 usage.
 
 use anyhow::Context;
 use e4inspect::format::json::SchemaVersion;
@@ -14,26 +15,63 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Copy a file or a whole subtree out of the image, keeping types, modes, owners (as root),
-/// times, symlinks, hard links, holes and xattrs.
+/// times, symlinks, hard links, holes and xattrs; or write it as a pax archive (`--tar`), which
+/// keeps everything without privilege.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExtractArgs {
     /// Image file, partitioned disk image or block device (opened read-only).
     pub image: PathBuf,
-    /// Path inside the filesystem (or <INO>).
-    pub path: String,
-    /// Destination: an existing directory to copy into, or the name of the copy.
-    pub dest: PathBuf,
+    /// Path inside the filesystem (or <INO>); `/` by default with --tar.
+    #[arg(required_unless_present = "tar")]
+    pub path: Option<String>,
+    /// Destination: an existing directory to copy into, or the name of the copy (with
+    /// `--format tar`: the archive, `-` or absent for stdout).
+    #[arg(required_unless_present_any = ["tar", "format"])]
+    pub dest: Option<PathBuf>,
+    /// Write a POSIX pax archive to OUT (`-`: stdout) instead of files: owners, devices, xattrs
+    /// and holes kept whoever runs it.
+    #[arg(long, value_name = "OUT", conflicts_with = "dest")]
+    pub tar: Option<PathBuf>,
+    /// Without privilege, also fail (exit 4) when device nodes cannot be made or owners kept.
+    #[arg(long)]
+    pub strict: bool,
     /// Replace existing destination entries (an existing directory is merged into).
     #[arg(long)]
     pub force: bool,
-    /// Output format.
+    /// Output: text or json summary of files written, or tar (a pax archive to DEST or stdout).
     #[command(flatten)]
-    pub output: super::OutputArgs,
+    pub output: super::OutputArgs<ExtractFormat>,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
     #[command(flatten)]
     pub source: super::SourceArgs,
+}
+
+/// `extract --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExtractFormat {
+    /// Files written, a text summary.
+    Text,
+    /// Files written, a JSON summary (docs/schema/extract.schema.json).
+    Json,
+    /// A POSIX pax archive (GNU sparse 1.0 for holes, SCHILY.xattr for xattrs).
+    Tar,
+}
+
+impl super::OutputFormat for ExtractFormat {
+    const TEXT: Self = ExtractFormat::Text;
+    const JSON: Self = ExtractFormat::Json;
+}
+
+impl ExtractArgs {
+    /// Where the archive goes: `--tar OUT`, or with `--format tar` DEST (stdout when absent).
+    fn tar_out(&self) -> Option<PathBuf> {
+        self.tar.clone().or_else(|| {
+            (self.output.format() == ExtractFormat::Tar)
+                .then(|| self.dest.clone().unwrap_or_else(|| PathBuf::from("-")))
+        })
+    }
 }
 
 fn parse_target(fs: &Filesystem, t: &str) -> anyhow::Result<(u32, Option<Vec<u8>>)> {
@@ -84,18 +122,18 @@ fn destination(
     }
 }
 
-fn progress_bar(enabled: bool) -> indicatif::ProgressBar {
-    let show = super::progress::enabled(!enabled);
-    super::progress::bar(show, "extracting", super::progress::Unit::Bytes, None)
-}
-
 fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "Extracted {} files ({} bytes), {} directories, {} symlinks, {} hard links, {} FIFOs, {} device nodes, {} sockets",
         s.files, s.bytes, s.dirs, s.symlinks, s.hard_links, s.fifos, s.devices, s.sockets
     )?;
-    writeln!(out, "Not restored: {}", s.not_restored)?;
+    if !s.not_restored.is_empty() {
+        writeln!(out, "Not restored: {}", s.not_restored)?;
+    }
+    for n in &s.notes {
+        writeln!(out, "Note: {n}")?;
+    }
     if s.skipped_count > 0 {
         writeln!(out, "Skipped {} entries:", s.skipped_count)?;
         for n in &s.skipped {
@@ -137,48 +175,84 @@ fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
+/// The entries a whole-filesystem extraction visits, for the bar's total: the inodes in use
+/// less the reserved ones (hard links make it a slight underestimate).
+fn entry_total(fs: &Filesystem, ino: u32) -> Option<u64> {
+    (ino == e4inspect::reader::dir::ROOT_INO).then(|| {
+        let used = fs.sb.inodes_count.saturating_sub(fs.sb.free_inodes_count);
+        u64::from(used.saturating_sub(fs.sb.first_ino().saturating_sub(1)))
+    })
+}
+
+/// A bar counting entries (out of `total` when known), bytes in its message.
+fn progress_bar(enabled: bool, total: Option<u64>) -> indicatif::ProgressBar {
+    let show = super::progress::enabled(!enabled);
+    super::progress::bar(show, "extracting", super::progress::Unit::Entries, total)
+}
+
 /// Run the subcommand.
 pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
-    let (ino, base) = parse_target(&fs, &args.path)
-        .with_context(|| format!("{}: {}", args.image.display(), args.path))?;
-    let (dir, name) = destination(&args.dest, base, args.force)?;
-    let opts = ExtractOptions {
-        force: args.force,
-        privileged: e4inspect::reader::os::at::effective_uid() == 0,
-    };
-    let pb = progress_bar(!args.no_progress);
-    let entries_done = std::sync::atomic::AtomicU64::new(0);
+    let path = args.path.clone().unwrap_or_else(|| "/".into());
+    let (ino, base) =
+        parse_target(&fs, &path).with_context(|| format!("{}: {}", args.image.display(), path))?;
+    let pb = progress_bar(!args.no_progress, entry_total(&fs, ino));
+    let bytes_done = std::sync::atomic::AtomicU64::new(0);
     let progress = |entries: u64, b: u64| {
-        if entries > 0 {
-            let n = entries_done.fetch_add(entries, std::sync::atomic::Ordering::Relaxed) + entries;
-            pb.set_message(format!("extracting: {} entries,", indicatif::HumanCount(n)));
-        }
         if b > 0 {
-            pb.inc(b);
+            let n = bytes_done.fetch_add(b, std::sync::atomic::Ordering::Relaxed) + b;
+            pb.set_message(format!("extracting {},", indicatif::HumanBytes(n)));
+        }
+        if entries > 0 {
+            pb.inc(entries);
         }
     };
     // A hidden bar still takes a lock per call: with no bar, report to nobody.
     let silent = |_: u64, _: u64| {};
     let report: &(dyn Fn(u64, u64) + Sync) = if pb.is_hidden() { &silent } else { &progress };
-    let res = extract::extract(&fs, ino, &dir, name.as_deref(), opts, report);
+    let tar_out = args.tar_out();
+    let (res, dest) = match &tar_out {
+        Some(out) => (write_archive(&fs, ino, base, out, report), out.clone()),
+        None => {
+            let dest = args.dest.clone().unwrap_or_else(|| PathBuf::from("."));
+            let (dir, name) = destination(&dest, base, args.force)?;
+            let opts = ExtractOptions {
+                force: args.force,
+                privileged: e4inspect::reader::os::at::effective_uid() == 0,
+            };
+            let r = extract::extract(&fs, ino, &dir, name.as_deref(), opts, report)
+                .map_err(anyhow::Error::from);
+            (r, dest)
+        }
+    };
     pb.finish_and_clear();
-    let s = res.with_context(|| format!("extract {}", args.path))?;
+    let s = res.with_context(|| format!("extract {path}"))?;
     let mut out = String::new();
     if args.output.json() {
         let doc = ExtractDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),
-            path: args.path.clone(),
-            dest: args.dest.display().to_string(),
+            path,
+            dest: dest.display().to_string(),
             summary: &s,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
         text(&s, &mut out)?;
     }
-    super::emit(&out)?;
+    if tar_out.as_deref() == Some(Path::new("-")) {
+        // The archive is on stdout: the summary goes beside it.
+        eprint!("{out}");
+    } else {
+        super::emit(&out)?;
+    }
+    Ok(exit_status(&s, args.strict))
+}
+
+/// 0 everything the caller could have was extracted; 4 entries skipped or damaged (with
+/// `--strict` also device nodes not made and owners not kept); 8 an e2image lacked the data.
+fn exit_status(s: &Summary, strict: bool) -> i32 {
     // File data or blocks a metadata-only image (e2image) does not hold: the copy is incomplete
     // for want of input, not for damage.
     let absent = s
@@ -187,13 +261,34 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
         .chain(&s.skipped)
         .any(|n| n.reason.contains(e4inspect::error::ABSENT));
     if absent {
-        return Ok(super::EXIT_OPERATIONAL);
+        return super::EXIT_OPERATIONAL;
     }
-    Ok(if s.skipped_count > 0 || !s.problems.is_empty() {
+    let unprivileged_loss = s.devices_not_made > 0 || s.owners_not_kept > 0;
+    if s.skipped_count > 0 || !s.problems.is_empty() || (strict && unprivileged_loss) {
         super::EXIT_PROBLEMS
     } else {
         super::EXIT_OK
-    })
+    }
+}
+
+/// Write the archive to `out` (`-`: stdout), through one buffered writer.
+fn write_archive(
+    fs: &Filesystem,
+    ino: u32,
+    base: Option<Vec<u8>>,
+    out: &Path,
+    report: &(dyn Fn(u64, u64) + Sync),
+) -> anyhow::Result<Summary> {
+    let name = base.unwrap_or_else(|| format!("inode-{ino}").into_bytes());
+    const BUF: usize = 1 << 20;
+    if out == Path::new("-") {
+        let w = std::io::BufWriter::with_capacity(BUF, std::io::stdout().lock());
+        return Ok(e4inspect::views::tar::write_tar(fs, ino, &name, w, report)?);
+    }
+    let f = std::fs::File::create(out).with_context(|| format!("{}", out.display()))?;
+    let w = std::io::BufWriter::with_capacity(BUF, f);
+    e4inspect::views::tar::write_tar(fs, ino, &name, w, report)
+        .with_context(|| format!("{}", out.display()))
 }
 
 /// The `extract --json` document.

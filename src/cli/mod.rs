@@ -18,6 +18,7 @@ macro_rules! outln {
 pub mod advise;
 pub mod cat;
 pub mod check;
+pub mod diff;
 pub mod docgen;
 pub mod dump;
 pub mod exit;
@@ -28,6 +29,7 @@ pub mod inode;
 pub mod journal;
 pub mod ls;
 pub mod progress;
+pub mod quota;
 #[cfg(test)]
 pub mod schema;
 pub mod xattrs;

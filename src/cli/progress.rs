@@ -14,8 +14,6 @@ pub enum Unit {
     Inodes,
     /// Directory entries / files.
     Entries,
-    /// Bytes (shown as KiB, MiB, GiB).
-    Bytes,
 }
 
 impl Unit {
@@ -23,7 +21,6 @@ impl Unit {
         match self {
             Unit::Inodes => "inodes",
             Unit::Entries => "entries",
-            Unit::Bytes => "bytes",
         }
     }
 }
@@ -50,10 +47,6 @@ fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
 /// The indicatif template for a bar (`total`) or a counting spinner of `unit`.
 fn template(unit: Unit, total: bool) -> String {
     match (unit, total) {
-        (Unit::Bytes, true) => "{spinner} {msg} {bar:30} {binary_bytes}/{binary_total_bytes} \
-                                ({binary_bytes_per_sec}, {eta})"
-            .to_string(),
-        (Unit::Bytes, false) => "{spinner} {msg} {binary_bytes} ({binary_bytes_per_sec})".into(),
         (u, true) => format!(
             "{{spinner}} {{msg}} {{bar:30}} {{human_pos}}/{{human_len}} {w} ({{rate}} {w}/s, {{eta}})",
             w = u.word()
@@ -165,7 +158,7 @@ mod tests {
         write!(s, "{}", HumanCount(125_299)).unwrap();
         assert_eq!(s, "125,299");
         // Every template parses.
-        for unit in [Unit::Inodes, Unit::Entries, Unit::Bytes] {
+        for unit in [Unit::Inodes, Unit::Entries] {
             for total in [true, false] {
                 let t = template(unit, total);
                 assert!(ProgressStyle::with_template(&t).is_ok(), "{t}");

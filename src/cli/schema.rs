@@ -28,9 +28,11 @@ pub fn all() -> Vec<(&'static str, Schema)> {
             "extract",
             strict::<super::extract::ExtractDocument<'static>>(),
         ),
+        ("diff", strict::<super::diff::DiffDocument<'static>>()),
         ("advise", strict::<super::advise::AdviseDocument<'static>>()),
         ("freefrag", strict::<super::freefrag::FreefragDocument>()),
         ("journal", strict::<super::journal::JournalDocument>()),
+        ("quota", strict::<super::quota::QuotaDocument>()),
     ]
 }
 

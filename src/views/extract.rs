@@ -50,7 +50,7 @@ const MAX_REASONS: usize = 64;
 pub struct ExtractOptions {
     /// Replace existing destination entries (never a non-empty directory by a file).
     pub force: bool,
-    /// Set owners and make device nodes, FIFOs and sockets (run as root).
+    /// Set owners and make device nodes (run as root); FIFOs and sockets are made either way.
     pub privileged: bool,
 }
 
@@ -99,8 +99,15 @@ pub struct Summary {
     pub dropped_by_reason: BTreeMap<String, u64>,
     /// Damage met while reading entries that were still extracted (e.g. part of a map unreadable).
     pub problems: Vec<Note>,
+    /// Device nodes not made because making them needs privilege (listed in `notes`).
+    pub devices_not_made: u64,
+    /// Entries whose owner could not be kept without privilege (listed in `notes`).
+    pub owners_not_kept: u64,
     /// Times that cannot be restored by any system call.
     pub not_restored: &'static str,
+    /// One-line warnings about whole classes of entries or attributes (device nodes not made
+    /// without privilege, owners not kept, sockets a tar archive cannot hold).
+    pub notes: Vec<String>,
 }
 
 fn count_reason(m: &mut BTreeMap<String, u64>, reason: &str) {
@@ -114,7 +121,7 @@ fn count_reason(m: &mut BTreeMap<String, u64>, reason: &str) {
 }
 
 impl Summary {
-    fn skip(&mut self, path: String, reason: &str) {
+    pub(crate) fn skip(&mut self, path: String, reason: &str) {
         self.skipped_count += 1;
         count_reason(&mut self.skipped_by_reason, reason_kind(reason));
         if self.skipped.len() < MAX_LISTED {
@@ -125,7 +132,7 @@ impl Summary {
             });
         }
     }
-    fn drop_xattr(&mut self, path: String, name: &str, reason: &str) {
+    pub(crate) fn drop_xattr(&mut self, path: String, name: &str, reason: &str) {
         self.dropped_xattrs_count += 1;
         count_reason(&mut self.dropped_by_reason, reason_kind(reason));
         if self.dropped_xattrs.len() < MAX_LISTED {
@@ -136,7 +143,7 @@ impl Summary {
             });
         }
     }
-    fn problem(&mut self, path: String, reason: String) {
+    pub(crate) fn problem(&mut self, path: String, reason: String) {
         if self.problems.len() < MAX_LISTED {
             self.problems.push(Note {
                 path,
@@ -275,7 +282,7 @@ fn creation_plan(
     }
 }
 
-fn os_err(e: &std::io::Error) -> String {
+pub(crate) fn os_err(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
@@ -339,7 +346,7 @@ impl Ctx<'_> {
     }
 }
 
-fn timespec(secs: u32, extra: u32) -> Timespec {
+pub(crate) fn timespec(secs: u32, extra: u32) -> Timespec {
     Timespec {
         secs: inode::time_secs(secs, extra),
         nsec: inode::time_nsec(extra),
@@ -368,12 +375,12 @@ fn file_times(inode: &Inode) -> std::fs::FileTimes {
 /// Where a file's first i_size bytes are: inline bytes, or byte runs `(file offset, image
 /// offset, length)` of mapped, initialised data (holes and uninitialised extents left out,
 /// overlapping and out-of-filesystem runs refused with a problem noted).
-enum Pieces {
+pub(crate) enum Pieces {
     Inline(Vec<u8>),
     Runs(Vec<(u64, u64, u64)>),
 }
 
-fn data_pieces(
+pub(crate) fn data_pieces(
     fs: &Filesystem,
     ino: u32,
     inode: &Inode,
@@ -484,7 +491,7 @@ where
 
 /// Read `len` bytes of the image at `img` in chunks of at most [`CHUNK_BYTES`], handing each to
 /// `sink(offset within the run, bytes)`.
-fn read_chunks(
+pub(crate) fn read_chunks(
     fs: &Filesystem,
     img: u64,
     len: u64,
@@ -520,7 +527,7 @@ fn with_read_buffer<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Re
 }
 
 /// The value of an xattr stored in EA inode `ea_ino` (at most [`XATTR_SIZE_MAX`] bytes).
-fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
+pub(crate) fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ea_ino)?;
     let ea = Inode::parse(&raw);
     if !ea.has_flag(inode::EA_INODE_FL) || ea.size != u64::from(size) {
@@ -541,7 +548,7 @@ fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
 }
 
 /// ext4's compact ACL turned into the VFS form `setxattr` takes.
-fn acl_to_vfs(v: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn acl_to_vfs(v: &[u8]) -> Result<Vec<u8>> {
     let entries = crate::reader::xattr::decode_acl_disk(v)?;
     let mut out = crate::reader::xattr::ACL_VFS_VERSION.to_le_bytes().to_vec();
     for e in entries {
@@ -849,27 +856,27 @@ fn finish_at(
     )
 }
 
-fn symlink_target(
-    ctx: &Ctx<'_>,
+pub(crate) fn symlink_target(
+    fs: &Filesystem,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<Vec<u8>, Problem> {
-    match inode::data_map(ctx.fs, ino, inode, xa.inline_data()) {
+    match inode::data_map(fs, ino, inode, xa.inline_data()) {
         DataMap::FastSymlink(t) => Ok(t),
         DataMap::InlineSymlink(mut t) => {
             t.truncate(usize::try_from(inode.size).unwrap_or(usize::MAX));
             Ok(t)
         }
         _ => {
-            if inode.size > ctx.fs.block_size() || inode.size >= 4096 {
+            if inode.size > fs.block_size() || inode.size >= 4096 {
                 return Err(Problem::new(
                     ProblemKind::Symlink,
                     format!("symlink target of {} bytes is too long", inode.size),
                 ));
             }
             let mut t = vec![0u8; inode.size as usize];
-            for_each_data(ctx.fs, ino, inode, None, |off, b| {
+            for_each_data(fs, ino, inode, None, |off, b| {
                 let o = off as usize;
                 if let Some(d) = t.get_mut(o..o + b.len()) {
                     d.copy_from_slice(b);
@@ -890,7 +897,7 @@ fn write_symlink(
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<(), Problem> {
     let (dirfd, cname) = (t.fd, t.cname);
-    let target = symlink_target(ctx, ino, inode, xa)?;
+    let target = symlink_target(ctx.fs, ino, inode, xa)?;
     if target.is_empty() || target.contains(&0) {
         return Err(Problem::new(
             ProblemKind::Symlink,
@@ -1039,6 +1046,10 @@ fn extract_entry<'s>(
     if inode.links_count == 0 || inode.mode == 0 {
         return ctx.skip(d.idx, name, &format!("inode {ino} is not in use"));
     }
+    if !ctx.opts.privileged && (inode.uid != ctx.creation.euid || inode.gid != ctx.creation.egid) {
+        // Without privilege the copy belongs to the caller: counted once, said in one note.
+        ctx.lock().summary.owners_not_kept += 1;
+    }
     let dirfd = d.fd.as_fd();
     if inode.is_dir() {
         return enter_dir(ctx, scope, d, name, &cname, ino);
@@ -1087,8 +1098,11 @@ fn extract_entry<'s>(
                 0o140000 => "socket",
                 _ => "device node",
             };
-            if !ctx.opts.privileged {
-                return ctx.skip(d.idx, name, &format!("{what}: made only when run as root"));
+            // mknod(2) needs CAP_MKNOD for device nodes only: FIFOs and sockets are made by
+            // anyone; device nodes not made without privilege are counted in one note.
+            if !ctx.opts.privileged && what == "device node" {
+                ctx.lock().summary.devices_not_made += 1;
+                return;
             }
             write_node(ctx, &target, ino, &inode, &xa).map(|_| {
                 let mut st = ctx.lock();
@@ -1358,7 +1372,25 @@ pub fn extract(
     make_pending_links(&ctx);
     finish_dirs(&ctx);
     let st = ctx.state.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok(st.summary)
+    let mut summary = st.summary;
+    unprivileged_notes(&mut summary);
+    Ok(summary)
+}
+
+/// The one-line notes for what an unprivileged run cannot keep.
+fn unprivileged_notes(s: &mut Summary) {
+    if s.devices_not_made > 0 {
+        s.notes.push(format!(
+            "{} device nodes not made: making them needs privilege (run as root, or use --tar, which keeps them)",
+            s.devices_not_made
+        ));
+    }
+    if s.owners_not_kept > 0 {
+        s.notes.push(format!(
+            "owners not kept: {} entries belong to another user or group in the image and are owned by the caller here (run as root, or use --tar, which keeps them)",
+            s.owners_not_kept
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,10 @@
 //! journal walk behind `journal` ([`logdump`], debugfs logdump).
 
 pub mod contents;
+pub mod diff;
 pub mod extract;
 pub mod freefrag;
 pub mod inode;
 pub mod logdump;
 pub mod scan;
+pub mod tar;

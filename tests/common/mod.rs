@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod images;
+pub mod trees;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

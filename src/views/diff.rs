@@ -1,0 +1,789 @@
+//! `diff A B`: two filesystems compared as a user sees them (each side an image or a directory
+//! tree), and between two images the superblock fields that differ.
+//!
+//! Both trees are walked together, directory by directory: each pair of directories is listed,
+//! sorted by name and merged, and each pair of subdirectories is handed to a rayon task (the same
+//! per-directory parallel walk as `extract`; the image side reads its inodes through
+//! [`image_meta`], the one place to re-point when the shared inode walk offers a visitor). A name
+//! on one side only is reported once, at the top of what is missing (as `diff -r` says "Only
+//! in"). Contents of regular files of the same size are compared by streaming both sides in
+//! chunks of at most [`CHUNK_BYTES`], never held whole.
+//!
+//! Times: between two images mtime, atime, ctime and crtime are compared; against a tree only
+//! mtime, in whole seconds (no system call sets a ctime or crtime, reading a tree moves its
+//! atimes, and `mke2fs -d` keeps whole seconds). A tree's
+//! directory sizes are its filesystem's business and are not compared; an image's empty
+//! `lost+found` missing from a tree is what `mke2fs -d` adds, not a change, and neither are the
+//! root directory's times (`mke2fs -d` gives it the build's).
+
+use super::extract::{self, CHUNK_BYTES, MAX_DEPTH};
+use super::tar::FileReader;
+use crate::error::{Error, Result};
+use crate::reader::dir::{ENCRYPT_FL, ROOT_INO};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, DataMap, Inode, XattrLocation};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// One side of the comparison.
+pub enum Side<'a> {
+    /// A filesystem image (opened by the caller).
+    Image(&'a Filesystem),
+    /// A directory tree on a mounted filesystem.
+    Tree(PathBuf),
+}
+
+/// Fields that can be left out of the comparison (`--ignore`).
+pub const FIELDS: &[&str] = &[
+    "type",
+    "content",
+    "size",
+    "mode",
+    "owner",
+    "times",
+    "mtime",
+    "atime",
+    "ctime",
+    "crtime",
+    "xattrs",
+    "target",
+    "links",
+    "device",
+    "inode",
+    "superblock",
+    "uuid",
+    "hash_seed",
+];
+
+/// What a user sees of one path.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct Meta {
+    /// file, dir, symlink, fifo, socket, chardev, blockdev.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Size in bytes (not for directories).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Permission bits with setuid/setgid/sticky, octal.
+    pub mode: String,
+    /// Owner as `UID:GID`.
+    pub owner: String,
+    /// Modification time, `SECS.NSEC`.
+    pub mtime: String,
+    /// Access time (images only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atime: Option<String>,
+    /// Change time (images only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctime: Option<String>,
+    /// Creation time (images with large inodes only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crtime: Option<String>,
+    /// Extended attributes, name to hex value (POSIX ACLs in the VFS form `getxattr` returns).
+    pub xattrs: BTreeMap<String, String>,
+    /// Symlink target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Device numbers `MAJOR:MINOR`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Link count.
+    pub links: u64,
+    /// Inode number.
+    pub inode: u64,
+}
+
+/// What happened to one path.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Only in B.
+    Added,
+    /// Only in A.
+    Removed,
+    /// In both, differing in `fields`.
+    Modified,
+}
+
+/// One changed path.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Change {
+    /// Path from the root of the compared trees, starting with `/`.
+    pub path: String,
+    /// added, removed or modified.
+    pub kind: Kind,
+    /// Fields that differ (`xattr.NAME` for one attribute), for modified paths.
+    pub fields: Vec<String>,
+    /// The path in A (absent when added).
+    pub a: Option<Meta>,
+    /// The path in B (absent when removed).
+    pub b: Option<Meta>,
+}
+
+/// One superblock field that differs between two images.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct SuperblockChange {
+    /// The field as `dump --json` names it.
+    pub field: String,
+    /// In A.
+    pub a: serde_json::Value,
+    /// In B.
+    pub b: serde_json::Value,
+}
+
+/// The result of a comparison.
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// Changed paths, sorted.
+    pub changes: Vec<Change>,
+    /// Superblock fields that differ (two images only; filled by the caller, which knows the
+    /// superblock's JSON form, with [`object_changes`]).
+    pub superblock: Vec<SuperblockChange>,
+    /// Entries that could not be read on either side (the report is then incomplete).
+    pub unreadable: Vec<String>,
+}
+
+/// What to compare.
+#[derive(Clone, Debug, Default)]
+pub struct DiffOptions {
+    /// Fields left out (see [`FIELDS`]).
+    pub ignore: BTreeSet<String>,
+    /// Compare inode numbers (off by default: two builds seldom place files alike).
+    pub inodes: bool,
+}
+
+impl DiffOptions {
+    fn ignores(&self, field: &str) -> bool {
+        let time = matches!(field, "mtime" | "atime" | "ctime" | "crtime");
+        self.ignore.contains(field)
+            || (time && self.ignore.contains("times"))
+            || (field.starts_with("xattr.") && self.ignore.contains("xattrs"))
+    }
+}
+
+/// One entry of a directory listing: where to find it on its side.
+#[derive(Clone)]
+enum Handle {
+    Ino(u32),
+    Path(PathBuf),
+}
+
+struct Walker<'a> {
+    a: &'a Side<'a>,
+    b: &'a Side<'a>,
+    opts: &'a DiffOptions,
+    images: bool,
+    changes: Mutex<Vec<Change>>,
+    unreadable: Mutex<Vec<String>>,
+    /// Multiply linked non-directories: (path, side, inode) for the link-group comparison.
+    linked: Mutex<Vec<(String, bool, u64)>>,
+}
+
+fn kind_of(mode: u32) -> &'static str {
+    match mode & 0o170000 {
+        0o040000 => "dir",
+        0o100000 => "file",
+        0o120000 => "symlink",
+        0o010000 => "fifo",
+        0o140000 => "socket",
+        0o020000 => "chardev",
+        0o060000 => "blockdev",
+        _ => "unknown",
+    }
+}
+
+fn time_text(secs: i64, nsec: u32) -> String {
+    format!("{secs}.{nsec:09}")
+}
+
+fn hex(v: &[u8]) -> String {
+    v.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The metadata of image inode `ino` as a user sees it; the one place the image side reads
+/// inodes (re-point it at the shared inode walk's visitor when that exists).
+fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
+    let raw = fs.inode_raw(ino)?;
+    let i = Inode::parse(&raw);
+    if i.has_flag(ENCRYPT_FL) {
+        return Err(Error::Invalid(format!(
+            "inode {ino} is encrypted (fscrypt): not compared"
+        )));
+    }
+    let extra = fs.sb.inode_size() > 128 && i.extra_isize >= 8;
+    let t = |s: u32, x: u32| {
+        if extra {
+            time_text(inode::time_secs(s, x), inode::time_nsec(x))
+        } else {
+            time_text(i64::from(s as i32), 0)
+        }
+    };
+    let xa = inode::inode_xattrs(fs, &raw, &i);
+    let mut xattrs = BTreeMap::new();
+    for x in &xa.items {
+        if x.name == "system.data"
+            || x.name.starts_with("encryption.")
+            || x.name.starts_with("index")
+        {
+            continue;
+        }
+        let value = match (x.location, x.value.as_deref()) {
+            (XattrLocation::EaInode(n), _) => extract::read_ea_value(fs, n, x.value_size)?,
+            (_, Some(v)) => v.to_vec(),
+            (_, None) => continue,
+        };
+        let value = if x.name.starts_with("system.posix_acl_") {
+            extract::acl_to_vfs(&value)?
+        } else {
+            value
+        };
+        xattrs.insert(x.name.clone(), hex(&value));
+    }
+    let mode = u32::from(i.mode);
+    let kind = kind_of(mode);
+    let target = (kind == "symlink")
+        .then(|| extract::symlink_target(fs, ino, &i, &xa))
+        .transpose()
+        .map_err(|p| Error::Invalid(p.message))?
+        .map(|t| String::from_utf8_lossy(&t).into_owned());
+    let device =
+        matches!(kind, "chardev" | "blockdev").then(|| match inode::data_map(fs, ino, &i, None) {
+            DataMap::Device { major, minor, .. } => format!("{major}:{minor}"),
+            _ => "0:0".into(),
+        });
+    let meta = Meta {
+        kind: kind.into(),
+        size: (kind != "dir").then_some(i.size),
+        mode: format!("{:04o}", mode & 0o7777),
+        owner: format!("{}:{}", i.uid, i.gid),
+        mtime: t(i.mtime, i.mtime_extra),
+        atime: Some(t(i.atime, i.atime_extra)),
+        ctime: Some(t(i.ctime, i.ctime_extra)),
+        crtime: (fs.sb.inode_size() > 128 && i.extra_isize >= 24).then(|| {
+            time_text(
+                inode::time_secs(i.crtime, i.crtime_extra),
+                inode::time_nsec(i.crtime_extra),
+            )
+        }),
+        xattrs,
+        target,
+        device,
+        links: u64::from(i.links_count),
+        inode: u64::from(ino),
+    };
+    Ok((meta, i, raw.to_vec()))
+}
+
+fn tree_meta(path: &Path) -> Result<Meta> {
+    use std::os::unix::fs::MetadataExt;
+    let io = |op: &'static str| {
+        let p = path.to_path_buf();
+        move |source| Error::Io {
+            path: p,
+            op,
+            source,
+        }
+    };
+    let m = std::fs::symlink_metadata(path).map_err(io("cannot stat"))?;
+    let kind = kind_of(m.mode());
+    let mut xattrs = BTreeMap::new();
+    for name in crate::reader::os::at::list_xattrs(path).map_err(io("cannot list xattrs"))? {
+        let v = crate::reader::os::at::get_xattr(path, &name).map_err(io("cannot read xattr"))?;
+        xattrs.insert(String::from_utf8_lossy(&name).into_owned(), hex(&v));
+    }
+    let target = (kind == "symlink")
+        .then(|| std::fs::read_link(path).map_err(io("cannot read link")))
+        .transpose()?
+        .map(|t| String::from_utf8_lossy(t.as_os_str().as_bytes()).into_owned());
+    let rdev = m.rdev();
+    let device = matches!(kind, "chardev" | "blockdev")
+        .then(|| format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
+    Ok(Meta {
+        kind: kind.into(),
+        size: (kind != "dir").then_some(m.size()),
+        mode: format!("{:04o}", m.mode() & 0o7777),
+        owner: format!("{}:{}", m.uid(), m.gid()),
+        mtime: time_text(m.mtime(), m.mtime_nsec() as u32),
+        atime: None,
+        ctime: None,
+        crtime: None,
+        xattrs,
+        target,
+        device,
+        links: m.nlink(),
+        inode: m.ino(),
+    })
+}
+
+/// The fields in which `a` and `b` differ (content not included).
+fn differing(a: &Meta, b: &Meta, opts: &DiffOptions, images: bool) -> Vec<String> {
+    let mut f = Vec::new();
+    let mut check = |name: &str, same: bool| {
+        if !same && !opts.ignores(name) {
+            f.push(name.to_string());
+        }
+    };
+    check("type", a.kind == b.kind);
+    if a.kind != b.kind {
+        return f;
+    }
+    check("size", a.size == b.size);
+    check("mode", a.mode == b.mode);
+    check("owner", a.owner == b.owner);
+    // `mke2fs -d` keeps whole seconds: against a tree only the seconds are compared.
+    let secs = |t: &str| t.split('.').next().unwrap_or(t).to_string();
+    check(
+        "mtime",
+        if images {
+            a.mtime == b.mtime
+        } else {
+            secs(&a.mtime) == secs(&b.mtime)
+        },
+    );
+    if images {
+        check("atime", a.atime == b.atime);
+        check("ctime", a.ctime == b.ctime);
+        check("crtime", a.crtime == b.crtime);
+    }
+    check("target", a.target == b.target);
+    check("device", a.device == b.device);
+    if opts.inodes && images {
+        check("inode", a.inode == b.inode);
+    }
+    let names: BTreeSet<&String> = a.xattrs.keys().chain(b.xattrs.keys()).collect();
+    for n in names {
+        check(&format!("xattr.{n}"), a.xattrs.get(n) == b.xattrs.get(n));
+    }
+    f
+}
+
+/// A readable stream of a regular file's contents on one side.
+fn open_content<'f>(side: &'f Side<'f>, h: &Handle) -> Result<Box<dyn Read + 'f>> {
+    match (side, h) {
+        (Side::Image(fs), Handle::Ino(ino)) => {
+            let raw = fs.inode_raw(*ino)?;
+            let i = Inode::parse(&raw);
+            let xa = inode::inode_xattrs(fs, &raw, &i);
+            let r = FileReader::new(fs, *ino, &i, xa.inline_data(), &mut Vec::new())?;
+            Ok(Box::new(r))
+        }
+        (_, Handle::Path(p)) => Ok(Box::new(std::fs::File::open(p).map_err(|source| {
+            Error::Io {
+                path: p.clone(),
+                op: "cannot open",
+                source,
+            }
+        })?)),
+        _ => Err(Error::Invalid("mismatched side".into())),
+    }
+}
+
+/// Fill `buf` as far as the stream goes; the number of bytes read.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// True when both streams hold the same bytes (read side by side in chunks).
+fn same_content(a: &mut dyn Read, b: &mut dyn Read) -> std::io::Result<bool> {
+    let chunk = CHUNK_BYTES as usize;
+    let (mut x, mut y) = (vec![0u8; chunk], vec![0u8; chunk]);
+    loop {
+        let n = read_full(a, &mut x)?;
+        let m = read_full(b, &mut y)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n < chunk {
+            return Ok(true);
+        }
+    }
+}
+
+impl<'a> Walker<'a> {
+    fn meta(&self, side: &Side<'_>, h: &Handle) -> Result<Meta> {
+        match (side, h) {
+            (Side::Image(fs), Handle::Ino(ino)) => image_meta(fs, *ino).map(|m| m.0),
+            (Side::Tree(_), Handle::Path(p)) => tree_meta(p),
+            _ => Err(Error::Invalid("mismatched side".into())),
+        }
+    }
+
+    /// The entries of a directory, sorted by name.
+    fn list(&self, side: &Side<'_>, h: &Handle) -> Result<Vec<(Box<[u8]>, Handle)>> {
+        let mut v: Vec<(Box<[u8]>, Handle)> = match (side, h) {
+            (Side::Image(fs), Handle::Ino(ino)) => {
+                let raw = fs.inode_raw(*ino)?;
+                let i = Inode::parse(&raw);
+                extract::list_dir(fs, *ino, &raw, &i)?
+                    .into_iter()
+                    .map(|(n, ino)| (n, Handle::Ino(ino)))
+                    .collect()
+            }
+            (Side::Tree(_), Handle::Path(p)) => {
+                let rd = std::fs::read_dir(p).map_err(|source| Error::Io {
+                    path: p.clone(),
+                    op: "cannot read directory",
+                    source,
+                })?;
+                let mut v = Vec::new();
+                for e in rd {
+                    let e = e.map_err(|source| Error::Io {
+                        path: p.clone(),
+                        op: "cannot read directory",
+                        source,
+                    })?;
+                    v.push((e.file_name().as_bytes().into(), Handle::Path(e.path())));
+                }
+                v
+            }
+            _ => return Err(Error::Invalid("mismatched side".into())),
+        };
+        v.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        Ok(v)
+    }
+
+    fn push(&self, c: Change) {
+        self.changes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(c);
+    }
+
+    fn unreadable(&self, path: &str, e: &Error) {
+        self.unreadable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{path}: {e}"));
+    }
+
+    /// Compare one path present on both sides; recurse into a pair of directories.
+    fn pair<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        path: String,
+        ha: Handle,
+        hb: Handle,
+        depth: u32,
+    ) {
+        let (ma, mb) = match (self.meta(self.a, &ha), self.meta(self.b, &hb)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
+        };
+        let mut fields = differing(&ma, &mb, self.opts, self.images);
+        if path == "/" && !self.images {
+            // The top of a tree is where the image was built from, not part of it: `mke2fs -d`
+            // gives the root directory the build's times.
+            fields.retain(|f| f != "mtime");
+        }
+        if ma.kind == "file"
+            && mb.kind == "file"
+            && ma.size == mb.size
+            && !self.opts.ignores("content")
+        {
+            let same = open_content(self.a, &ha)
+                .and_then(|x| Ok((x, open_content(self.b, &hb)?)))
+                .and_then(|(mut x, mut y)| {
+                    same_content(&mut *x, &mut *y).map_err(|e| Error::Invalid(e.to_string()))
+                });
+            match same {
+                Ok(true) => {}
+                Ok(false) => fields.push("content".into()),
+                Err(e) => return self.unreadable(&path, &e),
+            }
+        }
+        for (m, side_b) in [(&ma, false), (&mb, true)] {
+            if m.kind != "dir" && m.links > 1 {
+                self.linked.lock().unwrap_or_else(|p| p.into_inner()).push((
+                    path.clone(),
+                    side_b,
+                    m.inode,
+                ));
+            }
+        }
+        let both_dirs = ma.kind == "dir" && mb.kind == "dir";
+        if !fields.is_empty() {
+            self.push(Change {
+                path: path.clone(),
+                kind: Kind::Modified,
+                fields,
+                a: Some(ma),
+                b: Some(mb),
+            });
+        }
+        if both_dirs {
+            if depth >= MAX_DEPTH {
+                return self.unreadable(
+                    &path,
+                    &Error::Invalid(format!("deeper than {MAX_DEPTH} levels: not compared")),
+                );
+            }
+            scope.spawn(move |s| self.dirs(s, path, ha, hb, depth + 1));
+        }
+    }
+
+    fn one_side(&self, path: String, h: &Handle, in_b: bool) {
+        let side = if in_b { self.b } else { self.a };
+        match self.meta(side, h) {
+            Ok(m) => {
+                // What `mke2fs -d` adds to every image: an empty lost+found at the root.
+                let made_by_mke2fs = !self.images
+                    && path == "/lost+found"
+                    && matches!(side, Side::Image(_))
+                    && m.kind == "dir"
+                    && self.list(side, h).is_ok_and(|v| v.is_empty());
+                if made_by_mke2fs {
+                    return;
+                }
+                if m.kind != "dir" && m.links > 1 {
+                    // Its other names on this side lose (or gain) a link-group member.
+                    self.linked.lock().unwrap_or_else(|p| p.into_inner()).push((
+                        path.clone(),
+                        in_b,
+                        m.inode,
+                    ));
+                }
+                self.push(Change {
+                    path,
+                    kind: if in_b { Kind::Added } else { Kind::Removed },
+                    fields: Vec::new(),
+                    a: (!in_b).then(|| m.clone()),
+                    b: in_b.then_some(m),
+                })
+            }
+            Err(e) => self.unreadable(&path, &e),
+        }
+    }
+
+    /// Merge the listings of a pair of directories.
+    fn dirs<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        path: String,
+        ha: Handle,
+        hb: Handle,
+        depth: u32,
+    ) {
+        let (la, lb) = match (self.list(self.a, &ha), self.list(self.b, &hb)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
+        };
+        let child = |name: &[u8]| {
+            let n = String::from_utf8_lossy(name);
+            if path == "/" {
+                format!("/{n}")
+            } else {
+                format!("{path}/{n}")
+            }
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < la.len() || j < lb.len() {
+            let ord = match (la.get(i), lb.get(j)) {
+                (Some(x), Some(y)) => x.0.cmp(&y.0),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match ord {
+                std::cmp::Ordering::Less => {
+                    self.one_side(child(&la[i].0), &la[i].1, false);
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    self.one_side(child(&lb[j].0), &lb[j].1, true);
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    self.pair(
+                        scope,
+                        child(&la[i].0),
+                        la[i].1.clone(),
+                        lb[j].1.clone(),
+                        depth,
+                    );
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    }
+
+    /// Paths whose hard-link group (the other names of their inode) differs between the sides.
+    fn link_groups(&self) {
+        let linked = std::mem::take(&mut *self.linked.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut groups: [HashMap<u64, Vec<String>>; 2] = Default::default();
+        for (p, side_b, ino) in &linked {
+            groups[usize::from(*side_b)]
+                .entry(*ino)
+                .or_default()
+                .push(p.clone());
+        }
+        let ino_of: HashMap<(&str, usize), u64> = linked
+            .iter()
+            .map(|(p, s, ino)| ((p.as_str(), usize::from(*s)), *ino))
+            .collect();
+        let group_of = |side: usize, path: &str| -> Vec<String> {
+            ino_of
+                .get(&(path, side))
+                .and_then(|ino| groups[side].get(ino))
+                .map(|g| {
+                    let mut g: Vec<String> = g.iter().filter(|p| *p != path).cloned().collect();
+                    g.sort();
+                    g
+                })
+                .unwrap_or_default()
+        };
+        let paths: BTreeSet<&String> = linked.iter().map(|(p, _, _)| p).collect();
+        let mut changes = self.changes.lock().unwrap_or_else(|p| p.into_inner());
+        for p in paths {
+            if group_of(0, p) == group_of(1, p) || self.opts.ignores("links") {
+                continue;
+            }
+            match changes.iter_mut().find(|c| &c.path == p) {
+                Some(c) if c.kind == Kind::Modified => c.fields.push("links".into()),
+                Some(_) => {} // added or removed: said already
+                None => {
+                    let a = self.meta_at(self.a, p);
+                    let b = self.meta_at(self.b, p);
+                    changes.push(Change {
+                        path: p.clone(),
+                        kind: Kind::Modified,
+                        fields: vec!["links".into()],
+                        a,
+                        b,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The metadata of `path` on a side, looked up again (rare: for link-group changes).
+    fn meta_at(&self, side: &Side<'_>, path: &str) -> Option<Meta> {
+        match side {
+            Side::Image(fs) => crate::reader::namei::resolve_path(fs, path)
+                .ok()
+                .and_then(|ino| image_meta(fs, ino).ok().map(|m| m.0)),
+            Side::Tree(root) => tree_meta(&root.join(path.trim_start_matches('/'))).ok(),
+        }
+    }
+}
+
+/// The fields that differ between two JSON objects (the superblocks of two images as `dump
+/// --json` names them; checksums left out: they follow from the others), less those ignored
+/// (`times`: any field naming a time; `uuid`, `hash_seed`, or a field by name).
+pub fn object_changes(
+    x: &serde_json::Map<String, serde_json::Value>,
+    y: &serde_json::Map<String, serde_json::Value>,
+    opts: &DiffOptions,
+) -> Vec<SuperblockChange> {
+    if opts.ignore.contains("superblock") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, va) in x {
+        let vb = y.get(k).cloned().unwrap_or(serde_json::Value::Null);
+        if *va == vb || k.contains("checksum") {
+            continue;
+        }
+        let time = k.contains("time") || k.contains("lastcheck");
+        let ignored = (time && opts.ignore.contains("times"))
+            || (k.contains("uuid") && opts.ignore.contains("uuid"))
+            || (k.contains("hash_seed") && opts.ignore.contains("hash_seed"))
+            || opts.ignore.contains(k.as_str());
+        if !ignored {
+            out.push(SuperblockChange {
+                field: k.clone(),
+                a: va.clone(),
+                b: vb,
+            });
+        }
+    }
+    out
+}
+
+/// Compare `a` with `b`.
+pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
+    let root = |s: &Side<'_>| match s {
+        Side::Image(_) => Handle::Ino(ROOT_INO),
+        Side::Tree(p) => Handle::Path(p.clone()),
+    };
+    let images = matches!((a, b), (Side::Image(_), Side::Image(_)));
+    let w = Walker {
+        a,
+        b,
+        opts,
+        images,
+        changes: Mutex::new(Vec::new()),
+        unreadable: Mutex::new(Vec::new()),
+        linked: Mutex::new(Vec::new()),
+    };
+    let w_ref = &w;
+    rayon::scope(|s| w_ref.pair(s, "/".into(), root(a), root(b), 0));
+    w.link_groups();
+    let mut changes = w.changes.into_inner().unwrap_or_else(|p| p.into_inner());
+    changes.sort_by(|x, y| x.path.cmp(&y.path));
+    let mut unreadable = w.unreadable.into_inner().unwrap_or_else(|p| p.into_inner());
+    unreadable.sort();
+    Ok(Report {
+        changes,
+        superblock: Vec::new(),
+        unreadable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> Meta {
+        Meta {
+            kind: "file".into(),
+            size: Some(3),
+            mode: "0644".into(),
+            owner: "0:0".into(),
+            mtime: "1.000000000".into(),
+            atime: Some("2.000000000".into()),
+            ..Meta::default()
+        }
+    }
+
+    #[test]
+    fn fields_that_differ_and_ignore() {
+        let a = meta();
+        let mut b = meta();
+        b.mode = "0600".into();
+        b.atime = Some("3.000000000".into());
+        b.xattrs.insert("user.x".into(), "00".into());
+        let o = DiffOptions::default();
+        assert_eq!(
+            differing(&a, &b, &o, true),
+            ["mode", "atime", "xattr.user.x"]
+        );
+        // Against a tree atime is not compared.
+        assert_eq!(differing(&a, &b, &o, false), ["mode", "xattr.user.x"]);
+        let o = DiffOptions {
+            ignore: ["times", "xattrs"].iter().map(|s| s.to_string()).collect(),
+            inodes: false,
+        };
+        assert_eq!(differing(&a, &b, &o, true), ["mode"]);
+    }
+
+    #[test]
+    fn contents_compared_across_chunk_boundaries() {
+        let x = vec![7u8; CHUNK_BYTES as usize + 5];
+        let mut y = x.clone();
+        assert!(same_content(&mut &x[..], &mut &y[..]).unwrap());
+        *y.last_mut().unwrap() = 8;
+        assert!(!same_content(&mut &x[..], &mut &y[..]).unwrap());
+        assert!(!same_content(&mut &x[..], &mut &y[..3]).unwrap());
+    }
+}

@@ -1,0 +1,351 @@
+//! `diff A B` against edits made with `debugfs -w` (exactly the edited paths, with the edited
+//! fields), the same image twice (exit 0, no output), two `mke2fs -d` builds of one tree with
+//! different UUIDs and times (no path change once times are ignored, the superblock fields
+//! listed), and an image against the tree it was built from (no change).
+
+mod common;
+
+use common::{bin, have, run, which};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn small_tree(dir: &Path) -> PathBuf {
+    let t = dir.join("tree");
+    std::fs::create_dir_all(t.join("sub")).unwrap();
+    for (name, body) in [
+        ("plain", "plain\n"),
+        ("own", "own\n"),
+        ("xat", "x\n"),
+        ("w", "original contents\n"),
+        ("gone", "bye\n"),
+        ("r", "renamed\n"),
+        ("hl1", "linked\n"),
+    ] {
+        std::fs::write(t.join(name), body).unwrap();
+    }
+    std::fs::hard_link(t.join("hl1"), t.join("hl2")).unwrap();
+    std::fs::hard_link(t.join("hl1"), t.join("sub/hl3")).unwrap();
+    std::os::unix::fs::symlink("plain", t.join("link")).unwrap();
+    t
+}
+
+fn build(dir: &Path, tree: &Path, name: &str, uuid: &str, time: &str) -> PathBuf {
+    let img = dir.join(name);
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let out = run(Command::new(which("mke2fs").unwrap())
+        .args([
+            "-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", "-U", uuid, "-d",
+        ])
+        .arg(tree)
+        .arg(&img)
+        .env("E2FSPROGS_FAKE_TIME", time)
+        .env("MKE2FS_CONFIG", "/etc/mke2fs.conf"));
+    assert!(out.status.success(), "{out:?}");
+    img
+}
+
+fn debugfs_w(img: &Path, script: &str) {
+    let f = img.with_extension("cmds");
+    std::fs::write(&f, script).unwrap();
+    let out = run(Command::new(which("debugfs").unwrap())
+        .arg("-w")
+        .arg("-f")
+        .arg(&f)
+        .arg(img)
+        .env("E2FSPROGS_FAKE_TIME", "1800000000"));
+    assert!(out.status.success(), "{out:?}");
+}
+
+fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let out = run(Command::new(bin())
+        .arg("diff")
+        .args(extra)
+        .arg("--json")
+        .arg(a)
+        .arg(b));
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap(), v)
+}
+
+/// `path -> (kind, fields)` of a diff document.
+fn changes(v: &serde_json::Value) -> BTreeMap<String, (String, Vec<String>)> {
+    v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let fields = c["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect();
+            (
+                c["path"].as_str().unwrap().to_string(),
+                (c["kind"].as_str().unwrap().to_string(), fields),
+            )
+        })
+        .collect()
+}
+
+fn tools() -> bool {
+    if !have("mke2fs") || !have("debugfs") {
+        eprintln!("SKIP: mke2fs or debugfs missing");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn debugfs_edits_are_reported_path_by_path_field_by_field() {
+    if !tools() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let a = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    debugfs_w(&a, "ea_set /xat user.foo bar\nea_set /xat user.gone x\n");
+    let b = t.path().join("b.img");
+    std::fs::copy(&a, &b).unwrap();
+    debugfs_w(
+        &b,
+        "sif /plain mode 0100600\n\
+         sif /own uid 4242\n\
+         ea_set /xat user.foo changed\n\
+         ea_rm /xat user.gone\n\
+         ea_set /xat user.new added\n\
+         rm /gone\n\
+         ln /r /r2\n\
+         unlink /r\n\
+         unlink /hl2\n\
+         sif /hl1 links_count 2\n\
+         rm /link\n\
+         symlink /link own\n",
+    );
+    // File written in place: its one block overwritten with the same length of other bytes.
+    let blocks = run(Command::new(which("debugfs").unwrap())
+        .args(["-R", "blocks /w"])
+        .arg(&b));
+    let block: u64 = String::from_utf8_lossy(&blocks.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    common::images::write_at(&b, block * 4096, b"ORIGINAL CONTENTS\n");
+
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 4, "{v}");
+    let got = changes(&v);
+    let s = |x: &[&str]| x.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    let m = |x: &[&str]| ("modified".to_string(), s(x));
+    let want: BTreeMap<String, (String, Vec<String>)> = [
+        ("/plain", m(&["mode"])),
+        ("/own", m(&["owner"])),
+        (
+            "/xat",
+            m(&["xattr.user.foo", "xattr.user.gone", "xattr.user.new"]),
+        ),
+        ("/w", m(&["content"])),
+        ("/gone", ("removed".to_string(), vec![])),
+        ("/r", ("removed".to_string(), vec![])),
+        ("/r2", ("added".to_string(), vec![])),
+        ("/hl2", ("removed".to_string(), vec![])),
+        ("/hl1", m(&["links"])),
+        ("/sub/hl3", m(&["links"])),
+        (
+            "/link",
+            m(&["size", "mtime", "atime", "ctime", "crtime", "target"]),
+        ),
+    ]
+    .into_iter()
+    .map(|(p, k)| (p.to_string(), k))
+    .collect();
+    assert_eq!(got, want, "{v}");
+    // The retargeted symlink carries both targets.
+    let link = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == "/link")
+        .unwrap();
+    assert_eq!(
+        (&link["a"]["target"], &link["b"]["target"]),
+        (&"plain".into(), &"own".into())
+    );
+    // Freed blocks and inodes: the superblock counts differ.
+    let fields: Vec<&str> = v["superblock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.iter().any(|f| f.contains("free_inodes")),
+        "{fields:?}"
+    );
+    // The text form names the same paths.
+    let out = run(Command::new(bin()).arg("diff").arg(&a).arg(&b));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Modified: /plain: mode 0644 -> 0600"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Only in {}: /gone (file)", a.display())),
+        "{text}"
+    );
+    // --ignore: the mode change is gone, the rest stays.
+    let (_, v) = diff_json(&a, &b, &["--ignore", "mode", "--ignore", "xattrs"]);
+    let got = changes(&v);
+    assert!(
+        !got.contains_key("/plain") && !got.contains_key("/xat"),
+        "{v}"
+    );
+    assert!(got.contains_key("/own"));
+}
+
+#[test]
+fn same_image_twice_is_silent_and_exit_0() {
+    if !tools() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let a = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    let out = run(Command::new(bin()).arg("diff").arg(&a).arg(&a));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // An unreadable side: exit 8 with one line on stderr.
+    let out = run(Command::new(bin())
+        .arg("diff")
+        .arg(&a)
+        .arg(t.path().join("missing.img")));
+    assert_eq!(out.status.code(), Some(8), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+#[test]
+fn two_builds_of_one_tree_differ_only_in_the_superblock() {
+    if !tools() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let a = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    let b = build(
+        t.path(),
+        &tree,
+        "b.img",
+        "0e3c4a5b-1111-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000500",
+    );
+    let (code, v) = diff_json(&a, &b, &["--ignore", "times"]);
+    assert_eq!(code, 4, "{v}");
+    assert!(changes(&v).is_empty(), "{v}");
+    let fields: Vec<&str> = v["superblock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"uuid"), "{fields:?}");
+    assert!(fields.contains(&"hash_seed"), "{fields:?}");
+    // Without --ignore the build times show, on paths and in the superblock.
+    let (_, v) = diff_json(&a, &b, &[]);
+    assert!(changes(&v).contains_key("/"), "{v}");
+    let sb: Vec<&str> = v["superblock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(sb.iter().any(|f| f.contains("mkfs_time")), "{sb:?}");
+    // Ignoring what a reproducible build varies: equal.
+    let (code, v) = diff_json(
+        &a,
+        &b,
+        &[
+            "--ignore",
+            "times",
+            "--ignore",
+            "uuid",
+            "--ignore",
+            "hash_seed",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn image_against_the_tree_it_was_built_from_is_unchanged() {
+    if !tools() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let a = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    let out = run(Command::new(bin()).arg("diff").arg(&a).arg(&tree));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A change in the tree shows.
+    std::fs::write(tree.join("plain"), "PLAIN\n").unwrap();
+    let (code, v) = diff_json(&a, &tree, &["--ignore", "times"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        changes(&v).get("/plain"),
+        Some(&("modified".to_string(), vec!["content".to_string()]))
+    );
+}
+
+#[test]
+fn every_kind_image_against_its_tree() {
+    if let Err(why) = common::trees::every_kind_tools() {
+        eprintln!("SKIP: {why}");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = common::trees::every_kind_tree(t.path());
+    let img = common::trees::image_of(t.path(), &tree, "every.img", &[]);
+    let out = run(Command::new(bin()).arg("diff").arg(&img).arg(&tree));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,193 @@
+//! `extract --tar` run without privilege on an image with every kind of file, unpacked by GNU
+//! tar as root and compared with a read-only loop mount of the same image: listing (type, mode,
+//! owner, size, mtime, link target), contents, xattrs (ACLs and capabilities included), hard-link
+//! identity, the sparse file's allocation and device numbers; `tar -tvf` and `bsdtar -tvf` list
+//! the archive without a warning.
+
+mod common;
+
+use common::trees::{self, every_kind_tools, find_listing, xattr_listing};
+use common::{bin, have, run, which};
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+/// Paths grouped by inode number (the hard-link groups of a tree), each group sorted.
+fn link_groups(root: &Path, paths: &[String]) -> Vec<Vec<String>> {
+    let mut by_ino: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for p in paths {
+        let m = std::fs::symlink_metadata(root.join(p)).unwrap();
+        if m.nlink() > 1 && !m.is_dir() {
+            by_ino.entry(m.ino()).or_default().push(p.clone());
+        }
+    }
+    let mut g: Vec<Vec<String>> = by_ino.into_values().collect();
+    g.iter_mut().for_each(|v| v.sort());
+    g.sort();
+    g
+}
+
+#[test]
+fn unprivileged_archive_unpacks_to_the_mounted_tree() {
+    if let Err(why) = every_kind_tools() {
+        eprintln!("SKIP: {why}");
+        return;
+    }
+    for t in ["tar", "bsdtar", "setpriv", "getfattr", "diff"] {
+        if !have(t) {
+            eprintln!("SKIP: {t} missing");
+            return;
+        }
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        t.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let tree = trees::every_kind_tree(t.path());
+    let img = trees::image_of(t.path(), &tree, "every.img", &[]);
+    std::fs::set_permissions(&img, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let mnt = match trees::loop_mount(&img, &t.path().join("mnt")) {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIP: {why}");
+            return;
+        }
+    };
+    // The archive, written by nobody into a directory only nobody can write.
+    let outdir = t.path().join("out");
+    std::fs::create_dir(&outdir).unwrap();
+    std::os::unix::fs::chown(&outdir, Some(65534), Some(65534)).unwrap();
+    let archive = outdir.join("every.tar");
+    let out = run(Command::new(which("setpriv").unwrap())
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin())
+        .arg("extract")
+        .arg("--tar")
+        .arg(&archive)
+        .arg(&img)
+        .arg("--json"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["skipped_count"], 0, "{s}");
+    assert_eq!(s["dropped_xattrs_count"], 0, "{s}");
+    assert_eq!(s["devices"], 2, "{s}");
+    assert_eq!(s["fifos"], 1, "{s}");
+    assert!(
+        s["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("1 sockets not archived"),
+        "{s}"
+    );
+
+    // Both listers read it without a word on stderr.
+    for lister in ["tar", "bsdtar"] {
+        let out = run(Command::new(which(lister).unwrap())
+            .arg("-tvf")
+            .arg(&archive));
+        assert!(out.status.success(), "{lister}: {out:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{lister} -tvf warned: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let x = t.path().join("x");
+    std::fs::create_dir(&x).unwrap();
+    let out = run(Command::new(which("tar").unwrap())
+        .args(["--xattrs", "--xattrs-include=*", "--acls", "-xpf"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(&x));
+    assert!(out.status.success(), "tar -x: {out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "tar -x warned: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let want = find_listing(&mnt.dir);
+    let got = find_listing(&x);
+    assert_eq!(got, want);
+    let diff = run(Command::new("diff")
+        .args(["-r", "--no-dereference"])
+        .arg(&mnt.dir)
+        .arg(&x));
+    let text = String::from_utf8_lossy(&diff.stdout);
+    // diff -r names special files it does not compare; anything else is a difference.
+    let real: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("special file while file") && !l.contains("is a fifo while"))
+        .filter(|l| !l.starts_with("Only in") || !l.ends_with(": sock"))
+        .collect();
+    assert!(real.is_empty(), "diff -r: {real:?}");
+
+    let paths: Vec<String> = want
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(xattr_listing(&x, &paths), xattr_listing(&mnt.dir, &paths));
+    assert_eq!(link_groups(&x, &paths), link_groups(&mnt.dir, &paths));
+    assert_eq!(link_groups(&x, &paths).len(), 1);
+    let alloc = |root: &Path| std::fs::metadata(root.join("sparse")).unwrap().blocks();
+    assert_eq!(alloc(&x), alloc(&mnt.dir));
+    assert!(
+        alloc(&x) * 512 < 1 << 20,
+        "sparse file allocated {}",
+        alloc(&x) * 512
+    );
+    for dev in ["cdev", "bdev"] {
+        let rdev = |root: &Path| std::fs::symlink_metadata(root.join(dev)).unwrap().rdev();
+        assert_eq!(rdev(&x), rdev(&mnt.dir), "{dev}");
+    }
+    // Owners come back as numbers (the image's names exist on no host).
+    let plain = std::fs::metadata(x.join("plain")).unwrap();
+    assert_eq!((plain.uid(), plain.gid()), (1234, 5678));
+    // The names from the image's /etc/passwd and /etc/group are in the archive.
+    let out = run(Command::new(which("tar").unwrap())
+        .arg("-tvf")
+        .arg(&archive));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("e4tuser/e4tstaff"), "{listing}");
+}
+
+#[test]
+fn archive_to_stdout_of_one_file_and_a_subtree() {
+    if !have("mke2fs") || !have("tar") {
+        eprintln!("SKIP: mke2fs or tar missing");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("src");
+    std::fs::create_dir_all(tree.join("d/e")).unwrap();
+    std::fs::write(tree.join("d/e/f"), "data\n").unwrap();
+    std::fs::write(tree.join("top"), "top\n").unwrap();
+    let img = trees::image_of(t.path(), &tree, "small.img", &[]);
+    // One file, to stdout: one member under its base name; the summary on stderr.
+    let out = run(Command::new(bin())
+        .args(["extract", "--tar", "-"])
+        .arg(&img)
+        .arg("/d/e/f"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Extracted 1 files"));
+    let one = t.path().join("one.tar");
+    std::fs::write(&one, &out.stdout).unwrap();
+    let list = run(Command::new(which("tar").unwrap()).arg("-tf").arg(&one));
+    assert_eq!(String::from_utf8_lossy(&list.stdout), "f\n", "{list:?}");
+    // --format tar with DEST naming the archive: a subtree as ./ and its contents.
+    let archive = t.path().join("d.tar");
+    let out = run(Command::new(bin())
+        .args(["extract", "--format", "tar"])
+        .arg(&img)
+        .arg("/d")
+        .arg(&archive));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = run(Command::new(which("tar").unwrap()).arg("-tf").arg(&archive));
+    let names = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(names, "./\ne/\ne/f\n");
+}
