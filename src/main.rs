@@ -44,8 +44,8 @@ struct Cli {
 enum Command {
     /// Print what dumpe2fs prints, byte for byte (or --json).
     Dump(cli::dump::DumpArgs),
-    /// Validate superblock, descriptors, bitmaps, counts and journal superblock (rule IDs;
-    /// exit 0 clean, 4 errors, 8 unreadable).
+    /// A read-only fsck: every e2fsck pass (superblock to directories and counts) as findings
+    /// with rule IDs (exit 0 clean, 4 errors, 8 unreadable).
     Check(cli::check::CheckArgs),
     /// Show inodes like debugfs stat, with xattr locations and in-inode space (by number or path).
     Inode(cli::inode::InodeArgs),

@@ -115,6 +115,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     for m in &rep.stderr {
         report_error(&args.image, m);
     }
+    if let Some(e) = &rep.read_error {
+        // A part of the report is missing (`<unreadable: ...>` in the text): a failure.
+        report_error(&args.image, e);
+        return Ok(EXIT_OPERATIONAL);
+    }
     Ok(if rep.aborted {
         EXIT_OPERATIONAL
     } else if rep.trouble {

@@ -66,6 +66,9 @@ pub struct FitArgs {
     /// inode, or do not fit), largest first (0: none).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub list: usize,
+    /// Never show a progress bar (one is shown on stderr only when it is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 const DEFAULT_SIZES: &[u32] = &[128, 256, 512, 1024, 2048];
@@ -243,7 +246,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     if let Some(fs) = &image {
         agg = Some(scan_image(fs, args, &base, &sizes, &explicit)?);
     } else if let Some(dir) = &args.from_dir {
-        agg = Some(scan_dir(dir, &base, &sizes, &explicit, args.list)?);
+        agg = Some(scan_dir(dir, &base, &sizes, &explicit, args)?);
     }
 
     let none = results.iter().any(|r| r.count(Location::None) > 0)
@@ -427,13 +430,17 @@ fn scan_dir(
     base: &FitParams,
     sizes: &[u32],
     explicit: &[Attr],
-    list: usize,
+    args: &FitArgs,
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let reference = sizes.first().copied().unwrap_or(256);
     let mut ev = fit::Evaluator::new(*base, sizes, reference)?;
-    let pb = progress(true, "reading xattrs", super::progress::Unit::Entries);
+    let pb = progress(
+        !args.no_progress,
+        "reading xattrs",
+        super::progress::Unit::Entries,
+    );
     let mut unreadable = 0u64;
-    let mut largest = Largest::new(list);
+    let mut largest = Largest::new(args.list);
     let mut walk = fit::dir_xattr_sets(dir)?;
     while let Some(item) = walk.next() {
         pb.inc(1);

@@ -45,6 +45,9 @@ pub struct DumpReport {
     pub trouble: bool,
     /// The dump stopped early on an operational error (journal unreadable).
     pub aborted: bool,
+    /// The first read error (I/O error, input shrank) that left a part of the report out: the
+    /// text says `<unreadable: ...>` there and the command must fail (exit 8).
+    pub read_error: Option<String>,
 }
 
 /// Text that may hold bytes that are not UTF-8: dumpe2fs prints the label, the last-mounted
@@ -784,28 +787,38 @@ fn group_text(
     bitmaps: Option<&UninitMarks>,
     nf: &Numfmt,
     scratch: &mut Vec<u8>,
-) -> String {
+) -> (String, Option<String>) {
     let mut s = String::with_capacity(256);
     let gd = match fs.desc(g) {
         Ok(gd) => gd,
         Err(e) => {
             let _ = writeln!(s, "Group {g}: descriptor unreadable: {e}");
-            return s;
+            return (s, is_read_error(&e).then(|| e.to_string()));
         }
     };
     let p = GroupPlace::new(fs, g, gd);
     if opts.group_only {
         group_only_line(&mut s, nf, &p);
-        return s;
+        return (s, None);
     }
     group_header(&mut s, fs, nf, &p);
     group_super_and_descriptors(&mut s, fs, nf, &p);
     group_bitmaps_and_table(&mut s, fs, opts, nf, &p);
     group_free_counts(&mut s, fs, &p.gd);
-    if let Some(marks) = bitmaps {
-        group_free_lists(&mut s, fs, nf, &p, marks, scratch);
-    }
-    s
+    let read_error = match bitmaps {
+        Some(marks) => group_free_lists(&mut s, fs, nf, &p, marks, scratch),
+        None => None,
+    };
+    (s, read_error)
+}
+
+/// True for a failure to read the input (an I/O error, the input shrank while read): a report
+/// that meets one is incomplete, unlike one that meets damage it can describe.
+fn is_read_error(e: &crate::Error) -> bool {
+    matches!(
+        e,
+        crate::Error::Read { .. } | crate::Error::Shrunk { .. } | crate::Error::Io { .. }
+    )
 }
 
 /// One group's descriptor, block range and metadata layout.
@@ -970,7 +983,8 @@ fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::reader::group:
     }
 }
 
-/// The free block and free inode ranges read from the group's bitmaps.
+/// The free block and free inode ranges read from the group's bitmaps; the first read error
+/// met (the text then says `<unreadable: ...>`).
 fn group_free_lists(
     s: &mut String,
     fs: &Filesystem,
@@ -978,7 +992,8 @@ fn group_free_lists(
     p: &GroupPlace,
     marks: &UninitMarks,
     scratch: &mut Vec<u8>,
-) {
+) -> Option<String> {
+    let mut read_error = None;
     let (geo, g, gd) = (&fs.geo, u64::from(p.g), &p.gd);
     s.push_str("  Free blocks: ");
     match bitmap::group_block_bitmap(fs, gd, marks, scratch) {
@@ -993,6 +1008,7 @@ fn group_free_lists(
         ),
         Err(e) => {
             let _ = write!(s, "<unreadable: {e}>");
+            read_error = read_error.or(is_read_error(&e).then(|| e.to_string()));
         }
     }
     s.push('\n');
@@ -1001,9 +1017,11 @@ fn group_free_lists(
         Ok(()) => print_free(s, nf, g, scratch, u64::from(geo.inodes_per_group), 1, 1),
         Err(e) => {
             let _ = write!(s, "<unreadable: {e}>");
+            read_error = read_error.or(is_read_error(&e).then(|| e.to_string()));
         }
     }
     s.push('\n');
+    read_error
 }
 
 /// The bad blocks list (ext2fs_read_bb_inode): every data block of inode 1's block map inside the
@@ -1144,7 +1162,7 @@ fn dump_sections(
     if opts.group_only {
         out.write_all(b"group:block:super:gdt:bbitmap:ibitmap:itable\n")?;
     }
-    write_groups(fs, opts, marks.as_ref(), out)?;
+    rep.read_error = write_groups(fs, opts, marks.as_ref(), out)?;
     finish(out, &mut rep, retval_csum)?;
     Ok(rep)
 }
@@ -1318,8 +1336,9 @@ fn write_groups(
     opts: &DumpOptions,
     marks: Option<&UninitMarks>,
     out: &mut dyn Write,
-) -> io::Result<()> {
+) -> io::Result<Option<String>> {
     const BATCH: u32 = 2048;
+    let mut read_error = None;
     let nf = Numfmt {
         hex: opts.hex,
         wide: fs.sb.is_64bit(),
@@ -1329,18 +1348,19 @@ fn write_groups(
     while start < n {
         let end = start.saturating_add(BATCH).min(n);
         // The bitmaps were read (and are in the page cache) by the check before: this is CPU.
-        let texts: Vec<String> = (start..end)
+        let texts: Vec<(String, Option<String>)> = (start..end)
             .into_par_iter()
             .map_init(Vec::new, |scratch, g| {
                 group_text(fs, g, opts, marks, &nf, scratch)
             })
             .collect();
-        for t in texts {
-            out.write_all(t.as_bytes())?;
+        for (text, error) in texts {
+            out.write_all(text.as_bytes())?;
+            read_error = read_error.or(error);
         }
         start = end;
     }
-    Ok(())
+    Ok(read_error)
 }
 
 /// Every bitmap is requested up front (in chunks of groups, so the block list stays small): a
