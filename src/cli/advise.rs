@@ -281,6 +281,7 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     }
     if let Some(img) = &args.from_image {
         let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())?;
+        args.source.note_recovery(&fs);
         let sb = &fs.sb;
         // Free counts above the totals mean a damaged superblock, not a workload: an operational
         // error (exit 8), not a refused request.

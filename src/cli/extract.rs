@@ -144,6 +144,7 @@ fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
 pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    args.source.note_recovery(&fs);
     let (ino, base) = parse_target(&fs, &args.path)
         .with_context(|| format!("{}: {}", args.image.display(), args.path))?;
     let (dir, name) = destination(&args.dest, base, args.force)?;

@@ -308,6 +308,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     if let Some(img) = &args.from_image {
         let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())
             .with_context(|| format!("{}", img.display()))?;
+        args.source.note_recovery(&fs);
         base = fit::image_params(&fs);
         image = Some(fs);
     }

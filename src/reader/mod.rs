@@ -9,7 +9,8 @@
 //! - [`geometry`]: groups, backups, descriptor locations, computed once;
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
-//!   [`xattr`], [`dir`], [`journal`], [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//!   [`xattr`], [`dir`], [`journal`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//! - [`replay`]: the journal replayed in memory, an overlay of the source (nothing written);
 //! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map).
 
 pub mod bitmap;
@@ -26,13 +27,13 @@ pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
-pub mod jbd2;
 pub mod journal;
 pub mod namei;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
 pub mod qcow2;
+pub mod replay;
 pub mod source;
 pub mod superblock;
 pub mod xattr;
