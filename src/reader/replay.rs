@@ -198,6 +198,8 @@ pub struct Plan {
     pub transactions: Vec<Transaction>,
     /// Blocks written by the replay (`nr_replays`: a block logged twice counts twice).
     pub replays: u64,
+    /// Blocks the replay's writes cost on e2fsck's cached I/O channel (see `ChannelCache`).
+    pub blocks_written: u64,
     /// Revoke records read.
     pub revokes: u64,
     /// Tags skipped because revoked.
@@ -374,6 +376,9 @@ impl Params {
     }
 }
 
+/// Journal blocks in the simulated channel cache (kept apart from filesystem block numbers).
+const JOURNAL_KEY: u64 = 1 << 63;
+
 /// Incompat features jbd2 knows: revoke, 64bit, async_commit, csum v2, csum v3, fast_commit.
 const KNOWN_INCOMPAT: u32 = 0x3F;
 
@@ -420,6 +425,45 @@ fn crc32_be(mut crc: u32, data: &[u8]) -> u32 {
     crc
 }
 
+/// e2fsck's I/O channel caches single-block reads and writes (unix_io.c: 8 entries, least
+/// recently used reused, a dirty entry written when reused and at the final flush). Its write
+/// statistics, which e2fsck adds to `s_kbytes_written`, count the writes that reach the disk:
+/// a block replayed twice while cached is written once. The replay pass is simulated on it.
+#[derive(Default)]
+struct ChannelCache {
+    /// (block, dirty, last access)
+    slots: Vec<(u64, bool, u64)>,
+    clock: u64,
+    writes: u64,
+}
+
+/// CACHE_SIZE in unix_io.c.
+const CHANNEL_CACHE_SLOTS: usize = 8;
+
+impl ChannelCache {
+    fn touch(&mut self, block: u64, write: bool) {
+        self.clock += 1;
+        if let Some(s) = self.slots.iter_mut().find(|s| s.0 == block) {
+            s.2 = self.clock;
+            s.1 |= write;
+            return;
+        }
+        if self.slots.len() < CHANNEL_CACHE_SLOTS {
+            self.slots.push((block, write, self.clock));
+            return;
+        }
+        if let Some(old) = self.slots.iter_mut().min_by_key(|s| s.2) {
+            if old.1 {
+                self.writes += 1;
+            }
+            *old = (block, write, self.clock);
+        }
+    }
+    fn flush(&mut self) -> u64 {
+        self.writes + self.slots.iter().filter(|s| s.1).count() as u64
+    }
+}
+
 /// State carried from one pass to the next (`struct recovery_info`).
 #[derive(Default)]
 struct Info {
@@ -433,6 +477,7 @@ struct Walk<'a> {
     log: &'a dyn LogRead,
     plan: Plan,
     info: Info,
+    cache: ChannelCache,
 }
 
 /// Run the three recovery passes over `log`.
@@ -446,6 +491,7 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
             ..Plan::default()
         },
         info: Info::default(),
+        cache: ChannelCache::default(),
     };
     // jbd2_journal_recover: s_start 0 means a clean journal.
     if p.start == 0 {
@@ -460,6 +506,7 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
         w.pass(Pass::Replay);
     }
     w.plan.end_tid = w.info.end_transaction;
+    w.plan.blocks_written = w.cache.flush();
     w.plan.fast_commit = w.fast_commit_tid();
     w.plan
 }
@@ -575,6 +622,9 @@ impl Walk<'_> {
             }
             budget -= 1;
             let this = next;
+            if pass == Pass::Replay {
+                self.cache.touch(JOURNAL_KEY | this, false);
+            }
             let b = match self.jread(this) {
                 Ok(b) => b,
                 Err(f) => {
@@ -621,6 +671,7 @@ impl Walk<'_> {
                     for tag in self.tags(&b) {
                         let io_block = next;
                         next = p.wrap(next + 1);
+                        self.cache.touch(JOURNAL_KEY | io_block, false);
                         let data = match self.jread(io_block) {
                             Ok(d) => d,
                             Err(f) => {
@@ -669,6 +720,7 @@ impl Walk<'_> {
                             },
                         );
                         self.plan.replays += 1;
+                        self.cache.touch(blocknr, true);
                         tx.replayed += 1;
                     }
                 }
@@ -1078,7 +1130,12 @@ pub fn recovered_superblock(
     // e2fsck adds its channel's write statistics only when the counter is already kept; the
     // channel wrote each replayed block and the journal superblock's block.
     if kb != 0 && plan.has_log {
-        kb = kb.wrapping_add(plan.replays.saturating_add(1).saturating_mul(block_size) >> 10);
+        kb = kb.wrapping_add(
+            plan.blocks_written
+                .saturating_add(1)
+                .saturating_mul(block_size)
+                >> 10,
+        );
         b[SB_KBYTES_WRITTEN..SB_KBYTES_WRITTEN + 8].copy_from_slice(&kb.to_le_bytes());
     }
     if metadata_csum {
@@ -1579,7 +1636,7 @@ mod tests {
     fn kbytes_written_counts_replays_and_the_journal_superblock() {
         let plan = Plan {
             has_log: true,
-            replays: 40,
+            blocks_written: 40,
             ..Plan::default()
         };
         let mut sb = vec![0u8; 1024];
