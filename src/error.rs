@@ -84,7 +84,7 @@ pub enum Error {
     /// A fixed-layout structure was decoded from fewer bytes than it occupies.
     #[error("{what} needs {need} bytes, got {got}")]
     Short {
-        /// The structure (as [`crate::reader::ondisk::OnDisk::WHAT`] names it).
+        /// The structure (as its on-disk declaration's `OnDisk::WHAT` names it).
         what: &'static str,
         /// Its size.
         need: usize,

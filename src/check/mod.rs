@@ -11,7 +11,7 @@
 // `Filesystem::block` / `inode_raw` return owned buffers.
 #![allow(clippy::needless_borrow)]
 
-mod dirtree;
+mod context;
 mod groups;
 mod journal;
 pub mod ownership;
@@ -20,6 +20,7 @@ mod pass2;
 mod pass3;
 mod pass4;
 mod pass5;
+mod paths;
 pub mod progress;
 pub mod rules;
 pub mod state;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::reader::fs::{find_backup_superblocks, select_window, Filesystem, OpenOptions};
 use crate::reader::source::Source;
 use crate::reader::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
+use context::CheckState;
 pub use progress::{Phase, Progress, ProgressHook};
 pub use rules::{Enforcer, Rule, RuleId, Severity, RULES};
 use serde::Serialize;
@@ -90,7 +92,7 @@ impl Finding {
     /// Attach a time (seconds since the epoch) as the JSON contract writes times:
     /// `{"raw": secs, "utc": "2023-11-14T22:13:20Z"}`.
     pub fn with_time(self, key: &str, secs: i64) -> Finding {
-        let t = crate::format::json::Time::secs(secs);
+        let t = crate::reader::values::Time::secs(secs);
         self.with(key, serde_json::json!({"raw": t.raw, "utc": t.utc}))
     }
     /// The text line: `rule group N: message`.
@@ -358,31 +360,102 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
     } else if sb_block == 0 {
         superblock::check_backups(&fs, &mut f);
     }
-    let marks = groups::check(&fs, &mut f);
-    journal::check(&fs, &mut f);
-    if !opts.quick {
-        full_check(&fs, marks.as_ref(), &mut f, &opts.progress);
+    let mut state = CheckState::new(&fs, f, &opts.progress, opts.quick);
+    for pass in PASSES {
+        if pass.runs(&state) {
+            (pass.run)(&mut state);
+        }
     }
-    Ok(Report::new(image, f, sb_block))
+    Ok(Report::new(image, state.findings, sb_block))
 }
 
-/// The passes that walk the inodes: pass 1 and ownership on the walk, then the passes that
-/// consume it (the directory passes plug in here), then pass 5.
-fn full_check(
-    fs: &Filesystem,
-    marks: Option<&crate::reader::bitmap::UninitMarks>,
-    f: &mut Findings,
-    progress: &ProgressHook,
-) {
-    if f.has(RuleId::GdTableUnreadable) {
-        return;
+/// One pass of the check, as e2fsck.c's `pass_t`: it reads and extends the [`CheckState`].
+struct Pass {
+    /// What it checks.
+    #[allow(dead_code)]
+    name: &'static str,
+    /// Runs with `--quick` too (constant work per group: no inode walk).
+    quick: bool,
+    run: fn(&mut CheckState<'_>),
+}
+
+impl Pass {
+    /// True when the pass runs: every pass on a full check, the quick ones on `--quick`; the
+    /// passes that walk the inodes not when the descriptor table cannot be read.
+    fn runs(&self, state: &CheckState<'_>) -> bool {
+        self.quick || !state.quick && !state.findings.has(RuleId::GdTableUnreadable)
     }
-    let orphans = state::check_orphans(fs, f);
+}
+
+/// The passes, in order, once the filesystem is open (e2fsck.c's `e2fsck_passes`). Pass 5 runs
+/// before the directory passes: it needs only pass 1's claims, and its findings come first in
+/// the report. Each pass depends on [`context`] alone; what it leaves for the later ones goes
+/// into the [`CheckState`].
+const PASSES: &[Pass] = &[
+    Pass {
+        name: "descriptors, bitmaps and free counts",
+        quick: true,
+        run: |st| st.marks = groups::check(st.fs, &mut st.findings),
+    },
+    Pass {
+        name: "journal superblock",
+        quick: true,
+        run: |st| journal::check(st.fs, &mut st.findings),
+    },
+    Pass {
+        name: "orphan list and orphan file",
+        quick: false,
+        run: |st| st.orphans = state::check_orphans(st.fs, &mut st.findings),
+    },
+    Pass {
+        name: "pass 1: inodes, one walk of the inode tables; pass 1B: multiply-claimed blocks",
+        quick: false,
+        run: run_pass1,
+    },
+    Pass {
+        name: "pass 5: block and inode bitmaps, group counts",
+        quick: false,
+        run: |st| {
+            st.progress.phase(Phase::Usage, None);
+            pass5::check(st.fs, &st.pass1, st.marks.as_ref(), &mut st.findings);
+        },
+    },
+    Pass {
+        name: "pass 2: directory blocks and entries",
+        quick: false,
+        run: |st| {
+            st.progress.phase(Phase::Directories, None);
+            let p1 = &st.pass1;
+            st.pass2 = pass2::run(st.fs, &p1.index, &p1.extras, &mut st.findings);
+        },
+    },
+    Pass {
+        name: "pass 3: directory connectivity",
+        quick: false,
+        run: |st| {
+            let ipg = st.fs.geo.inodes_per_group;
+            pass3::run(&st.pass1.index, &st.pass2, ipg, &mut st.findings);
+        },
+    },
+    Pass {
+        name: "pass 4: reference counts",
+        quick: false,
+        run: |st| {
+            let p1 = &st.pass1;
+            pass4::run(st.fs, &p1.index, &p1.orphans, &p1.extras, &mut st.findings);
+        },
+    },
+    Pass {
+        name: "paths of the inodes named in findings",
+        quick: false,
+        run: |st| paths::annotate_paths(st.fs, &st.pass1.index, &mut st.findings),
+    },
+];
+
+fn run_pass1(st: &mut CheckState<'_>) {
+    let fs = st.fs;
     let inodes = u64::from(fs.geo.group_count) * u64::from(fs.geo.inodes_per_group);
-    progress.phase(Phase::Inodes, Some(inodes));
-    let walk = walk::run(fs, orphans, f, progress);
-    progress.phase(Phase::Usage, None);
-    pass5::check(fs, &walk, marks, f);
-    progress.phase(Phase::Directories, None);
-    dirtree::check_namespace(fs, walk, f);
+    st.progress.phase(Phase::Inodes, Some(inodes));
+    let orphans = std::mem::take(&mut st.orphans);
+    st.pass1 = pass1::run(fs, orphans, &mut st.findings, st.progress);
 }

@@ -9,8 +9,10 @@
 //! encrypted inode (`encrypted_files.c` `add_encrypted_file`, compared by pass 2) and the
 //! inodes that lie in bad blocks of the inode table (`inode_bb_map`).
 
-use super::ownership::normalise;
-use super::walk::{Acc, InodeFacts, Walk, XattrRef};
+use super::context::{Extras, GroupList, InodeFacts, InodeIndex, Pass1Result, UNRECOGNIZED_POLICY};
+use super::ownership::{normalise, Claims, DenseClaims};
+use super::progress::ProgressHook;
+use super::walk::{self, GroupEnd, TableVisitor};
 use super::{Finding, Findings, RuleId};
 use crate::error::Fault;
 use crate::reader::extent::{self, ExtentItem, MapKind, WalkLimits};
@@ -22,7 +24,7 @@ use crate::reader::inode::{
 use crate::reader::xattr;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
 /// deduplicated images), so multiply-claimed blocks are expected.
@@ -38,7 +40,7 @@ const BAD_INO: u32 = 1;
 const BOOT_LOADER_INO: u32 = 5;
 
 /// What every inode check needs to know about the filesystem.
-pub(super) struct Ctx {
+struct Ctx {
     first_ino: u32,
     block_size: u64,
     cluster_bits: u32,
@@ -71,7 +73,7 @@ pub(super) struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(fs: &Filesystem, orphans: &[u32]) -> Ctx {
+    fn new(fs: &Filesystem, orphans: &[u32]) -> Ctx {
         let sb = &fs.sb;
         Ctx {
             first_ino: sb.first_ino(),
@@ -118,9 +120,198 @@ impl Ctx {
 /// A worker's reusable buffers for mapping inodes (cleared per inode, so that the common inode
 /// costs no allocation).
 #[derive(Default)]
-pub(super) struct Scratch {
+struct Scratch {
     mapped: Mapped,
     ext: extent::ExtentWalk,
+}
+
+/// What one xattr block is to the inodes that reference it.
+#[derive(Clone, Copy, Debug)]
+struct XattrRef {
+    /// Number of in-use inodes referencing it.
+    refs: u32,
+    /// `h_refcount` (when the block parsed).
+    refcount: Option<u32>,
+    /// The first referencing inode (for the finding).
+    first_ino: u32,
+    /// Some entry keeps its value in an EA inode.
+    ea_inodes: bool,
+}
+
+/// One walk worker's share of pass 1 (contiguous groups, merged in order).
+#[derive(Default)]
+struct Acc {
+    findings: Findings,
+    /// In-use inodes, one list per group walked (in order; merging workers moves lists, not
+    /// inodes, and the lists are kept: see [`Pass1Result::index`]).
+    inodes: GroupLists,
+    /// The in-use inodes of the group being walked (sized once per group: growing it copied
+    /// the group's facts several times over), and its directories.
+    in_use: Vec<InodeFacts>,
+    dirs: u32,
+    claims: Claims,
+    xattr_blocks: HashMap<u64, XattrRef>,
+    /// (group, read, dirs)
+    groups: Vec<(u32, bool, u32)>,
+    /// The worker's buffers for mapping one inode (reused from inode to inode).
+    scratch: Scratch,
+    /// The worker's xattr block buffer.
+    xattr_buf: Vec<u8>,
+}
+
+/// A worker's in-use lists, one per group walked, in order.
+#[derive(Default)]
+struct GroupLists {
+    /// Inodes per group: each group's part of the index is built as its list comes in, while
+    /// the list is in the worker's cache (0: built after the walk).
+    ipg: u32,
+    lists: Vec<GroupList>,
+}
+
+impl GroupLists {
+    /// The in-use inodes of one group, by number.
+    fn push(&mut self, facts: Vec<InodeFacts>) {
+        self.lists.push(GroupList::new(facts, self.ipg));
+    }
+}
+
+impl Acc {
+    fn merge(mut self, later: Acc) -> Acc {
+        self.findings = self.findings.merge(later.findings);
+        self.inodes.lists.extend(later.inodes.lists);
+        self.claims = self.claims.merge(later.claims);
+        for (b, r) in later.xattr_blocks {
+            self.xattr_blocks
+                .entry(b)
+                .and_modify(|e| {
+                    e.refs = e.refs.saturating_add(r.refs);
+                    e.first_ino = e.first_ino.min(r.first_ino);
+                })
+                .or_insert(r);
+        }
+        self.groups.extend(later.groups);
+        self
+    }
+}
+
+/// Pass 1 as the walk's visitor: every slot judged ([`check_inode`]), the in-use inodes kept
+/// per group, block claims into the ownership bitmaps.
+struct Pass1Visitor<'a> {
+    fs: &'a Filesystem,
+    ctx: &'a Ctx,
+    /// The plain bitmaps the workers claim into on a small filesystem.
+    dense: Option<Arc<DenseClaims>>,
+}
+
+impl TableVisitor for Pass1Visitor<'_> {
+    type Worker = Acc;
+
+    fn worker(&self) -> Acc {
+        Acc {
+            claims: self.dense.as_ref().map(Claims::sharing).unwrap_or_default(),
+            inodes: GroupLists {
+                ipg: self.fs.geo.inodes_per_group,
+                lists: Vec::new(),
+            },
+            ..Acc::default()
+        }
+    }
+
+    fn merge(&self, earlier: Acc, later: Acc) -> Acc {
+        earlier.merge(later)
+    }
+
+    fn group_start(&self, acc: &mut Acc, _group: u32, slots: u32) {
+        acc.in_use = Vec::with_capacity(slots as usize);
+        acc.dirs = 0;
+    }
+
+    fn inode(&self, acc: &mut Acc, group: u32, ino: u32, raw: &[u8]) {
+        acc.dirs += u32::from(check_inode(self.fs, self.ctx, group, ino, raw, acc));
+    }
+
+    fn group_end(&self, acc: &mut Acc, group: u32, end: GroupEnd) {
+        let (read, dirs) = match end {
+            GroupEnd::NoDescriptor => (false, 0),
+            GroupEnd::Empty => (true, 0),
+            GroupEnd::OutsideImage(message) => {
+                push_unreadable(acc, group, message);
+                (false, 0)
+            }
+            GroupEnd::Read => {
+                acc.inodes.push(std::mem::take(&mut acc.in_use));
+                (true, acc.dirs)
+            }
+            GroupEnd::Partial(message) => {
+                push_unreadable(acc, group, message);
+                acc.inodes.push(std::mem::take(&mut acc.in_use));
+                (false, 0)
+            }
+        };
+        acc.groups.push((group, read, dirs));
+    }
+}
+
+fn push_unreadable(acc: &mut Acc, group: u32, message: String) {
+    acc.findings.push(Finding::new(
+        RuleId::InodeTableUnreadable,
+        Some(group),
+        message,
+    ));
+}
+
+/// Pass 1: walk every group's inodes, then settle what needs all of them: xattr block reference
+/// counts and ownership, multiply-claimed blocks (pass 1B).
+pub(super) fn run(
+    fs: &Filesystem,
+    orphans: Vec<u32>,
+    f: &mut Findings,
+    progress: &ProgressHook,
+) -> Pass1Result {
+    let mut orphans = orphans;
+    orphans.sort_unstable();
+    orphans.dedup();
+    let ctx = Ctx::new(fs, &orphans);
+    check_quota_inums(fs, f);
+    let clusters = fs.geo.blocks_count.div_ceil(1 << fs.geo.cluster_bits);
+    let visitor = Pass1Visitor {
+        fs,
+        ctx: &ctx,
+        dense: DenseClaims::new(clusters).map(Arc::new),
+    };
+    let mut acc = walk::run(fs, &visitor, progress).unwrap_or_else(|| visitor.worker());
+    drop(visitor);
+    // The index is built while the claims and xattr blocks are settled (independent work).
+    let lists = std::mem::take(&mut acc.inodes.lists);
+    let ((), index) = rayon::join(
+        || {
+            acc.claims.settle();
+            acc.claims.used.optimize();
+            acc.claims.multi.optimize();
+            super::ownership::claim_metadata(fs, &mut acc.claims);
+            settle_xattr_blocks(fs, &ctx, &mut acc);
+        },
+        || InodeIndex::from_lists(lists, fs.geo.inodes_per_group),
+    );
+    let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
+    *f = merged;
+    let groups = fs.geo.group_count as usize;
+    let mut group_read = vec![false; groups];
+    let mut group_dirs = vec![0; groups];
+    for (g, read, dirs) in acc.groups {
+        group_read[g as usize] = read;
+        group_dirs[g as usize] = dirs;
+    }
+    let result = Pass1Result {
+        index,
+        orphans,
+        claims: acc.claims,
+        group_read,
+        group_dirs,
+        extras: ctx.take_extras(),
+    };
+    report_multiply_claimed(fs, &ctx, &result, f);
+    result
 }
 
 /// The blocks an inode maps, as pass 1 counts them.
@@ -463,25 +654,18 @@ fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut S
     }
 }
 
-/// Judge one inode slot; the facts of an inode in use go to `in_use`. Returns whether it is an
-/// in-use directory. (The facts are pushed here, where they are made: returned, they were
-/// re-read through memory in other pieces than written, a stall on every inode.)
-pub(super) fn check_inode(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    raw: &[u8],
-    acc: &mut Acc,
-    in_use: &mut Vec<InodeFacts>,
-) -> bool {
-    let mut keep = |f: InodeFacts| {
+/// Judge one inode slot; the facts of an inode in use go to the worker's current group list.
+/// Returns whether it is an in-use directory. (The facts are pushed here, where they are made:
+/// returned, they were re-read through memory in other pieces than written, a stall on every
+/// inode.)
+fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &mut Acc) -> bool {
+    let keep = |acc: &mut Acc, f: InodeFacts| {
         let dir = f.is_dir();
-        in_use.push(f);
+        acc.in_use.push(f);
         dir
     };
     if in_bad_block(fs, ctx, g, ino) {
-        return keep(record_bb_inode(ctx, ino));
+        return keep(acc, record_bb_inode(ctx, ino));
     }
     let zero = raw.iter().all(|&b| b == 0);
     let inode = Inode::parse(raw);
@@ -499,7 +683,8 @@ pub(super) fn check_inode(
     }
     let reserved = ino < ctx.first_ino && ino != ROOT_INO;
     if reserved {
-        return keep(check_reserved(fs, ctx, g, ino, &inode, raw, acc));
+        let facts = check_reserved(fs, ctx, g, ino, &inode, raw, acc);
+        return keep(acc, facts);
     }
     if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
@@ -545,7 +730,7 @@ pub(super) fn check_inode(
     }
     let blocks = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
     acc.scratch = scratch;
-    keep(facts(ino, &inode, blocks))
+    keep(acc, facts(ino, &inode, blocks))
 }
 
 /// Most blocks of one directory hinted by [`prefetch_dir_blocks`] (a hint never needs to cover a
@@ -1039,7 +1224,7 @@ fn claim_only(ctx: &Ctx, m: &Mapped, acc: &mut Acc) {
 
 /// After the walk: claim every xattr block once and compare `h_refcount` with the number of
 /// in-use inodes that reference it (`PR_1_EXTATTR_REFCOUNT`).
-pub(super) fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
+fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
     let mut blocks: Vec<(u64, XattrRef)> = acc.xattr_blocks.drain().collect();
     blocks.sort_unstable_by_key(|b| b.0);
     for (blk, r) in blocks {
@@ -1071,7 +1256,7 @@ const MAX_DUP_PAIRS: usize = 1 << 20;
 
 /// Pass 1B: when clusters are claimed twice, find every inode that claims them and report each
 /// with the other claimants.
-pub(super) fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Walk, f: &mut Findings) {
+fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Pass1Result, f: &mut Findings) {
     let dups = walk.claims.conflicts();
     if dups.is_empty() || fs.sb.has_ro_compat(RO_COMPAT_SHARED_BLOCKS) {
         return;
@@ -1168,7 +1353,7 @@ fn inode_clusters(fs: &Filesystem, ctx: &Ctx, ino: u32) -> Vec<(u64, u64)> {
 
 /// The superblock's quota inode numbers: 0, a reserved quota inode or a normal inode in range
 /// (`e2fsck/super.c` `check_quota_inum`, `PR_0_INVALID_QUOTA_INO`).
-pub(super) fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
+fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
     let sb = &fs.sb;
     for (what, ino) in [
         ("user", sb.usr_quota_inum),
@@ -1193,42 +1378,6 @@ pub(super) fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
 // What pass 1 hands to passes 2 and 4 beyond the inode facts (e2fsck's `ea_inode_refs`,
 // `encrypted_files` and `inode_bb_map`), and the checks that build it.
 
-/// Policy ID shared by every encryption context of a version this checker does not know
-/// (e2fsck's `UNRECOGNIZED_ENCRYPTION_POLICY`: possibly valid, compared only with each other).
-pub const UNRECOGNIZED_POLICY: u32 = u32::MAX - 2;
-
-/// What pass 1 leaves for the directory passes, each list sorted by inode number.
-#[derive(Debug, Default)]
-pub struct Extras {
-    /// (EA inode, xattr entries referring to it): an xattr block's entries count once.
-    pub ea_inode_refs: Vec<(u32, u32)>,
-    /// (encrypted inode, policy ID) for every in-use inode with ENCRYPT and a valid (or
-    /// unrecognised) encryption context.
-    pub policies: Vec<(u32, u32)>,
-    /// Inodes whose inode table block is in the bad-blocks list (in use, never judged).
-    pub bb_inodes: Vec<u32>,
-}
-
-impl Extras {
-    /// Number of xattr entries whose value lives in EA inode `ino`.
-    pub fn ea_refs(&self, ino: u32) -> u32 {
-        self.ea_inode_refs
-            .binary_search_by_key(&ino, |r| r.0)
-            .map_or(0, |i| self.ea_inode_refs[i].1)
-    }
-    /// The encryption policy ID of inode `ino` (None: not encrypted, as e2fsck decides it).
-    pub fn policy(&self, ino: u32) -> Option<u32> {
-        self.policies
-            .binary_search_by_key(&ino, |r| r.0)
-            .ok()
-            .map(|i| self.policies[i].1)
-    }
-    /// True when `ino` lies in a bad block of the inode table.
-    pub fn is_bb_inode(&self, ino: u32) -> bool {
-        self.bb_inodes.binary_search(&ino).is_ok()
-    }
-}
-
 /// The workers' shared collection (behind a mutex: touched only by EA-inode values, encrypted
 /// inodes and inodes in bad blocks).
 #[derive(Default)]
@@ -1248,7 +1397,7 @@ fn lock(m: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
 
 impl Ctx {
     /// Hand over what the walk collected (called once, after it).
-    pub fn take_extras(&self) -> Extras {
+    fn take_extras(&self) -> Extras {
         let mut x = std::mem::take(&mut *lock(&self.extras));
         let mut ea_inode_refs: Vec<(u32, u32)> = x.ea_refs.into_iter().collect();
         ea_inode_refs.sort_unstable();

@@ -14,10 +14,11 @@
 //! `encrypted_check_name`); encrypted casefolded ones keep each entry's hash after its name
 //! (`EXT2_DIRENT_HASH`), which the leaf-range check uses instead of recomputing SipHash.
 
-use super::dirtree::{file_type_of_mode, InodeIndex, InodeSlot};
-use super::pass1::Extras;
+use super::context::{file_type_of_mode, Extras, InodeIndex, InodeSlot, Pass2Result};
 use super::{Finding, Findings, RuleId};
-use crate::reader::dir::{self, rec_len_from_disk, TAIL_FILE_TYPE, TAIL_SIZE};
+use crate::reader::dir::{
+    self, rec_len_from_disk, AreaEntries, AreaEntry, TAIL_FILE_TYPE, TAIL_SIZE,
+};
 use crate::reader::dirhash;
 use crate::reader::features::{
     COMPAT_DIR_INDEX, INCOMPAT_CASEFOLD, INCOMPAT_FILETYPE, INCOMPAT_LARGEDIR,
@@ -109,15 +110,8 @@ impl Ctx {
     }
 }
 
-/// What pass 2 hands to pass 3.
-#[derive(Debug, Default)]
-pub struct Pass2 {
-    /// The inode `lost+found` names in the root directory, if any.
-    pub lost_found: Option<u32>,
-}
-
 /// Run pass 2 over every in-use directory of `index`, counting references into it.
-pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Findings) -> Pass2 {
+pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Findings) -> Pass2Result {
     let ctx = Ctx::new(fs);
     let (found, lost_found, mut scratch) = (0..index.dir_count())
         .into_par_iter()
@@ -147,7 +141,7 @@ pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Finding
     if let Some(root) = index.get(dir::ROOT_INO) {
         root.set_parent(dir::ROOT_INO);
     }
-    Pass2 { lost_found }
+    Pass2Result { lost_found }
 }
 
 /// Most names of directories remembered per worker for the link check (about 100 bytes each);
@@ -185,115 +179,6 @@ fn report_links_to_dirs(
             Finding::inode(RuleId::DirLinkDir, g, dir, msg)
         });
     }
-}
-
-/// Live entries of a directory as (name, inode) pairs, `.` and `..` included, for path naming.
-/// Blocks that do not parse are skipped.
-pub fn entries_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
-    let mut out = Vec::new();
-    if inode.has_flag(INLINE_DATA_FL) {
-        out.push((b"..".to_vec(), InlineDirHeader::parent_of(&inode.block)));
-        for area in inline_areas(fs, raw, inode) {
-            for e in Entries::new(&area, 0) {
-                if e.inode != 0 {
-                    out.push((e.name.to_vec(), e.inode));
-                }
-            }
-        }
-        return out;
-    }
-    let Ok(blocks) = dir::dir_blocks(fs, ino, inode) else {
-        return out;
-    };
-    for (_, p) in blocks {
-        let Ok(b) = fs.block(p) else { continue };
-        for e in Entries::new(&b, 0) {
-            if e.inode != 0 {
-                out.push((e.name.to_vec(), e.inode));
-            }
-        }
-    }
-    out
-}
-
-/// One raw entry.
-#[derive(Clone, Copy, Debug)]
-struct Entry<'a> {
-    offset: usize,
-    inode: u32,
-    rec_len: usize,
-    file_type: u8,
-    name: &'a [u8],
-}
-
-/// The entries of an area (a block, or an inline area whose entries may be 8 bytes short of a
-/// whole 12), in place: stops at the first entry whose lengths do not fit, kept in
-/// [`Entries::bad`] as (offset, rec_len, name_len). Each step advances at least 8 bytes.
-#[derive(Clone)]
-struct Entries<'a> {
-    area: &'a [u8],
-    pos: usize,
-    min_rec: usize,
-    bad: Option<(usize, usize, usize)>,
-}
-
-impl<'a> Entries<'a> {
-    fn new(area: &'a [u8], min_rec: usize) -> Entries<'a> {
-        Entries {
-            area,
-            pos: 0,
-            min_rec: if min_rec == 0 { 12 } else { min_rec },
-            bad: None,
-        }
-    }
-    /// The number of entries that fit and the first that does not, if any.
-    fn survey(area: &'a [u8], min_rec: usize) -> (usize, Option<(usize, usize, usize)>) {
-        let mut it = Entries::new(area, min_rec);
-        let n = it.by_ref().count();
-        (n, it.bad)
-    }
-}
-
-impl<'a> Iterator for Entries<'a> {
-    type Item = Entry<'a>;
-
-    fn next(&mut self) -> Option<Entry<'a>> {
-        let (area, pos) = (self.area, self.pos);
-        let n = area.len();
-        if pos >= n || self.bad.is_some() {
-            return None;
-        }
-        let header = DirEntry2::decode_fast_at(area, pos);
-        let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, n.max(1024)));
-        let name_len = header.map_or(0, |h| usize::from(h.name_len));
-        let Some(h) = header.filter(|_| {
-            rec_len >= self.min_rec
-                && rec_len % 4 == 0
-                && pos + rec_len <= n
-                && name_len + 8 <= rec_len
-        }) else {
-            self.bad = Some((pos, rec_len, name_len));
-            return None;
-        };
-        self.pos = pos + rec_len;
-        Some(Entry {
-            offset: pos,
-            inode: h.inode,
-            rec_len,
-            file_type: h.file_type,
-            name: area.get(pos + 8..pos + 8 + name_len).unwrap_or(&[]),
-        })
-    }
-}
-
-/// The inline areas of an inline directory: i_block after the 4-byte parent, and `system.data`.
-fn inline_areas(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
-    let mut v = vec![inode.block.get(4..).unwrap_or(&[]).to_vec()];
-    let xa = inode::inode_xattrs(fs, raw, inode);
-    if let Some(val) = xa.inline_data().filter(|d| !d.is_empty()) {
-        v.push(val.to_vec());
-    }
-    v
 }
 
 /// Role of one logical block of an htree directory, found by walking the index from the root.
@@ -779,7 +664,7 @@ impl<'a> DirCheck<'a> {
         let leaf = role.filter(|r| !r.node && r.refs > 0).zip(hash_v);
         let mut dot_state = if l == 0 { 0 } else { 2 };
         let mut hashes = LeafHashes::default();
-        let mut it = Entries::new(area, 12);
+        let mut it = AreaEntries::new(area, 12);
         let mut count = 0usize;
         // The block's own finding (an entry that does not fit) comes before every finding of
         // its entries: it is looked for ahead at the first entry the general path takes.
@@ -847,7 +732,7 @@ impl<'a> DirCheck<'a> {
     /// Fold the hash of a leaf entry's name into the block's summary.
     fn note_leaf_hash(
         &self,
-        e: &Entry<'_>,
+        e: &AreaEntry<'_>,
         r: DxBlock,
         version: u8,
         area: &[u8],
@@ -870,7 +755,7 @@ impl<'a> DirCheck<'a> {
     /// [`DirCheck::check_entry`] would report, taken with the same effects (ordinal, name
     /// remembered, reference counted): true. False, with nothing changed, when the entry needs
     /// the general path (anything to report, a directory, a full name set).
-    fn clean_entry(&mut self, e: &Entry<'_>) -> bool {
+    fn clean_entry(&mut self, e: &AreaEntry<'_>) -> bool {
         let ino = e.inode;
         if ino == 0 {
             self.ordinal = self.ordinal.saturating_add(1);
@@ -940,7 +825,7 @@ impl<'a> DirCheck<'a> {
 
     /// The hash of a leaf entry's name: the one stored in the entry when the directory is
     /// encrypted and casefolded (SipHash keyed by the encryption key), else computed.
-    fn leaf_hash(&self, e: &Entry<'_>, version: u8, area: &[u8]) -> Option<u32> {
+    fn leaf_hash(&self, e: &AreaEntry<'_>, version: u8, area: &[u8]) -> Option<u32> {
         if self.hash_in_dirent {
             return stored_dirent_hash(area, e).map(|(h, _)| h);
         }
@@ -977,7 +862,7 @@ impl<'a> DirCheck<'a> {
     }
 
     /// The entry checks of `check_dir_block`, in e2fsck's order.
-    fn check_entry(&mut self, e: &Entry<'_>, dot_state: u32, l: u64) {
+    fn check_entry(&mut self, e: &AreaEntry<'_>, dot_state: u32, l: u64) {
         self.ordinal = self.ordinal.saturating_add(1);
         // Formatted only into a finding (this runs for every entry).
         let name = EName(e.name);
@@ -1096,7 +981,7 @@ impl<'a> DirCheck<'a> {
         target.count_reference();
     }
 
-    fn check_name(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
+    fn check_name(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
         if self.policy.is_some() {
             if e.name.len() < CRYPTO_BLOCK {
                 self.report(
@@ -1134,7 +1019,7 @@ impl<'a> DirCheck<'a> {
     /// directories and symlinks (the entry's file type says, or the mode without filetype).
     fn check_encryption_policy(
         &mut self,
-        e: &Entry<'_>,
+        e: &AreaEntry<'_>,
         target: InodeSlot<'_>,
         name: &EName<'_>,
         at: &EAt,
@@ -1174,7 +1059,7 @@ impl<'a> DirCheck<'a> {
 
     /// An encrypted + casefolded directory's entries have room for the 8-byte hash after the
     /// name (`ext2fs_dir_rec_len(name_len, extended)`).
-    fn check_dirent_hash_room(&mut self, e: &Entry<'_>, l: u64) {
+    fn check_dirent_hash_room(&mut self, e: &AreaEntry<'_>, l: u64) {
         let need = ((8 + e.name.len() + 3) & !3) + 8;
         if e.rec_len < need {
             self.report(
@@ -1200,7 +1085,13 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_filetype(&mut self, e: &Entry<'_>, target: InodeSlot<'_>, name: &EName<'_>, at: &EAt) {
+    fn check_filetype(
+        &mut self,
+        e: &AreaEntry<'_>,
+        target: InodeSlot<'_>,
+        name: &EName<'_>,
+        at: &EAt,
+    ) {
         if !self.ctx.filetype {
             if e.file_type != 0 {
                 self.report(
@@ -1225,7 +1116,7 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    fn check_duplicate(&mut self, e: &Entry<'_>, name: &EName<'_>, at: &EAt) {
+    fn check_duplicate(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
         if self.names.full {
             return;
         }
@@ -1251,7 +1142,7 @@ impl<'a> DirCheck<'a> {
     /// of i_block and in `system.data`.
     fn check_inline(&mut self, fs: &Filesystem, raw: &[u8], inode: &Inode) {
         let parent = InlineDirHeader::parent_of(&inode.block);
-        let dotdot = Entry {
+        let dotdot = AreaEntry {
             offset: 0,
             inode: parent,
             rec_len: 4,
@@ -1261,14 +1152,14 @@ impl<'a> DirCheck<'a> {
         // The '.' is implicit: the directory references itself.
         self.slot.count_reference();
         self.check_entry(&dotdot, 1, 0);
-        for (i, area) in inline_areas(fs, raw, inode).iter().enumerate() {
-            if let (_, Some((off, rec_len, name_len))) = Entries::survey(area, 8) {
+        for (i, area) in dir::inline_areas(fs, raw, inode).iter().enumerate() {
+            if let (_, Some((off, rec_len, name_len))) = AreaEntries::survey(area, 8) {
                 self.report(
                     RuleId::DirEntryCorrupt,
                     format!("inline directory {} area, offset {off}: rec_len {rec_len}, name_len {name_len} do not fit", if i == 0 { "i_block" } else { "system.data" }),
                 );
             }
-            for e in Entries::new(area, 8) {
+            for e in AreaEntries::new(area, 8) {
                 self.check_entry(&e, 2, 0);
             }
         }
@@ -1289,7 +1180,7 @@ struct GroupSpan {
 }
 
 /// The padding entry that holds a leaf block's checksum tail.
-fn is_tail(e: &Entry<'_>) -> bool {
+fn is_tail(e: &AreaEntry<'_>) -> bool {
     e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE
 }
 
@@ -1346,7 +1237,7 @@ fn extent_seed(ino: u32, inode: &Inode, ctx: &Ctx) -> u32 {
 
 /// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory
 /// stores after its name (at the next 4-byte boundary), when the entry holds them.
-fn stored_dirent_hash(area: &[u8], e: &Entry<'_>) -> Option<(u32, u32)> {
+fn stored_dirent_hash(area: &[u8], e: &AreaEntry<'_>) -> Option<(u32, u32)> {
     let off = (DirEntry2::SIZE + e.name.len() + 3) & !3;
     if off + DirEntryHash::SIZE > e.rec_len {
         return None;

@@ -7,8 +7,7 @@
 //! connected, unconnected), so every directory is visited a bounded number of times overall and a
 //! loop ends the chain that closes it — no hang, whatever the parents say.
 
-use super::dirtree::InodeIndex;
-use super::pass2::Pass2;
+use super::context::{InodeIndex, Pass2Result};
 use super::{Finding, Findings, RuleId};
 use crate::reader::dir::ROOT_INO;
 
@@ -21,7 +20,7 @@ enum State {
 }
 
 /// Run pass 3.
-pub fn run(index: &InodeIndex, p2: &Pass2, ipg: u32, f: &mut Findings) {
+pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
     let group = |ino: u32| (ino - 1) / ipg.max(1);
     let root_ok = match index.get(ROOT_INO) {
         None => {
@@ -131,7 +130,7 @@ fn check_dotdot(index: &InodeIndex, ipg: u32, f: &mut Findings) {
 
 /// `/lost+found` exists and is a directory (e2fsck -n does not look for it unless it must
 /// reconnect something, and a read-write e2fsck creates it: a warning).
-fn check_lost_found(index: &InodeIndex, p2: &Pass2, f: &mut Findings) {
+fn check_lost_found(index: &InodeIndex, p2: &Pass2Result, f: &mut Findings) {
     if index.get(ROOT_INO).is_none() {
         return;
     }

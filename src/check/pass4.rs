@@ -11,8 +11,7 @@
 //! link when xattr entries refer to it, and its stored reference count must equal them; with
 //! no xattr reference either it is unattached like any other inode.
 
-use super::dirtree::{InodeIndex, InodeSlot};
-use super::pass1::Extras;
+use super::context::{Extras, InodeIndex, InodeSlot};
 use super::{Finding, Findings, RuleId};
 use crate::reader::dir::ROOT_INO;
 use crate::reader::features::RO_COMPAT_DIR_NLINK;

@@ -3,8 +3,8 @@
 //! inodes in use, directories per group — with the differences printed as e2fsck prints them
 //! (`-(1234--1240) +5000`: `-` marked but unused, `+` used but not marked).
 
+use super::context::Pass1Result;
 use super::ownership::ranges_text;
-use super::walk::Walk;
 use super::{Finding, Findings, RuleId};
 use crate::reader::bitmap::{self, UninitMarks};
 use crate::reader::fs::Filesystem;
@@ -81,7 +81,12 @@ impl Totals {
 /// Compare every group's bitmaps and counts, then the superblock totals.
 /// `marks` are the BLOCK_UNINIT marks (`None` when libext2fs could not load the bitmaps:
 /// nothing to compare).
-pub(super) fn check(fs: &Filesystem, walk: &Walk, marks: Option<&UninitMarks>, f: &mut Findings) {
+pub(super) fn check(
+    fs: &Filesystem,
+    walk: &Pass1Result,
+    marks: Option<&UninitMarks>,
+    f: &mut Findings,
+) {
     let Some(marks) = marks else {
         return;
     };
@@ -147,7 +152,7 @@ pub(super) fn check(fs: &Filesystem, walk: &Walk, marks: Option<&UninitMarks>, f
 
 fn group(
     fs: &Filesystem,
-    walk: &Walk,
+    walk: &Pass1Result,
     in_use: &mut std::iter::Peekable<impl Iterator<Item = (u64, u64)>>,
     marks: &UninitMarks,
     g: u32,

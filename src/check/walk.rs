@@ -1,205 +1,74 @@
-//! The single walk over the inode tables that serves every pass of the full check (e2fsck's
-//! `e2fsck_pass1` loop over `ext2fs_get_next_inode_full`).
+//! The one walk over the inode tables (e2fsck's `e2fsck_pass1` loop over
+//! `ext2fs_get_next_inode_full`), driving a [`TableVisitor`]: pass 1 is the check's visitor
+//! (`pass1::Pass1Visitor`); other scans of every inode can plug in the same way.
 //!
-//! Groups are walked in parallel (rayon `fold`/`reduce`, so results come back in group order);
+//! Groups are walked in parallel (rayon `fold`, then the workers' states merged in group order);
 //! each group's table is read once, up to `bg_itable_unused` with descriptor checksums, skipping
-//! INODE_UNINIT groups, as libext2fs' inode scan does. On a cold device an I/O leader thread
-//! (`Leader`) runs ahead of the workers: it hints the tables in large requests, reads each
-//! group's table and hints the xattr blocks it points to, then hands the table over; pass 1
-//! hints each directory's blocks for pass 2 as it maps them. Every slot is judged by pass 1
-//! (`pass1`); an inode is in use as e2fsck decides it: a reserved inode (below
-//! `s_first_ino`), or one whose `i_links_count` is not zero.
+//! INODE_UNINIT groups, as libext2fs' inode scan does.
 //!
-//! # What the walk leaves for the other passes
+//! I/O strategy: on a warm run (the tables in the page cache, probed with `RWF_NOWAIT` or a
+//! timed read) each worker reads its groups in place through a bounded mapped window
+//! (`TABLE_MAP_WINDOW`), chunk by chunk (`TABLE_CHUNK`), and nothing is hinted. On a cold
+//! device an I/O leader thread (`Leader`) runs ahead of the workers: it hints the tables in
+//! large requests, reads each group's table and hints the xattr blocks it points to, then hands
+//! the table over. The strategy changes when bytes are read, never what a visitor sees: every
+//! slot of every walked table, in order within its group.
 //!
-//! [`Walk`] is the interface the directory passes (2, 3, 4) and pass 5 consume:
-//!
-//! - [`Walk::index`]: one [`InodeFacts`] (16 bytes) per in-use inode, reserved inodes
-//!   included: mode (type), `i_links_count`, `i_flags`, and the number of blocks mapped; kept
-//!   in the workers' per-group lists (never joined into one: that copy was a serial pass over
-//!   every in-use inode), indexed by `dirtree::InodeIndex` (built while the
-//!   ownership and xattr blocks are settled). Look one up with [`Walk::get`], iterate
-//!   directories with [`Walk::dirs`].
-//! - Directory blocks are not stored: a directory pass re-reads the inode
-//!   (`fs.inode_raw(ino)`, [`crate::reader::inode::Inode::parse`]) and maps it with
-//!   [`crate::reader::inode::data_map`] (bounded and cycle-safe), or [`Walk::dir_blocks`] which does
-//!   both and returns the (logical, physical) runs.
-//! - [`Walk::orphans`]: inodes on the orphan list or in the orphan file (pass 4 must not call
-//!   them unreferenced).
-//! - [`Walk::claims`]: the clusters claimed by metadata and inodes (pass 5's computed bitmap).
-//! - [`Walk::group_read`]: whether each group's inode table was read (pass 5 compares only
-//!   those).
-//!
-//! Memory: 16 bytes per in-use inode, the ownership bitmaps (see [`super::ownership`]), one
-//! counter per distinct xattr block, and findings capped per rule while collecting.
+//! Memory: per worker, one chunk buffer and at most one mapped window; the leader holds at
+//! most `LEADER_HELD` bytes of tables. What a visitor keeps is its own.
 
-use super::dirtree::{GroupList, InodeIndex};
-use super::ownership::Claims;
-use super::{pass1, Findings};
+use super::progress::ProgressHook;
 use crate::reader::fs::Filesystem;
 use crate::reader::group::BG_INODE_UNINIT;
-use crate::reader::inode::{DataMap, Inode};
 use crate::reader::ondisk::inode::InodeBase;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-/// What the other passes need of one in-use inode (16 bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InodeFacts {
-    /// The inode number.
-    pub ino: u32,
-    /// `i_mode` (type in the top 4 bits).
-    pub mode: u16,
-    /// `i_links_count`.
-    pub links_count: u16,
-    /// `i_flags` (EXTENTS, INLINE_DATA, INDEX, ENCRYPT, CASEFOLD, ...).
-    pub flags: u32,
-    /// Blocks mapped (data and mapping/tree blocks; 0 for inline data and fast symlinks),
-    /// saturated at `u32::MAX`.
-    pub blocks: u32,
+/// A scan the walk drives over the inode tables: pass 1 is one; any other scan of every inode
+/// (xattrs, `fit --from-image`, `ncheck`, `diff`) plugs in the same way and gets the walk's I/O
+/// strategy (see the module documentation) for free.
+///
+/// The walk calls, for each group in order within a worker: [`TableVisitor::group_start`] (only
+/// when the table is about to be read), [`TableVisitor::inode`] for each slot read, and
+/// [`TableVisitor::group_end`] once. Workers take contiguous ranges of groups; their states are
+/// combined in group order with [`TableVisitor::merge`], so a visitor that appends in each
+/// worker sees its results in group order.
+pub trait TableVisitor: Sync {
+    /// One worker's state.
+    type Worker: Send;
+    /// A new worker's state.
+    fn worker(&self) -> Self::Worker;
+    /// `later` walked the groups right after those of `earlier`.
+    fn merge(&self, earlier: Self::Worker, later: Self::Worker) -> Self::Worker;
+    /// Group `group`'s table is about to be read: `slots` slots (up to `bg_itable_unused`).
+    fn group_start(&self, worker: &mut Self::Worker, group: u32, slots: u32);
+    /// One slot of the table: inode `ino` of group `group` as stored (`inode_size` bytes; an
+    /// unused slot too).
+    fn inode(&self, worker: &mut Self::Worker, group: u32, ino: u32, raw: &[u8]);
+    /// Group `group` is done: how its table was read.
+    fn group_end(&self, worker: &mut Self::Worker, group: u32, end: GroupEnd);
 }
 
-const _: () = assert!(std::mem::size_of::<InodeFacts>() <= 16);
-
-impl InodeFacts {
-    /// The type bits of the mode (`S_IFMT`).
-    pub fn file_type(&self) -> u16 {
-        self.mode & 0o170000
-    }
-    /// A directory.
-    pub fn is_dir(&self) -> bool {
-        self.file_type() == 0o040000
-    }
-    /// A regular file.
-    pub fn is_reg(&self) -> bool {
-        self.file_type() == 0o100000
-    }
-    /// A symbolic link.
-    pub fn is_symlink(&self) -> bool {
-        self.file_type() == 0o120000
-    }
-    /// The inode flag `flag` is set.
-    pub fn has_flag(&self, flag: u32) -> bool {
-        self.flags & flag != 0
-    }
+/// How a group's inode table was walked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupEnd {
+    /// Its descriptor cannot be read: nothing walked.
+    NoDescriptor,
+    /// Nothing to read: INODE_UNINIT (with descriptor checksums), or no slot in use.
+    Empty,
+    /// The table lies (partly) outside the image (the message says where): nothing walked.
+    OutsideImage(String),
+    /// Every slot read and visited.
+    Read,
+    /// A read failed (the message): the slots before it were visited.
+    Partial(String),
 }
 
-/// The result of the walk.
-#[derive(Debug, Default)]
-pub struct Walk {
-    /// Every in-use inode, by number, with the counters of passes 2-4.
-    pub index: InodeIndex,
-    /// Inodes on the orphan list (`s_last_orphan` chain) or in the orphan file, sorted.
-    pub orphans: Vec<u32>,
-    /// Clusters claimed by metadata and by inodes.
-    pub claims: Claims,
-    /// Per group: its inode table was read (or it is INODE_UNINIT, nothing to read).
-    pub group_read: Vec<bool>,
-    /// Per group: in-use directories (pass 5's `bg_used_dirs_count`).
-    pub group_dirs: Vec<u32>,
-    /// EA-inode references, encryption policies and inodes in bad blocks (passes 2 and 4).
-    pub extras: pass1::Extras,
-}
-
-impl Walk {
-    /// Facts of inode `ino` when it is in use.
-    pub fn get(&self, ino: u32) -> Option<&InodeFacts> {
-        self.index.get(ino).map(|s| s.facts())
-    }
-    /// Every in-use inode, the groups in parallel.
-    pub fn par_inodes(&self) -> impl ParallelIterator<Item = &InodeFacts> {
-        (0..self.index.group_count())
-            .into_par_iter()
-            .flat_map_iter(|g| self.index.group_slots(g).map(|s| s.facts()))
-    }
-    /// Every in-use directory.
-    pub fn dirs(&self) -> impl Iterator<Item = &InodeFacts> {
-        self.index.dirs().map(|s| s.facts())
-    }
-    /// True when `ino` is on the orphan list or in the orphan file.
-    pub fn is_orphan(&self, ino: u32) -> bool {
-        self.orphans.binary_search(&ino).is_ok()
-    }
-    /// The data map of inode `ino`, re-read from disk (bounded, cycle-safe); what a directory
-    /// pass reads a directory's blocks from.
-    pub fn dir_blocks(fs: &Filesystem, ino: u32) -> crate::error::Result<DataMap> {
-        let raw = fs.inode_raw(ino)?;
-        let inode = Inode::parse(&raw);
-        let xa = crate::reader::inode::inode_xattrs(fs, &raw, &inode);
-        Ok(crate::reader::inode::data_map(
-            fs,
-            ino,
-            &inode,
-            xa.inline_data(),
-        ))
-    }
-}
-
-/// What one xattr block is to the inodes that reference it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct XattrRef {
-    /// Number of in-use inodes referencing it.
-    pub refs: u32,
-    /// `h_refcount` (when the block parsed).
-    pub refcount: Option<u32>,
-    /// The first referencing inode (for the finding).
-    pub first_ino: u32,
-    /// Some entry keeps its value in an EA inode.
-    pub ea_inodes: bool,
-}
-
-/// One worker's share of the walk (contiguous groups, merged in order).
-#[derive(Default)]
-pub(super) struct Acc {
-    pub findings: Findings,
-    /// In-use inodes, one list per group walked (in order; merging workers moves lists, not
-    /// inodes, and the lists are kept: see [`Walk::index`]).
-    pub inodes: GroupLists,
-    pub claims: Claims,
-    pub xattr_blocks: HashMap<u64, XattrRef>,
-    /// (group, read, dirs)
-    pub groups: Vec<(u32, bool, u32)>,
-    /// The worker's inode-table read buffer (reused from chunk to chunk).
-    pub table_buf: Vec<u8>,
-    /// The worker's buffers for mapping one inode (reused from inode to inode).
-    pub scratch: pass1::Scratch,
-    /// The worker's xattr block buffer.
-    pub xattr_buf: Vec<u8>,
-}
-
-/// A worker's in-use lists, one per group walked, in order.
-#[derive(Default)]
-pub(super) struct GroupLists {
-    /// Inodes per group: each group's part of the index is built as its list comes in, while
-    /// the list is in the worker's cache (0: built after the walk).
-    pub ipg: u32,
-    pub lists: Vec<GroupList>,
-}
-
-impl GroupLists {
-    /// The in-use inodes of one group, by number.
-    pub fn push(&mut self, facts: Vec<InodeFacts>) {
-        self.lists.push(GroupList::new(facts, self.ipg));
-    }
-}
-
-impl Acc {
-    fn merge(mut self, later: Acc) -> Acc {
-        self.findings = self.findings.merge(later.findings);
-        self.inodes.lists.extend(later.inodes.lists);
-        self.claims = self.claims.merge(later.claims);
-        for (b, r) in later.xattr_blocks {
-            self.xattr_blocks
-                .entry(b)
-                .and_modify(|e| {
-                    e.refs = e.refs.saturating_add(r.refs);
-                    e.first_ino = e.first_ino.min(r.first_ino);
-                })
-                .or_insert(r);
-        }
-        self.groups.extend(later.groups);
-        self
-    }
+/// A worker of the walk: the visitor's state and the worker's table buffer (reused from chunk
+/// to chunk).
+struct Worker<W> {
+    visitor: W,
+    table_buf: Vec<u8>,
 }
 
 /// Where group `g`'s walked slots are: `(slots, byte offset)` of the table up to
@@ -225,94 +94,86 @@ fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
 /// memory, faulted in, and read back), large enough that the reads stay few.
 const TABLE_CHUNK: usize = 256 << 10;
 
-/// Walk group `g`'s inode table. `leader` is the I/O leader of a cold run; `None` when the tables
-/// are in the page cache: then nothing is hinted and each worker reads its own chunks.
-fn walk_group(fs: &Filesystem, ctx: &pass1::Ctx, g: u32, acc: &mut Acc, leader: Option<&Leader>) {
-    let Some((used, off)) = group_table(fs, g) else {
-        acc.groups.push((g, false, 0));
+/// Walk group `group`'s inode table. `leader` is the I/O leader of a cold run; `None` when the
+/// tables are in the page cache: then nothing is hinted and each worker reads its own chunks.
+fn walk_group<V: TableVisitor>(
+    fs: &Filesystem,
+    visitor: &V,
+    group: u32,
+    worker: &mut Worker<V::Worker>,
+    leader: Option<&Leader>,
+) {
+    let state = &mut worker.visitor;
+    let Some((used, off)) = group_table(fs, group) else {
+        visitor.group_end(state, group, GroupEnd::NoDescriptor);
         return;
     };
     if used == 0 {
-        acc.groups.push((g, true, 0));
+        visitor.group_end(state, group, GroupEnd::Empty);
         return;
     }
-    let isz = fs.geo.inode_size as usize;
-    let total = u64::from(used) * isz as u64;
-    if let Err(e) = fs
-        .source
-        .ensure_inside(off, total, &format!("inode table of group {g}"))
-    {
-        acc.findings.push(super::Finding::new(
-            super::RuleId::InodeTableUnreadable,
-            Some(g),
-            e.to_string(),
-        ));
-        acc.groups.push((g, false, 0));
+    let inode_size = fs.geo.inode_size as usize;
+    let total = u64::from(used) * inode_size as u64;
+    let what = format!("inode table of group {group}");
+    if let Err(e) = fs.source.ensure_inside(off, total, &what) {
+        visitor.group_end(state, group, GroupEnd::OutsideImage(e.to_string()));
         return;
     }
-    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
-    // Sized once: growing it copied the group's facts several times over.
-    let mut in_use = Vec::with_capacity(used as usize);
-    let mut dirs = 0;
-    if let Some((leader, table)) = leader.and_then(|l| Some((l, l.take(g)?))) {
+    visitor.group_start(state, group, used);
+    if let Some((leader, table)) = leader.and_then(|l| Some((l, l.take(group)?))) {
         // Read, and its xattr blocks hinted, by the leader.
-        judge_slots(fs, ctx, g, first, &table, acc, &mut in_use, &mut dirs);
+        visit_slots(fs, visitor, state, group, 0, &table);
         leader.give_back(table);
-        acc.inodes.push(in_use);
-        acc.groups.push((g, true, dirs));
+        visitor.group_end(state, group, GroupEnd::Read);
         return;
     }
     // Cold media: ask for the whole table now, read it chunk by chunk below.
     if leader.is_some() {
         fs.source.will_need(off, total);
     }
-    let read_whole = walk_chunks(
-        fs,
-        ctx,
-        g,
+    let table = GroupTable {
+        group,
         off,
-        used as usize,
-        acc,
-        leader,
-        &mut in_use,
-        &mut dirs,
-    );
-    acc.inodes.push(in_use);
-    acc.groups
-        .push((g, read_whole, if read_whole { dirs } else { 0 }));
+        used: used as usize,
+        what,
+    };
+    let end = walk_chunks(fs, visitor, &table, worker, leader.is_some());
+    visitor.group_end(&mut worker.visitor, group, end);
 }
 
-/// Judge group `g`'s table (`used` slots at byte `off`) chunk by chunk: warm (no `leader`), in
-/// place through a mapped window of the page cache; cold, or where mapping is refused, copied
-/// into the worker's buffer. False when part of it could not be read (reported; what was
-/// judged so far stays, and the group's usage is not compared).
-#[allow(clippy::too_many_arguments)]
-fn walk_chunks(
-    fs: &Filesystem,
-    ctx: &pass1::Ctx,
-    g: u32,
+/// Where one group's table is: `used` slots at byte `off`.
+struct GroupTable {
+    group: u32,
     off: u64,
     used: usize,
-    acc: &mut Acc,
-    leader: Option<&Leader>,
-    in_use: &mut Vec<InodeFacts>,
-    dirs: &mut u32,
-) -> bool {
-    let isz = fs.geo.inode_size as usize;
-    let per_chunk = (TABLE_CHUNK / isz.max(1)).max(1);
-    let what = format!("inode table of group {g}");
-    let first = u64::from(g) * u64::from(fs.geo.inodes_per_group) + 1;
-    let mut buf = std::mem::take(&mut acc.table_buf);
+    /// "inode table of group N", for read errors.
+    what: String,
+}
+
+/// Visit a group's table chunk by chunk: warm (`cold` false), in place through a mapped window
+/// of the page cache; cold, or where mapping is refused, copied into the worker's buffer.
+/// [`GroupEnd::Partial`] when part of it could not be read (what was visited so far stays).
+fn walk_chunks<V: TableVisitor>(
+    fs: &Filesystem,
+    visitor: &V,
+    table: &GroupTable,
+    worker: &mut Worker<V::Worker>,
+    cold: bool,
+) -> GroupEnd {
+    let inode_size = fs.geo.inode_size as usize;
+    let per_chunk = (TABLE_CHUNK / inode_size.max(1)).max(1);
+    let (used, what) = (table.used, &table.what);
+    let mut buf = std::mem::take(&mut worker.table_buf);
     let mut window: Option<TableWindow> = None;
-    let mut try_map = leader.is_none();
-    let mut hinted = leader.is_some();
+    let mut try_map = !cold;
+    let mut hinted = cold;
     let mut done = 0usize;
-    let mut whole = true;
+    let mut end = GroupEnd::Read;
     while done < used {
         let n = per_chunk.min(used - done);
-        let at = off + (done * isz) as u64;
+        let at = table.off + (done * inode_size) as u64;
         let mapped = if try_map {
-            mapped_slots(fs, &mut window, off, used, isz, done, n)
+            mapped_slots(fs, &mut window, table.off, used, inode_size, done, n)
         } else {
             None
         };
@@ -323,43 +184,33 @@ fn walk_chunks(
                 // here on, its xattr blocks hinted as on a cold run.
                 try_map &= window.is_some();
                 hinted |= !try_map;
-                buf.resize(n * isz, 0);
-                if let Err(e) = fs.source.read_into(at, &mut buf, &what) {
-                    push_unreadable(acc, g, e.to_string());
-                    whole = false;
+                buf.resize(n * inode_size, 0);
+                if let Err(e) = fs.source.read_into(at, &mut buf, what) {
+                    end = GroupEnd::Partial(e.to_string());
                     break;
                 }
                 if hinted {
-                    prefetch_xattr_blocks(fs, &buf, isz);
+                    prefetch_xattr_blocks(fs, &buf, inode_size);
                 }
                 &buf[..]
             }
         };
-        judge_slots(fs, ctx, g, first + done as u64, raw, acc, in_use, dirs);
+        visit_slots(fs, visitor, &mut worker.visitor, table.group, done, raw);
         if window.as_ref().is_some_and(|w| !w.view.intact()) {
             // A page went away while mapped (the input shrank, an I/O error) and read as
             // zeros: the pread of the same bytes says what happened.
-            buf.resize(n * isz, 0);
-            let msg = match fs.source.read_into(at, &mut buf, &what) {
+            buf.resize(n * inode_size, 0);
+            let msg = match fs.source.read_into(at, &mut buf, what) {
                 Err(e) => e.to_string(),
                 Ok(()) => format!("{what}: byte offset {at}: the input changed while being read"),
             };
-            push_unreadable(acc, g, msg);
-            whole = false;
+            end = GroupEnd::Partial(msg);
             break;
         }
         done += n;
     }
-    acc.table_buf = buf;
-    whole
-}
-
-fn push_unreadable(acc: &mut Acc, g: u32, message: String) {
-    acc.findings.push(super::Finding::new(
-        super::RuleId::InodeTableUnreadable,
-        Some(g),
-        message,
-    ));
+    worker.table_buf = buf;
+    end
 }
 
 /// Bytes of inode table a worker keeps mapped at once on a warm run (a bound on the mapping,
@@ -410,25 +261,23 @@ fn mapped_slots<'w>(
     w.view.bytes((done - w.first) * isz, n * isz)
 }
 
-/// Judge the inode slots in `raw` (whole records), the first being inode `first`; in-use ones
-/// are appended to `in_use`, directories counted in `dirs`.
-#[allow(clippy::too_many_arguments)]
-fn judge_slots(
+/// Visit the inode slots in `raw` (whole records), the first being slot `first_slot` of group
+/// `group`'s table.
+fn visit_slots<V: TableVisitor>(
     fs: &Filesystem,
-    ctx: &pass1::Ctx,
-    g: u32,
-    first: u64,
+    visitor: &V,
+    state: &mut V::Worker,
+    group: u32,
+    first_slot: usize,
     raw: &[u8],
-    acc: &mut Acc,
-    in_use: &mut Vec<InodeFacts>,
-    dirs: &mut u32,
 ) {
-    let isz = fs.geo.inode_size as usize;
-    for (i, slot) in raw.chunks_exact(isz.max(1)).enumerate() {
+    let inode_size = fs.geo.inode_size as usize;
+    let first = u64::from(group) * u64::from(fs.geo.inodes_per_group) + 1 + first_slot as u64;
+    for (i, slot) in raw.chunks_exact(inode_size.max(1)).enumerate() {
         let Ok(ino) = u32::try_from(first + i as u64) else {
             break;
         };
-        *dirs += u32::from(pass1::check_inode(fs, ctx, g, ino, slot, acc, in_use));
+        visitor.inode(state, group, ino, slot);
     }
 }
 
@@ -727,83 +576,40 @@ fn xattr_blocks(fs: &Filesystem, chunk: &[u8], isz: usize) -> Vec<u64> {
     blocks
 }
 
-/// Walk every group's inodes (pass 1), then settle what needs all of them: xattr block reference
-/// counts and ownership, multiply-claimed blocks.
-pub(super) fn run(
+/// Walk every group's inode table with `visitor`, the groups in parallel; its workers' states
+/// come back merged in group order (`None` when there is no group). `progress` advances by a
+/// group's inodes as each group is done.
+pub fn run<V: TableVisitor>(
     fs: &Filesystem,
-    orphans: Vec<u32>,
-    f: &mut Findings,
-    progress: &super::ProgressHook,
-) -> Walk {
-    let mut orphans = orphans;
-    orphans.sort_unstable();
-    orphans.dedup();
-    let ctx = pass1::Ctx::new(fs, &orphans);
-    pass1::check_quota_inums(fs, f);
-    let clusters = fs.geo.blocks_count.div_ceil(1 << fs.geo.cluster_bits);
-    let dense = super::ownership::DenseClaims::new(clusters).map(std::sync::Arc::new);
-    let new_acc = || Acc {
-        claims: dense.as_ref().map(Claims::sharing).unwrap_or_default(),
-        inodes: GroupLists {
-            ipg: fs.geo.inodes_per_group,
-            lists: Vec::new(),
-        },
-        ..Acc::default()
-    };
+    visitor: &V,
+    progress: &ProgressHook,
+) -> Option<V::Worker> {
     let leader = Leader::new(fs);
     // Warm (the tables in the page cache): no leader, no hints (each cost a page-cache lookup
     // per page hinted), nothing to wait for.
     let cold = fs.source.takes_hints() && !leader.warm(fs);
-    let mut acc = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         if cold {
             let (tx, rx) = std::sync::mpsc::channel::<Vec<u64>>();
             s.spawn(move || rx.into_iter().for_each(|blocks| fs.prefetch(blocks)));
             s.spawn(|| leader.run(fs, tx));
         }
-        let acc = (0..fs.geo.group_count)
+        let new_worker = || Worker {
+            visitor: visitor.worker(),
+            table_buf: Vec::new(),
+        };
+        let merged = (0..fs.geo.group_count)
             .into_par_iter()
-            .fold(new_acc, |mut acc, g| {
-                walk_group(fs, &ctx, g, &mut acc, cold.then_some(&leader));
+            .fold(new_worker, |mut worker, group| {
+                walk_group(fs, visitor, group, &mut worker, cold.then_some(&leader));
                 progress.advance(u64::from(fs.geo.inodes_per_group));
-                acc
+                worker
             })
-            .reduce(Acc::default, Acc::merge);
+            .map(|worker| worker.visitor)
+            .reduce_with(|earlier, later| visitor.merge(earlier, later));
         leader.stop();
-        acc
-    });
-    drop(dense);
-    // The index is built while the claims and xattr blocks are settled (independent work).
-    let lists = std::mem::take(&mut acc.inodes.lists);
-    let ((), index) = rayon::join(
-        || {
-            acc.claims.settle();
-            acc.table_buf = Vec::new();
-            acc.claims.used.optimize();
-            acc.claims.multi.optimize();
-            super::ownership::claim_metadata(fs, &mut acc.claims);
-            pass1::settle_xattr_blocks(fs, &ctx, &mut acc);
-        },
-        || InodeIndex::from_lists(lists, fs.geo.inodes_per_group),
-    );
-    let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
-    *f = merged;
-    let groups = fs.geo.group_count as usize;
-    let mut group_read = vec![false; groups];
-    let mut group_dirs = vec![0; groups];
-    for (g, read, dirs) in acc.groups {
-        group_read[g as usize] = read;
-        group_dirs[g as usize] = dirs;
-    }
-    let walk = Walk {
-        index,
-        orphans,
-        claims: acc.claims,
-        group_read,
-        group_dirs,
-        extras: ctx.take_extras(),
-    };
-    pass1::report_multiply_claimed(fs, &ctx, &walk, f);
-    walk
+        merged
+    })
 }
 
 #[cfg(test)]

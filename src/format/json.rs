@@ -6,6 +6,9 @@
 use crate::reader::fs::Filesystem;
 use crate::reader::group::flag_names;
 use crate::reader::superblock::Superblock;
+pub use crate::reader::values::{
+    iso8601_utc, uuid, uuid_schema, uuid_text, uuids, uuids_schema, Flags, Mode, Named, Time,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -34,154 +37,6 @@ impl JsonSchema for SchemaVersion {
             "const": SCHEMA_VERSION,
         })
     }
-}
-
-/// An enumerated on-disk value: the stored number and its decoded name.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Named {
-    /// The value as stored.
-    pub raw: u64,
-    /// What it means (`unknown` when the value is not one defined).
-    pub name: String,
-}
-
-impl Named {
-    /// `raw` with its decoded `name`.
-    pub fn new(raw: impl Into<u64>, name: impl Into<String>) -> Named {
-        Named {
-            raw: raw.into(),
-            name: name.into(),
-        }
-    }
-}
-
-/// A bit mask with the names of the bits set.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Flags {
-    /// The mask as stored.
-    pub raw: u32,
-    /// The names of the bits set.
-    pub names: Vec<String>,
-}
-
-impl Flags {
-    /// `raw` with the `names` of its bits.
-    pub fn new<S: Into<String>>(raw: impl Into<u32>, names: impl IntoIterator<Item = S>) -> Flags {
-        Flags {
-            raw: raw.into(),
-            names: names.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
-/// A point in time: seconds since the epoch as stored and the same instant in ISO 8601 UTC.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Time {
-    /// Seconds since 1970-01-01T00:00:00Z, as stored (with the high bits folded in).
-    pub raw: i64,
-    /// Nanoseconds, when the format stores them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nsec: Option<u32>,
-    /// The instant in ISO 8601, UTC (`2023-11-14T22:13:20Z`).
-    pub utc: String,
-}
-
-impl Time {
-    /// A time with whole seconds.
-    pub fn secs(raw: i64) -> Time {
-        Time {
-            raw,
-            nsec: None,
-            utc: iso8601_utc(raw, 0),
-        }
-    }
-    /// A time with nanoseconds.
-    pub fn with_nsec(raw: i64, nsec: u32) -> Time {
-        Time {
-            raw,
-            nsec: Some(nsec),
-            utc: iso8601_utc(raw, nsec),
-        }
-    }
-}
-
-/// `secs` since the epoch (and `nsec`) as ISO 8601 UTC; nanoseconds are shown when non-zero.
-pub fn iso8601_utc(secs: i64, nsec: u32) -> String {
-    let days = secs.div_euclid(86_400);
-    let tod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = (tod / 3600, tod / 60 % 60, tod % 60);
-    if nsec == 0 {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-    } else {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{nsec:09}Z")
-    }
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// An inode mode: the stored value and its octal spelling (`100755`), as `stat` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Mode {
-    /// `i_mode` as stored.
-    pub raw: u16,
-    /// The same value in octal.
-    pub octal: String,
-}
-
-impl Mode {
-    /// The mode `raw`.
-    pub fn new(raw: u16) -> Mode {
-        Mode {
-            raw,
-            octal: format!("{raw:o}"),
-        }
-    }
-}
-
-/// 16 bytes as a canonical UUID string; all zeros (no UUID) is the nil UUID, never `<none>`.
-pub fn uuid_text(u: &[u8; 16]) -> String {
-    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
-}
-
-/// Serialize 16 bytes as a UUID string (`serialize_with`), documented as a `uuid` string.
-pub fn uuid<S: serde::Serializer>(u: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&uuid_text(u))
-}
-
-/// Schema of what [`uuid`] writes (`schemars(schema_with)`).
-pub fn uuid_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "string", "format": "uuid"})
-}
-
-/// Serialize a list of 16-byte values as UUID strings.
-pub fn uuids<S: serde::Serializer>(u: &[[u8; 16]], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(u.iter().map(uuid_text))
-}
-
-/// Schema of what [`uuids`] writes.
-pub fn uuids_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "array", "items": {"type": "string", "format": "uuid"}})
 }
 
 /// `s_state` decoded as dumpe2fs words it.
@@ -559,34 +414,6 @@ pub fn dump(fs: &Filesystem, header_only: bool) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso8601_of_known_instants() {
-        assert_eq!(iso8601_utc(0, 0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601_utc(1_700_000_000, 0), "2023-11-14T22:13:20Z");
-        assert_eq!(
-            iso8601_utc(951_782_400, 5),
-            "2000-02-29T00:00:00.000000005Z"
-        );
-        assert_eq!(iso8601_utc(-1, 0), "1969-12-31T23:59:59Z");
-        // The largest ext4 time (34 bits of seconds).
-        assert_eq!(iso8601_utc((1 << 34) - 1, 0), "2514-05-30T01:53:03Z");
-    }
-
-    #[test]
-    fn uuids_are_canonical() {
-        let mut u = [0u8; 16];
-        assert_eq!(uuid_text(&u), "00000000-0000-0000-0000-000000000000");
-        u[0] = 0x4e;
-        u[15] = 0x5b;
-        assert_eq!(uuid_text(&u), "4e000000-0000-0000-0000-00000000005b");
-    }
-
-    #[test]
-    fn modes_in_octal() {
-        assert_eq!(Mode::new(0o100755).octal, "100755");
-        assert_eq!(Mode::new(0o40700).raw, 16832);
-    }
 
     /// The document has no key twice: the decoded superblock values replace the raw ones.
     #[test]

@@ -926,7 +926,7 @@ fn push_entry(
 /// Add the entries of external block `blk` (from `cache`) to a set.
 fn add_block_entries(
     fs: &crate::reader::fs::Filesystem,
-    cache: &crate::views::scan::XattrBlockCache,
+    cache: &crate::reader::itable::XattrBlockCache,
     ino: u32,
     blk: u64,
     set: &mut XattrSet,
@@ -975,7 +975,7 @@ fn add_block_entries(
 /// group. Memory is bounded by `MAX_PENDING_GROUPS` pending groups.
 pub fn image_set_groups(
     fs: &crate::reader::fs::Filesystem,
-    cache: &crate::views::scan::XattrBlockCache,
+    cache: &crate::reader::itable::XattrBlockCache,
     keep: usize,
     mut visit: impl FnMut(SetGroup),
 ) -> GroupWalk {
@@ -1006,8 +1006,8 @@ pub fn image_set_groups(
         }
     };
     for g in 0..fs.group_count() {
-        let mut counts = crate::views::scan::ScanCounts::default();
-        let group = crate::views::scan::group_inodes(fs, g, &mut counts);
+        let mut counts = crate::reader::itable::ScanCounts::default();
+        let group = crate::reader::itable::group_inodes(fs, g, &mut counts);
         walk.unreadable += counts.problems.len() as u64;
         let Some(group) = group else { continue };
         for first in group.chunk_starts() {
@@ -1082,14 +1082,14 @@ pub fn image_params(fs: &crate::reader::fs::Filesystem) -> FitParams {
 }
 
 /// Iterator over the in-use inodes of an image and their xattr sets: the inodes the xattrs scan
-/// visits ([`crate::views::scan::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
+/// visits ([`crate::reader::itable::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
 /// reserved inodes other than the root, EA inodes themselves and unlinked inodes. Items are errors
 /// for unreadable inodes or groups; the walk goes on after them.
 pub struct ImageInodes<'a> {
     fs: &'a crate::reader::fs::Filesystem,
     next_group: u32,
-    group: Option<crate::views::scan::GroupInodes>,
-    chunk: Option<crate::views::scan::InodeChunk>,
+    group: Option<crate::reader::itable::GroupInodes>,
+    chunk: Option<crate::reader::itable::InodeChunk>,
     slot: usize,
     /// Problems met while selecting a group, handed out as error items.
     pending: Vec<crate::error::Problem>,
@@ -1120,8 +1120,8 @@ impl Iterator for ImageInodes<'_> {
                 if self.next_group >= fs.group_count() {
                     return None;
                 }
-                let mut counts = crate::views::scan::ScanCounts::default();
-                self.group = crate::views::scan::group_inodes(fs, self.next_group, &mut counts);
+                let mut counts = crate::reader::itable::ScanCounts::default();
+                self.group = crate::reader::itable::group_inodes(fs, self.next_group, &mut counts);
                 self.next_group += 1;
                 self.slot = 0;
                 self.chunk = None;

@@ -56,6 +56,122 @@ pub fn rec_len_from_disk(dlen: u16, block_size: usize) -> usize {
     (len & 65532) | ((len & 3) << 16)
 }
 
+/// Live entries of a directory as (name, inode) pairs, `.` and `..` included (what the check
+/// names paths with). Blocks that do not parse are skipped.
+pub fn live_entries(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8>, u32)> {
+    let mut out = Vec::new();
+    if inode.has_flag(inode::INLINE_DATA_FL) {
+        out.push((b"..".to_vec(), InlineDirHeader::parent_of(&inode.block)));
+        for area in inline_areas(fs, raw, inode) {
+            for e in AreaEntries::new(&area, 0) {
+                if e.inode != 0 {
+                    out.push((e.name.to_vec(), e.inode));
+                }
+            }
+        }
+        return out;
+    }
+    let Ok(blocks) = dir_blocks(fs, ino, inode) else {
+        return out;
+    };
+    for (_, p) in blocks {
+        let Ok(b) = fs.block(p) else { continue };
+        for e in AreaEntries::new(&b, 0) {
+            if e.inode != 0 {
+                out.push((e.name.to_vec(), e.inode));
+            }
+        }
+    }
+    out
+}
+
+/// One raw entry of a directory area, as [`AreaEntries`] walks it.
+#[derive(Clone, Copy, Debug)]
+pub struct AreaEntry<'a> {
+    /// Offset in the area.
+    pub offset: usize,
+    /// Inode number (0: an unused entry).
+    pub inode: u32,
+    /// Record length, decoded (`ext4_rec_len_from_disk`).
+    pub rec_len: usize,
+    /// File type byte.
+    pub file_type: u8,
+    /// Raw name bytes.
+    pub name: &'a [u8],
+}
+
+/// The entries of an area (a block, or an inline area whose entries may be 8 bytes short of a
+/// whole 12), in place: stops at the first entry whose lengths do not fit, kept in
+/// [`AreaEntries::bad`] as (offset, rec_len, name_len). Each step advances at least 8 bytes.
+#[derive(Clone)]
+pub struct AreaEntries<'a> {
+    area: &'a [u8],
+    pos: usize,
+    min_rec: usize,
+    /// The first entry whose lengths do not fit: (offset, rec_len, name_len).
+    pub bad: Option<(usize, usize, usize)>,
+}
+
+impl<'a> AreaEntries<'a> {
+    /// The entries of `area`; `min_rec` is the least record length (0: 12, a whole entry).
+    pub fn new(area: &'a [u8], min_rec: usize) -> AreaEntries<'a> {
+        AreaEntries {
+            area,
+            pos: 0,
+            min_rec: if min_rec == 0 { 12 } else { min_rec },
+            bad: None,
+        }
+    }
+    /// The number of entries that fit and the first that does not, if any.
+    pub fn survey(area: &'a [u8], min_rec: usize) -> (usize, Option<(usize, usize, usize)>) {
+        let mut it = AreaEntries::new(area, min_rec);
+        let n = it.by_ref().count();
+        (n, it.bad)
+    }
+}
+
+impl<'a> Iterator for AreaEntries<'a> {
+    type Item = AreaEntry<'a>;
+
+    fn next(&mut self) -> Option<AreaEntry<'a>> {
+        let (area, pos) = (self.area, self.pos);
+        let n = area.len();
+        if pos >= n || self.bad.is_some() {
+            return None;
+        }
+        let header = DirEntry2::decode_fast_at(area, pos);
+        let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, n.max(1024)));
+        let name_len = header.map_or(0, |h| usize::from(h.name_len));
+        let Some(h) = header.filter(|_| {
+            rec_len >= self.min_rec
+                && rec_len % 4 == 0
+                && pos + rec_len <= n
+                && name_len + 8 <= rec_len
+        }) else {
+            self.bad = Some((pos, rec_len, name_len));
+            return None;
+        };
+        self.pos = pos + rec_len;
+        Some(AreaEntry {
+            offset: pos,
+            inode: h.inode,
+            rec_len,
+            file_type: h.file_type,
+            name: area.get(pos + 8..pos + 8 + name_len).unwrap_or(&[]),
+        })
+    }
+}
+
+/// The inline areas of an inline directory: i_block after the 4-byte parent, and `system.data`.
+pub fn inline_areas(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
+    let mut v = vec![inode.block.get(4..).unwrap_or(&[]).to_vec()];
+    let xa = inode::inode_xattrs(fs, raw, inode);
+    if let Some(val) = xa.inline_data().filter(|d| !d.is_empty()) {
+        v.push(val.to_vec());
+    }
+    v
+}
+
 /// A decoded linear directory block.
 #[derive(Clone, Debug, Default)]
 pub struct DirBlock<'a> {

@@ -65,7 +65,7 @@ pub struct GroupDesc {
     /// `bg_used_dirs_count`, hi and lo halves combined.
     pub used_dirs_count: u32,
     /// `bg_flags`.
-    #[serde(skip)] // with its names in format::json::GroupRead
+    #[serde(skip)] // with its names in the JSON formatter (GroupRead)
     pub flags: u16,
     /// `bg_exclude_bitmap`, hi and lo halves combined.
     pub exclude_bitmap: u64,

@@ -46,8 +46,8 @@ pub struct JournalSuperblock {
     /// `s_feature_ro_compat`.
     pub feature_ro_compat: u32,
     /// `s_uuid`.
-    #[serde(serialize_with = "crate::format::json::uuid")]
-    #[schemars(schema_with = "crate::format::json::uuid_schema")]
+    #[serde(serialize_with = "crate::reader::values::uuid")]
+    #[schemars(schema_with = "crate::reader::values::uuid_schema")]
     pub uuid: [u8; 16],
     /// `s_nr_users`.
     pub nr_users: u32,

@@ -10,8 +10,10 @@
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
 //!   [`xattr`], [`dir`], [`journal`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//! - [`values`]: decoded values every layer shares (named enums, times, modes, UUID text);
 //! - [`replay`]: the journal replayed in memory, an overlay of the source (nothing written);
-//! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map).
+//! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map),
+//!   [`itable`] (the parallel scan of every in-use inode).
 
 pub mod bitmap;
 pub mod bytes;
@@ -27,6 +29,7 @@ pub mod fs;
 pub mod geometry;
 pub mod group;
 pub mod inode;
+pub mod itable;
 pub mod journal;
 pub mod namei;
 pub mod ondisk;
@@ -36,4 +39,5 @@ pub mod qcow2;
 pub mod replay;
 pub mod source;
 pub mod superblock;
+pub mod values;
 pub mod xattr;

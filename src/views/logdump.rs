@@ -170,8 +170,8 @@ pub enum Event {
     /// An ext2 superblock with journal_dev precedes the journal (external journal device).
     ExternalHeader {
         /// The device's UUID.
-        #[serde(serialize_with = "crate::format::json::uuid")]
-        #[schemars(schema_with = "crate::format::json::uuid_schema")]
+        #[serde(serialize_with = "crate::reader::values::uuid")]
+        #[schemars(schema_with = "crate::reader::values::uuid_schema")]
         uuid: [u8; 16],
         /// Its block size.
         #[serde(rename = "block_size")]
@@ -227,7 +227,7 @@ pub enum Event {
         sequence: u32,
         /// The block type, with its name (`descriptor`, `commit`, `revoke`, ...).
         #[serde(serialize_with = "blocktype_json")]
-        #[schemars(with = "crate::format::json::Named")]
+        #[schemars(with = "crate::reader::values::Named")]
         blocktype: u32,
         /// Its journal block number.
         block: u32,
@@ -236,7 +236,7 @@ pub enum Event {
             skip_serializing_if = "Option::is_none",
             serialize_with = "commit_time_json"
         )]
-        #[schemars(with = "Option<crate::format::json::Time>")]
+        #[schemars(with = "Option<crate::reader::values::Time>")]
         commit_time: Option<(u64, u32)>,
         /// Descriptor/revoke tail or commit block checksum, when verified.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,7 +315,7 @@ pub enum Event {
     UnexpectedType {
         /// Its block type.
         #[serde(serialize_with = "blocktype_json")]
-        #[schemars(with = "crate::format::json::Named")]
+        #[schemars(with = "crate::reader::values::Named")]
         blocktype: u32,
         /// Its journal block number.
         block: u32,
@@ -400,7 +400,7 @@ fn blocktype_json<S: serde::Serializer>(t: &u32, s: S) -> std::result::Result<S:
         5 => "revoke",
         _ => "unknown",
     };
-    crate::format::json::Named::new(*t, name).serialize(s)
+    crate::reader::values::Named::new(*t, name).serialize(s)
 }
 
 /// A commit time as seconds, nanoseconds and ISO 8601 UTC (JSON).
@@ -409,7 +409,7 @@ fn commit_time_json<S: serde::Serializer>(
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     t.map(|(sec, nsec)| {
-        crate::format::json::Time::with_nsec(i64::try_from(sec).unwrap_or(i64::MAX), nsec)
+        crate::reader::values::Time::with_nsec(i64::try_from(sec).unwrap_or(i64::MAX), nsec)
     })
     .serialize(s)
 }

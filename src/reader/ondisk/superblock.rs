@@ -40,10 +40,10 @@ pub struct Superblock {
     /// On-disk `s_inodes_per_group`.
     pub inodes_per_group: u32,
     /// On-disk `s_mtime`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub mtime: u32,
     /// On-disk `s_wtime`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub wtime: u32,
     /// On-disk `s_mnt_count`.
     pub mnt_count: u16,
@@ -52,23 +52,23 @@ pub struct Superblock {
     /// On-disk `s_magic`.
     pub magic: u16,
     /// On-disk `s_state`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub state: u16,
     /// On-disk `s_errors`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub errors: u16,
     /// On-disk `s_minor_rev_level`.
     pub minor_rev_level: u16,
     /// On-disk `s_lastcheck`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub lastcheck: u32,
     /// On-disk `s_checkinterval`.
     pub checkinterval: u32,
     /// On-disk `s_creator_os`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub creator_os: u32,
     /// On-disk `s_rev_level`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub rev_level: u32,
     /// On-disk `s_def_resuid`.
     pub def_resuid: u16,
@@ -87,7 +87,7 @@ pub struct Superblock {
     /// On-disk `s_feature_ro_compat`.
     pub feature_ro_compat: u32,
     /// On-disk `s_uuid`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub uuid: [u8; 16],
     #[serde(skip)]
     /// On-disk `s_volume_name`.
@@ -104,7 +104,7 @@ pub struct Superblock {
     /// On-disk `s_reserved_gdt_blocks`.
     pub reserved_gdt_blocks: u16,
     /// On-disk `s_journal_uuid`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub journal_uuid: [u8; 16],
     /// On-disk `s_journal_inum`.
     pub journal_inum: u32,
@@ -113,13 +113,13 @@ pub struct Superblock {
     /// On-disk `s_last_orphan`.
     pub last_orphan: u32,
     /// On-disk `s_hash_seed`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub hash_seed: [u8; 16],
     /// On-disk `s_def_hash_version`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub def_hash_version: u8,
     /// On-disk `s_jnl_backup_type`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub jnl_backup_type: u8,
     /// On-disk `s_desc_size`.
     pub desc_size: u16,
@@ -128,7 +128,7 @@ pub struct Superblock {
     /// On-disk `s_first_meta_bg`.
     pub first_meta_bg: u32,
     /// On-disk `s_mkfs_time`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub mkfs_time: u32,
     /// On-disk `s_jnl_blocks`.
     pub jnl_blocks: [u32; 17],
@@ -155,7 +155,7 @@ pub struct Superblock {
     /// On-disk `s_log_groups_per_flex`.
     pub log_groups_per_flex: u8,
     /// On-disk `s_checksum_type`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub checksum_type: u8,
     /// On-disk `s_encryption_level`.
     pub encryption_level: u8,
@@ -173,7 +173,7 @@ pub struct Superblock {
     /// On-disk `s_error_count`.
     pub error_count: u32,
     /// On-disk `s_first_error_time`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub first_error_time: u32,
     /// On-disk `s_first_error_ino`.
     pub first_error_ino: u32,
@@ -185,7 +185,7 @@ pub struct Superblock {
     /// On-disk `s_first_error_line`.
     pub first_error_line: u32,
     /// On-disk `s_last_error_time`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub last_error_time: u32,
     /// On-disk `s_last_error_ino`.
     pub last_error_ino: u32,
@@ -210,7 +210,7 @@ pub struct Superblock {
     /// On-disk `s_encrypt_algos`.
     pub encrypt_algos: [u8; 4],
     /// On-disk `s_encrypt_pw_salt`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub encrypt_pw_salt: [u8; 16],
     /// On-disk `s_lpf_ino`.
     pub lpf_ino: u32,
@@ -235,7 +235,7 @@ pub struct Superblock {
     /// On-disk `s_last_error_errcode`.
     pub last_error_errcode: u8,
     /// On-disk `s_encoding`.
-    #[serde(skip)] // decoded in format::json::SuperblockJson
+    #[serde(skip)] // decoded by the JSON formatter (SuperblockJson)
     pub encoding: u16,
     /// On-disk `s_encoding_flags`.
     pub encoding_flags: u16,
