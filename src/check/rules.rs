@@ -225,6 +225,8 @@ catalogue! {
     JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
     JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
     JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
+    JournalReplayed = "journal.replayed", Warn, "the image needs no recovery (when it does, its committed transactions are replayed in memory and the replayed state is checked, as e2fsck recovers then checks)", [], ["PR_0_JOURNAL_RUN"];
+    JournalUnreplayable = "journal.unreplayable", Err, "every committed transaction replays: descriptor, commit and data block checksums match and every logged block lies inside the filesystem", [K, E], ["PR_0_JNL_TXN_CORRUPT"];
     // inode table walk (pass 1)
     InodeTableUnreadable = "inode.table_unreadable", Err, "every group's inode table (up to bg_itable_unused) lies inside the image", [E], ["PR_1_ISCAN_ERROR"];
     InodeChecksum = "inode.checksum", Err, "with metadata_csum, every non-zero inode's checksum matches", [K, E], ["PR_1_INODE_ONLY_CSUM_INVALID"];

@@ -499,6 +499,10 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
     }
     w.plan.has_log = true;
     let mut ok = w.pass(Pass::Scan);
+    if !ok {
+        // The scan failed before finding the end: nothing is replayed.
+        w.info.end_transaction = p.sequence;
+    }
     if ok {
         ok = w.pass(Pass::Revoke);
     }
@@ -1191,14 +1195,25 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
     let raw = fs
         .read_inode_checked(ino, true)
         .map_err(|e| journal_error(format!("journal inode {ino}: {e}")))?;
-    let inode = Inode::parse(&raw);
+    let mut inode = Inode::parse(&raw);
+    let mut extents = inode.has_flag(crate::reader::inode::EXTENTS_FL);
+    // e2fsck_get_journal: a journal inode that is not a regular file in use is replaced by the
+    // copy of its block map and size the superblock keeps (s_jnl_blocks).
+    if (inode.links_count == 0 || inode.mode & 0o170000 != 0o100000) && fs.sb.jnl_backup_type == 1 {
+        let w = &fs.sb.jnl_blocks;
+        for (slot, v) in inode.block.chunks_exact_mut(4).zip(&w[..15]) {
+            slot.copy_from_slice(&v.to_le_bytes());
+        }
+        inode.size = (u64::from(w[15]) << 32) | u64::from(w[16]);
+        extents = inode.block.get(..2) == Some(&0xF30Au16.to_le_bytes()[..]);
+    }
     let limits = WalkLimits {
         first_data_block: fs.geo.first_data_block,
         blocks_count: fs.geo.blocks_count,
         csum_seed: None,
     };
     let mut runs = Vec::new();
-    if inode.has_flag(crate::reader::inode::EXTENTS_FL) {
+    if extents {
         let w = extent::walk_extents(&inode.block, &limits, |b| fs.block(b))?;
         for e in w.leaves() {
             if !e.uninit && e.len > 0 {
