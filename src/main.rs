@@ -79,29 +79,8 @@ enum Command {
     },
 }
 
-impl Command {
-    /// `--format json` means `--json` for every command that has both.
-    fn fold_format(&mut self) {
-        match self {
-            Command::Dump(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Inode(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Ls(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Xattrs(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Fit(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Extract(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Advise(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Freefrag(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Journal(a) => cli::fold_format(&mut a.json, a.format),
-            Command::Check(_)
-            | Command::Cat(_)
-            | Command::Completions { .. }
-            | Command::Manpages { .. } => {}
-        }
-    }
-}
-
 fn main() {
-    let mut cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = match e.kind() {
@@ -112,7 +91,6 @@ fn main() {
             std::process::exit(code);
         }
     };
-    cli.command.fold_format();
     let res = match &cli.command {
         Command::Dump(a) => cli::dump::run(a),
         Command::Fit(a) => cli::fit::run(a),

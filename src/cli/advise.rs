@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use comfy_table::ContentArrangement;
-use e4inspect::format::table;
 
 use e4inspect::models::advise::{
     self, human_bytes, parse_kernel, parse_size, Advice, Raid, SampledSet, SetSampler, Workload,
@@ -94,12 +92,9 @@ pub struct AdviseArgs {
     /// Oldest kernel that must mount the filesystem (e.g. 4.18): newer features are left out.
     #[arg(long, value_name = "VERSION")]
     pub kernel: Option<String>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// Bytes per inode a sample is counted with at least: a non-empty file takes a 4 KiB block
@@ -246,12 +241,7 @@ fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
 
 /// Build the workload from the arguments.
 pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
-    let bytes = match (&args.size, &args.device) {
-        (Some(s), _) => parse_size(s).with_context(|| format!("--size {s}"))?,
-        (None, Some(d)) => e4inspect::reader::source::Source::open(d)?.len(),
-        (None, None) => bail!("give --size or --device"),
-    };
-    let mut w = Workload::new(bytes);
+    let mut w = Workload::new(target_bytes(args)?);
     w.block_size = args.block_size;
     w.inode_size = args.inode_size;
     if let Some(j) = &args.journal_size {
@@ -264,58 +254,98 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
             Some(parse_size(a).with_context(|| format!("--avg-file-size {a}"))?);
     }
     if let Some(dir) = &args.from_dir {
-        let s = sample_tree(dir)?;
-        let (sets, note) = finish_sample(s.sets);
-        let with_xattrs: u64 = sets.iter().map(|x| x.count).sum();
-        if let Some(avg) = s.bytes.checked_div(s.inodes) {
-            w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
-        }
-        w.population.sample = Some(format!(
-            "{}: {} inodes, {with_xattrs} with xattrs, {} per inode{note}",
-            dir.display(),
-            s.inodes,
-            human_bytes(s.bytes / s.inodes.max(1))
-        ));
-        w.population.xattr_sets = sets;
-        w.population.sample_inodes = s.inodes;
+        sample_from_dir(&mut w, dir)?;
     }
     if let Some(img) = &args.from_image {
-        let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())?;
-        args.source.note_recovery(&fs);
-        let sb = &fs.sb;
-        // Free counts above the totals mean a damaged superblock, not a workload: an operational
-        // error (exit 8), not a refused request.
-        if u64::from(sb.free_inodes_count) > u64::from(sb.inodes_count)
-            || sb.free_blocks_count() > sb.blocks_count()
-        {
-            return Err(e4inspect::Error::corrupt(e4inspect::ProblemKind::Superblock, format!(
-                "{}: superblock free counts exceed the totals (free inodes {} of {}, free blocks {} of {}); run `e4inspect check`",
-                img.display(),
-                sb.free_inodes_count,
-                sb.inodes_count,
-                sb.free_blocks_count(),
-                sb.blocks_count()
-            ))
-            .into());
-        }
-        let used_inodes = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes_count));
-        let used_bytes = sb
-            .blocks_count()
-            .saturating_sub(sb.free_blocks_count())
-            .saturating_mul(fs.block_size());
-        if let Some(avg) = used_bytes.checked_div(used_inodes) {
-            w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
-        }
-        let (sets, note) = finish_sample(image_xattr_sets(&fs));
-        w.population.sample = Some(format!(
-            "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode{note}",
-            img.display(),
-            sets.iter().map(|s| s.count).sum::<u64>(),
-            human_bytes(used_bytes / used_inodes.max(1))
-        ));
-        w.population.xattr_sets = sets;
-        w.population.sample_inodes = used_inodes;
+        sample_from_image(&mut w, img, &args.source)?;
     }
+    add_xattrs(&mut w, args)?;
+    w.fit_share = args.fit_share / 100.0;
+    w.raid = raid(args)?;
+    w.rotational = args.rotational;
+    w.metadata_heavy = args.metadata_heavy;
+    w.project_quota = args.project_quota;
+    w.large_dirs = args.large_dirs;
+    if let Some(k) = &args.kernel {
+        w.kernel = Some(parse_kernel(k)?);
+    }
+    Ok(w)
+}
+
+/// The size the filesystem will fill: `--size`, else the size of `--device`.
+fn target_bytes(args: &AdviseArgs) -> anyhow::Result<u64> {
+    Ok(match (&args.size, &args.device) {
+        (Some(s), _) => parse_size(s).with_context(|| format!("--size {s}"))?,
+        (None, Some(d)) => e4inspect::reader::source::Source::open(d)?.len(),
+        (None, None) => bail!("give --size or --device"),
+    })
+}
+
+/// `--from-dir`: the tree's inode count, bytes per inode and xattr sets.
+fn sample_from_dir(w: &mut Workload, dir: &Path) -> anyhow::Result<()> {
+    let sample = sample_tree(dir)?;
+    let (sets, note) = finish_sample(sample.sets);
+    let with_xattrs: u64 = sets.iter().map(|x| x.count).sum();
+    if let Some(avg) = sample.bytes.checked_div(sample.inodes) {
+        w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
+    }
+    w.population.sample = Some(format!(
+        "{}: {} inodes, {with_xattrs} with xattrs, {} per inode{note}",
+        dir.display(),
+        sample.inodes,
+        human_bytes(sample.bytes / sample.inodes.max(1))
+    ));
+    w.population.xattr_sets = sets;
+    w.population.sample_inodes = sample.inodes;
+    Ok(())
+}
+
+/// `--from-image`: the image's inodes in use, bytes per inode and xattr sets.
+fn sample_from_image(
+    w: &mut Workload,
+    img: &Path,
+    source: &super::SourceArgs,
+) -> anyhow::Result<()> {
+    let fs = e4inspect::reader::fs::Filesystem::open(img, &source.open_options())?;
+    source.note_recovery(&fs);
+    let sb = &fs.sb;
+    // Free counts above the totals mean a damaged superblock, not a workload: an operational
+    // error (exit 8), not a refused request.
+    if u64::from(sb.free_inodes_count) > u64::from(sb.inodes_count)
+        || sb.free_blocks_count() > sb.blocks_count()
+    {
+        return Err(e4inspect::Error::corrupt(e4inspect::ProblemKind::Superblock, format!(
+            "{}: superblock free counts exceed the totals (free inodes {} of {}, free blocks {} of {}); run `e4inspect check`",
+            img.display(),
+            sb.free_inodes_count,
+            sb.inodes_count,
+            sb.free_blocks_count(),
+            sb.blocks_count()
+        ))
+        .into());
+    }
+    let used_inodes = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes_count));
+    let used_bytes = sb
+        .blocks_count()
+        .saturating_sub(sb.free_blocks_count())
+        .saturating_mul(fs.block_size());
+    if let Some(avg) = used_bytes.checked_div(used_inodes) {
+        w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
+    }
+    let (sets, note) = finish_sample(image_xattr_sets(&fs));
+    w.population.sample = Some(format!(
+        "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode{note}",
+        img.display(),
+        sets.iter().map(|s| s.count).sum::<u64>(),
+        human_bytes(used_bytes / used_inodes.max(1))
+    ));
+    w.population.xattr_sets = sets;
+    w.population.sample_inodes = used_inodes;
+    Ok(())
+}
+
+/// `--profile` and `--xattr`: the attributes every inode carries (a profile's name once).
+fn add_xattrs(w: &mut Workload, args: &AdviseArgs) -> anyhow::Result<()> {
     for p in &args.profile {
         for a in e4inspect::models::profiles::resolve(p)? {
             if w.xattrs.iter().all(|x| x.name != a.name) {
@@ -328,13 +358,19 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     for x in &args.xattr {
         w.xattrs.push(parse_xattr(x)?);
     }
-    w.fit_share = args.fit_share / 100.0;
+    Ok(())
+}
+
+/// The RAID geometry: `--raid-chunk` with `--raid-data-disks`, or `--raid-level` with
+/// `--raid-disks` (the level wins when both are given).
+fn raid(args: &AdviseArgs) -> anyhow::Result<Option<Raid>> {
     if args.raid_chunk.is_some() && args.raid_data_disks.is_none() && args.raid_level.is_none() {
         bail!("--raid-chunk needs --raid-data-disks N or --raid-level L --raid-disks N");
     }
+    let mut raid = None;
     if let (Some(c), Some(n)) = (&args.raid_chunk, args.raid_data_disks) {
         let chunk = parse_size(c).with_context(|| format!("--raid-chunk {c}"))?;
-        w.raid = Some(Raid {
+        raid = Some(Raid {
             chunk_bytes: chunk,
             data_disks: n,
             description: format!("chunk {}, {n} data disks", human_bytes(chunk)),
@@ -342,16 +378,9 @@ pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
     }
     if let (Some(l), Some(n)) = (&args.raid_level, args.raid_disks) {
         let chunk = args.raid_chunk.as_deref().map(parse_size).transpose()?;
-        w.raid = Some(Raid::from_level(l, n, chunk)?);
+        raid = Some(Raid::from_level(l, n, chunk)?);
     }
-    w.rotational = args.rotational;
-    w.metadata_heavy = args.metadata_heavy;
-    w.project_quota = args.project_quota;
-    w.large_dirs = args.large_dirs;
-    if let Some(k) = &args.kernel {
-        w.kernel = Some(parse_kernel(k)?);
-    }
-    Ok(w)
+    Ok(raid)
 }
 
 /// Compute the advice (no printing).
@@ -365,229 +394,6 @@ pub fn compute(args: &AdviseArgs) -> anyhow::Result<Advice> {
     }
     let dev = args.device.as_ref().map(|d| d.display().to_string());
     Ok(a.with_device(dev.as_deref()))
-}
-
-fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "-".into()
-    } else {
-        format!("{:.2}%", 100.0 * part as f64 / whole as f64)
-    }
-}
-
-/// Render the text report.
-pub fn render(a: &Advice) -> String {
-    let mut out = String::new();
-    out.push_str(&a.command);
-    out.push_str("\n\n");
-    let mut t = table::styled();
-    t.set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "parameter",
-            "chosen",
-            "mke2fs default",
-            "why",
-            "source",
-        ]);
-    for r in &a.rationale {
-        t.add_row(vec![
-            r.parameter.clone(),
-            r.value.clone(),
-            r.mke2fs_default.clone(),
-            r.why.clone(),
-            r.source.clone(),
-        ]);
-    }
-    out.push_str(&t.to_string());
-    out.push_str("\n\nPredicted layout (mke2fs 1.47.0):\n");
-    let l = &a.layout;
-    let bs = u64::from(l.block_size);
-    let mut t = table::styled();
-    t.set_header(vec!["", "this command", "plain mkfs.ext4"]);
-    let d = a.default_layout.as_ref();
-    let row = |t: &mut comfy_table::Table,
-               k: &str,
-               f: &dyn Fn(&e4inspect::models::mkfs::Layout) -> String| {
-        t.add_row(vec![
-            k.to_string(),
-            f(l),
-            d.map(f).unwrap_or_else(|| "-".into()),
-        ]);
-    };
-    row(&mut t, "block size", &|l| l.block_size.to_string());
-    row(&mut t, "blocks", &|l| {
-        format!(
-            "{} ({})",
-            l.blocks_count,
-            human_bytes(l.blocks_count * u64::from(l.block_size))
-        )
-    });
-    row(&mut t, "block groups", &|l| {
-        format!("{} x {} blocks", l.groups, l.blocks_per_group)
-    });
-    row(&mut t, "flex_bg size", &|l| {
-        l.flex_bg_size
-            .map(|g| g.to_string())
-            .unwrap_or("off".into())
-    });
-    row(&mut t, "inode size", &|l| l.inode_size.to_string());
-    row(&mut t, "inodes", &|l| {
-        format!("{} ({} per group)", l.inodes_count, l.inodes_per_group)
-    });
-    row(&mut t, "inode tables", &|l| {
-        format!(
-            "{} blocks/group, {} ({:.2}% of the device)",
-            l.inode_blocks_per_group,
-            human_bytes(l.inode_table_bytes),
-            l.inode_table_percent()
-        )
-    });
-    row(&mut t, "journal", &|l| {
-        if l.journal_blocks == 0 {
-            "none".into()
-        } else {
-            format!(
-                "{} blocks ({})",
-                l.journal_blocks,
-                human_bytes(l.journal_blocks * u64::from(l.block_size))
-            )
-        }
-    });
-    row(&mut t, "reserved for root", &|l| {
-        format!(
-            "{} blocks ({})",
-            l.reserved_blocks,
-            pct(l.reserved_blocks, l.blocks_count)
-        )
-    });
-    row(&mut t, "reserved GDT blocks", &|l| {
-        l.reserved_gdt_blocks.to_string()
-    });
-    row(
-        &mut t,
-        "RAID stride / width",
-        &|l| match (l.stride, l.stripe_width) {
-            (Some(s), Some(w)) => format!("{s} / {w}"),
-            _ => "-".into(),
-        },
-    );
-    row(&mut t, "metadata overhead", &|l| match l.overhead_blocks {
-        Some(o) => format!("{o} blocks ({})", pct(o, l.blocks_count)),
-        None => "-".into(),
-    });
-    row(&mut t, "space for data", &|l| match l.data_blocks {
-        Some(b) => human_bytes(b * u64::from(l.block_size)),
-        None => "-".into(),
-    });
-    out.push_str(&t.to_string());
-    out.push('\n');
-    let _ = bs;
-    if let Some(f) = &a.fit {
-        out.push_str(&format!(
-            "\nXattr fit (share required: {:.0}%):\n",
-            f.fit_share * 100.0
-        ));
-        let mut t = table::styled();
-        t.set_header(vec![
-            "inode size",
-            "usable bytes",
-            "needed bytes",
-            "all in-inode",
-            "",
-        ]);
-        for r in &f.sizes {
-            t.add_row(vec![
-                r.inode_size.to_string(),
-                r.usable_bytes.to_string(),
-                if r.needed_bytes > 0 {
-                    r.needed_bytes.to_string()
-                } else {
-                    "-".into()
-                },
-                format!("{:.1}%", r.share_all_in_inode * 100.0),
-                if r.inode_size == f.inode_size {
-                    "<- chosen".into()
-                } else {
-                    String::new()
-                },
-            ]);
-        }
-        out.push_str(&t.to_string());
-        out.push('\n');
-    }
-    if let Some(f) = &a.fit {
-        out.push_str(&render_outliers(f, a.layout.inode_size));
-    }
-    out
-}
-
-/// The outliers at the advised inode size and what larger sizes would cost (empty when none).
-fn render_outliers(f: &e4inspect::models::advise::FitAdvice, inode_size: u32) -> String {
-    if f.outlier_inodes == 0 {
-        return String::new();
-    }
-    let mut out = format!(
-        "\nOutliers: {} of {} inodes with xattrs keep some outside a {inode_size}-byte inode{}:\n",
-        f.outlier_inodes,
-        f.inodes,
-        if f.outliers.iter().map(|o| o.inodes).sum::<u64>() < f.outlier_inodes {
-            format!(" (the {} worst)", f.outliers.len())
-        } else {
-            String::new()
-        }
-    );
-    let mut t = table::styled();
-    t.set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "path",
-            "inodes",
-            "bytes needed",
-            "inode size needed",
-            "extra inode tables",
-        ]);
-    for o in &f.outliers {
-        let path = match (&o.path, o.ino) {
-            (Some(p), _) => p.clone(),
-            (None, Some(i)) => format!("inode {i}"),
-            (None, None) => "-".into(),
-        };
-        t.add_row(vec![
-            path,
-            o.inodes.to_string(),
-            o.needed_bytes.to_string(),
-            o.inode_size_needed
-                .map_or("none up to the block size".into(), |s| s.to_string()),
-            o.extra_inode_table_bytes
-                .map_or("-".into(), |b| format!("+{}", human_bytes(b))),
-        ]);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if !f.cover_costs.is_empty() {
-        out.push_str("\nCovering outliers with a larger inode size:\n");
-        let mut t = table::styled();
-        t.set_header(vec![
-            "-I",
-            "outlier inodes covered",
-            "extra inode tables",
-            "inode tables of device",
-        ]);
-        for c in &f.cover_costs {
-            t.add_row(vec![
-                c.inode_size.to_string(),
-                format!("{} of {}", c.outlier_inodes_covered, f.outlier_inodes),
-                c.extra_inode_table_bytes
-                    .map_or("mke2fs would refuse".into(), |b| {
-                        format!("+{}", human_bytes(b))
-                    }),
-                c.inode_table_percent
-                    .map_or("-".into(), |p| format!("{p:.2}%")),
-            ]);
-        }
-        out.push_str(&t.to_string());
-        out.push('\n');
-    }
-    out
 }
 
 /// 16 for a refused or malformed request, 8 when a device, image or tree cannot be read.
@@ -620,14 +426,14 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
     for w in &a.warnings {
         eprintln!("e4inspect advise: warning: {w}");
     }
-    if args.json {
+    if args.output.json() {
         let doc = AdviseDocument {
             schema_version: e4inspect::format::json::SchemaVersion,
             advice: &a,
         };
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        super::emit(&render(&a))?;
+        super::emit(&e4inspect::format::advise::render(&a))?;
     }
     Ok(super::EXIT_OK)
 }

@@ -56,13 +56,9 @@ pub struct CheckArgs {
     /// recovers before checking, and a `journal.replayed` warning says so.
     #[arg(long)]
     pub no_replay: bool,
-    /// Output format: text (compiler-style lines and a summary), json, junit (XML for CI test
-    /// reports) or github (workflow annotations).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<Format>,
-    /// JSON output (shorthand for --format json).
-    #[arg(long)]
-    pub json: bool,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs<Format>,
     /// Count warnings as errors (the same as --deny warnings).
     #[arg(long)]
     pub werror: bool,
@@ -87,13 +83,14 @@ pub struct CheckArgs {
     pub source: super::SourceArgs,
 }
 
+impl super::OutputFormat for Format {
+    const TEXT: Self = Format::Text;
+    const JSON: Self = Format::Json;
+}
+
 impl CheckArgs {
     fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else {
-            self.format.unwrap_or(Format::Text)
-        }
+        self.output.format()
     }
 }
 
@@ -312,7 +309,7 @@ fn dash_if_empty(s: String) -> String {
 }
 
 /// The summary table: one row per rule with findings, with its effective severity.
-fn summary(rep: &Report, policy: &Policy) -> comfy_table::Table {
+fn summary(rep: &Report, policy: &Policy) -> table::Styled {
     let mut t = table::table(&["rule", "severity", "findings", "description"]);
     table::no_wrap(&mut t, &[0]);
     for r in RULES {

@@ -30,12 +30,9 @@ pub struct DumpArgs {
     /// Extended options, as dumpe2fs: superblock=N, blocksize=N (comma separated, repeatable).
     #[arg(short = 'o', value_name = "OPT[,OPT]")]
     pub options: Vec<String>,
-    /// Emit JSON (superblock, geometry, journal, groups) instead of dumpe2fs text.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: SourceArgs,
     /// Print help.
@@ -79,14 +76,14 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         Ok(fs) => fs,
         Err(e) => {
             report_error(&args.image, &e);
-            if matches!(e, e4inspect::Error::Open { .. }) && !args.json {
+            if matches!(e, e4inspect::Error::Open { .. }) && !args.output.json() {
                 outln!("Couldn't find valid filesystem superblock.");
             }
             return Ok(EXIT_OPERATIONAL);
         }
     };
     args.source.note_recovery(&fs);
-    if args.json {
+    if args.output.json() {
         // Streamed: the groups are produced while they are written, so memory stays flat.
         let doc = e4inspect::format::json::document(
             &fs,

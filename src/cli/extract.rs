@@ -26,12 +26,9 @@ pub struct ExtractArgs {
     /// Replace existing destination entries (an existing directory is merged into).
     #[arg(long)]
     pub force: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -170,7 +167,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     pb.finish_and_clear();
     let s = res.with_context(|| format!("extract {}", args.path))?;
     let mut out = String::new();
-    if args.json {
+    if args.output.json() {
         let doc = ExtractDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),

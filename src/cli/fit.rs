@@ -10,9 +10,8 @@
 
 use super::exit::{as_usage, usage};
 use anyhow::Context;
-use comfy_table::{Cell, CellAlignment};
+use e4inspect::format::fit::{self as fit_text, JsonOut, JsonResult, NamedFile, SourceSummary};
 use e4inspect::format::json::SchemaVersion;
-use e4inspect::format::table;
 use e4inspect::models::fit::{self, Aggregate, Attr, FitParams, FitResult, Location, XattrSet};
 use e4inspect::models::profiles;
 use schemars::JsonSchema;
@@ -59,12 +58,9 @@ pub struct FitArgs {
     /// Model an inline-data file of BYTES bytes (default 60: system.data present but empty).
     #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "60")]
     pub inline_data: Option<u32>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// With --from-image/--from-dir: name the N files needing the biggest inode among those whose
     /// xattrs do not all stay in the inode at the reference size (spill to the block, need an EA
     /// inode, or do not fit), largest first (0: none).
@@ -138,91 +134,11 @@ fn list_profiles(out: &mut String, json: bool) -> anyhow::Result<i32> {
         )?;
         return Ok(0);
     }
-    let mut t = table::styled();
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    t.set_header(vec![
-        "profile",
-        "attribute",
-        "bytes",
-        "in-inode cost",
-        "source",
-    ]);
-    table::no_wrap(&mut t, &[1]);
-    for p in profiles::PROFILES {
-        for (i, a) in p.attrs.iter().enumerate() {
-            let cost = fit::inode_cost(&FitParams::new(256), &Attr::new(a.name, a.value_size));
-            t.add_row(vec![
-                Cell::new(if i == 0 { p.name } else { "" }),
-                Cell::new(a.name),
-                Cell::new(a.value_size).set_alignment(CellAlignment::Right),
-                Cell::new(cost).set_alignment(CellAlignment::Right),
-                Cell::new(a.source),
-            ]);
-        }
-    }
-    writeln!(out, "{t}")?;
+    writeln!(out, "{}", fit_text::profile_table())?;
     Ok(0)
 }
 
 use super::emit;
-
-/// One inode size: the explicit attributes placed, and the scanned tree or image counted.
-#[derive(Serialize, JsonSchema)]
-pub struct JsonResult {
-    /// The explicit attributes (`--xattr`, `--profile`) placed in this inode size.
-    #[serde(flatten)]
-    fit: FitResult,
-    /// The scanned tree or image at this inode size (`--from-dir`, `--from-image`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tree: Option<fit::SizeStats>,
-}
-
-/// The `fit --json` document.
-#[derive(Serialize, JsonSchema)]
-pub struct JsonOut {
-    /// Version of the JSON contract.
-    schema_version: SchemaVersion,
-    /// One result per inode size.
-    results: Vec<JsonResult>,
-    /// What was scanned, when a tree or image was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    source: Option<SourceSummary>,
-}
-
-/// What `--from-dir` or `--from-image` scanned.
-#[derive(Serialize, JsonSchema)]
-struct SourceSummary {
-    kind: &'static str,
-    path: PathBuf,
-    inodes_scanned: u64,
-    inodes_with_xattrs: u64,
-    unreadable: u64,
-    reference_inode_size: u32,
-    smallest_inode_size_for_100: Option<u32>,
-    smallest_inode_size_for_99: Option<u32>,
-    smallest_inode_size_for_90: Option<u32>,
-    /// Image only: inodes whose observed placement the model reproduces at the image's own size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model_agrees: Option<u64>,
-    /// Files whose xattrs do not all stay in the inode at the reference size, biggest need first.
-    files_not_all_in_inode: Vec<NamedFile>,
-    /// External xattr blocks decoded (image: each distinct block once).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    xattr_blocks_decoded: Option<u64>,
-    /// Distinct xattr sets placed (inodes sharing a block and in-inode entries are placed once).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sets_evaluated: Option<u64>,
-}
-
-/// A file named in the listing.
-#[derive(Serialize, JsonSchema, Clone)]
-struct NamedFile {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ino: Option<u32>,
-    path: Option<String>,
-    #[serde(flatten)]
-    verdict: fit::SetVerdict,
-}
 
 /// The `n` files needing the biggest inode, kept while scanning.
 struct Largest {
@@ -299,60 +215,23 @@ fn check_geometry_args(args: &FitArgs) -> anyhow::Result<()> {
 
 fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     if args.list_profiles {
-        return list_profiles(out, args.json);
+        return list_profiles(out, args.output.json());
     }
     check_geometry_args(args)?;
     let explicit = explicit_attrs(args)?;
-    let mut base = FitParams::new(256);
-    let mut image = None;
-    if let Some(img) = &args.from_image {
-        let fs = e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())
-            .with_context(|| format!("{}", img.display()))?;
-        args.source.note_recovery(&fs);
-        base = fit::image_params(&fs);
-        image = Some(fs);
-    }
-    if let Some(bs) = args.block_size {
-        base.block_size = bs;
-    }
-    if args.ea_inode {
-        base.ea_inode = true;
-    }
-    if let Some(ex) = args.extra_isize {
-        base.extra_isize = ex;
-    }
-    let sizes: Vec<u32> = if !args.inode_size.is_empty() {
-        args.inode_size.clone()
-    } else if let Some(fs) = &image {
-        let own = fs.geo.inode_size;
-        let mut v: Vec<u32> = DEFAULT_SIZES
-            .iter()
-            .copied()
-            .chain([own])
-            .filter(|&s| s <= base.block_size)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    } else {
-        DEFAULT_SIZES
-            .iter()
-            .copied()
-            .filter(|&s| s <= base.block_size)
-            .collect()
+    let image = match &args.from_image {
+        Some(img) => Some(
+            e4inspect::reader::fs::Filesystem::open(img, &args.source.open_options())
+                .with_context(|| format!("{}", img.display()))?,
+        ),
+        None => None,
     };
-    let user_geometry =
-        !args.inode_size.is_empty() || args.block_size.is_some() || args.extra_isize.is_some();
-    let params: Vec<FitParams> = sizes
-        .iter()
-        .map(|&s| {
-            let mut p = base.for_inode_size(s);
-            p.inline_data = args.inline_data;
-            p.validate().map(|_| p)
-        })
-        .collect::<e4inspect::Result<_>>()
-        .map_err(|e| if user_geometry { as_usage(e) } else { e.into() })?;
-
+    if let Some(fs) = &image {
+        args.source.note_recovery(fs);
+    }
+    let base = base_params(args, image.as_ref());
+    let sizes = inode_sizes(args, image.as_ref(), base.block_size);
+    let params = size_params(args, &base, &sizes)?;
     if image.is_none() && args.from_dir.is_none() && explicit.is_empty() {
         return Err(usage(
             "nothing to fit: give --xattr, --profile, --from-image or --from-dir",
@@ -374,26 +253,14 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
         || agg
             .as_ref()
             .is_some_and(|(a, _)| a.sizes.iter().any(|s| s.not_stored > 0));
-    if args.json {
-        let json = JsonOut {
-            schema_version: SchemaVersion,
-            results: results
-                .into_iter()
-                .enumerate()
-                .map(|(i, fit)| {
-                    let st = agg.as_ref().and_then(|(a, _)| a.sizes.get(i).cloned());
-                    JsonResult { tree: st, fit }
-                })
-                .collect(),
-            source: agg.map(|(_, s)| s),
-        };
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    if args.output.json() {
+        write_json(out, results, agg)?;
     } else {
         if !explicit.is_empty() {
-            print_explicit(out, &results)?;
+            fit_text::write_explicit(out, &results)?;
         }
         if let Some((a, s)) = &agg {
-            print_aggregate(out, a, s)?;
+            fit_text::write_aggregate(out, a, s)?;
         }
     }
     Ok(if none {
@@ -401,6 +268,82 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
     } else {
         super::EXIT_OK
     })
+}
+
+/// The geometry modelled: the image's own (else a 256-byte inode on 4 KiB blocks), with the
+/// command line's block size, ea_inode and extra isize over it.
+fn base_params(args: &FitArgs, image: Option<&e4inspect::reader::fs::Filesystem>) -> FitParams {
+    let mut base = image.map_or_else(|| FitParams::new(256), fit::image_params);
+    if let Some(bs) = args.block_size {
+        base.block_size = bs;
+    }
+    if args.ea_inode {
+        base.ea_inode = true;
+    }
+    if let Some(ex) = args.extra_isize {
+        base.extra_isize = ex;
+    }
+    base
+}
+
+/// The inode sizes evaluated: `--inode-size`, else the usual sizes up to the block size (and
+/// the image's own size).
+fn inode_sizes(
+    args: &FitArgs,
+    image: Option<&e4inspect::reader::fs::Filesystem>,
+    block_size: u32,
+) -> Vec<u32> {
+    if !args.inode_size.is_empty() {
+        return args.inode_size.clone();
+    }
+    let own = image.map(|fs| fs.geo.inode_size);
+    let mut sizes: Vec<u32> = DEFAULT_SIZES
+        .iter()
+        .copied()
+        .chain(own)
+        .filter(|&s| s <= block_size)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// One validated parameter set per inode size; a size the user's geometry makes impossible is
+/// a usage error.
+fn size_params(args: &FitArgs, base: &FitParams, sizes: &[u32]) -> anyhow::Result<Vec<FitParams>> {
+    let user_geometry =
+        !args.inode_size.is_empty() || args.block_size.is_some() || args.extra_isize.is_some();
+    sizes
+        .iter()
+        .map(|&s| {
+            let mut p = base.for_inode_size(s);
+            p.inline_data = args.inline_data;
+            p.validate().map(|_| p)
+        })
+        .collect::<e4inspect::Result<_>>()
+        .map_err(|e| if user_geometry { as_usage(e) } else { e.into() })
+}
+
+/// The `fit --json` document: one result per size, with the scanned population beside it.
+fn write_json(
+    out: &mut String,
+    results: Vec<FitResult>,
+    agg: Option<(Aggregate, SourceSummary)>,
+) -> anyhow::Result<()> {
+    let json = JsonOut {
+        schema_version: SchemaVersion,
+        results: results
+            .into_iter()
+            .enumerate()
+            .map(|(i, fit)| {
+                let tree = agg.as_ref().and_then(|(a, _)| a.sizes.get(i).cloned());
+                JsonResult { tree, fit }
+            })
+            .collect(),
+        source: agg.map(|(_, s)| s),
+    };
+    writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    Ok(())
 }
 
 fn progress(enabled: bool, what: &str, unit: super::progress::Unit) -> indicatif::ProgressBar {
@@ -427,7 +370,11 @@ fn scan_image(
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
     let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
-    let pb = progress(!args.json, "scanning", super::progress::Unit::Inodes);
+    let pb = progress(
+        !args.output.json(),
+        "scanning",
+        super::progress::Unit::Inodes,
+    );
     let mut agrees = 0u64;
     let mut largest = Largest::new(args.list);
     let cache = e4inspect::views::scan::XattrBlockCache::default();
@@ -522,175 +469,4 @@ fn scan_dir(
         sets_evaluated: None,
     };
     Ok((a, s))
-}
-
-fn right(v: impl ToString) -> Cell {
-    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
-}
-
-fn print_explicit(out: &mut String, results: &[FitResult]) -> std::fmt::Result {
-    for r in results {
-        writeln!(
-            out,
-            "Inode size {} (extra isize {}, block size {}): {} bytes usable, {} needed, {} free{}",
-            r.inode_size,
-            r.extra_isize,
-            r.block_size,
-            r.usable_bytes,
-            r.needed_bytes,
-            r.free_bytes,
-            if r.inline_data_bytes > 0 {
-                format!(" (system.data takes {})", r.inline_data_bytes)
-            } else {
-                String::new()
-            }
-        )?;
-        for p in &r.placements {
-            let mut loc = p.location.as_str().to_string();
-            if let Some(e) = p.entry_location {
-                loc.push_str(&format!(" (entry in {})", e.as_str()));
-            }
-            writeln!(
-                out,
-                "  {:<32} {:>6} bytes  cost {:>5}  {}",
-                p.name, p.value_size, p.inode_cost, loc
-            )?;
-            if let Some(why) = &p.reason {
-                writeln!(out, "    {why}")?;
-            }
-        }
-        if let Some(b) = &r.better_order {
-            writeln!(
-                out,
-                "  setting them in the order {} would keep {} in the inode",
-                b.order.join(", "),
-                b.in_inode
-            )?;
-        }
-        writeln!(out)?;
-    }
-    let mut t = table::styled();
-    t.set_header(vec![
-        "inode size",
-        "usable",
-        "needed",
-        "free",
-        "in inode",
-        "block",
-        "ea_inode",
-        "none",
-        "all in inode",
-    ]);
-    for r in results {
-        t.add_row(vec![
-            right(r.inode_size),
-            right(r.usable_bytes),
-            right(r.needed_bytes),
-            right(r.free_bytes),
-            right(r.count(Location::Inode)),
-            right(r.count(Location::Block)),
-            right(r.count(Location::EaInode)),
-            right(r.count(Location::None)),
-            Cell::new(if r.all_in_inode { "yes" } else { "no" }),
-        ]);
-    }
-    writeln!(out, "{t}")
-}
-
-fn pct(n: u64, d: u64) -> String {
-    if d == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", n as f64 * 100.0 / d as f64)
-    }
-}
-
-fn print_aggregate(out: &mut String, a: &Aggregate, s: &SourceSummary) -> std::fmt::Result {
-    writeln!(
-        out,
-        "{} {}: {} inodes scanned, {} with xattrs{}",
-        s.kind,
-        s.path.display(),
-        s.inodes_scanned,
-        s.inodes_with_xattrs,
-        if s.unreadable > 0 {
-            format!(", {} unreadable (skipped)", s.unreadable)
-        } else {
-            String::new()
-        }
-    )?;
-    if let Some(m) = s.model_agrees {
-        writeln!(
-            out,
-            "model reproduces the on-disk placement for {m} of {} inodes with xattrs",
-            s.inodes_with_xattrs
-        )?;
-    }
-    let mut t = table::styled();
-    t.set_header(vec![
-        "inode size",
-        "usable",
-        "all in inode",
-        "share",
-        "need block",
-        "ea_inode",
-        "cannot store",
-        format!("block reads saved vs {}", s.reference_inode_size).as_str(),
-    ]);
-    for st in &a.sizes {
-        t.add_row(vec![
-            right(st.inode_size),
-            right(st.usable_bytes),
-            right(st.all_in_inode),
-            right(pct(st.all_in_inode, st.inodes)),
-            right(st.spill_to_block),
-            right(st.use_ea_inode),
-            right(st.not_stored),
-            right(st.block_io_saved),
-        ]);
-    }
-    writeln!(out, "{t}")?;
-    let show =
-        |v: Option<u32>| v.map_or("none up to the block size".to_string(), |s| s.to_string());
-    writeln!(
-        out,
-        "smallest inode size with all xattrs in-inode: 100% {}, 99% {}, 90% {}",
-        show(s.smallest_inode_size_for_100),
-        show(s.smallest_inode_size_for_99),
-        show(s.smallest_inode_size_for_90)
-    )?;
-    if !s.files_not_all_in_inode.is_empty() {
-        writeln!(
-            out,
-            "files not all in-inode at {} bytes, biggest need first:",
-            s.reference_inode_size
-        )?;
-        for f in &s.files_not_all_in_inode {
-            let v = &f.verdict;
-            let mut why = Vec::new();
-            if v.uses_block {
-                why.push("block");
-            }
-            if v.ea_inode {
-                why.push("EA inode");
-            }
-            if v.not_stored {
-                why.push("does not fit");
-            }
-            writeln!(
-                out,
-                "  needs {:>4}  {:>6} bytes  [{}]  {}{}",
-                v.smallest_all_in_inode
-                    .map_or("none".to_string(), |s| s.to_string()),
-                v.needed_bytes,
-                why.join(", "),
-                f.path.as_deref().map_or_else(
-                    || "(no path found)".to_string(),
-                    |p| p.escape_debug().to_string()
-                ),
-                f.ino.map_or(String::new(), |i| format!(" (inode {i})"))
-            )?;
-        }
-    }
-    Ok(())
 }

@@ -17,12 +17,9 @@ pub struct FreefragArgs {
     /// Decimal, 0x hex or 0 octal, as e2freefrag's strtoull.
     #[arg(short = 'c', value_name = "CHUNK_KB", value_parser = parse_c_number)]
     pub chunk_kb: Option<u64>,
-    /// Emit JSON with the same figures.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -77,7 +74,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     let device = args.image.display().to_string();
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    if !args.json {
+    if !args.output.json() {
         e2freefrag::write_header(&mut w, &device, fs.block_size())?;
     }
     let res = freefrag::check_block_bitmaps(&fs)
@@ -91,7 +88,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
-    let written = if args.json {
+    let written = if args.output.json() {
         let doc = FreefragDocument {
             schema_version: SchemaVersion,
             image: device,

@@ -4,10 +4,11 @@
 
 use super::emit;
 use anyhow::Context;
-use e4inspect::format::debugfs_stat::{debugfs_text, details_text, report};
+use e4inspect::format::debugfs_stat::{debugfs_text, details_text};
 use e4inspect::format::inode_json::{json_of, InodeDocument, InodeEntry};
 use e4inspect::format::json::SchemaVersion;
 use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::inode::report;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -19,13 +20,9 @@ pub struct InodeArgs {
     /// Inode numbers (`12` or `<12>`) or paths from the root (`/etc/passwd`).
     #[arg(required = true, value_name = "INODE|PATH")]
     pub targets: Vec<String>,
-    /// Print JSON: {schema_version, image, inodes: [...]}, one entry per target, found or with
-    /// its error (docs/schema/inode.schema.json).
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// Where the filesystem lies inside the image.
     #[command(flatten)]
     pub source: super::SourceArgs,
@@ -55,7 +52,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
             Err(e) => {
                 super::report_target(&args.image, t, &e);
                 status = 8;
-                if args.json {
+                if args.output.json() {
                     js.push(InodeEntry::Failed {
                         target: t.clone(),
                         ino: raw.as_ref().ok().map(|(ino, _)| *ino),
@@ -73,7 +70,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         for a in &r.absent {
             eprintln!("e4inspect: {}: inode {}: {a}", args.image.display(), r.ino);
         }
-        if args.json {
+        if args.output.json() {
             js.push(InodeEntry::Found(Box::new(json_of(&fs, t, &r))));
         } else {
             let res = (|| {
@@ -95,7 +92,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         r => r.context("writing to stdout")?,
     }
     drop(out);
-    if args.json {
+    if args.output.json() {
         let doc = InodeDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),

@@ -46,12 +46,9 @@ pub struct JournalArgs {
     /// Read the journal from this external journal device or file (logdump -f).
     #[arg(short = 'f', long = "journal-device", value_name = "PATH")]
     pub journal_device: Option<PathBuf>,
-    /// Emit JSON events (with checksums of descriptor, commit and data blocks verified).
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -148,7 +145,7 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
         Ok(j) => j,
         Err(status) => return Ok(status),
     };
-    let outcome = if args.json {
+    let outcome = if args.output.json() {
         walk_json(args, journal.source(), opened, opts, &mut w)?
     } else {
         match walk_text(journal.source(), opened, opts, &mut w) {
@@ -174,10 +171,10 @@ fn options(args: &JournalArgs) -> Options {
     Options {
         all: args.all,
         old: args.old,
-        superblock: args.superblock || args.json,
+        superblock: args.superblock || args.output.json(),
         contents: args.contents,
         count: args.count.unwrap_or(-1),
-        verify: args.json,
+        verify: args.output.json(),
         trace: Default::default(),
     }
 }
@@ -200,13 +197,13 @@ fn open_as_debugfs<'a>(
             retried,
             ignore_csum,
         } => {
-            if retried && !args.json {
+            if retried && !args.output.json() {
                 writeln!(w, "Checksum errors in superblock!  Retrying...")?;
             }
             Ok(Some((fs, ignore_csum)))
         }
         DebugfsOpen::Fails(m) => {
-            if fs.strict_failure.is_some() && !fs.geo.journal_dev && !args.json {
+            if fs.strict_failure.is_some() && !fs.geo.journal_dev && !args.output.json() {
                 writeln!(w, "Checksum errors in superblock!  Retrying...")?;
             }
             w.flush()?;
@@ -247,7 +244,7 @@ fn trace_inode(
         return Ok(Err(EXIT_OPERATIONAL));
     };
     opts.trace = t;
-    if !args.json {
+    if !args.output.json() {
         let g = (ino - 1) / fs.sb.inodes_per_group;
         writeln!(
             w,
@@ -345,7 +342,7 @@ fn open_journal_by_uuid(
         w.flush()?;
         return no_journal_found(args, fs, opts, w).map(Err);
     };
-    if !args.json {
+    if !args.output.json() {
         writeln!(w, "Using external journal found at {}", p.display())?;
     }
     open_external(&p, w)
@@ -364,7 +361,7 @@ fn no_journal_found(
         .has_compat(e4inspect::reader::features::COMPAT_HAS_JOURNAL)
     {
         report_error(&args.image, &"filesystem has no journal");
-        if args.json {
+        if args.output.json() {
             // Still one document: a journal of kind `none`, with nothing in it.
             let doc = JournalDocument {
                 schema_version: SchemaVersion,

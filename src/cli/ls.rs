@@ -31,12 +31,9 @@ pub struct LsArgs {
     /// Raw names: no `<encrypted (N)>` placeholders in encrypted directories.
     #[arg(short = 'r')]
     pub raw: bool,
-    /// Print a JSON array of entries (name, inode, type, mode, size, times).
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     #[command(flatten)]
     pub source: super::SourceArgs,
 }
@@ -47,7 +44,7 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
     args.source.note_recovery(&fs);
-    if args.json {
+    if args.output.json() {
         return run_json(&fs, args);
     }
     let mut status = 0;

@@ -43,10 +43,46 @@ pub enum TextOrJson {
     Json,
 }
 
-/// Fold `--format json` into the `--json` flag the commands read.
-pub fn fold_format(json: &mut bool, format: Option<TextOrJson>) {
-    if format == Some(TextOrJson::Json) {
-        *json = true;
+/// A `--format` value set: which value is the text default and which one `--json` names.
+pub trait OutputFormat: clap::ValueEnum + Clone + Copy + Send + Sync + 'static {
+    /// The format without `--format` or `--json`.
+    const TEXT: Self;
+    /// The format `--json` stands for.
+    const JSON: Self;
+}
+
+impl OutputFormat for TextOrJson {
+    const TEXT: Self = TextOrJson::Text;
+    const JSON: Self = TextOrJson::Json;
+}
+
+/// The output arguments every command shares: `--format FORMAT` and its shorthand `--json`
+/// (declared once here; commands flatten it and ask [`OutputArgs::format`] or
+/// [`OutputArgs::json`]).
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct OutputArgs<F: OutputFormat = TextOrJson> {
+    /// Output format (`--json` is the shorthand for `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<F>,
+    /// Print one JSON document (docs/schema/COMMAND.schema.json) instead of text; the same as
+    /// `--format json`.
+    #[arg(long)]
+    json: bool,
+}
+
+impl<F: OutputFormat + PartialEq> OutputArgs<F> {
+    /// The format asked for: `--json`, else `--format`, else text.
+    pub fn format(&self) -> F {
+        if self.json {
+            F::JSON
+        } else {
+            self.format.unwrap_or(F::TEXT)
+        }
+    }
+
+    /// True when the output is JSON (`--json` or `--format json`).
+    pub fn json(&self) -> bool {
+        self.format() == F::JSON
     }
 }
 

@@ -22,7 +22,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ),
         ("ls", strict::<super::ls::LsDocument>()),
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
-        ("fit", strict::<super::fit::JsonOut>()),
+        ("fit", strict::<e4inspect::format::fit::JsonOut>()),
         ("fit-profiles", strict::<super::fit::ProfileList>()),
         (
             "extract",

@@ -16,12 +16,9 @@ use std::time::Instant;
 pub struct XattrsArgs {
     /// Image file, partitioned disk image or block device (opened read-only).
     pub image: PathBuf,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format: text or json (`--json` is the shorthand for `--format json`).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
-    pub format: Option<super::TextOrJson>,
+    /// Output format.
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// How many of the most common names to list.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
@@ -211,7 +208,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     } else {
         0
     };
-    if args.json {
+    if args.output.json() {
         let doc = json_document(&args, report);
         super::emit(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
     } else {

@@ -2,13 +2,12 @@
 //! `dump_extents` and `dump_blocks`), then what e4inspect adds: where every xattr lives, the
 //! in-inode xattr space, checksums and anything found wrong; and the same as JSON.
 
-use crate::error::{Problem, ProblemKind};
-use crate::reader::dir;
 use crate::reader::extent::{BlockMapWalk, ExtentItem, MapKind, MapRun};
-use crate::reader::fileblocks::{self, Fragmentation, MapEvent};
+use crate::reader::fileblocks;
 use crate::reader::fs::Filesystem;
-use crate::reader::inode::{self, DataMap, Inode};
+use crate::reader::inode::{self, DataMap};
 use crate::reader::xattr;
+use crate::views::inode::{map_run, Report};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -47,237 +46,6 @@ fn xattr_value(out: &mut String, v: &[u8]) {
     xattr_string(out, v, true);
 }
 
-/// Everything known about one inode, for both output forms.
-pub struct Report<'a> {
-    /// The inode number.
-    pub ino: u32,
-    /// Its raw record (base and large part).
-    pub raw: &'a [u8],
-    /// The decoded record.
-    pub inode: Inode,
-    /// Its extended attributes, in-inode and in the xattr block.
-    pub xattrs: inode::InodeXattrs<'a>,
-    /// Its data map (extent tree, block map, inline data).
-    pub map: DataMap,
-    /// The stored and the computed inode checksum, on metadata_csum filesystems.
-    pub csum: Option<(u32, u32)>,
-    /// The htree root of an indexed directory.
-    pub htree: Option<dir::DxRoot>,
-    /// Everything found wrong with the inode, one message each.
-    pub problems: Vec<Problem>,
-    /// Blocks the inode refers to that a metadata-only image (e2image) does not hold: not
-    /// damage, and not in `problems`.
-    pub absent: Vec<Problem>,
-    /// Block-map runs beyond the [`MAX_LISTED`] kept in `map` (the text walks the map again).
-    pub runs_omitted: u64,
-    /// Extents and contiguous runs (files with a block map or extent tree).
-    pub frag: Option<Fragmentation>,
-    /// Whether the inode bitmap marks the inode in use (`None` when it cannot be read).
-    pub allocated: Option<bool>,
-    /// Each xattr's name as debugfs builds it (its own prefix table, cut at a NUL byte).
-    pub debugfs_names: Vec<Vec<u8>>,
-}
-
-/// Runs or extents listed in JSON (and kept in memory) before the rest are only counted.
-pub const MAX_LISTED: usize = 4096;
-
-/// Walk a block map keeping at most [`MAX_LISTED`] runs; returns the walk and how many runs
-/// were left out.
-fn capped_block_map(fs: &Filesystem, ino: u32, inode: &Inode) -> (BlockMapWalk, u64) {
-    let mut runs = Vec::new();
-    let mut omitted = 0u64;
-    let sum = fileblocks::walk_block_map(
-        fs,
-        &inode.block,
-        inode::walk_limits(fs, ino, inode),
-        &mut |e| {
-            if runs.len() < MAX_LISTED {
-                runs.push(map_run(e));
-            } else {
-                omitted += 1;
-            }
-            ControlFlow::Continue(())
-        },
-    );
-    let mut problems = sum.problems;
-    if sum.problems_omitted > 0 {
-        problems.push(Problem::new(
-            ProblemKind::BlockMap,
-            format!("... and {} more block map problems", sum.problems_omitted),
-        ));
-    }
-    (
-        BlockMapWalk {
-            runs,
-            total: sum.total,
-            problems,
-        },
-        omitted,
-    )
-}
-
-fn map_run(e: MapEvent) -> MapRun {
-    match e {
-        MapEvent::Data(r) => MapRun {
-            kind: MapKind::Data(r.logical),
-            physical: r.physical,
-            len: r.len,
-        },
-        MapEvent::Mapping { kind, physical } => MapRun {
-            kind,
-            physical,
-            len: 1,
-        },
-    }
-}
-
-/// Is `ino` marked in use in its group's inode bitmap?
-fn inode_allocated(fs: &Filesystem, ino: u32) -> Option<bool> {
-    let ipg = fs.geo.inodes_per_group.max(1);
-    let gd = fs.desc(ino.checked_sub(1)? / ipg).ok()?;
-    let mut bm = Vec::new();
-    crate::reader::bitmap::group_inode_bitmap(fs, &gd, &mut bm).ok()?;
-    Some(crate::reader::bitmap::test_bit(
-        &bm,
-        ((ino - 1) % ipg) as usize,
-    ))
-}
-
-/// libext2fs' name prefixes (`ext2fs_xattrs_read`): index 9 (encryption) and unknown indexes
-/// have none, so their names print bare.
-fn debugfs_prefix(index: u8) -> &'static [u8] {
-    match index {
-        1 => b"user.",
-        2 => b"system.posix_acl_access",
-        3 => b"system.posix_acl_default",
-        4 => b"trusted.",
-        5 => b"lustre.",
-        6 => b"security.",
-        7 => b"system.",
-        8 => b"system.richacl",
-        10 => b"gnu.",
-        _ => b"",
-    }
-}
-
-/// The names debugfs shows for the xattrs of an inode, in the order `inode_xattrs` lists them
-/// (body, then block); empty when the areas cannot be read the same way.
-fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], i: &Inode) -> Vec<Vec<u8>> {
-    let name = |idx: u8, n: &[u8]| {
-        let mut v = debugfs_prefix(idx).to_vec();
-        v.extend_from_slice(n);
-        let end = v.iter().position(|&c| c == 0).unwrap_or(v.len());
-        v.truncate(end);
-        v
-    };
-    let mut out = Vec::new();
-    if let Ok(ib) = xattr::parse_ibody(raw, i.extra_isize) {
-        out.extend(ib.entries.iter().map(|e| name(e.index, e.raw_name)));
-    }
-    let blk = i.file_acl;
-    if blk != 0 && blk >= fs.geo.first_data_block && blk < fs.geo.blocks_count {
-        if let Ok(b) = fs.block(blk) {
-            let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
-            if let Ok(xb) = xattr::parse_block(&b, blk, seed) {
-                out.extend(xb.entries.iter().map(|e| name(e.index, e.raw_name)));
-            }
-        }
-    }
-    out
-}
-
-/// Everything known about inode `ino` whose raw record is `raw`; an error when its data map or
-/// htree root cannot be read at all.
-pub fn report<'a>(fs: &Filesystem, ino: u32, raw: &'a [u8]) -> crate::Result<Report<'a>> {
-    let inode = Inode::parse(raw);
-    let xattrs = inode::inode_xattrs(fs, raw, &inode);
-    let block_mapped = !inode.has_flag(inode::EXTENTS_FL)
-        && !inode.has_flag(inode::INLINE_DATA_FL)
-        && !inode.is_fast_symlink()
-        && !matches!(inode.file_type(), 0o060000 | 0o020000);
-    let (map, runs_omitted) = if block_mapped {
-        let (w, omitted) = capped_block_map(fs, ino, &inode);
-        (DataMap::Blocks(w), omitted)
-    } else {
-        (inode::data_map(fs, ino, &inode, xattrs.inline_data()), 0)
-    };
-    let frag = matches!(map, DataMap::Blocks(_) | DataMap::Extents(_))
-        .then(|| fileblocks::fragmentation(fs, ino, &inode).ok())
-        .flatten();
-    let mut problems = xattrs.problems.clone();
-    let csum = fs.sb.has_metadata_csum().then(|| {
-        (
-            inode::stored_checksum(raw),
-            inode::inode_checksum(fs.csum_seed(), ino, raw),
-        )
-    });
-    if fs.sb.has_metadata_csum() && !inode::inode_checksum_ok(fs.csum_seed(), ino, raw) {
-        if let Some((s, c)) = csum {
-            problems.push(Problem::new(
-                ProblemKind::Inode,
-                format!("inode checksum 0x{s:08x}, should be 0x{c:08x}"),
-            ));
-        }
-    }
-    if raw.len() > 128 && 128 + usize::from(inode.extra_isize) > raw.len() {
-        problems.push(Problem::new(
-            ProblemKind::Inode,
-            format!(
-                "i_extra_isize {} exceeds the {}-byte inode",
-                inode.extra_isize,
-                raw.len()
-            ),
-        ));
-    }
-    match &map {
-        DataMap::Extents(w) => problems.extend(w.problems.iter().cloned()),
-        DataMap::Blocks(w) => problems.extend(w.problems.iter().cloned()),
-        DataMap::Unreadable(e) => problems.push(e.clone()),
-        _ => {}
-    }
-    if inode.has_flag(inode::INLINE_DATA_FL) && xattrs.inline_data().is_none() {
-        problems.push(Problem::new(
-            ProblemKind::InlineData,
-            "INLINE_DATA flag set but no system.data attribute",
-        ));
-    }
-    let mut htree = None;
-    if inode.is_dir() && inode.has_flag(inode::INDEX_FL) {
-        let root = fileblocks::map_block(fs, ino, &inode, 0).and_then(|b| {
-            let p = b.ok_or_else(|| {
-                crate::Error::corrupt(crate::ProblemKind::Directory, "no logical block 0")
-            })?;
-            dir::parse_dx_root(&fs.block(p)?)
-        });
-        match root {
-            Ok(r) => htree = Some(r),
-            Err(e) => problems.push(Problem::new(
-                ProblemKind::Directory,
-                format!("htree root: {e}"),
-            )),
-        }
-    }
-    let debugfs_names = debugfs_xattr_names(fs, raw, &inode);
-    let (absent, problems) = problems
-        .into_iter()
-        .partition(|p| p.message.contains(crate::error::ABSENT));
-    Ok(Report {
-        ino,
-        raw,
-        inode,
-        xattrs,
-        map,
-        csum,
-        htree,
-        problems,
-        absent,
-        runs_omitted,
-        frag,
-        allocated: inode_allocated(fs, ino),
-        debugfs_names,
-    })
-}
-
 fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
     match extra {
         Some(x) => {
@@ -313,11 +81,9 @@ pub fn logdump_inode_text(
     copy: &[u8],
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let mut r = report(fs, ino, copy).map_err(std::io::Error::other)?;
     let disk = fs.inode_raw(ino).unwrap_or_default();
-    let on_disk = Inode::parse(&disk);
-    r.xattrs = inode::inode_xattrs(fs, &disk, &on_disk);
-    r.debugfs_names = debugfs_xattr_names(fs, &disk, &on_disk);
+    let r =
+        crate::views::inode::logged_report(fs, ino, copy, &disk).map_err(std::io::Error::other)?;
     debugfs_text_with(fs, &r, "    ", false, out)
 }
 
@@ -813,5 +579,68 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             if c.effective { " effective" } else { "" }
         ),
         xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
+        xattr::Decoded::Dosattrib(d) => {
+            let mut s = format!("dosattrib v{} attrib 0x{:x}", d.version, d.attrib);
+            if !d.attrib_names.is_empty() {
+                let _ = write!(s, " ({})", d.attrib_names.join(","));
+            }
+            if let Some(utc) = d.create_time.as_ref().and_then(|t| t.utc.as_deref()) {
+                let _ = write!(s, " created {utc}");
+            }
+            s
+        }
+        xattr::Decoded::Ntacl(d) => {
+            let mut s = format!("ntacl v{}", d.version);
+            if let Some(h) = &d.hash_type_name {
+                let _ = write!(s, " hash {h}");
+            }
+            match (&d.sddl, &d.sddl_error) {
+                (Some(sddl), _) => {
+                    let _ = write!(s, " {sddl}");
+                }
+                (None, Some(e)) => {
+                    let _ = write!(s, " (no SDDL: {e})");
+                }
+                (None, None) => {}
+            }
+            s
+        }
+        xattr::Decoded::Lma(l) => format!(
+            "lma fid {} compat 0x{:x} incompat 0x{:x}",
+            l.fid.text(),
+            l.compat,
+            l.incompat
+        ),
+        xattr::Decoded::Link(l) => {
+            let links: Vec<String> = l
+                .links
+                .iter()
+                .map(|k| format!("{}/{}", k.parent.text(), k.name))
+                .collect();
+            format!("link {}", links.join(" "))
+        }
+        xattr::Decoded::Lov(l) => {
+            let mut s = format!("lov {} gen {}", l.magic, l.layout_gen);
+            if let (Some(size), Some(count)) = (l.stripe_size, l.stripe_count) {
+                let _ = write!(s, " stripe_size {size} stripe_count {count}");
+            }
+            if let Some(p) = &l.pool {
+                let _ = write!(s, " pool {p}");
+            }
+            if let Some(c) = &l.components {
+                let _ = write!(s, " components {}", c.len());
+            }
+            for o in &l.objects {
+                let _ = write!(s, " ost{}:{:#x}:{:#x}", o.ost_idx, o.seq, o.oid);
+            }
+            s
+        }
+        xattr::Decoded::FilterFid(f) => {
+            format!("fid parent {} stripe {}", f.parent.text(), f.stripe_index)
+        }
+        xattr::Decoded::Som(s) => format!(
+            "som valid 0x{:x} size {} blocks {}",
+            s.valid, s.size, s.blocks
+        ),
     }
 }

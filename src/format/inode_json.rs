@@ -1,13 +1,13 @@
 //! The `inode --json` document: typed output structures (their JSON Schema is generated from
 //! them, `docs/schema/inode.schema.json`) built from a [`Report`] of `debugfs_stat`.
 
-use crate::format::debugfs_stat::{Report, MAX_LISTED};
 use crate::format::json::{Flags, Mode, Named, SchemaVersion, Time};
 use crate::reader::extent::MapKind;
 use crate::reader::fileblocks::Fragmentation;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, DataMap, XattrLocation};
 use crate::reader::xattr;
+use crate::views::inode::{Report, MAX_LISTED};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;

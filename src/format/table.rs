@@ -8,6 +8,7 @@
 //! needs nothing here.
 
 use comfy_table::{presets, ContentArrangement, Table};
+use std::ops::{Deref, DerefMut};
 
 /// Width used when neither `COLUMNS` nor a terminal says otherwise.
 pub const DEFAULT_WIDTH: u16 = 80;
@@ -48,7 +49,7 @@ impl TableStyle {
     }
 
     /// A new table in this style with `header`.
-    pub fn table<S: AsRef<str>>(&self, header: &[S]) -> Table {
+    pub fn table<S: AsRef<str>>(&self, header: &[S]) -> Styled {
         let mut t = Table::new();
         t.load_preset(if self.unicode {
             presets::UTF8_FULL_CONDENSED
@@ -60,12 +61,38 @@ impl TableStyle {
         if !header.is_empty() {
             t.set_header(header.iter().map(AsRef::as_ref).collect::<Vec<&str>>());
         }
-        t
+        Styled { table: t }
+    }
+}
+
+/// A table in the process's style: fill it through `Deref` to [`comfy_table::Table`], print it
+/// with `Display`, which lays it out for where it is going.
+#[derive(Debug)]
+pub struct Styled {
+    table: Table,
+}
+
+impl Deref for Styled {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.table
+    }
+}
+
+impl DerefMut for Styled {
+    fn deref_mut(&mut self) -> &mut Table {
+        &mut self.table
+    }
+}
+
+impl std::fmt::Display for Styled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.table.fmt(f)
     }
 }
 
 /// A new table without header, styled for this process's terminal and locale.
-pub fn styled() -> Table {
+pub fn styled() -> Styled {
     TableStyle::detect().table::<&str>(&[])
 }
 
@@ -80,7 +107,7 @@ pub fn no_wrap(t: &mut Table, columns: &[usize]) {
 }
 
 /// A new table with `header`, styled for this process's terminal and locale.
-pub fn table<S: AsRef<str>>(header: &[S]) -> Table {
+pub fn table<S: AsRef<str>>(header: &[S]) -> Styled {
     TableStyle::detect().table(header)
 }
 

@@ -9,7 +9,8 @@
 //! - [`geometry`]: groups, backups, descriptor locations, computed once;
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
-//!   [`xattr`], [`dir`], [`journal`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//!   [`xattr`] (values: [`samba`] over the [`ndr`] reader, [`lustre`]), [`dir`], [`journal`],
+//!   [`bitmap`], [`features`], [`csum`], [`dirhash`];
 //! - [`values`]: decoded values every layer shares (named enums, times, modes, UUID text);
 //! - [`replay`]: the journal replayed in memory, an overlay of the source (nothing written);
 //! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map),
@@ -31,12 +32,15 @@ pub mod group;
 pub mod inode;
 pub mod itable;
 pub mod journal;
+pub mod lustre;
 pub mod namei;
+pub mod ndr;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
 pub mod qcow2;
 pub mod replay;
+pub mod samba;
 pub mod source;
 pub mod superblock;
 pub mod values;

@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::reader::ondisk::xattr::{self as raw, BLOCK_CHECKSUM_OFFSET};
 use crate::reader::ondisk::{self, OnDisk};
+use crate::reader::{lustre, samba};
 use serde::Serialize;
 
 /// Magic of both the in-inode area and the external block.
@@ -836,6 +837,20 @@ pub enum Decoded {
     Capability(Capability),
     /// An SELinux label.
     Selinux(SelinuxLabel),
+    /// Samba's DOS attributes (`user.DOSATTRIB`).
+    Dosattrib(crate::reader::samba::DosAttrib),
+    /// Samba's NT ACL (`security.NTACL`).
+    Ntacl(crate::reader::samba::NtAcl),
+    /// Lustre's `trusted.lma`.
+    Lma(lustre::Lma),
+    /// Lustre's `trusted.link`.
+    Link(lustre::LinkEa),
+    /// Lustre's `trusted.lov`.
+    Lov(lustre::Lov),
+    /// Lustre's `trusted.fid` on an OST object.
+    FilterFid(lustre::FilterFid),
+    /// Lustre's `trusted.som`.
+    Som(lustre::Som),
 }
 
 /// Decode a value stored on disk under the full `name`, when its format is known.
@@ -846,6 +861,13 @@ pub fn decode_value(name: &str, value: &[u8]) -> Option<Result<Decoded>> {
         }
         "security.capability" => Some(decode_capability(value).map(Decoded::Capability)),
         "security.selinux" => Some(decode_selinux(value).map(Decoded::Selinux)),
+        samba::DOSATTRIB_NAME => Some(samba::decode_dosattrib(value).map(Decoded::Dosattrib)),
+        samba::NTACL_NAME => Some(samba::decode_ntacl(value).map(Decoded::Ntacl)),
+        "trusted.lma" => Some(lustre::decode_lma(value).map(Decoded::Lma)),
+        "trusted.link" => Some(lustre::decode_link(value).map(Decoded::Link)),
+        "trusted.lov" => Some(lustre::decode_lov(value).map(Decoded::Lov)),
+        "trusted.fid" => Some(lustre::decode_filter_fid(value).map(Decoded::FilterFid)),
+        "trusted.som" => Some(lustre::decode_som(value).map(Decoded::Som)),
         _ => None,
     }
 }

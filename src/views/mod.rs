@@ -7,5 +7,6 @@
 pub mod contents;
 pub mod extract;
 pub mod freefrag;
+pub mod inode;
 pub mod logdump;
 pub mod scan;

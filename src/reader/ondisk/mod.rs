@@ -20,6 +20,7 @@ pub mod extent;
 pub mod group;
 pub mod inode;
 pub mod journal;
+pub mod lustre;
 pub mod orphan;
 pub mod qcow2;
 pub mod superblock;

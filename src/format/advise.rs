@@ -1,0 +1,235 @@
+//! Text of `e4inspect advise`: the command, why each parameter was chosen, the predicted layout
+//! beside plain mkfs.ext4, and the xattr fit with its outliers.
+
+use super::table;
+use crate::models::advise::{human_bytes, Advice, FitAdvice};
+use crate::models::mkfs::Layout;
+
+/// The whole text report.
+pub fn render(advice: &Advice) -> String {
+    let mut out = String::new();
+    out.push_str(&advice.command);
+    out.push_str("\n\n");
+    out.push_str(&rationale_table(advice).to_string());
+    out.push_str("\n\nPredicted layout (mke2fs 1.47.0):\n");
+    out.push_str(&layout_table(&advice.layout, advice.default_layout.as_ref()).to_string());
+    out.push('\n');
+    if let Some(fit) = &advice.fit {
+        out.push_str(&format!(
+            "\nXattr fit (share required: {:.0}%):\n",
+            fit.fit_share * 100.0
+        ));
+        out.push_str(&fit_table(fit).to_string());
+        out.push('\n');
+        out.push_str(&render_outliers(fit, advice.layout.inode_size));
+    }
+    out
+}
+
+/// One row per parameter: the value chosen, mke2fs's default, why, and the source.
+fn rationale_table(advice: &Advice) -> table::Styled {
+    let mut t = table::table(&["parameter", "chosen", "mke2fs default", "why", "source"]);
+    for r in &advice.rationale {
+        t.add_row(vec![
+            r.parameter.clone(),
+            r.value.clone(),
+            r.mke2fs_default.clone(),
+            r.why.clone(),
+            r.source.clone(),
+        ]);
+    }
+    t
+}
+
+/// A percentage with two decimals, `-` of nothing.
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// One predicted-layout line: its label and how to print it from a layout.
+type LayoutRow = (&'static str, fn(&Layout) -> String);
+
+/// The rows of the predicted layout, in print order.
+const LAYOUT_ROWS: &[LayoutRow] = &[
+    ("block size", |l| l.block_size.to_string()),
+    ("blocks", |l| {
+        format!(
+            "{} ({})",
+            l.blocks_count,
+            human_bytes(l.blocks_count * u64::from(l.block_size))
+        )
+    }),
+    ("block groups", |l| {
+        format!("{} x {} blocks", l.groups, l.blocks_per_group)
+    }),
+    ("flex_bg size", |l| {
+        l.flex_bg_size.map_or("off".into(), |g| g.to_string())
+    }),
+    ("inode size", |l| l.inode_size.to_string()),
+    ("inodes", |l| {
+        format!("{} ({} per group)", l.inodes_count, l.inodes_per_group)
+    }),
+    ("inode tables", |l| {
+        format!(
+            "{} blocks/group, {} ({:.2}% of the device)",
+            l.inode_blocks_per_group,
+            human_bytes(l.inode_table_bytes),
+            l.inode_table_percent()
+        )
+    }),
+    ("journal", |l| {
+        if l.journal_blocks == 0 {
+            "none".into()
+        } else {
+            format!(
+                "{} blocks ({})",
+                l.journal_blocks,
+                human_bytes(l.journal_blocks * u64::from(l.block_size))
+            )
+        }
+    }),
+    ("reserved for root", |l| {
+        format!(
+            "{} blocks ({})",
+            l.reserved_blocks,
+            pct(l.reserved_blocks, l.blocks_count)
+        )
+    }),
+    ("reserved GDT blocks", |l| l.reserved_gdt_blocks.to_string()),
+    ("RAID stride / width", |l| {
+        match (l.stride, l.stripe_width) {
+            (Some(s), Some(w)) => format!("{s} / {w}"),
+            _ => "-".into(),
+        }
+    }),
+    ("metadata overhead", |l| match l.overhead_blocks {
+        Some(o) => format!("{o} blocks ({})", pct(o, l.blocks_count)),
+        None => "-".into(),
+    }),
+    ("space for data", |l| match l.data_blocks {
+        Some(b) => human_bytes(b * u64::from(l.block_size)),
+        None => "-".into(),
+    }),
+];
+
+/// The predicted layout of the advised command beside plain mkfs.ext4 (`-` when unknown).
+fn layout_table(layout: &Layout, default: Option<&Layout>) -> table::Styled {
+    let mut t = table::table(&["", "this command", "plain mkfs.ext4"]);
+    for (label, show) in LAYOUT_ROWS {
+        t.add_row(vec![
+            label.to_string(),
+            show(layout),
+            default.map_or_else(|| "-".into(), show),
+        ]);
+    }
+    t
+}
+
+/// One row per inode size: usable and needed bytes, the share all in-inode, the chosen one.
+fn fit_table(fit: &FitAdvice) -> table::Styled {
+    let mut t = table::table(&[
+        "inode size",
+        "usable bytes",
+        "needed bytes",
+        "all in-inode",
+        "",
+    ]);
+    for r in &fit.sizes {
+        t.add_row(vec![
+            r.inode_size.to_string(),
+            r.usable_bytes.to_string(),
+            if r.needed_bytes > 0 {
+                r.needed_bytes.to_string()
+            } else {
+                "-".into()
+            },
+            format!("{:.1}%", r.share_all_in_inode * 100.0),
+            if r.inode_size == fit.inode_size {
+                "<- chosen".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    t
+}
+
+/// The outliers at the advised inode size and what larger sizes would cost (empty when none).
+fn render_outliers(fit: &FitAdvice, inode_size: u32) -> String {
+    if fit.outlier_inodes == 0 {
+        return String::new();
+    }
+    let listed: u64 = fit.outliers.iter().map(|o| o.inodes).sum();
+    let worst = if listed < fit.outlier_inodes {
+        format!(" (the {} worst)", fit.outliers.len())
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "\nOutliers: {} of {} inodes with xattrs keep some outside a {inode_size}-byte inode{worst}:\n",
+        fit.outlier_inodes, fit.inodes,
+    );
+    out.push_str(&outlier_table(fit).to_string());
+    out.push('\n');
+    if !fit.cover_costs.is_empty() {
+        out.push_str("\nCovering outliers with a larger inode size:\n");
+        out.push_str(&cover_cost_table(fit).to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// One row per outlier file: what it needs and what covering it would cost.
+fn outlier_table(fit: &FitAdvice) -> table::Styled {
+    let mut t = table::table(&[
+        "path",
+        "inodes",
+        "bytes needed",
+        "inode size needed",
+        "extra inode tables",
+    ]);
+    for o in &fit.outliers {
+        let path = match (&o.path, o.ino) {
+            (Some(p), _) => p.clone(),
+            (None, Some(i)) => format!("inode {i}"),
+            (None, None) => "-".into(),
+        };
+        t.add_row(vec![
+            path,
+            o.inodes.to_string(),
+            o.needed_bytes.to_string(),
+            o.inode_size_needed
+                .map_or("none up to the block size".into(), |s| s.to_string()),
+            o.extra_inode_table_bytes
+                .map_or("-".into(), |b| format!("+{}", human_bytes(b))),
+        ]);
+    }
+    t
+}
+
+/// One row per larger inode size: outliers covered and the inode-table cost.
+fn cover_cost_table(fit: &FitAdvice) -> table::Styled {
+    let mut t = table::table(&[
+        "-I",
+        "outlier inodes covered",
+        "extra inode tables",
+        "inode tables of device",
+    ]);
+    for c in &fit.cover_costs {
+        t.add_row(vec![
+            c.inode_size.to_string(),
+            format!("{} of {}", c.outlier_inodes_covered, fit.outlier_inodes),
+            c.extra_inode_table_bytes
+                .map_or("mke2fs would refuse".into(), |b| {
+                    format!("+{}", human_bytes(b))
+                }),
+            c.inode_table_percent
+                .map_or("-".into(), |p| format!("{p:.2}%")),
+        ]);
+    }
+    t
+}

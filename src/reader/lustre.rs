@@ -1,0 +1,764 @@
+//! Lustre's xattrs decoded from the declarations of [`crate::reader::ondisk::lustre`]:
+//! `trusted.lma`, `trusted.link` (as `linkea_entry_unpack` reads it), `trusted.lov` (v1, v3 and
+//! composite layouts, object ids as `ostid_seq`/`ostid_id` of lustre_idl.h give them),
+//! `trusted.fid` (every `filter_fid` size since Lustre 1.8) and `trusted.som`.
+//!
+//! Counts and lengths read from a value (`leh_reccount`, `lmm_stripe_count`, `lcm_entry_count`)
+//! only bound loops over bytes that are present; nothing is allocated by them.
+
+use crate::error::{Error, Result};
+use crate::reader::ondisk::lustre as raw;
+use crate::reader::ondisk::{self, OnDisk};
+use serde::Serialize;
+
+/// A Lustre FID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Fid {
+    /// `f_seq`.
+    pub seq: u64,
+    /// `f_oid`.
+    pub oid: u32,
+    /// `f_ver`.
+    pub ver: u32,
+}
+
+impl Fid {
+    /// As Lustre prints it (`DFID`): `[0x200000401:0x1:0x0]`.
+    pub fn text(&self) -> String {
+        format!("[{:#x}:{:#x}:{:#x}]", self.seq, self.oid, self.ver)
+    }
+}
+
+impl From<raw::LuFid> for Fid {
+    fn from(f: raw::LuFid) -> Fid {
+        Fid {
+            seq: f.seq,
+            oid: f.oid,
+            ver: f.ver,
+        }
+    }
+}
+
+impl From<raw::LuFidBe> for Fid {
+    fn from(f: raw::LuFidBe) -> Fid {
+        Fid {
+            seq: f.seq,
+            oid: f.oid,
+            ver: f.ver,
+        }
+    }
+}
+
+fn err(what: &str, msg: impl std::fmt::Display) -> Error {
+    Error::corrupt(crate::ProblemKind::Xattr, format!("{what}: {msg}"))
+}
+
+fn names(bits: u32, table: &[(u32, &str)]) -> Vec<String> {
+    let mut out: Vec<String> = table
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| (*n).to_string())
+        .collect();
+    let known = table.iter().fold(0, |a, (b, _)| a | b);
+    if bits & !known != 0 {
+        out.push(format!("{:#x}", bits & !known));
+    }
+    out
+}
+
+/// `enum lma_compat`.
+const LMA_COMPAT: &[(u32, &str)] = &[
+    (0x01, "HSM"),
+    (0x04, "NOT_IN_OI"),
+    (0x08, "FID_ON_OST"),
+    (0x10, "STRIPE_INFO"),
+    (0x20, "COMP_INFO"),
+    (0x40, "IDX_BACKUP"),
+];
+/// `enum lma_incompat`.
+const LMA_INCOMPAT: &[(u32, &str)] = &[
+    (0x01, "RELEASED"),
+    (0x02, "AGENT"),
+    (0x04, "REMOTE_PARENT"),
+    (0x08, "STRIPED"),
+    (0x10, "ORPHAN"),
+    (0x20, "ENCRYPT"),
+];
+
+/// The OST part of an OST object's `trusted.lma` (`struct lustre_ost_attrs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct OstAttrs {
+    /// `loa_parent_fid`: the MDT file this object is a stripe of.
+    pub parent: Fid,
+    /// `loa_stripe_size`.
+    pub stripe_size: u32,
+    /// `loa_comp_id`.
+    pub comp_id: u32,
+    /// `loa_comp_start`.
+    pub comp_start: u64,
+    /// `loa_comp_end`.
+    pub comp_end: u64,
+}
+
+/// A decoded `trusted.lma`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Lma {
+    /// `lma_compat`.
+    pub compat: u32,
+    /// Names of its bits.
+    pub compat_names: Vec<String>,
+    /// `lma_incompat`.
+    pub incompat: u32,
+    /// Names of its bits.
+    pub incompat_names: Vec<String>,
+    /// The object's own FID (`lma_self_fid`).
+    pub fid: Fid,
+    /// The OST part, when the value is a `lustre_ost_attrs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ost: Option<OstAttrs>,
+}
+
+/// Decode `trusted.lma`.
+pub fn decode_lma(v: &[u8]) -> Result<Lma> {
+    let l: raw::Lma = ondisk::decode(v)?;
+    let ost = match v.len() >= raw::Lma::SIZE + raw::OstAttrsTail::SIZE {
+        true => {
+            let t: raw::OstAttrsTail = ondisk::decode_at(v, raw::Lma::SIZE)?;
+            Some(OstAttrs {
+                parent: t.parent_fid.into(),
+                stripe_size: t.stripe_size,
+                comp_id: t.comp_id,
+                comp_start: t.comp_start,
+                comp_end: t.comp_end,
+            })
+        }
+        false => None,
+    };
+    Ok(Lma {
+        compat: l.compat,
+        compat_names: names(l.compat, LMA_COMPAT),
+        incompat: l.incompat,
+        incompat_names: names(l.incompat, LMA_INCOMPAT),
+        fid: l.self_fid.into(),
+        ost,
+    })
+}
+
+/// One hard link of a `trusted.link` value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Link {
+    /// The parent directory's FID.
+    pub parent: Fid,
+    /// The name in that directory (lossily UTF-8).
+    pub name: String,
+}
+
+/// A decoded `trusted.link`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LinkEa {
+    /// `leh_reccount`.
+    pub reccount: u32,
+    /// `leh_len`.
+    pub len: u64,
+    /// `leh_overflow_time`: set when links did not fit.
+    pub overflow_time: u32,
+    /// Every link, in stored order.
+    pub links: Vec<Link>,
+}
+
+/// Decode `trusted.link` as `linkea_init` + `linkea_entry_unpack` read it: the header (byte-swapped
+/// when its magic is), then `leh_reccount` entries of big-endian `reclen` and parent FID and
+/// `reclen - 18` name bytes, all within `leh_len`.
+pub fn decode_link(v: &[u8]) -> Result<LinkEa> {
+    const WHAT: &str = "trusted.link";
+    let mut h: raw::LinkEaHeader = ondisk::decode(v)?;
+    if h.magic == raw::LINK_EA_MAGIC.swap_bytes() {
+        h.reccount = h.reccount.swap_bytes();
+        h.len = h.len.swap_bytes();
+        h.overflow_time = h.overflow_time.swap_bytes();
+    } else if h.magic != raw::LINK_EA_MAGIC {
+        return Err(err(WHAT, format!("bad magic {:#010x}", h.magic)));
+    }
+    if h.len > v.len() as u64 || h.len < raw::LinkEaHeader::SIZE as u64 {
+        return Err(err(
+            WHAT,
+            format!("leh_len {} outside 24..={} bytes", h.len, v.len()),
+        ));
+    }
+    let body = v.get(..h.len as usize).unwrap_or(v);
+    let mut pos = raw::LinkEaHeader::SIZE;
+    let mut links = Vec::new();
+    for i in 0..h.reccount {
+        let e: raw::LinkEaEntryHead = ondisk::decode_at(body, pos)
+            .map_err(|_| err(WHAT, format!("entry {i} at {pos} lies past leh_len")))?;
+        let reclen = usize::from(e.reclen);
+        let name = reclen
+            .checked_sub(raw::LinkEaEntryHead::SIZE)
+            .and_then(|n| body.get(pos + raw::LinkEaEntryHead::SIZE..)?.get(..n))
+            .ok_or_else(|| err(WHAT, format!("entry {i}: reclen {reclen} does not fit")))?;
+        links.push(Link {
+            parent: e.parent_fid.into(),
+            name: String::from_utf8_lossy(name).into_owned(),
+        });
+        pos += reclen;
+    }
+    Ok(LinkEa {
+        reccount: h.reccount,
+        len: h.len,
+        overflow_time: h.overflow_time,
+        links,
+    })
+}
+
+/// One stripe object of a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LovObject {
+    /// The object id (`ostid_id`).
+    pub oid: u64,
+    /// Its sequence (`ostid_seq`).
+    pub seq: u64,
+    /// `l_ost_idx`: the OST holding it.
+    pub ost_idx: u32,
+    /// `l_ost_gen`.
+    pub ost_gen: u32,
+}
+
+/// `FID_SEQ_IDIF` .. `FID_SEQ_IDIF_MAX`: FIDs that wrap an old OST object id.
+const FID_SEQ_IDIF: u64 = 0x1_0000_0000;
+const FID_SEQ_IDIF_MAX: u64 = 0x1_ffff_ffff;
+/// `IDIF_OID_MASK`.
+const IDIF_OID_MASK: u64 = (1 << 48) - 1;
+
+/// `ostid_seq()` and `ostid_id()` of lustre_idl.h: `(seq, id)`.
+fn ostid(oi: raw::OstId) -> (u64, u64) {
+    let (oi_id, oi_seq) = (oi.lo, oi.hi);
+    let (f_seq, f_oid, f_ver) = (oi.lo, oi.hi as u32, (oi.hi >> 32) as u32);
+    if oi_seq == 0 {
+        (0, oi_id & IDIF_OID_MASK)
+    } else if oi_seq == u64::MAX {
+        (u64::MAX, oi_id)
+    } else if (FID_SEQ_IDIF..=FID_SEQ_IDIF_MAX).contains(&f_seq) {
+        let id = (u64::from(f_ver) << 48) | ((f_seq & 0xffff) << 32) | u64::from(f_oid);
+        (0, id)
+    } else {
+        (f_seq, u64::from(f_oid))
+    }
+}
+
+/// `LOV_PATTERN_*`.
+const LOV_PATTERNS: &[(u32, &str)] = &[
+    (0x001, "raid0"),
+    (0x002, "raid1"),
+    (0x100, "mdt"),
+    (0x200, "overstriping"),
+    (0x400, "foreign"),
+    (0x800, "compress"),
+    (0x4000_0000, "hole"),
+    (0x8000_0000, "released"),
+];
+
+/// `LCME_FL_*`.
+const LCME_FLAGS: &[(u32, &str)] = &[
+    (0x01, "stale"),
+    (0x02, "prefrd"),
+    (0x04, "prefwr"),
+    (0x08, "offline"),
+    (0x10, "init"),
+    (0x20, "nosync"),
+    (0x40, "extension"),
+    (0x80, "parity"),
+    (0x100, "compress"),
+    (0x200, "partial"),
+    (0x400, "nocompr"),
+    (0x8000_0000, "neg"),
+];
+
+/// A plain (v1/v3) layout: the value itself or one component of a composite layout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LovPlain {
+    /// `v1` or `v3`.
+    pub magic: String,
+    /// `lmm_pattern`.
+    pub pattern: u32,
+    /// Names of the pattern and its flags (`raid0`, `released`).
+    pub pattern_names: Vec<String>,
+    /// `lmm_stripe_size` in bytes.
+    pub stripe_size: u32,
+    /// `lmm_stripe_count`.
+    pub stripe_count: u16,
+    /// `lmm_layout_gen`.
+    pub layout_gen: u16,
+    /// The OST pool (v3; null for v1 or an empty name).
+    pub pool: Option<String>,
+    /// The objects stored (fewer than `stripe_count` for a released file or an uninstantiated
+    /// component).
+    pub objects: Vec<LovObject>,
+}
+
+/// One component of a composite layout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LovComponent {
+    /// `lcme_id`.
+    pub id: u32,
+    /// `lcme_flags`.
+    pub flags: u32,
+    /// Names of the flags (`init`, `stale` ...).
+    pub flag_names: Vec<String>,
+    /// `lcme_extent.e_start`.
+    pub extent_start: u64,
+    /// `lcme_extent.e_end` (`u64::MAX`: to end of file).
+    pub extent_end: u64,
+    /// `lcme_layout_gen`.
+    pub layout_gen: u32,
+    /// The component's layout.
+    pub layout: Option<LovPlain>,
+    /// Why the component's layout could not be decoded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_error: Option<String>,
+}
+
+/// A decoded `trusted.lov`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Lov {
+    /// `v1`, `v3` or `comp`.
+    pub magic: String,
+    /// `lmm_stripe_size` (null for composite layouts: see each component).
+    pub stripe_size: Option<u32>,
+    /// `lmm_stripe_count` (for composite layouts: the largest component's).
+    pub stripe_count: Option<u16>,
+    /// The OST pool (v3).
+    pub pool: Option<String>,
+    /// `lmm_pattern` (v1/v3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<u32>,
+    /// Names of the pattern bits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_names: Option<Vec<String>>,
+    /// The layout generation (`lmm_layout_gen`, `lcm_layout_gen`).
+    pub layout_gen: u32,
+    /// Objects (v1/v3; for composite layouts, every component's objects in order).
+    pub objects: Vec<LovObject>,
+    /// `lcm_mirror_count + 1` (composite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirrors: Option<u32>,
+    /// `lcm_flags` (composite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flags: Option<u16>,
+    /// The components (composite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub components: Option<Vec<LovComponent>>,
+}
+
+fn decode_plain(v: &[u8]) -> Result<LovPlain> {
+    const WHAT: &str = "trusted.lov";
+    let h: raw::LovMdsMd = ondisk::decode(v)?;
+    let (magic, objs_at, pool) = match h.magic {
+        raw::LOV_MAGIC_V1 => ("v1", raw::LovMdsMd::SIZE, None),
+        raw::LOV_MAGIC_V3 => {
+            let end = raw::LovMdsMd::SIZE + raw::LOV_POOL_NAME_LEN;
+            let name = v
+                .get(raw::LovMdsMd::SIZE..end)
+                .ok_or_else(|| err(WHAT, "v3 layout truncated in its pool name"))?;
+            let name = name.split(|&b| b == 0).next().unwrap_or(&[]);
+            let pool = (!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned());
+            ("v3", end, pool)
+        }
+        m => return Err(err(WHAT, format!("unknown layout magic {m:#010x}"))),
+    };
+    let objects = v
+        .get(objs_at..)
+        .unwrap_or(&[])
+        .chunks_exact(raw::LovOstData::SIZE)
+        .take(usize::from(h.stripe_count))
+        .filter_map(|c| ondisk::decode::<raw::LovOstData>(c).ok())
+        .map(|o| {
+            let (seq, oid) = ostid(o.oi);
+            LovObject {
+                oid,
+                seq,
+                ost_idx: o.ost_idx,
+                ost_gen: o.ost_gen,
+            }
+        })
+        .collect();
+    Ok(LovPlain {
+        magic: magic.to_string(),
+        pattern: h.pattern,
+        pattern_names: names(h.pattern, LOV_PATTERNS),
+        stripe_size: h.stripe_size,
+        stripe_count: h.stripe_count,
+        layout_gen: h.layout_gen,
+        pool,
+        objects,
+    })
+}
+
+fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<LovPlain> {
+    let start = e.offset as usize;
+    let blob = start
+        .checked_add(e.size as usize)
+        .and_then(|end| v.get(start..end))
+        .ok_or_else(|| {
+            err(
+                "trusted.lov",
+                format!(
+                    "component {}: offset {} + size {} past the value's {} bytes",
+                    e.id,
+                    e.offset,
+                    e.size,
+                    v.len()
+                ),
+            )
+        })?;
+    decode_plain(blob)
+}
+
+/// Decode `trusted.lov`: a v1 or v3 layout, or a composite one whose `lcm_entry_count`
+/// components each point (`lcme_offset`, `lcme_size`) at a v1/v3 layout inside the value.
+pub fn decode_lov(v: &[u8]) -> Result<Lov> {
+    let magic = v
+        .get(..4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    if magic == raw::LOV_MAGIC_FOREIGN {
+        return Err(err(
+            "trusted.lov",
+            "a foreign layout (LOV_MAGIC_FOREIGN), not decoded",
+        ));
+    }
+    if magic != raw::LOV_MAGIC_COMP_V1 {
+        let p = decode_plain(v)?;
+        return Ok(Lov {
+            magic: p.magic,
+            stripe_size: Some(p.stripe_size),
+            stripe_count: Some(p.stripe_count),
+            pool: p.pool,
+            pattern: Some(p.pattern),
+            pattern_names: Some(p.pattern_names),
+            layout_gen: u32::from(p.layout_gen),
+            objects: p.objects,
+            mirrors: None,
+            flags: None,
+            components: None,
+        });
+    }
+    let h: raw::LovCompMd = ondisk::decode(v)?;
+    let mut components = Vec::new();
+    for i in 0..usize::from(h.entry_count) {
+        let at = raw::LovCompMd::SIZE + i * raw::LovCompMdEntry::SIZE;
+        let e: raw::LovCompMdEntry = ondisk::decode_at(v, at).map_err(|_| {
+            err(
+                "trusted.lov",
+                format!("component {i} of {} lies past the value", h.entry_count),
+            )
+        })?;
+        let (layout, decode_error) = match decode_component(v, &e) {
+            Ok(p) => (Some(p), None),
+            Err(x) => (None, Some(x.to_string())),
+        };
+        components.push(LovComponent {
+            id: e.id,
+            flags: e.flags,
+            flag_names: names(e.flags, LCME_FLAGS),
+            extent_start: e.extent_start,
+            extent_end: e.extent_end,
+            layout_gen: e.layout_gen,
+            layout,
+            decode_error,
+        });
+    }
+    let layouts = || components.iter().filter_map(|c| c.layout.as_ref());
+    Ok(Lov {
+        magic: "comp".to_string(),
+        stripe_size: None,
+        stripe_count: layouts().map(|l| l.stripe_count).max(),
+        pool: None,
+        pattern: None,
+        pattern_names: None,
+        layout_gen: h.layout_gen,
+        objects: layouts().flat_map(|l| l.objects.iter().copied()).collect(),
+        mirrors: Some(u32::from(h.mirror_count) + 1),
+        flags: Some(h.flags),
+        components: Some(components),
+    })
+}
+
+/// A decoded `trusted.fid` of an OST object (`struct filter_fid`, by its stored size).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FilterFid {
+    /// `ff_parent`: the MDT file this object belongs to.
+    pub parent: Fid,
+    /// The stripe index (`ff_parent.f_ver`, low 16 bits).
+    pub stripe_index: u32,
+    /// `ff_layout.ol_stripe_size` (Lustre 2.10 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_size: Option<u32>,
+    /// `ff_layout.ol_stripe_count`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_count: Option<u32>,
+    /// `ff_layout.ol_comp_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comp_id: Option<u32>,
+    /// `ff_layout.ol_comp_start`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comp_start: Option<u64>,
+    /// `ff_layout.ol_comp_end`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comp_end: Option<u64>,
+    /// `ff_layout_version` (Lustre 2.11 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout_version: Option<u32>,
+    /// `ff_range`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<u32>,
+    /// `ff_objid` (Lustre 1.8 to 2.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objid: Option<u64>,
+    /// `ff_seq` (Lustre 1.8 to 2.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objseq: Option<u64>,
+}
+
+/// Decode `trusted.fid`: 16 bytes (2.4-2.9), 32 (1.8-2.3, with the object id), 44 (2.10, with the
+/// layout) or 52 and more (2.11 on, with the layout version and range).
+pub fn decode_filter_fid(v: &[u8]) -> Result<FilterFid> {
+    let parent: raw::LuFid = ondisk::decode(v)?;
+    let mut f = FilterFid {
+        parent: parent.into(),
+        stripe_index: parent.ver & 0xffff,
+        stripe_size: None,
+        stripe_count: None,
+        comp_id: None,
+        comp_start: None,
+        comp_end: None,
+        layout_version: None,
+        range: None,
+        objid: None,
+        objseq: None,
+    };
+    let at = raw::LuFid::SIZE;
+    match v.len() {
+        16 => {}
+        32 => {
+            let o: raw::FilterFidOld = ondisk::decode_at(v, at)?;
+            f.objid = Some(o.objid);
+            f.objseq = Some(o.seq);
+        }
+        n if n >= at + raw::OstLayout::SIZE => {
+            let l: raw::OstLayout = ondisk::decode_at(v, at)?;
+            f.stripe_size = Some(l.stripe_size);
+            f.stripe_count = Some(l.stripe_count);
+            f.comp_id = Some(l.comp_id);
+            f.comp_start = Some(l.comp_start);
+            f.comp_end = Some(l.comp_end);
+            if let Ok(t) = ondisk::decode_at::<raw::FilterFidVersion>(v, at + raw::OstLayout::SIZE)
+            {
+                f.layout_version = Some(t.layout_version);
+                f.range = Some(t.range);
+            }
+        }
+        n => {
+            return Err(err(
+                "trusted.fid",
+                format!("{n} bytes is no filter_fid size (16, 32, 44, 52)"),
+            ))
+        }
+    }
+    Ok(f)
+}
+
+/// `SOM_FL_*`.
+const SOM_FLAGS: &[(u32, &str)] = &[(0x1, "strict"), (0x2, "stale"), (0x4, "lazy")];
+
+/// A decoded `trusted.som` (size on MDT).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Som {
+    /// `lsa_valid`.
+    pub valid: u16,
+    /// Its name (`strict`, `stale`, `lazy`; empty: unknown).
+    pub valid_names: Vec<String>,
+    /// `lsa_size`.
+    pub size: u64,
+    /// `lsa_blocks` (512-byte units).
+    pub blocks: u64,
+}
+
+/// Decode `trusted.som`.
+pub fn decode_som(v: &[u8]) -> Result<Som> {
+    let s: raw::SomAttrs = ondisk::decode(v)?;
+    Ok(Som {
+        valid: s.valid,
+        valid_names: names(u32::from(s.valid), SOM_FLAGS),
+        size: s.size,
+        blocks: s.blocks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fid_le(seq: u64, oid: u32, ver: u32) -> Vec<u8> {
+        [
+            &seq.to_le_bytes()[..],
+            &oid.to_le_bytes(),
+            &ver.to_le_bytes(),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn lma_and_som() {
+        let mut v = [&8u32.to_le_bytes()[..], &1u32.to_le_bytes()].concat();
+        v.extend(fid_le(0x2_0000_0401, 1, 0));
+        let l = decode_lma(&v).unwrap();
+        assert_eq!(l.fid.text(), "[0x200000401:0x1:0x0]");
+        assert_eq!(l.compat_names, vec!["FID_ON_OST"]);
+        assert_eq!(l.incompat_names, vec!["RELEASED"]);
+        assert!(l.ost.is_none());
+        assert!(decode_lma(&v[..23]).is_err());
+        let mut s = vec![1, 0, 0, 0, 0, 0, 0, 0];
+        s.extend(4096u64.to_le_bytes());
+        s.extend(8u64.to_le_bytes());
+        let d = decode_som(&s).unwrap();
+        assert_eq!((d.valid, d.size, d.blocks), (1, 4096, 8));
+    }
+
+    #[test]
+    fn link_entries_and_hostile_counts() {
+        let mut v = Vec::new();
+        let entry = |name: &[u8]| {
+            let mut e = ((18 + name.len()) as u16).to_be_bytes().to_vec();
+            e.extend(0x2_0000_0007u64.to_be_bytes());
+            e.extend(5u32.to_be_bytes());
+            e.extend(0u32.to_be_bytes());
+            e.extend_from_slice(name);
+            e
+        };
+        let (a, b) = (entry(b"file"), entry(b"hardlink"));
+        let len = 24 + a.len() + b.len();
+        v.extend(raw::LINK_EA_MAGIC.to_le_bytes());
+        v.extend(2u32.to_le_bytes());
+        v.extend((len as u64).to_le_bytes());
+        v.extend([0u8; 8]);
+        v.extend(&a);
+        v.extend(&b);
+        let l = decode_link(&v).unwrap();
+        assert_eq!(l.links.len(), 2);
+        assert_eq!(l.links[1].name, "hardlink");
+        assert_eq!(l.links[0].parent.text(), "[0x200000007:0x5:0x0]");
+        let mut huge = v.clone();
+        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode_link(&huge).is_err());
+        let mut long = v.clone();
+        long[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode_link(&long).is_err());
+        let mut bad = v.clone();
+        bad[24] = 0xff;
+        assert!(decode_link(&bad).is_err());
+        for cut in 0..v.len() {
+            assert!(decode_link(&v[..cut]).is_err());
+        }
+    }
+
+    fn lov_v1(count: u16, objs: &[(u64, u64, u32)]) -> Vec<u8> {
+        let mut v = raw::LOV_MAGIC_V1.to_le_bytes().to_vec();
+        v.extend(1u32.to_le_bytes());
+        v.extend(fid_le(0x2_0000_0401, 9, 0));
+        v.extend((1u32 << 20).to_le_bytes());
+        v.extend(count.to_le_bytes());
+        v.extend(3u16.to_le_bytes());
+        for (lo, hi, idx) in objs {
+            v.extend(lo.to_le_bytes());
+            v.extend(hi.to_le_bytes());
+            v.extend(0u32.to_le_bytes());
+            v.extend(idx.to_le_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn lov_plain_and_composite() {
+        // An IDIF object (old id 0x1234 on OST 0) and a FID-on-OST object.
+        let idif = 0x1_0000_0000u64;
+        let v = lov_v1(2, &[(idif, 0x1234, 0), (0x1_0000_0400_0000 >> 8, 0x77, 3)]);
+        let l = decode_lov(&v).unwrap();
+        assert_eq!(l.magic, "v1");
+        assert_eq!((l.stripe_size, l.stripe_count), (Some(1 << 20), Some(2)));
+        assert_eq!(l.objects[0].oid, 0x1234);
+        assert_eq!(l.objects[0].seq, 0);
+        assert_eq!(l.objects[1].ost_idx, 3);
+        assert_eq!(l.objects[1].seq, 0x1_0000_0400_0000 >> 8);
+        assert_eq!(l.objects[1].oid, 0x77);
+        // Stripe count 65535 with one object stored: one object, nothing allocated by the count.
+        let v = lov_v1(u16::MAX, &[(0x10, 0, 1)]);
+        assert_eq!(decode_lov(&v).unwrap().objects.len(), 1);
+        // A composite layout of two components.
+        let c1 = lov_v1(1, &[(0x5, 0, 0)]);
+        let c2 = lov_v1(2, &[(0x6, 0, 1), (0x7, 0, 2)]);
+        let mut comp = raw::LOV_MAGIC_COMP_V1.to_le_bytes().to_vec();
+        let total = 32 + 2 * 48 + c1.len() + c2.len();
+        comp.extend((total as u32).to_le_bytes());
+        comp.extend(7u32.to_le_bytes());
+        comp.extend(0u16.to_le_bytes());
+        comp.extend(2u16.to_le_bytes());
+        comp.extend([0u8; 16]);
+        let mut off = 32 + 2 * 48;
+        for (i, c) in [&c1, &c2].iter().enumerate() {
+            comp.extend((i as u32 + 1).to_le_bytes());
+            comp.extend(0x10u32.to_le_bytes());
+            comp.extend((i as u64 * (1 << 20)).to_le_bytes());
+            comp.extend(if i == 0 { 1u64 << 20 } else { u64::MAX }.to_le_bytes());
+            comp.extend((off as u32).to_le_bytes());
+            comp.extend((c.len() as u32).to_le_bytes());
+            comp.extend(0u32.to_le_bytes());
+            comp.extend([0u8; 12]);
+            off += c.len();
+        }
+        comp.extend(&c1);
+        comp.extend(&c2);
+        let l = decode_lov(&comp).unwrap();
+        assert_eq!(l.magic, "comp");
+        assert_eq!(l.layout_gen, 7);
+        assert_eq!(l.objects.len(), 3);
+        assert_eq!(l.stripe_count, Some(2));
+        let comps = l.components.unwrap();
+        assert_eq!(comps[1].extent_end, u64::MAX);
+        assert_eq!(comps[0].flag_names, vec!["init"]);
+        // A component pointing past the end is reported on it; an entry table past the end fails.
+        let mut bad = comp.clone();
+        bad[32 + 24..32 + 28].copy_from_slice(&u32::MAX.to_le_bytes());
+        let l = decode_lov(&bad).unwrap();
+        assert!(l.components.unwrap()[0].decode_error.is_some());
+        let mut many = comp.clone();
+        many[14..16].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert!(decode_lov(&many).is_err());
+        for cut in 0..comp.len() {
+            let _ = decode_lov(&comp[..cut]);
+        }
+    }
+
+    #[test]
+    fn filter_fid_sizes() {
+        let mut v = fid_le(0x2_0000_0401, 3, 2);
+        assert_eq!(decode_filter_fid(&v).unwrap().stripe_index, 2);
+        v.extend(9u64.to_le_bytes());
+        v.extend(0u64.to_le_bytes());
+        assert_eq!(decode_filter_fid(&v).unwrap().objid, Some(9));
+        let mut n = fid_le(1, 1, 0);
+        n.extend((1u32 << 20).to_le_bytes());
+        n.extend(4u32.to_le_bytes());
+        n.extend([0u8; 20]);
+        n.extend(5u32.to_le_bytes());
+        n.extend(6u32.to_le_bytes());
+        let f = decode_filter_fid(&n).unwrap();
+        assert_eq!(
+            (f.stripe_count, f.layout_version, f.range),
+            (Some(4), Some(5), Some(6))
+        );
+        assert!(decode_filter_fid(&n[..20]).is_err());
+        assert!(decode_filter_fid(&n[..44])
+            .unwrap()
+            .layout_version
+            .is_none());
+    }
+}
