@@ -18,7 +18,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image e2image qcow2 replay)
+    targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image e2image qcow2
+        xattr_dosattrib xattr_ntacl xattr_lma xattr_link xattr_lov xattr_filter_fid xattr_som replay)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -100,6 +101,51 @@ for img in "${images[@]}"; do
         fi
     done
 done
+
+# Xattr value decoders: Samba values packed by Samba's own NDR code (python3-samba, when
+# installed) and Lustre values built from the uapi layouts (tests/xattr_decoders.rs builds the
+# same shapes).
+if /usr/bin/python3 -c 'import samba' 2>/dev/null; then
+    mkdir -p "$work/samba"
+    /usr/bin/python3 "$root/tests/data/samba_values.py" "$work/samba" >/dev/null
+    python3 - "$work/samba" "$(corpus xattr_dosattrib)" "$(corpus xattr_ntacl)" <<'PY'
+import json, shutil, sys
+src, dos, nt = sys.argv[1:4]
+for c in json.load(open(src + "/cases.json")):
+    shutil.copy(c["value"], (dos if c["name"] == "user.DOSATTRIB" else nt) + "/" + c["file"])
+PY
+fi
+python3 - "$(corpus xattr_lma)" "$(corpus xattr_link)" "$(corpus xattr_lov)" \
+    "$(corpus xattr_filter_fid)" "$(corpus xattr_som)" <<'PY'
+import struct, sys
+lma, link, lov, ffid, som = sys.argv[1:6]
+fid = lambda s, o, v: struct.pack("<QII", s, o, v)
+def w(d, n, b): open(d + "/" + n, "wb").write(b)
+w(lma, "mdt", struct.pack("<II", 0, 0) + fid(0x200000401, 1, 0))
+w(lma, "ost", struct.pack("<II", 8, 0) + fid(0x100000000, 0x2b, 0) + fid(0x200000401, 0x2a, 1) + bytes(24))
+ents = b"".join(struct.pack(">HQII", 18 + len(n), 0x200000007, i, 0) + n for i, n in enumerate([b"a", b"hard link"]))
+w(link, "two", struct.pack("<IIQII", 0x11EAF1DF, 2, 24 + len(ents), 0, 0) + ents)
+def v1(count, objs, pool=None):
+    magic = 0x0BD30BD0 if pool is not None else 0x0BD10BD0
+    b = struct.pack("<II", magic, 1) + fid(0x200000401, 9, 0) + struct.pack("<IHH", 1 << 20, count, 0)
+    if pool is not None:
+        b += pool.ljust(16, b"\0")
+    return b + b"".join(struct.pack("<QQII", i, s, 0, x) for i, s, x in objs)
+w(lov, "v1", v1(2, [(0x1234, 0, 0), (0x100000005, 0x77, 3)]))
+w(lov, "v3", v1(1, [(0x280000400, 0x99, 7)], b"flash"))
+comps = [v1(1, [(0x11, 0, 0)]), v1(2, [(0x12, 0, 1), (0x13, 0, 2)], b"p")]
+head = 32 + 48 * len(comps)
+b = struct.pack("<IIIHH", 0x0BD60BD0, head + sum(map(len, comps)), 3, 0, len(comps)) + bytes(16)
+off = head
+for i, c in enumerate(comps):
+    b += struct.pack("<IIQQIII", i + 1, 0x10, i << 20, (1 << 20) if i == 0 else 2**64 - 1, off, len(c), 3) + bytes(12)
+    off += len(c)
+w(lov, "comp", b + b"".join(comps))
+w(ffid, "f16", fid(0x200000401, 0x2a, 3))
+w(ffid, "f32", fid(0x200000401, 0x2a, 3) + struct.pack("<QQ", 9, 0))
+w(ffid, "f52", fid(0x200000401, 0x2a, 3) + struct.pack("<IIQQIII", 1 << 20, 4, 0, 2**64 - 1, 1, 7, 0))
+w(som, "som", struct.pack("<HHHHQQ", 1, 0, 0, 0, 123456, 248))
+PY
 
 # logdump: whole journals (first 256 KiB), from the generated images and, when the e2fsprogs
 # corpus is beside the checkout, from its journal test images (they hold transactions, revoke

@@ -1,6 +1,7 @@
 //! Terminal behaviour of every command that prints a table (format::table): the width follows
-//! COLUMNS (80 when nothing says otherwise), cells wrap instead of overflowing, borders are ASCII
-//! under LANG=C or TERM=dumb and box drawing under a UTF-8 locale; no progress output on a pipe.
+//! COLUMNS (the terminal's width on a terminal), where only the longest column wraps; on a pipe
+//! with no COLUMNS a table keeps its natural width, one line per row. Borders are ASCII under
+//! LANG=C or TERM=dumb and box drawing under a UTF-8 locale; no progress output on a pipe.
 
 mod common;
 use common::*;
@@ -85,7 +86,7 @@ fn tables_fit_80_columns_in_ascii_under_lang_c_and_term_dumb() {
     let img = img.to_str().unwrap();
     let envs: [&[(&str, &str)]; 3] = [
         &[("COLUMNS", "80"), ("TERM", "dumb"), ("LANG", "C")],
-        &[("LANG", "C")],
+        &[("COLUMNS", "80"), ("LANG", "C")],
         &[("COLUMNS", "80"), ("TERM", "dumb"), ("LANG", "en_US.UTF-8")],
     ];
     for env in envs {
@@ -168,4 +169,52 @@ fn lc_all_overrides_lang_and_no_progress_on_a_pipe() {
         "{:?}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// The number of entries of `key` in the JSON document of `args` (summed over `outer` entries
+/// when given: profiles hold attributes).
+fn json_count(args: &[&str], outer: Option<&str>, key: &str) -> usize {
+    let o = run_env(args, &[]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    match outer {
+        Some(outer) => doc[outer]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[key].as_array().unwrap().len())
+            .sum(),
+        None => doc[key].as_array().unwrap().len(),
+    }
+}
+
+#[test]
+fn piped_tables_keep_one_line_per_row() {
+    // Off a terminal and without COLUMNS, nothing wraps: a table is its top border, header,
+    // separator, one line per row and bottom border, whatever the length of its cells.
+    let cases: [(&[&str], usize); 2] = [
+        (
+            &["check", "--list-rules"],
+            json_count(&["check", "--list-rules", "--json"], None, "rules"),
+        ),
+        (
+            &["fit", "--list-profiles"],
+            json_count(
+                &["fit", "--list-profiles", "--json"],
+                Some("profiles"),
+                "attrs",
+            ),
+        ),
+    ];
+    for (args, rows) in cases {
+        assert!(rows > 0, "{args:?}");
+        for env in [&[("LANG", "C")][..], &[("LANG", "C.UTF-8")][..]] {
+            let o = run_env(args, env);
+            let text = String::from_utf8(o.stdout).unwrap();
+            assert_eq!(
+                table_lines(&text).len(),
+                rows + 4,
+                "{args:?} {env:?}: {text}"
+            );
+        }
+    }
 }

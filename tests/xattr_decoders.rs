@@ -133,10 +133,66 @@ fn samba_values_match_samba_ndr() {
         s.contains("user.DOSATTRIB [inode]") && s.contains("dosattrib v1"),
         "{s}"
     );
+    // `xattrs`: per name, where the instances live (as `inode --json` placed each one), and the
+    // files by DOS attribute (as Samba read each value).
+    let x = xattrs_json(&img);
+    for name in ["user.DOSATTRIB", "security.NTACL"] {
+        let places: Vec<&str> = got
+            .iter()
+            .filter(|v| v["name"] == json!(name))
+            .map(|v| v["location"].as_str().unwrap())
+            .collect();
+        let row = x["top_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == json!(name))
+            .unwrap();
+        for (field, loc) in [
+            ("in_inode", "inode"),
+            ("in_block", "block"),
+            ("in_ea_inode", "ea_inode"),
+        ] {
+            let n = places.iter().filter(|p| **p == loc).count();
+            assert_eq!(row[field], json!(n), "{name} {field}: {row}");
+        }
+        assert_eq!(row["count"], json!(places.len()));
+    }
+    let attribs: Vec<u64> = cases
+        .iter()
+        .filter(|c| c["name"] == "user.DOSATTRIB")
+        .map(|c| c["expect"]["attrib"].as_u64().unwrap())
+        .collect();
+    let dos = &x["decoders"]["dos_attributes"];
+    assert_eq!(dos["files"], json!(attribs.len()));
+    for (bit, name) in [
+        (0x1, "READONLY"),
+        (0x2, "HIDDEN"),
+        (0x20, "ARCHIVE"),
+        (0x10, "DIRECTORY"),
+    ] {
+        let want = attribs.iter().filter(|a| *a & bit != 0).count();
+        let got = dos["by_attribute"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["attribute"] == json!(name))
+            .map_or(json!(0), |r| r["files"].clone());
+        assert_eq!(got, json!(want), "{name}: {dos}");
+    }
     println!(
         "{} values, {fields} fields equal to Samba's reading",
         cases.len()
     );
+}
+
+/// `xattrs --json` of an image.
+fn xattrs_json(img: &Path) -> Value {
+    let out = run(Command::new(bin())
+        .args(["xattrs", "--json", "--no-progress"])
+        .arg(img));
+    assert!(out.status.code().is_some(), "e4inspect died: {out:?}");
+    serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 fn fid_le(seq: u64, oid: u32, ver: u32) -> Vec<u8> {
@@ -431,6 +487,15 @@ fn lustre_values_and_hostile_values() {
             }
         }
     }
+    // `xattrs` counts layouts by stripe count (a composite layout by its largest component) and
+    // the values that do not decode.
+    let lov = &xattrs_json(&img)["decoders"]["lustre_stripe_counts"];
+    assert_eq!(lov["files"], json!(4), "{lov}");
+    assert_eq!(lov["undecodable"], json!(2), "{lov}");
+    assert_eq!(
+        lov["by_stripe_count"],
+        json!([{"stripe_count": 1, "files": 1}, {"stripe_count": 2, "files": 2}, {"stripe_count": 4, "files": 1}])
+    );
     println!(
         "{} Lustre values, {} hostile ones through the CLI, {variants} in-process",
         cases.len(),

@@ -96,22 +96,6 @@ impl Finding {
         let t = crate::reader::values::Time::secs(secs);
         self.with(key, serde_json::json!({"raw": t.raw, "utc": t.utc}))
     }
-    /// The text line: `rule group N: message`.
-    pub fn line(&self) -> String {
-        match (self.inode, self.group) {
-            (Some(i), _) if !self.paths.is_empty() => {
-                format!(
-                    "{} {} (inode {i}): {}",
-                    self.rule,
-                    self.paths.join(", "),
-                    self.message
-                )
-            }
-            (Some(i), _) => format!("{} inode {i}: {}", self.rule, self.message),
-            (None, Some(g)) => format!("{} group {g}: {}", self.rule, self.message),
-            (None, None) => format!("{}: {}", self.rule, self.message),
-        }
-    }
 }
 
 /// Findings of one image, with per-rule counts (also of findings not kept).

@@ -1337,9 +1337,8 @@ fn inode_clusters(fs: &Filesystem, ctx: &Ctx, ino: u32) -> Vec<(u64, u64)> {
     let m = if ino == BAD_INO {
         map_inode_blockmap_only(fs, ctx, &inode)
     } else if ino == RESIZE_INO {
-        let dind = u64::from(u32::from_le_bytes(
-            inode.block[52..56].try_into().unwrap_or([0; 4]),
-        ));
+        // The resize inode claims only its double-indirect block here (pass 1 checks it alone).
+        let dind = u64::from(inode.block_map().dind);
         let mut m = Mapped::default();
         if dind != 0 && ctx.resize_inode && in_fs(ctx, dind, 1) {
             m.ranges.push((dind, 1));

@@ -11,6 +11,7 @@ use super::{Finding, Findings, RuleId};
 use crate::reader::features::*;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{data_map, DataMap, Inode};
+use crate::reader::ondisk::orphan::{OrphanBlockTail, ORPHAN_BLOCK_MAGIC};
 use crate::reader::superblock::{cstr, Superblock};
 
 /// `EXT2_ERROR_FS` in `s_state`.
@@ -19,8 +20,6 @@ const STATE_ERROR_FS: u16 = 0x0002;
 const MAX_ORPHAN_CHAIN: u32 = 1 << 16;
 /// Most orphan-file blocks read.
 const MAX_ORPHAN_FILE_BLOCKS: u64 = 1 << 12;
-/// `EXT4_ORPHAN_BLOCK_MAGIC`.
-const ORPHAN_BLOCK_MAGIC: u32 = 0x0b10_ca04;
 
 /// `seconds since the epoch` as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
 pub fn utc_date(t: i64) -> String {
@@ -204,13 +203,12 @@ fn orphan_file_entries(fs: &Filesystem) -> Vec<u32> {
     let mut out = Vec::new();
     for b in blocks {
         let Ok(data) = fs.block(b) else { continue };
-        let n = data.len().saturating_sub(8) / 4;
-        let magic = data
-            .get(data.len().saturating_sub(8)..data.len().saturating_sub(4))
-            .map_or(0, |m| u32::from_le_bytes(m.try_into().unwrap_or([0; 4])));
-        if magic != ORPHAN_BLOCK_MAGIC {
+        // A block without the orphan block magic in its tail is not (yet) part of the file.
+        let tail = OrphanBlockTail::of_block(&data);
+        if !tail.is_ok_and(|t| t.magic == ORPHAN_BLOCK_MAGIC) {
             continue;
         }
+        let n = OrphanBlockTail::slots(data.len());
         for i in 0..n {
             let v = u32::from_le_bytes(data[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
             if v != 0 {

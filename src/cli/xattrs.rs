@@ -88,6 +88,61 @@ pub struct NameJson {
     pub count: u64,
     /// Sum of their value sizes.
     pub bytes: u64,
+    /// Instances in the inode body.
+    pub in_inode: u64,
+    /// Instances in an external xattr block.
+    pub in_block: u64,
+    /// Instances whose value lives in an EA inode.
+    pub in_ea_inode: u64,
+}
+
+/// Files by DOS attribute (`user.DOSATTRIB` values).
+#[derive(Serialize, JsonSchema)]
+pub struct DosSummaryJson {
+    /// Values decoded.
+    pub files: u64,
+    /// Values that do not decode.
+    pub undecodable: u64,
+    /// Per `FILE_ATTRIBUTE_*` name, the values with it set (only attributes met).
+    pub by_attribute: Vec<CountJson>,
+}
+
+/// Lustre layouts by stripe count (`trusted.lov` values).
+#[derive(Serialize, JsonSchema)]
+pub struct StripeSummaryJson {
+    /// Layouts decoded.
+    pub files: u64,
+    /// Values that do not decode.
+    pub undecodable: u64,
+    /// Layouts per stripe count (a composite layout counts its largest component's).
+    pub by_stripe_count: Vec<StripeCountJson>,
+}
+
+/// A named count.
+#[derive(Serialize, JsonSchema)]
+pub struct CountJson {
+    /// The attribute (`ARCHIVE`, `HIDDEN` ...; `other bits`).
+    pub attribute: String,
+    /// Values with it.
+    pub files: u64,
+}
+
+/// Layouts with one stripe count.
+#[derive(Serialize, JsonSchema)]
+pub struct StripeCountJson {
+    /// `lmm_stripe_count`.
+    pub stripe_count: u16,
+    /// Layouts with it.
+    pub files: u64,
+}
+
+/// Summaries of decoded values.
+#[derive(Serialize, JsonSchema)]
+pub struct DecodersJson {
+    /// Samba's DOS attributes.
+    pub dos_attributes: DosSummaryJson,
+    /// Lustre stripe counts.
+    pub lustre_stripe_counts: StripeSummaryJson,
 }
 
 /// The `xattrs --json` document.
@@ -131,6 +186,8 @@ pub struct XattrsDocument {
     pub distinct_names: usize,
     /// Names not tracked once the name table was full.
     pub names_untracked: u64,
+    /// Per-decoder summaries: files by DOS attribute, Lustre stripe counts.
+    pub decoders: DecodersJson,
     /// Distinct external xattr blocks.
     pub xattr_blocks: usize,
     /// Blocks shared by several inodes.
@@ -253,6 +310,33 @@ fn histogram_json(st: &scan::XattrStats) -> Vec<BucketJson> {
         .collect()
 }
 
+/// The per-decoder summaries as JSON.
+fn decoders_json(d: &scan::DecoderSummary) -> DecodersJson {
+    DecodersJson {
+        dos_attributes: DosSummaryJson {
+            files: d.dos_files,
+            undecodable: d.dos_undecodable,
+            by_attribute: d
+                .dos_attributes()
+                .into_iter()
+                .map(|(attribute, files)| CountJson { attribute, files })
+                .collect(),
+        },
+        lustre_stripe_counts: StripeSummaryJson {
+            files: d.lov_files,
+            undecodable: d.lov_undecodable,
+            by_stripe_count: d
+                .stripe_counts()
+                .into_iter()
+                .map(|(stripe_count, files)| StripeCountJson {
+                    stripe_count,
+                    files,
+                })
+                .collect(),
+        },
+    }
+}
+
 /// The `--json` document of one scan.
 fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
     let Report {
@@ -286,10 +370,14 @@ fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
                 name: n.clone(),
                 count: s.count,
                 bytes: s.bytes,
+                in_inode: s.in_inode,
+                in_block: s.in_block,
+                in_ea_inode: s.in_ea_inode,
             })
             .collect(),
         distinct_names: st.distinct_names(),
         names_untracked: st.names_untracked,
+        decoders: decoders_json(&st.decoders),
         xattr_blocks: st.distinct_blocks(),
         shared_blocks: shared,
         blocks_untracked: st.blocks_untracked,
@@ -312,6 +400,7 @@ fn text_report(args: &XattrsArgs, r: &Report) -> String {
     text_summary(&mut o, args, r);
     text_histogram(&mut o, &r.st);
     text_top_names(&mut o, r);
+    text_decoders(&mut o, r);
     text_shared_blocks(&mut o, r);
     text_largest(&mut o, args, &r.largest);
     text_problems(&mut o, &r.counts);
@@ -400,7 +489,15 @@ fn text_top_names(o: &mut String, r: &Report) {
     }
     let st = &r.st;
     let mut t = table::styled();
-    t.set_header(vec!["name", "count", "value bytes", "avg"]);
+    t.set_header(vec![
+        "name",
+        "count",
+        "value bytes",
+        "avg",
+        "in inode",
+        "in block",
+        "in EA inode",
+    ]);
     for (n, s) in &r.top {
         t.add_row(vec![
             // Names come from disk: escaped as debugfs escapes them, never raw.
@@ -408,6 +505,9 @@ fn text_top_names(o: &mut String, r: &Report) {
             s.count.to_string(),
             s.bytes.to_string(),
             format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
+            s.in_inode.to_string(),
+            s.in_block.to_string(),
+            s.in_ea_inode.to_string(),
         ]);
     }
     out!(
@@ -421,6 +521,50 @@ fn text_top_names(o: &mut String, r: &Report) {
         }
     );
     out!(o, "{t}");
+}
+
+/// Files by DOS attribute and Lustre layouts by stripe count, when the image has such values.
+fn text_decoders(o: &mut String, r: &Report) {
+    let d = &r.st.decoders;
+    if d.dos_files + d.dos_undecodable > 0 {
+        let attrs: Vec<String> = d
+            .dos_attributes()
+            .iter()
+            .map(|(a, n)| format!("{a} {n}"))
+            .collect();
+        out!(
+            o,
+            "Samba DOS attributes (user.DOSATTRIB): {} files{}: {}",
+            d.dos_files,
+            if d.dos_undecodable > 0 {
+                format!(", {} undecodable", d.dos_undecodable)
+            } else {
+                String::new()
+            },
+            if attrs.is_empty() {
+                "none set".to_string()
+            } else {
+                attrs.join(", ")
+            }
+        );
+    }
+    if d.lov_files + d.lov_undecodable > 0 {
+        let counts: Vec<String> = d
+            .stripe_counts()
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect();
+        out!(
+            o,
+            "Lustre layouts (trusted.lov) by stripe count: {}{}",
+            counts.join(", "),
+            if d.lov_undecodable > 0 {
+                format!(" ({} undecodable)", d.lov_undecodable)
+            } else {
+                String::new()
+            }
+        );
+    }
 }
 
 /// External xattr blocks and the first shared ones.

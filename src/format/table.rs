@@ -1,25 +1,24 @@
-//! Tables that fit the terminal: the one place every command's tables are styled.
+//! Tables: the one place every command's tables are styled and laid out.
 //!
-//! The width is `COLUMNS` when set (as shells export it), else the width of the terminal on
-//! stdout, else 80 columns (a pipe or a file: a fixed width, so output does not depend on where it
-//! was captured). Cells wrap to fit (`ContentArrangement::Dynamic`). Borders are box drawing only
-//! when the locale's character type is UTF-8 (`LC_ALL`, then `LC_CTYPE`, then `LANG`, the POSIX
-//! order) and the terminal is not `TERM=dumb`; otherwise ASCII. No colour is used, so `NO_COLOR`
-//! needs nothing here.
+//! Off a terminal (a pipe, a file) a table is printed at its natural width, one line per row, as
+//! `ls -l` and ripgrep do, so `| grep` and `| cut` see whole rows. On a terminal (or when
+//! `COLUMNS` is set, as a request for that width) it fits the width: the columns keep their
+//! content width and only the longest one (the last of equals; descriptions and sources sit
+//! last) wraps. Borders are box drawing only when the locale's character type is UTF-8
+//! (`LC_ALL`, then `LC_CTYPE`, then `LANG`, the POSIX order) and the terminal is not
+//! `TERM=dumb`; otherwise ASCII. No colour is used, so `NO_COLOR` needs nothing here.
 
 use comfy_table::{presets, ContentArrangement, Table};
 use std::ops::{Deref, DerefMut};
 
-/// Width used when neither `COLUMNS` nor a terminal says otherwise.
-pub const DEFAULT_WIDTH: u16 = 80;
 /// Narrowest width honoured (narrower `COLUMNS` values are raised to this).
 pub const MIN_WIDTH: u16 = 20;
 
 /// How tables are drawn: decided once from the environment ([`TableStyle::detect`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableStyle {
-    /// Total width in columns the table must fit in.
-    pub width: u16,
+    /// Total width in columns the table must fit in; `None` off a terminal: natural width.
+    pub width: Option<u16>,
     /// Box-drawing borders (else ASCII `+-|`).
     pub unicode: bool,
 }
@@ -39,8 +38,7 @@ impl TableStyle {
         let width = columns
             .filter(|&c| c > 0)
             .or(terminal.filter(|&c| c > 0))
-            .unwrap_or(DEFAULT_WIDTH)
-            .max(MIN_WIDTH);
+            .map(|w| w.max(MIN_WIDTH));
         let dumb = env("TERM").is_some_and(|t| t == "dumb");
         TableStyle {
             width,
@@ -56,12 +54,22 @@ impl TableStyle {
         } else {
             presets::ASCII_FULL_CONDENSED
         });
-        t.set_content_arrangement(ContentArrangement::Dynamic);
-        t.set_width(self.width);
+        match self.width {
+            Some(width) => {
+                t.set_content_arrangement(ContentArrangement::Dynamic);
+                t.set_width(width);
+            }
+            None => {
+                t.set_content_arrangement(ContentArrangement::Disabled);
+            }
+        }
         if !header.is_empty() {
             t.set_header(header.iter().map(AsRef::as_ref).collect::<Vec<&str>>());
         }
-        Styled { table: t }
+        Styled {
+            table: t,
+            fit: self.width.is_some(),
+        }
     }
 }
 
@@ -70,6 +78,8 @@ impl TableStyle {
 #[derive(Debug)]
 pub struct Styled {
     table: Table,
+    /// Fit a width (a terminal): only the longest column wraps.
+    fit: bool,
 }
 
 impl Deref for Styled {
@@ -87,8 +97,59 @@ impl DerefMut for Styled {
 
 impl std::fmt::Display for Styled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.table.fmt(f)
+        if !self.fit {
+            return self.table.fmt(f);
+        }
+        let mut table = self.table.clone();
+        let widths = content_widths(&table);
+        // The column that wraps: the widest (the last of equals); the others keep their width
+        // when that leaves the wrapping column room (else every column may wrap).
+        let wrapping = widths
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, w)| (*w, i))
+            .map(|(i, _)| i);
+        let width = usize::from(table.width().unwrap_or(u16::MAX));
+        // A condensed table draws one border before each column and one after the last, with a
+        // space of padding on either side of each cell.
+        let others: usize = widths
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| Some(i) != wrapping)
+            .map(|(_, w)| w + 3)
+            .sum();
+        if others + 1 + 3 + MIN_WRAPPED <= width {
+            for i in (0..widths.len()).filter(|&i| Some(i) != wrapping) {
+                if let Some(c) = table.column_mut(i) {
+                    c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+                }
+            }
+        }
+        table.fmt(f)
     }
+}
+
+/// The narrowest a wrapping column may become before the other columns wrap too.
+const MIN_WRAPPED: usize = 16;
+
+/// The widest line of each column's cells, header included (in characters).
+fn content_widths(table: &Table) -> Vec<usize> {
+    let mut widths = vec![0usize; table.column_iter().count()];
+    let rows = table.header().into_iter().chain(table.row_iter());
+    for row in rows {
+        for (i, cell) in row.cell_iter().enumerate() {
+            let widest = cell
+                .content()
+                .lines()
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0);
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(widest);
+            }
+        }
+    }
+    widths
 }
 
 /// A new table without header, styled for this process's terminal and locale.
@@ -97,7 +158,7 @@ pub fn styled() -> Styled {
 }
 
 /// Never wrap the cells of `columns` (identifiers such as rule IDs and attribute names, which
-/// must stay greppable); the other columns wrap to make the table fit.
+/// must stay greppable), even when one of them is the longest column.
 pub fn no_wrap(t: &mut Table, columns: &[usize]) {
     for &i in columns {
         if let Some(c) = t.column_mut(i) {
@@ -153,20 +214,20 @@ mod tests {
     }
 
     #[test]
-    fn width_prefers_columns_then_terminal_then_80() {
+    fn width_prefers_columns_then_terminal_then_natural() {
         assert_eq!(
             TableStyle::from_env(env(&[("COLUMNS", "120")]), Some(60)).width,
-            120
+            Some(120)
         );
-        assert_eq!(TableStyle::from_env(env(&[]), Some(60)).width, 60);
-        assert_eq!(TableStyle::from_env(env(&[]), None).width, 80);
+        assert_eq!(TableStyle::from_env(env(&[]), Some(60)).width, Some(60));
+        assert_eq!(TableStyle::from_env(env(&[]), None).width, None);
         assert_eq!(
             TableStyle::from_env(env(&[("COLUMNS", "x")]), None).width,
-            80
+            None
         );
         assert_eq!(
             TableStyle::from_env(env(&[("COLUMNS", "5")]), None).width,
-            MIN_WIDTH
+            Some(MIN_WIDTH)
         );
     }
 
@@ -188,7 +249,7 @@ mod tests {
     #[test]
     fn tables_fit_the_width_and_wrap() {
         let style = TableStyle {
-            width: 40,
+            width: Some(40),
             unicode: false,
         };
         let mut t = style.table(&["rule", "description"]);
@@ -202,5 +263,52 @@ mod tests {
             assert!(line.chars().count() <= 40, "{line:?}");
             assert!(line.is_ascii(), "{line:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    fn rows(style: TableStyle) -> String {
+        let mut t = style.table(&["id", "size", "note"]);
+        t.add_row(vec!["a.first", "12", &"a long note ".repeat(12)]);
+        t.add_row(vec!["b.second", "3456", "short"]);
+        t.to_string()
+    }
+
+    #[test]
+    fn natural_width_keeps_one_line_per_row() {
+        let text = rows(TableStyle {
+            width: None,
+            unicode: false,
+        });
+        // Top border, header, separator, two rows, bottom border.
+        assert_eq!(text.lines().count(), 6, "{text}");
+        assert!(
+            text.contains(&"a long note ".repeat(12).trim_end().to_string()),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_terminal_wraps_only_the_longest_column() {
+        let text = rows(TableStyle {
+            width: Some(50),
+            unicode: false,
+        });
+        assert!(text.lines().count() > 6, "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 50), "{text}");
+        // The short columns are whole on the row's first line.
+        assert!(
+            text.lines()
+                .any(|l| l.contains("a.first") && l.contains("12")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains("b.second") && l.contains("3456")),
+            "{text}"
+        );
     }
 }

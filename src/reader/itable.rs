@@ -327,6 +327,8 @@ pub struct BlockEntry {
     pub location: XattrLocation,
     /// Bytes the entry takes in the block.
     pub cost: usize,
+    /// The value's summary for the names that have one (read once per distinct block).
+    pub summary: Option<crate::reader::xattr::ValueSummary>,
 }
 
 /// An external xattr block as every inode referencing it sees it, decoded once.
@@ -370,6 +372,10 @@ impl DecodedBlock {
                 value_size: x.value_size,
                 location: x.location,
                 cost: x.cost,
+                summary: x
+                    .value
+                    .as_deref()
+                    .and_then(|v| crate::reader::xattr::summarize_value(&x.name, v)),
             });
         }
         out

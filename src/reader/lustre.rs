@@ -482,6 +482,31 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
     })
 }
 
+/// The stripe count of a `trusted.lov` value without decoding its objects (for scan summaries):
+/// `lmm_stripe_count` of a v1/v3 layout, the largest component's of a composite one; `None`
+/// when the value is no layout this module decodes.
+pub fn stripe_count(v: &[u8]) -> Option<u16> {
+    let magic = u32::from_le_bytes(v.get(..4)?.try_into().ok()?);
+    match magic {
+        raw::LOV_MAGIC_V1 | raw::LOV_MAGIC_V3 => {
+            Some(ondisk::decode::<raw::LovMdsMd>(v).ok()?.stripe_count)
+        }
+        raw::LOV_MAGIC_COMP_V1 => {
+            let h: raw::LovCompMd = ondisk::decode(v).ok()?;
+            let mut max = None;
+            for i in 0..usize::from(h.entry_count) {
+                let at = raw::LovCompMd::SIZE + i * raw::LovCompMdEntry::SIZE;
+                let e: raw::LovCompMdEntry = ondisk::decode_at(v, at).ok()?;
+                let start = e.offset as usize;
+                let l: raw::LovMdsMd = ondisk::decode(v.get(start..)?).ok()?;
+                max = max.max(Some(l.stripe_count));
+            }
+            max
+        }
+        _ => None,
+    }
+}
+
 /// A decoded `trusted.fid` of an OST object (`struct filter_fid`, by its stored size).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FilterFid {

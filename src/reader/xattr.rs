@@ -853,6 +853,35 @@ pub enum Decoded {
     Som(lustre::Som),
 }
 
+/// What a scan keeps of a value whose decoder has a cheap summary (`xattrs` counts files by DOS
+/// attribute and by Lustre stripe count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueSummary {
+    /// A `user.DOSATTRIB` value and its `FILE_ATTRIBUTE_*` bits.
+    Dos(u32),
+    /// A `user.DOSATTRIB` value that does not decode.
+    DosUndecodable,
+    /// A `trusted.lov` layout and its stripe count.
+    Stripes(u16),
+    /// A `trusted.lov` value that does not decode.
+    LovUndecodable,
+}
+
+/// The summary of a value stored under `name`, for the names that have one.
+pub fn summarize_value(name: &str, value: &[u8]) -> Option<ValueSummary> {
+    match name {
+        samba::DOSATTRIB_NAME => Some(
+            samba::decode_dosattrib(value).map_or(ValueSummary::DosUndecodable, |d| {
+                ValueSummary::Dos(d.attrib)
+            }),
+        ),
+        "trusted.lov" => Some(
+            lustre::stripe_count(value).map_or(ValueSummary::LovUndecodable, ValueSummary::Stripes),
+        ),
+        _ => None,
+    }
+}
+
 /// Decode a value stored on disk under the full `name`, when its format is known.
 pub fn decode_value(name: &str, value: &[u8]) -> Option<Result<Decoded>> {
     match name {

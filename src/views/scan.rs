@@ -15,7 +15,8 @@ pub use crate::reader::itable::{
     InodeChunk, ScanCounts, XattrBlockCache, ITABLE_CHUNK_BYTES, MAX_PROBLEMS,
 };
 use crate::reader::ondisk;
-use crate::reader::xattr;
+use crate::reader::samba;
+use crate::reader::xattr::{self, summarize_value, ValueSummary};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -103,13 +104,122 @@ pub fn keep_largest(v: &mut Vec<Listed>, n: usize) {
     v.truncate(n);
 }
 
-/// Count and value bytes of one xattr name.
+/// Count and value bytes of one xattr name, and where its instances live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NameStat {
     /// Count.
     pub count: u64,
     /// Sum of value sizes.
     pub bytes: u64,
+    /// Instances whose entry and value are in the inode body.
+    pub in_inode: u64,
+    /// Instances whose entry and value are in an external xattr block.
+    pub in_block: u64,
+    /// Instances whose value lives in an EA inode (the entry in the inode or the block).
+    pub in_ea_inode: u64,
+}
+
+impl NameStat {
+    /// `n` instances at `loc` with `bytes` of values.
+    fn at(loc: XattrLocation, n: u64, bytes: u64) -> NameStat {
+        let mut s = NameStat {
+            count: n,
+            bytes,
+            ..NameStat::default()
+        };
+        match loc {
+            XattrLocation::Inode => s.in_inode = n,
+            XattrLocation::Block(_) => s.in_block = n,
+            XattrLocation::EaInode(_) => s.in_ea_inode = n,
+        }
+        s
+    }
+    fn absorb(&mut self, o: &NameStat) {
+        self.count += o.count;
+        self.bytes += o.bytes;
+        self.in_inode += o.in_inode;
+        self.in_block += o.in_block;
+        self.in_ea_inode += o.in_ea_inode;
+    }
+}
+
+/// Per-decoder summaries of the values a scan met (cheap ones: a few fields of each value).
+#[derive(Clone, Debug, Default)]
+pub struct DecoderSummary {
+    /// `user.DOSATTRIB` values decoded.
+    pub dos_files: u64,
+    /// `user.DOSATTRIB` values that do not decode.
+    pub dos_undecodable: u64,
+    /// Decoded values with each `FILE_ATTRIBUTE_*` bit of [`samba::FILE_ATTRIBUTES`] set (the last
+    /// slot: values with bits outside the table).
+    pub dos_by_attribute: [u64; samba::FILE_ATTRIBUTES.len() + 1],
+    /// `trusted.lov` layouts decoded.
+    pub lov_files: u64,
+    /// `trusted.lov` values that do not decode.
+    pub lov_undecodable: u64,
+    /// Layouts by stripe count (at most 65,536 keys: the count is 16 bits).
+    stripe_counts: HashMap<u16, u64>,
+}
+
+impl DecoderSummary {
+    fn add(&mut self, v: ValueSummary, n: u64) {
+        match v {
+            ValueSummary::Dos(attrib) => {
+                self.dos_files += n;
+                let mut known = 0;
+                for (slot, (bit, _)) in self.dos_by_attribute.iter_mut().zip(samba::FILE_ATTRIBUTES)
+                {
+                    known |= bit;
+                    if attrib & bit != 0 {
+                        *slot += n;
+                    }
+                }
+                if attrib & !known != 0 {
+                    if let Some(last) = self.dos_by_attribute.last_mut() {
+                        *last += n;
+                    }
+                }
+            }
+            ValueSummary::DosUndecodable => self.dos_undecodable += n,
+            ValueSummary::Stripes(c) => {
+                self.lov_files += n;
+                *self.stripe_counts.entry(c).or_default() += n;
+            }
+            ValueSummary::LovUndecodable => self.lov_undecodable += n,
+        }
+    }
+    fn merge(&mut self, o: DecoderSummary) {
+        self.dos_files += o.dos_files;
+        self.dos_undecodable += o.dos_undecodable;
+        for (a, b) in self.dos_by_attribute.iter_mut().zip(o.dos_by_attribute) {
+            *a += b;
+        }
+        self.lov_files += o.lov_files;
+        self.lov_undecodable += o.lov_undecodable;
+        for (k, v) in o.stripe_counts {
+            *self.stripe_counts.entry(k).or_default() += v;
+        }
+    }
+    /// `(stripe count, layouts)` by ascending stripe count.
+    pub fn stripe_counts(&self) -> Vec<(u16, u64)> {
+        let mut v: Vec<(u16, u64)> = self.stripe_counts.iter().map(|(&k, &n)| (k, n)).collect();
+        v.sort_unstable();
+        v
+    }
+    /// `(attribute name, values with it set)` for the attributes met, in table order.
+    pub fn dos_attributes(&self) -> Vec<(String, u64)> {
+        self.dos_by_attribute
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| {
+                let name = samba::FILE_ATTRIBUTES
+                    .get(i)
+                    .map_or("other bits", |(_, name)| name);
+                (name.to_string(), n)
+            })
+            .collect()
+    }
 }
 
 /// How an external xattr block was used.
@@ -170,6 +280,8 @@ pub struct XattrStats {
     pub list_max: usize,
     /// The largest of those inodes (footprint first), at most `list_max`.
     pub largest: Vec<Listed>,
+    /// Per-decoder summaries (files by DOS attribute, Lustre stripe counts).
+    pub decoders: DecoderSummary,
 }
 
 /// Where one inode's xattrs live, as the scan saw them.
@@ -195,20 +307,14 @@ pub struct SharedBlock {
 }
 
 impl XattrStats {
-    fn add_name(&mut self, key: &[u8], value_size: u32) {
-        if let Some(s) = self.names.get_mut(key) {
-            s.count += 1;
-            s.bytes += u64::from(value_size);
-        } else if self.names.len() < MAX_NAMES {
-            self.names.insert(
-                key.into(),
-                NameStat {
-                    count: 1,
-                    bytes: u64::from(value_size),
-                },
-            );
-        } else {
-            self.names_untracked += 1;
+    fn add_name(&mut self, key: &[u8], value_size: u32, loc: XattrLocation) {
+        self.add_name_n(key, 1, u64::from(value_size), loc);
+    }
+
+    /// The summary of an item whose value was read, for the names that have one.
+    fn summarize(&mut self, name: &str, value: Option<&[u8]>) {
+        if let Some(sum) = value.and_then(|v| summarize_value(name, v)) {
+            self.decoders.add(sum, 1);
         }
     }
 
@@ -236,12 +342,12 @@ impl XattrStats {
         }
     }
 
-    fn add_name_n(&mut self, key: &[u8], n: u64, bytes: u64) {
+    fn add_name_n(&mut self, key: &[u8], n: u64, bytes: u64, loc: XattrLocation) {
+        let add = NameStat::at(loc, n, bytes);
         if let Some(s) = self.names.get_mut(key) {
-            s.count += n;
-            s.bytes += bytes;
+            s.absorb(&add);
         } else if self.names.len() < MAX_NAMES {
-            self.names.insert(key.into(), NameStat { count: n, bytes });
+            self.names.insert(key.into(), add);
         } else {
             self.names_untracked += n;
         }
@@ -257,7 +363,15 @@ impl XattrStats {
                 _ => self.bytes_in_blocks += n * e.cost as u64,
             }
             let k = e.name.as_bytes();
-            self.add_name_n(&k[..k.len().min(257)], n, n * u64::from(e.value_size));
+            self.add_name_n(
+                &k[..k.len().min(257)],
+                n,
+                n * u64::from(e.value_size),
+                e.location,
+            );
+            if let Some(sum) = e.summary {
+                self.decoders.add(sum, n);
+            }
         }
     }
 
@@ -297,7 +411,8 @@ impl XattrStats {
             place.footprint += x.cost as u64;
             let n = x.name.len().min(key.len());
             key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
-            self.add_name(&key[..n], x.value_size);
+            self.add_name(&key[..n], x.value_size, x.location);
+            self.summarize(&x.name, x.value.as_deref());
         }
         if let Some(b) = block {
             place.block = b.spills();
@@ -401,7 +516,8 @@ impl XattrStats {
             footprint += x.cost as u64;
             let n = x.name.len().min(key.len());
             key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
-            self.add_name(&key[..n], x.value_size);
+            self.add_name(&key[..n], x.value_size, x.location);
+            self.summarize(&x.name, x.value.as_deref());
         }
         // Entries in the block count as a spill even when their values live in EA inodes.
         if let Some(b) = &xa.block {
@@ -446,10 +562,10 @@ impl XattrStats {
         self.footprint_max = self.footprint_max.max(o.footprint_max);
         self.inodes_with_problems += o.inodes_with_problems;
         self.names_untracked += o.names_untracked;
+        self.decoders.merge(o.decoders);
         for (k, v) in o.names {
             if let Some(s) = self.names.get_mut(&k) {
-                s.count += v.count;
-                s.bytes += v.bytes;
+                s.absorb(&v);
             } else if self.names.len() < MAX_NAMES {
                 self.names.insert(k, v);
             } else {

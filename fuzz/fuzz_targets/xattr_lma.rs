@@ -1,0 +1,13 @@
+//! The value decoder of Lustre's trusted.lma: any bytes decode or fail with a message, never panic, and never
+//! allocate by a length or count read from them (scripts/fuzz.sh sets -malloc_limit_mb).
+#![no_main]
+
+use e4inspect::xattr::{decode_value, summarize_value};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(Err(e)) = decode_value("trusted.lma", data) {
+        let _ = e.to_string();
+    }
+    let _ = summarize_value("trusted.lma", data);
+});
