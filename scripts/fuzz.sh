@@ -19,7 +19,7 @@ fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image e2image qcow2
-        xattr_dosattrib xattr_ntacl xattr_lma xattr_link xattr_lov xattr_filter_fid xattr_som quota mmp)
+        xattr_dosattrib xattr_ntacl xattr_lma xattr_link xattr_lov xattr_filter_fid xattr_som quota mmp replay)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -170,6 +170,8 @@ for img in "${journals[@]}"; do
     rm -f "$jf"
     debugfs -R "dump <8> $jf" "$img" >/dev/null 2>&1 || continue
     [ -s "$jf" ] && head -c $((256 << 10)) "$jf" >"$(corpus logdump)/$(basename "$img" .img)"
+    # replay: the same journals (the scan, revoke and replay passes; 1 KiB-block journals).
+    [ -s "$jf" ] && head -c $((256 << 10)) "$jf" >"$(corpus replay)/$(basename "$img" .img)"
 done
 
 # Containers: normal e2image files and e2image -Q qcow2 files of the small images, and qcow2

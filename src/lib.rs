@@ -32,6 +32,6 @@ pub use error::{Error, LibError, Problem, ProblemKind, Result};
 pub use models::{advise, fit, mkfs, profiles};
 pub use reader::{
     bitmap, container, csum, dir, dirhash, extent, features, fileblocks, fs, geometry, group,
-    inode, jbd2, journal, namei, ondisk, os, partition, source, superblock, xattr,
+    inode, journal, namei, ondisk, os, partition, replay, source, superblock, xattr,
 };
 pub use views::{contents, extract, freefrag, logdump, scan};

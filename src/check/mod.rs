@@ -24,6 +24,7 @@ mod pass5;
 mod paths;
 pub mod progress;
 mod quota;
+mod replayed;
 pub mod rules;
 pub mod state;
 mod superblock;
@@ -189,6 +190,11 @@ pub struct CheckOptions {
     pub quick: bool,
     /// Where to report progress (nothing by default).
     pub progress: ProgressHook,
+    /// Check the bytes as they are even when the image needs recovery (by default the journal
+    /// is replayed in memory first, as e2fsck recovers before checking).
+    pub no_replay: bool,
+    /// The external journal to replay (`--journal PATH`).
+    pub journal: Option<std::path::PathBuf>,
 }
 
 /// The result for one image.
@@ -244,6 +250,12 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
         ..OpenOptions::default()
     };
     let (src, _) = select_window(src, &open)?;
+    let mut f = Findings::default();
+    let src = if opts.no_replay {
+        src
+    } else {
+        replayed::apply(src, opts.journal.as_deref(), &mut f)
+    };
     let raw = src.read(
         SUPERBLOCK_OFFSET,
         SUPERBLOCK_SIZE as u64,
@@ -255,7 +267,6 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
     });
-    let mut f = Findings::default();
     opts.progress.phase(Phase::Metadata, None);
     if !opts.quick {
         state::check_mounted(src.path(), src.is_device(), &mut f);

@@ -307,6 +307,7 @@ fn sample_from_image(
     source: &super::SourceArgs,
 ) -> anyhow::Result<()> {
     let fs = e4inspect::reader::fs::Filesystem::open(img, &source.open_options())?;
+    source.note_recovery(&fs);
     let sb = &fs.sb;
     // Free counts above the totals mean a damaged superblock, not a workload: an operational
     // error (exit 8), not a refused request.

@@ -31,14 +31,16 @@ pub(crate) fn open_image(
     image: &std::path::Path,
     source: &super::SourceArgs,
 ) -> anyhow::Result<Filesystem> {
-    Filesystem::open(image, &source.open_options()).map_err(|e| {
+    let fs = Filesystem::open(image, &source.open_options()).map_err(|e| {
         let p = image.display().to_string();
         if e.to_string().starts_with(&p) {
             anyhow::Error::new(e)
         } else {
             anyhow::Error::new(e).context(p)
         }
-    })
+    })?;
+    source.note_recovery(&fs);
+    Ok(fs)
 }
 
 /// Run the subcommand: 0 fine, 8 when a file could not be found or read.

@@ -51,6 +51,11 @@ pub struct CheckArgs {
     /// inodes (pass 5).
     #[arg(long)]
     pub quick: bool,
+    /// Check the bytes as they are when the image needs recovery. By default the journal's
+    /// committed transactions are replayed in memory first (nothing is written), as e2fsck
+    /// recovers before checking, and a `journal.replayed` warning says so.
+    #[arg(long)]
+    pub no_replay: bool,
     /// Output format.
     #[command(flatten)]
     pub output: super::OutputArgs<Format>,
@@ -534,6 +539,8 @@ fn check_one(path: &std::path::Path, args: &CheckArgs, policy: &Policy) -> Outco
         now: None,
         quick: args.quick,
         progress: check::ProgressHook::new(bar.clone()),
+        no_replay: args.no_replay,
+        journal: args.source.journal.clone(),
     };
     let res = check::check_path(path, &opts);
     bar.finish();

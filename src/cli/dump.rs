@@ -82,6 +82,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    args.source.note_recovery(&fs);
     if args.output.json() {
         // Streamed: the groups are produced while they are written, so memory stays flat.
         let doc = e4inspect::format::json::document(

@@ -229,6 +229,9 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
         ),
         None => None,
     };
+    if let Some(fs) = &image {
+        args.source.note_recovery(fs);
+    }
     let base = base_params(args, image.as_ref());
     let sizes = inode_sizes(args, image.as_ref(), base.block_size);
     let params = size_params(args, &base, &sizes)?;

@@ -49,6 +49,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    args.source.note_recovery(&fs);
     if let Some(f) = fs.strict_failure {
         report_error(
             &args.image,

@@ -122,6 +122,7 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let mut w = std::io::BufWriter::new(stdout.lock());
     let fs = Filesystem::open(&args.image, &args.source.open_options());
     if let Ok(f) = &fs {
+        args.source.note_recovery(f);
         let e2image = e4inspect::reader::container::ContainerKind::E2image;
         if f.source.container() == Some(e2image) && args.journal_device.is_none() {
             anyhow::bail!(

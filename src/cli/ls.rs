@@ -43,6 +43,7 @@ pub struct LsArgs {
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    args.source.note_recovery(&fs);
     if args.output.json() {
         return run_json(&fs, args);
     }

@@ -34,7 +34,7 @@ pub mod quota;
 pub mod schema;
 pub mod xattrs;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `--format` of the commands that print text or JSON (`check` has more formats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -99,6 +99,13 @@ pub struct SourceArgs {
     /// Partition number of a whole-disk image (MBR or GPT), 1-based.
     #[arg(long, value_name = "N")]
     pub partition: Option<u32>,
+    /// Show the filesystem as the next mount will: replay the journal in memory when the image
+    /// needs recovery (as `e2fsck -E journal_only`, writing nothing).
+    #[arg(long)]
+    pub replay: bool,
+    /// The external journal device or image to replay (with --replay).
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
 }
 
 impl SourceArgs {
@@ -107,8 +114,62 @@ impl SourceArgs {
         e4inspect::reader::fs::OpenOptions {
             offset: self.offset,
             partition: self.partition,
+            replay: self.replay,
+            journal: self.journal.clone(),
             ..Default::default()
         }
+    }
+
+    /// Say on stderr, once, what `--replay` would change: the image needs recovery and was read
+    /// as it is; or the replay met a failure the kernel would refuse to mount with. Never
+    /// changes the exit status.
+    pub fn note_recovery(&self, fs: &e4inspect::reader::fs::Filesystem) {
+        use e4inspect::reader::replay;
+        if let Some(plan) = &fs.replayed {
+            replay_warnings(fs, plan);
+            return;
+        }
+        if self.replay {
+            return;
+        }
+        if let Some(Ok(plan)) = replay::pending(fs, self.journal.as_deref()) {
+            eprintln!(
+                "e4inspect: {}: the journal holds {} committed transactions{}; --replay shows the filesystem as the next mount will",
+                fs.source.path().display(),
+                plan.committed(),
+                tid_range(&plan)
+            );
+        } else if replay::needs_recovery(fs) {
+            eprintln!(
+                "e4inspect: {}: the filesystem needs recovery; --replay shows it as the next mount will",
+                fs.source.path().display()
+            );
+        }
+    }
+}
+
+/// " (T1 to T2)": the transactions a replay applies, when there are any.
+fn tid_range(plan: &e4inspect::reader::replay::Plan) -> String {
+    match plan.committed() {
+        0 => String::new(),
+        1 => format!(" ({})", plan.start_tid),
+        _ => format!(" ({} to {})", plan.start_tid, plan.end_tid.wrapping_sub(1)),
+    }
+}
+
+/// What a replay could not do, on stderr (one line each, at most a few).
+fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::reader::replay::Plan) {
+    let path = fs.source.path().display();
+    for f in &plan.failures {
+        eprintln!(
+            "e4inspect: {path}: --replay: recovery fails (the kernel would refuse to mount): {f}"
+        );
+    }
+    if let Some(tid) = plan.failed_commit {
+        eprintln!("e4inspect: {path}: --replay: journal transaction {tid} was corrupt, replay was aborted");
+    }
+    if let Some(tid) = plan.fast_commit {
+        eprintln!("e4inspect: {path}: --replay: the fast-commit blocks of transaction {tid} are not replayed (e2fsck and the kernel replay them)");
     }
 }
 

@@ -1,7 +1,7 @@
 //! debugfs `logdump` text for [`crate::views::logdump::Event`]s (debugfs/logdump.c, e2fsprogs 1.47.0).
 
 use crate::format::dumpe2fs::list_journal;
-use crate::reader::jbd2;
+use crate::reader::ondisk::journal as jbd2;
 use crate::views::logdump::Event;
 use std::io::{self, Write};
 

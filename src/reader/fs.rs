@@ -94,6 +94,10 @@ pub struct OpenOptions {
     pub force: bool,
     /// Read only the superblock, not the descriptor table (`dumpe2fs -h`).
     pub super_only: bool,
+    /// Read the filesystem as after journal recovery when it needs recovery (`--replay`).
+    pub replay: bool,
+    /// The external journal device or image to replay (`--journal PATH`).
+    pub journal: Option<std::path::PathBuf>,
 }
 
 /// An opened ext2/3/4 filesystem.
@@ -124,6 +128,9 @@ pub struct Filesystem {
     /// Every descriptor decoded once ([`Filesystem::load_descriptors`]), for scans that look at
     /// each group several times.
     descs: OnceLock<Vec<GroupDesc>>,
+    /// The journal replay applied to the reads (`OpenOptions::replay` on a filesystem that
+    /// needed recovery).
+    pub replayed: Option<Arc<crate::reader::replay::Plan>>,
 }
 
 /// Pick the filesystem inside `src`: an explicit offset, the whole source, or a partition.
@@ -204,6 +211,21 @@ impl Filesystem {
     /// Open the filesystem in an already opened source.
     pub fn from_source(src: Source, opts: &OpenOptions) -> Result<Filesystem> {
         let (src, part) = select_window(src, opts)?;
+        if opts.replay {
+            let journal = opts.journal.as_deref();
+            if let Some((src, plan)) = crate::reader::replay::replay_source(src.clone(), journal)? {
+                let again = OpenOptions {
+                    offset: Some(0),
+                    partition: None,
+                    replay: false,
+                    ..opts.clone()
+                };
+                let mut fs = Self::from_source(src, &again)?;
+                fs.partition = part;
+                fs.replayed = Some(Arc::new(plan));
+                return Ok(fs);
+            }
+        }
         let sb_block = opts.superblock.unwrap_or(0);
         let attempt = |strict: bool| -> std::result::Result<Parts, OpenFailure> {
             if sb_block != 0 && opts.blocksize.is_none() {
@@ -261,6 +283,7 @@ impl Filesystem {
             zero_adjust: p.zero_adjust,
             has_descs: p.has_descs,
             descs: OnceLock::new(),
+            replayed: None,
         };
         if fs.has_descs {
             // The descriptor table is read group by group, on demand: ask for all of it now.

@@ -6,13 +6,13 @@ use crate::reader::extent::{self, ExtentHeader};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, Inode};
 use crate::reader::ondisk;
-use crate::reader::ondisk::journal::{JournalHeader, RawJournalSuperblock};
+use crate::reader::ondisk::journal::{Header, RawJournalSuperblock};
 use serde::Serialize;
 
 /// jbd2 magic.
 pub const JBD2_MAGIC: u32 = crate::reader::ondisk::journal::JBD2_MAGIC;
 /// Block type of a v2 superblock.
-pub const JBD2_SUPERBLOCK_V2: u32 = 4;
+pub const JBD2_SUPERBLOCK_V2: u32 = crate::reader::ondisk::journal::SUPERBLOCK_V2;
 /// Maximum number of users listed.
 pub const USERS_MAX: u32 = crate::reader::ondisk::journal::USERS_MAX as u32;
 
@@ -191,7 +191,7 @@ pub fn read_internal(
             .map(<[u8]>::to_vec)
             .unwrap_or_else(|| vec![0u8; 1024]),
     };
-    if ondisk::decode::<JournalHeader>(&buf).map_or(true, |h| h.magic != JBD2_MAGIC) {
+    if ondisk::decode::<Header>(&buf).map_or(true, |h| h.magic != JBD2_MAGIC) {
         return Err(JournalFailure::BadMagic);
     }
     Ok(buf)
@@ -206,7 +206,7 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
         .source
         .read(off, 1024, "journal superblock")
         .map_err(|e| JournalFailure::ReadSuper(e.into()))?;
-    let header = ondisk::decode::<JournalHeader>(&b);
+    let header = ondisk::decode::<Header>(&b);
     if header.map_or(true, |h| {
         h.magic != JBD2_MAGIC || h.blocktype != JBD2_SUPERBLOCK_V2
     }) {

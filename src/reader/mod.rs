@@ -10,8 +10,9 @@
 //! - [`fs`]: an opened filesystem (source, superblock, geometry, descriptors, block cache);
 //! - decoders built on the declarations: [`superblock`], [`group`], [`inode`], [`extent`],
 //!   [`xattr`] (values: [`samba`] over the [`ndr`] reader, [`lustre`]), [`dir`], [`journal`],
-//!   [`jbd2`], [`bitmap`], [`features`], [`csum`], [`dirhash`];
+//!   [`bitmap`], [`features`], [`csum`], [`dirhash`];
 //! - [`values`]: decoded values every layer shares (named enums, times, modes, UUID text);
+//! - [`replay`]: the journal replayed in memory, an overlay of the source (nothing written);
 //! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map),
 //!   [`itable`] (the parallel scan of every in-use inode).
 
@@ -29,7 +30,6 @@ pub mod geometry;
 pub mod group;
 pub mod inode;
 pub mod itable;
-pub mod jbd2;
 pub mod journal;
 pub mod lustre;
 pub mod mmp;
@@ -40,6 +40,7 @@ pub mod os;
 pub mod partition;
 pub mod qcow2;
 pub mod quota;
+pub mod replay;
 pub mod samba;
 pub mod source;
 pub mod superblock;

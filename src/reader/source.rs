@@ -48,6 +48,8 @@ enum Backend {
     Memory(Vec<u8>),
     /// A disk held in a container file (qcow2, e2image), decoded by [`crate::reader::container`].
     Container(Box<dyn Disk>),
+    /// A filesystem as after journal recovery ([`crate::reader::replay`]).
+    Replayed(Box<crate::reader::replay::Overlay>),
 }
 
 /// A read-only byte source: a regular file or a block device, or a window of one.
@@ -162,8 +164,27 @@ impl Source {
     pub fn container(&self) -> Option<ContainerKind> {
         match &*self.backend {
             Backend::Container(d) => Some(d.kind()),
+            Backend::Replayed(o) => o.inner().container(),
             _ => None,
         }
+    }
+
+    /// A source reading the filesystem through a replay overlay: the same path and length as
+    /// the overlay's source, read as after journal recovery.
+    pub fn replayed(overlay: crate::reader::replay::Overlay) -> Source {
+        let inner = overlay.inner();
+        Source {
+            path: inner.path.clone(),
+            len: inner.len,
+            is_device: inner.is_device,
+            base: 0,
+            backend: Arc::new(Backend::Replayed(Box::new(overlay))),
+        }
+    }
+
+    /// True when reads go through a journal replay overlay.
+    pub fn is_replayed(&self) -> bool {
+        matches!(&*self.backend, Backend::Replayed(_))
     }
 
     /// Build a source over an in-memory copy (tests, fuzzing).
@@ -237,6 +258,7 @@ impl Source {
         self.check_range(offset, buf.len() as u64, what)?;
         match &*self.backend {
             Backend::Container(d) => self.fill_from_disk(&**d, offset, buf, what, Access::FileData),
+            Backend::Replayed(o) => o.fill(self.base + offset, buf, what, true),
             _ => self.fill(offset, buf, what),
         }
     }
@@ -298,6 +320,12 @@ impl Source {
             }
             return;
         }
+        if let Backend::Replayed(o) = &*self.backend {
+            if let Some(abs) = self.base.checked_add(offset) {
+                o.inner().will_need(abs, len);
+            }
+            return;
+        }
         if let Backend::File(f) = &*self.backend {
             if let Some(abs) = self.base.checked_add(offset) {
                 fadvise(
@@ -317,7 +345,7 @@ impl Source {
         self.check_range(offset, len, "page-cache probe").ok()?;
         match &*self.backend {
             Backend::Memory(_) => Some(true),
-            Backend::Container(_) => None,
+            Backend::Container(_) | Backend::Replayed(_) => None,
             Backend::File(f) => {
                 let mut probe = vec![0u8; usize::try_from(len).ok()?];
                 crate::reader::os::in_page_cache(f, self.base + offset, &mut probe)
@@ -349,6 +377,7 @@ impl Source {
             Backend::File(_) => true,
             Backend::Memory(_) => false,
             Backend::Container(d) => d.takes_hints(),
+            Backend::Replayed(o) => o.inner().takes_hints(),
         }
     }
 
@@ -402,6 +431,7 @@ impl Source {
             }
             Backend::File(f) => self.pread_exact(f, abs, offset, buf, what),
             Backend::Container(d) => self.fill_from_disk(&**d, offset, buf, what, Access::Metadata),
+            Backend::Replayed(o) => o.fill(abs, buf, what, false),
         }
     }
 

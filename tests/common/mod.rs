@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: the built binary, e2fsprogs tools, fixtures.
 #![allow(dead_code)]
 
+pub mod crash;
 pub mod images;
 pub mod trees;
 

@@ -1,0 +1,69 @@
+//! The journal replayed before checking, as e2fsck recovers and then checks
+//! (`e2fsck_run_ext3_journal`, e2fsck/journal.c): an image that needs recovery is judged as the
+//! next mount will see it, read through the overlay of [`crate::reader::replay`] (nothing is
+//! written). `journal.replayed` says how many transactions were applied; a journal that cannot
+//! be replayed (a checksum failure inside a committed transaction, a block logged outside the
+//! filesystem) is `journal.unreplayable`, naming the transaction and block.
+
+use super::{Finding, Findings, RuleId};
+use crate::error::Error;
+use crate::reader::replay::{self, Plan};
+use crate::reader::source::Source;
+use std::path::Path;
+
+/// `src` as after recovery when it needs recovery (with the findings saying so), else `src`.
+pub(super) fn apply(src: Source, journal: Option<&Path>, f: &mut Findings) -> Source {
+    match replay::replay_source(src.clone(), journal) {
+        Ok(None) => src,
+        Ok(Some((replayed, plan))) => {
+            report(&plan, f);
+            replayed
+        }
+        // A filesystem that does not open is judged by the superblock checks, as it is.
+        Err(Error::Open { .. }) => src,
+        Err(e) => {
+            f.push(Finding::new(
+                RuleId::JournalUnreplayable,
+                None,
+                format!("the journal cannot be replayed ({e}); the image is checked as it is"),
+            ));
+            src
+        }
+    }
+}
+
+fn report(plan: &Plan, f: &mut Findings) {
+    let mut msg = format!(
+        "the image needed recovery: {} committed journal transactions replayed in memory before checking (--no-replay checks the bytes as they are)",
+        plan.committed()
+    );
+    if let Some(tid) = plan.fast_commit {
+        msg.push_str(&format!(
+            "; the fast-commit blocks of transaction {tid} are not replayed"
+        ));
+    }
+    f.push(
+        Finding::new(RuleId::JournalReplayed, None, msg)
+            .with("transactions", plan.committed())
+            .with("first_transaction", plan.start_tid),
+    );
+    for fail in &plan.failures {
+        f.push(Finding::new(
+            RuleId::JournalUnreplayable,
+            None,
+            format!("journal recovery fails, the kernel refuses to mount: {fail}"),
+        ));
+    }
+    if let Some(tid) = plan.failed_commit {
+        f.push(
+            Finding::new(
+                RuleId::JournalUnreplayable,
+                None,
+                format!(
+                    "journal transaction {tid} is corrupt (its commit block fails its checksum): replay stops before it"
+                ),
+            )
+            .with("transaction", tid),
+        );
+    }
+}
