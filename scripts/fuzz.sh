@@ -19,7 +19,7 @@ fuzz="$root/fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(superblock descriptors inode extent xattr journal dir ondisk logdump dirhash image e2image qcow2
-        xattr_dosattrib xattr_ntacl xattr_lma xattr_link xattr_lov xattr_filter_fid xattr_som)
+        xattr_dosattrib xattr_ntacl xattr_lma xattr_link xattr_lov xattr_filter_fid xattr_som quota mmp)
 fi
 export RUSTC_BOOTSTRAP=1 # cargo-fuzz needs -Z flags; only the stable toolchain is installed
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -63,6 +63,8 @@ cmds="$work/ea.cmds"
 for k in 0 1 2 3 4; do echo "ea_set /a user.k$k $(printf 'v%.0s' $(seq 1 $((20 + 40 * k))))" >>"$cmds"; done
 echo "ea_set /b security.selinux system_u:object_r:etc_t:s0" >>"$cmds"
 debugfs -w -f "$cmds" "$work/ext4.img" >/dev/null 2>&1
+mk quota 4M -t ext4 -b 1024 -N 64 -O quota,project -E quotatype=usrquota:grpquota:prjquota -d "$tree"
+mk mmp 4M -t ext4 -b 1024 -N 64 -O mmp
 images=("$root/fixtures/example.img" "$work"/*.img)
 
 corpus() { mkdir -p "$fuzz/corpus/$1" && echo "$fuzz/corpus/$1"; }
@@ -101,6 +103,13 @@ for img in "${images[@]}"; do
         fi
     done
 done
+
+# Quota files (the three types) and the MMP block.
+for ino in 3 4 12; do
+    debugfs -R "dump <$ino> $(corpus quota)/q$ino" "$work/quota.img" >/dev/null 2>&1 || true
+done
+mmp=$(dumpe2fs -h "$work/mmp.img" 2>/dev/null | awk '/^MMP block number:/ {print $4}')
+[ -n "$mmp" ] && dd if="$work/mmp.img" bs=1024 skip="$mmp" count=1 status=none >"$(corpus mmp)/mmp"
 
 # Xattr value decoders: Samba values packed by Samba's own NDR code (python3-samba, when
 # installed) and Lustre values built from the uapi layouts (tests/xattr_decoders.rs builds the

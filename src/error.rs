@@ -299,40 +299,96 @@ impl Serialize for Problem {
     }
 }
 
+/// The libext2fs com_err messages this crate reproduces (`lib/ext2fs/ext2_err.et.in`), each text
+/// once: [`LibError`], [`OpenFailure`] and the bitmap reader's failures all print from here.
+pub mod ext2_err {
+    /// `EXT2_ET_BAD_INODE_NUM`.
+    pub const BAD_INODE_NUM: &str = "Illegal inode number";
+    /// `EXT2_ET_MISSING_INODE_TABLE`.
+    pub const MISSING_INODE_TABLE: &str = "A block group is missing an inode table";
+    /// `EXT2_ET_GDESC_BAD_INODE_TABLE`.
+    pub const GDESC_BAD_INODE_TABLE: &str = "Corrupt group descriptor: bad block for inode table";
+    /// `EXT2_ET_SHORT_READ`.
+    pub const SHORT_READ: &str = "Attempt to read block from filesystem resulted in short read";
+    /// `EXT2_ET_INODE_CSUM_INVALID`.
+    pub const INODE_CSUM_INVALID: &str = "Inode checksum does not match inode";
+    /// `EXT2_ET_DIR_CORRUPTED`.
+    pub const DIR_CORRUPTED: &str = "Ext2 directory corrupted";
+    /// `EXT2_ET_BAD_IND_BLOCK`.
+    pub const BAD_IND_BLOCK: &str = "Illegal indirect block found";
+    /// `EXT2_ET_MMP_BAD_BLOCK`.
+    pub const MMP_BAD_BLOCK: &str = "MMP: block number beyond filesystem range";
+    /// `EXT2_ET_MMP_MAGIC_INVALID`.
+    pub const MMP_MAGIC_INVALID: &str = "MMP: invalid magic number";
+    /// `EXT2_ET_MMP_CSUM_INVALID`.
+    pub const MMP_CSUM_INVALID: &str = "MMP block checksum does not match";
+    /// `EXT2_ET_BAD_MAGIC`.
+    pub const BAD_MAGIC: &str = "Bad magic number in super-block";
+    /// `EXT2_ET_SB_CSUM_INVALID`.
+    pub const SB_CSUM_INVALID: &str = "Superblock checksum does not match superblock";
+    /// `EXT2_ET_UNKNOWN_CSUM`.
+    pub const UNKNOWN_CSUM: &str = "Unknown checksum algorithm";
+    /// `EXT2_ET_REV_TOO_HIGH`.
+    pub const REV_TOO_HIGH: &str = "Filesystem revision too high";
+    /// `EXT2_ET_UNSUPP_FEATURE`.
+    pub const UNSUPP_FEATURE: &str = "Filesystem has unsupported feature(s)";
+    /// `EXT2_ET_CORRUPT_SUPERBLOCK`.
+    pub const CORRUPT_SUPERBLOCK: &str = "The ext2 superblock is corrupt";
+    /// `EXT2_ET_BAD_DESC_SIZE`.
+    pub const BAD_DESC_SIZE: &str = "Block group descriptor size incorrect";
+    /// `EXT2_ET_UNEXPECTED_BLOCK_SIZE`.
+    pub const UNEXPECTED_BLOCK_SIZE: &str = "Filesystem has unexpected block size";
+    /// `EXT2_ET_BLOCK_BITMAP_READ`.
+    pub const BLOCK_BITMAP_READ: &str = "Can't read a block bitmap";
+    /// `EXT2_ET_INODE_BITMAP_READ`.
+    pub const INODE_BITMAP_READ: &str = "Can't read an inode bitmap";
+    /// `EXT2_ET_BLOCK_BITMAP_CSUM_INVALID`.
+    pub const BLOCK_BITMAP_CSUM_INVALID: &str = "Block bitmap checksum does not match bitmap";
+    /// `EXT2_ET_INODE_BITMAP_CSUM_INVALID`.
+    pub const INODE_BITMAP_CSUM_INVALID: &str = "Inode bitmap checksum does not match bitmap";
+    /// `EXT2_ET_EXTENT_CSUM_INVALID`.
+    pub const EXTENT_CSUM_INVALID: &str = "Extent block checksum does not match extent block";
+    /// `EXT2_ET_DIR_CSUM_INVALID`.
+    pub const DIR_CSUM_INVALID: &str = "Directory block checksum does not match directory block";
+}
+
 /// A libext2fs error code met on the paths that report exactly what libext2fs (and so dumpe2fs
 /// or debugfs) would; `Display` is its com_err message. More codes may be added.
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LibError {
     /// EXT2_ET_BAD_INODE_NUM
-    #[error("Illegal inode number")]
+    #[error("{}", ext2_err::BAD_INODE_NUM)]
     IllegalInode,
     /// EXT2_ET_MISSING_INODE_TABLE
-    #[error("A block group is missing an inode table")]
+    #[error("{}", ext2_err::MISSING_INODE_TABLE)]
     MissingInodeTable,
     /// EXT2_ET_GDESC_BAD_INODE_TABLE
-    #[error("Corrupt group descriptor: bad block for inode table")]
+    #[error("{}", ext2_err::GDESC_BAD_INODE_TABLE)]
     BadInodeTable,
     /// EXT2_ET_SHORT_READ
-    #[error("Attempt to read block from filesystem resulted in short read")]
+    #[error("{}", ext2_err::SHORT_READ)]
     ShortRead,
     /// EXT2_ET_INODE_CSUM_INVALID
-    #[error("Inode checksum does not match inode")]
+    #[error("{}", ext2_err::INODE_CSUM_INVALID)]
     InodeCsumInvalid,
     /// EXT2_ET_DIR_CORRUPTED
-    #[error("Ext2 directory corrupted")]
+    #[error("{}", ext2_err::DIR_CORRUPTED)]
     DirCorrupted,
     /// EXT2_ET_BAD_IND_BLOCK
-    #[error("Illegal indirect block found")]
+    #[error("{}", ext2_err::BAD_IND_BLOCK)]
     IllegalIndirectBlock,
+    /// EXT2_ET_INLINE_DATA_CANT_ITERATE
+    #[error("Cannot iterate data blocks of an inode containing inline data")]
+    InlineDataCantIterate,
     /// EXT2_ET_MMP_BAD_BLOCK
-    #[error("MMP: invalid MMP block number")]
+    #[error("{}", ext2_err::MMP_BAD_BLOCK)]
     MmpBadBlock,
     /// EXT2_ET_MMP_MAGIC_INVALID
-    #[error("MMP: invalid magic number")]
+    #[error("{}", ext2_err::MMP_MAGIC_INVALID)]
     MmpMagicInvalid,
     /// EXT2_ET_MMP_CSUM_INVALID
-    #[error("MMP block checksum does not match")]
+    #[error("{}", ext2_err::MMP_CSUM_INVALID)]
     MmpCsumInvalid,
     /// debugfs' `logdump -s` on a superblock without a journal backup.
     #[error("no journal backup in super block")]
@@ -376,17 +432,15 @@ impl OpenFailure {
     /// The libext2fs message for this failure.
     pub fn message(self) -> &'static str {
         match self {
-            OpenFailure::BadMagic => "Bad magic number in super-block",
-            OpenFailure::SbCsumInvalid => "Superblock checksum does not match superblock",
-            OpenFailure::UnknownCsum => "Unknown checksum algorithm",
-            OpenFailure::RevTooHigh => "Filesystem revision too high",
-            OpenFailure::UnsuppFeature => "Filesystem has unsupported feature(s)",
-            OpenFailure::CorruptSuperblock => "The ext2 superblock is corrupt",
-            OpenFailure::BadDescSize => "Block group descriptor size incorrect",
-            OpenFailure::UnexpectedBlockSize => "Filesystem has unexpected block size",
-            OpenFailure::ShortRead => {
-                "Attempt to read block from filesystem resulted in short read"
-            }
+            OpenFailure::BadMagic => ext2_err::BAD_MAGIC,
+            OpenFailure::SbCsumInvalid => ext2_err::SB_CSUM_INVALID,
+            OpenFailure::UnknownCsum => ext2_err::UNKNOWN_CSUM,
+            OpenFailure::RevTooHigh => ext2_err::REV_TOO_HIGH,
+            OpenFailure::UnsuppFeature => ext2_err::UNSUPP_FEATURE,
+            OpenFailure::CorruptSuperblock => ext2_err::CORRUPT_SUPERBLOCK,
+            OpenFailure::BadDescSize => ext2_err::BAD_DESC_SIZE,
+            OpenFailure::UnexpectedBlockSize => ext2_err::UNEXPECTED_BLOCK_SIZE,
+            OpenFailure::ShortRead => ext2_err::SHORT_READ,
         }
     }
 }

@@ -31,7 +31,7 @@ pub use error::Fault;
 pub use error::{Error, LibError, Problem, ProblemKind, Result};
 pub use models::{advise, fit, mkfs, profiles};
 pub use reader::{
-    bitmap, bytes, container, csum, dir, dirhash, extent, features, fileblocks, fs, geometry,
-    group, inode, jbd2, journal, namei, ondisk, os, partition, source, superblock, xattr,
+    bitmap, container, csum, dir, dirhash, extent, features, fileblocks, fs, geometry, group,
+    inode, jbd2, journal, namei, ondisk, os, partition, source, superblock, xattr,
 };
 pub use views::{contents, extract, freefrag, logdump, scan};

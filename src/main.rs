@@ -66,6 +66,8 @@ enum Command {
     Advise(cli::advise::AdviseArgs),
     /// Free-space fragmentation, as e2freefrag prints it (or --json).
     Freefrag(cli::freefrag::FreefragArgs),
+    /// Quota usage, limits and grace per ID, as debugfs list_quota/get_quota print them (or --json).
+    Quota(cli::quota::QuotaArgs),
     /// The jbd2 journal log, as debugfs logdump prints it (or --json).
     Journal(cli::journal::JournalArgs),
     /// Print shell completions.
@@ -102,6 +104,7 @@ fn main() {
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
         Command::Freefrag(a) => cli::freefrag::run(a),
+        Command::Quota(a) => cli::quota::run(a),
         Command::Journal(a) => cli::journal::run(a),
         Command::Ls(a) => cli::ls::run(a),
         Command::Cat(a) => cli::cat::run(a),

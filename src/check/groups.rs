@@ -1,16 +1,16 @@
 //! Group descriptor rules (`gd.*`), bitmap rules (`bitmap.*`) and count rules (`count.*`).
 //!
 //! Per-group work runs in parallel (rayon) and keeps nothing but the group's findings and its
-//! free counts. The metadata blocks go into a compressed bitmap that says whether any two
-//! structures overlap; only then are the intervals listed and swept to name them (a list of
-//! every group's intervals was 24 bytes per structure, 80 MB at 262,144 tiny groups).
+//! free counts. The metadata intervals are kept coalesced (sorted, disjoint, touching ones
+//! joined: flex_bg packs a flex group's bitmaps and tables side by side), which says whether
+//! any two structures overlap; only then are the intervals listed and swept to name them (a
+//! list of every group's intervals was 24 bytes per structure, 80 MB at 262,144 tiny groups).
 
 use super::{Finding, Findings, RuleId};
 use crate::reader::bitmap::{self, Kind, UninitMarks};
 use crate::reader::fs::Filesystem;
 use crate::reader::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
 use rayon::prelude::*;
-use roaring::RoaringTreemap;
 
 /// What a metadata interval holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,15 +58,63 @@ struct GroupResult {
     bad: bool,
 }
 
-/// Longest interval put in the bitmap of [`Totals`] (longer: the intervals are swept).
-const MAX_BITMAP_INTERVAL: u64 = 1 << 16;
+/// Blocks as sorted, disjoint, non-touching inclusive runs, with intervals not yet added.
+#[derive(Default)]
+struct BlockRuns {
+    runs: Vec<(u64, u64)>,
+    fresh: Vec<(u64, u64)>,
+}
+
+impl BlockRuns {
+    /// Add `[start, end]`; true when an overlap is found now (the last ones added are
+    /// judged by the next [`BlockRuns::settle`]).
+    fn add(&mut self, start: u64, end: u64) -> bool {
+        self.fresh.push((start, end));
+        // Settled when the new ones outnumber the runs: each interval is sorted and swept a
+        // bounded number of times (amortised n log n).
+        if self.fresh.len() >= self.runs.len().max(4096) {
+            return self.settle();
+        }
+        false
+    }
+    /// Join the new intervals into the runs; true when two of everything added share a block.
+    fn settle(&mut self) -> bool {
+        if self.fresh.is_empty() {
+            return false;
+        }
+        let mut all = std::mem::take(&mut self.fresh);
+        all.append(&mut self.runs);
+        all.sort_unstable();
+        let mut overlap = false;
+        let mut runs: Vec<(u64, u64)> = Vec::with_capacity(all.len());
+        for (start, end) in all {
+            match runs.last_mut() {
+                Some(last) if start <= last.1 => {
+                    overlap = true;
+                    last.1 = last.1.max(end);
+                }
+                Some(last) if last.1.checked_add(1) == Some(start) => last.1 = end,
+                _ => runs.push((start, end)),
+            }
+        }
+        runs.shrink_to_fit();
+        self.runs = runs;
+        overlap
+    }
+    /// Both sets of blocks; true when they share a block.
+    fn merge(&mut self, mut later: BlockRuns) -> bool {
+        let overlap = self.settle() | later.settle();
+        self.fresh = later.runs;
+        overlap | self.settle()
+    }
+}
 
 /// What the groups contribute together (one per rayon worker, merged in group order).
 #[derive(Default)]
 struct Totals {
     findings: Findings,
     /// The blocks of every metadata interval so far.
-    metadata: RoaringTreemap,
+    metadata: BlockRuns,
     /// Two intervals share a block (then [`all_intervals`] and [`overlaps`] name them).
     overlap: bool,
     bad: bool,
@@ -78,14 +126,12 @@ impl Totals {
     fn add(mut self, r: GroupResult) -> Totals {
         self.findings.extend(r.findings);
         for i in &r.intervals {
-            let len = i.end.wrapping_sub(i.start).wrapping_add(1);
-            if len == 0 || len > MAX_BITMAP_INTERVAL {
-                // Not worth a bitmap (a hostile descriptor count): the exact sweep decides.
+            if i.end < i.start {
+                // Not an interval (a hostile location): the exact sweep decides.
                 self.overlap = true;
                 continue;
             }
-            // Fewer blocks new than the interval holds: it overlaps one met before.
-            self.overlap |= self.metadata.insert_range(i.start..=i.end) != len;
+            self.overlap |= self.metadata.add(i.start, i.end);
         }
         self.bad |= r.bad;
         self.free_blocks += r.desc_free_blocks;
@@ -94,8 +140,8 @@ impl Totals {
     }
     fn merge(mut self, later: Totals) -> Totals {
         self.findings = self.findings.merge(later.findings);
-        self.overlap |= later.overlap || !self.metadata.is_disjoint(&later.metadata);
-        self.metadata |= later.metadata;
+        self.overlap |= later.overlap;
+        self.overlap |= self.metadata.merge(later.metadata);
         self.bad |= later.bad;
         self.free_blocks += later.free_blocks;
         self.free_inodes += later.free_inodes;
@@ -859,12 +905,14 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
         .reduce(Totals::default, Totals::merge);
     let Totals {
         findings,
-        overlap,
+        mut metadata,
+        mut overlap,
         mut bad,
         free_blocks,
         free_inodes,
-        ..
     } = acc;
+    overlap |= metadata.settle();
+    drop(metadata);
     let merged = std::mem::take(f).merge(findings);
     *f = merged;
     if overlap {

@@ -5,7 +5,7 @@ use super::{Finding, Findings, RuleId};
 use crate::error::{Problem, ProblemKind};
 use crate::reader::csum::crc32c_raw;
 use crate::reader::extent::{index_entries, leaf_entries, ExtentHeader, MAX_DEPTH};
-use crate::reader::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV};
+use crate::reader::features::{COMPAT_HAS_JOURNAL, INCOMPAT_JOURNAL_DEV, INCOMPAT_RECOVER};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{Inode, EXTENTS_FL};
 use crate::reader::journal::{JournalSuperblock, JBD2_MAGIC};
@@ -19,8 +19,7 @@ const INCOMPAT_CSUM_V3: u32 = 0x10;
 const COMPAT_CHECKSUM: u32 = 0x1;
 /// JBD2_CRC32C_CHKSUM
 const CSUM_TYPE_CRC32C: u8 = 4;
-/// EXT4_ENCRYPT_FL
-const ENCRYPT_FL: u32 = 0x800;
+use crate::reader::ondisk::inode::ENCRYPT_FL;
 
 fn bad_inode(f: &mut Findings, ino: u32, why: String) {
     f.push(
@@ -314,6 +313,7 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
             .with("expected_max", nblocks),
         );
     }
+    check_start_and_errno(fs, &j, f);
     if btype == 4 {
         let users = j.nr_users;
         if users > 1 {
@@ -326,5 +326,40 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
                 .with("stored", users),
             );
         }
+    }
+}
+
+/// `e2fsck_check_ext3_journal`: a non-zero `s_start` without needs_recovery ("journal has data",
+/// ignored when answered no) and an `s_errno` left by a kernel that aborted the journal (copied
+/// into the superblock's error state). Both leave e2fsck -n at exit 0.
+fn check_start_and_errno(fs: &Filesystem, j: &JournalSuperblock, f: &mut Findings) {
+    if fs.sb.has_incompat(INCOMPAT_RECOVER) {
+        return;
+    }
+    if j.start != 0 {
+        f.push(
+            Finding::new(
+                RuleId::JournalStartWithoutRecovery,
+                None,
+                format!(
+                    "the journal has data (s_start {}) but needs_recovery is clear: it will not be replayed",
+                    j.start
+                ),
+            )
+            .with("stored", j.start),
+        );
+    }
+    if j.errno != 0 {
+        f.push(
+            Finding::new(
+                RuleId::JournalErrno,
+                None,
+                format!(
+                    "the journal superblock records error {} (the kernel aborted the journal)",
+                    j.errno
+                ),
+            )
+            .with("stored", j.errno),
+        );
     }
 }

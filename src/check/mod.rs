@@ -14,6 +14,7 @@
 mod context;
 mod groups;
 mod journal;
+mod mmp;
 pub mod ownership;
 mod pass1;
 mod pass2;
@@ -22,6 +23,7 @@ mod pass4;
 mod pass5;
 mod paths;
 pub mod progress;
+mod quota;
 pub mod rules;
 pub mod state;
 mod superblock;
@@ -387,6 +389,11 @@ const PASSES: &[Pass] = &[
         run: |st| journal::check(st.fs, &mut st.findings),
     },
     Pass {
+        name: "MMP block",
+        quick: true,
+        run: |st| mmp::check(st.fs, &mut st.findings),
+    },
+    Pass {
         name: "orphan list and orphan file",
         quick: false,
         run: |st| st.orphans = state::check_orphans(st.fs, &mut st.findings),
@@ -403,6 +410,11 @@ const PASSES: &[Pass] = &[
             st.progress.phase(Phase::Usage, None);
             pass5::check(st.fs, &st.pass1, st.marks.as_ref(), &mut st.findings);
         },
+    },
+    Pass {
+        name: "quota files against the usage pass 1 charged (e2fsck's quota_compare_and_update)",
+        quick: false,
+        run: |st| quota::check(st.fs, &st.pass1.quota, &mut st.findings),
     },
     Pass {
         name: "pass 2: directory blocks and entries",

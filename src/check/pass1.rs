@@ -29,15 +29,10 @@ use std::sync::{Arc, Mutex};
 /// `EXT4_FEATURE_RO_COMPAT_SHARED_BLOCKS`: blocks may be shared between files (read-only
 /// deduplicated images), so multiply-claimed blocks are expected.
 const RO_COMPAT_SHARED_BLOCKS: u32 = 0x4000;
-const CASEFOLD_FL: u32 = 0x4000_0000;
-const IMMUTABLE_FL: u32 = 0x0000_0010;
-const APPEND_FL: u32 = 0x0000_0020;
-const ENCRYPT_FL: u32 = 0x0000_0800;
-const VERITY_FL: u32 = 0x0010_0000;
-const RESIZE_INO: u32 = 7;
-const ROOT_INO: u32 = 2;
-const BAD_INO: u32 = 1;
-const BOOT_LOADER_INO: u32 = 5;
+use crate::reader::ondisk::inode::{
+    APPEND_FL, BAD_INO, BOOT_LOADER_INO, CASEFOLD_FL, ENCRYPT_FL, IMMUTABLE_FL, RESIZE_INO,
+    ROOT_INO, VERITY_FL,
+};
 
 /// What every inode check needs to know about the filesystem.
 struct Ctx {
@@ -65,6 +60,9 @@ struct Ctx {
     largedir: bool,
     large_file: bool,
     bit64: bool,
+    /// Quota types counted (quota feature and a quota inode for the type), as e2fsck's
+    /// `quota_init_context`.
+    quota_types: [bool; 3],
     /// Blocks of the bad-blocks list (inode 1), sorted, when it lists any.
     bad_blocks: Vec<u64>,
     /// What the walk's workers collect for passes 2 and 4 (rarely touched: EA-inode values,
@@ -105,6 +103,8 @@ impl Ctx {
             largedir: sb.has_incompat(INCOMPAT_LARGEDIR),
             large_file: sb.has_ro_compat(RO_COMPAT_LARGE_FILE),
             bit64: sb.has_incompat(INCOMPAT_64BIT),
+            quota_types: [sb.usr_quota_inum, sb.grp_quota_inum, sb.prj_quota_inum]
+                .map(|i| i != 0 && sb.has_ro_compat(RO_COMPAT_QUOTA)),
             bad_blocks: bad_block_list(fs),
             extras: Mutex::new(ExtrasAcc::default()),
         }
@@ -157,6 +157,8 @@ struct Acc {
     scratch: Scratch,
     /// The worker's xattr block buffer.
     xattr_buf: Vec<u8>,
+    /// Quota usage charged by the inodes this worker judged.
+    quota: crate::models::quota::QuotaUsage,
 }
 
 /// A worker's in-use lists, one per group walked, in order.
@@ -190,6 +192,7 @@ impl Acc {
                 .or_insert(r);
         }
         self.groups.extend(later.groups);
+        self.quota.merge(later.quota);
         self
     }
 }
@@ -309,6 +312,7 @@ pub(super) fn run(
         group_read,
         group_dirs,
         extras: ctx.take_extras(),
+        quota: acc.quota,
     };
     report_multiply_claimed(fs, &ctx, &result, f);
     result
@@ -728,8 +732,9 @@ fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &m
     if inode.has_flag(ENCRYPT_FL) {
         check_encryption_context(fs, ctx, g, ino, &inode, raw, acc);
     }
-    let blocks = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
+    let (blocks, clusters) = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
     acc.scratch = scratch;
+    charge_quota(ctx, ino, &inode, clusters, acc);
     keep(acc, facts(ino, &inode, blocks))
 }
 
@@ -768,7 +773,8 @@ fn push(acc: &mut Acc, rule: RuleId, g: u32, ino: u32, msg: impl FnOnce() -> Str
 }
 
 /// Report the map's problems, claim its clusters, and check i_blocks (and i_size when `sizes`).
-/// Returns the number of blocks mapped.
+/// Returns the number of blocks mapped and the clusters charged to the inode (its own, the xattr
+/// block and EA-inode values: e2fsck's `pb.num_blocks`).
 #[allow(clippy::too_many_arguments)]
 fn finish_blocks(
     ctx: &Ctx,
@@ -779,7 +785,7 @@ fn finish_blocks(
     acl_blocks: Option<u64>,
     sizes: bool,
     acc: &mut Acc,
-) -> u64 {
+) -> (u64, u64) {
     for (rule, msg) in m.problems.iter().chain(&m.notes) {
         push(acc, *rule, g, ino, || msg.clone());
     }
@@ -799,7 +805,33 @@ fn finish_blocks(
             check_size(ctx, g, ino, inode, m, acc);
         }
     }
-    m.ranges.iter().map(|r| r.1).sum()
+    (
+        m.ranges.iter().map(|r| r.1).sum(),
+        nclusters + acl_blocks.unwrap_or(0),
+    )
+}
+
+/// e2fsck's `check_blocks` end: charge an in-use inode (the root or a normal one, not the
+/// project quota inode nor an EA inode) with its clusters and itself (`quota_data_add`,
+/// `quota_data_inodes`).
+fn charge_quota(ctx: &Ctx, ino: u32, inode: &Inode, clusters: u64, acc: &mut Acc) {
+    if !ctx.quota_types.iter().any(|&t| t)
+        || ino == ctx.quota_inos[2]
+        || inode.has_flag(EA_INODE_FL)
+    {
+        return;
+    }
+    if acc.quota.is_off() {
+        acc.quota = crate::models::quota::QuotaUsage::new(ctx.quota_types);
+    }
+    let owner = crate::models::quota::Owner {
+        uid: inode.uid,
+        gid: inode.gid,
+        projid: inode.projid,
+    };
+    let cluster_size = ctx.block_size << ctx.cluster_bits;
+    acc.quota
+        .add(owner, clusters.saturating_mul(cluster_size), 1);
 }
 
 /// i_size against the mapped range (`check_blocks`' bad_size cases).
@@ -1151,6 +1183,15 @@ fn check_reserved(
 ) -> InodeFacts {
     let blank = inode.links_count == 0 && inode.blocks_raw == 0 && inode.block[..4] == [0; 4];
     if ino == BAD_INO {
+        let faults = crate::reader::inode::bad_blocks_inode_faults(inode);
+        if !faults.is_empty() {
+            push(acc, RuleId::InodeBadBlocksInode, g, ino, || {
+                format!(
+                    "the bad-blocks inode looks invalid: it has {}",
+                    faults.join(", ")
+                )
+            });
+        }
         let m = map_inode_blockmap_only(fs, ctx, inode);
         claim_only(ctx, &m, acc);
         return facts(ino, inode, 0);
@@ -1190,7 +1231,7 @@ fn check_reserved(
         }
         let m = map_inode(fs, ctx, ino, inode);
         let acl = check_xattrs(fs, ctx, g, ino, inode, raw, acc);
-        let n = finish_blocks(ctx, g, ino, inode, &m, acl, false, acc);
+        let (n, _) = finish_blocks(ctx, g, ino, inode, &m, acl, false, acc);
         return facts(ino, inode, n);
     }
     let journal_slot = ino == 8 || ctx.quota_inos[..2].contains(&ino) || matches!(ino, 3 | 4);
@@ -1728,7 +1769,7 @@ fn policy_id(x: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
 /// `EXT2_FEATURE_COMPAT_IMAGIC_INODES`.
 const COMPAT_IMAGIC_INODES: u32 = 0x0002;
 /// `EXT2_IMAGIC_FL`.
-const IMAGIC_FL: u32 = 0x0000_2000;
+use crate::reader::ondisk::inode::IMAGIC_FL;
 
 /// Flag/feature pairs `e2fsck_pass1` checks beyond [`check_mode_and_flags`]: IMAGIC without
 /// imagic_inodes (`PR_1_SET_IMAGIC`).

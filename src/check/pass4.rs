@@ -17,6 +17,7 @@ use crate::reader::dir::ROOT_INO;
 use crate::reader::features::RO_COMPAT_DIR_NLINK;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{EA_INODE_FL, INDEX_FL};
+use crate::reader::ondisk::inode::{S_IFMT, S_IFREG};
 
 /// `EXT4_LINK_MAX`: above this many links a directory stores 1 (dir_nlink).
 pub const LINK_MAX: u32 = 65_000;
@@ -108,7 +109,7 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
     }
     let stored = u32::from(s.links_count());
     if counted == 0 {
-        let zero = s.no_blocks() && (s.is_dir() || s.mode() & 0xF000 == 0x8000);
+        let zero = s.no_blocks() && (s.is_dir() || s.mode() & S_IFMT == S_IFREG);
         f.push_with(RuleId::LinkUnattached, || {
             Finding::inode(
                 RuleId::LinkUnattached,

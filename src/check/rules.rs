@@ -225,6 +225,14 @@ catalogue! {
     JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
     JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
     JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
+    JournalStartWithoutRecovery = "journal.start_without_recovery", Warn, "s_start is 0 when needs_recovery is clear (\"journal has data\": e2fsck offers to run or clear it and, answered no, ignores it and exits 0; the kernel does not replay it)", [E], ["PR_0_JOURNAL_RECOVERY_CLEAR", "PR_0_JOURNAL_RUN", "PR_0_JOURNAL_RESET_JOURNAL"];
+    JournalErrno = "journal.errno", Warn, "the journal superblock's s_errno is 0 (the kernel aborted the journal after an error; e2fsck moves it to the superblock's error state without a problem code and exits 0 with -n)", [K, E], [];
+    // multiple-mount protection
+    MmpBlockRange = "mmp.block_range", Err, "with mmp, s_mmp_block lies inside the filesystem and the image (a file claiming it is block.multiply_claimed)", [K, E], ["PR_0_MMP_INVALID_BLK"];
+    MmpMagic = "mmp.magic", Err, "the MMP block's magic is 0x004D4D50 (e2fsck refuses the filesystem, exit 12)", [K, E], ["PR_0_MMP_INVALID_MAGIC"];
+    MmpChecksum = "mmp.checksum", Err, "with metadata_csum, the MMP block's crc32c matches mmp_checksum (e2fsck refuses the filesystem, exit 12)", [K, E], ["PR_0_MMP_CSUM_INVALID"];
+    MmpSequence = "mmp.sequence", Err, "the MMP sequence is clean or a node's counter, not e2fsck's marker (0xE24D4D50) nor an unknown value (e2fsck refuses the filesystem, exit 12)", [K, E], [];
+    MmpInUse = "mmp.in_use", Warn, "the MMP sequence says clean: a node's counter means another node may have the filesystem mounted (named with its device and last update, as e2mmpstatus does)", [K, E], [];
     // inode table walk (pass 1)
     InodeTableUnreadable = "inode.table_unreadable", Err, "every group's inode table (up to bg_itable_unused) lies inside the image", [E], ["PR_1_ISCAN_ERROR"];
     InodeChecksum = "inode.checksum", Err, "with metadata_csum, every non-zero inode's checksum matches", [K, E], ["PR_1_INODE_ONLY_CSUM_INVALID"];
@@ -241,6 +249,7 @@ catalogue! {
     InodeSymlink = "inode.symlink", Err, "a symlink's size equals its target length: in i_block when fast, in one block below the block size when slow", [K, E], ["PR_2_INVALID_SYMLINK"];
     InodeDevice = "inode.device", Err, "device, FIFO and socket inodes carry no INDEX, EXTENTS or INLINE_DATA flag", [E], ["PR_2_BAD_CHAR_DEV", "PR_2_BAD_BLOCK_DEV", "PR_2_BAD_FIFO", "PR_2_BAD_SOCKET"];
     InodeInlineData = "inode.inline_data", Err, "an INLINE_DATA inode has its system.data attribute in the inode", [K, E], ["PR_1_INLINE_DATA_NO_ATTR"];
+    InodeBadBlocksInode = "inode.bad_blocks_inode", Err, "the bad-blocks inode (1) has no mode, owner, group, link count, INLINE_DATA flag or xattr block", [E], ["PR_1_INVALID_BAD_INODE"];
     InodeQuotaInum = "inode.quota_inum", Err, "the superblock's quota inode numbers are 0, a reserved quota inode (3, 4) or a normal inode in range", [E], ["PR_0_INVALID_QUOTA_INO"];
     InodeEncryptionContext = "inode.encryption_context", Err, "an inode with the ENCRYPT flag has an encryption context (xattr \"c\"): version 1 of 28 bytes or version 2 of 40 bytes (other versions are accepted as unrecognised)", [K, E], ["PR_1_MISSING_ENCRYPTION_XATTR", "PR_1_CORRUPT_ENCRYPTION_XATTR"];
     InodeImagic = "inode.imagic", Err, "the IMAGIC flag only with the imagic_inodes feature", [E], ["PR_1_SET_IMAGIC"];
@@ -274,6 +283,11 @@ catalogue! {
     XattrEaInodeRefcount = "xattr.ea_inode_refcount", Err, "an EA inode's stored reference count (i_ctime << 32 | i_version) equals the xattr entries that refer to it (an xattr block's entries count once)", [K, E], ["PR_4_EA_INODE_REF_COUNT"];
     // block ownership
     BlockMultiplyClaimed = "block.multiply_claimed", Err, "every block is claimed once: by metadata or by one inode (xattr blocks shared as their refcount says)", [E], ["PR_1B_DUP_BLOCK", "PR_1D_DUP_FILE", "PR_1D_SHARE_METADATA", "PR_1_BLOCK_OVERLAPS_METADATA"];
+    // quotas (after pass 1, as e2fsck's pass 6 compares them)
+    QuotaFeature = "quota.feature", Warn, "the quota feature comes with at least one quota inode, and quota inode numbers only with the feature (e2fsck -n accepts both; -y creates or clears the inodes)", [E], [];
+    QuotaInodeType = "quota.inode_type", Err, "each quota inode the superblock names is an in-use regular file", [E], ["PR_1_QUOTA_BAD_MODE"];
+    QuotaFile = "quota.file", Err, "each quota file has the QFMT_VFS_V1 header of its type, a sane info block (dqi_blocks within the file, free block and entry below it) and a tree without references past dqi_blocks, cycles or miscounted data blocks", [K, E], ["PR_6_UPDATE_QUOTAS"];
+    QuotaUsage = "quota.usage", Err, "the space and inodes stored per user, group and project ID equal what the inodes add up to (e2fsck: [QUOTA WARNING] Usage inconsistent for ID, Missing quota entry ID; exit 4)", [E], ["PR_6_UPDATE_QUOTAS"];
     // usage (pass 5)
     UsageBlockBitmap = "usage.block_bitmap", Err, "the block bitmaps mark exactly the blocks in use (metadata and inode claims)", [E], ["PR_5_BLOCK_USED", "PR_5_BLOCK_UNUSED", "PR_5_BLOCK_RANGE_USED", "PR_5_BLOCK_RANGE_UNUSED"];
     UsageInodeBitmap = "usage.inode_bitmap", Err, "the inode bitmaps mark exactly the inodes in use", [E], ["PR_5_INODE_USED", "PR_5_INODE_UNUSED", "PR_5_INODE_RANGE_USED", "PR_5_INODE_RANGE_UNUSED"];
@@ -338,8 +352,8 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 
 /// Every rule family, in catalogue order.
 pub const FAMILIES: &[&str] = &[
-    "state", "sb", "gd", "bitmap", "count", "journal", "inode", "extent", "blockmap", "xattr",
-    "block", "usage", "dir", "htree", "link", "connect",
+    "state", "sb", "gd", "bitmap", "count", "journal", "mmp", "inode", "extent", "blockmap",
+    "xattr", "block", "quota", "usage", "dir", "htree", "link", "connect",
 ];
 
 /// The family of a rule ID (`sb`, `gd`, `bitmap`, `count`, `journal`).
@@ -358,7 +372,7 @@ pub fn family_rules(family: &str) -> impl Iterator<Item = &'static Rule> + '_ {
 }
 
 /// The families the quick check (`CheckOptions::quick`) runs; the others need the inode walk.
-pub const QUICK_FAMILIES: &[&str] = &["sb", "gd", "bitmap", "count", "journal"];
+pub const QUICK_FAMILIES: &[&str] = &["sb", "gd", "bitmap", "count", "journal", "mmp"];
 
 #[cfg(test)]
 mod tests {

@@ -29,6 +29,7 @@ pub mod inode;
 pub mod journal;
 pub mod ls;
 pub mod progress;
+pub mod quota;
 #[cfg(test)]
 pub mod schema;
 pub mod xattrs;

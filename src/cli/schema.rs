@@ -32,6 +32,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ("advise", strict::<super::advise::AdviseDocument<'static>>()),
         ("freefrag", strict::<super::freefrag::FreefragDocument>()),
         ("journal", strict::<super::journal::JournalDocument>()),
+        ("quota", strict::<super::quota::QuotaDocument>()),
     ]
 }
 

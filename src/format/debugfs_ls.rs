@@ -330,20 +330,6 @@ pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<LsEntry>, LsR
     (v, report)
 }
 
-/// The directory-entry file type (`EXT2_FT_*`) of an inode mode.
-fn file_type_of(mode: u16) -> u8 {
-    match mode & 0o170000 {
-        0o100000 => 1,
-        0o040000 => 2,
-        0o020000 => 3,
-        0o060000 => 4,
-        0o010000 => 5,
-        0o140000 => 6,
-        0o120000 => 7,
-        _ => 0,
-    }
-}
-
 /// An entry standing for a target that is not a directory (listed on its own, as ls(1) lists a
 /// file operand; debugfs lists nothing there). `rec_len` is the minimal `EXT2_DIR_REC_LEN`.
 fn single_entry<'a>(fs: &Filesystem, ino: u32, name: &'a [u8]) -> IterEntry<'a> {
@@ -356,7 +342,7 @@ fn single_entry<'a>(fs: &Filesystem, ino: u32, name: &'a [u8]) -> IterEntry<'a> 
         inode: ino,
         rec_len_raw: ((name.len() + 8 + 3) & !3) as u16,
         name_len: name.len() as u8,
-        file_type: file_type_of(mode),
+        file_type: crate::reader::ondisk::inode::dirent_type_of_mode(mode),
         name,
         deleted: false,
         offset: 0,

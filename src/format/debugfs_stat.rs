@@ -527,12 +527,22 @@ fn details_xattrs(o: &mut String, r: &Report<'_>) {
             o.push_str("    ");
             c_string(o, x.name.as_bytes());
             let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
-            if let Some(Ok(dv)) = x
+            match x
                 .value
                 .as_deref()
                 .and_then(|v| xattr::decode_value(&x.name, v))
             {
-                let _ = write!(o, " {}", describe_decoded(&dv));
+                Some(Ok(dv)) => {
+                    let _ = write!(o, " {}", describe_decoded(&dv));
+                }
+                // A value of a known format that does not decode says why (escaped: the
+                // message may quote bytes of the value).
+                Some(Err(e)) => {
+                    o.push_str(" (not decoded: ");
+                    c_string(o, e.to_string().as_bytes());
+                    o.push(')');
+                }
+                None => {}
             }
             o.push('\n');
         }

@@ -1012,6 +1012,10 @@ fn group_free_lists(
 fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> {
     let raw = fs.read_inode_checked(1, ignore_csum)?;
     let ind = crate::reader::inode::Inode::parse(&raw);
+    // ext2fs_block_iterate3 refuses an inline-data inode before looking at its map, even inode 1.
+    if ind.has_flag(crate::reader::inode::INLINE_DATA_FL) {
+        return Err(LibError::InlineDataCantIterate);
+    }
     if ind.has_flag(crate::reader::inode::EXTENTS_FL) {
         return Ok(Vec::new());
     }

@@ -54,6 +54,28 @@ pub fn hexdump(out: &mut dyn Write, buf: &[u8]) -> io::Result<()> {
 /// Write one event as debugfs does. Read errors and stops go to `err` (debugfs' stderr).
 pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::Result<()> {
     match e {
+        Event::ExternalHeader { .. }
+        | Event::Superblock { .. }
+        | Event::BadSuperblockMagic
+        | Event::BadBlockSize { .. }
+        | Event::Start { .. } => write_opening(out, e),
+        Event::FcHead { .. }
+        | Event::FcTail { .. }
+        | Event::FcAddRange { .. }
+        | Event::FcDelRange { .. }
+        | Event::FcDentry { .. }
+        | Event::FcInode { .. }
+        | Event::FcPad => write_fast_commit(out, e),
+        Event::ReadError { message } => writeln!(err, "logdump: {message}"),
+        Event::Stopped { reason } => writeln!(err, "e4inspect: logdump stopped: {reason}"),
+        _ => write_record(out, e),
+    }
+}
+
+/// The lines before the walk: the external journal's ext2 header, the journal superblock, and
+/// where the walk starts (or why it cannot).
+fn write_opening(out: &mut dyn Write, e: &Event) -> io::Result<()> {
+    match e {
         Event::ExternalHeader {
             uuid,
             blocksize,
@@ -87,6 +109,15 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
             out,
             "Journal starts at block {block}, transaction {transaction}"
         )?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// One step of the walk over the log: a block found (or the end), a descriptor's tags, a revoke
+/// block's entries, and `-a`/`-b`/`-O` detail.
+fn write_record(out: &mut dyn Write, e: &Event) -> io::Result<()> {
+    match e {
         Event::NoMagic { block } => {
             writeln!(out, "No magic number at block {block}: end of journal.")?
         }
@@ -152,6 +183,15 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
             writeln!(out, "Unexpected block type {blocktype} at block {block}.")?
         }
         Event::AllRecords { count } => writeln!(out, "Dump all {count} journal records.")?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// One tag of the fast-commit area, as debugfs' `journal.c` prints it (inode numbers and
+/// lengths as signed ints, the way its `%d` formats show them).
+fn write_fast_commit(out: &mut dyn Write, e: &Event) -> io::Result<()> {
+    match e {
         Event::FcHead { features, tid } => {
             writeln!(out, "\n*** Fast Commit Area ***")?;
             writeln!(
@@ -195,8 +235,7 @@ pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::R
         }
         Event::FcInode { ino } => writeln!(out, "tag INODE, inode {}", *ino as i32)?,
         Event::FcPad => writeln!(out, "tag PAD")?,
-        Event::ReadError { message } => writeln!(err, "logdump: {message}")?,
-        Event::Stopped { reason } => writeln!(err, "e4inspect: logdump stopped: {reason}")?,
+        _ => {}
     }
     Ok(())
 }

@@ -876,51 +876,51 @@ fn body_set(
         .has_incompat(crate::reader::features::INCOMPAT_EA_INODE);
     let body = crate::reader::xattr::parse_ibody(raw, extra)
         .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
+    let mut entries = SetEntries {
+        set: &mut set,
+        observed: &mut observed,
+        ino,
+        ea_inode,
+    };
     for e in &body.entries {
-        push_entry(
-            &mut set,
-            &mut observed,
-            ino,
-            &e.name,
-            e.value_size,
-            e.value_inum,
-            Location::Inode,
-            ea_inode,
-        )?;
+        entries.push(&e.name, e.value_size, e.value_inum, Location::Inode)?;
     }
     Ok((set, observed))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn push_entry(
-    set: &mut XattrSet,
-    observed: &mut Vec<Location>,
+/// The set of inode `ino` being built from its entries, with where each one was observed.
+struct SetEntries<'a> {
+    set: &'a mut XattrSet,
+    observed: &'a mut Vec<Location>,
     ino: u32,
-    name: &str,
-    value_size: u32,
-    value_inum: u32,
-    here: Location,
+    /// The filesystem has the `ea_inode` feature (an entry may name a value inode).
     ea_inode: bool,
-) -> Result<()> {
-    if value_inum != 0 && !ea_inode {
-        return Err(Error::corrupt(
-            crate::ProblemKind::Xattr,
-            format!(
+}
+
+impl SetEntries<'_> {
+    /// Add entry `name` found `here`; `system.data` is the inline data, not an attribute.
+    fn push(&mut self, name: &str, value_size: u32, value_inum: u32, here: Location) -> Result<()> {
+        let ino = self.ino;
+        if value_inum != 0 && !self.ea_inode {
+            return Err(Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!(
                 "inode {ino}: {name} refers to EA inode {value_inum} without the ea_inode feature"
             ),
-        ));
+            ));
+        }
+        if name == "system.data" {
+            self.set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(value_size));
+            return Ok(());
+        }
+        self.set.attrs.push(Attr::new(name, value_size));
+        self.observed.push(if value_inum != 0 {
+            Location::EaInode
+        } else {
+            here
+        });
+        Ok(())
     }
-    if name == "system.data" {
-        set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(value_size));
-        return Ok(());
-    }
-    set.attrs.push(Attr::new(name, value_size));
-    observed.push(if value_inum != 0 {
-        Location::EaInode
-    } else {
-        here
-    });
-    Ok(())
 }
 
 /// Add the entries of external block `blk` (from `cache`) to a set.
@@ -949,21 +949,18 @@ fn add_block_entries(
     let ea_inode = fs
         .sb
         .has_incompat(crate::reader::features::INCOMPAT_EA_INODE);
+    let mut entries = SetEntries {
+        set,
+        observed,
+        ino,
+        ea_inode,
+    };
     for e in &d.entries {
         let inum = match e.location {
             crate::reader::inode::XattrLocation::EaInode(n) => n,
             _ => 0,
         };
-        push_entry(
-            set,
-            observed,
-            ino,
-            &e.name,
-            e.value_size,
-            inum,
-            Location::Block,
-            ea_inode,
-        )?;
+        entries.push(&e.name, e.value_size, inum, Location::Block)?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! Nothing here holds a whole-filesystem bitmap: bitmaps are produced one group at a time and the
 //! only state kept is the list of marks contributed by BLOCK_UNINIT groups.
 
-use crate::error::{Error, ProblemKind, Result};
+use crate::error::{ext2_err, Error, ProblemKind, Result};
 use crate::reader::csum::crc32c_raw;
 use crate::reader::fs::Filesystem;
 use crate::reader::group::{GroupDesc, BG_BLOCK_UNINIT, BG_INODE_UNINIT};
@@ -38,11 +38,11 @@ impl ReadFailure {
     /// The libext2fs message.
     pub fn message(self) -> &'static str {
         match self {
-            ReadFailure::Prepare => "The ext2 superblock is corrupt",
-            ReadFailure::Read(Kind::Block, _) => "Can't read a block bitmap",
-            ReadFailure::Read(Kind::Inode, _) => "Can't read an inode bitmap",
-            ReadFailure::Csum(Kind::Block, _) => "Block bitmap checksum does not match bitmap",
-            ReadFailure::Csum(Kind::Inode, _) => "Inode bitmap checksum does not match bitmap",
+            ReadFailure::Prepare => ext2_err::CORRUPT_SUPERBLOCK,
+            ReadFailure::Read(Kind::Block, _) => ext2_err::BLOCK_BITMAP_READ,
+            ReadFailure::Read(Kind::Inode, _) => ext2_err::INODE_BITMAP_READ,
+            ReadFailure::Csum(Kind::Block, _) => ext2_err::BLOCK_BITMAP_CSUM_INVALID,
+            ReadFailure::Csum(Kind::Inode, _) => ext2_err::INODE_BITMAP_CSUM_INVALID,
         }
     }
 }

@@ -18,16 +18,11 @@ use crate::reader::ondisk::dir::{
 use crate::reader::ondisk::{self, OnDisk};
 use std::ops::ControlFlow;
 
-/// Root directory inode.
-pub const ROOT_INO: u32 = 2;
+pub use crate::reader::ondisk::inode::{CASEFOLD_FL, ENCRYPT_FL, ROOT_INO};
 /// file_type of the checksum tail entry.
 pub const TAIL_FILE_TYPE: u8 = crate::reader::ondisk::dir::TAIL_FILE_TYPE;
 /// Size of the checksum tail entry.
 pub const TAIL_SIZE: usize = DirEntryTail::SIZE;
-/// i_flags: casefolded directory.
-pub const CASEFOLD_FL: u32 = 0x4000_0000;
-/// i_flags: encrypted inode.
-pub const ENCRYPT_FL: u32 = 0x0000_0800;
 
 /// One directory entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -597,7 +592,8 @@ pub fn iterate_dir(
         if let Some(c) = seed.and_then(|s| dirblock_csum(s, &block)) {
             if !c.ok() {
                 err = Some(fail(&format!(
-                    "block {p}: Directory block checksum does not match directory block"
+                    "block {p}: {}",
+                    crate::error::ext2_err::DIR_CSUM_INVALID
                 )));
                 return ControlFlow::Break(());
             }

@@ -9,16 +9,9 @@ use crate::reader::ondisk::{self, inode as ondisk_inode};
 use crate::reader::xattr;
 use serde::Serialize;
 
-/// i_flags: uses extents
-pub const EXTENTS_FL: u32 = 0x0008_0000;
-/// i_flags: inline data
-pub const INLINE_DATA_FL: u32 = 0x1000_0000;
-/// i_flags: huge_file block units
-pub const HUGE_FILE_FL: u32 = 0x0004_0000;
-/// i_flags: value inode of an xattr
-pub const EA_INODE_FL: u32 = 0x0020_0000;
-/// i_flags: hashed-index directory
-pub const INDEX_FL: u32 = 0x0000_1000;
+pub use crate::reader::ondisk::inode::{
+    EA_INODE_FL, EXTENTS_FL, HUGE_FILE_FL, INDEX_FL, INLINE_DATA_FL,
+};
 
 /// i_flags names (chattr/lsattr style long names as debugfs prints them).
 pub const FLAG_NAMES: [(u32, &str); 22] = [
@@ -211,22 +204,22 @@ impl Inode {
     /// File type bits of the mode.
     #[inline]
     pub fn file_type(&self) -> u16 {
-        self.mode & 0o170000
+        self.mode & ondisk_inode::S_IFMT
     }
     /// Directory?
     #[inline]
     pub fn is_dir(&self) -> bool {
-        self.file_type() == 0o040000
+        ondisk_inode::mode_is_dir(self.mode)
     }
     /// Regular file?
     #[inline]
     pub fn is_reg(&self) -> bool {
-        self.file_type() == 0o100000
+        self.file_type() == ondisk_inode::S_IFREG
     }
     /// Symbolic link?
     #[inline]
     pub fn is_symlink(&self) -> bool {
-        self.file_type() == 0o120000
+        self.file_type() == ondisk_inode::S_IFLNK
     }
     /// Names of the set i_flags bits.
     pub fn flag_names(&self) -> Vec<String> {
@@ -262,6 +255,29 @@ pub fn inode_checksum_ok(seed: u32, ino: u32, raw: &[u8]) -> bool {
     ondisk_inode::record_checksum_ok(seed, ino, raw)
 }
 
+/// Why the bad-blocks inode (inode 1) looks invalid, as e2fsck's pass 1 decides it before
+/// offering to clear it (`PR_1_INVALID_BAD_INODE`): a mode, owner, group or link count, the
+/// INLINE_DATA flag or an xattr block (only the fields of the small `struct ext2_inode`: the low
+/// 16 bits of uid and gid, the low 32 bits of i_file_acl). Empty when it is valid. (A checksum
+/// failure is the other trigger; the caller knows it.)
+pub fn bad_blocks_inode_faults(inode: &Inode) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let checks = [
+        (inode.mode != 0, "a mode"),
+        (inode.uid & 0xFFFF != 0, "an owner"),
+        (inode.gid & 0xFFFF != 0, "a group"),
+        (inode.links_count != 0, "a link count"),
+        (inode.has_flag(INLINE_DATA_FL), "the INLINE_DATA flag"),
+        (inode.file_acl & 0xFFFF_FFFF != 0, "an xattr block"),
+    ];
+    for (bad, what) in checks {
+        if bad {
+            v.push(what);
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,8 +311,7 @@ mod tests {
 
 /// Bytes of i_block.
 pub const I_BLOCK_SIZE: usize = 60;
-/// Offset of i_block in the record.
-const I_BLOCK_OFFSET: usize = 0x28;
+use crate::reader::ondisk::inode::I_BLOCK_OFFSET;
 
 /// Seconds since the epoch of an inode time with its `_extra` word (epoch bits 0-1 extend the
 /// signed 32-bit seconds, as the kernel and libext2fs decode them).

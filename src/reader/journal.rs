@@ -2,14 +2,11 @@
 //! start of an external journal device.
 
 use crate::error::{Error, LibError, Result};
-use crate::reader::csum::crc32c_raw;
 use crate::reader::extent::{self, ExtentHeader};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, Inode};
 use crate::reader::ondisk;
-use crate::reader::ondisk::journal::{
-    JournalHeader, RawJournalSuperblock, RawMmp, MMP_CHECKSUM_OFFSET,
-};
+use crate::reader::ondisk::journal::{JournalHeader, RawJournalSuperblock};
 use serde::Serialize;
 
 /// jbd2 magic.
@@ -173,7 +170,7 @@ pub fn read_internal(
         if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
                 crate::ProblemKind::Journal,
-                "Extent block checksum does not match extent block",
+                crate::error::ext2_err::EXTENT_CSUM_INVALID,
             ));
         }
         Ok(blk)
@@ -218,55 +215,4 @@ pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFai
     Ok(b.to_vec())
 }
 
-/// The MMP block.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
-pub struct Mmp {
-    /// `mmp_magic`.
-    pub magic: u32,
-    /// `mmp_seq`.
-    pub seq: u32,
-    /// `mmp_time`.
-    pub time: u64,
-    #[serde(skip)]
-    /// `mmp_nodename`.
-    pub nodename: [u8; 64],
-    #[serde(skip)]
-    /// `mmp_bdevname`.
-    pub bdevname: [u8; 32],
-    /// `mmp_check_interval`.
-    pub check_interval: u16,
-    /// `mmp_checksum`.
-    pub checksum: u32,
-}
-
-/// MMP magic.
-pub const MMP_MAGIC: u32 = crate::reader::ondisk::journal::MMP_MAGIC;
-
-/// Read and check the MMP block as ext2fs_mmp_read does; the error is its message.
-pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, LibError> {
-    let blk = fs.sb.mmp_block;
-    if blk <= u64::from(fs.sb.first_data_block) || blk >= fs.geo.blocks_count {
-        return Err(LibError::MmpBadBlock);
-    }
-    let b = fs.block(blk)?;
-    let r: RawMmp = ondisk::decode(&b)?;
-    let m = Mmp {
-        magic: r.magic,
-        seq: r.seq,
-        time: r.time,
-        nodename: r.nodename,
-        bdevname: r.bdevname,
-        check_interval: r.check_interval,
-        checksum: r.checksum,
-    };
-    if m.magic != MMP_MAGIC {
-        return Err(LibError::MmpMagicInvalid);
-    }
-    if verify_csum && fs.sb.has_metadata_csum() {
-        let c = crc32c_raw(fs.csum_seed(), b.get(..MMP_CHECKSUM_OFFSET).unwrap_or(&[]));
-        if c != m.checksum {
-            return Err(LibError::MmpCsumInvalid);
-        }
-    }
-    Ok(m)
-}
+pub use super::mmp::{read_mmp, Mmp, MMP_MAGIC};

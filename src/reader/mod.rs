@@ -16,7 +16,6 @@
 //!   [`itable`] (the parallel scan of every in-use inode).
 
 pub mod bitmap;
-pub mod bytes;
 pub mod container;
 pub mod csum;
 pub mod dir;
@@ -33,12 +32,14 @@ pub mod itable;
 pub mod jbd2;
 pub mod journal;
 pub mod lustre;
+pub mod mmp;
 pub mod namei;
 pub mod ndr;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
 pub mod qcow2;
+pub mod quota;
 pub mod samba;
 pub mod source;
 pub mod superblock;

@@ -187,19 +187,8 @@ fn magic_at(area: &[u8], pos: usize) -> Option<u32> {
 /// The entry at `pos`, as the binrw decode of [`raw::Entry`] reads it (see
 /// `entry_at_agrees_with_binrw`); `None` when fewer than its 16 bytes remain.
 fn entry_at(area: &[u8], pos: usize) -> Option<raw::Entry> {
-    let b: &[u8; ENTRY_SIZE] = area
-        .get(pos..pos.checked_add(ENTRY_SIZE)?)?
-        .try_into()
-        .ok()?;
-    let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-    Some(raw::Entry {
-        name_len: b[0],
-        name_index: b[1],
-        value_offs: u16::from_le_bytes([b[2], b[3]]),
-        value_inum: u32_at(4),
-        value_size: u32_at(8),
-        hash: u32_at(12),
-    })
+    let mut r = crate::reader::ondisk::LeFields::new(area.get(pos..pos.checked_add(ENTRY_SIZE)?)?);
+    Some(raw::Entry::read_le(&mut r))
 }
 
 fn walk<'a>(

@@ -557,7 +557,7 @@ impl<'a> InternalJournal<'a> {
                         if !extent::extent_block_csum(seed, &blk, &h).ok() {
                             return Err(Error::corrupt(
                                 crate::ProblemKind::Journal,
-                                "Extent block checksum does not match extent block",
+                                crate::error::ext2_err::EXTENT_CSUM_INVALID,
                             ));
                         }
                     }
@@ -595,8 +595,10 @@ impl JournalSource for InternalJournal<'_> {
                 let blk = self.fs.block(p).map_err(|_| {
                     Problem::new(
                         ProblemKind::Journal,
-                        "Attempt to read block from filesystem resulted in short read while \
-                         reading journal",
+                        format!(
+                            "{} while reading journal",
+                            crate::error::ext2_err::SHORT_READ
+                        ),
                     )
                 })?;
                 out[pos..pos + n].copy_from_slice(&blk[within..within + n]);
@@ -1336,7 +1338,7 @@ pub enum DebugfsOpen {
 pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
     use crate::reader::geometry::OpenFailure;
     if fs.geo.journal_dev {
-        return DebugfsOpen::Fails("Filesystem has unsupported feature(s)".into());
+        return DebugfsOpen::Fails(crate::error::ext2_err::UNSUPP_FEATURE.into());
     }
     let (retried, ignore) = match fs.strict_failure {
         None => (false, false),

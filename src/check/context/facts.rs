@@ -7,24 +7,8 @@ use super::index::InodeIndex;
 use crate::check::ownership::Claims;
 use rayon::prelude::*;
 
-/// File-type bits of i_mode.
-pub const S_IFMT: u16 = 0xF000;
-/// Directory type bits.
-pub const S_IFDIR: u16 = 0x4000;
-
-/// `ext2_file_type`: the directory entry file type for an inode mode (0 = unknown).
-pub fn file_type_of_mode(mode: u16) -> u8 {
-    match mode & S_IFMT {
-        0x8000 => 1,
-        0x4000 => 2,
-        0x2000 => 3,
-        0x6000 => 4,
-        0x1000 => 5,
-        0xC000 => 6,
-        0xA000 => 7,
-        _ => 0,
-    }
-}
+pub use crate::reader::ondisk::inode::dirent_type_of_mode as file_type_of_mode;
+use crate::reader::ondisk::inode::mode_is_dir;
 
 /// What the other passes need of one in-use inode (16 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,13 +29,9 @@ pub struct InodeFacts {
 const _: () = assert!(std::mem::size_of::<InodeFacts>() <= 16);
 
 impl InodeFacts {
-    /// The type bits of the mode (`S_IFMT`).
-    pub fn file_type(&self) -> u16 {
-        self.mode & S_IFMT
-    }
     /// A directory.
     pub fn is_dir(&self) -> bool {
-        self.file_type() == S_IFDIR
+        mode_is_dir(self.mode)
     }
 }
 
@@ -86,6 +66,8 @@ pub struct Pass1Result {
     pub group_dirs: Vec<u32>,
     /// EA-inode references, encryption policies and inodes in bad blocks (passes 2 and 4).
     pub extras: Extras,
+    /// Quota usage per ID as e2fsck's pass 1 charges it (the types with a quota inode).
+    pub quota: crate::models::quota::QuotaUsage,
 }
 
 impl Pass1Result {

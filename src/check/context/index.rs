@@ -18,7 +18,8 @@
 //! they count down from `i_links_count`, so pass 4 finds the inodes whose references differ by
 //! reading the counters alone.
 
-use super::facts::{InodeFacts, S_IFDIR, S_IFMT};
+use super::facts::InodeFacts;
+use crate::reader::ondisk::inode::mode_is_dir;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// One bitmap word of a dense group: which of its 64 inodes are in use, and how many in-use
@@ -136,7 +137,7 @@ impl<'a> InodeSlot<'a> {
     }
     /// True for a directory.
     pub fn is_dir(&self) -> bool {
-        self.mode() & S_IFMT == S_IFDIR
+        mode_is_dir(self.mode())
     }
     /// Every directory entry naming this inode, `.` and `..` included.
     pub fn refs(&self) -> u32 {

@@ -8,10 +8,11 @@ use binrw::BinRead;
 /// det_reserved_ft of the checksum tail.
 pub const TAIL_FILE_TYPE: u8 = 0xDE;
 
+le_struct! {
 /// An entry header with a file type (filetype feature); the name follows.
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct DirEntry2 {
+pub struct DirEntry2, offsets DirEntry2Offsets {
     /// On-disk `inode`.
     pub inode: u32,
     /// On-disk `rec_len`.
@@ -21,6 +22,7 @@ pub struct DirEntry2 {
     /// On-disk `file_type`.
     pub file_type: u8,
 }
+}
 
 impl DirEntry2 {
     /// The hot-path twin of the binrw decode (same fields, same order; see
@@ -28,15 +30,7 @@ impl DirEntry2 {
     /// bytes remain there.
     pub fn decode_fast_at(area: &[u8], pos: usize) -> Option<DirEntry2> {
         let mut r = super::LeFields::new(area.get(pos..pos.checked_add(8)?)?);
-        let inode = r.u32();
-        let rec_len = r.u16();
-        let [name_len, file_type] = r.bytes();
-        Some(DirEntry2 {
-            inode,
-            rec_len,
-            name_len,
-            file_type,
-        })
+        Some(DirEntry2::read_le(&mut r))
     }
 }
 

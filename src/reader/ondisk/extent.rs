@@ -9,10 +9,11 @@ pub const EXTENT_MAGIC: u16 = 0xF30A;
 /// ee_len above this marks an uninitialized (unwritten) extent.
 pub const INIT_MAX_LEN: u16 = 32768;
 
+le_struct! {
 /// The 12-byte header opening every node (the root in i_block too).
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct ExtentHeader {
+pub struct ExtentHeader, offsets ExtentHeaderOffsets {
     /// On-disk `eh_magic`.
     pub magic: u16,
     /// On-disk `eh_entries`.
@@ -24,11 +25,13 @@ pub struct ExtentHeader {
     /// On-disk `eh_generation`.
     pub generation: u32,
 }
+}
 
+le_struct! {
 /// An index entry (interior nodes).
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct RawExtentIdx {
+pub struct RawExtentIdx, offsets RawExtentIdxOffsets {
     /// On-disk `ei_block`.
     pub block: u32,
     /// On-disk `ei_leaf_lo`.
@@ -38,11 +41,13 @@ pub struct RawExtentIdx {
     /// On-disk `ei_unused`.
     pub unused: u16,
 }
+}
 
+le_struct! {
 /// A leaf entry.
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct RawExtent {
+pub struct RawExtent, offsets RawExtentOffsets {
     /// On-disk `ee_block`.
     pub block: u32,
     /// On-disk `ee_len`.
@@ -51,6 +56,7 @@ pub struct RawExtent {
     pub start_hi: u16,
     /// On-disk `ee_start_lo`.
     pub start_lo: u32,
+}
 }
 
 /// The checksum after the `eh_max` entry slots of a tree block.
@@ -117,13 +123,7 @@ impl ExtentHeader {
     #[inline]
     pub fn decode_fast(bytes: &[u8]) -> Option<ExtentHeader> {
         let mut r = super::LeFields::new(bytes.get(..Self::SIZE)?);
-        Some(ExtentHeader {
-            magic: r.u16(),
-            entries: r.u16(),
-            max: r.u16(),
-            depth: r.u16(),
-            generation: r.u32(),
-        })
+        Some(ExtentHeader::read_le(&mut r))
     }
 }
 
@@ -132,12 +132,7 @@ impl RawExtentIdx {
     pub fn decode_fast_at(bytes: &[u8], offset: usize) -> Option<RawExtentIdx> {
         let end = offset.checked_add(Self::SIZE)?;
         let mut r = super::LeFields::new(bytes.get(offset..end)?);
-        Some(RawExtentIdx {
-            block: r.u32(),
-            leaf_lo: r.u32(),
-            leaf_hi: r.u16(),
-            unused: r.u16(),
-        })
+        Some(RawExtentIdx::read_le(&mut r))
     }
 }
 
@@ -147,12 +142,7 @@ impl RawExtent {
     pub fn decode_fast_at(bytes: &[u8], offset: usize) -> Option<RawExtent> {
         let end = offset.checked_add(Self::SIZE)?;
         let mut r = super::LeFields::new(bytes.get(offset..end)?);
-        Some(RawExtent {
-            block: r.u32(),
-            len: r.u16(),
-            start_hi: r.u16(),
-            start_lo: r.u32(),
-        })
+        Some(RawExtent::read_le(&mut r))
     }
 }
 

@@ -5,13 +5,85 @@ use super::OnDisk;
 use crate::reader::csum::crc32c_raw;
 use binrw::BinRead;
 
+/// `i_flags` bits (`EXT4_*_FL`, fs/ext4/ext4.h); [`crate::reader::inode::FLAG_NAMES`] names
+/// them all.
+pub const IMMUTABLE_FL: u32 = 0x0000_0010;
+/// i_flags: append only.
+pub const APPEND_FL: u32 = 0x0000_0020;
+/// i_flags: encrypted inode (fscrypt).
+pub const ENCRYPT_FL: u32 = 0x0000_0800;
+/// i_flags: hashed-index directory.
+pub const INDEX_FL: u32 = 0x0000_1000;
+/// i_flags: AFS magic directory (only with the `imagic_inodes` feature).
+pub const IMAGIC_FL: u32 = 0x0000_2000;
+/// i_flags: huge_file block units.
+pub const HUGE_FILE_FL: u32 = 0x0004_0000;
+/// i_flags: uses extents.
+pub const EXTENTS_FL: u32 = 0x0008_0000;
+/// i_flags: fs-verity file.
+pub const VERITY_FL: u32 = 0x0010_0000;
+/// i_flags: value inode of an xattr.
+pub const EA_INODE_FL: u32 = 0x0020_0000;
+/// i_flags: inline data.
+pub const INLINE_DATA_FL: u32 = 0x1000_0000;
+/// i_flags: casefolded directory.
+pub const CASEFOLD_FL: u32 = 0x4000_0000;
+
+/// Reserved inode: bad blocks (`EXT2_BAD_INO`).
+pub const BAD_INO: u32 = 1;
+/// Reserved inode: the root directory (`EXT2_ROOT_INO`).
+pub const ROOT_INO: u32 = 2;
+/// Reserved inode: the boot loader (`EXT2_BOOT_LOADER_INO`).
+pub const BOOT_LOADER_INO: u32 = 5;
+/// Reserved inode: the resize inode (`EXT2_RESIZE_INO`).
+pub const RESIZE_INO: u32 = 7;
+
+/// File-type bits of `i_mode` (`S_IFMT`).
+pub const S_IFMT: u16 = 0o170000;
+/// `i_mode` type: socket.
+pub const S_IFSOCK: u16 = 0o140000;
+/// `i_mode` type: symbolic link.
+pub const S_IFLNK: u16 = 0o120000;
+/// `i_mode` type: regular file.
+pub const S_IFREG: u16 = 0o100000;
+/// `i_mode` type: block device.
+pub const S_IFBLK: u16 = 0o060000;
+/// `i_mode` type: directory.
+pub const S_IFDIR: u16 = 0o040000;
+/// `i_mode` type: character device.
+pub const S_IFCHR: u16 = 0o020000;
+/// `i_mode` type: fifo.
+pub const S_IFIFO: u16 = 0o010000;
+
+/// A directory's `i_mode`.
+#[inline]
+pub fn mode_is_dir(mode: u16) -> bool {
+    mode & S_IFMT == S_IFDIR
+}
+
+/// The directory-entry file type (`EXT2_FT_*`) of an inode mode, as libext2fs'
+/// `ext2_file_type`: 0 (unknown) for a type bit pattern that is none of the seven.
+pub fn dirent_type_of_mode(mode: u16) -> u8 {
+    match mode & S_IFMT {
+        S_IFREG => 1,
+        S_IFDIR => 2,
+        S_IFCHR => 3,
+        S_IFBLK => 4,
+        S_IFIFO => 5,
+        S_IFSOCK => 6,
+        S_IFLNK => 7,
+        _ => 0,
+    }
+}
+
 /// Size of the base record (`EXT2_GOOD_OLD_INODE_SIZE`).
 pub const BASE_SIZE: usize = 128;
 
+le_struct! {
 /// The base record, bytes 0..128 (Linux `osd1`/`osd2` layouts).
 #[derive(BinRead, Clone, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct InodeBase {
+pub struct InodeBase, offsets InodeBaseOffsets {
     /// On-disk `i_mode`.
     pub mode: u16,
     /// On-disk `i_uid`.
@@ -59,11 +131,13 @@ pub struct InodeBase {
     /// osd2.linux2.l_i_reserved
     pub reserved: u16,
 }
+}
 
+le_struct! {
 /// The large part, bytes 128..160: present as far as `i_extra_isize` (and the record) reach.
-#[derive(BinRead, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct InodeLarge {
+pub struct InodeLarge, offsets InodeLargeOffsets {
     /// On-disk `i_extra_isize`.
     pub extra_isize: u16,
     /// On-disk `i_checksum_hi`.
@@ -83,6 +157,7 @@ pub struct InodeLarge {
     /// On-disk `i_projid`.
     pub projid: u32,
 }
+}
 
 impl OnDisk for InodeBase {
     const SIZE: usize = BASE_SIZE;
@@ -95,41 +170,13 @@ impl OnDisk for InodeLarge {
 }
 
 /// Offset of i_checksum_lo (osd2.linux2.l_i_checksum_lo).
-pub const CHECKSUM_LO_OFFSET: usize = 0x7C;
+pub const CHECKSUM_LO_OFFSET: usize = InodeBase::OFFSETS.checksum_lo;
 /// Offset of i_checksum_hi.
-pub const CHECKSUM_HI_OFFSET: usize = BASE_SIZE + 2;
+pub const CHECKSUM_HI_OFFSET: usize = BASE_SIZE + InodeLarge::OFFSETS.checksum_hi;
+/// Offset of i_block (60 bytes: extent root, block map, inline data or symlink target).
+pub const I_BLOCK_OFFSET: usize = InodeBase::OFFSETS.block;
 /// i_extra_isize from which i_checksum_hi is present.
 pub const CHECKSUM_HI_EXTRA_ISIZE: u16 = 4;
-
-impl Default for InodeBase {
-    fn default() -> Self {
-        InodeBase {
-            mode: 0,
-            uid: 0,
-            size_lo: 0,
-            atime: 0,
-            ctime: 0,
-            mtime: 0,
-            dtime: 0,
-            gid: 0,
-            links_count: 0,
-            blocks_lo: 0,
-            flags: 0,
-            version: 0,
-            block: [0; 60],
-            generation: 0,
-            file_acl_lo: 0,
-            size_high: 0,
-            obso_faddr: 0,
-            blocks_high: 0,
-            file_acl_high: 0,
-            uid_high: 0,
-            gid_high: 0,
-            checksum_lo: 0,
-            reserved: 0,
-        }
-    }
-}
 
 impl InodeBase {
     /// The hot-path twin of the binrw decode (same fields, same order; see `fast_reader_agrees`).
@@ -137,40 +184,16 @@ impl InodeBase {
     #[inline]
     pub fn decode_fast(raw: &[u8]) -> Option<InodeBase> {
         let mut r = super::LeFields::new(raw.get(..BASE_SIZE)?);
-        Some(InodeBase {
-            mode: r.u16(),
-            uid: r.u16(),
-            size_lo: r.u32(),
-            atime: r.u32(),
-            ctime: r.u32(),
-            mtime: r.u32(),
-            dtime: r.u32(),
-            gid: r.u16(),
-            links_count: r.u16(),
-            blocks_lo: r.u32(),
-            flags: r.u32(),
-            version: r.u32(),
-            block: r.bytes(),
-            generation: r.u32(),
-            file_acl_lo: r.u32(),
-            size_high: r.u32(),
-            obso_faddr: r.u32(),
-            blocks_high: r.u16(),
-            file_acl_high: r.u16(),
-            uid_high: r.u16(),
-            gid_high: r.u16(),
-            checksum_lo: r.u16(),
-            reserved: r.u16(),
-        })
+        Some(InodeBase::read_le(&mut r))
     }
 
     /// `i_links_count` and `i_file_acl` (with its high half) alone, for a pass that looks at
     /// nothing else of every record (see `partial_reader_agrees`). `None` when `raw` is shorter
     /// than the base record.
     pub fn links_and_file_acl(raw: &[u8]) -> Option<(u16, u64)> {
-        const LINKS: usize = 0x1A;
-        const FILE_ACL_LO: usize = 0x68;
-        const FILE_ACL_HIGH: usize = 0x76;
+        const LINKS: usize = InodeBase::OFFSETS.links_count;
+        const FILE_ACL_LO: usize = InodeBase::OFFSETS.file_acl_lo;
+        const FILE_ACL_HIGH: usize = InodeBase::OFFSETS.file_acl_high;
         let base = raw.get(..BASE_SIZE)?;
         let u16_at = |o: usize| {
             base.get(o..o + 2)
@@ -222,17 +245,7 @@ impl InodeLarge {
             }
             &buf
         }));
-        InodeLarge {
-            extra_isize: r.u16(),
-            checksum_hi: r.u16(),
-            ctime_extra: r.u32(),
-            mtime_extra: r.u32(),
-            atime_extra: r.u32(),
-            crtime: r.u32(),
-            crtime_extra: r.u32(),
-            version_hi: r.u32(),
-            projid: r.u32(),
-        }
+        InodeLarge::read_le(&mut r)
     }
 }
 
@@ -544,6 +557,43 @@ mod tests {
     fn sizes_match_declarations() {
         assert_size::<InodeBase>();
         assert_size::<InodeLarge>();
+    }
+
+    /// The fast decoders share the binrw declaration (`le_struct!`): the sizes summed from it are
+    /// the records' sizes, and the offsets it derives are where binrw reads each field.
+    #[test]
+    fn generated_layout_matches_binrw() {
+        assert_eq!(InodeBase::LE_SIZE, BASE_SIZE);
+        assert_eq!(InodeLarge::LE_SIZE, <InodeLarge as OnDisk>::SIZE);
+        // A record whose every byte is its own offset: each decoded field starts at its offset.
+        let raw: Vec<u8> = (0..BASE_SIZE as u8).collect();
+        let base: InodeBase = decode(&raw).unwrap();
+        assert_eq!(
+            base.links_count.to_le_bytes()[0] as usize,
+            InodeBase::OFFSETS.links_count
+        );
+        assert_eq!(
+            base.checksum_lo.to_le_bytes()[0] as usize,
+            CHECKSUM_LO_OFFSET
+        );
+        assert_eq!(base.block[0] as usize, I_BLOCK_OFFSET);
+        assert_eq!(
+            base.reserved.to_le_bytes()[0] as usize,
+            InodeBase::OFFSETS.reserved
+        );
+        assert_eq!(
+            InodeBase::default(),
+            decode::<InodeBase>(&[0; BASE_SIZE]).unwrap()
+        );
+    }
+
+    #[test]
+    fn modes_to_dirent_types() {
+        assert_eq!(dirent_type_of_mode(0o100644), 1);
+        assert_eq!(dirent_type_of_mode(0o40755), 2);
+        assert_eq!(dirent_type_of_mode(0o120777), 7);
+        assert_eq!(dirent_type_of_mode(0o170000), 0);
+        assert!(mode_is_dir(0o40000) && !mode_is_dir(0o140000));
     }
 
     #[test]

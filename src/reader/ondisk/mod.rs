@@ -13,6 +13,63 @@ use crate::error::{Error, Result};
 use binrw::BinRead;
 use std::io::Cursor;
 
+/// Declare a little-endian on-disk structure once and derive from that one declaration both the
+/// binrw decoder (through the attributes given, `#[derive(BinRead)] #[br(little)]`) and the
+/// hot-path decoder: `read_le` reads the fields in declaration order through [`LeFields`],
+/// `OFFSETS` gives each field's byte offset (summed from the field sizes), and `Default` is the
+/// all-zero record. Field types are those with a fixed little-endian size ([`LeField`]). The
+/// hot path can thus never disagree with the declaration by a restated offset or field.
+macro_rules! le_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident, offsets $offsets:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        #[doc = concat!("Byte offset of each field of [`", stringify!($name), "`] in its record.")]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $offsets {
+            $( $(#[$fmeta])* pub $field: usize, )*
+        }
+
+        impl $name {
+            /// Offset of every field, in declaration order from 0.
+            #[allow(unused_assignments)] // the running offset after the last field is unread
+            pub const OFFSETS: $offsets = {
+                let mut at = 0usize;
+                $offsets {
+                    $( $field: {
+                        let here = at;
+                        at += <$ty as $crate::reader::ondisk::LeField>::LE_SIZE;
+                        here
+                    }, )*
+                }
+            };
+            /// Bytes the fields occupy (their sizes summed).
+            pub const LE_SIZE: usize = 0 $( + <$ty as $crate::reader::ondisk::LeField>::LE_SIZE )*;
+
+            /// The fields read in declaration order (zeros once `r` is exhausted).
+            #[inline]
+            pub(crate) fn read_le(r: &mut $crate::reader::ondisk::LeFields<'_>) -> $name {
+                $name {
+                    $( $field: $crate::reader::ondisk::LeField::take(r), )*
+                }
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::read_le(&mut $crate::reader::ondisk::LeFields::new(&[]))
+            }
+        }
+    };
+}
+
 pub mod blockmap;
 pub mod dir;
 pub mod e2image;
@@ -22,7 +79,9 @@ pub mod inode;
 pub mod journal;
 pub mod lustre;
 pub mod orphan;
+pub mod partition;
 pub mod qcow2;
+pub mod quota;
 pub mod superblock;
 pub mod xattr;
 
@@ -94,6 +153,47 @@ impl<'a> LeFields<'a> {
     #[inline]
     pub(crate) fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.bytes())
+    }
+}
+
+/// A field type of fixed little-endian size, read by [`LeFields`] (what [`le_struct!`] declares
+/// structures from).
+pub(crate) trait LeField: Sized {
+    /// Bytes on disk.
+    const LE_SIZE: usize;
+    /// Read the next field.
+    fn take(r: &mut LeFields<'_>) -> Self;
+}
+
+impl LeField for u8 {
+    const LE_SIZE: usize = 1;
+    #[inline]
+    fn take(r: &mut LeFields<'_>) -> u8 {
+        r.bytes::<1>()[0]
+    }
+}
+
+impl LeField for u16 {
+    const LE_SIZE: usize = 2;
+    #[inline]
+    fn take(r: &mut LeFields<'_>) -> u16 {
+        r.u16()
+    }
+}
+
+impl LeField for u32 {
+    const LE_SIZE: usize = 4;
+    #[inline]
+    fn take(r: &mut LeFields<'_>) -> u32 {
+        r.u32()
+    }
+}
+
+impl<const N: usize> LeField for [u8; N] {
+    const LE_SIZE: usize = N;
+    #[inline]
+    fn take(r: &mut LeFields<'_>) -> [u8; N] {
+        r.bytes()
     }
 }
 

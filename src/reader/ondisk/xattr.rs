@@ -33,10 +33,11 @@ pub struct BlockHeader {
     pub reserved: [u32; 3],
 }
 
+le_struct! {
 /// An entry (16 bytes; `name_len` name bytes follow, padded to 4).
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
-pub struct Entry {
+pub struct Entry, offsets EntryOffsets {
     /// On-disk `e_name_len`.
     pub name_len: u8,
     /// On-disk `e_name_index`.
@@ -49,6 +50,7 @@ pub struct Entry {
     pub value_size: u32,
     /// On-disk `e_hash`.
     pub hash: u32,
+}
 }
 
 /// The version word opening a POSIX ACL value (ext4's on-disk form and the VFS form).

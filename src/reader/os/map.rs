@@ -13,6 +13,12 @@
 //!
 //! Used where a scan reads large ranges that are already in the page cache (the check walk's
 //! inode tables): the bytes are read in place instead of copied out by `pread`.
+//!
+//! The mapping itself is made, advised and unmapped by `memmap2` (`MmapOptions` with the offset
+//! and length, `advise_range` with `PopulateRead`); raw libc stays only where memmap2 has no
+//! call: the `SIGBUS` handler (installed with `sigaction`; it replaces one page in place with
+//! `mmap(MAP_FIXED | MAP_ANONYMOUS)`, async-signal-safe, which memmap2 cannot do on a live
+//! mapping) and `mincore` for [`Mapping::resident`].
 
 use std::fs::File;
 use std::io;
@@ -59,58 +65,50 @@ static INSTALLED: OnceLock<Option<Installed>> = OnceLock::new();
 
 /// A read-only mapping of a file range, registered with the `SIGBUS` handler.
 pub struct Mapping {
-    /// Address of the mapping (page-aligned).
-    base: *mut libc::c_void,
-    /// Bytes mapped from `base`.
+    /// The wanted bytes, mapped by memmap2 (which maps from the page holding the first one).
+    map: memmap2::Mmap,
+    /// Address of the page holding the first wanted byte: where the kernel's mapping starts.
+    base: usize,
+    /// Bytes mapped from `base` (the wanted bytes and the lead before them).
     mapped: usize,
-    /// Offset of the first wanted byte from `base` (the file offset rounded down to a page).
-    lead: usize,
-    /// Bytes wanted.
-    len: usize,
     slot: usize,
 }
-
-// SAFETY: the mapping is read-only memory owned by this value; nothing in it is tied to a thread.
-unsafe impl Send for Mapping {}
-unsafe impl Sync for Mapping {}
 
 impl Mapping {
     /// Map `len` bytes of `file` at `offset` read-only. `None` when it cannot be done here: no
     /// handler (not Linux, or `sigaction` refused), every slot in use, an empty or too large
     /// range, or `mmap` refused it (the caller then reads with `pread`).
     pub fn new(file: &File, offset: u64, len: usize) -> Option<Mapping> {
-        use std::os::unix::io::AsRawFd;
         let page = installed()?.page;
         if len == 0 {
             return None;
         }
         let lead = usize::try_from(offset % page as u64).ok()?;
         let mapped = len.checked_add(lead)?;
-        let file_off = libc::off_t::try_from(offset - lead as u64).ok()?;
+        libc::off_t::try_from(offset - lead as u64).ok()?;
         let slot = take_slot()?;
         // SAFETY: a fresh read-only shared mapping at an address the kernel chooses; it aliases
-        // no Rust object. The descriptor is open for the call (the mapping keeps its own
-        // reference to the file).
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                mapped,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                file_off,
-            )
+        // no Rust object. The file may change under it (memmap2's reason for `unsafe`): a page
+        // it loses raises SIGBUS, which the handler registered below turns into zeros and a
+        // damaged mark instead of a crash, and the owner then reads the range with `pread`.
+        let map = match unsafe {
+            memmap2::MmapOptions::new()
+                .offset(offset)
+                .len(len)
+                .map(file)
+        } {
+            Ok(map) => map,
+            Err(_) => {
+                release_slot(slot);
+                return None;
+            }
         };
-        if base == libc::MAP_FAILED {
-            release_slot(slot);
-            return None;
-        }
-        register(slot, base as usize, mapped);
+        let base = (map.as_ptr() as usize).wrapping_sub(lead);
+        register(slot, base, mapped);
         Some(Mapping {
+            map,
             base,
             mapped,
-            lead,
-            len,
             slot,
         })
     }
@@ -120,27 +118,14 @@ impl Mapping {
     /// reads it with `pread` for the precise error. Kernels without the advice say `EINVAL`,
     /// taken as success: the handler still covers a failing access.
     pub fn populate(&self, at: usize, n: usize) -> io::Result<()> {
-        let page = installed().map_or(4096, |i| i.page);
-        let Some(end) = at.checked_add(n).filter(|&e| e <= self.len) else {
+        if at.checked_add(n).is_none_or(|end| end > self.map.len()) {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        };
-        let first = (self.lead + at) / page * page;
-        let last = self.lead + end;
-        // SAFETY: the range lies inside our own mapping; the advice only faults pages in.
-        let rc = unsafe {
-            libc::madvise(
-                self.base.cast::<u8>().add(first).cast(),
-                last - first,
-                libc::MADV_POPULATE_READ,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
         }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINVAL) => Ok(()),
-            _ => Err(e),
+        // memmap2 rounds `at` down to its page, as madvise requires.
+        match self.map.advise_range(memmap2::Advice::PopulateRead, at, n) {
+            Ok(()) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
@@ -152,17 +137,22 @@ impl Mapping {
         let mut pages = vec![0u8; self.mapped.div_ceil(page)];
         // SAFETY: `pages` has one byte per page of our own live mapping, as mincore requires;
         // the call only writes those bytes.
-        let rc = unsafe { libc::mincore(self.base, self.mapped, pages.as_mut_ptr().cast()) };
+        let rc = unsafe {
+            libc::mincore(
+                self.base as *mut libc::c_void,
+                self.mapped,
+                pages.as_mut_ptr().cast(),
+            )
+        };
         rc == 0 && pages.iter().all(|&p| p & 1 != 0)
     }
 
     /// The wanted bytes. Pages the file lost, or the device could not read, while mapped read
     /// as zeros; [`Mapping::intact`] says whether that happened.
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `[base + lead, base + lead + len)` is inside the live read-only mapping owned
-        // by `self`, so valid for reads for `self`'s lifetime; a page that cannot be read is
-        // replaced by zeros by the handler instead of faulting, so reads always complete.
-        unsafe { std::slice::from_raw_parts(self.base.cast::<u8>().add(self.lead), self.len) }
+        // A page that cannot be read is replaced by zeros by the handler instead of faulting,
+        // so reads of these bytes always complete.
+        &self.map
     }
 
     /// False once an access hit a page that could not be read (then read as zeros).
@@ -173,12 +163,9 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Unregistered before `map` is unmapped (fields drop after this body), so the handler
+        // never takes an address the kernel may have handed out again for its own.
         unregister(self.slot);
-        // SAFETY: unmapping exactly the range this value mapped; no reference into it outlives
-        // `self` (`bytes` borrows `self`).
-        unsafe {
-            libc::munmap(self.base, self.mapped);
-        }
         release_slot(self.slot);
     }
 }

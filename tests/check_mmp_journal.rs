@@ -1,0 +1,217 @@
+//! The MMP block (`mmp.*`), the journal superblock's `s_start` and `s_errno`, and the bad-blocks
+//! inode (`inode.bad_blocks_inode`): byte edits and `debugfs -w` edits of mke2fs images, each
+//! judged by `check` and by `e2fsck -fn` (same verdict class: clean, warned = exit 0, damaged =
+//! exit 4/8/12), and `dump`/`dump -b` against dumpe2fs on them.
+
+mod common;
+use common::images::write_at;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tools() -> bool {
+    let ok = ["mke2fs", "debugfs", "e2fsck", "dumpe2fs"]
+        .iter()
+        .all(|t| have(t));
+    if !ok {
+        eprintln!("SKIP: e2fsprogs not installed");
+    }
+    ok
+}
+
+fn e2fsck_rc(img: &Path) -> i32 {
+    run(Command::new(which("e2fsck").unwrap())
+        .args(["-fn"])
+        .arg(img))
+    .status
+    .code()
+    .unwrap_or(-1)
+}
+
+fn debugfs_w(img: &Path, req: &str) {
+    let out = run(Command::new(which("debugfs").unwrap())
+        .args(["-w", "-R", req])
+        .arg(img));
+    assert!(out.status.success(), "debugfs {req}");
+}
+
+/// A superblock field as dumpe2fs -h prints it.
+fn sb_field(img: &Path, name: &str) -> u64 {
+    let out = run(Command::new(which("dumpe2fs").unwrap()).arg("-h").arg(img));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in dumpe2fs -h"))
+}
+
+fn copy(src: &Path, name: &str) -> PathBuf {
+    let dst = src.with_file_name(name);
+    std::fs::copy(src, &dst).unwrap();
+    dst
+}
+
+/// Judge `img` with both tools: the rules `check` reports must include `want` (or be empty when
+/// `want` is None), and the verdicts must be in the same class.
+fn judge(img: &Path, want: Option<&str>, e2fsck_exit: i32) {
+    let (rc, rules, _) = check_rules(img);
+    let e = e2fsck_rc(img);
+    assert_eq!(e, e2fsck_exit, "{}: e2fsck -fn exit", img.display());
+    match want {
+        Some(r) => assert!(rules.iter().any(|x| x == r), "{}: {rules:?}", img.display()),
+        None => assert!(rules.is_empty(), "{}: {rules:?}", img.display()),
+    }
+    // e2fsck 0 = clean or warned: exit 0 here; 4/8/12 = damaged: exit 4 here.
+    let expect = if e == 0 { 0 } else { 4 };
+    assert_eq!(rc, expect, "{}: check exit with {rules:?}", img.display());
+}
+
+#[test]
+fn mmp_damage_matches_e2fsck() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for csum in [true, false] {
+        let feat = if csum {
+            "mmp,metadata_csum"
+        } else {
+            "mmp,^metadata_csum"
+        };
+        let base = mkfs(
+            dir.path(),
+            &format!("mmp-{csum}.img"),
+            32 << 20,
+            &["-t", "ext4", "-b", "1024", "-O", feat],
+        );
+        judge(&base, None, 0);
+        let blk = sb_field(&base, "MMP block number:");
+        let at = |off: u64| blk * 1024 + off;
+        // mmp_seq: e2fsck's marker, an unknown value, a node's counter.
+        let seq = |name: &str, v: u32| {
+            let img = copy(&base, &format!("{name}-{csum}.img"));
+            write_at(&img, at(4), &v.to_le_bytes());
+            img
+        };
+        if csum {
+            // Any edit breaks the checksum first.
+            judge(&seq("seq5", 5), Some("mmp.checksum"), 12);
+            let img = copy(&base, "csum.img");
+            write_at(&img, at(1020), &0x1234u32.to_le_bytes());
+            judge(&img, Some("mmp.checksum"), 12);
+        } else {
+            judge(&seq("fsck", 0xE24D_4D50), Some("mmp.sequence"), 12);
+            judge(&seq("unknown", 0xF000_0000), Some("mmp.sequence"), 12);
+            let img = seq("inuse", 5);
+            judge(&img, Some("mmp.in_use"), 0);
+            let (_, _, v) = check_rules(&img);
+            let f = &v["images"][0]["findings"][0];
+            assert!(f["node"].is_string() && f["time"]["utc"].is_string(), "{f}");
+        }
+        let img = copy(&base, &format!("magic-{csum}.img"));
+        write_at(&img, at(0), &1u32.to_le_bytes());
+        judge(&img, Some("mmp.magic"), 12);
+        let img = copy(&base, &format!("range-{csum}.img"));
+        debugfs_w(&img, "ssv mmp_block 99999999");
+        judge(&img, Some("mmp.block_range"), 12);
+    }
+}
+
+#[test]
+fn mmp_block_dump_matches_dumpe2fs() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = mkfs(
+        dir.path(),
+        "mmp.img",
+        32 << 20,
+        &["-t", "ext4", "-O", "mmp"],
+    );
+    let a = run(Command::new(which("dumpe2fs").unwrap())
+        .arg("-h")
+        .arg(&img)
+        .env("TZ", "UTC"));
+    let b = run(Command::new(bin())
+        .args(["dump", "-h"])
+        .arg(&img)
+        .env("TZ", "UTC"));
+    assert!(String::from_utf8_lossy(&a.stdout).contains("mmp_node_name"));
+    assert_eq!(
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout)
+    );
+}
+
+#[test]
+fn journal_superblock_start_and_errno_match_e2fsck() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = mkfs(dir.path(), "j.img", 32 << 20, &["-t", "ext4", "-b", "1024"]);
+    let out = run(Command::new(which("debugfs").unwrap())
+        .args(["-R", "bmap <8> 0"])
+        .arg(&base));
+    let jblk: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // s_start (0x1C) and s_errno (0x20), big-endian.
+    for (name, off, val, rule) in [
+        ("start", 0x1C, 7i32, "journal.start_without_recovery"),
+        ("errno", 0x20, -5i32, "journal.errno"),
+    ] {
+        let img = copy(&base, &format!("{name}.img"));
+        write_at(&img, jblk * 1024 + off, &val.to_be_bytes());
+        judge(&img, Some(rule), 0);
+    }
+}
+
+#[test]
+fn invalid_bad_blocks_inode_matches_e2fsck_and_dumpe2fs() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bb = dir.path().join("bb.txt");
+    std::fs::write(&bb, "3000\n3001\n").unwrap();
+    let bbs = bb.to_str().unwrap();
+    let base = mkfs(
+        dir.path(),
+        "bb.img",
+        16 << 20,
+        &["-t", "ext4", "-b", "1024", "-l", bbs],
+    );
+    judge(&base, None, 0);
+    for (name, field, e2fsck_exit) in [
+        ("mode", "mode 0100644", 4),
+        ("links", "links_count 1", 4),
+        ("uid", "uid 5", 4),
+        ("gid", "gid 7", 4),
+        ("acl", "file_acl 1234", 4),
+        // ext2fs_block_iterate3 refuses inline data: e2fsck aborts (12), dumpe2fs lists nothing.
+        ("inline", "flags 0x10000000", 12),
+    ] {
+        let img = copy(&base, &format!("bb-{name}.img"));
+        debugfs_w(&img, &format!("sif <1> {field}"));
+        judge(&img, Some("inode.bad_blocks_inode"), e2fsck_exit);
+        for flags in [&["-b"][..], &["-h"]] {
+            let a = run(Command::new(which("dumpe2fs").unwrap())
+                .args(flags)
+                .arg(&img)
+                .env("TZ", "UTC"));
+            let b = run(Command::new(bin())
+                .arg("dump")
+                .args(flags)
+                .arg(&img)
+                .env("TZ", "UTC"));
+            assert_eq!(
+                String::from_utf8_lossy(&a.stdout),
+                String::from_utf8_lossy(&b.stdout),
+                "{name} {flags:?}"
+            );
+            if name != "inline" && flags == ["-b"] {
+                assert_eq!(String::from_utf8_lossy(&b.stdout), "3000\n3001\n");
+            }
+        }
+    }
+}
