@@ -14,10 +14,10 @@ use crate::reader::journal::{JournalSuperblock, JBD2_MAGIC};
 const MIN_JOURNAL_BLOCKS: u64 = 1024;
 /// Incompat features jbd2 knows: revoke, 64bit, async_commit, csum v2, csum v3, fast_commit.
 const KNOWN_INCOMPAT: u32 = 0x3F;
+use crate::reader::ondisk::inode::ENCRYPT_FL;
 use crate::reader::ondisk::journal::{
     COMPAT_CHECKSUM, CRC32C_CHKSUM as CSUM_TYPE_CRC32C, INCOMPAT_CSUM_V2, INCOMPAT_CSUM_V3,
 };
-use crate::reader::ondisk::inode::ENCRYPT_FL;
 
 fn bad_inode(f: &mut Findings, ino: u32, why: String) {
     f.push(
