@@ -33,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
         let _ = dump(&fs, &DumpOptions::default(), &mut out);
         for ino in [1, 2, 7, 11, 12] {
             if let Ok(raw) = fs.inode_raw(ino) {
-                let _ = e4inspect::format::debugfs_stat::report(&fs, ino, &raw);
+                if let Ok(report) = e4inspect::views::inode::report(&fs, ino, &raw) {
+                    let mut text = Vec::new();
+                    let _ = e4inspect::format::debugfs_stat::debugfs_text(&fs, &report, &mut text);
+                }
             }
         }
         let _ = e4inspect::namei::resolve_path(&fs, "/lost+found");
