@@ -4,7 +4,7 @@
 //! Both trees are walked together, directory by directory: each pair of directories is listed,
 //! sorted by name and merged, and each pair of subdirectories is handed to a rayon task (the same
 //! per-directory parallel walk as `extract`; the image side reads its inodes through
-//! [`image_meta`], the one place to re-point when the shared inode walk offers a visitor). A name
+//! `image_meta`, the one place to re-point when the shared inode walk offers a visitor). A name
 //! on one side only is reported once, at the top of what is missing (as `diff -r` says "Only
 //! in"). Contents of regular files of the same size are compared by streaming both sides in
 //! chunks of at most [`CHUNK_BYTES`], never held whole.
