@@ -112,9 +112,18 @@ pub fn image_commands(bin: &Path) -> Vec<Cmd> {
             .find(|l| l.starts_with("Usage:"))
             .unwrap_or("")
             .to_string();
-        if usage.contains("<DEST>") {
-            // Commands that write a copy out (extract) need a destination per run: covered by
-            // their own tests (tests/extract_*.rs), not by this harness.
+        if usage.contains("DEST") {
+            // A command that writes a copy out (extract) is run as a pax stream to stdout
+            // (`--tar -`): the same walk and reads, with no destination per run. Writing files
+            // is covered by tests/extract_*.rs.
+            if h.contains("--tar") {
+                out.push(Cmd {
+                    name: name.clone(),
+                    pre: vec!["--tar".into(), "-".into()],
+                    style: Style::Positional,
+                    post: Vec::new(),
+                });
+            }
             continue;
         }
         let (style, post) = if let Some(i) = usage.find("<IMAGE") {
