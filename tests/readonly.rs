@@ -25,6 +25,20 @@ fn digest(p: &Path) -> (u64, u64) {
     (b.len() as u64, h)
 }
 
+/// The exit status that counts on a clean image: a command about a feature the image does not
+/// have (`quota` without the quota feature) answers with one line and exit 8, as debugfs prints
+/// "quota feature not enabled"; that is the right answer, not a failure to read.
+fn exit_on_clean(o: &Outcome) -> Option<i32> {
+    let missing_feature = o.code == Some(8)
+        && o.stderr.lines().count() == 1
+        && o.stderr.contains("feature not enabled");
+    if missing_feature {
+        Some(0)
+    } else {
+        o.code
+    }
+}
+
 fn images(dir: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
     let f = dir.join("example.img");
@@ -71,7 +85,7 @@ fn every_command_leaves_a_read_only_image_unchanged() {
                 o.violation_for(c.style)
             );
             assert_eq!(
-                o.code,
+                exit_on_clean(&o),
                 Some(0),
                 "{} on a clean read-only image: {}",
                 c.label(),
@@ -141,7 +155,14 @@ fn every_command_works_on_a_read_only_loop_device() {
                 dev.0,
                 o.violation_for(c.style)
             );
-            assert_eq!(o.code, Some(0), "{} on {}: {}", c.label(), dev.0, o.stderr);
+            assert_eq!(
+                exit_on_clean(&o),
+                Some(0),
+                "{} on {}: {}",
+                c.label(),
+                dev.0,
+                o.stderr
+            );
         }
         let ours = run_bounded(&bin, &["dump".into(), devp.clone().into()], TIMEOUT, true);
         let theirs = run(Command::new(which("dumpe2fs").unwrap())
