@@ -172,6 +172,18 @@ fn empty_dosattrib(version: u16, attrib_hex: String, attrib: u32) -> DosAttrib {
     }
 }
 
+/// The fields `xattr_DosInfo1` and `xattr_DosInfo2` share, in their IDL order (from `attrib`
+/// to `change_time`).
+fn pull_info_v1_v2(n: &mut NdrPull<'_>, d: &mut DosAttrib) -> Result<()> {
+    d.attrib = n.u32("attrib")?;
+    d.ea_size = Some(n.u32("ea_size")?);
+    d.size = Some(n.udlong("size")?);
+    d.alloc_size = Some(n.udlong("alloc_size")?);
+    d.create_time = Some(NtTime::new(n.udlong("create_time")?));
+    d.change_time = Some(NtTime::new(n.udlong("change_time")?));
+    Ok(())
+}
+
 /// Decode a `user.DOSATTRIB` value as Samba's `ndr_pull_xattr_DOSATTRIB` does: the `attrib_hex`
 /// string, then (unless the value ends there: the old form, version 0xFFFF) the version, the union
 /// level (which must equal it) and the `xattr_DosInfo` arm. Bytes after the arm are ignored, as
@@ -199,21 +211,11 @@ pub fn decode_dosattrib(v: &[u8]) -> Result<DosAttrib> {
             if version == 3 {
                 d.valid_flags = Some(n.u32("valid_flags")?);
             }
-            d.attrib = n.u32("attrib")?;
-            d.ea_size = Some(n.u32("ea_size")?);
-            d.size = Some(n.udlong("size")?);
-            d.alloc_size = Some(n.udlong("alloc_size")?);
-            d.create_time = Some(NtTime::new(n.udlong("create_time")?));
-            d.change_time = Some(NtTime::new(n.udlong("change_time")?));
+            pull_info_v1_v2(&mut n, &mut d)?;
         }
         2 => {
             d.flags = Some(n.u32("flags")?);
-            d.attrib = n.u32("attrib")?;
-            d.ea_size = Some(n.u32("ea_size")?);
-            d.size = Some(n.udlong("size")?);
-            d.alloc_size = Some(n.udlong("alloc_size")?);
-            d.create_time = Some(NtTime::new(n.udlong("create_time")?));
-            d.change_time = Some(NtTime::new(n.udlong("change_time")?));
+            pull_info_v1_v2(&mut n, &mut d)?;
             d.write_time = Some(NtTime::new(n.udlong("write_time")?));
             d.name = Some(String::from_utf8_lossy(n.nul_string("name")?).into_owned());
         }

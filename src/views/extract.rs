@@ -526,6 +526,25 @@ fn with_read_buffer<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Re
     r
 }
 
+/// An xattr's value wherever it lives (in the inode, a block, or an EA inode of at most
+/// [`XATTR_SIZE_MAX`] bytes, as the kernel allows), or why it cannot be had: what `extract`
+/// and `extract --tar` both restore.
+pub(crate) fn xattr_value(
+    fs: &Filesystem,
+    x: &inode::XattrItem<'_>,
+) -> std::result::Result<Vec<u8>, String> {
+    match (x.location, x.value.as_deref()) {
+        (XattrLocation::EaInode(n), _) => {
+            if x.value_size > XATTR_SIZE_MAX {
+                return Err("value larger than the kernel's XATTR_SIZE_MAX (64 KiB)".into());
+            }
+            read_ea_value(fs, n, x.value_size).map_err(|e| format!("EA inode unreadable: {e}"))
+        }
+        (_, Some(v)) => Ok(v.to_vec()),
+        (_, None) => Err("value unreadable".into()),
+    }
+}
+
 /// The value of an xattr stored in EA inode `ea_ino` (at most [`XATTR_SIZE_MAX`] bytes).
 pub(crate) fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ea_ino)?;
@@ -607,23 +626,10 @@ fn set_xattrs(
             dropped("unknown name index: no VFS name");
             continue;
         }
-        let value: Vec<u8> = match (x.location, x.value.as_deref()) {
-            (XattrLocation::EaInode(n), _) => {
-                if x.value_size > XATTR_SIZE_MAX {
-                    dropped("value larger than the kernel's XATTR_SIZE_MAX (64 KiB)");
-                    continue;
-                }
-                match read_ea_value(ctx.fs, n, x.value_size) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        dropped(&format!("EA inode unreadable: {e}"));
-                        continue;
-                    }
-                }
-            }
-            (_, Some(v)) => v.to_vec(),
-            (_, None) => {
-                dropped("value unreadable");
+        let value = match xattr_value(ctx.fs, x) {
+            Ok(v) => v,
+            Err(reason) => {
+                dropped(&reason);
                 continue;
             }
         };

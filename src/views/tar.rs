@@ -25,7 +25,7 @@ use super::extract::{self, Pieces, Summary, CHUNK_BYTES, MAX_DEPTH};
 use crate::error::{Error, Problem, Result};
 use crate::reader::dir::ENCRYPT_FL;
 use crate::reader::fs::Filesystem;
-use crate::reader::inode::{self, DataMap, Inode, InodeXattrs, XattrLocation};
+use crate::reader::inode::{self, DataMap, Inode, InodeXattrs};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
@@ -413,23 +413,10 @@ impl<W: Write> Writer<'_, W> {
                 dropped("name cannot be a pax keyword ('=', NUL or newline)");
                 continue;
             }
-            let value: Vec<u8> = match (x.location, x.value.as_deref()) {
-                (XattrLocation::EaInode(n), _) => {
-                    if x.value_size > extract::XATTR_SIZE_MAX {
-                        dropped("value larger than the kernel's XATTR_SIZE_MAX (64 KiB)");
-                        continue;
-                    }
-                    match extract::read_ea_value(self.fs, n, x.value_size) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            dropped(&format!("EA inode unreadable: {e}"));
-                            continue;
-                        }
-                    }
-                }
-                (_, Some(v)) => v.to_vec(),
-                (_, None) => {
-                    dropped("value unreadable");
+            let value = match extract::xattr_value(self.fs, x) {
+                Ok(v) => v,
+                Err(reason) => {
+                    dropped(&reason);
                     continue;
                 }
             };
