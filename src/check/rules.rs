@@ -234,6 +234,7 @@ catalogue! {
     MmpSequence = "mmp.sequence", Err, "the MMP sequence is clean or a node's counter, not e2fsck's marker (0xE24D4D50) nor an unknown value (e2fsck refuses the filesystem, exit 12)", [K, E], [];
     MmpInUse = "mmp.in_use", Warn, "the MMP sequence says clean: a node's counter means another node may have the filesystem mounted (named with its device and last update, as e2mmpstatus does)", [K, E], [];
     JournalReplayed = "journal.replayed", Warn, "the image needs no recovery (when it does, its committed transactions are replayed in memory and the replayed state is checked, as e2fsck recovers then checks)", [], ["PR_0_JOURNAL_RUN"];
+    JournalFastCommit = "journal.fast_commit", Warn, "no fast-commit transaction follows the log (when one does, e2fsck 1.47 and the kernel apply its tags after the replay; this read-only replay does not apply them and names each inode, block range and directory entry it leaves as the log has them; a stale fast-commit area, on which e2fsck 1.47 fails recovery and the kernel mounts, is reported here too)", [], [];
     JournalUnreplayable = "journal.unreplayable", Err, "every committed transaction replays: descriptor, commit and data block checksums match and every logged block lies inside the filesystem", [K, E], ["PR_0_JNL_TXN_CORRUPT"];
     // inode table walk (pass 1)
     InodeTableUnreadable = "inode.table_unreadable", Err, "every group's inode table (up to bg_itable_unused) lies inside the image", [E], ["PR_1_ISCAN_ERROR"];
