@@ -217,13 +217,14 @@ catalogue! {
     CountSbFreeBlocks = "count.sb_free_blocks", Warn, "superblock free blocks equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
     CountSbFreeInodes = "count.sb_free_inodes", Warn, "superblock free inodes equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
     // journal
-    JournalInode = "journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks, all blocks inside the filesystem", [K, E], [];
+    JournalInode = "journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks (EXT2_ET_JOURNAL_TOO_SMALL below), all blocks inside the filesystem", [K, E], ["PR_0_JOURNAL_BAD_INODE"];
     JournalSuperblockMagic = "journal.superblock_magic", Err, "journal superblock magic is 0xC03B3998", [K, E], [];
     JournalSuperblockType = "journal.superblock_type", Err, "journal superblock block type is 3 (v1) or 4 (v2)", [K, E], [];
     JournalFeatures = "journal.features", Err, "no unknown journal incompat feature; at most one checksum version", [K, E], [];
     JournalChecksum = "journal.checksum", Err, "with journal checksum v2/v3, checksum type is crc32c and the superblock checksum matches", [K, E], [];
     JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
-    JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
+    JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode (a journal superblock claiming more blocks than the journal has is \"journal too short\": e2fsck -n cannot proceed, exit 12)", [K, E], ["PR_0_JOURNAL_BAD_SUPER"];
+    JournalFastCommitBlocks = "journal.fast_commit_blocks", Err, "with the journal's fast_commit feature, s_maxlen less the fast-commit area (s_num_fc_blks, 256 when 0) leaves at least 1024 blocks of log (\"incorrect fast commit blocks\": e2fsck -n cannot proceed, exit 12)", [K, E], ["PR_0_JOURNAL_BAD_SUPER"];
     JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
     JournalStartWithoutRecovery = "journal.start_without_recovery", Warn, "s_start is 0 when needs_recovery is clear (\"journal has data\": e2fsck offers to run or clear it and, answered no, ignores it and exits 0; the kernel does not replay it)", [E], ["PR_0_JOURNAL_RECOVERY_CLEAR", "PR_0_JOURNAL_RUN", "PR_0_JOURNAL_RESET_JOURNAL"];
     JournalErrno = "journal.errno", Warn, "the journal superblock's s_errno is 0 (the kernel aborted the journal after an error; e2fsck moves it to the superblock's error state without a problem code and exits 0 with -n)", [K, E], [];
