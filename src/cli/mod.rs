@@ -23,6 +23,7 @@ pub mod docgen;
 pub mod dump;
 pub mod exit;
 pub mod extract;
+pub mod find;
 pub mod fit;
 pub mod freefrag;
 pub mod inode;

@@ -22,6 +22,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ),
         ("ls", strict::<super::ls::LsDocument>()),
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
+        ("find", strict::<super::find::FindRecord>()),
         ("fit", strict::<e4inspect::format::fit::JsonOut>()),
         ("fit-profiles", strict::<super::fit::ProfileList>()),
         (
