@@ -112,6 +112,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
         w.flush()?;
+        if let Some(failure) = fs.source.read_failure() {
+            // A part of the document is missing or marked unreadable: a failure.
+            report_error(&args.image, &failure);
+            return Ok(EXIT_OPERATIONAL);
+        }
         return Ok(EXIT_OK);
     }
     let opts = DumpOptions {
@@ -133,9 +138,12 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     for m in &rep.stderr {
         report_error(&args.image, m);
     }
-    if let Some(e) = &rep.read_error {
-        // A part of the report is missing (`<unreadable: ...>` in the text): a failure.
-        report_error(&args.image, e);
+    // A part of the report is missing (`<unreadable: ...>` in the text, or a read the report
+    // went past): a failure.
+    // (An aborted dump has said why on stderr already.)
+    let read_failure = rep.read_error.as_deref().or(fs.source.read_failure());
+    if let Some(failure) = read_failure.filter(|_| !rep.aborted || rep.read_error.is_some()) {
+        report_error(&args.image, &failure);
         return Ok(EXIT_OPERATIONAL);
     }
     Ok(if rep.aborted {
