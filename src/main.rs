@@ -62,6 +62,9 @@ enum Command {
     Icheck(cli::icheck::IcheckArgs),
     /// Scan all in-use inodes and summarise extended attributes and where they live.
     Xattrs(cli::xattrs::XattrsArgs),
+    /// Find files by name, type, owner, size, time, flags and xattrs: the paths find(1) prints
+    /// on a mount, without mounting (sorted; or JSON lines).
+    Find(cli::find::FindArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
     /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
@@ -110,6 +113,7 @@ fn main() {
         Command::Check(a) => cli::check::run(a),
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
+        Command::Find(a) => cli::find::run(a),
         Command::Freefrag(a) => cli::freefrag::run(a),
         Command::Quota(a) => cli::quota::run(a),
         Command::Journal(a) => cli::journal::run(a),

@@ -23,6 +23,7 @@ pub mod docgen;
 pub mod dump;
 pub mod exit;
 pub mod extract;
+pub mod find;
 pub mod fit;
 pub mod freefrag;
 pub mod icheck;
@@ -163,6 +164,14 @@ fn tid_range(plan: &e4inspect::reader::replay::Plan) -> String {
 fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::reader::replay::Plan) {
     let path = fs.source.path().display();
     for f in &plan.failures {
+        if let e4inspect::reader::replay::Failure::FastCommit {
+            kernel_accepts: true,
+            ..
+        } = f
+        {
+            eprintln!("e4inspect: {path}: --replay: recovery by e2fsck 1.47 fails and nothing is replayed, as it leaves the image: {f}");
+            continue;
+        }
         eprintln!(
             "e4inspect: {path}: --replay: recovery fails (the kernel would refuse to mount): {f}"
         );
@@ -170,8 +179,14 @@ fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::rea
     if let Some(tid) = plan.failed_commit {
         eprintln!("e4inspect: {path}: --replay: journal transaction {tid} was corrupt, replay was aborted");
     }
-    if let Some(tid) = plan.fast_commit {
-        eprintln!("e4inspect: {path}: --replay: the fast-commit blocks of transaction {tid} are not replayed (e2fsck and the kernel replay them)");
+    if let Some(fc) = &plan.fast_commit {
+        let inodes: Vec<String> = fc.inodes().iter().map(u32::to_string).collect();
+        eprintln!(
+            "e4inspect: {path}: --replay: the fast-commit transaction {} ({} tags) is not replayed (e2fsck 1.47 and the kernel apply it): inodes {} are shown as the log leaves them; `journal --replay-marks` lists its tags",
+            fc.tid,
+            fc.tags,
+            inodes.join(", ")
+        );
     }
 }
 

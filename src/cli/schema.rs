@@ -24,6 +24,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ("ncheck", strict::<super::ncheck::NcheckDocument>()),
         ("icheck", strict::<super::icheck::IcheckDocument>()),
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
+        ("find", strict::<super::find::FindRecord>()),
         ("fit", strict::<e4inspect::format::fit::JsonOut>()),
         ("fit-profiles", strict::<super::fit::ProfileList>()),
         (

@@ -7,6 +7,7 @@
 pub mod contents;
 pub mod diff;
 pub mod extract;
+pub mod find;
 pub mod freefrag;
 pub mod icheck;
 pub mod inode;
