@@ -690,7 +690,12 @@ fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &m
         let facts = check_reserved(fs, ctx, g, ino, &inode, raw, acc);
         return keep(acc, facts);
     }
-    if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
+    // An unlinked inode on the orphan list (an open file deleted while mounted) is still in use
+    // as the kernel finds it: its blocks and bitmap bits stay until ext4_orphan_cleanup frees
+    // them at the next mount, so it is judged in use (e2fsck -n calls it deleted: the catalogue's
+    // state.orphan_list deviation).
+    let unlinked_orphan = inode.mode != 0 && ctx.is_orphan(ino);
+    if inode.links_count == 0 && !ctx.is_quota_ino(ino) && !unlinked_orphan {
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
             push(acc, RuleId::InodeZeroDtime, g, ino, || {
                 format!(
@@ -903,8 +908,14 @@ fn check_mode_and_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Ac
         flag(acc, "CASEFOLD set on a non-directory or without casefold");
     }
     let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+    // PR_1_SET_IMMUTABLE carries PR_NO_OK: e2fsck -n accepts it, so it is its own (warning) rule.
     if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
-        flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
+        push(acc, RuleId::InodeSpecialImmutable, g, ino, || {
+            format!(
+                "flags 0x{:08x}: IMMUTABLE or APPEND set on a device, FIFO or socket",
+                inode.flags
+            )
+        });
     }
     if special && inode.size != 0 {
         push(acc, RuleId::InodeSize, g, ino, || {
