@@ -83,7 +83,10 @@ impl Ctx {
                 csum_seed: None,
             },
             seed: sb.has_metadata_csum().then(|| fs.csum_seed()),
-            journal_ino: (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0)
+            // e2fsck's pass 1 treats inode 8 as the journal whenever s_journal_inum names it,
+            // has_journal or not (a cleared flag is PR_0_JOURNAL_HAS_JOURNAL, before pass 1).
+            journal_ino: (sb.journal_inum == 8
+                || (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0))
                 .then_some(sb.journal_inum),
             quota_inos: [sb.usr_quota_inum, sb.grp_quota_inum, sb.prj_quota_inum],
             has_quota: sb.has_ro_compat(RO_COMPAT_QUOTA),

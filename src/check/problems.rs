@@ -18,15 +18,15 @@ use serde::Serialize;
 pub enum Context {
     /// The flags decide.
     Flags,
-    /// Raised in `e2fsck_check_ext3_journal`, before `main` calls `ext2fs_mark_valid`: a "no"
-    /// is forgotten, `-n` exits 0 for it.
+    /// Raised in `e2fsck_check_ext3_journal` or `check_super_block`, before `main` calls
+    /// `ext2fs_mark_valid` ("Mark the system as valid, 'til proven otherwise"): a "no" is
+    /// forgotten, `-n` exits 0 for it (f_uninit_disable: exit 0 after "Fix? no").
     BeforeMarkValid,
     /// The caller aborts the check after it (exit 8, or 12 with `FSCK_CANCELED`).
     Aborts,
     /// Only asked when not read-only (`-n` never asks it).
     NotReadOnly,
-    /// No problem code: the caller calls `ext2fs_unmark_valid` itself (exit 4), as
-    /// `check_super_block` does for descriptor counts above the group size.
+    /// No problem code: the caller calls `ext2fs_unmark_valid` itself (exit 4).
     Unmarks,
 }
 
@@ -90,15 +90,14 @@ impl Problem {
 }
 
 /// The problem `code`, if the table holds it (`E2FSCK_*` rows name what a caller does without
-/// a problem code: `E2FSCK_UNMARK_VALID`, `E2FSCK_READ_BITMAPS` (reading the bitmaps fails: the
+/// a problem code: `E2FSCK_UNMARK_VALID` (`check_super_block` unmarks for descriptor counts above the group size,
+/// forgotten by the `ext2fs_mark_valid` that follows), `E2FSCK_READ_BITMAPS` (reading the bitmaps fails: the
 /// check aborts), `E2FSCK_MMP_BUSY` (`e2fsck_check_mmp` refuses: exit 12)).
 pub fn problem(code: &str) -> Option<&'static Problem> {
     PROBLEMS.iter().find(|p| p.code == code)
 }
 
-use Context::{
-    Aborts as Ab, BeforeMarkValid as Bmv, Flags as F, NotReadOnly as Nro, Unmarks as Um,
-};
+use Context::{Aborts as Ab, BeforeMarkValid as Bmv, Flags as F, NotReadOnly as Nro};
 
 macro_rules! problems {
     ($($code:ident, $prompt:ident, $flags:literal, $then:literal, $ctx:ident;)*) => {
@@ -119,13 +118,13 @@ problems! {
     // pre-pass 1 (super.c, journal.c, unix.c)
     PR_0_SB_CORRUPT, NONE, "0", "", Ab;
     PR_0_MISC_CORRUPT_SUPER, NONE, "PR_AFTER_CODE", "PR_0_SB_CORRUPT", F;
-    PR_0_FS_SIZE_WRONG, ABORT, "0", "", F;
-    PR_0_INODE_COUNT_WRONG, FIX, "0", "", F;
-    PR_0_FIRST_META_BG_TOO_BIG, CLEAR, "0", "", F;
-    PR_0_DISABLE_RESIZE_INODE, FIX, "0", "", F;
-    PR_0_NONZERO_RESERVED_GDT_BLOCKS, FIX, "0", "", F;
-    PR_0_BAD_MIN_EXTRA_ISIZE, FIX, "0", "", F;
-    PR_0_BAD_WANT_EXTRA_ISIZE, FIX, "0", "", F;
+    PR_0_FS_SIZE_WRONG, ABORT, "0", "", Bmv;
+    PR_0_INODE_COUNT_WRONG, FIX, "0", "", Bmv;
+    PR_0_FIRST_META_BG_TOO_BIG, CLEAR, "0", "", Bmv;
+    PR_0_DISABLE_RESIZE_INODE, FIX, "0", "", Bmv;
+    PR_0_NONZERO_RESERVED_GDT_BLOCKS, FIX, "0", "", Bmv;
+    PR_0_BAD_MIN_EXTRA_ISIZE, FIX, "0", "", Bmv;
+    PR_0_BAD_WANT_EXTRA_ISIZE, FIX, "0", "", Bmv;
     PR_0_META_AND_GDT_CSUM_SET, FIX, "PR_PREEN_OK | PR_NO_OK", "", F;
     PR_0_CSUM_SEED_WITHOUT_META_CSUM, FIX, "PR_PREEN_OK | PR_NO_OK", "", F;
     PR_0_64BIT_WITHOUT_EXTENTS, FIX, "PR_PREEN_OK | PR_NO_OK", "", F;
@@ -133,14 +132,14 @@ problems! {
     PR_0_FUTURE_SB_LAST_WRITE, FIX, "PR_PREEN_OK | PR_NO_OK", "", F;
     PR_0_FREE_BLOCK_COUNT, NONE, "PR_PREEN_NOMSG", "", F;
     PR_0_FREE_INODE_COUNT, NONE, "PR_PREEN_NOMSG", "", F;
-    PR_0_BB_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", F;
-    PR_0_IB_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", F;
-    PR_0_ITABLE_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", F;
-    PR_0_GDT_CSUM, FIX, "PR_LATCH_BG_CHECKSUM", "", F;
-    PR_0_GDT_UNINIT, FIX, "PR_PREEN_OK", "", F;
-    PR_0_GDT_ITABLE_UNUSED, FIX, "PR_PREEN_OK", "", F;
-    PR_0_BB_UNINIT_LAST, FIX, "PR_PREEN_OK", "", F;
-    PR_0_INVALID_QUOTA_INO, FIX, "0", "", F;
+    PR_0_BB_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", Bmv;
+    PR_0_IB_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", Bmv;
+    PR_0_ITABLE_NOT_GROUP, RELOCATE, "PR_LATCH_RELOC", "", Bmv;
+    PR_0_GDT_CSUM, FIX, "PR_LATCH_BG_CHECKSUM", "", Bmv;
+    PR_0_GDT_UNINIT, FIX, "PR_PREEN_OK", "", Bmv;
+    PR_0_GDT_ITABLE_UNUSED, FIX, "PR_PREEN_OK", "", Bmv;
+    PR_0_BB_UNINIT_LAST, FIX, "PR_PREEN_OK", "", Bmv;
+    PR_0_INVALID_QUOTA_INO, FIX, "0", "", Bmv;
     PR_0_ORPHAN_CLEAR_INODE, NONE, "0", "", F;
     PR_0_ORPHAN_ILLEGAL_HEAD_INODE, NONE, "0", "", F;
     PR_0_ORPHAN_FILE_BAD_MAGIC, NONE, "0", "", F;
@@ -158,7 +157,7 @@ problems! {
     PR_0_MMP_INVALID_MAGIC, FIX, "PR_PREEN_OK | PR_NO_OK", "", Ab;
     PR_0_MMP_CSUM_INVALID, FIX, "PR_PREEN_OK | PR_NO_OK", "", Ab;
     // no problem code: the caller acts itself
-    E2FSCK_UNMARK_VALID, NONE, "0", "", Um;
+    E2FSCK_UNMARK_VALID, NONE, "0", "", Bmv;
     E2FSCK_READ_BITMAPS, NONE, "0", "", Ab;
     E2FSCK_MMP_BUSY, NONE, "0", "", Ab;
     // pass 1
