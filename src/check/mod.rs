@@ -212,6 +212,10 @@ pub struct Report {
     pub counts: BTreeMap<RuleId, u64>,
     /// Superblock the group checks used (0 = primary).
     pub superblock_used: u64,
+    /// The quota usage per ID pass 1 computed (`None` when pass 1 did not run); for
+    /// `e4inspect quota --computed`, not part of the check's JSON.
+    #[serde(skip)]
+    pub quota_usage: Option<Box<crate::models::quota::QuotaUsage>>,
 }
 
 impl Report {
@@ -231,6 +235,7 @@ impl Report {
             warnings,
             counts: f.counts,
             superblock_used,
+            quota_usage: None,
         }
     }
 }
@@ -363,7 +368,10 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
             (pass.run)(&mut state);
         }
     }
-    Ok(Report::new(image, state.findings, sb_block))
+    let quota = (!opts.quick).then(|| Box::new(std::mem::take(&mut state.pass1.quota)));
+    let mut report = Report::new(image, state.findings, sb_block);
+    report.quota_usage = quota;
+    Ok(report)
 }
 
 /// One pass of the check, as e2fsck.c's `pass_t`: it reads and extends the [`CheckState`].

@@ -159,6 +159,11 @@ struct Acc {
     xattr_buf: Vec<u8>,
     /// Quota usage charged by the inodes this worker judged.
     quota: crate::models::quota::QuotaUsage,
+    /// EA inodes the xattrs of the inode being judged use without a problem: e2fsck charges
+    /// each to the owner as one more inode (`ea_ibody_quota->inodes++` in check_ea_in_inode,
+    /// `ea_block_quota->inodes` per xattr block). Set by [`check_xattrs`], taken by
+    /// [`charge_quota`].
+    ea_quota_inodes: u64,
 }
 
 /// A worker's in-use lists, one per group walked, in order.
@@ -830,8 +835,9 @@ fn charge_quota(ctx: &Ctx, ino: u32, inode: &Inode, clusters: u64, acc: &mut Acc
         projid: inode.projid,
     };
     let cluster_size = ctx.block_size << ctx.cluster_bits;
+    let inodes = 1 + std::mem::take(&mut acc.ea_quota_inodes);
     acc.quota
-        .add(owner, clusters.saturating_mul(cluster_size), 1);
+        .add(owner, clusters.saturating_mul(cluster_size), inodes);
 }
 
 /// i_size against the mapped range (`check_blocks`' bad_size cases).
@@ -1011,6 +1017,7 @@ fn check_xattrs(
     acc: &mut Acc,
 ) -> Option<u64> {
     let mut ibody_quota = 0;
+    acc.ea_quota_inodes = 0;
     let mut inline_attr = false;
     if raw.len() > 128
         && inode.extra_isize != 0
@@ -1020,7 +1027,10 @@ fn check_xattrs(
         // (Without the magic and with a valid i_extra_isize the parse would find no entries.)
         match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
             Ok(ib) => {
-                ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
+                let (clusters, ea_inodes) =
+                    check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
+                ibody_quota = clusters;
+                acc.ea_quota_inodes = ea_inodes;
                 inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
             }
             Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
@@ -1062,11 +1072,12 @@ fn check_xattrs(
             e
         }
     };
-    let block_quota = if block_ea {
+    let (block_quota, block_ea_inodes) = if block_ea {
         block_ea_quota(ctx, blk)
     } else {
-        0
+        (0, 0)
     };
+    acc.ea_quota_inodes += block_ea_inodes;
     Some(ibody_quota + 1 + block_quota)
 }
 
@@ -1160,10 +1171,13 @@ fn judge_xattr_block(
             )
         });
     }
-    let mut quota = 0;
+    let mut quota = (0, 0);
     for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
         r.ea_inodes = true;
-        quota += check_ea_inode_value(fs, ctx, g, ino, owner, e, acc);
+        if let Some(clusters) = check_ea_inode_value(fs, ctx, g, ino, owner, e, acc) {
+            quota.0 += clusters;
+            quota.1 += 1;
+        }
     }
     if r.ea_inodes {
         lock(&ctx.extras).block_quota.insert(blk, quota);
@@ -1427,8 +1441,8 @@ struct ExtrasAcc {
     policies: Vec<(u32, u32)>,
     policy_ids: HashMap<Vec<u8>, u32>,
     bb_inodes: Vec<u32>,
-    /// Clusters of EA-inode values charged per xattr block holding such entries.
-    block_quota: HashMap<u64, u64>,
+    /// (clusters, EA inodes) charged per xattr block holding EA-inode entries.
+    block_quota: HashMap<u64, (u64, u64)>,
 }
 
 fn lock(m: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
@@ -1604,7 +1618,8 @@ fn policy_of_context(c: &[u8]) -> Result<Option<Vec<u8>>, String> {
 
 /// In-inode entries (`check_ea_in_inode`): a non-zero `e_hash` of an in-inode value matches
 /// its name and value (padded to 4 bytes, as stored); values in EA inodes are checked and
-/// counted. Returns the clusters of the EA-inode values charged to this inode.
+/// counted. Returns the clusters of the EA-inode values charged to this inode, and how many EA
+/// inodes are.
 #[allow(clippy::too_many_arguments)]
 fn check_ibody_entries(
     fs: &Filesystem,
@@ -1615,13 +1630,16 @@ fn check_ibody_entries(
     raw: &[u8],
     ib: &xattr::Ibody<'_>,
     acc: &mut Acc,
-) -> u64 {
+) -> (u64, u64) {
     let first = 128 + usize::from(inode.extra_isize) + 4;
-    let mut quota = 0;
+    let mut quota = (0, 0);
     for e in &ib.entries {
         if e.value_inum != 0 {
             count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
-            quota += check_ea_inode_value(fs, ctx, g, ino, inode, e, acc);
+            if let Some(clusters) = check_ea_inode_value(fs, ctx, g, ino, inode, e, acc) {
+                quota.0 += clusters;
+                quota.1 += 1;
+            }
             continue;
         }
         if e.hash == 0 {
@@ -1652,7 +1670,8 @@ fn check_ibody_entries(
 /// range; `e_hash` = hash of the name and the EA inode's value hash (its `i_atime`), or the EA
 /// inode points back to the owner (Lustre's older format: `i_mtime` = owner, same generation);
 /// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
-/// (0 when the hash does not vouch for it).
+/// (0 when only a back-reference vouches for it), or `None` after a problem: e2fsck then charges
+/// neither the value nor the EA inode.
 fn check_ea_inode_value(
     fs: &Filesystem,
     ctx: &Ctx,
@@ -1661,7 +1680,7 @@ fn check_ea_inode_value(
     owner: &Inode,
     e: &xattr::Entry<'_>,
     acc: &mut Acc,
-) -> u64 {
+) -> Option<u64> {
     let ea_ino = e.value_inum;
     if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
         push(acc, RuleId::XattrEaInode, g, ino, || {
@@ -1670,7 +1689,7 @@ fn check_ea_inode_value(
                 e.full_name()
             )
         });
-        return 0;
+        return None;
     }
     let raw = match fs.inode_raw(ea_ino) {
         Ok(r) => r,
@@ -1678,7 +1697,7 @@ fn check_ea_inode_value(
             push(acc, RuleId::XattrEaInode, g, ino, || {
                 format!("EA inode {ea_ino}: {err}")
             });
-            return 0;
+            return None;
         }
     };
     let ea = Inode::parse(&raw);
@@ -1696,7 +1715,7 @@ fn check_ea_inode_value(
                 ea.atime
             )
         });
-        return 0;
+        return None;
     }
     if !flagged || ea.links_count == 0 {
         push(acc, RuleId::XattrEaInode, g, ino, || {
@@ -1705,23 +1724,23 @@ fn check_ea_inode_value(
                 ea.flags, ea.links_count
             )
         });
-        return 0;
+        return None;
     }
     if hash_ok {
         let cluster = ctx.block_size << ctx.cluster_bits;
-        u64::from(e.value_size).div_ceil(cluster)
+        Some(u64::from(e.value_size).div_ceil(cluster))
     } else {
-        0
+        Some(0)
     }
 }
 
-/// Clusters of EA-inode values charged by xattr block `blk` (computed when it was first read).
-fn block_ea_quota(ctx: &Ctx, blk: u64) -> u64 {
+/// (clusters, EA inodes) charged by xattr block `blk` (computed when it was first read).
+fn block_ea_quota(ctx: &Ctx, blk: u64) -> (u64, u64) {
     lock(&ctx.extras)
         .block_quota
         .get(&blk)
         .copied()
-        .unwrap_or(0)
+        .unwrap_or((0, 0))
 }
 
 /// The EA-inode references of xattr block `blk`, counted once however many inodes share it
