@@ -288,6 +288,25 @@ fn xattrs_timings_only_on_request() {
     assert!(t["seconds"].is_f64());
 }
 
+/// `find --json` prints one object per line, each validating against find.schema.json.
+#[test]
+fn find_lines_each_validate() {
+    let out = e4(&["find", "--json", "--xattr", "user.comment", FIXTURE]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut n = 0;
+    for line in text.lines() {
+        let v = validate("find", "find --json line", line);
+        assert_eq!(v["xattrs"][0]["name"], "user.comment");
+        n += 1;
+    }
+    assert!(n > 0, "the fixture has files with user.comment");
+    let all = e4(&["find", "--json", FIXTURE]);
+    for line in String::from_utf8_lossy(&all.stdout).lines() {
+        validate("find", "find --json line", line);
+    }
+}
+
 #[test]
 fn fit_documents() {
     deterministic(
@@ -434,6 +453,7 @@ fn guide_json_passages(guide: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut para = String::new();
     let mut fence = false;
+    let mut json_table = false;
     let flush = |para: &mut String, out: &mut Vec<String>| {
         if para.contains("`--json`") || para.contains("--json` prints") {
             out.push(std::mem::take(para));
@@ -456,12 +476,16 @@ fn guide_json_passages(guide: &str) -> Vec<String> {
             continue;
         }
         if line.starts_with('|') {
-            let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
-            if cells.len() >= 3 && !line.contains("JSON fields") {
+            // Only a table whose header names its last column "JSON fields".
+            if line.contains("JSON fields") {
+                json_table = true;
+            } else if json_table {
+                let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
                 out.push(cells[cells.len() - 1].to_string());
             }
             continue;
         }
+        json_table = false;
         if line.trim().is_empty() || line.starts_with("- ") || line.starts_with('#') {
             flush(&mut para, &mut out);
         }

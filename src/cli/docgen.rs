@@ -247,6 +247,42 @@ const PAGE_EXTRAS: &[(&str, &str, Examples)] = &[
         )],
     ),
     (
+        "find",
+        "damaged inodes or directories were met during the walk (listed on stderr)",
+        &[
+            (
+                "e4inspect find disk.img /home --name '*.pdf' --size +10M",
+                "large PDF files under /home",
+            ),
+            (
+                "e4inspect find disk.img --xattr security.capability",
+                "files with file capabilities",
+            ),
+        ],
+    ),
+    (
+        "icheck",
+        "a block number is out of range or an inode could not be read",
+        &[
+            (
+                "e4inspect icheck disk.img 1234 5678",
+                "the inodes owning two blocks, like debugfs icheck",
+            ),
+            (
+                "e4inspect icheck --explain disk.img 1234",
+                "what block 1234 is",
+            ),
+        ],
+    ),
+    (
+        "ncheck",
+        "an inode number is out of range or a directory could not be read",
+        &[(
+            "e4inspect ncheck disk.img 12 13",
+            "the paths of inodes 12 and 13, like debugfs ncheck",
+        )],
+    ),
+    (
         "completions",
         "not used",
         &[(

@@ -854,6 +854,20 @@ pub struct GroupWalk {
     pub blocks_decoded: u64,
     /// Groups handed out (sets evaluated).
     pub groups: u64,
+    /// The first read that met bytes a metadata-only image does not hold (a normal e2image file
+    /// has no xattr blocks): the walk's figures are then incomplete, and callers report this
+    /// instead of them (one line, exit 8), never the figures as if the blocks held nothing.
+    pub absent: Option<String>,
+}
+
+impl GroupWalk {
+    /// Count one unreadable inode (or `count`), keeping the first absent-block message.
+    fn unreadable(&mut self, count: u64, why: &str) {
+        self.unreadable += count;
+        if self.absent.is_none() && why.contains(crate::error::ABSENT) {
+            self.absent = Some(why.to_string());
+        }
+    }
 }
 
 /// Most groups of inodes sharing a block held before they are handed out.
@@ -988,8 +1002,8 @@ pub fn image_set_groups(
             };
             let mut observed = observed;
             let first = inodes.first().copied().unwrap_or(0);
-            if add_block_entries(fs, cache, first, blk, &mut set, &mut observed).is_err() {
-                walk.unreadable += count;
+            if let Err(e) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
+                walk.unreadable(count, &e.to_string());
                 continue;
             }
             walk.groups += 1;
@@ -1005,12 +1019,17 @@ pub fn image_set_groups(
     for g in 0..fs.group_count() {
         let mut counts = crate::reader::itable::ScanCounts::default();
         let group = crate::reader::itable::group_inodes(fs, g, &mut counts);
-        walk.unreadable += counts.problems.len() as u64;
+        for p in &counts.problems {
+            walk.unreadable(1, &p.message);
+        }
         let Some(group) = group else { continue };
         for first in group.chunk_starts() {
-            let Ok(chunk) = group.read_chunk(fs, first) else {
-                walk.unreadable += 1;
-                break;
+            let chunk = match group.read_chunk(fs, first) {
+                Ok(c) => c,
+                Err(e) => {
+                    walk.unreadable(1, &e.to_string());
+                    break;
+                }
             };
             for (ino, raw) in group.iter(&chunk) {
                 if ino != 2 && ino < fs.sb.first_ino() {
@@ -1025,9 +1044,12 @@ pub fn image_set_groups(
                 } else {
                     0
                 };
-                let Ok((set, observed)) = body_set(fs, ino, raw, extra) else {
-                    walk.unreadable += 1;
-                    continue;
+                let (set, observed) = match body_set(fs, ino, raw, extra) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        walk.unreadable(1, &e.to_string());
+                        continue;
+                    }
                 };
                 if inode.file_acl == 0 {
                     walk.groups += 1;
