@@ -118,3 +118,11 @@ pub fn check_rules(img: &Path) -> (i32, Vec<String>, serde_json::Value) {
         .collect();
     (out.status.code().unwrap_or(-1), rules, v)
 }
+
+/// `debugfs -R REQUEST IMG` (read-only), its whole output.
+pub fn debugfs(img: &Path, request: &str) -> Output {
+    run(Command::new(which("debugfs").expect("debugfs"))
+        .env("TZ", "UTC")
+        .args(["-R", request])
+        .arg(img))
+}
