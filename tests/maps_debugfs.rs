@@ -205,3 +205,90 @@ fn ncheck_and_icheck_match_debugfs_on_corpus() {
     );
     assert!(same > 0);
 }
+
+/// The physical block holding logical block 0 of `path` (debugfs bmap).
+fn first_block(img: &Path, path: &str) -> u64 {
+    let o = debugfs(img, &format!("bmap {path} 0"));
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+/// `icheck --sector S` on `disk`: its stdout.
+fn sector_text(disk: &Path, sector: u64) -> String {
+    let o = common::run(
+        Command::new(bin())
+            .args(["icheck", "--sector", &sector.to_string()])
+            .arg(disk),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn sector_names_the_file_on_mbr_gpt_and_loop_device() {
+    use common::images::{disk_with, gpt, mbr, write_at};
+    if !have("debugfs") || !have("mke2fs") {
+        eprintln!("SKIP: debugfs/mke2fs not installed");
+        return;
+    }
+    const MIB: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("sub/target"), vec![0x5au8; 300_000]).unwrap();
+    std::fs::write(tree.join("other"), vec![1u8; 50_000]).unwrap();
+    let fs_len = 16 * MIB;
+    let fs = common::mkfs(
+        dir.path(),
+        "fs.img",
+        fs_len,
+        &["-t", "ext4", "-b", "4096", "-d", tree.to_str().unwrap()],
+    );
+    let blk = first_block(&fs, "/sub/target");
+    let offset = MIB;
+    // The fourth 512-byte sector of the target's second block, counted from the disk's start.
+    let sector = (offset + (blk + 1) * 4096) / 512 + 3;
+    let mbr_disk = dir.path().join("mbr.img");
+    disk_with(&mbr_disk, offset + fs_len + MIB, &fs, offset, |p| {
+        write_at(p, 0, &mbr(&[(0x83, offset, fs_len)]))
+    });
+    let gpt_disk = dir.path().join("gpt.img");
+    disk_with(&gpt_disk, offset + fs_len + MIB, &fs, offset, |p| {
+        gpt(p, &[(offset, fs_len)])
+    });
+    for disk in [&mbr_disk, &gpt_disk] {
+        let t = sector_text(disk, sector);
+        assert!(
+            t.contains(&format!("{sector}\t{}\t", blk + 1)) && t.contains("/sub/target"),
+            "{}: {t}",
+            disk.display()
+        );
+        // Sector 0 is the partition table, outside the filesystem.
+        assert!(sector_text(disk, 0).contains("outside the filesystem"));
+    }
+    // The same through a loop device of the whole disk.
+    if !common::crash::is_root() || !have("losetup") {
+        eprintln!("SKIP: loop device part needs root and losetup");
+        return;
+    }
+    let o = common::run(
+        Command::new("losetup")
+            .args(["-f", "--show", "-r"])
+            .arg(&gpt_disk),
+    );
+    if !o.status.success() {
+        eprintln!(
+            "SKIP: losetup failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+        return;
+    }
+    let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let t = sector_text(Path::new(&dev), sector);
+    let _ = Command::new("losetup").args(["-d", &dev]).status();
+    assert!(t.contains("/sub/target"), "{dev}: {t}");
+}

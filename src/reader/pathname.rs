@@ -92,6 +92,16 @@ impl<'a> PathNamer<'a> {
         }
     }
 
+    /// What a full walk of directory `dir` (already done without error) found: its last `..`
+    /// entry names `parent`. Saves the scan `pathname(dir, 0)` would make.
+    pub fn seed_parent(&self, dir: u32, parent: u32) {
+        self.lookups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry((dir, 0))
+            .or_insert(Lookup::Found { parent, name: None });
+    }
+
     /// `ext2fs_get_pathname(fs, dir, ino)`: the path of `ino` in `dir` (`ino` 0, or equal to
     /// `dir`: the path of `dir` itself), or the error libext2fs returns.
     pub fn pathname(&self, dir: u32, ino: u32) -> Result<Vec<u8>, LibError> {

@@ -51,6 +51,8 @@ struct DirRecord {
     entries: u32,
     /// Why the walk of the directory failed (after `entries` entries).
     error: Option<String>,
+    /// The inode of its last `..` entry (what naming the directory looks up first).
+    dotdot: u32,
 }
 
 /// One event of the scan, in inode order.
@@ -164,9 +166,13 @@ impl NcheckVisitor<'_> {
             matches: Vec::new(),
             entries: 0,
             error: None,
+            dotdot: 0,
         };
         let r = pathname::lib_dir_iterate_inode(self.fs, ino, raw, &inode, &mut |e| {
             rec.entries += 1;
+            if e.name_len == 2 && e.name.starts_with(b"..") {
+                rec.dotdot = e.inode;
+            }
             if rec.entries > 2 && self.wanted.contains_key(&e.inode) {
                 rec.matches
                     .push(self.matched(rec.entries, e.inode, e.name, e.file_type));
@@ -374,6 +380,7 @@ pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
     // Which entries print, replaying debugfs' stopping rule in inode order.
     let mut printed: Vec<(u32, Match)> = Vec::new();
     let mut stderr_after: Vec<(usize, String)> = Vec::new();
+    let namer = PathNamer::new(fs);
     let mut left = expected;
     for (clean_before, ev) in events {
         if clean_before > 0 && left == 0 {
@@ -391,6 +398,9 @@ pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
                 break;
             }
             Event::Dir(rec) => {
+                if rec.error.is_none() {
+                    namer.seed_parent(rec.dir, rec.dotdot);
+                }
                 let aborted = replay_dir(&rec, &mult, &mut left, &mut printed);
                 if !aborted {
                     if let Some(e) = &rec.error {
@@ -410,7 +420,7 @@ pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
             }
         }
     }
-    report.lines = name_lines(fs, printed, stderr_after, &mult);
+    report.lines = name_lines(&namer, printed, stderr_after, &mult);
     report
 }
 
@@ -441,13 +451,12 @@ fn replay_dir(
 
 /// The printed lines with their directories' paths, named in parallel.
 fn name_lines(
-    fs: &Filesystem,
+    namer: &PathNamer<'_>,
     printed: Vec<(u32, Match)>,
     stderr_after: Vec<(usize, String)>,
     mult: &HashMap<u32, i64>,
 ) -> Vec<Line> {
     use rayon::prelude::*;
-    let namer = PathNamer::new(fs);
     let mut dirs: Vec<u32> = printed.iter().map(|(d, _)| *d).collect();
     dirs.sort_unstable();
     dirs.dedup();
@@ -508,6 +517,7 @@ pub fn all_paths(fs: &Filesystem, inodes: &[u32]) -> AllPaths {
             .insert(crate::reader::dir::ROOT_INO, vec!["/".to_string()]);
     }
     let mut found: Vec<(u32, Match)> = Vec::new();
+    let namer = PathNamer::new(fs);
     for (_, ev) in scan(fs, &req) {
         match ev {
             Event::ScanError { ino, error } => {
@@ -515,14 +525,14 @@ pub fn all_paths(fs: &Filesystem, inodes: &[u32]) -> AllPaths {
                 break;
             }
             Event::Dir(rec) => {
-                if let Some(e) = &rec.error {
-                    out.problems.push(format!("directory {}: {e}", rec.dir));
+                match &rec.error {
+                    Some(e) => out.problems.push(format!("directory {}: {e}", rec.dir)),
+                    None => namer.seed_parent(rec.dir, rec.dotdot),
                 }
                 found.extend(rec.matches.into_iter().map(|m| (rec.dir, m)));
             }
         }
     }
-    let namer = PathNamer::new(fs);
     let mut dirs: Vec<u32> = found.iter().map(|(d, _)| *d).collect();
     dirs.sort_unstable();
     dirs.dedup();
