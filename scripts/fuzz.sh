@@ -150,6 +150,15 @@ for i, c in enumerate(comps):
     b += struct.pack("<IIQQIII", i + 1, 0x10, i << 20, (1 << 20) if i == 0 else 2**64 - 1, off, len(c), 3) + bytes(12)
     off += len(c)
 w(lov, "comp", b + b"".join(comps))
+foreign = lambda t, f, val: struct.pack("<IIII", 0x0BD70BD0, len(val), t, f) + val
+w(lov, "foreign", foreign(0xda05, 0, b"/archive/obj"))
+comps = [v1(1, [(0x21, 0, 3)]), foreign(7, 2, b"\xff\x01")]
+b = struct.pack("<IIIHH", 0x0BD60BD0, head + sum(map(len, comps)), 4, 0, len(comps)) + struct.pack("<H", 1) + bytes(14)
+off = head
+for i, c in enumerate(comps):
+    b += struct.pack("<IIQQIII", i + 1, 0x10, 0, 2**64 - 1, off, len(c), 4) + bytes(12)
+    off += len(c)
+w(lov, "comp-foreign", b + b"".join(comps))
 w(ffid, "f16", fid(0x200000401, 0x2a, 3))
 w(ffid, "f32", fid(0x200000401, 0x2a, 3) + struct.pack("<QQ", 9, 0))
 w(ffid, "f52", fid(0x200000401, 0x2a, 3) + struct.pack("<IIQQIII", 1 << 20, 4, 0, 2**64 - 1, 1, 7, 0))

@@ -350,6 +350,8 @@ pub mod ext2_err {
     pub const EXTENT_CSUM_INVALID: &str = "Extent block checksum does not match extent block";
     /// `EXT2_ET_DIR_CSUM_INVALID`.
     pub const DIR_CSUM_INVALID: &str = "Directory block checksum does not match directory block";
+    /// `EXT2_ET_NO_DIRECTORY`.
+    pub const NO_DIRECTORY: &str = "Ext2 inode is not a directory";
 }
 
 /// A libext2fs error code met on the paths that report exactly what libext2fs (and so dumpe2fs
@@ -378,6 +380,9 @@ pub enum LibError {
     /// EXT2_ET_BAD_IND_BLOCK
     #[error("{}", ext2_err::BAD_IND_BLOCK)]
     IllegalIndirectBlock,
+    /// EXT2_ET_NO_DIRECTORY
+    #[error("{}", ext2_err::NO_DIRECTORY)]
+    NoDirectory,
     /// EXT2_ET_INLINE_DATA_CANT_ITERATE
     #[error("Cannot iterate data blocks of an inode containing inline data")]
     InlineDataCantIterate,

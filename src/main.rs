@@ -53,8 +53,18 @@ enum Command {
     Ls(cli::ls::LsArgs),
     /// Write a file's contents to stdout like `debugfs -R "cat"` (holes as zeros).
     Cat(cli::cat::CatArgs),
+    /// The paths of inode numbers, like `debugfs -R "ncheck [-c] INO..."` (or --json with every
+    /// path of each inode).
+    Ncheck(cli::ncheck::NcheckArgs),
+    /// The inodes owning block numbers, like `debugfs -R "icheck BLOCK..."`; --explain says
+    /// what each block is (superblock, bitmap, inode table, journal, extent tree, free...);
+    /// --sector maps a device sector from a kernel I/O error to the file holding it.
+    Icheck(cli::icheck::IcheckArgs),
     /// Scan all in-use inodes and summarise extended attributes and where they live.
     Xattrs(cli::xattrs::XattrsArgs),
+    /// Find files by name, type, owner, size, time, flags and xattrs: the paths find(1) prints
+    /// on a mount, without mounting (sorted; or JSON lines).
+    Find(cli::find::FindArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
     /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
@@ -103,11 +113,14 @@ fn main() {
         Command::Check(a) => cli::check::run(a),
         Command::Inode(a) => cli::inode::run(a.clone()),
         Command::Xattrs(a) => cli::xattrs::run(a.clone()),
+        Command::Find(a) => cli::find::run(a),
         Command::Freefrag(a) => cli::freefrag::run(a),
         Command::Quota(a) => cli::quota::run(a),
         Command::Journal(a) => cli::journal::run(a),
         Command::Ls(a) => cli::ls::run(a),
         Command::Cat(a) => cli::cat::run(a),
+        Command::Ncheck(a) => cli::ncheck::run(a),
+        Command::Icheck(a) => cli::icheck::run(a),
         Command::Extract(a) => cli::extract::run(a),
         Command::Diff(a) => cli::diff::run(a),
         Command::Completions { shell } => {

@@ -215,3 +215,50 @@ fn invalid_bad_blocks_inode_matches_e2fsck_and_dumpe2fs() {
         }
     }
 }
+
+/// A journal superblock claiming more blocks than the journal has ("journal too short"), and a
+/// fast-commit area that leaves fewer than 1024 blocks of log ("incorrect fast commit blocks"):
+/// e2fsck -fn cannot proceed (exit 12, PR_0_JOURNAL_BAD_SUPER), `check` names the rule.
+#[test]
+fn journal_too_small_or_too_big_for_its_log_matches_e2fsck() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = mkfs(
+        dir.path(),
+        "jl.img",
+        48 << 20,
+        &[
+            "-t",
+            "ext4",
+            "-b",
+            "1024",
+            "-J",
+            "size=4",
+            "-O",
+            "^metadata_csum,fast_commit",
+        ],
+    );
+    judge(&base, None, 0);
+    let out = run(Command::new(which("debugfs").unwrap())
+        .args(["-R", "bmap <8> 0"])
+        .arg(&base));
+    let jblk: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let at = |off: u64| jblk * 1024 + off;
+    // s_maxlen (0x10) past the journal inode's 4096 blocks.
+    let img = copy(&base, "maxlen.img");
+    write_at(&img, at(0x10), &5000u32.to_be_bytes());
+    judge(&img, Some("journal.maxlen"), 12);
+    // The journal's fast_commit feature (incompat 0x20 at 0x28) with s_num_fc_blks (0x54):
+    // 64 leaves a log of 4032 blocks (clean); 4000 leaves 96.
+    for (fc, want, rc) in [
+        (64u32, None, 0),
+        (4000, Some("journal.fast_commit_blocks"), 12),
+    ] {
+        let img = copy(&base, &format!("fc-{fc}.img"));
+        write_at(&img, at(0x28), &0x20u32.to_be_bytes());
+        write_at(&img, at(0x54), &fc.to_be_bytes());
+        judge(&img, want, rc);
+    }
+}

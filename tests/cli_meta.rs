@@ -241,8 +241,9 @@ fn rule_catalogue_page_is_current() {
 #[test]
 fn format_flag_is_the_json_shorthand_everywhere() {
     let img = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
-    let lines: [&[&str]; 9] = [
+    let lines: [&[&str]; 10] = [
         &["dump", img],
+        &["find", img],
         &["check", img],
         &["inode", img, "2"],
         &["ls", img, "/"],

@@ -349,3 +349,120 @@ fn every_kind_image_against_its_tree() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn inode_numbers_only_with_inodes_and_the_json_shape() {
+    if !tools() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let a = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    let b = t.path().join("b.img");
+    std::fs::copy(&a, &b).unwrap();
+    // /plain moved to a new inode holding the same bytes (debugfs write takes the next free
+    // inode while the old name still holds its own), its mode and owner as before.
+    let host = t.path().join("plain.src");
+    std::fs::write(&host, "plain\n").unwrap();
+    debugfs_w(
+        &b,
+        &format!(
+            "write {} /plain.new\nunlink /plain\nln /plain.new /plain\nunlink /plain.new\n\
+             sif /plain mode 0100644\nsif /plain uid 0\nsif /plain gid 0\n",
+            host.display()
+        ),
+    );
+    let ignore = ["--ignore", "times", "--ignore", "superblock"];
+    let (code, v) = diff_json(&a, &b, &ignore);
+    assert_eq!(code, 0, "{v}");
+    let with = [&ignore[..], &["--inodes"]].concat();
+    let (code, v) = diff_json(&a, &b, &with);
+    assert_eq!(code, 4, "{v}");
+    let got = changes(&v);
+    assert_eq!(
+        got.get("/plain"),
+        Some(&("modified".to_string(), vec!["inode".to_string()])),
+        "{v}"
+    );
+    assert_eq!(got.len(), 1, "{v}");
+    // The document: schema_version, changes with path, kind, fields, a and b, superblock.
+    assert!(
+        v["schema_version"].is_string() || v["schema_version"].is_number(),
+        "{v}"
+    );
+    let c = &v["changes"][0];
+    for key in ["path", "kind", "fields", "a", "b"] {
+        assert!(c.get(key).is_some(), "{key} missing: {c}");
+    }
+    assert_ne!(c["a"]["inode"], c["b"]["inode"], "{c}");
+    assert!(v["superblock"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn replayed_crash_image_equals_its_e2fsck_recovery() {
+    if let Some(why) = common::crash::unavailable() {
+        eprintln!("SKIP: {why}");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // The last changes are committed to the journal (commit=1, then a pause) but not yet
+    // written home when the copy is taken (the kernel writes metadata home ~30 s later).
+    let workload = r#"
+mkdir "$M/d1"
+for i in $(seq 1 20); do echo "file $i" > "$M/d1/f$i"; done
+setfattr -n user.note -v hello "$M/d1/f1" 2>/dev/null || true
+sync
+echo more >> "$M/d1/f2"
+mv "$M/d1/f3" "$M/d1/moved"
+ln "$M/d1/f4" "$M/hard"
+chmod 600 "$M/d1/f5"
+rm -f "$M/d1/f6"
+sleep 3
+"#;
+    let Some(c) = common::crash::make(
+        t.path(),
+        "diffcrash",
+        64 << 20,
+        &["-t", "ext4", "-b", "4096"],
+        "commit=1",
+        workload,
+    ) else {
+        return;
+    };
+    // Read as it is, the crash copy needs recovery (and lacks what the journal holds home).
+    let (code, v) = diff_json(&c.crash, &c.fsck, &[]);
+    assert_eq!(code, 4, "{v}");
+    let features = v["superblock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["field"] == "features")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(features["a"].to_string().contains("needs_recovery"), "{v}");
+    eprintln!(
+        "crash copy as read: {} paths differ from the recovered copy",
+        changes(&v).len()
+    );
+    // Replayed (each image side: the recovered copy has nothing to replay), no change.
+    let out = run(Command::new(bin())
+        .args(["diff", "--replay"])
+        .arg(&c.crash)
+        .arg(&c.fsck));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+    // Either order.
+    let (code, v) = diff_json(&c.fsck, &c.crash, &["--replay"]);
+    assert_eq!(code, 0, "{v}");
+}

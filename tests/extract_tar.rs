@@ -191,3 +191,170 @@ fn archive_to_stdout_of_one_file_and_a_subtree() {
     let names = String::from_utf8_lossy(&out.stdout);
     assert_eq!(names, "./\ne/\ne/f\n");
 }
+
+/// Overwrite the name `from` with `to` (same length) in the directory block of `dir` in `img`.
+fn rename_in_dir_block(img: &Path, dir: &str, from: &[u8], to: &[u8]) {
+    assert_eq!(from.len(), to.len());
+    let out = run(Command::new(which("debugfs").unwrap())
+        .args(["-R", &format!("blocks {dir}")])
+        .arg(img));
+    let block: u64 = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = std::fs::read(img).unwrap();
+    let start = (block * 4096) as usize;
+    let at = bytes[start..start + 4096]
+        .windows(from.len())
+        .position(|w| w == from)
+        .unwrap_or_else(|| panic!("{from:?} not in the block of {dir}"));
+    common::images::write_at(img, (start + at) as u64, to);
+}
+
+#[test]
+fn hostile_names_never_reach_the_archive() {
+    if !have("mke2fs") || !have("debugfs") || !have("tar") {
+        eprintln!("SKIP: mke2fs, debugfs or tar missing");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("src");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    // Names of the lengths of the hostile names they become below.
+    for (name, body) in [
+        ("HH", "dotdot\n"),
+        ("H", "dot\n"),
+        ("slash", "slash\n"),
+        ("ABS_ETC_", "absolute\n"),
+        ("UPUPUPx", "climb\n"),
+        ("NUL", "nul\n"),
+        ("keep", "kept\n"),
+        ("sub/inner", "inner\n"),
+    ] {
+        std::fs::write(tree.join(name), body).unwrap();
+    }
+    std::fs::hard_link(tree.join("keep"), tree.join("sub/keep2")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", tree.join("abslink")).unwrap();
+    std::os::unix::fs::symlink("../../../../etc/shadow", tree.join("uplink")).unwrap();
+    // No directory checksums, so the edited blocks read as they are.
+    let img = trees::image_of(t.path(), &tree, "hostile.img", &["-O", "^metadata_csum"]);
+    for (from, to) in [
+        (&b"HH"[..], &b".."[..]),
+        (b"H\0", b".\0"),
+        (b"slash", b"s/l/a"),
+        (b"ABS_ETC_", b"/etc/pwn"),
+        (b"UPUPUPx", b"../../x"),
+        (b"NUL", b"N\0L"),
+    ] {
+        rename_in_dir_block(&img, "/", from, to);
+    }
+    rename_in_dir_block(&img, "/sub", b"inner", b"/../x");
+
+    // What extract to a directory skips, and its exit status.
+    let dest = t.path().join("dest");
+    std::fs::create_dir(&dest).unwrap();
+    let plain = run(Command::new(bin())
+        .args(["extract", "--json", "--no-progress"])
+        .arg(&img)
+        .arg("/")
+        .arg(&dest));
+    let plain_summary: serde_json::Value = serde_json::from_slice(&plain.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&plain.stderr)));
+    let archive = t.path().join("hostile.tar");
+    let out = run(Command::new(bin())
+        .args(["extract", "--json", "--no-progress", "--tar"])
+        .arg(&archive)
+        .arg(&img));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(
+        out.status.code(),
+        plain.status.code(),
+        "{s}\n{plain_summary}"
+    );
+    assert_eq!(out.status.code(), Some(4), "{s}");
+    // The names with a '/' or a NUL inside are skipped and listed, as extract lists them.
+    assert_eq!(s["skipped_count"], 5, "{s}");
+    assert_eq!(s["skipped_count"], plain_summary["skipped_count"]);
+    assert_eq!(s["skipped_by_reason"], plain_summary["skipped_by_reason"]);
+    let reasons: Vec<&str> = s["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.iter().all(|r| r.contains("single path component")),
+        "{reasons:?}"
+    );
+
+    // Every member name (and hard-link name) is relative, with no '..' and no empty component.
+    let mut names = Vec::new();
+    let mut symlinks = Vec::new();
+    let mut ar = tar::Archive::new(std::fs::File::open(&archive).unwrap());
+    for e in ar.entries().unwrap() {
+        let e = e.unwrap();
+        let name = e.path_bytes().into_owned();
+        if e.header().entry_type() == tar::EntryType::Symlink {
+            symlinks.push(e.link_name_bytes().unwrap().into_owned());
+        }
+        if e.header().entry_type() == tar::EntryType::Link {
+            names.push(e.link_name_bytes().unwrap().into_owned());
+        }
+        names.push(name);
+    }
+    for n in &names {
+        let text = String::from_utf8_lossy(n);
+        assert!(!n.starts_with(b"/") && !n.contains(&0), "member {text:?}");
+        let trimmed = text.strip_suffix('/').unwrap_or(&text);
+        for c in trimmed.split('/') {
+            assert!(
+                c != ".." && !c.is_empty() && (c != "." || trimmed == "."),
+                "member {text:?}"
+            );
+        }
+    }
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    for kept in ["keep", "sub/inner", "sub/keep2", "abslink", "uplink"] {
+        // "sub/inner" became "/../x": skipped; the others stay.
+        assert_eq!(
+            names.iter().any(|n| n == kept),
+            kept != "sub/inner",
+            "{kept}: {names:?}"
+        );
+    }
+    // Symlink targets are data, kept as they are (what a symlink points to is the unpacker's
+    // business: GNU tar and bsdtar refuse to write through them).
+    symlinks.sort();
+    assert_eq!(
+        symlinks,
+        [b"../../../../etc/shadow".to_vec(), b"/etc/passwd".to_vec()]
+    );
+    // GNU tar unpacks it without complaint, and only the safe names land.
+    let x = t.path().join("x");
+    std::fs::create_dir(&x).unwrap();
+    let out = run(Command::new(which("tar").unwrap())
+        .arg("-xf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&x));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "tar -x: {out:?}"
+    );
+    let mut top: Vec<String> = std::fs::read_dir(&x)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(
+        top,
+        ["abslink", "keep", "lost+found", "sub", "uplink"],
+        "{top:?}"
+    );
+}

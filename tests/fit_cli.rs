@@ -313,7 +313,9 @@ fn scanned_inodes_are_counted_alike_by_fit_and_xattrs() {
         .output()
         .expect("run e4inspect");
     let xattrs_doc = json(&out);
-    let scanned = xattrs_doc["inodes_scanned"].as_u64().expect("inodes_scanned");
+    let scanned = xattrs_doc["inodes_scanned"]
+        .as_u64()
+        .expect("inodes_scanned");
     assert_eq!(fit_doc["source"]["inodes_scanned"].as_u64(), Some(scanned));
     let Ok(d) = Command::new("dumpe2fs").args(["-h", img]).output() else {
         println!("SKIP: no dumpe2fs to compare with the superblock's counts");

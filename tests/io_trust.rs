@@ -133,7 +133,121 @@ fn input_shrinking_after_open_is_an_error_not_a_signal() {
     );
     let e = fs.inode_raw(12).unwrap_err().to_string();
     assert!(e.contains("shrank") && e.contains("inode"), "{e}");
+    // The source remembers the first failed read, which is what makes the commands exit 8.
+    let failure = fs.source.read_failure().unwrap_or_default();
+    assert!(failure.contains("shrank"), "{failure:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// In process: `check` of an input that shrinks after it was opened gives a report (what the
+/// passes could judge) that names the failed read, so that the command can fail with it.
+#[test]
+fn check_of_a_shrunk_input_reports_the_failed_read() {
+    if !have("mke2fs") {
+        eprintln!("SKIP: mke2fs not installed");
+        return;
+    }
+    let dir = tmpdir("shrink-check");
+    let img = populated(&dir, 8 << 20);
+    let src = e4inspect::reader::source::Source::open(&img).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .unwrap()
+        .set_len(3072)
+        .unwrap();
+    let opts = e4inspect::check::CheckOptions {
+        now: Some(0),
+        ..Default::default()
+    };
+    let rep = e4inspect::check::check_source(src, &opts).unwrap();
+    let failure = rep.read_failure.unwrap_or_default();
+    assert!(failure.contains("shrank"), "{failure:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Number of `pread64` calls the main thread of `args` makes (the dynamic loader's included),
+/// counted by strace; `None` when strace cannot trace here (not installed, ptrace refused).
+/// strace counts `when=` per thread, and the main thread's reads (open, superblock,
+/// descriptors, the passes it runs itself) come in the same order every run. Counted on a
+/// second run, with the image in the page cache as for the runs that follow (the check walk
+/// reads cached inode tables in place, uncached ones with `pread`).
+fn main_thread_preads(args: &[&str]) -> Option<usize> {
+    run(Command::new(bin()).args(args));
+    let log = std::env::temp_dir().join(format!("e4i-preads-{}.log", std::process::id()));
+    let out = Command::new(which("strace")?)
+        .args(["-f", "-qq", "-e", "trace=pread64", "-o"])
+        .arg(&log)
+        .arg(bin())
+        .args(args)
+        .output()
+        .ok()?;
+    let text = std::fs::read_to_string(&log).ok()?;
+    let _ = std::fs::remove_file(&log);
+    let main = text.split_whitespace().next()?;
+    let n = text
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some(main) && l.contains("pread64("))
+        .count();
+    (out.status.code() == Some(0) && n > 0).then_some(n)
+}
+
+/// From outside, deterministically: strace makes every `pread64` of the main thread from the
+/// n-th on return 0 bytes, which is what a read past the end of a file truncated since it was
+/// opened returns.
+/// Whichever structure that read was for, `dump` and `check` end with exit 8 and the
+/// "input shrank" error as the last line on stderr (`check`: the only line), never exit 0 or 4
+/// with the failure only inside the report.
+#[test]
+fn shrinking_input_fails_dump_and_check_with_exit_8() {
+    let img = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example.img");
+    let img = img.display().to_string();
+    let commands: &[&[&str]] = &[
+        &["check", "--no-progress", "IMG"],
+        &["check", "--no-progress", "--json", "IMG"],
+        &["check", "--no-progress", "--no-replay", "IMG"],
+        &["dump", "IMG"],
+        &["dump", "--json", "IMG"],
+    ];
+    for cmd in commands {
+        let args = args_for(cmd, &img);
+        let Some(total) = main_thread_preads(&args) else {
+            eprintln!("SKIP: strace cannot trace here (needed to make reads come back short)");
+            return;
+        };
+        // Past the loader's reads, and later in the run.
+        for from in [total / 2, total * 3 / 4] {
+            let inject = format!("inject=pread64:retval=0:when={from}+");
+            let out = run(Command::new(which("strace").unwrap())
+                .args([
+                    "-f",
+                    "-qq",
+                    "-o",
+                    "/dev/null",
+                    "-e",
+                    "trace=pread64",
+                    "-e",
+                    &inject,
+                ])
+                .arg(bin())
+                .args(&args));
+            let err = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{cmd:?} with reads short from the {from}th of {total}");
+            assert_eq!(out.status.code(), Some(8), "{what}: {err}");
+            let lines: Vec<&str> = err.lines().collect();
+            assert!(
+                lines.iter().all(|l| l.starts_with("e4inspect: ")),
+                "{what}: {err}"
+            );
+            assert!(
+                lines.last().is_some_and(|l| l.contains("the input shrank")),
+                "{what}: {err}"
+            );
+            if cmd[0] == "check" {
+                assert_eq!(lines.len(), 1, "{what}: {err}");
+            }
+        }
+    }
 }
 
 /// From outside: truncate the image while commands run on it; whatever the timing, each ends

@@ -288,6 +288,25 @@ fn xattrs_timings_only_on_request() {
     assert!(t["seconds"].is_f64());
 }
 
+/// `find --json` prints one object per line, each validating against find.schema.json.
+#[test]
+fn find_lines_each_validate() {
+    let out = e4(&["find", "--json", "--xattr", "user.comment", FIXTURE]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut n = 0;
+    for line in text.lines() {
+        let v = validate("find", "find --json line", line);
+        assert_eq!(v["xattrs"][0]["name"], "user.comment");
+        n += 1;
+    }
+    assert!(n > 0, "the fixture has files with user.comment");
+    let all = e4(&["find", "--json", FIXTURE]);
+    for line in String::from_utf8_lossy(&all.stdout).lines() {
+        validate("find", "find --json line", line);
+    }
+}
+
 #[test]
 fn fit_documents() {
     deterministic(

@@ -1,4 +1,5 @@
-//! The value decoder of Lustre's trusted.lov (v1, v3, composite) and the scan's stripe-count summary: any bytes decode or fail with a message, never panic, and never
+//! The value decoder of Lustre's trusted.lov (v1, v3, composite, foreign, composite with foreign
+//! components) and the scan's stripe-count summary: any bytes decode or fail with a message, never panic, and never
 //! allocate by a length or count read from them (scripts/fuzz.sh sets -malloc_limit_mb).
 #![no_main]
 

@@ -16,7 +16,8 @@ const MIN_JOURNAL_BLOCKS: u64 = 1024;
 const KNOWN_INCOMPAT: u32 = 0x3F;
 use crate::reader::ondisk::inode::ENCRYPT_FL;
 use crate::reader::ondisk::journal::{
-    COMPAT_CHECKSUM, CRC32C_CHKSUM as CSUM_TYPE_CRC32C, INCOMPAT_CSUM_V2, INCOMPAT_CSUM_V3,
+    COMPAT_CHECKSUM, CRC32C_CHKSUM as CSUM_TYPE_CRC32C, DEFAULT_FAST_COMMIT_BLOCKS,
+    INCOMPAT_CSUM_V2, INCOMPAT_CSUM_V3, INCOMPAT_FAST_COMMIT,
 };
 
 fn bad_inode(f: &mut Findings, ino: u32, why: String) {
@@ -310,6 +311,29 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
             .with("stored", maxlen)
             .with("expected_max", nblocks),
         );
+    }
+    if incompat & INCOMPAT_FAST_COMMIT != 0 {
+        // e2fsck_journal_load (and jbd2's load): the fast-commit area comes off the end of the
+        // journal and must leave a log of at least JBD2_MIN_JOURNAL_BLOCKS.
+        let fc = match j.num_fc_blks {
+            0 => DEFAULT_FAST_COMMIT_BLOCKS,
+            n => n,
+        };
+        let log = maxlen.saturating_sub(u64::from(fc));
+        if log < MIN_JOURNAL_BLOCKS {
+            f.push(
+                Finding::new(
+                    RuleId::JournalFastCommitBlocks,
+                    None,
+                    format!(
+                        "the journal's {maxlen} blocks less its {fc} fast-commit blocks leave {log} blocks of log, fewer than {MIN_JOURNAL_BLOCKS} (incorrect fast commit blocks)"
+                    ),
+                )
+                .with("stored", fc)
+                .with("maxlen", maxlen),
+            );
+            return;
+        }
     }
     check_start_and_errno(fs, &j, f);
     if btype == 4 {

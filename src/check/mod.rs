@@ -212,6 +212,11 @@ pub struct Report {
     pub counts: BTreeMap<RuleId, u64>,
     /// Superblock the group checks used (0 = primary).
     pub superblock_used: u64,
+    /// The first read of the input that failed (an I/O error, the input shrank while being
+    /// read): the report is incomplete, whatever findings that failure became, and the command
+    /// fails with this message (exit 8). Not part of the JSON report.
+    #[serde(skip)]
+    pub read_failure: Option<String>,
 }
 
 impl Report {
@@ -231,6 +236,7 @@ impl Report {
             warnings,
             counts: f.counts,
             superblock_used,
+            read_failure: None,
         }
     }
 }
@@ -241,8 +247,18 @@ pub fn check_path(path: &Path, opts: &CheckOptions) -> Result<Report> {
     check_source(src, opts)
 }
 
-/// Check an opened source.
+/// Check an opened source. A read of it that failed on the way (an I/O error, the input shrank)
+/// is in [`Report::read_failure`], whatever the passes made of it.
 pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
+    // Windows, clones and the replay overlay of `src` share its record of read failures.
+    let input = src.clone();
+    let mut report = check_opened(src, opts)?;
+    report.read_failure = input.read_failure().map(str::to_string);
+    Ok(report)
+}
+
+/// [`check_source`] without the read-failure verdict.
+fn check_opened(src: Source, opts: &CheckOptions) -> Result<Report> {
     let image = src.path().display().to_string();
     let open = OpenOptions {
         offset: opts.offset,

@@ -301,9 +301,9 @@ pub(super) fn run(
     let groups = fs.geo.group_count as usize;
     let mut group_read = vec![false; groups];
     let mut group_dirs = vec![0; groups];
-    for (g, read, dirs) in acc.groups {
-        group_read[g as usize] = read;
-        group_dirs[g as usize] = dirs;
+    for (group, read, dirs) in acc.groups {
+        group_read[group as usize] = read;
+        group_dirs[group as usize] = dirs;
     }
     let result = Pass1Result {
         index,
@@ -662,37 +662,49 @@ fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut S
 /// Returns whether it is an in-use directory. (The facts are pushed here, where they are made:
 /// returned, they were re-read through memory in other pieces than written, a stall on every
 /// inode.)
-fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &mut Acc) -> bool {
+fn check_inode(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    group: u32,
+    ino: u32,
+    raw: &[u8],
+    acc: &mut Acc,
+) -> bool {
     let keep = |acc: &mut Acc, f: InodeFacts| {
         let dir = f.is_dir();
         acc.in_use.push(f);
         dir
     };
-    if in_bad_block(fs, ctx, g, ino) {
+    if in_bad_block(fs, ctx, group, ino) {
         return keep(acc, record_bb_inode(ctx, ino));
     }
     let zero = raw.iter().all(|&b| b == 0);
     let inode = Inode::parse(raw);
+    let check = InodeCheck {
+        fs,
+        ctx,
+        group,
+        ino,
+        inode: &inode,
+        raw,
+    };
     if let Some(seed) = ctx.seed {
         if !zero && !inode.checksum_ok(seed, ino, raw) {
-            acc.findings.push_with(RuleId::InodeChecksum, || {
-                Finding::inode(
-                    RuleId::InodeChecksum,
-                    g,
-                    ino,
-                    "inode checksum does not match",
-                )
+            check.push(acc, RuleId::InodeChecksum, || {
+                "inode checksum does not match".to_string()
             });
         }
     }
     let reserved = ino < ctx.first_ino && ino != ROOT_INO;
     if reserved {
-        let facts = check_reserved(fs, ctx, g, ino, &inode, raw, acc);
+        let facts = check.check_reserved(acc);
         return keep(acc, facts);
     }
     if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
+        // e2fsck_pass1: a slot with no links is free; with a mode but no dtime it is a deleted
+        // inode the kernel did not finish (orphans are finished by the orphan list instead).
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
-            push(acc, RuleId::InodeZeroDtime, g, ino, || {
+            check.push(acc, RuleId::InodeZeroDtime, || {
                 format!(
                     "deleted inode (links count 0, mode 0{:o}) has no deletion time",
                     inode.mode
@@ -702,7 +714,7 @@ fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &m
         return false;
     }
     if inode.dtime != 0 && !ctx.is_orphan(ino) {
-        push(acc, RuleId::InodeDtime, g, ino, || {
+        check.push(acc, RuleId::InodeDtime, || {
             format!(
                 "in-use inode (links count {}) has a deletion time ({})",
                 inode.links_count,
@@ -711,31 +723,738 @@ fn check_inode(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32, raw: &[u8], acc: &m
         });
     }
     if ino == ROOT_INO && !inode.is_dir() {
-        push(acc, RuleId::InodeRootNotDir, g, ino, || {
+        check.push(acc, RuleId::InodeRootNotDir, || {
             format!("the root inode is not a directory (mode 0{:o})", inode.mode)
         });
     }
-    check_mode_and_flags(ctx, g, ino, &inode, acc);
-    check_extra_isize(ctx, g, ino, &inode, acc);
-    check_more_flags(ctx, g, ino, &inode, acc);
-    check_unused_fields(ctx, g, ino, &inode, acc);
-    check_time_epochs(ctx, g, ino, &inode, acc);
+    check.check_mode_and_flags(acc);
+    check.check_extra_isize(acc);
+    check.check_more_flags(acc);
+    check.check_unused_fields(acc);
+    check.check_time_epochs(acc);
     let mut scratch = std::mem::take(&mut acc.scratch);
     map_inode_into(fs, ctx, ino, &inode, &mut scratch);
-    let m = &scratch.mapped;
+    let mapped = &scratch.mapped;
     if inode.is_dir() {
-        prefetch_dir_blocks(fs, m);
+        prefetch_dir_blocks(fs, mapped);
     }
-    check_bigalloc_blockmap(ctx, g, ino, &inode, m, acc);
-    check_type_specific(fs, ctx, g, ino, &inode, m, acc);
-    let acl_blocks = check_xattrs(fs, ctx, g, ino, &inode, raw, acc);
+    check.check_bigalloc_blockmap(mapped, acc);
+    check.check_type_specific(mapped, acc);
+    let acl_blocks = check.check_xattrs(acc);
     if inode.has_flag(ENCRYPT_FL) {
-        check_encryption_context(fs, ctx, g, ino, &inode, raw, acc);
+        check.check_encryption_context(acc);
     }
-    let (blocks, clusters) = finish_blocks(ctx, g, ino, &inode, m, acl_blocks, true, acc);
+    let (blocks, clusters) = check.finish_blocks(mapped, acl_blocks, true, acc);
     acc.scratch = scratch;
-    charge_quota(ctx, ino, &inode, clusters, acc);
+    check.charge_quota(clusters, acc);
     keep(acc, facts(ino, &inode, blocks))
+}
+
+/// One inode slot being judged: what every finding about it names and every check reads (the
+/// part of e2fsck's `struct problem_context` pass 1 fills per inode: `ino`, `inode`, `group`),
+/// with the filesystem and its facts. The checks of one inode are its methods, each taking the
+/// worker's accumulator.
+#[derive(Clone, Copy)]
+struct InodeCheck<'a> {
+    fs: &'a Filesystem,
+    ctx: &'a Ctx,
+    /// The block group whose table holds the slot.
+    group: u32,
+    ino: u32,
+    inode: &'a Inode,
+    /// The whole on-disk record (the in-inode xattrs and checksum are read from it).
+    raw: &'a [u8],
+}
+
+impl InodeCheck<'_> {
+    /// A finding about this inode (kept up to [`super::MAX_FINDINGS_PER_RULE`] per rule: the
+    /// message is made only when kept).
+    fn push(&self, acc: &mut Acc, rule: RuleId, msg: impl FnOnce() -> String) {
+        acc.findings
+            .push_with(rule, || Finding::inode(rule, self.group, self.ino, msg()));
+    }
+
+    /// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,
+    /// journal and quota inodes hold blocks, the others must be clear.
+    fn check_reserved(&self, acc: &mut Acc) -> InodeFacts {
+        let InodeCheck {
+            fs,
+            ctx,
+            ino,
+            inode,
+            ..
+        } = *self;
+        let blank = inode.links_count == 0 && inode.blocks_raw == 0 && inode.block[..4] == [0; 4];
+        if ino == BAD_INO {
+            let faults = crate::reader::inode::bad_blocks_inode_faults(inode);
+            if !faults.is_empty() {
+                self.push(acc, RuleId::InodeBadBlocksInode, || {
+                    format!(
+                        "the bad-blocks inode looks invalid: it has {}",
+                        faults.join(", ")
+                    )
+                });
+            }
+            let mapped = map_inode_blockmap_only(fs, ctx, inode);
+            claim_only(ctx, &mapped, acc);
+            return facts(ino, inode, 0);
+        }
+        if ino == RESIZE_INO {
+            if inode.mode != 0 && !inode.is_reg() {
+                self.push(acc, RuleId::InodeReserved, || {
+                    format!("resize inode has mode 0{:o}", inode.mode)
+                });
+            }
+            if ctx.resize_inode {
+                // Only the double-indirect block is the inode's own (the reserved GDT blocks are
+                // metadata).
+                let dind = u64::from(u32::from_le_bytes(
+                    inode.block[52..56].try_into().unwrap_or([0; 4]),
+                ));
+                if dind != 0 && in_fs(ctx, dind, 1) {
+                    acc.claims.claim(dind >> ctx.cluster_bits, 1);
+                }
+            }
+            return facts(ino, inode, 0);
+        }
+        let holds_blocks = Some(ino) == ctx.journal_ino || ctx.is_quota_ino(ino);
+        if holds_blocks {
+            if !inode.is_reg() {
+                self.push(acc, RuleId::InodeReserved, || {
+                    format!(
+                        "{} inode has mode 0{:o}, should be a regular file",
+                        if Some(ino) == ctx.journal_ino {
+                            "journal"
+                        } else {
+                            "quota"
+                        },
+                        inode.mode
+                    )
+                });
+            }
+            let mapped = map_inode(fs, ctx, ino, inode);
+            let acl = self.check_xattrs(acc);
+            let (n, _) = self.finish_blocks(&mapped, acl, false, acc);
+            return facts(ino, inode, n);
+        }
+        let journal_slot = ino == 8 || ctx.quota_inos[..2].contains(&ino) || matches!(ino, 3 | 4);
+        if journal_slot && !blank {
+            self.push(acc, RuleId::InodeReserved, || {
+                "reserved journal/quota inode is not clear although the feature is off".to_string()
+            });
+        } else if inode.mode != 0 && (ino != BOOT_LOADER_INO || inode.is_dir()) {
+            self.push(acc, RuleId::InodeReserved, || {
+                format!("reserved inode has mode 0{:o}, should be 0", inode.mode)
+            });
+        }
+        if !blank && inode.mode != 0 {
+            let mapped = map_inode(fs, ctx, ino, inode);
+            claim_only(ctx, &mapped, acc);
+        }
+        facts(ino, inode, 0)
+    }
+
+    /// Mode and flag combinations (`e2fsck_pass1` before `check_blocks`).
+    fn check_mode_and_flags(&self, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        let ft = inode.file_type();
+        if !matches!(
+            ft,
+            0o100000 | 0o040000 | 0o120000 | 0o020000 | 0o060000 | 0o010000 | 0o140000
+        ) {
+            self.push(acc, RuleId::InodeMode, || {
+                format!("mode 0{:o} is not a valid file type", inode.mode)
+            });
+        }
+        let flag = |acc: &mut Acc, why: &str| {
+            self.push(acc, RuleId::InodeFlags, || {
+                format!("flags 0x{:08x}: {why}", inode.flags)
+            })
+        };
+        if inode.has_flag(EXTENTS_FL) && !ctx.extents {
+            flag(acc, "EXTENTS set without the extents feature");
+        }
+        if inode.has_flag(INLINE_DATA_FL) && !ctx.inline {
+            flag(acc, "INLINE_DATA set without the inline_data feature");
+        }
+        if inode.has_flag(INLINE_DATA_FL) && inode.has_flag(EXTENTS_FL) {
+            flag(acc, "both INLINE_DATA and EXTENTS set");
+        }
+        if inode.has_flag(INDEX_FL) && (!inode.is_dir() || !ctx.dir_index) {
+            flag(
+                acc,
+                "INDEX (htree) set on a non-directory or without dir_index",
+            );
+        }
+        if inode.has_flag(CASEFOLD_FL) && (!inode.is_dir() || !ctx.casefold) {
+            flag(acc, "CASEFOLD set on a non-directory or without casefold");
+        }
+        let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+        if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
+            flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
+        }
+        if special && inode.size != 0 {
+            self.push(acc, RuleId::InodeSize, || {
+                format!(
+                    "device, FIFO or socket with size {} (should be 0)",
+                    inode.size
+                )
+            });
+        }
+    }
+
+    /// `check_inode_extra_space`: i_extra_isize in [4, inode size - 128], a multiple of 4.
+    fn check_extra_isize(&self, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        if ctx.inode_size <= 128 {
+            return;
+        }
+        let e = usize::from(inode.extra_isize);
+        let max = ctx.inode_size - 128;
+        if e != 0 && (e < 4 || e > max || e % 4 != 0) {
+            self.push(acc, RuleId::InodeExtraIsize, || {
+                format!("i_extra_isize is {e}, should be a multiple of 4 in [4, {max}]")
+            });
+        }
+    }
+
+    /// Flag/feature pairs `e2fsck_pass1` checks beyond [`check_mode_and_flags`]: IMAGIC without
+    /// imagic_inodes (`PR_1_SET_IMAGIC`).
+    fn check_more_flags(&self, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        if inode.has_flag(IMAGIC_FL) && !ctx.imagic {
+            self.push(acc, RuleId::InodeImagic, || {
+                format!(
+                    "flags 0x{:08x}: IMAGIC set without the imagic_inodes feature",
+                    inode.flags
+                )
+            });
+        }
+    }
+
+    /// Fields the filesystem's features leave unused, which e2fsck's pass 1 marks bad and pass 2
+    /// (`e2fsck_process_bad_inode`) reports: `i_faddr`, a directory's `i_size_high` without
+    /// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
+    /// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
+    fn check_unused_fields(&self, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        // The high halves as the record holds them (Inode keeps them joined to the low halves).
+        let faddr = inode.obso_faddr;
+        let size_high = (inode.size >> 32) as u32;
+        let blocks_hi = (inode.blocks_raw >> 32) as u16;
+        let file_acl_hi = (inode.file_acl >> 32) as u16;
+        let mut set: Vec<String> = Vec::new();
+        if faddr != 0 {
+            set.push(format!("i_faddr {:#x}", faddr));
+        }
+        if inode.is_dir() && !ctx.largedir && size_high != 0 {
+            set.push(format!(
+                "i_size_high {:#x} (directory, no largedir)",
+                size_high
+            ));
+        }
+        if !ctx.hurd && !ctx.huge_file && blocks_hi != 0 {
+            set.push(format!("i_blocks_hi {:#x} (no huge_file)", blocks_hi));
+        }
+        if !ctx.hurd && !ctx.bit64 && file_acl_hi != 0 {
+            set.push(format!("i_file_acl_hi {:#x} (no 64bit)", file_acl_hi));
+        }
+        if !set.is_empty() {
+            self.push(acc, RuleId::InodeUnusedFields, || {
+                format!("unused fields set: {}", set.join(", "))
+            });
+        }
+        if inode.is_reg() && !ctx.large_file && inode.size >= 0x8000_0000 {
+            self.push(acc, RuleId::InodeLargeFile, || {
+                format!(
+                    "regular file of {} bytes (2 GiB or more) without the large_file feature",
+                    inode.size
+                )
+            });
+        }
+    }
+
+    /// `check_inode_extra_space`'s timestamp test: a time with bit 31 set whose `_extra` word has
+    /// both epoch bits set is a pre-1970 time written in the encoding older kernels used (e2fsck
+    /// asks while the clock is before 2242). Checked, as e2fsck does, on inodes larger than 128
+    /// bytes whose `i_extra_isize` leaves room for an xattr header.
+    fn check_time_epochs(&self, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        if ctx.inode_size <= 128 {
+            return;
+        }
+        let max = ctx.inode_size - 128;
+        let e = usize::from(inode.extra_isize);
+        if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
+            return;
+        }
+        let large = &inode.in_record;
+        let old_encoding = |t: u32, x: u32| t & 0x8000_0000 != 0 && x & 3 == 3;
+        if !(old_encoding(inode.atime, large.atime_extra)
+            || old_encoding(inode.ctime, large.ctime_extra)
+            || old_encoding(large.crtime, large.crtime_extra)
+            || old_encoding(inode.mtime, large.mtime_extra))
+        {
+            return;
+        }
+        // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
+        let bad: Vec<&str> = [
+            ("atime", inode.atime, large.atime_extra),
+            ("ctime", inode.ctime, large.ctime_extra),
+            ("crtime", large.crtime, large.crtime_extra),
+            ("mtime", inode.mtime, large.mtime_extra),
+        ]
+        .into_iter()
+        .filter(|&(_, t, x)| old_encoding(t, x))
+        .map(|(n, _, _)| n)
+        .collect();
+        if !bad.is_empty() {
+            self.push(acc, RuleId::InodeTimeEpoch, || {
+                format!(
+                    "{} beyond 2310-04-04: likely a pre-1970 time in the old encoding",
+                    bad.join(", ")
+                )
+            });
+        }
+    }
+
+    /// `PR_1_NO_BIGALLOC_BLOCKMAP_FILES`: on bigalloc, an inode whose blocks are mapped by a
+    /// classic block map.
+    fn check_bigalloc_blockmap(&self, mapped: &Mapped, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        if ctx.cluster_bits == 0 || inode.has_flag(EXTENTS_FL) || mapped.ranges.is_empty() {
+            return;
+        }
+        self.push(acc, RuleId::InodeBigallocBlockmap, || {
+            "block-mapped inode on a bigalloc filesystem (only extent-mapped files can hold clusters)"
+                .to_string()
+        });
+    }
+
+    /// Symlinks and device inodes (`e2fsck_pass1_check_symlink`,
+    /// `e2fsck_pass1_check_device_inode`).
+    fn check_type_specific(&self, mapped: &Mapped, acc: &mut Acc) {
+        let InodeCheck { inode, .. } = *self;
+        let ft = inode.file_type();
+        if matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000)
+            && inode.has_flag(INDEX_FL | EXTENTS_FL | INLINE_DATA_FL)
+        {
+            self.push(acc, RuleId::InodeDevice, || {
+                format!(
+                    "device, FIFO or socket inode with flags 0x{:08x} (INDEX, EXTENTS or INLINE_DATA)",
+                    inode.flags
+                )
+            });
+        }
+        if !inode.is_symlink() || inode.has_flag(INLINE_DATA_FL) {
+            return;
+        }
+        let target_len = if mapped.ranges.is_empty() && !inode.has_flag(EXTENTS_FL) {
+            // Fast symlink: the target in i_block.
+            if inode.size >= I_BLOCK_SIZE as u64 {
+                None
+            } else {
+                Some(strnlen(&inode.block))
+            }
+        } else {
+            slow_symlink_len(self.fs, self.ctx, inode, mapped)
+        };
+        if target_len != Some(inode.size) {
+            self.push(acc, RuleId::InodeSymlink, || {
+                format!(
+                    "symlink of size {} whose target is {}",
+                    inode.size,
+                    target_len.map_or("unreadable or longer than a block".to_string(), |l| {
+                        format!("{l} bytes long")
+                    })
+                )
+            });
+        }
+    }
+
+    /// In-inode xattrs and the xattr block; returns the clusters they add to i_blocks: the xattr
+    /// block, and the values kept in EA inodes (charged to the owner, as the kernel's quota
+    /// accounting and e2fsck's `check_large_ea_inode` count them).
+    fn check_xattrs(&self, acc: &mut Acc) -> Option<u64> {
+        let InodeCheck {
+            ctx, inode, raw, ..
+        } = *self;
+        let mut ibody_quota = 0;
+        let mut inline_attr = false;
+        if raw.len() > 128
+            && inode.extra_isize != 0
+            && usize::from(inode.extra_isize) + 128 <= raw.len()
+            && (inode.extra_isize % 4 != 0 || xattr::ibody_has_magic(raw, inode.extra_isize))
+        {
+            // (Without the magic and with a valid i_extra_isize the parse would find no entries.)
+            match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
+                Ok(ib) => {
+                    ibody_quota = self.check_ibody_entries(&ib, acc);
+                    inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
+                }
+                Err(e) => self.push(acc, RuleId::XattrIbody, || {
+                    format!("in-inode extended attributes: {e}")
+                }),
+            }
+        }
+        if inode.has_flag(INLINE_DATA_FL) && ctx.inline && !inline_attr {
+            self.push(acc, RuleId::InodeInlineData, || {
+                "INLINE_DATA is set but the inode has no system.data attribute".to_string()
+            });
+        }
+        let blk = inode.file_acl;
+        if blk == 0 {
+            return Some(ibody_quota);
+        }
+        if !ctx.ext_attr || !in_fs(ctx, blk, 1) {
+            self.push(acc, RuleId::XattrBlockRange, || {
+                format!(
+                    "i_file_acl is block {blk}, {}",
+                    if ctx.ext_attr {
+                        "outside the filesystem"
+                    } else {
+                        "without the ext_attr feature"
+                    }
+                )
+            });
+            return Some(ibody_quota);
+        }
+        let block_ea = match acc.xattr_blocks.get_mut(&blk) {
+            Some(r) => {
+                r.refs = r.refs.saturating_add(1);
+                r.ea_inodes
+            }
+            None => {
+                let r = self.read_xattr_block(blk, acc);
+                let e = r.ea_inodes;
+                acc.xattr_blocks.insert(blk, r);
+                e
+            }
+        };
+        let block_quota = if block_ea {
+            block_ea_quota(ctx, blk)
+        } else {
+            0
+        };
+        Some(ibody_quota + 1 + block_quota)
+    }
+
+    /// In-inode entries (`check_ea_in_inode`): a non-zero `e_hash` of an in-inode value matches
+    /// its name and value (padded to 4 bytes, as stored); values in EA inodes are checked and
+    /// counted. Returns the clusters of the EA-inode values charged to this inode.
+    fn check_ibody_entries(&self, ib: &xattr::Ibody<'_>, acc: &mut Acc) -> u64 {
+        let InodeCheck {
+            ctx, inode, raw, ..
+        } = *self;
+        let first = 128 + usize::from(inode.extra_isize) + 4;
+        let mut quota = 0;
+        for e in &ib.entries {
+            if e.value_inum != 0 {
+                count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
+                quota += self.check_ea_inode_value(e, acc);
+                continue;
+            }
+            if e.hash == 0 {
+                continue;
+            }
+            let start = first + usize::from(e.value_offs);
+            let padded = (e.value_size as usize).div_ceil(4) * 4;
+            let v = raw
+                .get(start..start.saturating_add(padded).min(raw.len()))
+                .unwrap_or(&[]);
+            let v = if e.value_size == 0 { &[][..] } else { v };
+            if e.hash != xattr::entry_hash(e.raw_name, v, false)
+                && e.hash != xattr::entry_hash(e.raw_name, v, true)
+            {
+                self.push(acc, RuleId::XattrIbodyHash, || {
+                    format!(
+                        "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
+                        e.full_name(),
+                        e.hash
+                    )
+                });
+            }
+        }
+        quota
+    }
+
+    /// An entry whose value lives in an EA inode (`check_large_ea_inode`): the EA inode number in
+    /// range; `e_hash` = hash of the name and the EA inode's value hash (its `i_atime`), or the EA
+    /// inode points back to the owner (Lustre's older format: `i_mtime` = owner, same generation);
+    /// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
+    /// (0 when the hash does not vouch for it).
+    fn check_ea_inode_value(&self, e: &xattr::Entry<'_>, acc: &mut Acc) -> u64 {
+        let InodeCheck { fs, ctx, ino, .. } = *self;
+        let ea_ino = e.value_inum;
+        if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
+            self.push(acc, RuleId::XattrEaInode, || {
+                format!(
+                    "xattr {} names EA inode {ea_ino}, outside the normal inodes",
+                    e.full_name()
+                )
+            });
+            return 0;
+        }
+        let raw = match fs.inode_raw(ea_ino) {
+            Ok(r) => r,
+            Err(err) => {
+                self.push(acc, RuleId::XattrEaInode, || {
+                    format!("EA inode {ea_ino}: {err}")
+                });
+                return 0;
+            }
+        };
+        let ea = Inode::parse(&raw);
+        let value_hash = ea.atime.to_le_bytes();
+        let hash_ok = e.hash == xattr::entry_hash(e.raw_name, &value_hash, false)
+            || e.hash == xattr::entry_hash(e.raw_name, &value_hash, true);
+        let backref = ea.mtime == ino && ea.generation == self.inode.generation;
+        let flagged = ea.has_flag(EA_INODE_FL);
+        if !hash_ok && !backref && flagged {
+            self.push(acc, RuleId::XattrEaInodeHash, || {
+                format!(
+                    "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
+                    e.full_name(),
+                    e.hash,
+                    ea.atime
+                )
+            });
+            return 0;
+        }
+        if !flagged || ea.links_count == 0 {
+            self.push(acc, RuleId::XattrEaInode, || {
+                format!(
+                    "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
+                    ea.flags, ea.links_count
+                )
+            });
+            return 0;
+        }
+        if hash_ok {
+            let cluster = ctx.block_size << ctx.cluster_bits;
+            u64::from(e.value_size).div_ceil(cluster)
+        } else {
+            0
+        }
+    }
+
+    /// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
+    fn read_xattr_block(&self, blk: u64, acc: &mut Acc) -> XattrRef {
+        let InodeCheck { fs, ctx, ino, .. } = *self;
+        let mut r = XattrRef {
+            refs: 1,
+            refcount: None,
+            first_ino: ino,
+            ea_inodes: false,
+        };
+        // Read into the worker's buffer, past the block cache: a worker reads each xattr block
+        // once (`acc.xattr_blocks`); a failed read is retried through the cache for its error.
+        let mut data = std::mem::take(&mut acc.xattr_buf);
+        data.resize(ctx.block_size as usize, 0);
+        let read = blk
+            .checked_mul(ctx.block_size)
+            .and_then(|off| fs.source.read_into(off, &mut data, "xattr block").ok());
+        if read.is_none() {
+            match fs.block(blk) {
+                Ok(b) => {
+                    data.clear();
+                    data.extend_from_slice(&b);
+                }
+                Err(e) => {
+                    self.push(acc, RuleId::XattrBlock, || {
+                        format!("xattr block {blk}: {e}")
+                    });
+                    acc.xattr_buf = data;
+                    return r;
+                }
+            }
+        }
+        self.judge_xattr_block(blk, &data, &mut r, acc);
+        acc.xattr_buf = data;
+        r
+    }
+
+    /// The checks of [`read_xattr_block`] on the block's bytes.
+    fn judge_xattr_block(&self, blk: u64, data: &[u8], xref: &mut XattrRef, acc: &mut Acc) {
+        let InodeCheck { ctx, .. } = *self;
+        let xb = match xattr::parse_block(data, blk, ctx.seed) {
+            Ok(xb) => xb,
+            Err(e) => {
+                self.push(acc, RuleId::XattrBlock, || {
+                    format!("xattr block {blk}: {e}")
+                });
+                return;
+            }
+        };
+        xref.refcount = Some(xb.header.refcount);
+        if xb.header.blocks != 1 {
+            self.push(acc, RuleId::XattrBlock, || {
+                format!(
+                    "xattr block {blk}: h_blocks is {}, should be 1",
+                    xb.header.blocks
+                )
+            });
+        }
+        if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+            self.push(acc, RuleId::XattrChecksum, || {
+                format!(
+                    "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
+                    c.stored, c.computed
+                )
+            });
+        }
+        if !xb.bad_entry_hashes.is_empty() {
+            self.push(acc, RuleId::XattrHash, || {
+                format!(
+                    "xattr block {blk}: {} entries whose hash does not match name and value",
+                    xb.bad_entry_hashes.len()
+                )
+            });
+        }
+        let mut quota = 0;
+        for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
+            xref.ea_inodes = true;
+            quota += self.check_ea_inode_value(e, acc);
+        }
+        if xref.ea_inodes {
+            lock(&ctx.extras).block_quota.insert(blk, quota);
+        }
+    }
+
+    /// The encryption context of an ENCRYPT inode (e2fsck `add_encrypted_file`): the xattr named
+    /// "c" (index 9, or index 0 as libext2fs writes a name it has no prefix for), in the inode or
+    /// its xattr block. Missing or malformed contexts are findings; valid ones get a policy ID
+    /// (the context without its nonce), so pass 2 can compare a directory with its entries.
+    fn check_encryption_context(&self, acc: &mut Acc) {
+        let InodeCheck {
+            fs,
+            ctx,
+            ino,
+            inode,
+            raw,
+            ..
+        } = *self;
+        let policy = match encryption_context(fs, ctx, inode, raw) {
+            None => {
+                self.push(acc, RuleId::InodeEncryptionContext, || {
+                    "ENCRYPT is set but the inode has no encryption context (xattr \"c\")"
+                        .to_string()
+                });
+                return;
+            }
+            Some(None) => UNRECOGNIZED_POLICY,
+            Some(Some(c)) => match policy_of_context(&c) {
+                Ok(Some(p)) => policy_id(&mut lock(&ctx.extras), p),
+                Ok(None) => UNRECOGNIZED_POLICY,
+                Err(why) => {
+                    self.push(acc, RuleId::InodeEncryptionContext, || {
+                        format!("encryption context is corrupt: {why}")
+                    });
+                    return;
+                }
+            },
+        };
+        lock(&ctx.extras).policies.push((ino, policy));
+    }
+
+    /// Report the map's problems, claim its clusters, and check i_blocks (and i_size when `sizes`).
+    /// Returns the number of blocks mapped and the clusters charged to the inode (its own, the xattr
+    /// block and EA-inode values: e2fsck's `pb.num_blocks`).
+    fn finish_blocks(
+        &self,
+        mapped: &Mapped,
+        acl_blocks: Option<u64>,
+        sizes: bool,
+        acc: &mut Acc,
+    ) -> (u64, u64) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        for (rule, msg) in mapped.problems.iter().chain(&mapped.notes) {
+            self.push(acc, *rule, || msg.clone());
+        }
+        let nclusters = mapped.claim_clusters(ctx.cluster_bits, &mut acc.claims);
+        if mapped.problems.is_empty() {
+            let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
+            let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
+            if let Some(want) = acl_blocks
+                .map(|a| (nclusters + a).saturating_mul(per_cluster_512))
+                .filter(|&w| w != have)
+            {
+                self.push(acc, RuleId::InodeBlocks, || {
+                    format!("i_blocks is {have} (512-byte units), the inode holds {want}")
+                });
+            }
+            if sizes {
+                self.check_size(mapped, acc);
+            }
+        }
+        (
+            mapped.ranges.iter().map(|r| r.1).sum(),
+            nclusters + acl_blocks.unwrap_or(0),
+        )
+    }
+
+    /// i_size against the mapped range (`check_blocks`' bad_size cases).
+    fn check_size(&self, mapped: &Mapped, acc: &mut Acc) {
+        let InodeCheck { ctx, inode, .. } = *self;
+        let bs = ctx.block_size;
+        let size = inode.size;
+        if inode.has_flag(INLINE_DATA_FL) {
+            return;
+        }
+        let bad = if inode.is_dir() {
+            let nblock = size / bs;
+            let want = mapped.last_block.map_or(0, |l| l + 1);
+            if mapped.ranges.is_empty() {
+                self.push(acc, RuleId::InodeZeroLengthDir, || {
+                    "directory has no blocks".to_string()
+                });
+                return;
+            }
+            size % bs != 0 || nblock > want || want - nblock > ctx.prealloc_dir_blocks
+        } else if inode.is_reg() {
+            mapped
+                .last_init
+                .is_some_and(|l| size < l.saturating_mul(bs) && !inode.has_flag(VERITY_FL))
+        } else {
+            false
+        };
+        if bad {
+            self.push(acc, RuleId::InodeSize, || {
+                format!(
+                    "i_size is {size}, the last block mapped is {}",
+                    mapped
+                        .last_block
+                        .map_or("none".to_string(), |l| format!("logical {l}"))
+                )
+            });
+        }
+    }
+
+    /// e2fsck's `check_blocks` end: charge an in-use inode (the root or a normal one, not the
+    /// project quota inode nor an EA inode) with its clusters and itself (`quota_data_add`,
+    /// `quota_data_inodes`).
+    fn charge_quota(&self, clusters: u64, acc: &mut Acc) {
+        let InodeCheck {
+            ctx, ino, inode, ..
+        } = *self;
+        if !ctx.quota_types.iter().any(|&t| t)
+            || ino == ctx.quota_inos[2]
+            || inode.has_flag(EA_INODE_FL)
+        {
+            return;
+        }
+        if acc.quota.is_off() {
+            acc.quota = crate::models::quota::QuotaUsage::new(ctx.quota_types);
+        }
+        let owner = crate::models::quota::Owner {
+            uid: inode.uid,
+            gid: inode.gid,
+            projid: inode.projid,
+        };
+        let cluster_size = ctx.block_size << ctx.cluster_bits;
+        acc.quota
+            .add(owner, clusters.saturating_mul(cluster_size), 1);
+    }
 }
 
 /// Most blocks of one directory hinted by [`prefetch_dir_blocks`] (a hint never needs to cover a
@@ -767,217 +1486,6 @@ fn facts(ino: u32, inode: &Inode, blocks: u64) -> InodeFacts {
     }
 }
 
-fn push(acc: &mut Acc, rule: RuleId, g: u32, ino: u32, msg: impl FnOnce() -> String) {
-    acc.findings
-        .push_with(rule, || Finding::inode(rule, g, ino, msg()));
-}
-
-/// Report the map's problems, claim its clusters, and check i_blocks (and i_size when `sizes`).
-/// Returns the number of blocks mapped and the clusters charged to the inode (its own, the xattr
-/// block and EA-inode values: e2fsck's `pb.num_blocks`).
-#[allow(clippy::too_many_arguments)]
-fn finish_blocks(
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    m: &Mapped,
-    acl_blocks: Option<u64>,
-    sizes: bool,
-    acc: &mut Acc,
-) -> (u64, u64) {
-    for (rule, msg) in m.problems.iter().chain(&m.notes) {
-        push(acc, *rule, g, ino, || msg.clone());
-    }
-    let nclusters = m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
-    if m.problems.is_empty() {
-        let per_cluster_512 = (ctx.block_size << ctx.cluster_bits) / 512;
-        let have = inode.blocks_512(ctx.huge_file, ctx.block_size);
-        if let Some(want) = acl_blocks
-            .map(|a| (nclusters + a).saturating_mul(per_cluster_512))
-            .filter(|&w| w != have)
-        {
-            push(acc, RuleId::InodeBlocks, g, ino, || {
-                format!("i_blocks is {have} (512-byte units), the inode holds {want}")
-            });
-        }
-        if sizes {
-            check_size(ctx, g, ino, inode, m, acc);
-        }
-    }
-    (
-        m.ranges.iter().map(|r| r.1).sum(),
-        nclusters + acl_blocks.unwrap_or(0),
-    )
-}
-
-/// e2fsck's `check_blocks` end: charge an in-use inode (the root or a normal one, not the
-/// project quota inode nor an EA inode) with its clusters and itself (`quota_data_add`,
-/// `quota_data_inodes`).
-fn charge_quota(ctx: &Ctx, ino: u32, inode: &Inode, clusters: u64, acc: &mut Acc) {
-    if !ctx.quota_types.iter().any(|&t| t)
-        || ino == ctx.quota_inos[2]
-        || inode.has_flag(EA_INODE_FL)
-    {
-        return;
-    }
-    if acc.quota.is_off() {
-        acc.quota = crate::models::quota::QuotaUsage::new(ctx.quota_types);
-    }
-    let owner = crate::models::quota::Owner {
-        uid: inode.uid,
-        gid: inode.gid,
-        projid: inode.projid,
-    };
-    let cluster_size = ctx.block_size << ctx.cluster_bits;
-    acc.quota
-        .add(owner, clusters.saturating_mul(cluster_size), 1);
-}
-
-/// i_size against the mapped range (`check_blocks`' bad_size cases).
-fn check_size(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mapped, acc: &mut Acc) {
-    let bs = ctx.block_size;
-    let size = inode.size;
-    if inode.has_flag(INLINE_DATA_FL) {
-        return;
-    }
-    let bad = if inode.is_dir() {
-        let nblock = size / bs;
-        let want = m.last_block.map_or(0, |l| l + 1);
-        if m.ranges.is_empty() {
-            push(acc, RuleId::InodeZeroLengthDir, g, ino, || {
-                "directory has no blocks".to_string()
-            });
-            return;
-        }
-        size % bs != 0 || nblock > want || want - nblock > ctx.prealloc_dir_blocks
-    } else if inode.is_reg() {
-        m.last_init
-            .is_some_and(|l| size < l.saturating_mul(bs) && !inode.has_flag(VERITY_FL))
-    } else {
-        false
-    };
-    if bad {
-        push(acc, RuleId::InodeSize, g, ino, || {
-            format!(
-                "i_size is {size}, the last block mapped is {}",
-                m.last_block
-                    .map_or("none".to_string(), |l| format!("logical {l}"))
-            )
-        });
-    }
-}
-
-/// Mode and flag combinations (`e2fsck_pass1` before `check_blocks`).
-fn check_mode_and_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
-    let ft = inode.file_type();
-    if !matches!(
-        ft,
-        0o100000 | 0o040000 | 0o120000 | 0o020000 | 0o060000 | 0o010000 | 0o140000
-    ) {
-        push(acc, RuleId::InodeMode, g, ino, || {
-            format!("mode 0{:o} is not a valid file type", inode.mode)
-        });
-    }
-    let flag = |acc: &mut Acc, why: &str| {
-        push(acc, RuleId::InodeFlags, g, ino, || {
-            format!("flags 0x{:08x}: {why}", inode.flags)
-        })
-    };
-    if inode.has_flag(EXTENTS_FL) && !ctx.extents {
-        flag(acc, "EXTENTS set without the extents feature");
-    }
-    if inode.has_flag(INLINE_DATA_FL) && !ctx.inline {
-        flag(acc, "INLINE_DATA set without the inline_data feature");
-    }
-    if inode.has_flag(INLINE_DATA_FL) && inode.has_flag(EXTENTS_FL) {
-        flag(acc, "both INLINE_DATA and EXTENTS set");
-    }
-    if inode.has_flag(INDEX_FL) && (!inode.is_dir() || !ctx.dir_index) {
-        flag(
-            acc,
-            "INDEX (htree) set on a non-directory or without dir_index",
-        );
-    }
-    if inode.has_flag(CASEFOLD_FL) && (!inode.is_dir() || !ctx.casefold) {
-        flag(acc, "CASEFOLD set on a non-directory or without casefold");
-    }
-    let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
-    if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
-        flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
-    }
-    if special && inode.size != 0 {
-        push(acc, RuleId::InodeSize, g, ino, || {
-            format!(
-                "device, FIFO or socket with size {} (should be 0)",
-                inode.size
-            )
-        });
-    }
-}
-
-/// `check_inode_extra_space`: i_extra_isize in [4, inode size - 128], a multiple of 4.
-fn check_extra_isize(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
-    if ctx.inode_size <= 128 {
-        return;
-    }
-    let e = usize::from(inode.extra_isize);
-    let max = ctx.inode_size - 128;
-    if e != 0 && (e < 4 || e > max || e % 4 != 0) {
-        push(acc, RuleId::InodeExtraIsize, g, ino, || {
-            format!("i_extra_isize is {e}, should be a multiple of 4 in [4, {max}]")
-        });
-    }
-}
-
-/// Symlinks and device inodes (`e2fsck_pass1_check_symlink`,
-/// `e2fsck_pass1_check_device_inode`).
-fn check_type_specific(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    m: &Mapped,
-    acc: &mut Acc,
-) {
-    let ft = inode.file_type();
-    if matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000)
-        && inode.has_flag(INDEX_FL | EXTENTS_FL | INLINE_DATA_FL)
-    {
-        push(acc, RuleId::InodeDevice, g, ino, || {
-            format!(
-                "device, FIFO or socket inode with flags 0x{:08x} (INDEX, EXTENTS or INLINE_DATA)",
-                inode.flags
-            )
-        });
-    }
-    if !inode.is_symlink() || inode.has_flag(INLINE_DATA_FL) {
-        return;
-    }
-    let target_len = if m.ranges.is_empty() && !inode.has_flag(EXTENTS_FL) {
-        // Fast symlink: the target in i_block.
-        if inode.size >= I_BLOCK_SIZE as u64 {
-            None
-        } else {
-            Some(strnlen(&inode.block))
-        }
-    } else {
-        slow_symlink_len(fs, ctx, inode, m)
-    };
-    if target_len != Some(inode.size) {
-        push(acc, RuleId::InodeSymlink, g, ino, || {
-            format!(
-                "symlink of size {} whose target is {}",
-                inode.size,
-                target_len.map_or("unreadable or longer than a block".to_string(), |l| {
-                    format!("{l} bytes long")
-                })
-            )
-        });
-    }
-}
-
 fn strnlen(b: &[u8]) -> u64 {
     b.iter().position(|&c| c == 0).unwrap_or(b.len()) as u64
 }
@@ -996,259 +1504,6 @@ fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Op
     };
     let data = fs.block(blk).ok()?;
     Some(strnlen(&data))
-}
-
-/// In-inode xattrs and the xattr block; returns the clusters they add to i_blocks: the xattr
-/// block, and the values kept in EA inodes (charged to the owner, as the kernel's quota
-/// accounting and e2fsck's `check_large_ea_inode` count them).
-fn check_xattrs(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    raw: &[u8],
-    acc: &mut Acc,
-) -> Option<u64> {
-    let mut ibody_quota = 0;
-    let mut inline_attr = false;
-    if raw.len() > 128
-        && inode.extra_isize != 0
-        && usize::from(inode.extra_isize) + 128 <= raw.len()
-        && (inode.extra_isize % 4 != 0 || xattr::ibody_has_magic(raw, inode.extra_isize))
-    {
-        // (Without the magic and with a valid i_extra_isize the parse would find no entries.)
-        match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
-            Ok(ib) => {
-                ibody_quota = check_ibody_entries(fs, ctx, g, ino, inode, raw, &ib, acc);
-                inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
-            }
-            Err(e) => push(acc, RuleId::XattrIbody, g, ino, || {
-                format!("in-inode extended attributes: {e}")
-            }),
-        }
-    }
-    if inode.has_flag(INLINE_DATA_FL) && ctx.inline && !inline_attr {
-        push(acc, RuleId::InodeInlineData, g, ino, || {
-            "INLINE_DATA is set but the inode has no system.data attribute".to_string()
-        });
-    }
-    let blk = inode.file_acl;
-    if blk == 0 {
-        return Some(ibody_quota);
-    }
-    if !ctx.ext_attr || !in_fs(ctx, blk, 1) {
-        push(acc, RuleId::XattrBlockRange, g, ino, || {
-            format!(
-                "i_file_acl is block {blk}, {}",
-                if ctx.ext_attr {
-                    "outside the filesystem"
-                } else {
-                    "without the ext_attr feature"
-                }
-            )
-        });
-        return Some(ibody_quota);
-    }
-    let block_ea = match acc.xattr_blocks.get_mut(&blk) {
-        Some(r) => {
-            r.refs = r.refs.saturating_add(1);
-            r.ea_inodes
-        }
-        None => {
-            let r = read_xattr_block(fs, ctx, g, ino, inode, blk, acc);
-            let e = r.ea_inodes;
-            acc.xattr_blocks.insert(blk, r);
-            e
-        }
-    };
-    let block_quota = if block_ea {
-        block_ea_quota(ctx, blk)
-    } else {
-        0
-    };
-    Some(ibody_quota + 1 + block_quota)
-}
-
-/// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
-fn read_xattr_block(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    owner: &Inode,
-    blk: u64,
-    acc: &mut Acc,
-) -> XattrRef {
-    let mut r = XattrRef {
-        refs: 1,
-        refcount: None,
-        first_ino: ino,
-        ea_inodes: false,
-    };
-    // Read into the worker's buffer, past the block cache: a worker reads each xattr block
-    // once (`acc.xattr_blocks`); a failed read is retried through the cache for its error.
-    let mut data = std::mem::take(&mut acc.xattr_buf);
-    data.resize(ctx.block_size as usize, 0);
-    let read = blk
-        .checked_mul(ctx.block_size)
-        .and_then(|off| fs.source.read_into(off, &mut data, "xattr block").ok());
-    if read.is_none() {
-        match fs.block(blk) {
-            Ok(b) => {
-                data.clear();
-                data.extend_from_slice(&b);
-            }
-            Err(e) => {
-                push(acc, RuleId::XattrBlock, g, ino, || {
-                    format!("xattr block {blk}: {e}")
-                });
-                acc.xattr_buf = data;
-                return r;
-            }
-        }
-    }
-    judge_xattr_block(fs, ctx, g, ino, owner, blk, &data, &mut r, acc);
-    acc.xattr_buf = data;
-    r
-}
-
-/// The checks of [`read_xattr_block`] on the block's bytes.
-#[allow(clippy::too_many_arguments)]
-fn judge_xattr_block(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    owner: &Inode,
-    blk: u64,
-    data: &[u8],
-    r: &mut XattrRef,
-    acc: &mut Acc,
-) {
-    let xb = match xattr::parse_block(data, blk, ctx.seed) {
-        Ok(xb) => xb,
-        Err(e) => {
-            push(acc, RuleId::XattrBlock, g, ino, || {
-                format!("xattr block {blk}: {e}")
-            });
-            return;
-        }
-    };
-    r.refcount = Some(xb.header.refcount);
-    if xb.header.blocks != 1 {
-        push(acc, RuleId::XattrBlock, g, ino, || {
-            format!(
-                "xattr block {blk}: h_blocks is {}, should be 1",
-                xb.header.blocks
-            )
-        });
-    }
-    if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
-        push(acc, RuleId::XattrChecksum, g, ino, || {
-            format!(
-                "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
-                c.stored, c.computed
-            )
-        });
-    }
-    if !xb.bad_entry_hashes.is_empty() {
-        push(acc, RuleId::XattrHash, g, ino, || {
-            format!(
-                "xattr block {blk}: {} entries whose hash does not match name and value",
-                xb.bad_entry_hashes.len()
-            )
-        });
-    }
-    let mut quota = 0;
-    for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
-        r.ea_inodes = true;
-        quota += check_ea_inode_value(fs, ctx, g, ino, owner, e, acc);
-    }
-    if r.ea_inodes {
-        lock(&ctx.extras).block_quota.insert(blk, quota);
-    }
-}
-
-/// Reserved inodes (below `s_first_ino`, not the root): always in use; the bad-blocks, resize,
-/// journal and quota inodes hold blocks, the others must be clear.
-fn check_reserved(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    raw: &[u8],
-    acc: &mut Acc,
-) -> InodeFacts {
-    let blank = inode.links_count == 0 && inode.blocks_raw == 0 && inode.block[..4] == [0; 4];
-    if ino == BAD_INO {
-        let faults = crate::reader::inode::bad_blocks_inode_faults(inode);
-        if !faults.is_empty() {
-            push(acc, RuleId::InodeBadBlocksInode, g, ino, || {
-                format!(
-                    "the bad-blocks inode looks invalid: it has {}",
-                    faults.join(", ")
-                )
-            });
-        }
-        let m = map_inode_blockmap_only(fs, ctx, inode);
-        claim_only(ctx, &m, acc);
-        return facts(ino, inode, 0);
-    }
-    if ino == RESIZE_INO {
-        if inode.mode != 0 && !inode.is_reg() {
-            push(acc, RuleId::InodeReserved, g, ino, || {
-                format!("resize inode has mode 0{:o}", inode.mode)
-            });
-        }
-        if ctx.resize_inode {
-            // Only the double-indirect block is the inode's own (the reserved GDT blocks are
-            // metadata).
-            let dind = u64::from(u32::from_le_bytes(
-                inode.block[52..56].try_into().unwrap_or([0; 4]),
-            ));
-            if dind != 0 && in_fs(ctx, dind, 1) {
-                acc.claims.claim(dind >> ctx.cluster_bits, 1);
-            }
-        }
-        return facts(ino, inode, 0);
-    }
-    let holds_blocks = Some(ino) == ctx.journal_ino || ctx.is_quota_ino(ino);
-    if holds_blocks {
-        if !inode.is_reg() {
-            push(acc, RuleId::InodeReserved, g, ino, || {
-                format!(
-                    "{} inode has mode 0{:o}, should be a regular file",
-                    if Some(ino) == ctx.journal_ino {
-                        "journal"
-                    } else {
-                        "quota"
-                    },
-                    inode.mode
-                )
-            });
-        }
-        let m = map_inode(fs, ctx, ino, inode);
-        let acl = check_xattrs(fs, ctx, g, ino, inode, raw, acc);
-        let (n, _) = finish_blocks(ctx, g, ino, inode, &m, acl, false, acc);
-        return facts(ino, inode, n);
-    }
-    let journal_slot = ino == 8 || ctx.quota_inos[..2].contains(&ino) || matches!(ino, 3 | 4);
-    if journal_slot && !blank {
-        push(acc, RuleId::InodeReserved, g, ino, || {
-            "reserved journal/quota inode is not clear although the feature is off".to_string()
-        });
-    } else if inode.mode != 0 && (ino != BOOT_LOADER_INO || inode.is_dir()) {
-        push(acc, RuleId::InodeReserved, g, ino, || {
-            format!("reserved inode has mode 0{:o}, should be 0", inode.mode)
-        });
-    }
-    if !blank && inode.mode != 0 {
-        let m = map_inode(fs, ctx, ino, inode);
-        claim_only(ctx, &m, acc);
-    }
-    facts(ino, inode, 0)
 }
 
 fn map_inode_blockmap_only(fs: &Filesystem, ctx: &Ctx, inode: &Inode) -> Mapped {
@@ -1274,12 +1529,12 @@ fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
         }
         acc.claims.claim(blk >> ctx.cluster_bits, 1);
         if let Some(rc) = r.refcount.filter(|&rc| rc != r.refs) {
-            let g =
+            let group =
                 ((u64::from(r.first_ino) - 1) / u64::from(fs.geo.inodes_per_group.max(1))) as u32;
             acc.findings.push_with(RuleId::XattrRefcount, || {
                 Finding::inode(
                     RuleId::XattrRefcount,
-                    g,
+                    group,
                     r.first_ino,
                     format!(
                         "xattr block {blk} has reference count {rc}, {} inode(s) refer to it",
@@ -1351,12 +1606,12 @@ fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Pass1Result, f: &m
     }
     let ipg = u64::from(fs.geo.inodes_per_group.max(1));
     for (ino, (blocks, others)) in by_ino {
-        let g = ((u64::from(ino) - 1) / ipg) as u32;
+        let group = ((u64::from(ino) - 1) / ipg) as u32;
         let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
         f.push(
             Finding::inode(
                 RuleId::BlockMultiplyClaimed,
-                g,
+                group,
                 ino,
                 format!(
                     "multiply-claimed block(s) {} shared with {}",
@@ -1488,11 +1743,11 @@ fn bad_block_list(fs: &Filesystem) -> Vec<u64> {
 
 /// e2fsck's inode scan (`EXT2_ET_BAD_BLOCK_IN_INODE_TABLE`): inode `ino` lies in an inode
 /// table block that the bad-blocks list names.
-fn in_bad_block(fs: &Filesystem, ctx: &Ctx, g: u32, ino: u32) -> bool {
+fn in_bad_block(fs: &Filesystem, ctx: &Ctx, group: u32, ino: u32) -> bool {
     if ctx.bad_blocks.is_empty() {
         return false;
     }
-    let Ok(gd) = fs.desc(g) else { return false };
+    let Ok(gd) = fs.desc(group) else { return false };
     let ipg = u64::from(fs.geo.inodes_per_group.max(1));
     let index = (u64::from(ino) - 1) % ipg;
     let blk = gd
@@ -1512,41 +1767,6 @@ fn record_bb_inode(ctx: &Ctx, ino: u32) -> InodeFacts {
         flags: 0,
         blocks: 0,
     }
-}
-
-/// The encryption context of an ENCRYPT inode (e2fsck `add_encrypted_file`): the xattr named
-/// "c" (index 9, or index 0 as libext2fs writes a name it has no prefix for), in the inode or
-/// its xattr block. Missing or malformed contexts are findings; valid ones get a policy ID
-/// (the context without its nonce), so pass 2 can compare a directory with its entries.
-fn check_encryption_context(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    raw: &[u8],
-    acc: &mut Acc,
-) {
-    let policy = match encryption_context(fs, ctx, inode, raw) {
-        None => {
-            push(acc, RuleId::InodeEncryptionContext, g, ino, || {
-                "ENCRYPT is set but the inode has no encryption context (xattr \"c\")".to_string()
-            });
-            return;
-        }
-        Some(None) => UNRECOGNIZED_POLICY,
-        Some(Some(c)) => match policy_of_context(&c) {
-            Ok(Some(p)) => policy_id(&mut lock(&ctx.extras), p),
-            Ok(None) => UNRECOGNIZED_POLICY,
-            Err(why) => {
-                push(acc, RuleId::InodeEncryptionContext, g, ino, || {
-                    format!("encryption context is corrupt: {why}")
-                });
-                return;
-            }
-        },
-    };
-    lock(&ctx.extras).policies.push((ino, policy));
 }
 
 /// The "c" xattr's value: None when absent, `Some(None)` when it lives in an EA inode (not
@@ -1600,119 +1820,6 @@ fn policy_of_context(c: &[u8]) -> Result<Option<Vec<u8>>, String> {
         ));
     }
     Ok(Some(c[..policy_len].to_vec()))
-}
-
-/// In-inode entries (`check_ea_in_inode`): a non-zero `e_hash` of an in-inode value matches
-/// its name and value (padded to 4 bytes, as stored); values in EA inodes are checked and
-/// counted. Returns the clusters of the EA-inode values charged to this inode.
-#[allow(clippy::too_many_arguments)]
-fn check_ibody_entries(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    inode: &Inode,
-    raw: &[u8],
-    ib: &xattr::Ibody<'_>,
-    acc: &mut Acc,
-) -> u64 {
-    let first = 128 + usize::from(inode.extra_isize) + 4;
-    let mut quota = 0;
-    for e in &ib.entries {
-        if e.value_inum != 0 {
-            count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
-            quota += check_ea_inode_value(fs, ctx, g, ino, inode, e, acc);
-            continue;
-        }
-        if e.hash == 0 {
-            continue;
-        }
-        let start = first + usize::from(e.value_offs);
-        let padded = (e.value_size as usize).div_ceil(4) * 4;
-        let v = raw
-            .get(start..start.saturating_add(padded).min(raw.len()))
-            .unwrap_or(&[]);
-        let v = if e.value_size == 0 { &[][..] } else { v };
-        if e.hash != xattr::entry_hash(e.raw_name, v, false)
-            && e.hash != xattr::entry_hash(e.raw_name, v, true)
-        {
-            push(acc, RuleId::XattrIbodyHash, g, ino, || {
-                format!(
-                    "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
-                    e.full_name(),
-                    e.hash
-                )
-            });
-        }
-    }
-    quota
-}
-
-/// An entry whose value lives in an EA inode (`check_large_ea_inode`): the EA inode number in
-/// range; `e_hash` = hash of the name and the EA inode's value hash (its `i_atime`), or the EA
-/// inode points back to the owner (Lustre's older format: `i_mtime` = owner, same generation);
-/// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
-/// (0 when the hash does not vouch for it).
-fn check_ea_inode_value(
-    fs: &Filesystem,
-    ctx: &Ctx,
-    g: u32,
-    ino: u32,
-    owner: &Inode,
-    e: &xattr::Entry<'_>,
-    acc: &mut Acc,
-) -> u64 {
-    let ea_ino = e.value_inum;
-    if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
-        push(acc, RuleId::XattrEaInode, g, ino, || {
-            format!(
-                "xattr {} names EA inode {ea_ino}, outside the normal inodes",
-                e.full_name()
-            )
-        });
-        return 0;
-    }
-    let raw = match fs.inode_raw(ea_ino) {
-        Ok(r) => r,
-        Err(err) => {
-            push(acc, RuleId::XattrEaInode, g, ino, || {
-                format!("EA inode {ea_ino}: {err}")
-            });
-            return 0;
-        }
-    };
-    let ea = Inode::parse(&raw);
-    let value_hash = ea.atime.to_le_bytes();
-    let hash_ok = e.hash == xattr::entry_hash(e.raw_name, &value_hash, false)
-        || e.hash == xattr::entry_hash(e.raw_name, &value_hash, true);
-    let backref = ea.mtime == ino && ea.generation == owner.generation;
-    let flagged = ea.has_flag(EA_INODE_FL);
-    if !hash_ok && !backref && flagged {
-        push(acc, RuleId::XattrEaInodeHash, g, ino, || {
-            format!(
-                "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
-                e.full_name(),
-                e.hash,
-                ea.atime
-            )
-        });
-        return 0;
-    }
-    if !flagged || ea.links_count == 0 {
-        push(acc, RuleId::XattrEaInode, g, ino, || {
-            format!(
-                "EA inode {ea_ino} is not a live EA inode (flags 0x{:x}, links {})",
-                ea.flags, ea.links_count
-            )
-        });
-        return 0;
-    }
-    if hash_ok {
-        let cluster = ctx.block_size << ctx.cluster_bits;
-        u64::from(e.value_size).div_ceil(cluster)
-    } else {
-        0
-    }
 }
 
 /// Clusters of EA-inode values charged by xattr block `blk` (computed when it was first read).
@@ -1770,115 +1877,6 @@ fn policy_id(x: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
 const COMPAT_IMAGIC_INODES: u32 = 0x0002;
 /// `EXT2_IMAGIC_FL`.
 use crate::reader::ondisk::inode::IMAGIC_FL;
-
-/// Flag/feature pairs `e2fsck_pass1` checks beyond [`check_mode_and_flags`]: IMAGIC without
-/// imagic_inodes (`PR_1_SET_IMAGIC`).
-fn check_more_flags(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
-    if inode.has_flag(IMAGIC_FL) && !ctx.imagic {
-        push(acc, RuleId::InodeImagic, g, ino, || {
-            format!(
-                "flags 0x{:08x}: IMAGIC set without the imagic_inodes feature",
-                inode.flags
-            )
-        });
-    }
-}
-
-/// `PR_1_NO_BIGALLOC_BLOCKMAP_FILES`: on bigalloc, an inode whose blocks are mapped by a
-/// classic block map.
-fn check_bigalloc_blockmap(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, m: &Mapped, acc: &mut Acc) {
-    if ctx.cluster_bits == 0 || inode.has_flag(EXTENTS_FL) || m.ranges.is_empty() {
-        return;
-    }
-    push(acc, RuleId::InodeBigallocBlockmap, g, ino, || {
-        "block-mapped inode on a bigalloc filesystem (only extent-mapped files can hold clusters)"
-            .to_string()
-    });
-}
-
-/// `check_inode_extra_space`'s timestamp test: a time with bit 31 set whose `_extra` word has
-/// both epoch bits set is a pre-1970 time written in the encoding older kernels used (e2fsck
-/// asks while the clock is before 2242). Checked, as e2fsck does, on inodes larger than 128
-/// bytes whose `i_extra_isize` leaves room for an xattr header.
-fn check_time_epochs(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
-    if ctx.inode_size <= 128 {
-        return;
-    }
-    let max = ctx.inode_size - 128;
-    let e = usize::from(inode.extra_isize);
-    if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
-        return;
-    }
-    let large = &inode.in_record;
-    let old_encoding = |t: u32, x: u32| t & 0x8000_0000 != 0 && x & 3 == 3;
-    if !(old_encoding(inode.atime, large.atime_extra)
-        || old_encoding(inode.ctime, large.ctime_extra)
-        || old_encoding(large.crtime, large.crtime_extra)
-        || old_encoding(inode.mtime, large.mtime_extra))
-    {
-        return;
-    }
-    // (name, seconds, extra): atime, ctime, crtime, mtime, as the record holds them.
-    let bad: Vec<&str> = [
-        ("atime", inode.atime, large.atime_extra),
-        ("ctime", inode.ctime, large.ctime_extra),
-        ("crtime", large.crtime, large.crtime_extra),
-        ("mtime", inode.mtime, large.mtime_extra),
-    ]
-    .into_iter()
-    .filter(|&(_, t, x)| old_encoding(t, x))
-    .map(|(n, _, _)| n)
-    .collect();
-    if !bad.is_empty() {
-        push(acc, RuleId::InodeTimeEpoch, g, ino, || {
-            format!(
-                "{} beyond 2310-04-04: likely a pre-1970 time in the old encoding",
-                bad.join(", ")
-            )
-        });
-    }
-}
-
-/// Fields the filesystem's features leave unused, which e2fsck's pass 1 marks bad and pass 2
-/// (`e2fsck_process_bad_inode`) reports: `i_faddr`, a directory's `i_size_high` without
-/// largedir, `i_blocks_hi` without huge_file, `i_file_acl_hi` without 64bit; and a regular
-/// file of 2 GiB or more without large_file (`PR_2_FEATURE_LARGE_FILES`).
-fn check_unused_fields(ctx: &Ctx, g: u32, ino: u32, inode: &Inode, acc: &mut Acc) {
-    // The high halves as the record holds them (Inode keeps them joined to the low halves).
-    let faddr = inode.obso_faddr;
-    let size_high = (inode.size >> 32) as u32;
-    let blocks_hi = (inode.blocks_raw >> 32) as u16;
-    let file_acl_hi = (inode.file_acl >> 32) as u16;
-    let mut set: Vec<String> = Vec::new();
-    if faddr != 0 {
-        set.push(format!("i_faddr {:#x}", faddr));
-    }
-    if inode.is_dir() && !ctx.largedir && size_high != 0 {
-        set.push(format!(
-            "i_size_high {:#x} (directory, no largedir)",
-            size_high
-        ));
-    }
-    if !ctx.hurd && !ctx.huge_file && blocks_hi != 0 {
-        set.push(format!("i_blocks_hi {:#x} (no huge_file)", blocks_hi));
-    }
-    if !ctx.hurd && !ctx.bit64 && file_acl_hi != 0 {
-        set.push(format!("i_file_acl_hi {:#x} (no 64bit)", file_acl_hi));
-    }
-    if !set.is_empty() {
-        push(acc, RuleId::InodeUnusedFields, g, ino, || {
-            format!("unused fields set: {}", set.join(", "))
-        });
-    }
-    if inode.is_reg() && !ctx.large_file && inode.size >= 0x8000_0000 {
-        push(acc, RuleId::InodeLargeFile, g, ino, || {
-            format!(
-                "regular file of {} bytes (2 GiB or more) without the large_file feature",
-                inode.size
-            )
-        });
-    }
-}
 
 /// `has_unaligned_cluster_map` (bigalloc): an extent's offset within its logical cluster equals
 /// its offset within its physical cluster, and an extent continuing the previous one's logical

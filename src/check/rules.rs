@@ -217,13 +217,14 @@ catalogue! {
     CountSbFreeBlocks = "count.sb_free_blocks", Warn, "superblock free blocks equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
     CountSbFreeInodes = "count.sb_free_inodes", Warn, "superblock free inodes equal the sum of the descriptors (the kernel updates it lazily)", [E], [];
     // journal
-    JournalInode = "journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks, all blocks inside the filesystem", [K, E], [];
+    JournalInode = "journal.inode", Err, "journal inode in range, in use, a regular file of at least 1024 blocks (EXT2_ET_JOURNAL_TOO_SMALL below), all blocks inside the filesystem", [K, E], ["PR_0_JOURNAL_BAD_INODE"];
     JournalSuperblockMagic = "journal.superblock_magic", Err, "journal superblock magic is 0xC03B3998", [K, E], [];
     JournalSuperblockType = "journal.superblock_type", Err, "journal superblock block type is 3 (v1) or 4 (v2)", [K, E], [];
     JournalFeatures = "journal.features", Err, "no unknown journal incompat feature; at most one checksum version", [K, E], [];
     JournalChecksum = "journal.checksum", Err, "with journal checksum v2/v3, checksum type is crc32c and the superblock checksum matches", [K, E], [];
     JournalBlockSize = "journal.block_size", Err, "journal block size equals the filesystem block size", [K, E], [];
-    JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode", [K, E], [];
+    JournalMaxlen = "journal.maxlen", Err, "journal s_maxlen fits in the journal inode (a journal superblock claiming more blocks than the journal has is \"journal too short\": e2fsck -n cannot proceed, exit 12)", [K, E], ["PR_0_JOURNAL_BAD_SUPER"];
+    JournalFastCommitBlocks = "journal.fast_commit_blocks", Err, "with the journal's fast_commit feature, s_maxlen less the fast-commit area (s_num_fc_blks, 256 when 0) leaves at least 1024 blocks of log (\"incorrect fast commit blocks\": e2fsck -n cannot proceed, exit 12)", [K, E], ["PR_0_JOURNAL_BAD_SUPER"];
     JournalUsers = "journal.users", Err, "an internal journal has at most one user", [E], [];
     JournalStartWithoutRecovery = "journal.start_without_recovery", Warn, "s_start is 0 when needs_recovery is clear (\"journal has data\": e2fsck offers to run or clear it and, answered no, ignores it and exits 0; the kernel does not replay it)", [E], ["PR_0_JOURNAL_RECOVERY_CLEAR", "PR_0_JOURNAL_RUN", "PR_0_JOURNAL_RESET_JOURNAL"];
     JournalErrno = "journal.errno", Warn, "the journal superblock's s_errno is 0 (the kernel aborted the journal after an error; e2fsck moves it to the superblock's error state without a problem code and exits 0 with -n)", [K, E], [];
@@ -234,6 +235,7 @@ catalogue! {
     MmpSequence = "mmp.sequence", Err, "the MMP sequence is clean or a node's counter, not e2fsck's marker (0xE24D4D50) nor an unknown value (e2fsck refuses the filesystem, exit 12)", [K, E], [];
     MmpInUse = "mmp.in_use", Warn, "the MMP sequence says clean: a node's counter means another node may have the filesystem mounted (named with its device and last update, as e2mmpstatus does)", [K, E], [];
     JournalReplayed = "journal.replayed", Warn, "the image needs no recovery (when it does, its committed transactions are replayed in memory and the replayed state is checked, as e2fsck recovers then checks)", [], ["PR_0_JOURNAL_RUN"];
+    JournalFastCommit = "journal.fast_commit", Warn, "no fast-commit transaction follows the log (when one does, e2fsck 1.47 and the kernel apply its tags after the replay; this read-only replay does not apply them and names each inode, block range and directory entry it leaves as the log has them; a stale fast-commit area, on which e2fsck 1.47 fails recovery and the kernel mounts, is reported here too)", [], [];
     JournalUnreplayable = "journal.unreplayable", Err, "every committed transaction replays: descriptor, commit and data block checksums match and every logged block lies inside the filesystem", [K, E], ["PR_0_JNL_TXN_CORRUPT"];
     // inode table walk (pass 1)
     InodeTableUnreadable = "inode.table_unreadable", Err, "every group's inode table (up to bg_itable_unused) lies inside the image", [E], ["PR_1_ISCAN_ERROR"];

@@ -231,6 +231,8 @@ enum Outcome {
 /// Exit status of one image's outcome.
 fn status(o: &Outcome) -> i32 {
     match o {
+        // The report is incomplete: a read of the input failed (one line on stderr said so).
+        Outcome::Checked(r) if r.read_failure.is_some() => EXIT_OPERATIONAL,
         Outcome::Checked(r) if r.errors > 0 => EXIT_PROBLEMS,
         Outcome::Checked(_) => EXIT_OK,
         Outcome::Failed { .. } => EXIT_OPERATIONAL,
@@ -546,6 +548,9 @@ fn check_one(path: &std::path::Path, args: &CheckArgs, policy: &Policy) -> Outco
     bar.finish();
     match res {
         Ok(mut rep) => {
+            if let Some(failure) = &rep.read_failure {
+                super::report_error(path, failure);
+            }
             policy.apply(&mut rep);
             limit_findings(&mut rep, args.max_findings);
             Outcome::Checked(rep)

@@ -119,9 +119,11 @@ fn open(p: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Option<Filesyste
     if std::fs::metadata(p).is_ok_and(|m| m.is_dir()) {
         return Ok(None);
     }
-    Filesystem::open(p, &args.source.open_options())
-        .map(Some)
-        .with_context(|| format!("{}", p.display()))
+    let fs = Filesystem::open(p, &args.source.open_options())
+        .with_context(|| format!("{}", p.display()))?;
+    // --replay (and --journal) apply to each image side: each is shown as its next mount will.
+    args.source.note_recovery(&fs);
+    Ok(Some(fs))
 }
 
 /// Run the subcommand.

@@ -27,6 +27,10 @@ pub struct DumpArgs {
     /// Open even with unknown incompat features (dumpe2fs -f).
     #[arg(short = 'f', long)]
     pub force: bool,
+    /// The input is a normal e2image file (dumpe2fs -i). e2image files are recognised by their
+    /// content with or without it; with it, any other input is refused as dumpe2fs refuses it.
+    #[arg(short = 'i', long = "image-file")]
+    pub image_file: bool,
     /// Extended options, as dumpe2fs: superblock=N, blocksize=N (comma separated, repeatable).
     #[arg(short = 'o', value_name = "OPT[,OPT]")]
     pub options: Vec<String>,
@@ -82,6 +86,19 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    let e2image = e4inspect::reader::container::ContainerKind::E2image;
+    if args.image_file && fs.source.container() != Some(e2image) {
+        // dumpe2fs -i opens the file with ext2fs_open(EXT2_FLAG_IMAGE_FILE), which fails on
+        // anything without the e2image header's magic.
+        report_error(
+            &args.image,
+            &"Wrong magic number for Ext2 Image Header while trying to open it",
+        );
+        if !args.output.json() {
+            outln!("Couldn't find valid filesystem superblock.");
+        }
+        return Ok(EXIT_OPERATIONAL);
+    }
     args.source.note_recovery(&fs);
     if args.output.json() {
         // Streamed: the groups are produced while they are written, so memory stays flat.
@@ -95,6 +112,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
         w.flush()?;
+        if let Some(failure) = fs.source.read_failure() {
+            // A part of the document is missing or marked unreadable: a failure.
+            report_error(&args.image, &failure);
+            return Ok(EXIT_OPERATIONAL);
+        }
         return Ok(EXIT_OK);
     }
     let opts = DumpOptions {
@@ -116,9 +138,12 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     for m in &rep.stderr {
         report_error(&args.image, m);
     }
-    if let Some(e) = &rep.read_error {
-        // A part of the report is missing (`<unreadable: ...>` in the text): a failure.
-        report_error(&args.image, e);
+    // A part of the report is missing (`<unreadable: ...>` in the text, or a read the report
+    // went past): a failure.
+    // (An aborted dump has said why on stderr already.)
+    let read_failure = rep.read_error.as_deref().or(fs.source.read_failure());
+    if let Some(failure) = read_failure.filter(|_| !rep.aborted || rep.read_error.is_some()) {
+        report_error(&args.image, &failure);
         return Ok(EXIT_OPERATIONAL);
     }
     Ok(if rep.aborted {

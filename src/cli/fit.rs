@@ -415,6 +415,11 @@ fn scan_image(
     let ((ev, agrees, largest), walk, counts) =
         fit::image_set_groups_par(fs, &cache, args.list, init, visit, merge, &|n| pb.inc(n));
     pb.finish_and_clear();
+    if let Some(why) = walk.absent {
+        // A metadata-only image without the xattr blocks: no figure can be given for it.
+        let image = args.from_image.clone().unwrap_or_default();
+        anyhow::bail!("{}: {why}", image.display());
+    }
     let mut named = largest.finish();
     let wanted = named.iter().filter_map(|n| n.ino).collect();
     let paths = e4inspect::views::scan::inode_paths(fs, &wanted);

@@ -46,6 +46,13 @@ pub struct JournalArgs {
     /// Read the journal from this external journal device or file (logdump -f).
     #[arg(short = 'f', long = "journal-device", value_name = "PATH")]
     pub journal_device: Option<PathBuf>,
+    /// Mark, on the log as it is on disk, what a replay (`--replay`, `e2fsck -E journal_only`)
+    /// does with it: a line after each commit block saying whether its transaction is applied,
+    /// and after the fast-commit area the tags e2fsck 1.47 applies that `--replay` does not.
+    /// Without it the text is debugfs logdump's, byte for byte; `--json` always carries the
+    /// marks (`replay`).
+    #[arg(long)]
+    pub replay_marks: bool,
     /// Output format.
     #[command(flatten)]
     pub output: super::OutputArgs,
@@ -120,9 +127,17 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let mut opts = options(args);
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    let fs = Filesystem::open(&args.image, &args.source.open_options());
+    let mut open = args.source.open_options();
+    if args.replay_marks || args.output.json() {
+        // The marks are about the log on disk: it is walked as it is, the plan beside it.
+        open.replay = false;
+    }
+    let fs = Filesystem::open(&args.image, &open);
+    let marks = fs.as_ref().ok().map(|f| replay_plan(args, f));
     if let Ok(f) = &fs {
-        args.source.note_recovery(f);
+        if !args.replay_marks {
+            args.source.note_recovery(f);
+        }
         let e2image = e4inspect::reader::container::ContainerKind::E2image;
         if f.source.container() == Some(e2image) && args.journal_device.is_none() {
             anyhow::bail!(
@@ -145,10 +160,12 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
         Ok(j) => j,
         Err(status) => return Ok(status),
     };
+    let marks = marks.as_ref();
     let outcome = if args.output.json() {
-        walk_json(args, journal.source(), opened, opts, &mut w)?
+        walk_json(args, journal.source(), opened, opts, marks, &mut w)?
     } else {
-        match walk_text(journal.source(), opened, opts, &mut w) {
+        let marks = marks.filter(|_| args.replay_marks);
+        match walk_text(journal.source(), opened, opts, marks, &mut w) {
             Ok(o) => o,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(EXIT_OK),
             Err(e) => return Err(e.into()),
@@ -370,6 +387,7 @@ fn no_journal_found(
                 options: opts,
                 events: Vec::new(),
                 outcome: logdump::Outcome::default(),
+                replay: None,
             };
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
@@ -399,6 +417,7 @@ fn walk_json(
     src: &dyn logdump::JournalSource,
     opened: Opened,
     opts: Options,
+    marks: Option<&ReplayPlan>,
     w: &mut dyn Write,
 ) -> anyhow::Result<logdump::Outcome> {
     let (fs_bs, inode_size) = fs_sizes(opened);
@@ -407,6 +426,7 @@ fn walk_json(
         events.push(e);
         Ok(())
     })?;
+    let replay = marks.map(|m| replay_marks_json(m, &events));
     let doc = JournalDocument {
         schema_version: SchemaVersion,
         image: args.image.display().to_string(),
@@ -418,6 +438,7 @@ fn walk_json(
         options: opts,
         events,
         outcome: o.clone(),
+        replay,
     };
     serde_json::to_writer_pretty(&mut *w, &doc)?;
     writeln!(w)?;
@@ -429,19 +450,202 @@ fn walk_text(
     src: &dyn logdump::JournalSource,
     opened: Opened,
     opts: Options,
+    marks: Option<&ReplayPlan>,
     w: &mut dyn Write,
 ) -> std::io::Result<logdump::Outcome> {
     let (fs_bs, inode_size) = fs_sizes(opened);
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
-    logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
+    let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
         if let (Event::InodeCopy { ino, raw }, Some((fs, _))) = (&e, opened) {
             writeln!(w, "    (inode block for inode {ino}):")?;
             e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, w)?;
             return inode_blocks(w, raw);
         }
-        text::write_event(w, &mut err, &e)
-    })
+        text::write_event(w, &mut err, &e)?;
+        if let (Some(m), Some(tid)) = (marks, commit_of(&e)) {
+            match applies(m, tid) {
+                Ok(blocks) => writeln!(
+                    w,
+                    "  [replay applies transaction {tid}: {blocks} blocks written]"
+                )?,
+                Err(why) => writeln!(w, "  [replay does not apply transaction {tid}: {why}]")?,
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(m) = marks {
+        fast_commit_marks(m, w)?;
+    }
+    Ok(o)
+}
+
+/// The recovery plan beside the log: `Err` says why there is none.
+type ReplayPlan = Result<e4inspect::reader::replay::Plan, String>;
+
+fn replay_plan(args: &JournalArgs, fs: &Filesystem) -> ReplayPlan {
+    let external = args
+        .journal_device
+        .as_deref()
+        .or(args.source.journal.as_deref());
+    match e4inspect::reader::replay::pending(fs, external) {
+        None => Err("the filesystem needs no recovery (needs_recovery is clear)".into()),
+        Some(Ok(plan)) => Ok(plan),
+        Some(Err(e)) => Err(format!("the journal cannot be replayed: {e}")),
+    }
+}
+
+/// The transaction of a printed commit block.
+fn commit_of(e: &Event) -> Option<u32> {
+    match e {
+        Event::Block {
+            sequence,
+            blocktype,
+            quiet: false,
+            ..
+        } if *blocktype == e4inspect::reader::ondisk::journal::COMMIT_BLOCK => Some(*sequence),
+        _ => None,
+    }
+}
+
+/// Blocks a replay writes for transaction `tid`, or why it does not apply it.
+fn applies(m: &ReplayPlan, tid: u32) -> Result<u64, String> {
+    let plan = m.as_ref().map_err(Clone::clone)?;
+    if let Some(t) = plan.transactions.iter().find(|t| t.tid == tid) {
+        return Ok(t.replayed);
+    }
+    if let Some(f) = plan.failures.first() {
+        return Err(format!("recovery fails ({f})"));
+    }
+    if plan.failed_commit == Some(tid) {
+        return Err("its commit block fails its checksum: the log ends before it".into());
+    }
+    Err(format!(
+        "it is not part of the log recovery replays (transactions {} to {})",
+        plan.start_tid,
+        plan.end_tid.wrapping_sub(1)
+    ))
+}
+
+/// After the fast-commit area: what e2fsck 1.47 applies from it that `--replay` does not.
+fn fast_commit_marks(m: &ReplayPlan, w: &mut dyn Write) -> std::io::Result<()> {
+    let Ok(plan) = m else { return Ok(()) };
+    if let Some(fc) = &plan.fast_commit {
+        writeln!(
+            w,
+            "[replay: e2fsck 1.47 applies {} tags of fast-commit transaction {}; --replay does not apply:]",
+            fc.tags, fc.tid
+        )?;
+        for op in &fc.ops {
+            writeln!(w, "  [{} {op}]", op.tag())?;
+        }
+        if fc.more_ops > 0 {
+            writeln!(w, "  [and {} more]", fc.more_ops)?;
+        }
+    }
+    for f in &plan.failures {
+        if let e4inspect::reader::replay::Failure::FastCommit { .. } = f {
+            writeln!(w, "[replay: {f}]")?;
+        }
+    }
+    Ok(())
+}
+
+/// What a replay does with the log, for JSON.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct ReplayMarks {
+    /// Why there is no replay (no recovery needed, or the journal cannot be replayed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub none: Option<String>,
+    /// Each transaction whose commit block the walk shows: applied by a replay or not.
+    pub transactions: Vec<TransactionMark>,
+    /// Why recovery fails, if it does (e2fsck's verdict; nothing is then replayed).
+    pub failures: Vec<String>,
+    /// The fast-commit transaction e2fsck 1.47 applies after the log, which `--replay` does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_commit: Option<FastCommitMark>,
+}
+
+/// One transaction of the log.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct TransactionMark {
+    /// Transaction ID.
+    pub transaction: u32,
+    /// A replay applies it.
+    pub applied: bool,
+    /// Blocks the replay writes for it (0 when not applied).
+    pub blocks: u64,
+    /// Why it is not applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+/// The fast-commit transaction that follows the log.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct FastCommitMark {
+    /// Its transaction ID.
+    pub transaction: u32,
+    /// Tags e2fsck 1.47 replays (HEAD, TAIL and PAD included).
+    pub tags: u64,
+    /// Applied by `--replay`: always false (reported, not applied).
+    pub applied: bool,
+    /// The tags that change the filesystem, in replay order.
+    pub ops: Vec<FastCommitOp>,
+    /// Such tags beyond those listed.
+    pub more_ops: u64,
+    /// Inodes whose record, blocks or entries they change.
+    pub inodes: Vec<u32>,
+}
+
+/// One fast-commit tag.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct FastCommitOp {
+    /// Its name as e2fsprogs names it (`ADD_RANGE`, `DEL_RANGE`, `CREAT_DENTRY`, `ADD_ENTRY`,
+    /// `DEL_ENTRY`, `INODE`).
+    pub tag: &'static str,
+    /// What it changes.
+    pub change: String,
+}
+
+fn replay_marks_json(m: &ReplayPlan, events: &[Event]) -> ReplayMarks {
+    let transactions = events
+        .iter()
+        .filter_map(commit_of)
+        .map(|tid| {
+            let a = applies(m, tid);
+            TransactionMark {
+                transaction: tid,
+                applied: a.is_ok(),
+                blocks: *a.as_ref().unwrap_or(&0),
+                why_not: a.err(),
+            }
+        })
+        .collect();
+    let plan = m.as_ref().ok();
+    ReplayMarks {
+        none: m.as_ref().err().cloned(),
+        transactions,
+        failures: plan
+            .map(|p| p.failures.iter().map(ToString::to_string).collect())
+            .unwrap_or_default(),
+        fast_commit: plan
+            .and_then(|p| p.fast_commit.as_ref())
+            .map(|fc| FastCommitMark {
+                transaction: fc.tid,
+                tags: fc.tags,
+                applied: false,
+                ops: fc
+                    .ops
+                    .iter()
+                    .map(|o| FastCommitOp {
+                        tag: o.tag(),
+                        change: o.to_string(),
+                    })
+                    .collect(),
+                more_ops: fc.more_ops,
+                inodes: fc.inodes(),
+            }),
+    }
 }
 
 /// The `journal --json` document.
@@ -460,6 +664,9 @@ pub struct JournalDocument {
     pub events: Vec<logdump::Event>,
     /// How the walk ended.
     pub outcome: logdump::Outcome,
+    /// What a replay does with this log (absent when the filesystem could not be opened).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayMarks>,
 }
 
 /// logdump's own list of the copy's block pointers after the inode text: runs of consecutive

@@ -23,11 +23,14 @@ pub mod docgen;
 pub mod dump;
 pub mod exit;
 pub mod extract;
+pub mod find;
 pub mod fit;
 pub mod freefrag;
+pub mod icheck;
 pub mod inode;
 pub mod journal;
 pub mod ls;
+pub mod ncheck;
 pub mod progress;
 pub mod quota;
 #[cfg(test)]
@@ -161,6 +164,14 @@ fn tid_range(plan: &e4inspect::reader::replay::Plan) -> String {
 fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::reader::replay::Plan) {
     let path = fs.source.path().display();
     for f in &plan.failures {
+        if let e4inspect::reader::replay::Failure::FastCommit {
+            kernel_accepts: true,
+            ..
+        } = f
+        {
+            eprintln!("e4inspect: {path}: --replay: recovery by e2fsck 1.47 fails and nothing is replayed, as it leaves the image: {f}");
+            continue;
+        }
         eprintln!(
             "e4inspect: {path}: --replay: recovery fails (the kernel would refuse to mount): {f}"
         );
@@ -168,8 +179,14 @@ fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::rea
     if let Some(tid) = plan.failed_commit {
         eprintln!("e4inspect: {path}: --replay: journal transaction {tid} was corrupt, replay was aborted");
     }
-    if let Some(tid) = plan.fast_commit {
-        eprintln!("e4inspect: {path}: --replay: the fast-commit blocks of transaction {tid} are not replayed (e2fsck and the kernel replay them)");
+    if let Some(fc) = &plan.fast_commit {
+        let inodes: Vec<String> = fc.inodes().iter().map(u32::to_string).collect();
+        eprintln!(
+            "e4inspect: {path}: --replay: the fast-commit transaction {} ({} tags) is not replayed (e2fsck 1.47 and the kernel apply it): inodes {} are shown as the log leaves them; `journal --replay-marks` lists its tags",
+            fc.tid,
+            fc.tags,
+            inodes.join(", ")
+        );
     }
 }
 
@@ -282,5 +299,55 @@ mod tests {
         assert_eq!(one_line(&target), "img: <x>: not an inode number");
         let plain = anyhow::anyhow!("reason").context("img");
         assert_eq!(one_line(&plain), "img: reason");
+    }
+}
+
+/// C's `strtol`/`strtoull` with base 0 (leading blanks, a sign, `0x` hex, `0` octal, decimal):
+/// the value and what is left unparsed (all of `s` when no digit was read). The value saturates
+/// at the `i128` range; the caller converts as C would.
+pub fn c_strto(s: &str) -> (i128, &str) {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let hex = (t.starts_with("0x") || t.starts_with("0X"))
+        && t.as_bytes().get(2).is_some_and(u8::is_ascii_hexdigit);
+    let (radix, digits) = if hex {
+        (16, &t[2..])
+    } else if t.starts_with('0') {
+        (8, t)
+    } else {
+        (10, t)
+    };
+    let n = digits
+        .bytes()
+        .take_while(|b| (*b as char).is_digit(radix))
+        .count();
+    if n == 0 {
+        return (0, s);
+    }
+    let v = digits[..n].bytes().fold(0i128, |acc, b| {
+        let d = i128::from((b as char).to_digit(radix).unwrap_or(0));
+        acc.saturating_mul(i128::from(radix)).saturating_add(d)
+    });
+    (if neg { -v } else { v }, &digits[n..])
+}
+
+#[cfg(test)]
+mod strto_tests {
+    use super::c_strto;
+
+    #[test]
+    fn c_strto_reads_like_strtol_base_0() {
+        assert_eq!(c_strto("12"), (12, ""));
+        assert_eq!(c_strto("0x1f"), (31, ""));
+        assert_eq!(c_strto("010"), (8, ""));
+        assert_eq!(c_strto(" -1"), (-1, ""));
+        assert_eq!(c_strto("12x"), (12, "x"));
+        assert_eq!(c_strto("0x"), (0, "x"));
+        assert_eq!(c_strto("abc"), (0, "abc"));
+        assert_eq!(c_strto("09"), (0, "9"));
     }
 }

@@ -21,7 +21,10 @@ pub fn all() -> Vec<(&'static str, Schema)> {
             strict::<e4inspect::format::inode_json::InodeDocument>(),
         ),
         ("ls", strict::<super::ls::LsDocument>()),
+        ("ncheck", strict::<super::ncheck::NcheckDocument>()),
+        ("icheck", strict::<super::icheck::IcheckDocument>()),
         ("xattrs", strict::<super::xattrs::XattrsDocument>()),
+        ("find", strict::<super::find::FindRecord>()),
         ("fit", strict::<e4inspect::format::fit::JsonOut>()),
         ("fit-profiles", strict::<super::fit::ProfileList>()),
         (

@@ -247,7 +247,8 @@ struct Report {
     secs: f64,
 }
 
-/// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met.
+/// Run the subcommand: 0 fine, 4 when damaged xattrs or scan problems were met, 8 (one line, no
+/// report) when a metadata-only image lacks an xattr block.
 pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
@@ -255,14 +256,16 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     args.source.note_recovery(&fs);
     let report = scan_image(&fs, &args);
     // Blocks a metadata-only image (e2image) does not hold leave the report incomplete: 8.
-    let absent = report
+    // Its figures would count the absent blocks as holding nothing: one line instead.
+    if let Some(p) = report
         .counts
         .problems
         .iter()
-        .any(|p| p.message.contains(e4inspect::error::ABSENT));
-    let status = if absent {
-        8
-    } else if report.counts.problem_count > 0 {
+        .find(|p| p.message.contains(e4inspect::error::ABSENT))
+    {
+        anyhow::bail!("{}: {}", args.image.display(), p.message);
+    }
+    let status = if report.counts.problem_count > 0 {
         4
     } else {
         0

@@ -643,6 +643,20 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             for o in &l.objects {
                 let _ = write!(s, " ost{}:{:#x}:{:#x}", o.ost_idx, o.seq, o.oid);
             }
+            if let Some(f) = &l.foreign {
+                let kind = f
+                    .type_name
+                    .clone()
+                    .unwrap_or_else(|| format!("{:#x}", f.foreign_type));
+                let _ = write!(s, " type {kind} flags 0x{:x} value ", f.flags);
+                // The value comes from disk: escaped, or hex when it is not text.
+                match &f.value {
+                    Some(t) => s.push_str(&super::escape::c_string(t.as_bytes())),
+                    None => {
+                        let _ = write!(s, "0x{}", f.value_hex);
+                    }
+                }
+            }
             s
         }
         xattr::Decoded::FilterFid(f) => {

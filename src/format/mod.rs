@@ -13,5 +13,6 @@ pub mod inode_json;
 pub mod json;
 pub mod junit;
 pub mod logdump;
+pub mod maps;
 pub mod sys;
 pub mod table;

@@ -879,6 +879,20 @@ pub struct GroupWalk {
     pub blocks_decoded: u64,
     /// Groups handed out (sets evaluated).
     pub groups: u64,
+    /// The first read that met bytes a metadata-only image does not hold (a normal e2image file
+    /// has no xattr blocks): the walk's figures are then incomplete, and callers report this
+    /// instead of them (one line, exit 8), never the figures as if the blocks held nothing.
+    pub absent: Option<String>,
+}
+
+impl GroupWalk {
+    /// Count one unreadable inode (or `count`), keeping the first absent-block message.
+    fn unreadable(&mut self, count: u64, why: &str) {
+        self.unreadable += count;
+        if self.absent.is_none() && why.contains(crate::error::ABSENT) {
+            self.absent = Some(why.to_string());
+        }
+    }
 }
 
 /// Most groups of inodes sharing a block held before they are handed out.
@@ -1016,8 +1030,8 @@ fn flush_pending<S>(
         };
         let mut observed = observed;
         let first = inodes.first().copied().unwrap_or(0);
-        if add_block_entries(fs, cache, first, blk, &mut set, &mut observed).is_err() {
-            w.walk.unreadable += count;
+        if let Err(e) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
+            w.walk.unreadable(count, &e.to_string());
             continue;
         }
         w.walk.groups += 1;
@@ -1080,9 +1094,12 @@ fn set_of_inode<S>(
     } else {
         0
     };
-    let Ok((set, observed)) = body_set(fs, ino, raw, extra) else {
-        w.walk.unreadable += 1;
-        return;
+    let (set, observed) = match body_set(fs, ino, raw, extra) {
+        Ok(b) => b,
+        Err(e) => {
+            w.walk.unreadable(1, &e.to_string());
+            return;
+        }
     };
     if inode.file_acl == 0 {
         w.walk.groups += 1;
@@ -1140,6 +1157,7 @@ where
         a.user = merge(a.user, user);
         a.walk.unreadable += walk.unreadable;
         a.walk.groups += walk.groups;
+        a.walk.absent = a.walk.absent.or(walk.absent);
         for (key, (count, inodes)) in pending {
             add_pending(fs, cache, &mut a, &visit, key, count, inodes, keep);
         }
@@ -1158,6 +1176,13 @@ where
     // A group that could not be read (its descriptor, bitmap or table) counts once, as does a
     // failed read of part of a table.
     w.walk.unreadable += counts.problem_count;
+    if let Some(p) = counts
+        .problems
+        .iter()
+        .find(|p| p.message.contains(crate::error::ABSENT))
+    {
+        w.walk.absent.get_or_insert_with(|| p.message.clone());
+    }
     w.walk.blocks_decoded = cache.decoded();
     (w.user, w.walk, counts)
 }

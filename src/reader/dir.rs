@@ -537,6 +537,19 @@ pub fn iterate_dir(
     if !inode.is_dir() {
         return Err(Error::Invalid(format!("inode {ino} is not a directory")));
     }
+    iterate_dir_inode(fs, ino, &raw, &inode, include_removed, visit)
+}
+
+/// [`iterate_dir`] over directory `ino` already read (`raw` as stored, `inode` decoded from it):
+/// what a scan that has the record in hand (`ncheck`'s walk) calls without reading it again.
+pub fn iterate_dir_inode(
+    fs: &Filesystem,
+    ino: u32,
+    raw: &[u8],
+    inode: &Inode,
+    include_removed: bool,
+    visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
+) -> Result<()> {
     let bs = fs.block_size() as usize;
     let mut flags = IterFlags {
         include_removed,
@@ -573,15 +586,15 @@ pub fn iterate_dir(
         {
             return Ok(());
         }
-        let xa = inode::inode_xattrs(fs, &raw, &inode);
+        let xa = inode::inode_xattrs(fs, raw, inode);
         if let Some(v) = xa.inline_data().filter(|v| !v.is_empty()) {
             let _ = iterate_buffer(v, bs, flags, visit).map_err(|e| fail(&e.to_string()))?;
         }
         return Ok(());
     }
-    let seed = dir_csum_seed(fs, ino, &inode);
+    let seed = dir_csum_seed(fs, ino, inode);
     let mut err = None;
-    for_each_dir_block(fs, ino, &inode, true, &mut |_, p| {
+    for_each_dir_block(fs, ino, inode, true, &mut |_, p| {
         let block = match fs.block(p) {
             Ok(b) => b,
             Err(e) => {

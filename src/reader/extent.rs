@@ -531,110 +531,114 @@ pub fn walk_blockmap<F, B>(
     iblock: &[u8],
     block_size: u64,
     limits: &WalkLimits,
-    mut read_block: F,
+    read_block: F,
 ) -> BlockMapWalk
 where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let mut w = BlockMapWalk::default();
+    let mut walker = BlockMapWalker {
+        per_block: blockmap::pointers_per_block(block_size).max(1),
+        limits,
+        read_block,
+        seen: std::collections::HashSet::new(),
+        walk: BlockMapWalk::default(),
+    };
     let map: IBlockMap = match ondisk::decode(iblock) {
-        Ok(m) => m,
+        Ok(map) => map,
         Err(e) => {
-            w.problems
+            walker
+                .walk
+                .problems
                 .push(Problem::new(ProblemKind::BlockMap, e.to_string()));
-            return w;
+            return walker.walk;
         }
     };
-    let per = blockmap::pointers_per_block(block_size).max(1);
-    let mut seen = std::collections::HashSet::new();
-    for (i, &b) in (0u64..).zip(map.direct.iter()) {
-        if b != 0 {
-            w.push_data(i, u64::from(b));
+    for (lblk, &blk) in (0u64..).zip(map.direct.iter()) {
+        if blk != 0 {
+            walker.walk.push_data(lblk, u64::from(blk));
         }
     }
     let mut base = DIRECT_BLOCKS as u64;
     for depth in 1..=3u32 {
-        let b = u64::from(map.indirect(depth).unwrap_or(0));
-        let span = per.saturating_pow(depth);
-        if b != 0 {
-            map_level(
-                b,
-                depth,
-                base,
-                per,
-                limits,
-                &mut read_block,
-                &mut seen,
-                &mut w,
-            );
+        let blk = u64::from(map.indirect(depth).unwrap_or(0));
+        let span = walker.per_block.saturating_pow(depth);
+        if blk != 0 {
+            walker.map_level(blk, depth, base);
         }
         base = base.saturating_add(span);
     }
-    w
+    walker.walk
 }
 
-#[allow(clippy::too_many_arguments)]
-fn map_level<F, B>(
-    blk: u64,
-    depth: u32,
-    base: u64,
-    per: u64,
-    limits: &WalkLimits,
-    read_block: &mut F,
-    seen: &mut std::collections::HashSet<u64>,
-    w: &mut BlockMapWalk,
-) where
+/// The state of one [`walk_blockmap`]: what bounds it (the filesystem's range, each mapping
+/// block followed once) and what it found.
+struct BlockMapWalker<'a, F> {
+    /// Block numbers per mapping block (block size / 4).
+    per_block: u64,
+    limits: &'a WalkLimits,
+    read_block: F,
+    /// Mapping blocks already followed: a second reference is a cycle or a shared block.
+    seen: std::collections::HashSet<u64>,
+    walk: BlockMapWalk,
+}
+
+impl<F, B> BlockMapWalker<'_, F>
+where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let (kind, name) = match depth {
-        1 => (MapKind::Ind, "indirect"),
-        2 => (MapKind::Dind, "double indirect"),
-        _ => (MapKind::Tind, "triple indirect"),
-    };
-    // libext2fs reports the mapping block first, then refuses to read it when out of range.
-    w.total += 1;
-    w.runs.push(MapRun {
-        kind,
-        physical: blk,
-        len: 1,
-    });
-    if !limits.in_range(blk) {
-        w.problems.push(Problem::new(
-            ProblemKind::BlockMap,
-            format!("{name} block {blk} (logical {base}) is outside the filesystem"),
-        ));
-        return;
-    }
-    if !seen.insert(blk) {
-        w.problems.push(Problem::new(
-            ProblemKind::BlockMap,
-            format!("{name} block {blk} is referenced more than once (cycle or shared block)"),
-        ));
-        return;
-    }
-    let data = match read_block(blk) {
-        Ok(b) => b,
-        Err(e) => {
-            w.problems.push(Problem::new(
+    /// The mapping block `blk` at `depth` (1 indirect, 2 double, 3 triple) whose first pointer
+    /// maps logical block `base`, and below it (`block_iterate_ind` and its siblings).
+    fn map_level(&mut self, blk: u64, depth: u32, base: u64) {
+        let (kind, name) = match depth {
+            1 => (MapKind::Ind, "indirect"),
+            2 => (MapKind::Dind, "double indirect"),
+            _ => (MapKind::Tind, "triple indirect"),
+        };
+        // libext2fs reports the mapping block first, then refuses to read it when out of range.
+        self.walk.total += 1;
+        self.walk.runs.push(MapRun {
+            kind,
+            physical: blk,
+            len: 1,
+        });
+        if !self.limits.in_range(blk) {
+            self.walk.problems.push(Problem::new(
                 ProblemKind::BlockMap,
-                format!("{name} block {blk}: {e}"),
+                format!("{name} block {blk} (logical {base}) is outside the filesystem"),
             ));
             return;
         }
-    };
-    let span = per.saturating_pow(depth - 1);
-    for (i, child) in (0..per).zip(blockmap::pointers(&data)) {
-        let child = u64::from(child);
-        if child == 0 {
-            continue;
+        if !self.seen.insert(blk) {
+            self.walk.problems.push(Problem::new(
+                ProblemKind::BlockMap,
+                format!("{name} block {blk} is referenced more than once (cycle or shared block)"),
+            ));
+            return;
         }
-        let lbase = base.saturating_add(i.saturating_mul(span));
-        if depth == 1 {
-            w.push_data(lbase, child);
-        } else {
-            map_level(child, depth - 1, lbase, per, limits, read_block, seen, w);
+        let data = match (self.read_block)(blk) {
+            Ok(data) => data,
+            Err(e) => {
+                self.walk.problems.push(Problem::new(
+                    ProblemKind::BlockMap,
+                    format!("{name} block {blk}: {e}"),
+                ));
+                return;
+            }
+        };
+        let span = self.per_block.saturating_pow(depth - 1);
+        for (index, child) in (0..self.per_block).zip(blockmap::pointers(&data)) {
+            let child = u64::from(child);
+            if child == 0 {
+                continue;
+            }
+            let child_base = base.saturating_add(index.saturating_mul(span));
+            if depth == 1 {
+                self.walk.push_data(child_base, child);
+            } else {
+                self.map_level(child, depth - 1, child_base);
+            }
         }
     }
 }

@@ -704,6 +704,10 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
 
 /// Name the structure and byte range that a short read hit (superblock or descriptor table).
 fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> String {
+    if let Some(failure) = src.read_failure() {
+        // The bytes are inside the input but could not be read (I/O error, the input shrank).
+        return format!(": {failure}");
+    }
     let len = src.len();
     let sb_off = if sb_block == 0 {
         SUPERBLOCK_OFFSET

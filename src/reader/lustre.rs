@@ -310,8 +310,11 @@ pub struct LovComponent {
     pub extent_end: u64,
     /// `lcme_layout_gen`.
     pub layout_gen: u32,
-    /// The component's layout.
+    /// The component's layout (v1/v3).
     pub layout: Option<LovPlain>,
+    /// The component's foreign layout (a `lov_foreign_md` blob: a foreign mirror, an HSM copy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<LovForeign>,
     /// Why the component's layout could not be decoded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decode_error: Option<String>,
@@ -347,6 +350,63 @@ pub struct Lov {
     /// The components (composite).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<Vec<LovComponent>>,
+    /// The foreign layout (`magic` "foreign").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<LovForeign>,
+}
+
+/// A foreign layout (`struct lov_foreign_md`, `LOV_MAGIC_FOREIGN`): a whole `trusted.lov`, or one
+/// component of a composite layout (a foreign mirror or HSM copy).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LovForeign {
+    /// `lfm_type`.
+    #[serde(rename = "type")]
+    pub foreign_type: u32,
+    /// Its `LU_FOREIGN_TYPE_*` name (`none`, `symlink`), null when unknown.
+    pub type_name: Option<String>,
+    /// `lfm_flags`.
+    pub flags: u32,
+    /// `lfm_length`: bytes of the value.
+    pub length: u32,
+    /// The value as text when it is UTF-8 (one trailing NUL dropped), else null.
+    pub value: Option<String>,
+    /// The value in hex.
+    pub value_hex: String,
+}
+
+/// Decode a `struct lov_foreign_md` (`v` is exactly the layout: the whole value or one
+/// component's blob). The value is `lfm_length` bytes after the 16-byte header, within `v`.
+pub fn decode_foreign(v: &[u8]) -> Result<LovForeign> {
+    let h: raw::LovForeignMd = ondisk::decode(v)?;
+    if h.magic != raw::LOV_MAGIC_FOREIGN {
+        return Err(err(
+            "trusted.lov",
+            format!("bad foreign magic {:#010x}", h.magic),
+        ));
+    }
+    let body = &v[raw::LovForeignMd::SIZE..];
+    let value = body.get(..h.length as usize).ok_or_else(|| {
+        err(
+            "trusted.lov",
+            format!(
+                "foreign layout: lfm_length {} past the value's {} bytes after the header",
+                h.length,
+                body.len()
+            ),
+        )
+    })?;
+    let text = value.strip_suffix(b"\0").unwrap_or(value);
+    Ok(LovForeign {
+        foreign_type: h.foreign_type,
+        type_name: raw::LU_FOREIGN_TYPES
+            .iter()
+            .find(|(t, _)| *t == h.foreign_type)
+            .map(|(_, n)| n.to_string()),
+        flags: h.flags,
+        length: h.length,
+        value: std::str::from_utf8(text).ok().map(str::to_string),
+        value_hex: value.iter().map(|b| format!("{b:02x}")).collect(),
+    })
 }
 
 fn decode_plain(v: &[u8]) -> Result<LovPlain> {
@@ -393,7 +453,15 @@ fn decode_plain(v: &[u8]) -> Result<LovPlain> {
     })
 }
 
-fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<LovPlain> {
+/// What one component's blob holds.
+enum Component {
+    Plain(LovPlain),
+    Foreign(LovForeign),
+}
+
+/// The blob of component `e` (`lcme_offset`, `lcme_size` inside `v`): a v1/v3 layout or, by its
+/// magic, a foreign one.
+fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<Component> {
     let start = e.offset as usize;
     let blob = start
         .checked_add(e.size as usize)
@@ -410,7 +478,10 @@ fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<LovPlain> {
                 ),
             )
         })?;
-    decode_plain(blob)
+    if blob.get(..4) == Some(&raw::LOV_MAGIC_FOREIGN.to_le_bytes()[..]) {
+        return decode_foreign(blob).map(Component::Foreign);
+    }
+    decode_plain(blob).map(Component::Plain)
 }
 
 /// Decode `trusted.lov`: a v1 or v3 layout, or a composite one whose `lcm_entry_count`
@@ -420,10 +491,21 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
         .get(..4)
         .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     if magic == raw::LOV_MAGIC_FOREIGN {
-        return Err(err(
-            "trusted.lov",
-            "a foreign layout (LOV_MAGIC_FOREIGN), not decoded",
-        ));
+        let f = decode_foreign(v)?;
+        return Ok(Lov {
+            magic: "foreign".to_string(),
+            stripe_size: None,
+            stripe_count: None,
+            pool: None,
+            pattern: None,
+            pattern_names: None,
+            layout_gen: 0,
+            objects: Vec::new(),
+            mirrors: None,
+            flags: None,
+            components: None,
+            foreign: Some(f),
+        });
     }
     if magic != raw::LOV_MAGIC_COMP_V1 {
         let p = decode_plain(v)?;
@@ -439,6 +521,7 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
             mirrors: None,
             flags: None,
             components: None,
+            foreign: None,
         });
     }
     let h: raw::LovCompMd = ondisk::decode(v)?;
@@ -451,9 +534,10 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
                 format!("component {i} of {} lies past the value", h.entry_count),
             )
         })?;
-        let (layout, decode_error) = match decode_component(v, &e) {
-            Ok(p) => (Some(p), None),
-            Err(x) => (None, Some(x.to_string())),
+        let (layout, foreign, decode_error) = match decode_component(v, &e) {
+            Ok(Component::Plain(p)) => (Some(p), None, None),
+            Ok(Component::Foreign(f)) => (None, Some(f), None),
+            Err(x) => (None, None, Some(x.to_string())),
         };
         components.push(LovComponent {
             id: e.id,
@@ -463,6 +547,7 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
             extent_end: e.extent_end,
             layout_gen: e.layout_gen,
             layout,
+            foreign,
             decode_error,
         });
     }
@@ -479,26 +564,36 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
         mirrors: Some(u32::from(h.mirror_count) + 1),
         flags: Some(h.flags),
         components: Some(components),
+        foreign: None,
     })
 }
 
 /// The stripe count of a `trusted.lov` value without decoding its objects (for scan summaries):
-/// `lmm_stripe_count` of a v1/v3 layout, the largest component's of a composite one; `None`
-/// when the value is no layout this module decodes.
+/// `lmm_stripe_count` of a v1/v3 layout, the largest component's of a composite one, 0 for a
+/// foreign layout (or component), which has no stripes; `None` when the value is no layout this
+/// module decodes.
 pub fn stripe_count(v: &[u8]) -> Option<u16> {
     let magic = u32::from_le_bytes(v.get(..4)?.try_into().ok()?);
     match magic {
         raw::LOV_MAGIC_V1 | raw::LOV_MAGIC_V3 => {
             Some(ondisk::decode::<raw::LovMdsMd>(v).ok()?.stripe_count)
         }
+        // A foreign layout has no stripes.
+        raw::LOV_MAGIC_FOREIGN => decode_foreign(v).ok().map(|_| 0),
         raw::LOV_MAGIC_COMP_V1 => {
             let h: raw::LovCompMd = ondisk::decode(v).ok()?;
             let mut max = None;
             for i in 0..usize::from(h.entry_count) {
                 let at = raw::LovCompMd::SIZE + i * raw::LovCompMdEntry::SIZE;
                 let e: raw::LovCompMdEntry = ondisk::decode_at(v, at).ok()?;
-                let start = e.offset as usize;
-                let l: raw::LovMdsMd = ondisk::decode(v.get(start..)?).ok()?;
+                let blob = v.get(e.offset as usize..)?;
+                // A foreign component (no stripes) counts for nothing; its bytes are no
+                // lov_mds_md to read a count from.
+                if blob.get(..4) == Some(&raw::LOV_MAGIC_FOREIGN.to_le_bytes()[..]) {
+                    max = max.max(Some(0));
+                    continue;
+                }
+                let l: raw::LovMdsMd = ondisk::decode(blob).ok()?;
                 max = max.max(Some(l.stripe_count));
             }
             max
@@ -760,6 +855,86 @@ mod tests {
         for cut in 0..comp.len() {
             let _ = decode_lov(&comp[..cut]);
         }
+    }
+
+    /// A `lov_foreign_md` as lustre_user.h lays it out: magic, length, type, flags (LE), value.
+    fn foreign(length: u32, ftype: u32, flags: u32, value: &[u8]) -> Vec<u8> {
+        let mut v = raw::LOV_MAGIC_FOREIGN.to_le_bytes().to_vec();
+        v.extend(length.to_le_bytes());
+        v.extend(ftype.to_le_bytes());
+        v.extend(flags.to_le_bytes());
+        v.extend(value);
+        v
+    }
+
+    #[test]
+    fn lov_foreign_known_answers() {
+        let v = foreign(11, 0xda05, 0x3, b"/mnt/s3/obj");
+        let l = decode_lov(&v).unwrap();
+        assert_eq!(l.magic, "foreign");
+        let f = l.foreign.unwrap();
+        assert_eq!(f.foreign_type, 0xda05);
+        assert_eq!(f.type_name.as_deref(), Some("symlink"));
+        assert_eq!(f.flags, 3);
+        assert_eq!(f.length, 11);
+        assert_eq!(f.value.as_deref(), Some("/mnt/s3/obj"));
+        assert_eq!(f.value_hex, "2f6d6e742f73332f6f626a");
+        assert_eq!(stripe_count(&v), Some(0));
+        // Binary value, unknown type: no text, hex kept, no name.
+        let f = decode_foreign(&foreign(2, 7, 0, &[0xff, 0x00])).unwrap();
+        assert_eq!(
+            (f.value, f.value_hex.as_str(), f.type_name),
+            (None, "ff00", None)
+        );
+        // A length past the value, and one in the billions, fail without allocating by it.
+        assert!(decode_lov(&foreign(12, 0, 0, b"short")).is_err());
+        assert!(decode_lov(&foreign(u32::MAX, 0, 0, b"x")).is_err());
+        assert_eq!(stripe_count(&foreign(u32::MAX, 0, 0, b"x")), None);
+        for cut in 0..v.len() {
+            let _ = decode_lov(&v[..cut]);
+        }
+    }
+
+    #[test]
+    fn lov_composite_with_a_foreign_component() {
+        let c1 = lov_v1(2, &[(0x11, 0, 0), (0x12, 0, 1)]);
+        let c2 = foreign(4, 0, 1, b"hsm\0");
+        let head = raw::LovCompMd::SIZE + 2 * raw::LovCompMdEntry::SIZE;
+        let mut comp = raw::LOV_MAGIC_COMP_V1.to_le_bytes().to_vec();
+        comp.extend(((head + c1.len() + c2.len()) as u32).to_le_bytes());
+        comp.extend(5u32.to_le_bytes());
+        comp.extend(0u16.to_le_bytes());
+        comp.extend(2u16.to_le_bytes());
+        comp.extend(1u16.to_le_bytes()); // two mirrors
+        comp.extend([0u8; 14]);
+        let mut off = head;
+        for (i, c) in [&c1, &c2].iter().enumerate() {
+            comp.extend((i as u32 + 1).to_le_bytes());
+            comp.extend(0x10u32.to_le_bytes());
+            comp.extend(0u64.to_le_bytes());
+            comp.extend(u64::MAX.to_le_bytes());
+            comp.extend((off as u32).to_le_bytes());
+            comp.extend((c.len() as u32).to_le_bytes());
+            comp.extend(5u32.to_le_bytes());
+            comp.extend([0u8; 12]);
+            off += c.len();
+        }
+        comp.extend(&c1);
+        comp.extend(&c2);
+        let l = decode_lov(&comp).unwrap();
+        assert_eq!(l.mirrors, Some(2));
+        let comps = l.components.unwrap();
+        assert_eq!(comps[0].layout.as_ref().map(|p| p.stripe_count), Some(2));
+        assert!(comps[0].foreign.is_none());
+        assert!(comps[1].layout.is_none() && comps[1].decode_error.is_none());
+        let f = comps[1].foreign.clone().unwrap();
+        assert_eq!(
+            (f.foreign_type, f.flags, f.value.as_deref()),
+            (0, 1, Some("hsm"))
+        );
+        // The summary reads the plain component's count, never the foreign blob's bytes.
+        assert_eq!(stripe_count(&comp), Some(2));
+        assert_eq!(l.objects.len(), 2);
     }
 
     #[test]

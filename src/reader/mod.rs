@@ -39,6 +39,7 @@ pub mod ndr;
 pub mod ondisk;
 pub mod os;
 pub mod partition;
+pub mod pathname;
 pub mod qcow2;
 pub mod quota;
 pub mod replay;

@@ -20,8 +20,13 @@
 //! statistics of e2fsck's channel do). The write time stays the one on disk: a recovery stamps
 //! the time it runs, which no read-only view can know.
 //!
-//! Fast-commit blocks are not replayed (e2fsck 1.47 replays them with `ext4_fc_replay`): when the
-//! fast-commit area holds a transaction that follows the log, [`Plan::fast_commit`] says so.
+//! Fast-commit blocks are scanned as e2fsck 1.47 scans them (`ext4_fc_replay_scan` through
+//! `fc_do_one_pass`, e2fsck/journal.c and e2fsck/recovery.c) but not applied: applying them
+//! rewrites extent trees (allocating tree blocks), directory blocks (`ext2fs_link`) and every
+//! bitmap and summary count, which an overlay of journal blocks cannot express. What e2fsck would
+//! apply is reported exactly instead, tag by tag ([`Plan::fast_commit`]); a scan e2fsck fails
+//! (a HEAD of another transaction, a first TAIL with a wrong CRC, an unknown tag) fails recovery
+//! here too ([`Failure::FastCommit`]), so that nothing is replayed, as e2fsck replays nothing.
 //!
 //! Hostile journals cost bounded time: each pass reads at most as many blocks as the log has
 //! (a valid log never wraps onto itself), and the revoke table and the block map hold at most one
@@ -112,6 +117,17 @@ pub enum Failure {
         /// Journal block.
         log_block: u64,
     },
+    /// e2fsck's fast-commit scan returned an error, which fails the whole recovery
+    /// (`fc_do_one_pass` in PASS_SCAN).
+    FastCommit {
+        /// The transaction the fast-commit area must follow (the end of the log).
+        tid: u32,
+        /// What the scan met.
+        why: String,
+        /// The kernel (Linux 6.x `ext4_fc_replay_scan`) ends the scan there and mounts: only a
+        /// HEAD of another transaction, which e2fsck 1.47 treats as -EINVAL.
+        kernel_accepts: bool,
+    },
     /// A pass ended at another transaction than the scan (-EIO).
     PassMismatch {
         /// Where the pass ended.
@@ -155,6 +171,11 @@ impl std::fmt::Display for Failure {
                 f,
                 "transaction {tid}: revoke block at journal block {log_block} claims more bytes than a block holds"
             ),
+            Failure::FastCommit { tid, why, .. } => write!(
+                f,
+                "the fast-commit area after transaction {}: {why}",
+                tid.wrapping_sub(1)
+            ),
             Failure::PassMismatch { ended, expected } => write!(
                 f,
                 "a recovery pass ended at transaction {ended}, the scan at {expected}"
@@ -182,6 +203,158 @@ pub struct Transaction {
     /// Blocks it replays (tags not revoked and not failing their checksum).
     pub replayed: u64,
 }
+
+/// One fast-commit tag e2fsck 1.47 applies after the log (`ext4_fc_replay`), decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FcOp {
+    /// ADD_RANGE: logical blocks mapped to physical ones (the extent list rewritten).
+    AddRange {
+        /// The inode.
+        ino: u32,
+        /// First logical block.
+        lblk: u32,
+        /// First physical block.
+        pblk: u64,
+        /// Blocks.
+        len: u32,
+        /// The extent is unwritten.
+        unwritten: bool,
+    },
+    /// DEL_RANGE: logical blocks unmapped (and freed).
+    DelRange {
+        /// The inode.
+        ino: u32,
+        /// First logical block.
+        lblk: u32,
+        /// Blocks.
+        len: u32,
+    },
+    /// CREAT (`created`) or LINK: an entry added to a directory (`ext2fs_link`, after a forced
+    /// unlink of the same name).
+    Link {
+        /// The directory.
+        parent: u32,
+        /// The entry's inode.
+        ino: u32,
+        /// The name.
+        name: Vec<u8>,
+        /// CREAT rather than LINK.
+        created: bool,
+    },
+    /// UNLINK: an entry removed (`ext2fs_unlink`).
+    Unlink {
+        /// The directory.
+        parent: u32,
+        /// The entry's inode.
+        ino: u32,
+        /// The name.
+        name: Vec<u8>,
+    },
+    /// INODE: the logged inode record replaces the table's (all but `i_block`, whose extent
+    /// tree the ranges rebuild), its inode bitmap bit set or cleared by its link count.
+    Inode {
+        /// The inode.
+        ino: u32,
+    },
+}
+
+impl FcOp {
+    /// The tag's name as e2fsprogs' `tag2str` gives it.
+    pub fn tag(&self) -> &'static str {
+        let t = match self {
+            FcOp::AddRange { .. } => jbd2::FC_TAG_ADD_RANGE,
+            FcOp::DelRange { .. } => jbd2::FC_TAG_DEL_RANGE,
+            FcOp::Link { created: true, .. } => jbd2::FC_TAG_CREAT,
+            FcOp::Link { .. } => jbd2::FC_TAG_LINK,
+            FcOp::Unlink { .. } => jbd2::FC_TAG_UNLINK,
+            FcOp::Inode { .. } => jbd2::FC_TAG_INODE,
+        };
+        jbd2::fc_tag_name(t)
+    }
+}
+
+impl std::fmt::Display for FcOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
+        match self {
+            FcOp::AddRange {
+                ino,
+                lblk,
+                pblk,
+                len,
+                unwritten,
+            } => write!(
+                f,
+                "inode {ino}: logical blocks {lblk}-{} mapped to blocks {pblk}-{}{}",
+                u64::from(*lblk) + u64::from(*len).max(1) - 1,
+                pblk + u64::from(*len).max(1) - 1,
+                if *unwritten { " (unwritten)" } else { "" }
+            ),
+            FcOp::DelRange { ino, lblk, len } => write!(
+                f,
+                "inode {ino}: logical blocks {lblk}-{} unmapped",
+                u64::from(*lblk) + u64::from(*len).max(1) - 1
+            ),
+            FcOp::Link {
+                parent,
+                ino,
+                name: n,
+                ..
+            } => write!(
+                f,
+                "directory {parent}: entry \"{}\" added for inode {ino}",
+                name(n)
+            ),
+            FcOp::Unlink {
+                parent,
+                ino,
+                name: n,
+            } => write!(
+                f,
+                "directory {parent}: entry \"{}\" (inode {ino}) removed",
+                name(n)
+            ),
+            FcOp::Inode { ino } => write!(f, "inode {ino}: the logged inode replaces the table's"),
+        }
+    }
+}
+
+/// The fast-commit transaction e2fsck 1.47 applies after the log, which this replay does not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FastCommit {
+    /// Its transaction ID (the end of the log).
+    pub tid: u32,
+    /// Tags e2fsck replays (`fc_replay_num_tags`: HEAD, TAIL and PAD included).
+    pub tags: u64,
+    /// The tags that change the filesystem, in replay order (at most `MAX_FC_OPS`).
+    pub ops: Vec<FcOp>,
+    /// Such tags beyond those kept in `ops`.
+    pub more_ops: u64,
+}
+
+impl FastCommit {
+    /// Inodes the transaction changes (their record, blocks or entries naming them), sorted.
+    pub fn inodes(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .ops
+            .iter()
+            .flat_map(|o| match o {
+                FcOp::AddRange { ino, .. } | FcOp::DelRange { ino, .. } | FcOp::Inode { ino } => {
+                    vec![*ino]
+                }
+                FcOp::Link { parent, ino, .. } | FcOp::Unlink { parent, ino, .. } => {
+                    vec![*parent, *ino]
+                }
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Most fast-commit operations kept for reporting (the count goes on).
+const MAX_FC_OPS: usize = 4096;
 
 /// The outcome of the three passes: what a replay writes, and what recovery would report.
 #[derive(Clone, Debug, Default)]
@@ -214,8 +387,9 @@ pub struct Plan {
     pub more_failures: u64,
     /// The walk was cut: the log claimed more blocks than the journal has.
     pub cut_short: bool,
-    /// A fast-commit transaction follows the log (its ID): not replayed here.
-    pub fast_commit: Option<u32>,
+    /// A fast-commit transaction follows the log and e2fsck would apply it: not replayed here,
+    /// reported tag by tag.
+    pub fast_commit: Option<FastCommit>,
 }
 
 impl Plan {
@@ -259,6 +433,9 @@ pub struct Params {
     pub async_commit: bool,
     /// First fast-commit block, when the journal has fast commits.
     pub fc_first: Option<u64>,
+    /// The filesystem has `fast_commit`: e2fsck then scans the fast-commit area
+    /// (`j_fc_replay_callback` is set only then).
+    pub fc_replay: bool,
     /// `j_csum_seed`: crc32c of the journal UUID.
     pub csum_seed: u32,
     /// Filesystem blocks: tags at or beyond are outside the filesystem.
@@ -352,6 +529,7 @@ impl Params {
             compat_checksum: compat & jbd2::COMPAT_CHECKSUM != 0,
             async_commit: incompat & jbd2::INCOMPAT_ASYNC_COMMIT != 0,
             fc_first,
+            fc_replay: false,
             csum_seed: crc32c_raw(!0, &raw.uuid),
             fs_blocks,
         })
@@ -478,6 +656,8 @@ struct Walk<'a> {
     plan: Plan,
     info: Info,
     cache: ChannelCache,
+    /// What the fast-commit scan found to apply.
+    fc: Option<FastCommit>,
 }
 
 /// Run the three recovery passes over `log`.
@@ -492,6 +672,7 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
         },
         info: Info::default(),
         cache: ChannelCache::default(),
+        fc: None,
     };
     // jbd2_journal_recover: s_start 0 means a clean journal.
     if p.start == 0 {
@@ -499,8 +680,12 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
     }
     w.plan.has_log = true;
     let mut ok = w.pass(Pass::Scan);
+    if ok {
+        // do_one_pass(PASS_SCAN) ends with the fast-commit scan; its error fails recovery.
+        ok = w.fast_commit_scan();
+    }
     if !ok {
-        // The scan failed before finding the end: nothing is replayed.
+        // The scan failed: nothing is replayed.
         w.info.end_transaction = p.sequence;
     }
     if ok {
@@ -511,7 +696,9 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
     }
     w.plan.end_tid = w.info.end_transaction;
     w.plan.blocks_written = w.cache.flush();
-    w.plan.fast_commit = w.fast_commit_tid();
+    if !w.plan.failed() {
+        w.plan.fast_commit = w.fc.take().filter(|fc| fc.tags > 0);
+    }
     w.plan
 }
 
@@ -838,17 +1025,252 @@ impl Walk<'_> {
         true
     }
 
-    /// The transaction of the fast-commit area's head, when it follows the log.
-    fn fast_commit_tid(&self) -> Option<u32> {
-        let first = self.p.fc_first?;
-        let b = self.log.read_block(first).ok()?;
-        let tl = jbd2::FcTl::parse(&b);
-        if tl.tag != jbd2::FC_TAG_HEAD {
-            return None;
+    /// `fc_do_one_pass` with e2fsck 1.47's `ext4_fc_replay_scan` (PASS_SCAN): read the
+    /// fast-commit area block by block from `j_fc_first` up to `j_fc_last` (`s_maxlen`), keep
+    /// the tags up to the last TAIL whose transaction and CRC match (`fc_replay_num_tags`, the
+    /// tags the replay pass applies), and fail where e2fsck fails. False on failure.
+    fn fast_commit_scan(&mut self) -> bool {
+        let Some(first) = self.p.fc_first.filter(|_| self.p.fc_replay) else {
+            return true;
+        };
+        let expected = self.info.end_transaction;
+        let mut st = FcScan::new(expected);
+        for blk in first..=self.p.total_len {
+            let b = match self.jread(blk) {
+                Ok(b) => b,
+                Err(f) => {
+                    // The area read to its end without a STOP: jread past j_total_len fails.
+                    let why = format!("{f}");
+                    return self.fc_fail(expected, why, false);
+                }
+            };
+            match st.block(&b, blk == first) {
+                FcStep::Continue => {}
+                FcStep::Stop => break,
+                FcStep::Fail(why, kernel_accepts) => {
+                    return self.fc_fail(expected, why, kernel_accepts)
+                }
+            }
         }
-        let head = jbd2::FcHead::parse(b.get(jbd2::FcTl::SIZE..).unwrap_or(&[]));
-        (head.tid == self.info.end_transaction).then_some(head.tid)
+        let mut fc = st.found;
+        let keep = fc.ops.len().min(st.kept_until);
+        fc.ops.truncate(keep);
+        fc.more_ops = st.ops_until.saturating_sub(keep as u64);
+        self.fc = Some(fc);
+        true
     }
+
+    fn fc_fail(&mut self, tid: u32, why: String, kernel_accepts: bool) -> bool {
+        self.plan.fail(Failure::FastCommit {
+            tid,
+            why,
+            kernel_accepts,
+        });
+        false
+    }
+}
+
+/// State of the fast-commit scan (`struct e2fsck_fc_replay_state` in PASS_SCAN).
+struct FcScan {
+    expected: u32,
+    /// `fc_cur_tag`: tags counted so far.
+    cur_tag: u64,
+    /// `fc_crc`: crc32c of the tags since the last TAIL.
+    crc: u32,
+    /// What the tags up to the last valid TAIL apply; `found.tags` is `fc_replay_num_tags`.
+    found: FastCommit,
+    /// Operations read so far (kept up to `MAX_FC_OPS`), and those before the last valid TAIL.
+    ops_read: u64,
+    ops_until: u64,
+    kept_until: usize,
+}
+
+/// What one block of the fast-commit area tells the scan.
+enum FcStep {
+    Continue,
+    /// JBD2_FC_REPLAY_STOP (0): the area ends.
+    Stop,
+    /// A negative return: recovery fails (why, and whether the kernel would go on).
+    Fail(String, bool),
+}
+
+impl FcScan {
+    fn new(expected: u32) -> Self {
+        FcScan {
+            expected,
+            cur_tag: 0,
+            crc: 0,
+            found: FastCommit {
+                tid: expected,
+                ..FastCommit::default()
+            },
+            ops_read: 0,
+            ops_until: 0,
+            kept_until: 0,
+        }
+    }
+
+    /// A negative return unless a TAIL already validated tags (then JBD2_FC_REPLAY_STOP).
+    fn stop_or(&self, why: String) -> FcStep {
+        if self.found.tags > 0 {
+            FcStep::Stop
+        } else {
+            FcStep::Fail(why, false)
+        }
+    }
+
+    /// One block: the tag loop `for (cur = start; cur < end; cur += 4 + fc_len)` with `end`
+    /// one byte before the block's end, as e2fsck 1.47 walks it (values that run past the block
+    /// read zeros here, where e2fsck reads whatever memory follows).
+    fn block(&mut self, raw: &[u8], first: bool) -> FcStep {
+        if first && jbd2::FcTl::parse(raw).tag != jbd2::FC_TAG_HEAD {
+            // "Check if we can stop early": no fast commit after this log.
+            return FcStep::Stop;
+        }
+        let end = raw.len().saturating_sub(1);
+        // A tag's value can claim up to 64 KiB past its start: pad so every read is in bounds.
+        let mut b = raw.to_vec();
+        b.resize(raw.len() + jbd2::FcTl::SIZE + usize::from(u16::MAX) + 16, 0);
+        let mut cur = 0usize;
+        while cur < end {
+            let tl = jbd2::FcTl::parse(&b[cur..]);
+            let val = &b[cur + jbd2::FcTl::SIZE..];
+            let whole = &b[cur..cur + jbd2::FcTl::SIZE + usize::from(tl.len)];
+            match tl.tag {
+                jbd2::FC_TAG_ADD_RANGE
+                | jbd2::FC_TAG_DEL_RANGE
+                | jbd2::FC_TAG_LINK
+                | jbd2::FC_TAG_UNLINK
+                | jbd2::FC_TAG_CREAT
+                | jbd2::FC_TAG_INODE
+                | jbd2::FC_TAG_PAD => {
+                    self.cur_tag += 1;
+                    self.crc = crc32c_raw(self.crc, whole);
+                    if let Some(op) = fc_op(tl, val) {
+                        if self.found.ops.len() < MAX_FC_OPS {
+                            self.found.ops.push(op);
+                        }
+                        self.ops_read += 1;
+                    }
+                }
+                jbd2::FC_TAG_TAIL => {
+                    self.cur_tag += 1;
+                    let tail = jbd2::FcTail::parse(val);
+                    // The CRC covers the tag and the tail's tid, not the CRC itself.
+                    self.crc = crc32c_raw(self.crc, &b[cur..cur + jbd2::FcTl::SIZE + 4]);
+                    if tail.tid == self.expected && tail.crc == self.crc {
+                        self.found.tags = self.cur_tag;
+                        self.ops_until = self.ops_read;
+                        self.kept_until = self.found.ops.len();
+                    } else {
+                        let why = if tail.tid != self.expected {
+                            format!(
+                                "its first TAIL is of transaction {}, not {} (-EFSBADCRC)",
+                                tail.tid, self.expected
+                            )
+                        } else {
+                            format!(
+                                "its first TAIL's CRC 0x{:08x} does not match its tags' 0x{:08x} (-EFSBADCRC)",
+                                tail.crc, self.crc
+                            )
+                        };
+                        if self.found.tags > 0 {
+                            return FcStep::Stop;
+                        }
+                        return FcStep::Fail(why, false);
+                    }
+                    self.crc = 0;
+                }
+                jbd2::FC_TAG_HEAD => {
+                    let head = jbd2::FcHead::parse(val);
+                    if head.features != 0 {
+                        return FcStep::Fail(
+                            format!(
+                                "its HEAD asks for fast-commit features 0x{:x} (-EOPNOTSUPP)",
+                                head.features
+                            ),
+                            false,
+                        );
+                    }
+                    if head.tid != self.expected {
+                        // e2fsck 1.47 returns -EINVAL here; the kernel returns
+                        // JBD2_FC_REPLAY_STOP (a stale area of an older transaction).
+                        return FcStep::Fail(
+                            format!(
+                                "its HEAD is of transaction {}, not {}: e2fsck 1.47 fails recovery (Invalid argument); the kernel ignores the stale area and mounts",
+                                head.tid, self.expected
+                            ),
+                            true,
+                        );
+                    }
+                    self.cur_tag += 1;
+                    self.crc = crc32c_raw(self.crc, whole);
+                }
+                t => {
+                    return self.stop_or(format!(
+                        "it holds an unknown tag {t} before any valid TAIL (-ECANCELED)"
+                    ))
+                }
+            }
+            cur += jbd2::FcTl::SIZE + usize::from(tl.len);
+        }
+        FcStep::Continue
+    }
+}
+
+/// The operation a tag applies, `None` for PAD.
+fn fc_op(tl: jbd2::FcTl, val: &[u8]) -> Option<FcOp> {
+    let name = |v: &[u8]| -> Vec<u8> {
+        let n = usize::from(tl.len).saturating_sub(8);
+        v.get(8..8 + n).unwrap_or(&[]).to_vec()
+    };
+    Some(match tl.tag {
+        jbd2::FC_TAG_ADD_RANGE => {
+            let r = jbd2::FcAddRange::parse(val);
+            // ext2fs_decode_extent: a length above EXT_INIT_MAX_LEN is an unwritten extent.
+            let (len, unwritten) = if r.ee_len > 32768 {
+                (u32::from(r.ee_len) - 32768, true)
+            } else {
+                (u32::from(r.ee_len), false)
+            };
+            FcOp::AddRange {
+                ino: r.ino,
+                lblk: r.ee_block,
+                pblk: u64::from(r.ee_start) | (u64::from(r.ee_start_hi) << 32),
+                len,
+                unwritten,
+            }
+        }
+        jbd2::FC_TAG_DEL_RANGE => {
+            let r = jbd2::FcDelRange::parse(val);
+            FcOp::DelRange {
+                ino: r.ino,
+                lblk: r.lblk,
+                len: r.len,
+            }
+        }
+        jbd2::FC_TAG_LINK | jbd2::FC_TAG_CREAT => {
+            let d = jbd2::FcDentry::parse(val);
+            FcOp::Link {
+                parent: d.parent_ino,
+                ino: d.ino,
+                name: name(val),
+                created: tl.tag == jbd2::FC_TAG_CREAT,
+            }
+        }
+        jbd2::FC_TAG_UNLINK => {
+            let d = jbd2::FcDentry::parse(val);
+            FcOp::Unlink {
+                parent: d.parent_ino,
+                ino: d.ino,
+                name: name(val),
+            }
+        }
+        jbd2::FC_TAG_INODE => FcOp::Inode {
+            ino: jbd2::FcInode::parse(val).ino,
+        },
+        _ => return None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1244,8 +1666,10 @@ fn load(fs: &Filesystem, j: &JournalBlocks) -> Result<(Vec<u8>, Params)> {
     let jsb = j
         .source()
         .read(off, JSB_SIZE as u64, "journal superblock")?;
-    let p = Params::from_superblock(&jsb, fs.block_size(), j.total_blocks(), fs.geo.blocks_count)
-        .map_err(|why| journal_error(format!("the journal cannot be replayed: {why}")))?;
+    let mut p =
+        Params::from_superblock(&jsb, fs.block_size(), j.total_blocks(), fs.geo.blocks_count)
+            .map_err(|why| journal_error(format!("the journal cannot be replayed: {why}")))?;
+    p.fc_replay = fs.sb.feature_compat & crate::reader::features::COMPAT_FAST_COMMIT != 0;
     Ok((jsb, p))
 }
 
@@ -1327,6 +1751,7 @@ mod tests {
                 compat_checksum: false,
                 async_commit: incompat & jbd2::INCOMPAT_ASYNC_COMMIT != 0,
                 fc_first: None,
+                fc_replay: false,
                 csum_seed: 0x1234_5678,
                 fs_blocks: FS_BLOCKS,
             };
@@ -1494,6 +1919,133 @@ mod tests {
         assert_eq!(plan.map[&101].log_block, t3[0]);
         assert_eq!((plan.revokes, plan.revoke_hits), (2, 2));
         assert_eq!(plan.end_tid, 4);
+    }
+
+    /// A journal of 32 blocks whose last 4 are the fast-commit area, transaction 7 committed.
+    fn fc_builder() -> Builder {
+        let mut b = Builder::new(0, 32, 1, 7);
+        b.p.last = 27;
+        b.p.fc_first = Some(28);
+        b.p.fc_replay = true;
+        b.descriptor(7, &[(5, data(1), 0)]);
+        b.commit(7, 1);
+        b
+    }
+
+    /// One fast-commit block of `tags` (tag, value); a TAIL's value is its tid, to which the
+    /// CRC of the tags since the last TAIL is appended (`bad_crc` flips it).
+    fn fc_block(tags: &[(u16, Vec<u8>)], bad_crc: bool) -> Vec<u8> {
+        let mut b = Vec::new();
+        let mut since = 0;
+        for (tag, val) in tags {
+            let mut v = val.clone();
+            if *tag == jbd2::FC_TAG_TAIL {
+                let mut t = b[since..].to_vec();
+                t.extend_from_slice(&tag.to_le_bytes());
+                t.extend_from_slice(&8u16.to_le_bytes());
+                t.extend_from_slice(&v);
+                let crc = crc32c_raw(0, &t) ^ u32::from(bad_crc);
+                v.extend_from_slice(&crc.to_le_bytes());
+            }
+            b.extend_from_slice(&tag.to_le_bytes());
+            b.extend_from_slice(&(v.len() as u16).to_le_bytes());
+            b.extend_from_slice(&v);
+            if *tag == jbd2::FC_TAG_TAIL {
+                since = b.len();
+            }
+        }
+        b.resize(BS, 0);
+        b
+    }
+
+    fn le(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_fast_commit_after_the_log_is_reported_tag_by_tag() {
+        let mut b = fc_builder();
+        let mut link = le(&[2, 13]);
+        link.extend_from_slice(b"x");
+        b.log[28] = fc_block(
+            &[
+                (jbd2::FC_TAG_HEAD, le(&[0, 8])),
+                (jbd2::FC_TAG_INODE, le(&[13])),
+                (jbd2::FC_TAG_LINK, link),
+                (jbd2::FC_TAG_TAIL, le(&[8])),
+                // A later transaction's leftovers: the scan stops at their bad TAIL.
+                (jbd2::FC_TAG_INODE, le(&[14])),
+                (jbd2::FC_TAG_TAIL, le(&[7])),
+            ],
+            false,
+        );
+        let plan = b.run();
+        assert!(!plan.failed(), "{:?}", plan.failures);
+        assert_eq!(plan.committed(), 1);
+        let fc = plan.fast_commit.expect("a fast commit");
+        assert_eq!((fc.tid, fc.tags), (8, 4));
+        assert_eq!(fc.ops.len(), 2, "{:?}", fc.ops);
+        assert_eq!(fc.ops[0], FcOp::Inode { ino: 13 });
+        assert_eq!(fc.inodes(), vec![2, 13]);
+        assert_eq!(fc.ops[1].tag(), "ADD_ENTRY");
+    }
+
+    #[test]
+    fn a_stale_fast_commit_head_fails_recovery_as_e2fsck_does() {
+        let mut b = fc_builder();
+        b.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
+        let plan = b.run();
+        assert!(matches!(
+            plan.failures.as_slice(),
+            [Failure::FastCommit {
+                kernel_accepts: true,
+                ..
+            }]
+        ));
+        assert_eq!(plan.committed(), 0, "nothing is replayed");
+        assert!(plan.map.is_empty());
+        // Without fast_commit in the filesystem e2fsck does not scan the area at all.
+        let mut b = fc_builder();
+        b.p.fc_replay = false;
+        b.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
+        let plan = b.run();
+        assert!(!plan.failed() && plan.fast_commit.is_none());
+    }
+
+    #[test]
+    fn a_bad_first_fast_commit_tail_fails_recovery() {
+        let mut b = fc_builder();
+        b.log[28] = fc_block(
+            &[
+                (jbd2::FC_TAG_HEAD, le(&[0, 8])),
+                (jbd2::FC_TAG_INODE, le(&[13])),
+                (jbd2::FC_TAG_TAIL, le(&[8])),
+            ],
+            true,
+        );
+        let plan = b.run();
+        assert!(matches!(
+            plan.failures.as_slice(),
+            [Failure::FastCommit {
+                kernel_accepts: false,
+                ..
+            }]
+        ));
+        // An area of valid transactions to its very end reads past the journal: a failure.
+        let mut b = fc_builder();
+        let one = fc_block(
+            &[
+                (jbd2::FC_TAG_HEAD, le(&[0, 8])),
+                (jbd2::FC_TAG_PAD, vec![0; BS - 8 - 4]),
+            ],
+            false,
+        );
+        b.log[28] = one;
+        let pad = fc_block(&[(jbd2::FC_TAG_PAD, vec![0; BS - 4])], false);
+        for n in 29..32 {
+            b.log[n] = pad.clone();
+        }
+        assert!(b.run().failed());
     }
 
     #[test]

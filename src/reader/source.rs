@@ -34,7 +34,7 @@ use crate::reader::container::{Access, ContainerKind, Disk, ReadFailure};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Largest single read the library issues. Callers split larger work (inode tables are scanned in
 /// chunks), so no field read from disk can make one read allocate more than this.
@@ -63,6 +63,12 @@ pub struct Source {
     len: u64,
     /// True when the path is a block device.
     is_device: bool,
+    /// The first read of this input that failed (an I/O error, the input shrank since it was
+    /// opened), shared by every window, clone and overlay of it. A command whose report met one
+    /// is incomplete and must fail (exit 8) even where a walk recorded the failure as a finding
+    /// or went past it (probes included: libext2fs reads the superblock and descriptors at open
+    /// as [`Source::try_read`] does).
+    read_failure: Arc<OnceLock<String>>,
 }
 
 impl std::fmt::Debug for Source {
@@ -130,6 +136,7 @@ impl Source {
             base: 0,
             len,
             is_device,
+            read_failure: Arc::default(),
         };
         // A qcow2 or e2image file is recognised by its content, never by its name, and read as
         // the disk it holds.
@@ -147,6 +154,7 @@ impl Source {
             backend: Arc::new(Backend::Container(disk)),
             base: 0,
             is_device,
+            read_failure: Arc::default(),
         }
     }
 
@@ -178,6 +186,7 @@ impl Source {
             len: inner.len,
             is_device: inner.is_device,
             base: 0,
+            read_failure: inner.read_failure.clone(),
             backend: Arc::new(Backend::Replayed(Box::new(overlay))),
         }
     }
@@ -195,6 +204,7 @@ impl Source {
             base: 0,
             len: bytes.len() as u64,
             is_device: false,
+            read_failure: Arc::default(),
         })
     }
 
@@ -241,14 +251,33 @@ impl Source {
     pub fn read(&self, offset: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         self.check_range(offset, len, what)?;
         let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
-        self.fill(offset, &mut buf, what)?;
-        Ok(buf)
+        let filled = self.fill(offset, &mut buf, what);
+        self.recorded(filled.map(|()| buf))
     }
 
     /// Fill `buf` from `offset`, with the same errors as [`Source::read`].
     pub fn read_into(&self, offset: u64, buf: &mut [u8], what: &str) -> Result<()> {
         self.check_range(offset, buf.len() as u64, what)?;
-        self.fill(offset, buf, what)
+        let filled = self.fill(offset, buf, what);
+        self.recorded(filled)
+    }
+
+    /// The first failure to read bytes of this input that exist (an I/O error, or the input
+    /// shrank while being read), as its one-line message: a report that met one is incomplete,
+    /// whatever it made of the failure (a finding, an `<unreadable: ...>` marker, a skipped
+    /// part). Out-of-range reads (damage: a block number past the end) are not failures of
+    /// this kind.
+    pub fn read_failure(&self) -> Option<&str> {
+        self.read_failure.get().map(String::as_str)
+    }
+
+    /// `result`, after keeping its error as [`Source::read_failure`] when it is the input
+    /// failing (the first one only).
+    fn recorded<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(e @ (Error::Read { .. } | Error::Shrunk { .. } | Error::Io { .. })) = &result {
+            let _ = self.read_failure.set(e.to_string());
+        }
+        result
     }
 
     /// Fill `buf` with file data (the contents of regular files) from `offset`: as
@@ -256,11 +285,12 @@ impl Source {
     /// container does not hold are [`Error::Absent`], not the zeros a metadata read sees there.
     pub fn read_data_into(&self, offset: u64, buf: &mut [u8], what: &str) -> Result<()> {
         self.check_range(offset, buf.len() as u64, what)?;
-        match &*self.backend {
+        let filled = match &*self.backend {
             Backend::Container(d) => self.fill_from_disk(&**d, offset, buf, what, Access::FileData),
             Backend::Replayed(o) => o.fill(self.base + offset, buf, what, true),
             _ => self.fill(offset, buf, what),
-        }
+        };
+        self.recorded(filled)
     }
 
     /// Copy `len` bytes at `offset` to the current position of `out` inside the kernel
@@ -279,16 +309,16 @@ impl Source {
         while done < len {
             let want = usize::try_from(len - done).unwrap_or(usize::MAX);
             match crate::reader::os::sendfile(out, f, self.base + offset + done, want) {
-                Ok(0) => return Some(Err(self.shrunk(offset, len, what))),
+                Ok(0) => return Some(self.recorded(Err(self.shrunk(offset, len, what)))),
                 Ok(n) => done += n as u64,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) if done == 0 => return None,
                 Err(e) => {
-                    return Some(Err(Error::Io {
+                    return Some(self.recorded(Err(Error::Io {
                         path: self.path.clone(),
                         op: "cannot copy",
                         source: e,
-                    }))
+                    })))
                 }
             }
         }

@@ -1,13 +1,17 @@
 //! `diff A B`: two filesystems compared as a user sees them (each side an image or a directory
 //! tree), and between two images the superblock fields that differ.
 //!
-//! Both trees are walked together, directory by directory: each pair of directories is listed,
-//! sorted by name and merged, and each pair of subdirectories is handed to a rayon task (the same
-//! per-directory parallel walk as `extract`; the image side reads its inodes through
-//! `image_meta`, the one place to re-point when the shared inode walk offers a visitor). A name
-//! on one side only is reported once, at the top of what is missing (as `diff -r` says "Only
-//! in"). Contents of regular files of the same size are compared by streaming both sides in
-//! chunks of at most [`CHUNK_BYTES`], never held whole.
+//! Between two images, each image's inode tables are first walked with the shared inode walk
+//! (`reader::walk`, both images at once, groups in parallel), keeping a fingerprint of each
+//! in-use inode's metadata (the private `index` module). Then both trees are walked together,
+//! directory by directory: each pair of directories is listed, sorted by name and merged, and each pair of
+//! subdirectories is handed to a rayon task (the same per-directory parallel walk as
+//! `extract`). Two paths whose fingerprints agree are not read again; the others are rendered
+//! in full (`image_meta`) and compared field by field. Against a tree, the image side is read
+//! inode by inode as the directories name them. A name on one side only is reported once, at
+//! the top of what is missing (as `diff -r` says "Only in"). Contents of regular files of the
+//! same size are compared by streaming both sides in chunks of at most [`CHUNK_BYTES`], never
+//! held whole.
 //!
 //! Times: between two images mtime, atime, ctime and crtime are compared; against a tree only
 //! mtime, in whole seconds (no system call sets a ctime or crtime, reading a tree moves its
@@ -16,12 +20,14 @@
 //! `lost+found` missing from a tree is what `mke2fs -d` adds, not a change, and neither are the
 //! root directory's times (`mke2fs -d` gives it the build's).
 
+mod index;
+
 use super::extract::{self, CHUNK_BYTES, MAX_DEPTH};
 use super::tar::FileReader;
 use crate::error::{Error, Result};
 use crate::reader::dir::{ENCRYPT_FL, ROOT_INO};
 use crate::reader::fs::Filesystem;
-use crate::reader::inode::{self, DataMap, Inode, XattrLocation};
+use crate::reader::inode::{self, DataMap, Inode};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
@@ -177,6 +183,8 @@ struct Walker<'a> {
     b: &'a Side<'a>,
     opts: &'a DiffOptions,
     images: bool,
+    /// Between two images: each image's in-use inodes from the inode walk, `[a, b]`.
+    index: Option<[index::Index; 2]>,
     changes: Mutex<Vec<Change>>,
     unreadable: Mutex<Vec<String>>,
     /// Multiply linked non-directories: (path, side, inode) for the link-group comparison.
@@ -204,11 +212,16 @@ fn hex(v: &[u8]) -> String {
     v.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The metadata of image inode `ino` as a user sees it; the one place the image side reads
-/// inodes (re-point it at the shared inode walk's visitor when that exists).
-fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
+/// The metadata of image inode `ino` as a user sees it (read again: for paths whose
+/// fingerprints differ, and when one side is a tree).
+fn image_meta(fs: &Filesystem, ino: u32) -> Result<Meta> {
     let raw = fs.inode_raw(ino)?;
-    let i = Inode::parse(&raw);
+    image_meta_of(fs, ino, &raw, &Inode::parse(&raw))
+}
+
+/// The metadata of image inode `ino` stored as `raw` (parsed as `i`): what both [`image_meta`]
+/// and the inode walk's fingerprints render.
+fn image_meta_of(fs: &Filesystem, ino: u32, raw: &[u8], i: &Inode) -> Result<Meta> {
     if i.has_flag(ENCRYPT_FL) {
         return Err(Error::Invalid(format!(
             "inode {ino} is encrypted (fscrypt): not compared"
@@ -222,7 +235,7 @@ fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
             time_text(i64::from(s as i32), 0)
         }
     };
-    let xa = inode::inode_xattrs(fs, &raw, &i);
+    let xa = inode::inode_xattrs(fs, raw, i);
     let mut xattrs = BTreeMap::new();
     for x in &xa.items {
         if x.name == "system.data"
@@ -231,11 +244,9 @@ fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
         {
             continue;
         }
-        let value = match (x.location, x.value.as_deref()) {
-            (XattrLocation::EaInode(n), _) => extract::read_ea_value(fs, n, x.value_size)?,
-            (_, Some(v)) => v.to_vec(),
-            (_, None) => continue,
-        };
+        // At most XATTR_SIZE_MAX bytes (no larger value can be set), whatever the entry says.
+        let value = extract::xattr_value(fs, x)
+            .map_err(|why| Error::Invalid(format!("inode {ino}: xattr {}: {why}", x.name)))?;
         let value = if x.name.starts_with("system.posix_acl_") {
             extract::acl_to_vfs(&value)?
         } else {
@@ -246,12 +257,12 @@ fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
     let mode = u32::from(i.mode);
     let kind = kind_of(mode);
     let target = (kind == "symlink")
-        .then(|| extract::symlink_target(fs, ino, &i, &xa))
+        .then(|| extract::symlink_target(fs, ino, i, &xa))
         .transpose()
         .map_err(|p| Error::Invalid(p.message))?
         .map(|t| String::from_utf8_lossy(&t).into_owned());
     let device =
-        matches!(kind, "chardev" | "blockdev").then(|| match inode::data_map(fs, ino, &i, None) {
+        matches!(kind, "chardev" | "blockdev").then(|| match inode::data_map(fs, ino, i, None) {
             DataMap::Device { major, minor, .. } => format!("{major}:{minor}"),
             _ => "0:0".into(),
         });
@@ -275,7 +286,7 @@ fn image_meta(fs: &Filesystem, ino: u32) -> Result<(Meta, Inode, Vec<u8>)> {
         links: u64::from(i.links_count),
         inode: u64::from(ino),
     };
-    Ok((meta, i, raw.to_vec()))
+    Ok(meta)
 }
 
 fn tree_meta(path: &Path) -> Result<Meta> {
@@ -412,13 +423,77 @@ fn same_content(a: &mut dyn Read, b: &mut dyn Read, len: u64) -> std::io::Result
     }
 }
 
+/// What the directory walk knows of one path on one side before comparing: from the inode
+/// walk's index (a fingerprint, the metadata not rendered), or the metadata read in full.
+struct Seen {
+    kind: &'static str,
+    size: u64,
+    links: u64,
+    inode: u64,
+    /// The fingerprint of the metadata (indexed image inodes only).
+    fp: Option<[u64; 2]>,
+    /// The metadata, when read in full.
+    meta: Option<Meta>,
+}
+
+impl Seen {
+    fn full(meta: Meta) -> Seen {
+        Seen {
+            kind: kind_name(&meta.kind),
+            size: meta.size.unwrap_or(0),
+            links: meta.links,
+            inode: meta.inode,
+            fp: None,
+            meta: Some(meta),
+        }
+    }
+}
+
+/// The static name of a kind rendered by [`kind_of`].
+fn kind_name(kind: &str) -> &'static str {
+    [
+        "dir", "file", "symlink", "fifo", "socket", "chardev", "blockdev",
+    ]
+    .into_iter()
+    .find(|k| *k == kind)
+    .unwrap_or("unknown")
+}
+
 impl<'a> Walker<'a> {
     fn meta(&self, side: &Side<'_>, h: &Handle) -> Result<Meta> {
         match (side, h) {
-            (Side::Image(fs), Handle::Ino(ino)) => image_meta(fs, *ino).map(|m| m.0),
+            (Side::Image(fs), Handle::Ino(ino)) => image_meta(fs, *ino),
             (Side::Tree(_), Handle::Path(p)) => tree_meta(p),
             _ => Err(Error::Invalid("mismatched side".into())),
         }
+    }
+
+    /// What the index says of `h` on side `b` (false: A), else its metadata read in full.
+    fn seen(&self, b: bool, h: &Handle) -> Result<Seen> {
+        if let (Some(index), Handle::Ino(ino)) = (&self.index, h) {
+            if let Some(s) = index[usize::from(b)].get(*ino) {
+                return Ok(Seen {
+                    kind: kind_of(u32::from(s.file_type)),
+                    size: s.size,
+                    links: u64::from(s.links),
+                    inode: u64::from(*ino),
+                    fp: Some(s.fp),
+                    meta: None,
+                });
+            }
+        }
+        self.meta(if b { self.b } else { self.a }, h)
+            .map(Seen::full)
+    }
+
+    /// The metadata of `seen` (handle `h` on side `b`), read in full when it was not.
+    fn full_meta(&self, b: bool, h: &Handle, seen: &mut Seen) -> Result<Meta> {
+        if let Some(m) = &seen.meta {
+            return Ok(m.clone());
+        }
+        let m = self.meta(if b { self.b } else { self.a }, h)?;
+        seen.meta = Some(m.clone());
+        Ok(m)
     }
 
     /// The entries of a directory, sorted by name.
@@ -478,25 +553,37 @@ impl<'a> Walker<'a> {
         hb: Handle,
         depth: u32,
     ) {
-        let (ma, mb) = match (self.meta(self.a, &ha), self.meta(self.b, &hb)) {
+        let (mut sa, mut sb) = match (self.seen(false, &ha), self.seen(true, &hb)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
         };
-        let mut fields = differing(&ma, &mb, self.opts, self.images);
-        if path == "/" && !self.images {
-            // The top of a tree is where the image was built from, not part of it: `mke2fs -d`
-            // gives the root directory the build's times.
-            fields.retain(|f| f != "mtime");
+        // Equal fingerprints: equal metadata, nothing to read again.
+        let same_meta = sa.fp.is_some() && sa.fp == sb.fp;
+        let mut fields = Vec::new();
+        if !same_meta {
+            let metas = self
+                .full_meta(false, &ha, &mut sa)
+                .and_then(|a| Ok((a, self.full_meta(true, &hb, &mut sb)?)));
+            let (ma, mb) = match metas {
+                Ok(m) => m,
+                Err(e) => return self.unreadable(&path, &e),
+            };
+            fields = differing(&ma, &mb, self.opts, self.images);
+            if path == "/" && !self.images {
+                // The top of a tree is where the image was built from, not part of it:
+                // `mke2fs -d` gives the root directory the build's times.
+                fields.retain(|f| f != "mtime");
+            }
         }
-        if ma.kind == "file"
-            && mb.kind == "file"
-            && ma.size == mb.size
+        if sa.kind == "file"
+            && sb.kind == "file"
+            && sa.size == sb.size
             && !self.opts.ignores("content")
         {
             let same = open_content(self.a, &ha)
                 .and_then(|x| Ok((x, open_content(self.b, &hb)?)))
                 .and_then(|(mut x, mut y)| {
-                    same_content(&mut *x, &mut *y, ma.size.unwrap_or(0))
+                    same_content(&mut *x, &mut *y, sa.size)
                         .map_err(|e| Error::Invalid(e.to_string()))
                 });
             match same {
@@ -505,17 +592,24 @@ impl<'a> Walker<'a> {
                 Err(e) => return self.unreadable(&path, &e),
             }
         }
-        for (m, side_b) in [(&ma, false), (&mb, true)] {
-            if m.kind != "dir" && m.links > 1 {
+        for (s, side_b) in [(&sa, false), (&sb, true)] {
+            if s.kind != "dir" && s.links > 1 {
                 self.linked.lock().unwrap_or_else(|p| p.into_inner()).push((
                     path.clone(),
                     side_b,
-                    m.inode,
+                    s.inode,
                 ));
             }
         }
-        let both_dirs = ma.kind == "dir" && mb.kind == "dir";
+        let both_dirs = sa.kind == "dir" && sb.kind == "dir";
         if !fields.is_empty() {
+            let metas = self
+                .full_meta(false, &ha, &mut sa)
+                .and_then(|a| Ok((a, self.full_meta(true, &hb, &mut sb)?)));
+            let (ma, mb) = match metas {
+                Ok(m) => m,
+                Err(e) => return self.unreadable(&path, &e),
+            };
             self.push(Change {
                 path: path.clone(),
                 kind: Kind::Modified,
@@ -674,7 +768,7 @@ impl<'a> Walker<'a> {
         match side {
             Side::Image(fs) => crate::reader::namei::resolve_path(fs, path)
                 .ok()
-                .and_then(|ino| image_meta(fs, ino).ok().map(|m| m.0)),
+                .and_then(|ino| image_meta(fs, ino).ok()),
             Side::Tree(root) => tree_meta(&root.join(path.trim_start_matches('/'))).ok(),
         }
     }
@@ -719,12 +813,19 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
         Side::Image(_) => Handle::Ino(ROOT_INO),
         Side::Tree(p) => Handle::Path(p.clone()),
     };
-    let images = matches!((a, b), (Side::Image(_), Side::Image(_)));
+    let (index, images) = match (a, b) {
+        (Side::Image(x), Side::Image(y)) => {
+            let keys = index::Keys::new();
+            (Some(index::index_both(x, y, opts, &keys)), true)
+        }
+        _ => (None, false),
+    };
     let w = Walker {
         a,
         b,
         opts,
         images,
+        index,
         changes: Mutex::new(Vec::new()),
         unreadable: Mutex::new(Vec::new()),
         linked: Mutex::new(Vec::new()),

@@ -7,8 +7,11 @@
 pub mod contents;
 pub mod diff;
 pub mod extract;
+pub mod find;
 pub mod freefrag;
+pub mod icheck;
 pub mod inode;
 pub mod logdump;
+pub mod ncheck;
 pub mod scan;
 pub mod tar;

@@ -130,14 +130,21 @@ impl Drop for Mount {
 
 /// Mount `img` read-only at `dir`, or say why not.
 pub fn loop_mount(img: &Path, dir: &Path) -> Result<Mount, String> {
+    mount_with(img, dir, "ro,loop,noload")
+}
+
+/// Mount `img` read-write at `dir` (to build a test tree with the kernel: flags, project IDs),
+/// or say why not. Unmounted when dropped.
+pub fn loop_mount_rw(img: &Path, dir: &Path) -> Result<Mount, String> {
+    mount_with(img, dir, "loop")
+}
+
+fn mount_with(img: &Path, dir: &Path, opts: &str) -> Result<Mount, String> {
     if !is_root() {
         return Err("loop mounts need root".into());
     }
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let out = run(Command::new("mount")
-        .args(["-o", "ro,loop,noload"])
-        .arg(img)
-        .arg(dir));
+    let out = run(Command::new("mount").args(["-o", opts]).arg(img).arg(dir));
     if !out.status.success() {
         return Err(format!(
             "cannot loop-mount: {}",

@@ -144,6 +144,24 @@ pub struct LovOstData {
     pub ost_idx: u32,
 }
 
+/// `struct lov_foreign_md` (`LOV_MAGIC_FOREIGN`): a layout Lustre does not interpret, kept for
+/// another system (a symlink target, an HSM copy); `lfm_length` bytes of `lfm_value` follow.
+#[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
+#[br(little)]
+pub struct LovForeignMd {
+    /// `lfm_magic`.
+    pub magic: u32,
+    /// `lfm_length`: bytes of `lfm_value`.
+    pub length: u32,
+    /// `lfm_type` (`LU_FOREIGN_TYPE_*`).
+    pub foreign_type: u32,
+    /// `lfm_flags` (type specific).
+    pub flags: u32,
+}
+
+/// `LU_FOREIGN_TYPE_*` of lustre_user.h that the format names.
+pub const LU_FOREIGN_TYPES: &[(u32, &str)] = &[(0, "none"), (0xda05, "symlink")];
+
 /// `struct lov_comp_md_v1`: the composite layout header.
 #[derive(BinRead, Clone, Copy, Debug, PartialEq, Eq)]
 #[br(little)]
@@ -267,6 +285,10 @@ impl OnDisk for LovOstData {
     const SIZE: usize = 24;
     const WHAT: &'static str = "trusted.lov object";
 }
+impl OnDisk for LovForeignMd {
+    const SIZE: usize = 16;
+    const WHAT: &'static str = "trusted.lov foreign layout";
+}
 impl OnDisk for LovCompMd {
     const SIZE: usize = 32;
     const WHAT: &'static str = "trusted.lov composite header";
@@ -306,6 +328,7 @@ mod tests {
         assert_size::<LinkEaEntryHead>();
         assert_size::<LovMdsMd>();
         assert_size::<LovOstData>();
+        assert_size::<LovForeignMd>();
         assert_size::<LovCompMd>();
         assert_size::<LovCompMdEntry>();
         assert_size::<OstLayout>();

@@ -1,0 +1,273 @@
+//! `e4inspect icheck IMAGE BLOCK...`: the inode owning each block, byte-identical to
+//! `debugfs -R "icheck BLOCK..."` (stdout); `--explain` says what each block is,
+//! `--sector N` starts from a device sector as the kernel logs it, `--json` has it all.
+
+use super::{c_strto, report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
+use e4inspect::format::json::SchemaVersion;
+use e4inspect::format::maps;
+use e4inspect::reader::fs::Filesystem;
+use e4inspect::views::icheck::{self, BlockInfo};
+use e4inspect::views::ncheck;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Print the inodes owning blocks, like `debugfs -R "icheck BLOCK..."` (or explained, or JSON).
+#[derive(clap::Args, Debug, Clone)]
+pub struct IcheckArgs {
+    /// Image file, partitioned disk image or block device (opened read-only).
+    pub image: PathBuf,
+    /// Filesystem block numbers: decimal, 0x hex or 0 octal (as debugfs reads them).
+    #[arg(value_name = "BLOCK", value_parser = parse_block, allow_hyphen_values = true,
+          required_unless_present = "sectors")]
+    pub blocks: Vec<u64>,
+    /// Say what each block is: the owner's role (data at logical block L, extent tree,
+    /// indirect or xattr block, journal) and its paths, or the metadata it holds (superblock or
+    /// backup, descriptors, reserved GDT, bitmaps or inode table of group G, MMP) or free.
+    #[arg(long)]
+    pub explain: bool,
+    /// A device sector as the kernel logs it (`I/O error, dev sda, sector N`), counted from the
+    /// start of the whole disk or image given: mapped through the partition (or --offset) to a
+    /// filesystem block and explained. Repeatable.
+    #[arg(long = "sector", value_name = "N", value_parser = parse_block)]
+    pub sectors: Vec<u64>,
+    /// Bytes per sector of --sector (the kernel logs 512-byte sectors whatever the device's).
+    #[arg(long, value_name = "BYTES", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sector_size: u64,
+    /// Output format (JSON: every block explained, with its owner's paths).
+    #[command(flatten)]
+    pub output: super::OutputArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// debugfs' `strtoblk`: `strtoull(s, &end, 0)` with nothing left over (a minus sign wraps).
+fn parse_block(s: &str) -> Result<u64, String> {
+    let (v, rest) = c_strto(s);
+    if !rest.is_empty() || s.is_empty() {
+        return Err(format!("Bad block number - {s}"));
+    }
+    Ok(if v < 0 {
+        (v.max(-i128::from(u64::MAX)) as i64) as u64
+    } else {
+        u64::try_from(v).unwrap_or(u64::MAX)
+    })
+}
+
+/// `icheck --json`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct IcheckDocument {
+    /// Version of the JSON contract.
+    pub schema_version: SchemaVersion,
+    /// The image as given.
+    pub image: String,
+    /// Byte offset of the filesystem in the image or device (the partition's start).
+    pub filesystem_offset: u64,
+    /// Filesystem block size.
+    pub block_size: u64,
+    /// One entry per block or sector asked for, in the order given.
+    pub blocks: Vec<BlockEntry>,
+    /// Why the scan was incomplete (an inode or directory it could not read).
+    pub problems: Vec<String>,
+}
+
+/// One requested block (or sector) explained.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct BlockEntry {
+    /// The sector asked for (with --sector).
+    pub sector: Option<u64>,
+    /// The block explained (none when a sector lies outside the filesystem).
+    #[serde(rename = "block")]
+    pub info: Option<BlockInfo>,
+    /// Paths of the owning inode.
+    pub paths: Vec<String>,
+    /// The explanation as the text view words it.
+    pub what: String,
+}
+
+/// A block or sector to report, with where it came from.
+struct Target {
+    sector: Option<u64>,
+    block: Option<u64>,
+    /// For a sector outside the filesystem: why.
+    outside: Option<String>,
+}
+
+fn targets(fs: &Filesystem, args: &IcheckArgs) -> Vec<Target> {
+    let mut v: Vec<Target> = args
+        .blocks
+        .iter()
+        .map(|&b| Target {
+            sector: None,
+            block: Some(b),
+            outside: None,
+        })
+        .collect();
+    let base = fs.source.base();
+    let bs = fs.block_size();
+    let fs_bytes = fs.geo.blocks_count.saturating_mul(bs);
+    for &s in &args.sectors {
+        let byte = u128::from(s) * u128::from(args.sector_size);
+        let rel = byte.checked_sub(u128::from(base));
+        let t = match rel {
+            Some(r) if r < u128::from(fs_bytes) => Target {
+                sector: Some(s),
+                block: Some((r / u128::from(bs)) as u64),
+                outside: None,
+            },
+            _ => Target {
+                sector: Some(s),
+                block: None,
+                outside: Some(format!(
+                    "byte {byte} of the disk is outside the filesystem (bytes {base} to {})",
+                    u128::from(base) + u128::from(fs_bytes) - 1
+                )),
+            },
+        };
+        v.push(t);
+    }
+    v
+}
+
+/// Run the command: 0 fine, 4 when inodes could not be walked (or the scan stopped early), 8
+/// when the image cannot be opened.
+pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
+    let fs = match Filesystem::open(&args.image, &args.source.open_options()) {
+        Ok(fs) => fs,
+        Err(e) => {
+            report_error(&args.image, &e);
+            return Ok(EXIT_OPERATIONAL);
+        }
+    };
+    args.source.note_recovery(&fs);
+    let targets = targets(&fs, args);
+    let blocks: Vec<u64> = targets.iter().filter_map(|t| t.block).collect();
+    let found = icheck::icheck(&fs, &blocks);
+    let mut problems: Vec<String> = found
+        .errors_before_stop(&blocks)
+        .iter()
+        .map(|e| {
+            format!(
+                "icheck: {} while calling ext2fs_block_iterate (inode {})",
+                e.error, e.inode
+            )
+        })
+        .collect();
+    let printed = found.table_printed(&blocks);
+    if let Some((ino, e)) = &found.scan_error {
+        if !printed || args.explain || args.output.json() || !args.sectors.is_empty() {
+            let what = if *ino == 1 { "starting" } else { "doing" };
+            problems.push(format!("icheck: {e} while {what} inode scan (inode {ino})"));
+        }
+    }
+    let plain = !args.explain && args.sectors.is_empty() && !args.output.json();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if plain {
+        if printed {
+            maps::icheck_text(&blocks, &found, &mut out)?;
+        }
+    } else {
+        let infos = icheck::explain(&fs, &blocks, &found);
+        let owners: Vec<u32> = infos
+            .iter()
+            .filter_map(|i| i.owner.map(|o| o.inode))
+            .collect();
+        let mut paths = if owners.is_empty() {
+            ncheck::AllPaths::default()
+        } else {
+            let mut o = owners.clone();
+            o.sort_unstable();
+            o.dedup();
+            ncheck::all_paths(&fs, &o)
+        };
+        problems.append(&mut paths.problems);
+        let mut infos = infos.into_iter();
+        let entries: Vec<BlockEntry> = targets
+            .iter()
+            .map(|t| {
+                let info = t.block.and_then(|_| infos.next());
+                let p = info
+                    .as_ref()
+                    .and_then(|i| i.owner)
+                    .and_then(|o| paths.paths.get(&o.inode).cloned())
+                    .unwrap_or_default();
+                let what = match (&info, &t.outside) {
+                    (Some(i), _) => maps::block_text(&fs, i, &p),
+                    (None, Some(o)) => o.clone(),
+                    (None, None) => String::new(),
+                };
+                BlockEntry {
+                    sector: t.sector,
+                    info,
+                    paths: p,
+                    what,
+                }
+            })
+            .collect();
+        if args.output.json() {
+            let doc = IcheckDocument {
+                schema_version: SchemaVersion,
+                image: args.image.display().to_string(),
+                filesystem_offset: fs.source.base(),
+                block_size: fs.block_size(),
+                blocks: entries,
+                problems: problems.clone(),
+            };
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            out.write_all(b"\n")?;
+        } else {
+            explain_text(&entries, !args.sectors.is_empty(), &mut out)?;
+        }
+    }
+    out.flush()?;
+    drop(out);
+    for p in &problems {
+        report_error(&args.image, p);
+    }
+    Ok(if problems.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_PROBLEMS
+    })
+}
+
+/// The `--explain` / `--sector` table.
+fn explain_text(entries: &[BlockEntry], sectors: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if sectors {
+        out.write_all(b"Sector\tBlock\tInode number\tWhat it is\n")?;
+    } else {
+        out.write_all(b"Block\tInode number\tWhat it is\n")?;
+    }
+    for e in entries {
+        if sectors {
+            match e.sector {
+                Some(s) => write!(out, "{s}\t")?,
+                None => out.write_all(b"-\t")?,
+            }
+        }
+        match &e.info {
+            Some(i) => {
+                let ino = i
+                    .owner
+                    .map_or_else(|| "<block not found>".to_string(), |o| o.inode.to_string());
+                writeln!(out, "{}\t{ino}\t{}", i.block, e.what)?;
+            }
+            None => writeln!(out, "-\t-\t{}", e.what)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_block;
+
+    #[test]
+    fn block_arguments_read_as_debugfs_reads_them() {
+        assert_eq!(parse_block("16"), Ok(16));
+        assert_eq!(parse_block("0x10"), Ok(16));
+        assert_eq!(parse_block("010"), Ok(8));
+        assert_eq!(parse_block("-1"), Ok(u64::MAX));
+        assert!(parse_block("abc").is_err());
+    }
+}

@@ -1,0 +1,1090 @@
+//! `find`: the paths under a directory whose names and inodes pass a set of tests, as `find(1)`
+//! would print them on a mount of the image, without mounting.
+//!
+//! Two phases, each parallel:
+//!
+//! 1. **Inodes** (only when a test needs more than a directory entry holds): the shared
+//!    inode-table walk ([`crate::reader::walk`], a [`TableVisitor`]) evaluates the inode tests
+//!    (type, owner, size, times, flags, xattrs) on every slot and keeps the numbers that pass in
+//!    a compressed bitmap. Why the walk rather than reading each entry's inode during the tree
+//!    walk: the walk reads every table once, sequentially, several groups at a time, with the
+//!    check's warm/cold I/O strategy and the xattr-block cache, where per-entry reads would fetch
+//!    inode-table blocks in directory order (random) through the shared block cache. When no
+//!    inode passes, the tree is not walked at all.
+//! 2. **Tree**: from the start directory, level by level (the directories of one level read in
+//!    parallel), each entry tested by name (`fnmatch(3)` with no flags, as `find -name`), by the
+//!    directory entry's file type where that is enough (`filetype` feature), and by membership
+//!    in phase 1's bitmap. Each directory is entered once (a directory reached twice through a
+//!    damaged tree is not walked again), "." and ".." are skipped as find skips them.
+//!
+//! Output order: sorted, a directory before its contents, names compared byte by byte (find(1)
+//! prints readdir order, which on ext4 is hash order: the same set of paths, in another order).
+//!
+//! Memory: the bitmap of passing inodes (compressed), one level of directories to read, and the
+//! matched paths (what is printed). Nothing is sized by an on-disk field.
+
+use crate::error::{Problem, ProblemKind};
+use crate::reader::dir::{self, AreaEntries};
+use crate::reader::features::{INCOMPAT_FILETYPE, RO_COMPAT_PROJECT};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode, InodeBase, XattrLocation};
+use crate::reader::itable::{inode_xattrs_cached, XattrBlockCache};
+use crate::reader::ondisk::inode::{
+    S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK,
+};
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+use std::collections::HashSet;
+
+/// Most problems kept verbatim (the rest are counted).
+pub const MAX_PROBLEMS: usize = 100;
+
+/// A numeric test in find's syntax: `N` (exactly), `+N` (more than), `-N` (less than).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `N`.
+    Eq(u64),
+    /// `+N`.
+    Gt(u64),
+    /// `-N`.
+    Lt(u64),
+}
+
+impl Cmp {
+    /// Parse `N`, `+N` or `-N`.
+    pub fn parse(s: &str) -> Result<Cmp, String> {
+        let num = |t: &str| {
+            t.parse::<u64>()
+                .map_err(|_| format!("`{s}`: expected N, +N or -N (a decimal number)"))
+        };
+        match s.as_bytes().first() {
+            Some(b'+') => Ok(Cmp::Gt(num(&s[1..])?)),
+            Some(b'-') => Ok(Cmp::Lt(num(&s[1..])?)),
+            _ => Ok(Cmp::Eq(num(s)?)),
+        }
+    }
+    /// Does `v` pass?
+    pub fn test(self, v: u64) -> bool {
+        match self {
+            Cmp::Eq(n) => v == n,
+            Cmp::Gt(n) => v > n,
+            Cmp::Lt(n) => v < n,
+        }
+    }
+}
+
+/// `-size` as find(1) reads it: a [`Cmp`] on the size in units, rounded up (so `-size -1M`
+/// passes only empty files, as in find).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeTest {
+    /// The comparison, in units.
+    pub cmp: Cmp,
+    /// Bytes per unit: `c` 1, `w` 2, `b` (the default) 512, `k` 1024, `M` 1 MiB, `G` 1 GiB.
+    pub unit: u64,
+}
+
+impl SizeTest {
+    /// Parse find's `-size` argument: `[+-]N[cwbkMG]`.
+    pub fn parse(s: &str) -> Result<SizeTest, String> {
+        let (num, unit) = match s.as_bytes().last() {
+            Some(b'c') => (&s[..s.len() - 1], 1),
+            Some(b'w') => (&s[..s.len() - 1], 2),
+            Some(b'b') => (&s[..s.len() - 1], 512),
+            Some(b'k') => (&s[..s.len() - 1], 1024),
+            Some(b'M') => (&s[..s.len() - 1], 1 << 20),
+            Some(b'G') => (&s[..s.len() - 1], 1 << 30),
+            _ => (s, 512),
+        };
+        Ok(SizeTest {
+            cmp: Cmp::parse(num)
+                .map_err(|_| format!("`{s}`: expected find's -size syntax, [+-]N[cwbkMG]"))?,
+            unit,
+        })
+    }
+    /// Does a file of `size` bytes pass?
+    pub fn test(self, size: u64) -> bool {
+        self.cmp.test(size.div_ceil(self.unit))
+    }
+}
+
+/// How an xattr's value is tested.
+#[derive(Clone, Debug)]
+pub enum ValueTest {
+    /// The attribute is present, whatever its value.
+    Any,
+    /// The value is exactly these bytes.
+    Exact(Vec<u8>),
+    /// The value (as bytes) matches this regular expression somewhere.
+    Regex(regex::bytes::Regex),
+}
+
+/// `--xattr NAME[=VALUE|=~REGEX]`: an xattr named `name` (with its prefix, `user.foo`) whose value
+/// passes `value`.
+#[derive(Clone, Debug)]
+pub struct XattrTest {
+    /// Full name with prefix.
+    pub name: String,
+    /// The value test.
+    pub value: ValueTest,
+}
+
+impl XattrTest {
+    /// Parse `NAME`, `NAME=VALUE` or `NAME=~REGEX`. VALUE is read as `setfattr -v` reads one:
+    /// `0x` then hex digits, `0s` then base64, text in double quotes (the quotes removed), or
+    /// plain text.
+    pub fn parse(s: &str) -> Result<XattrTest, String> {
+        let Some((name, v)) = s.split_once('=') else {
+            return Ok(XattrTest {
+                name: s.to_string(),
+                value: ValueTest::Any,
+            });
+        };
+        if name.is_empty() {
+            return Err(format!("`{s}`: no attribute name before `=`"));
+        }
+        let value = if let Some(re) = v.strip_prefix('~') {
+            ValueTest::Regex(regex::bytes::Regex::new(re).map_err(|e| format!("`{re}`: {e}"))?)
+        } else {
+            ValueTest::Exact(parse_value(v)?)
+        };
+        Ok(XattrTest {
+            name: name.to_string(),
+            value,
+        })
+    }
+    /// Does `value` pass?
+    pub fn value_passes(&self, value: &[u8]) -> bool {
+        match &self.value {
+            ValueTest::Any => true,
+            ValueTest::Exact(v) => v == value,
+            ValueTest::Regex(r) => r.is_match(value),
+        }
+    }
+}
+
+/// A value as `setfattr -v` takes it: `0x` hex, `0s` base64, `"text"` or text.
+pub fn parse_value(v: &str) -> Result<Vec<u8>, String> {
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        if digits.len() % 2 != 0 {
+            return Err(format!("`{v}`: an odd number of hex digits"));
+        }
+        return digits
+            .chunks(2)
+            .map(|p| {
+                std::str::from_utf8(p)
+                    .ok()
+                    .and_then(|d| u8::from_str_radix(d, 16).ok())
+                    .ok_or_else(|| format!("`{v}`: not hex"))
+            })
+            .collect();
+    }
+    if let Some(b64) = v.strip_prefix("0s").or_else(|| v.strip_prefix("0S")) {
+        return base64_decode(b64).ok_or_else(|| format!("`{v}`: not base64"));
+    }
+    if let Some(q) = v.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
+        return Ok(q.as_bytes().to_vec());
+    }
+    Ok(v.as_bytes().to_vec())
+}
+
+/// Standard base64 (padding optional), `None` on another character.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes().filter(|&c| c != b'=') {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(d);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// `-type` letters and the `i_mode` types they stand for.
+pub const TYPE_LETTERS: [(char, u16); 7] = [
+    ('f', S_IFREG),
+    ('d', S_IFDIR),
+    ('l', S_IFLNK),
+    ('b', S_IFBLK),
+    ('c', S_IFCHR),
+    ('p', S_IFIFO),
+    ('s', S_IFSOCK),
+];
+
+/// The `-type` letter of an `i_mode` (`?` for none).
+pub fn type_letter(mode: u16) -> char {
+    TYPE_LETTERS
+        .iter()
+        .find(|(_, t)| mode & S_IFMT == *t)
+        .map_or('?', |(c, _)| *c)
+}
+
+/// The `i_mode` type of a directory entry's file type byte (0 when unknown).
+fn mode_of_dirent_type(t: u8) -> u16 {
+    match t {
+        1 => S_IFREG,
+        2 => S_IFDIR,
+        3 => S_IFCHR,
+        4 => S_IFBLK,
+        5 => S_IFIFO,
+        6 => S_IFSOCK,
+        7 => S_IFLNK,
+        _ => 0,
+    }
+}
+
+/// `lsattr` letters and the `i_flags` bits they show (e2fsprogs lib/e2p/pf.c).
+pub const LSATTR_LETTERS: [(char, u32); 23] = [
+    ('s', 0x0000_0001),
+    ('u', 0x0000_0002),
+    ('c', 0x0000_0004),
+    ('S', 0x0000_0008),
+    ('i', 0x0000_0010),
+    ('a', 0x0000_0020),
+    ('d', 0x0000_0040),
+    ('A', 0x0000_0080),
+    ('m', 0x0000_0400),
+    ('E', 0x0000_0800),
+    ('I', 0x0000_1000),
+    ('j', 0x0000_4000),
+    ('t', 0x0000_8000),
+    ('D', 0x0001_0000),
+    ('T', 0x0002_0000),
+    ('h', 0x0004_0000),
+    ('e', 0x0008_0000),
+    ('V', 0x0010_0000),
+    ('C', 0x0080_0000),
+    ('x', 0x0200_0000),
+    ('N', 0x1000_0000),
+    ('P', 0x2000_0000),
+    ('F', 0x4000_0000),
+];
+
+/// `--flags`: comma-separated flag names as debugfs prints them (`IMMUTABLE`, `EXTENTS`; any
+/// case) or runs of `lsattr` letters (`ie`); the mask of every flag named.
+pub fn parse_flags(s: &str) -> Result<u32, String> {
+    let mut mask = 0u32;
+    for tok in s.split(',').filter(|t| !t.is_empty()) {
+        let up = tok.to_ascii_uppercase();
+        let up = up.strip_suffix("_FL").unwrap_or(&up);
+        if let Some((bit, _)) = inode::FLAG_NAMES.iter().find(|(_, n)| *n == up) {
+            mask |= bit;
+            continue;
+        }
+        for c in tok.chars() {
+            let (_, bit) = LSATTR_LETTERS
+                .iter()
+                .find(|(l, _)| *l == c)
+                .ok_or_else(|| format!("`{tok}`: not a flag name nor lsattr letters"))?;
+            mask |= bit;
+        }
+    }
+    if mask == 0 {
+        return Err(format!("`{s}`: no flag named"));
+    }
+    Ok(mask)
+}
+
+/// A point in time: seconds since the epoch and nanoseconds.
+pub type Stamp = (i64, u32);
+
+/// Parse a date for `--newer`: `@SECONDS[.FRACTION]`, or `YYYY-MM-DD[ HH:MM[:SS]]` (a `T` for
+/// the space, a trailing `Z` allowed) in UTC. `None` when `s` is not a date (then it names a
+/// file in the image).
+pub fn parse_date(s: &str) -> Option<Stamp> {
+    if let Some(epoch) = s.strip_prefix('@') {
+        let (secs, frac) = epoch.split_once('.').unwrap_or((epoch, ""));
+        let secs: i64 = secs.parse().ok()?;
+        if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+            return None;
+        }
+        let nsec = format!("{frac:0<9}").parse::<u32>().ok()?;
+        return Some((secs, nsec));
+    }
+    let s = s.strip_suffix('Z').unwrap_or(s);
+    let (date, time) = s
+        .split_once(['T', ' '])
+        .map_or((s, None), |(d, t)| (d, Some(t)));
+    let mut d = date.splitn(3, '-');
+    let y: i64 = d.next()?.parse().ok()?;
+    let m: u32 = d.next()?.parse().ok()?;
+    let day: u32 = d.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || date.len() != 10 {
+        return None;
+    }
+    let mut secs = days_from_civil(y, m, day) * 86400;
+    if let Some(t) = time {
+        let mut p = t.splitn(3, ':');
+        let h: i64 = p.next()?.parse().ok()?;
+        let mi: i64 = p.next()?.parse().ok()?;
+        let se: i64 = p.next().map_or(Some(0), |x| x.parse().ok())?;
+        if h > 23 || mi > 59 || se > 60 {
+            return None;
+        }
+        secs += h * 3600 + mi * 60 + se;
+    }
+    Some((secs, 0))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// An inode's modification time with nanoseconds (the `_extra` epoch bits as the kernel
+/// decodes them).
+pub fn mtime_of(ind: &Inode) -> Stamp {
+    let secs = if ind.has_extra_field(0x8c) {
+        inode::time_secs(ind.mtime, ind.mtime_extra)
+    } else {
+        i64::from(ind.mtime as i32)
+    };
+    let nsec = if ind.has_extra_field(0x8c) {
+        inode::time_nsec(ind.mtime_extra)
+    } else {
+        0
+    };
+    (secs, nsec)
+}
+
+/// The project ID the kernel reports (`ext4_iget`): `i_projid` on a filesystem with the project
+/// feature, else 0 (`EXT4_DEF_PROJID`) whatever the inode holds.
+pub fn projid_of(fs: &Filesystem, ind: &Inode) -> u32 {
+    if fs.sb.has_ro_compat(RO_COMPAT_PROJECT) {
+        ind.projid
+    } else {
+        0
+    }
+}
+
+/// The tests of one `find`, all of which must pass (find's implicit `-a`).
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// `--name GLOB`: the entry's name (the start's last component).
+    pub name: Option<Vec<u8>>,
+    /// `--type`: `i_mode` types, any of which passes.
+    pub types: Vec<u16>,
+    /// `--xattr`: every one must pass.
+    pub xattrs: Vec<XattrTest>,
+    /// `--spills`: some xattr lives outside the inode body (external block or EA inode).
+    pub spills: bool,
+    /// `--uid`.
+    pub uid: Option<Cmp>,
+    /// `--gid`.
+    pub gid: Option<Cmp>,
+    /// `--projid`.
+    pub projid: Option<Cmp>,
+    /// `--inode`.
+    pub inum: Option<Cmp>,
+    /// `--size`.
+    pub size: Option<SizeTest>,
+    /// `--newer`: modified strictly after.
+    pub newer: Option<Stamp>,
+    /// `--flags`: every bit of the mask set.
+    pub flags: u32,
+}
+
+impl Query {
+    /// True when some test needs the inode itself (not only the directory entry): then the
+    /// inode tables are walked first. `filetype`: entries carry the file type.
+    pub fn needs_inodes(&self, filetype: bool) -> bool {
+        !self.xattrs.is_empty()
+            || self.spills
+            || self.uid.is_some()
+            || self.gid.is_some()
+            || self.projid.is_some()
+            || self.size.is_some()
+            || self.newer.is_some()
+            || self.flags != 0
+            || (!self.types.is_empty() && !filetype)
+    }
+
+    /// The inode tests on one in-use inode (`raw`: its record). The name and inode-number
+    /// tests are the tree walk's.
+    pub fn inode_passes(
+        &self,
+        fs: &Filesystem,
+        raw: &[u8],
+        base: &InodeBase,
+        cache: &XattrBlockCache,
+    ) -> bool {
+        let mode = base.mode;
+        if !self.types.is_empty() && !self.types.contains(&(mode & S_IFMT)) {
+            return false;
+        }
+        if self.flags != 0 && base.flags & self.flags != self.flags {
+            return false;
+        }
+        if let Some(s) = self.size {
+            if !s.test(base.size()) {
+                return false;
+            }
+        }
+        if self.uid.is_some() || self.gid.is_some() || self.projid.is_some() || self.newer.is_some()
+        {
+            let ind = Inode::parse(raw);
+            let pass = |c: Option<Cmp>, v: u32| c.is_none_or(|c| c.test(u64::from(v)));
+            if !pass(self.uid, ind.uid) || !pass(self.gid, ind.gid) {
+                return false;
+            }
+            if !pass(self.projid, projid_of(fs, &ind)) {
+                return false;
+            }
+            if self.newer.is_some_and(|t| mtime_of(&ind) <= t) {
+                return false;
+            }
+        }
+        if self.spills || !self.xattrs.is_empty() {
+            return self.xattrs_pass(fs, raw, base, cache);
+        }
+        true
+    }
+
+    /// The xattr tests: names from the in-inode area and the (cached) block; values read only
+    /// for a name that matched.
+    fn xattrs_pass(
+        &self,
+        fs: &Filesystem,
+        raw: &[u8],
+        base: &InodeBase,
+        cache: &XattrBlockCache,
+    ) -> bool {
+        if !may_have_xattrs(base, raw) {
+            return false;
+        }
+        let ind = Inode::parse(raw);
+        let (body, block) = inode_xattrs_cached(fs, raw, &ind, cache);
+        if self.spills {
+            let outside = body
+                .items
+                .iter()
+                .any(|x| matches!(x.location, XattrLocation::EaInode(_)))
+                || block
+                    .as_ref()
+                    .is_some_and(|b| b.spills() || b.uses_ea_inode());
+            if !outside {
+                return false;
+            }
+        }
+        let mut full: Option<inode::InodeXattrs<'_>> = None;
+        for t in &self.xattrs {
+            let in_body = body.items.iter().find(|x| x.name == t.name);
+            let in_block = block
+                .as_ref()
+                .is_some_and(|b| b.entries.iter().any(|e| e.name == t.name));
+            if in_body.is_none() && !in_block {
+                return false;
+            }
+            if matches!(t.value, ValueTest::Any) {
+                continue;
+            }
+            let pass = match in_body {
+                Some(x) if !matches!(x.location, XattrLocation::EaInode(_)) => {
+                    x.value.as_deref().is_some_and(|v| t.value_passes(v))
+                }
+                _ => {
+                    // In the block or an EA inode: read the inode's xattrs whole, once.
+                    let all = full.get_or_insert_with(|| inode::inode_xattrs(fs, raw, &ind));
+                    all.items
+                        .iter()
+                        .filter(|x| x.name == t.name)
+                        .any(|x| value_of(fs, x).is_some_and(|v| t.value_passes(&v)))
+                }
+            };
+            if !pass {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The xattrs of inode `ino` an `--xattr` test names, with their values (for the JSON
+    /// output); empty without `--xattr`.
+    pub fn matching_xattrs(&self, fs: &Filesystem, raw: &[u8]) -> Vec<MatchedXattr> {
+        if self.xattrs.is_empty() {
+            return Vec::new();
+        }
+        let ind = Inode::parse(raw);
+        let all = inode::inode_xattrs(fs, raw, &ind);
+        all.items
+            .iter()
+            .filter(|x| self.xattrs.iter().any(|t| t.name == x.name))
+            .map(|x| MatchedXattr {
+                name: x.name.clone(),
+                location: x.location,
+                value_size: x.value_size,
+                value: value_of(fs, x),
+            })
+            .collect()
+    }
+}
+
+/// An xattr's value wherever it lives (an EA inode's within the kernel's 64 KiB), `None` when it
+/// cannot be read.
+fn value_of(fs: &Filesystem, x: &inode::XattrItem<'_>) -> Option<Vec<u8>> {
+    crate::views::extract::xattr_value(fs, x).ok()
+}
+
+/// One xattr of a found inode that an `--xattr` test names.
+#[derive(Clone, Debug)]
+pub struct MatchedXattr {
+    /// Full name.
+    pub name: String,
+    /// Where it lives.
+    pub location: XattrLocation,
+    /// Value size.
+    pub value_size: u32,
+    /// The value (`None`: unreadable).
+    pub value: Option<Vec<u8>>,
+}
+
+/// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
+fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
+    use crate::reader::ondisk;
+    if base.file_acl() != 0 {
+        return true;
+    }
+    if raw.len() <= ondisk::inode::BASE_SIZE {
+        return false;
+    }
+    let extra = usize::from(ondisk::inode::large_in_record(raw).extra_isize);
+    ondisk::decode_at::<ondisk::xattr::IbodyHeader>(raw, ondisk::inode::BASE_SIZE + extra)
+        .is_ok_and(|h| h.magic == crate::reader::xattr::MAGIC)
+}
+
+/// Phase 1's visitor: every in-use slot whose inode passes the query's inode tests.
+struct InodePass<'a> {
+    fs: &'a Filesystem,
+    query: &'a Query,
+    cache: XattrBlockCache,
+}
+
+/// One worker of phase 1.
+#[derive(Default)]
+struct PassWorker {
+    passed: RoaringBitmap,
+    problems: Vec<Problem>,
+    problem_count: u64,
+}
+
+impl PassWorker {
+    fn problem(&mut self, p: Problem) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(p);
+        }
+    }
+}
+
+impl TableVisitor for InodePass<'_> {
+    type Worker = PassWorker;
+    fn worker(&self) -> PassWorker {
+        PassWorker::default()
+    }
+    fn merge(&self, mut earlier: PassWorker, later: PassWorker) -> PassWorker {
+        earlier.passed |= later.passed;
+        earlier.problem_count += later.problem_count;
+        for p in later.problems {
+            if earlier.problems.len() < MAX_PROBLEMS {
+                earlier.problems.push(p);
+            }
+        }
+        earlier
+    }
+    fn group_start(&self, _: &mut PassWorker, _: u32, _: u32) {}
+    fn inode(&self, w: &mut PassWorker, _group: u32, ino: u32, raw: &[u8]) {
+        let Some(base) = InodeBase::decode_fast(raw) else {
+            return;
+        };
+        if base.links_count == 0 || base.mode == 0 {
+            return;
+        }
+        if self.query.inode_passes(self.fs, raw, &base, &self.cache) {
+            w.passed.insert(ino);
+        }
+    }
+    fn group_end(&self, w: &mut PassWorker, group: u32, end: GroupEnd) {
+        match end {
+            GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => {
+                w.problem(Problem::new(ProblemKind::Inode, m));
+            }
+            GroupEnd::NoDescriptor => w.problem(Problem::new(
+                ProblemKind::Inode,
+                format!("group {group}: descriptor unreadable, its inodes not tested"),
+            )),
+            GroupEnd::Empty | GroupEnd::Read => {}
+        }
+    }
+}
+
+/// What a `find` found.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Paths (as find prints them, from the start as given) and inode numbers, sorted: a
+    /// directory before its contents, names byte by byte.
+    pub paths: Vec<(Vec<u8>, u32)>,
+    /// Directories read.
+    pub dirs_read: u64,
+    /// Whether the inode tables were walked (some test needed the inodes).
+    pub inodes_walked: bool,
+    /// Problems met (unreadable directories, damaged entries, unreadable inode tables).
+    pub problems: Vec<Problem>,
+    /// Problems met, including those not kept.
+    pub problem_count: u64,
+}
+
+impl Found {
+    fn problem(&mut self, p: Problem) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(p);
+        }
+    }
+}
+
+/// The last component of a start path as find tests it with `-name` (`/` for the root).
+fn start_name(start: &[u8]) -> &[u8] {
+    let trimmed = {
+        let mut t = start;
+        while t.len() > 1 && t.ends_with(b"/") {
+            t = &t[..t.len() - 1];
+        }
+        t
+    };
+    if trimmed == b"/" {
+        return trimmed;
+    }
+    trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
+}
+
+/// `start` joined with `name` as find joins them (no second `/` after a start ending in one).
+fn join(start: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(start.len() + 1 + name.len());
+    p.extend_from_slice(start);
+    if !start.ends_with(b"/") {
+        p.push(b'/');
+    }
+    p.extend_from_slice(name);
+    p
+}
+
+/// One entry of a directory: name, inode, file type byte.
+type Entry = (Box<[u8]>, u32, u8);
+
+/// The live entries of directory `ino` (`.` and `..` left out), or why not all could be read
+/// (the entries before the failure are kept).
+fn read_dir(fs: &Filesystem, ino: u32, ind: &Inode, raw: &[u8]) -> (Vec<Entry>, Vec<Problem>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let mut keep = |area: &[u8], problems: &mut Vec<Problem>, what: &dyn Fn() -> String| {
+        let mut it = AreaEntries::new(area, 0);
+        for e in it.by_ref() {
+            if e.inode != 0 && e.name != b"." && e.name != b".." && !e.name.is_empty() {
+                out.push((Box::<[u8]>::from(e.name), e.inode, e.file_type));
+            }
+        }
+        if let Some((off, rec, len)) = it.bad {
+            problems.push(Problem::new(
+                ProblemKind::Directory,
+                format!(
+                    "directory inode {ino}, {}: entry at offset {off} does not fit (rec_len {rec}, name_len {len})",
+                    what()
+                ),
+            ));
+        }
+    };
+    if ind.has_flag(inode::INLINE_DATA_FL) {
+        for area in dir::inline_areas(fs, raw, ind) {
+            keep(&area, &mut problems, &|| "inline data".to_string());
+        }
+        return (out, problems);
+    }
+    let blocks = match dir::dir_blocks(fs, ino, ind) {
+        Ok(b) => b,
+        Err(e) => {
+            problems.push(Problem::new(
+                ProblemKind::Directory,
+                format!("directory inode {ino}: block map unreadable: {e}"),
+            ));
+            return (out, problems);
+        }
+    };
+    for (l, p) in blocks {
+        match fs.block(p) {
+            Ok(b) => keep(&b, &mut problems, &|| format!("block {l}")),
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Directory,
+                format!("directory inode {ino}, block {l}: {e}"),
+            )),
+        }
+    }
+    (out, problems)
+}
+
+/// What reading one directory of a level gave.
+#[derive(Default)]
+struct LevelPart {
+    matched: Vec<(Vec<u8>, u32)>,
+    subdirs: Vec<(u32, Vec<u8>)>,
+    problems: Vec<Problem>,
+}
+
+/// Everything a tree walk needs besides the directory being read.
+struct TreeCtx<'a> {
+    fs: &'a Filesystem,
+    query: &'a Query,
+    /// Inodes that passed phase 1 (`None`: no inode test).
+    passed: Option<&'a RoaringBitmap>,
+    filetype: bool,
+}
+
+impl TreeCtx<'_> {
+    /// Does an entry (name, inode, `i_mode` type if known) pass every test?
+    fn passes(&self, name: &[u8], ino: u32, mode_type: u16) -> bool {
+        if self.query.inum.is_some_and(|c| !c.test(u64::from(ino))) {
+            return false;
+        }
+        if let Some(p) = self.passed {
+            if !p.contains(ino) {
+                return false;
+            }
+        } else if !self.query.types.is_empty() && !self.query.types.contains(&mode_type) {
+            return false;
+        }
+        self.query.name.as_ref().is_none_or(|g| fnmatch(g, name))
+    }
+
+    /// The `i_mode` type of an entry: from the entry when the filesystem records it, else
+    /// from the inode.
+    fn mode_type(&self, ino: u32, file_type: u8) -> u16 {
+        if self.filetype {
+            let t = mode_of_dirent_type(file_type);
+            if t != 0 {
+                return t;
+            }
+        }
+        self.fs
+            .inode_raw(ino)
+            .ok()
+            .and_then(|r| InodeBase::decode_fast(&r))
+            .map_or(0, |b| b.mode & S_IFMT)
+    }
+
+    fn read_level_dir(&self, dino: u32, dpath: &[u8]) -> LevelPart {
+        let mut part = LevelPart::default();
+        let raw = match self.fs.inode_raw(dino) {
+            Ok(r) => r,
+            Err(e) => {
+                part.problems.push(Problem::new(
+                    ProblemKind::Directory,
+                    format!("directory inode {dino}: {e}"),
+                ));
+                return part;
+            }
+        };
+        let ind = Inode::parse(&raw);
+        if !ind.is_dir() || ind.has_flag(dir::ENCRYPT_FL) {
+            // An encrypted directory's names are ciphertext; find on a mount without the key
+            // shows encoded names we do not reproduce.
+            return part;
+        }
+        let (mut entries, problems) = read_dir(self.fs, dino, &ind, &raw);
+        part.problems = problems;
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (name, ino, ft) in entries {
+            let t = self.mode_type(ino, ft);
+            let path = join(dpath, &name);
+            if self.passes(&name, ino, t) {
+                part.matched.push((path.clone(), ino));
+            }
+            if t == S_IFDIR {
+                part.subdirs.push((ino, path));
+            }
+        }
+        part
+    }
+}
+
+/// Compare paths as the output sorts them: component by component, bytes unsigned (a `/` sorts
+/// before any byte a name can hold).
+fn path_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let key = |c: &u8| if *c == b'/' { 0 } else { *c };
+    a.iter().map(key).cmp(b.iter().map(key))
+}
+
+/// Find, from the directory or file `start_ino` (printed as `start`), every path that passes
+/// `query`.
+pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Found {
+    let filetype = fs.sb.has_incompat(INCOMPAT_FILETYPE);
+    let mut found = Found::default();
+    let passed = if query.needs_inodes(filetype) {
+        found.inodes_walked = true;
+        let visitor = InodePass {
+            fs,
+            query,
+            cache: XattrBlockCache::default(),
+        };
+        let w = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
+        found.problem_count += w.problem_count;
+        found.problems = w.problems;
+        Some(w.passed)
+    } else {
+        None
+    };
+    if passed.as_ref().is_some_and(|p| p.is_empty()) {
+        return found;
+    }
+    let ctx = TreeCtx {
+        fs,
+        query,
+        passed: passed.as_ref(),
+        filetype: false,
+    };
+    let start_type = ctx.mode_type(start_ino, 0);
+    let ctx = TreeCtx { filetype, ..ctx };
+    if ctx.passes(start_name(start), start_ino, start_type) {
+        found.paths.push((start.to_vec(), start_ino));
+    }
+    if start_type != S_IFDIR {
+        return found;
+    }
+    let mut seen: HashSet<u32> = HashSet::from([start_ino]);
+    let mut level: Vec<(u32, Vec<u8>)> = vec![(start_ino, start.to_vec())];
+    while !level.is_empty() {
+        found.dirs_read += level.len() as u64;
+        let parts: Vec<LevelPart> = level
+            .par_iter()
+            .map(|(d, p)| ctx.read_level_dir(*d, p))
+            .collect();
+        let mut next = Vec::new();
+        for part in parts {
+            found.paths.extend(part.matched);
+            for p in part.problems {
+                found.problem(p);
+            }
+            next.extend(part.subdirs.into_iter().filter(|(d, _)| seen.insert(*d)));
+        }
+        level = next;
+    }
+    found
+        .paths
+        .par_sort_unstable_by(|a, b| path_order(&a.0, &b.0));
+    found
+}
+
+/// `fnmatch(pattern, name, 0)` over bytes (the C locale): `*`, `?`, bracket expressions with
+/// `!`/`^`, ranges and `[:class:]`, `\` quoting the next byte; `*` and `?` match a leading `.`
+/// and `/` as find's `-name` lets them. Time is at most len(pattern) x len(name).
+pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0usize, 0usize);
+    // Where to resume after the last `*`: (pattern position after it, name position).
+    let mut star: Option<(usize, usize)> = None;
+    loop {
+        if p < pat.len() {
+            let c = pat[p];
+            if c == b'*' {
+                star = Some((p + 1, n));
+                p += 1;
+                continue;
+            }
+            if let Some(&b) = name.get(n) {
+                let step = match c {
+                    b'?' => Some(1),
+                    b'[' => match bracket(&pat[p..], b) {
+                        Some((true, len)) => Some(len),
+                        Some((false, _)) => None,
+                        // No closing `]`: a literal `[`.
+                        None => (b == b'[').then_some(1),
+                    },
+                    b'\\' if p + 1 < pat.len() => (pat[p + 1] == b).then_some(2),
+                    _ => (c == b).then_some(1),
+                };
+                if let Some(s) = step {
+                    p += s;
+                    n += 1;
+                    continue;
+                }
+            }
+        } else if n == name.len() {
+            return true;
+        }
+        // Mismatch: let the last `*` take one more byte.
+        match star {
+            Some((sp, sn)) if sn < name.len() => {
+                star = Some((sp, sn + 1));
+                p = sp;
+                n = sn + 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// A bracket expression at the start of `pat` tested on `c`: (matched, its length), `None` when
+/// it has no closing `]`.
+fn bracket(pat: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pat.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let b = *pat.get(i)?;
+        if b == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if b == b'[' && pat.get(i + 1) == Some(&b':') {
+            let rest = pat.get(i + 2..)?;
+            if let Some(end) = rest.windows(2).position(|w| w == b":]") {
+                matched |= in_class(&rest[..end], c);
+                i += 2 + end + 2;
+                continue;
+            }
+        }
+        let (lo, step) = if b == b'\\' {
+            (*pat.get(i + 1)?, 2)
+        } else {
+            (b, 1)
+        };
+        i += step;
+        if pat.get(i) == Some(&b'-') && pat.get(i + 1).is_some_and(|&x| x != b']') {
+            let hb = *pat.get(i + 1)?;
+            let (hi, step) = if hb == b'\\' {
+                (*pat.get(i + 2)?, 3)
+            } else {
+                (hb, 2)
+            };
+            i += step;
+            matched |= lo <= c && c <= hi;
+        } else {
+            matched |= c == lo;
+        }
+    }
+}
+
+/// `[:class:]` in the C locale.
+fn in_class(class: &[u8], c: u8) -> bool {
+    match class {
+        b"alpha" => c.is_ascii_alphabetic(),
+        b"digit" => c.is_ascii_digit(),
+        b"alnum" => c.is_ascii_alphanumeric(),
+        b"upper" => c.is_ascii_uppercase(),
+        b"lower" => c.is_ascii_lowercase(),
+        b"space" => matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c),
+        b"blank" => matches!(c, b' ' | b'\t'),
+        b"punct" => c.is_ascii_punctuation(),
+        b"print" => (0x20..0x7f).contains(&c),
+        b"graph" => (0x21..0x7f).contains(&c),
+        b"cntrl" => c < 0x20 || c == 0x7f,
+        b"xdigit" => c.is_ascii_hexdigit(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnmatch_like_find_name() {
+        let m = |p: &str, n: &str| fnmatch(p.as_bytes(), n.as_bytes());
+        assert!(m("*.txt", "a.txt"));
+        assert!(m("*", ".hidden"));
+        assert!(m("?b*", "abc"));
+        assert!(!m("?b*", "bbc".get(1..).unwrap_or("")));
+        assert!(m("[a-c]x", "bx"));
+        assert!(!m("[!a-c]x", "bx"));
+        assert!(m("[]]", "]"));
+        assert!(m("[[:digit:]]*", "7up"));
+        assert!(m("\\*", "*"));
+        assert!(!m("\\*", "a"));
+        assert!(m("a[", "a["));
+        assert!(m("*a*b*c*", "xxaxxbxxcxx"));
+        assert!(!m("*a*b*c*d", "xxaxxbxxcxx"));
+        assert!(!m("abc", "abcd"));
+        assert!(m("", ""));
+    }
+
+    #[test]
+    fn fnmatch_time_is_bounded() {
+        let name = vec![b'a'; 255];
+        let pat = b"*a*a*a*a*a*a*a*a*a*a*b".to_vec();
+        assert!(!fnmatch(&pat, &name));
+    }
+
+    #[test]
+    fn size_rounds_up_like_find() {
+        let t = |s: &str, size: u64| SizeTest::parse(s).map(|t| t.test(size)).unwrap_or(false);
+        assert!(t("-1M", 0));
+        assert!(!t("-1M", 1));
+        assert!(t("1M", 1));
+        assert!(t("1", 512));
+        assert!(t("2", 513));
+        assert!(t("+10c", 11));
+        assert!(!t("+10c", 10));
+        assert!(t("3k", 2049));
+        assert!(SizeTest::parse("1x").is_err());
+    }
+
+    #[test]
+    fn values_as_setfattr_takes_them() {
+        assert_eq!(parse_value("0x6869").ok(), Some(b"hi".to_vec()));
+        assert_eq!(parse_value("0saGk=").ok(), Some(b"hi".to_vec()));
+        assert_eq!(parse_value("\"hi\"").ok(), Some(b"hi".to_vec()));
+        assert_eq!(parse_value("hi").ok(), Some(b"hi".to_vec()));
+        assert!(parse_value("0x6").is_err());
+        let t = XattrTest::parse("user.a=~^h.$");
+        assert!(t.is_ok_and(|t| t.value_passes(b"hi") && !t.value_passes(b"hix")));
+    }
+
+    #[test]
+    fn flags_by_name_or_letters() {
+        assert_eq!(parse_flags("IMMUTABLE,extents").ok(), Some(0x10 | 0x80000));
+        assert_eq!(parse_flags("ie").ok(), Some(0x10 | 0x80000));
+        assert_eq!(parse_flags("noatime_fl").ok(), Some(0x80));
+        assert!(parse_flags("q").is_err());
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("@0"), Some((0, 0)));
+        assert_eq!(parse_date("@1.5"), Some((1, 500_000_000)));
+        assert_eq!(parse_date("2000-03-01"), Some((951_868_800, 0)));
+        assert_eq!(parse_date("2000-03-01T00:00:10Z"), Some((951_868_810, 0)));
+        assert_eq!(parse_date("/etc/passwd"), None);
+    }
+
+    #[test]
+    fn start_names_and_joins() {
+        assert_eq!(start_name(b"/"), b"/");
+        assert_eq!(start_name(b"/a/b/"), b"b");
+        assert_eq!(join(b"/", b"x"), b"/x");
+        assert_eq!(join(b"/a", b"x"), b"/a/x");
+        assert_eq!(
+            path_order(b"/a/b", b"/a.c"),
+            std::cmp::Ordering::Less,
+            "a directory's contents before its next sibling"
+        );
+    }
+}

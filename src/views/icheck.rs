@@ -1,0 +1,559 @@
+//! Block numbers to the inodes that own them, as debugfs' `icheck` finds them
+//! (`debugfs/icheck.c`, e2fsprogs 1.47.0), over the one parallel inode-table walk
+//! ([`crate::reader::walk`]); and, beyond debugfs, what a block is when no inode owns it.
+//!
+//! debugfs scans the inodes in order. For each inode with links it counts its xattr block
+//! (`i_file_acl`, with its high half on 64bit filesystems) whatever the inode is; then, for an
+//! inode `ext2fs_inode_has_valid_blocks2` accepts (directory, regular file, symlink with
+//! blocks, no inline data) and no dtime, every block `ext2fs_block_iterate3` reports: data
+//! blocks, indirect blocks and extent tree blocks (uninitialised extents included). The first
+//! inode in scan order to report a block owns it; the scan stops when every requested block has
+//! an owner. An inode whose checksum fails ends the scan with an error and nothing is printed.
+//!
+//! Here each walk worker looks for the requested blocks in the inodes of its groups (runs of
+//! data blocks are matched by range, never block by block); the first owner in inode order wins
+//! when the workers' findings are merged.
+
+use crate::error::ext2_err;
+use crate::reader::extent::{self, ExtentHeader};
+use crate::reader::fileblocks::{self, MapEvent};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::{self, Inode};
+use crate::reader::ondisk::inode::{
+    record_checksum_ok, InodeBase, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
+};
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+/// How an inode reaches a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Role {
+    /// Its extended-attribute block (`i_file_acl`).
+    XattrBlock,
+    /// A data block at this logical block of the file.
+    Data {
+        /// Logical block in the file.
+        logical: u64,
+    },
+    /// An indirect block of the classic block map.
+    Indirect {
+        /// 1 indirect, 2 double indirect, 3 triple indirect.
+        level: u8,
+    },
+    /// A block of the extent tree (an index or leaf node below the root in the inode).
+    ExtentTree,
+}
+
+/// The first inode (in scan order) that reports a block, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Owner {
+    /// The inode.
+    pub inode: u32,
+    /// How it reaches the block.
+    pub role: Role,
+}
+
+/// A failure debugfs reports on stderr and goes past (`while calling ext2fs_block_iterate`).
+#[derive(Clone, Debug)]
+pub struct InodeError {
+    /// The inode whose blocks could not all be walked.
+    pub inode: u32,
+    /// What failed.
+    pub error: String,
+}
+
+/// Errors kept per worker (the rest are counted only).
+const MAX_ERRORS: usize = 64;
+
+/// One worker's findings.
+#[derive(Default)]
+pub struct IcheckWorker {
+    owners: HashMap<u64, Owner>,
+    errors: Vec<InodeError>,
+    /// The first inode the scan could not read, and why.
+    scan_error: Option<(u32, String)>,
+    group_used: u32,
+    group_first: u32,
+}
+
+struct IcheckVisitor<'a> {
+    fs: &'a Filesystem,
+    /// The requested blocks, sorted, without repeats.
+    blocks: Vec<u64>,
+    csum: bool,
+}
+
+/// `ext2fs_inode_has_valid_blocks2` on the base record.
+fn has_valid_blocks(b: &InodeBase, file_acl: u64) -> bool {
+    let t = b.mode & S_IFMT;
+    if t != S_IFDIR && t != S_IFREG && t != S_IFLNK {
+        return false;
+    }
+    if t == S_IFLNK {
+        if file_acl == 0 {
+            // With no xattr block, i_blocks says it (the low 32 bits, as libext2fs reads it).
+            if b.blocks_lo == 0 {
+                return false;
+            }
+        } else {
+            let i_block1 = u32::from_le_bytes([b.block[4], b.block[5], b.block[6], b.block[7]]);
+            let size = b.size_lo;
+            let uses_blocks = size >= 60 || (size > 4 && i_block1 == 0);
+            if !uses_blocks {
+                return false;
+            }
+        }
+    }
+    b.flags & inode::INLINE_DATA_FL == 0
+}
+
+impl IcheckVisitor<'_> {
+    /// Record `ino` as owner of the requested blocks in `[start, start + len)`.
+    fn claim(&self, w: &mut IcheckWorker, ino: u32, start: u64, len: u64, role: Role) {
+        let from = self.blocks.partition_point(|&b| b < start);
+        for &b in self.blocks[from..].iter().take_while(|&&b| b - start < len) {
+            let role = match role {
+                Role::Data { logical } => Role::Data {
+                    logical: logical + (b - start),
+                },
+                r => r,
+            };
+            w.owners.entry(b).or_insert(Owner { inode: ino, role });
+        }
+    }
+
+    fn error(w: &mut IcheckWorker, inode: u32, error: String) {
+        if w.errors.len() < MAX_ERRORS {
+            w.errors.push(InodeError { inode, error });
+        }
+    }
+
+    /// `ext2fs_block_iterate3` over an extent-mapped inode: index children reported before they
+    /// are read; a node that cannot be read or fails its checks ends the walk of the inode.
+    fn extents(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
+        let root = match ExtentHeader::parse(&inode.block) {
+            Ok(h) => h,
+            Err(e) => return Self::error(w, ino, e.to_string()),
+        };
+        let seed = self.csum.then(|| inode.csum_seed(self.fs.csum_seed(), ino));
+        if let Err(e) = self.extent_node(w, ino, &inode.block, &root, seed) {
+            Self::error(w, ino, e);
+        }
+    }
+
+    fn extent_node(
+        &self,
+        w: &mut IcheckWorker,
+        ino: u32,
+        node: &[u8],
+        h: &ExtentHeader,
+        seed: Option<u32>,
+    ) -> Result<(), String> {
+        if h.depth == 0 {
+            for e in extent::leaf_iter(node, h) {
+                let role = Role::Data {
+                    logical: u64::from(e.logical),
+                };
+                self.claim(w, ino, e.physical, u64::from(e.len), role);
+            }
+            return Ok(());
+        }
+        for ix in extent::index_entries(node, h) {
+            self.claim(w, ino, ix.child, 1, Role::ExtentTree);
+            let child = self.fs.block(ix.child).map_err(|e| e.to_string())?;
+            let ch = ExtentHeader::parse(&child).map_err(|e| e.to_string())?;
+            if ch.depth + 1 != h.depth {
+                return Err(format!(
+                    "extent tree block {} has depth {}, its parent {}",
+                    ix.child, ch.depth, h.depth
+                ));
+            }
+            if let Some(s) = seed {
+                if !extent::extent_block_csum(s, &child, &ch).ok() {
+                    return Err(ext2_err::EXTENT_CSUM_INVALID.to_string());
+                }
+            }
+            self.extent_node(w, ino, &child, &ch, seed)?;
+        }
+        Ok(())
+    }
+
+    /// The classic block map: direct blocks, then each indirect level (reported before read).
+    fn block_map(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
+        let limits = inode::walk_limits(self.fs, ino, inode);
+        let sum = fileblocks::walk_block_map(self.fs, &inode.block, limits, &mut |e| {
+            match e {
+                MapEvent::Data(r) => {
+                    self.claim(w, ino, r.physical, r.len, Role::Data { logical: r.logical })
+                }
+                MapEvent::Mapping { kind, physical } => {
+                    let level = match kind {
+                        extent::MapKind::Ind => 1,
+                        extent::MapKind::Dind => 2,
+                        _ => 3,
+                    };
+                    self.claim(w, ino, physical, 1, Role::Indirect { level });
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(p) = sum.problems.first() {
+            Self::error(w, ino, p.to_string());
+        }
+    }
+}
+
+impl TableVisitor for IcheckVisitor<'_> {
+    type Worker = IcheckWorker;
+    fn worker(&self) -> IcheckWorker {
+        IcheckWorker::default()
+    }
+    fn merge(&self, mut earlier: IcheckWorker, later: IcheckWorker) -> IcheckWorker {
+        if earlier.scan_error.is_some() {
+            return earlier;
+        }
+        for (b, o) in later.owners {
+            earlier.owners.entry(b).or_insert(o);
+        }
+        let room = MAX_ERRORS.saturating_sub(earlier.errors.len());
+        earlier.errors.extend(later.errors.into_iter().take(room));
+        earlier.scan_error = later.scan_error;
+        earlier
+    }
+    fn group_start(&self, w: &mut IcheckWorker, group: u32, _slots: u32) {
+        w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        w.group_used = super::ncheck::lib_slots(self.fs, group);
+        if w.scan_error.is_none() {
+            if let Some(e) = super::ncheck::table_error(self.fs, group) {
+                w.scan_error = Some((w.group_first, e));
+            }
+        }
+    }
+    fn inode(&self, w: &mut IcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
+        if w.scan_error.is_some() || ino - w.group_first >= w.group_used {
+            return;
+        }
+        if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
+            w.scan_error = Some((ino, ext2_err::INODE_CSUM_INVALID.to_string()));
+            return;
+        }
+        let Some(b) = InodeBase::decode_fast(raw) else {
+            return;
+        };
+        if b.links_count == 0 {
+            return;
+        }
+        let high = if self.fs.sb.is_64bit() {
+            u64::from(b.file_acl_high) << 32
+        } else {
+            0
+        };
+        let file_acl = u64::from(b.file_acl_lo) | high;
+        if file_acl != 0 {
+            self.claim(w, ino, file_acl, 1, Role::XattrBlock);
+        }
+        if !has_valid_blocks(&b, file_acl) || b.dtime != 0 {
+            return;
+        }
+        let inode = Inode::parse(raw);
+        if inode.has_flag(inode::EXTENTS_FL) {
+            self.extents(w, ino, &inode);
+        } else {
+            self.block_map(w, ino, &inode);
+        }
+    }
+    fn group_end(&self, w: &mut IcheckWorker, group: u32, end: GroupEnd) {
+        if w.scan_error.is_some() {
+            return;
+        }
+        let first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        let error = match end {
+            GroupEnd::Read => None,
+            GroupEnd::Empty => super::ncheck::table_error(self.fs, group),
+            GroupEnd::NoDescriptor => Some("cannot read the group descriptor".to_string()),
+            GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => Some(m),
+        };
+        if let Some(e) = error {
+            w.scan_error = Some((first, e));
+        }
+    }
+}
+
+/// What the scan found for the requested blocks.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    /// Each requested block with an owner: the first inode in scan order.
+    pub owners: HashMap<u64, Owner>,
+    /// Inodes whose blocks could not all be walked (debugfs says so and goes on).
+    pub errors: Vec<InodeError>,
+    /// The scan could not read inode N (why): debugfs then prints no table.
+    pub scan_error: Option<(u32, String)>,
+}
+
+impl Found {
+    /// debugfs' answer: the table is printed unless the scan failed before every block had an
+    /// owner (it stops at the inode that gives the last block its owner).
+    pub fn table_printed(&self, requested: &[u64]) -> bool {
+        let Some((bad, _)) = self.scan_error else {
+            return true;
+        };
+        let mut last = 0u32;
+        for b in requested {
+            match self.owners.get(b) {
+                Some(o) => last = last.max(o.inode),
+                None => return false,
+            }
+        }
+        last < bad
+    }
+
+    /// The errors of inodes walked before the scan stopped (the last owner found, or the end).
+    pub fn errors_before_stop(&self, requested: &[u64]) -> Vec<&InodeError> {
+        let all_found = requested.iter().all(|b| self.owners.contains_key(b));
+        let stop = if all_found {
+            requested
+                .iter()
+                .filter_map(|b| self.owners.get(b))
+                .map(|o| o.inode)
+                .max()
+                .unwrap_or(0)
+        } else {
+            u32::MAX
+        };
+        self.errors.iter().filter(|e| e.inode <= stop).collect()
+    }
+}
+
+/// Scan for the owners of `blocks` (any order, repeats allowed).
+pub fn icheck(fs: &Filesystem, blocks: &[u64]) -> Found {
+    let mut sorted = blocks.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let visitor = IcheckVisitor {
+        fs,
+        blocks: sorted,
+        csum: fs.sb.has_metadata_csum(),
+    };
+    let Some(w) = walk::run(fs, &visitor, &|_| {}) else {
+        return Found::default();
+    };
+    Found {
+        owners: w.owners,
+        errors: w.errors,
+        scan_error: w.scan_error,
+    }
+}
+
+/// A piece of filesystem metadata a block holds (beyond what inodes own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MetaKind {
+    /// Before the first data block (the boot sector of a 1 KiB-block filesystem).
+    BootBlock,
+    /// The primary superblock (group 0).
+    Superblock,
+    /// A backup superblock.
+    BackupSuperblock,
+    /// A block of the primary group descriptor table.
+    GroupDescriptors,
+    /// A block of a backup copy of the group descriptor table.
+    BackupGroupDescriptors,
+    /// A block reserved for growing the descriptor table (held by the resize inode).
+    ReservedGdt,
+    /// A group's block bitmap.
+    BlockBitmap,
+    /// A group's inode bitmap.
+    InodeBitmap,
+    /// A block of a group's inode table.
+    InodeTable,
+    /// The multiple-mount protection block.
+    Mmp,
+    /// Past the last block of the filesystem.
+    BeyondEnd,
+}
+
+/// One role of a block in the filesystem's own structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Meta {
+    /// What it is.
+    pub kind: MetaKind,
+    /// The group it belongs to (the group whose bitmap or table it is, the group holding the
+    /// copy), where that applies.
+    pub group: Option<u32>,
+}
+
+/// What a block is: its owner as debugfs finds it, the metadata it holds, its bitmap bit.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct BlockInfo {
+    /// The block number.
+    pub block: u64,
+    /// The first inode reporting it (debugfs' answer), and how.
+    pub owner: Option<Owner>,
+    /// The owner is the internal journal's inode.
+    pub journal: bool,
+    /// Filesystem metadata it holds.
+    pub metadata: Vec<Meta>,
+    /// Its bit in the block bitmap (`None`: the bitmap could not be read or the block is
+    /// outside the filesystem).
+    pub allocated: Option<bool>,
+}
+
+/// Where each group's bitmaps and inode table lie: (first block, blocks, kind, group), sorted.
+fn group_metadata(fs: &Filesystem) -> Vec<(u64, u64, MetaKind, u32)> {
+    let mut v = Vec::new();
+    for g in 0..fs.geo.group_count {
+        let Ok(gd) = fs.desc(g) else { continue };
+        v.push((gd.block_bitmap, 1, MetaKind::BlockBitmap, g));
+        v.push((gd.inode_bitmap, 1, MetaKind::InodeBitmap, g));
+        v.push((
+            gd.inode_table,
+            u64::from(fs.geo.inode_blocks_per_group),
+            MetaKind::InodeTable,
+            g,
+        ));
+    }
+    v.sort_unstable_by_key(|t| (t.0, t.3));
+    v
+}
+
+/// The superblock and descriptor copies of the block's own group.
+fn layout_metadata(fs: &Filesystem, blk: u64, out: &mut Vec<Meta>) {
+    let geo = &fs.geo;
+    let Ok(g) = u32::try_from(geo.group_of_block(blk)) else {
+        return;
+    };
+    let l = geo.layout(g);
+    let group = Some(g);
+    let primary = g == 0;
+    if l.super_blk == blk && geo.bg_has_super(g) {
+        let kind = if primary {
+            MetaKind::Superblock
+        } else {
+            MetaKind::BackupSuperblock
+        };
+        out.push(Meta { kind, group });
+    }
+    if l.old_desc_blk != 0 && blk >= l.old_desc_blk {
+        let at = blk - l.old_desc_blk;
+        let descs = if geo.meta_bg {
+            u64::from(geo.first_meta_bg).min(geo.desc_blocks)
+        } else {
+            geo.desc_blocks
+        };
+        let kind = if at < descs {
+            Some(if primary {
+                MetaKind::GroupDescriptors
+            } else {
+                MetaKind::BackupGroupDescriptors
+            })
+        } else if !geo.meta_bg && at < descs + u64::from(geo.reserved_gdt_blocks) {
+            Some(MetaKind::ReservedGdt)
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            out.push(Meta { kind, group });
+        }
+    }
+    if l.new_desc_blk != 0 && l.new_desc_blk == blk {
+        let kind = if g % geo.desc_per_block.max(1) == 0 {
+            MetaKind::GroupDescriptors
+        } else {
+            MetaKind::BackupGroupDescriptors
+        };
+        out.push(Meta { kind, group });
+    }
+}
+
+/// Explain each block of `blocks` given what [`icheck`] found.
+pub fn explain(fs: &Filesystem, blocks: &[u64], found: &Found) -> Vec<BlockInfo> {
+    use crate::reader::bitmap;
+    let table = group_metadata(fs);
+    let marks = bitmap::UninitMarks::compute(fs).ok();
+    let journal_ino = (fs
+        .sb
+        .has_compat(crate::reader::features::COMPAT_HAS_JOURNAL)
+        && fs.sb.journal_inum != 0)
+        .then_some(fs.sb.journal_inum);
+    let mmp = (fs.sb.has_incompat(crate::reader::features::INCOMPAT_MMP) && fs.sb.mmp_block != 0)
+        .then_some(fs.sb.mmp_block);
+    let mut bitmaps: HashMap<u32, Option<Vec<u8>>> = HashMap::new();
+    blocks
+        .iter()
+        .map(|&blk| {
+            let owner = found.owners.get(&blk).copied();
+            let mut metadata = Vec::new();
+            let inside = blk < fs.geo.blocks_count;
+            if !inside {
+                metadata.push(Meta {
+                    kind: MetaKind::BeyondEnd,
+                    group: None,
+                });
+            } else if blk < fs.geo.first_data_block {
+                metadata.push(Meta {
+                    kind: MetaKind::BootBlock,
+                    group: None,
+                });
+            } else {
+                layout_metadata(fs, blk, &mut metadata);
+                // No range is longer than an inode table: only those starting that close
+                // before the block can hold it.
+                let reach = u64::from(fs.geo.inode_blocks_per_group).max(1) - 1;
+                let from = table.partition_point(|t| t.0 < blk.saturating_sub(reach));
+                for t in table[from..].iter().take_while(|t| t.0 <= blk) {
+                    if blk < t.0.saturating_add(t.1) {
+                        metadata.push(Meta {
+                            kind: t.2,
+                            group: Some(t.3),
+                        });
+                    }
+                }
+                if mmp == Some(blk) {
+                    metadata.push(Meta {
+                        kind: MetaKind::Mmp,
+                        group: None,
+                    });
+                }
+            }
+            let allocated = if inside && blk >= fs.geo.first_data_block {
+                marks
+                    .as_ref()
+                    .and_then(|m| allocated(fs, m, blk, &mut bitmaps))
+            } else {
+                None
+            };
+            BlockInfo {
+                block: blk,
+                owner,
+                journal: owner.is_some_and(|o| Some(o.inode) == journal_ino),
+                metadata,
+                allocated,
+            }
+        })
+        .collect()
+}
+
+/// The block bitmap bit of `blk` (each group's bitmap read once).
+fn allocated(
+    fs: &Filesystem,
+    marks: &crate::reader::bitmap::UninitMarks,
+    blk: u64,
+    cache: &mut HashMap<u32, Option<Vec<u8>>>,
+) -> Option<bool> {
+    let g = u32::try_from(fs.geo.group_of_block(blk)).ok()?;
+    let bits = cache
+        .entry(g)
+        .or_insert_with(|| {
+            let gd = fs.desc(g).ok()?;
+            let mut buf = Vec::new();
+            crate::reader::bitmap::group_block_bitmap(fs, &gd, marks, &mut buf).ok()?;
+            Some(buf)
+        })
+        .as_ref()?;
+    let first = (fs.geo.first_data_block >> fs.geo.cluster_bits)
+        + u64::from(g) * u64::from(fs.geo.clusters_per_group);
+    let bit = usize::try_from((blk >> fs.geo.cluster_bits).checked_sub(first)?).ok()?;
+    Some(crate::reader::bitmap::test_bit(bits, bit))
+}

@@ -1,0 +1,504 @@
+//! Inode numbers to paths, as debugfs' `ncheck` finds them (`debugfs/ncheck.c`, e2fsprogs
+//! 1.47.0), over the one parallel inode-table walk ([`crate::reader::walk`]).
+//!
+//! debugfs scans the inodes in order; for each live directory (links, no dtime) it iterates the
+//! entries (`ext2fs_dir_iterate`, empty entries left out), skips the first two whatever they are,
+//! and prints every entry naming a requested inode as the directory's path
+//! (`ext2fs_get_pathname`, see [`crate::reader::pathname`]) + `/` + the name. It stops when as
+//! many names were printed as the requested inodes have (1 per directory, `i_links_count` per
+//! other inode, counted from the records read before the scan), checked after each entry from
+//! the third on and after each directory; an inode whose checksum fails ends the scan with an
+//! error.
+//!
+//! Here the directories are read by the walk's workers, in parallel; each keeps only the entries
+//! that name a requested inode (and how many entries it walked, whether its walk failed). The
+//! stopping rule is then replayed in inode order over what was found, so the text is what debugfs
+//! prints. Memory: the matches, one record per directory that has some or failed.
+
+use crate::error::{ext2_err, LibError};
+use crate::reader::fs::Filesystem;
+use crate::reader::inode::Inode;
+use crate::reader::ondisk::inode::{
+    dirent_type_of_mode, mode_is_dir, record_checksum_ok, InodeBase,
+};
+use crate::reader::pathname::{self, c_name, PathNamer};
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+/// An entry naming a requested inode.
+#[derive(Clone, Debug)]
+pub struct Match {
+    /// Position of the entry among the directory's live entries (1-based).
+    pub position: u32,
+    /// The inode it names.
+    pub inode: u32,
+    /// Its name up to the first NUL (what `%.*s` prints).
+    pub name: Vec<u8>,
+    /// With `-c`: the entry's file type disagrees with the inode's mode (`  <--- BAD FILETYPE`).
+    pub bad_filetype: bool,
+    /// With `-c`: the named inode could not be read (debugfs' message).
+    pub read_error: Option<String>,
+}
+
+/// What the walk of one directory found (kept only when it names a requested inode or failed).
+#[derive(Clone, Debug)]
+struct DirRecord {
+    dir: u32,
+    matches: Vec<Match>,
+    /// Live entries visited.
+    entries: u32,
+    /// Why the walk of the directory failed (after `entries` entries).
+    error: Option<String>,
+}
+
+/// One event of the scan, in inode order.
+#[derive(Clone, Debug)]
+enum Event {
+    Dir(DirRecord),
+    /// `ext2fs_get_next_inode` failed at inode `ino`: the scan ends there.
+    ScanError {
+        ino: u32,
+        error: String,
+    },
+}
+
+/// Events, each with the number of directories walked cleanly (nothing found, no error) before it.
+#[derive(Default)]
+pub struct NcheckWorker {
+    events: Vec<(u64, Event)>,
+    /// Clean directories after the last event.
+    trailing_clean: u64,
+    /// A scan error was met: the rest of this worker's groups is not looked at.
+    stopped: bool,
+    /// Slots of the current group libext2fs returns (up to `bg_itable_unused`).
+    group_used: u32,
+    group_first: u32,
+}
+
+impl NcheckWorker {
+    fn push(&mut self, e: Event) {
+        self.events
+            .push((std::mem::take(&mut self.trailing_clean), e));
+    }
+}
+
+/// The walk's visitor: requested inodes with their multiplicity.
+struct NcheckVisitor<'a> {
+    fs: &'a Filesystem,
+    wanted: HashMap<u32, u32>,
+    check_filetype: bool,
+    csum: bool,
+}
+
+/// Slots of group `g` libext2fs' inode scan returns: up to `bg_itable_unused` with descriptor
+/// checksums (none when it exceeds the group), every slot otherwise.
+pub(crate) fn lib_slots(fs: &Filesystem, g: u32) -> u32 {
+    let ipg = fs.geo.inodes_per_group;
+    match fs.desc(g) {
+        Ok(gd) if fs.sb.has_group_desc_csum() => ipg.saturating_sub(gd.itable_unused),
+        _ => ipg,
+    }
+}
+
+/// `get_next_blockgroup`'s check: the group's inode table lies inside the filesystem.
+pub(crate) fn table_error(fs: &Filesystem, g: u32) -> Option<String> {
+    let t = fs.desc(g).ok()?.inode_table;
+    let last = t.saturating_add(u64::from(fs.geo.inode_blocks_per_group).saturating_sub(1));
+    (t != 0 && (t < fs.geo.first_data_block || last >= fs.geo.blocks_count))
+        .then(|| ext2_err::GDESC_BAD_INODE_TABLE.to_string())
+}
+
+impl NcheckVisitor<'_> {
+    fn walk_dir(&self, w: &mut NcheckWorker, ino: u32, raw: &[u8]) {
+        let inode = Inode::parse(raw);
+        let mut rec = DirRecord {
+            dir: ino,
+            matches: Vec::new(),
+            entries: 0,
+            error: None,
+        };
+        let r = pathname::lib_dir_iterate_inode(self.fs, ino, raw, &inode, &mut |e| {
+            rec.entries += 1;
+            if rec.entries > 2 && self.wanted.contains_key(&e.inode) {
+                rec.matches
+                    .push(self.matched(rec.entries, e.inode, e.name, e.file_type));
+            }
+            ControlFlow::Continue(())
+        });
+        if let Err(e) = r {
+            rec.error = Some(e.to_string());
+        }
+        if rec.matches.is_empty() && rec.error.is_none() {
+            w.trailing_clean += 1;
+        } else {
+            w.push(Event::Dir(rec));
+        }
+    }
+
+    fn matched(&self, position: u32, inode: u32, name: &[u8], file_type: u8) -> Match {
+        let mut m = Match {
+            position,
+            inode,
+            name: c_name(name).to_vec(),
+            bad_filetype: false,
+            read_error: None,
+        };
+        if self.check_filetype && file_type != 0 {
+            match self.fs.read_inode_checked(inode, false) {
+                Ok(raw) => {
+                    let mode = InodeBase::decode_fast(&raw).map_or(0, |b| b.mode);
+                    m.bad_filetype = file_type != dirent_type_of_mode(mode);
+                }
+                Err(e) => m.read_error = Some(format!("{e} while reading inode {inode}")),
+            }
+        }
+        m
+    }
+}
+
+impl TableVisitor for NcheckVisitor<'_> {
+    type Worker = NcheckWorker;
+    fn worker(&self) -> NcheckWorker {
+        NcheckWorker::default()
+    }
+    fn merge(&self, mut earlier: NcheckWorker, mut later: NcheckWorker) -> NcheckWorker {
+        if earlier.stopped {
+            return earlier;
+        }
+        match later.events.first_mut() {
+            Some(first) => first.0 += earlier.trailing_clean,
+            None => later.trailing_clean += earlier.trailing_clean,
+        }
+        earlier.events.append(&mut later.events);
+        earlier.trailing_clean = later.trailing_clean;
+        earlier.stopped = later.stopped;
+        earlier
+    }
+    fn group_start(&self, w: &mut NcheckWorker, group: u32, _slots: u32) {
+        w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        w.group_used = lib_slots(self.fs, group);
+        if w.stopped {
+            return;
+        }
+        if let Some(e) = table_error(self.fs, group) {
+            w.push(Event::ScanError {
+                ino: w.group_first,
+                error: e,
+            });
+            w.stopped = true;
+        }
+    }
+    fn inode(&self, w: &mut NcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
+        if w.stopped || ino - w.group_first >= w.group_used {
+            return;
+        }
+        if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
+            w.push(Event::ScanError {
+                ino,
+                error: ext2_err::INODE_CSUM_INVALID.to_string(),
+            });
+            w.stopped = true;
+            return;
+        }
+        let Some(b) = InodeBase::decode_fast(raw) else {
+            return;
+        };
+        if b.links_count == 0 || b.dtime != 0 || !mode_is_dir(b.mode) {
+            return;
+        }
+        self.walk_dir(w, ino, raw);
+    }
+    fn group_end(&self, w: &mut NcheckWorker, group: u32, end: GroupEnd) {
+        if w.stopped {
+            return;
+        }
+        let first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        let error = match end {
+            GroupEnd::Read => None,
+            GroupEnd::Empty => table_error(self.fs, group),
+            GroupEnd::NoDescriptor => Some("cannot read the group descriptor".to_string()),
+            GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => Some(m),
+        };
+        if let Some(error) = error {
+            w.push(Event::ScanError { ino: first, error });
+            w.stopped = true;
+        }
+    }
+}
+
+/// The inodes asked for, as debugfs reads them before its scan.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Inode numbers in the order given (repeats kept: debugfs prints a line per occurrence).
+    pub inodes: Vec<u32>,
+    /// `-c`: say where an entry's file type disagrees with the inode.
+    pub check_filetype: bool,
+}
+
+/// Why the request was refused before the scan (debugfs prints nothing on stdout then).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{error} while reading inode {inode}")]
+pub struct RequestError {
+    /// The inode that could not be read.
+    pub inode: u32,
+    /// libext2fs' error.
+    pub error: LibError,
+}
+
+/// Names the requested inodes are expected to have: 1 per directory, `i_links_count` for any
+/// other inode (debugfs' `names_left`).
+pub fn names_expected(fs: &Filesystem, inodes: &[u32]) -> Result<i64, RequestError> {
+    let mut n = 0i64;
+    for &ino in inodes {
+        let raw = fs
+            .read_inode_checked(ino, false)
+            .map_err(|error| RequestError { inode: ino, error })?;
+        let b = InodeBase::decode_fast(&raw).unwrap_or_default();
+        n += if mode_is_dir(b.mode) {
+            1
+        } else {
+            i64::from(b.links_count)
+        };
+    }
+    Ok(n)
+}
+
+/// One line of ncheck's output (or of its stderr).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// `INO\tPATH[  <--- BAD FILETYPE]`: the path as bytes.
+    Name {
+        /// The inode.
+        inode: u32,
+        /// The directory holding the entry.
+        dir: u32,
+        /// The path as debugfs prints it (`//name` under the root).
+        path: Vec<u8>,
+        /// `-c` found the entry's file type wrong.
+        bad_filetype: bool,
+    },
+    /// A message debugfs writes to stderr at this point.
+    Error(String),
+}
+
+/// What `ncheck` prints.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The `Inode\tPathname` header is printed (not when the first inode cannot be read).
+    pub header: bool,
+    /// The lines in order.
+    pub lines: Vec<Line>,
+    /// The scan ended at an inode that could not be read (an error is among the lines).
+    pub scan_failed: bool,
+}
+
+/// Run the walk: every directory record and scan error, in inode order.
+fn scan(fs: &Filesystem, req: &Request) -> Vec<(u64, Event)> {
+    let mut wanted: HashMap<u32, u32> = HashMap::new();
+    for &i in &req.inodes {
+        *wanted.entry(i).or_default() += 1;
+    }
+    let visitor = NcheckVisitor {
+        fs,
+        wanted,
+        check_filetype: req.check_filetype,
+        csum: fs.sb.has_metadata_csum(),
+    };
+    walk::run(fs, &visitor, &|_| {}).map_or_else(Vec::new, |w| w.events)
+}
+
+/// debugfs' `ncheck [-c] INO...` over `fs`: `expected` is [`names_expected`] of the request.
+pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
+    let events = scan(fs, req);
+    let mut mult: HashMap<u32, i64> = HashMap::new();
+    for &i in &req.inodes {
+        *mult.entry(i).or_default() += 1;
+    }
+    let mut report = Report {
+        header: true,
+        ..Report::default()
+    };
+    // Which entries print, replaying debugfs' stopping rule in inode order.
+    let mut printed: Vec<(u32, Match)> = Vec::new();
+    let mut stderr_after: Vec<(usize, String)> = Vec::new();
+    let mut left = expected;
+    for (clean_before, ev) in events {
+        if clean_before > 0 && left == 0 {
+            break;
+        }
+        match ev {
+            Event::ScanError { ino, error } => {
+                report.header = ino != 1;
+                let what = if ino == 1 { "starting" } else { "doing" };
+                stderr_after.push((
+                    printed.len(),
+                    format!("ncheck: {error} while {what} inode scan"),
+                ));
+                report.scan_failed = true;
+                break;
+            }
+            Event::Dir(rec) => {
+                let aborted = replay_dir(&rec, &mult, &mut left, &mut printed);
+                if !aborted {
+                    if let Some(e) = &rec.error {
+                        stderr_after.push((
+                            printed.len(),
+                            format!("ncheck: {e} while calling ext2_dir_iterate"),
+                        ));
+                        continue;
+                    }
+                    if left == 0 {
+                        break;
+                    }
+                }
+                if aborted && left == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    report.lines = name_lines(fs, printed, stderr_after, &mult);
+    report
+}
+
+/// Replay one directory: push the matches debugfs prints; true when the walk was aborted
+/// (every expected name printed, checked after each entry from the third on).
+fn replay_dir(
+    rec: &DirRecord,
+    mult: &HashMap<u32, i64>,
+    left: &mut i64,
+    printed: &mut Vec<(u32, Match)>,
+) -> bool {
+    // An entry from the third on was checked with nothing left: the walk stopped there.
+    let mut checked_third = false;
+    for m in &rec.matches {
+        if *left == 0 && (checked_third || m.position > 3) {
+            return true;
+        }
+        *left -= mult.get(&m.inode).copied().unwrap_or(0);
+        printed.push((rec.dir, m.clone()));
+        checked_third = true;
+        if *left == 0 {
+            return true;
+        }
+    }
+    // No match ended it: with nothing left, the third entry (if any) did.
+    *left == 0 && rec.entries >= 3
+}
+
+/// The printed lines with their directories' paths, named in parallel.
+fn name_lines(
+    fs: &Filesystem,
+    printed: Vec<(u32, Match)>,
+    stderr_after: Vec<(usize, String)>,
+    mult: &HashMap<u32, i64>,
+) -> Vec<Line> {
+    use rayon::prelude::*;
+    let namer = PathNamer::new(fs);
+    let mut dirs: Vec<u32> = printed.iter().map(|(d, _)| *d).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let paths: HashMap<u32, Result<Vec<u8>, LibError>> = dirs
+        .par_iter()
+        .map(|&d| (d, namer.pathname(d, 0)))
+        .collect();
+    let mut lines = Vec::new();
+    let mut errs = stderr_after.into_iter().peekable();
+    let mut failed_named: std::collections::HashSet<u32> = Default::default();
+    for (i, (dir, m)) in printed.into_iter().enumerate() {
+        while let Some((_, e)) = errs.next_if(|(at, _)| *at <= i) {
+            lines.push(Line::Error(e));
+        }
+        let parent = match paths.get(&dir) {
+            Some(Ok(p)) => Some(p.clone()),
+            Some(Err(e)) => {
+                if failed_named.insert(dir) {
+                    lines.push(Line::Error(format!(
+                        "ncheck: {e} while calling ext2fs_get_pathname for inode #{dir}"
+                    )));
+                }
+                None
+            }
+            None => None,
+        };
+        let mut path = parent.unwrap_or_else(|| format!("<{dir}>").into_bytes());
+        path.push(b'/');
+        path.extend_from_slice(&m.name);
+        for _ in 0..mult.get(&m.inode).copied().unwrap_or(0) {
+            if let Some(e) = &m.read_error {
+                lines.push(Line::Error(format!("ncheck: {e}")));
+            }
+            lines.push(Line::Name {
+                inode: m.inode,
+                dir,
+                path: path.clone(),
+                bad_filetype: m.bad_filetype,
+            });
+        }
+    }
+    lines.extend(errs.map(|(_, e)| Line::Error(e)));
+    lines
+}
+
+/// Every name of each requested inode (the JSON view): the whole scan, no early stop. Paths are
+/// whole (`/name` under the root, not debugfs' `//name`).
+pub fn all_paths(fs: &Filesystem, inodes: &[u32]) -> AllPaths {
+    use rayon::prelude::*;
+    let req = Request {
+        inodes: inodes.to_vec(),
+        check_filetype: false,
+    };
+    let mut out = AllPaths::default();
+    if inodes.contains(&crate::reader::dir::ROOT_INO) {
+        // No entry names the root past the first two of a directory: it is `/`.
+        out.paths
+            .insert(crate::reader::dir::ROOT_INO, vec!["/".to_string()]);
+    }
+    let mut found: Vec<(u32, Match)> = Vec::new();
+    for (_, ev) in scan(fs, &req) {
+        match ev {
+            Event::ScanError { ino, error } => {
+                out.problems.push(format!("inode {ino}: {error}"));
+                break;
+            }
+            Event::Dir(rec) => {
+                if let Some(e) = &rec.error {
+                    out.problems.push(format!("directory {}: {e}", rec.dir));
+                }
+                found.extend(rec.matches.into_iter().map(|m| (rec.dir, m)));
+            }
+        }
+    }
+    let namer = PathNamer::new(fs);
+    let mut dirs: Vec<u32> = found.iter().map(|(d, _)| *d).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let paths: HashMap<u32, Result<Vec<u8>, LibError>> = dirs
+        .par_iter()
+        .map(|&d| (d, namer.pathname(d, 0)))
+        .collect();
+    for (dir, m) in found {
+        let mut p = match paths.get(&dir) {
+            Some(Ok(p)) if p.as_slice() == b"/" => Vec::new(),
+            Some(Ok(p)) => p.clone(),
+            _ => format!("<{dir}>").into_bytes(),
+        };
+        p.push(b'/');
+        p.extend_from_slice(&m.name);
+        out.paths
+            .entry(m.inode)
+            .or_default()
+            .push(String::from_utf8_lossy(&p).into_owned());
+    }
+    out
+}
+
+/// Every path of the inodes asked for.
+#[derive(Clone, Debug, Default)]
+pub struct AllPaths {
+    /// Inode -> its paths, in scan order.
+    pub paths: HashMap<u32, Vec<String>>,
+    /// What stopped or hampered the scan.
+    pub problems: Vec<String>,
+}
