@@ -14,7 +14,9 @@
 #
 # Usage: scripts/compare-bins.sh OLD_BIN NEW_BIN [WORKDIR]
 #   env: BENCH (benchmark image directory), JOBS (parallel images, default 2),
-#        ONLY (a substring: only images whose name contains it), KEEP=1 (keep the outputs).
+#        ONLY (a substring: only images whose name contains it), KEEP=1 (keep the outputs),
+#        LABELS (an extended regex: only the commands whose label matches, e.g. '^(xattrs|fit)';
+#        cat and extract run only when it matches 'cat' / 'extract').
 # Prints one line per differing (image, command) and the counts; exits 4 when anything differs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -100,8 +102,8 @@ one_image() {
   while IFS=$'\t' read -r label args; do
     run_one "$old" old "$name" "$img" "$label" "$args"
     run_one "$new" new "$name" "$img" "$label" "$args"
-  done < <(commands "$heavy")
-  if [ "$heavy" = 0 ]; then
+  done < <(commands "$heavy" | awk -F'\t' -v re="${LABELS:-.}" '$1 ~ re')
+  if [ "$heavy" = 0 ] && { [ -z "${LABELS:-}" ] || [[ cat-extract =~ ${LABELS} ]]; }; then
     # cat every regular file the root lists (names as ls -p prints them: /ino/mode/uid/gid/name/size/)
     local i=0
     while IFS=/ read -r _ ino mode _ _ fname _; do

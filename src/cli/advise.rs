@@ -198,11 +198,18 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
 /// labelled by the first inode's number (paths are looked up for the named outliers only).
 fn image_xattr_sets(fs: &e4inspect::reader::fs::Filesystem) -> SetSampler {
     let cache = e4inspect::views::scan::XattrBlockCache::default();
-    let mut sets = SetSampler::default();
-    e4inspect::models::fit::image_set_groups(fs, &cache, 1, |g| {
-        let ino = g.inodes.first().copied();
-        sets.add(g.set, g.count, None, ino);
-    });
+    let (sets, _, _) = e4inspect::models::fit::image_set_groups_par(
+        fs,
+        &cache,
+        1,
+        SetSampler::default,
+        |sets, g| {
+            let ino = g.inodes.first().copied();
+            sets.add(g.set, g.count, None, ino);
+        },
+        SetSampler::merge,
+        &|_| {},
+    );
     sets
 }
 

@@ -172,6 +172,11 @@ impl Largest {
             self.trim();
         }
     }
+    /// Take the files `other` kept (another worker's share).
+    fn absorb(&mut self, other: Largest) {
+        self.v.extend(other.v);
+        self.trim();
+    }
     fn finish(mut self) -> Vec<NamedFile> {
         self.trim();
         self.v
@@ -372,17 +377,17 @@ fn scan_image(
     explicit: &[Attr],
 ) -> anyhow::Result<(Aggregate, SourceSummary)> {
     let own = fit::image_params(fs).for_inode_size(fs.geo.inode_size);
-    let mut ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
+    let ev = fit::Evaluator::new(*base, sizes, own.inode_size)?;
     let pb = progress(
         !args.output.json(),
         "scanning",
         super::progress::Unit::Inodes,
     );
-    let mut agrees = 0u64;
-    let mut largest = Largest::new(args.list);
     let cache = e4inspect::views::scan::XattrBlockCache::default();
-    let walk = fit::image_set_groups(fs, &cache, args.list, |g| {
-        pb.inc(g.count);
+    // One worker's share of the image: its evaluator, the inodes whose on-disk placement the
+    // model reproduces, and its largest files.
+    let init = || (ev.clone(), 0u64, Largest::new(args.list));
+    let visit = |(ev, agrees, largest): &mut (fit::Evaluator, u64, Largest), g: fit::SetGroup| {
         if !g.set.attrs.is_empty() {
             // Does the model reproduce what is on disk (own geometry, on-disk order)?
             let mut p = own;
@@ -390,7 +395,7 @@ fn scan_image(
             p.inline_data = g.set.inline_data;
             if let Ok(r) = fit::place(&p, &g.set.attrs) {
                 let predicted: Vec<Location> = r.placements.iter().map(|x| x.location).collect();
-                agrees += g.count * (predicted == g.observed) as u64;
+                *agrees += g.count * (predicted == g.observed) as u64;
             }
         }
         let mut set = with_explicit(g.set, explicit);
@@ -401,7 +406,14 @@ fn scan_image(
         for &ino in &g.inodes {
             largest.offer(verdict, Some(ino), None);
         }
-    });
+    };
+    let merge = |(ev, agrees, mut largest): (fit::Evaluator, u64, Largest),
+                 (ev2, agrees2, largest2): (fit::Evaluator, u64, Largest)| {
+        largest.absorb(largest2);
+        (ev.merge(ev2), agrees + agrees2, largest)
+    };
+    let ((ev, agrees, largest), walk, counts) =
+        fit::image_set_groups_par(fs, &cache, args.list, init, visit, merge, &|n| pb.inc(n));
     pb.finish_and_clear();
     if let Some(why) = walk.absent {
         // A metadata-only image without the xattr blocks: no figure can be given for it.
@@ -418,7 +430,9 @@ fn scan_image(
     let s = SourceSummary {
         kind: "image",
         path: args.from_image.clone().unwrap_or_default(),
-        inodes_scanned: a.inodes_scanned,
+        // The in-use inodes walked, as `xattrs` counts them (reserved inodes included; the
+        // model counts only the files among them).
+        inodes_scanned: counts.inodes_in_use,
         inodes_with_xattrs: a.inodes_with_xattrs,
         unreadable: walk.unreadable,
         reference_inode_size: a.reference_inode_size,

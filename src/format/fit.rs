@@ -41,7 +41,10 @@ pub struct SourceSummary {
     pub kind: &'static str,
     /// The image or directory scanned.
     pub path: PathBuf,
-    /// In-use inodes scanned (see docs/json.md: the same count as `xattrs`).
+    /// Image: in-use inodes scanned, the count `xattrs` reports (slots of the initialised part
+    /// of the inode tables whose inode-bitmap bit is set, reserved inodes included; the model
+    /// counts the files among them: the root and linked inodes from `s_first_ino`, not EA
+    /// inodes). Directory: files and directories read (each hard-linked inode once).
     pub inodes_scanned: u64,
     /// Scanned inodes that carry at least one xattr.
     pub inodes_with_xattrs: u64,

@@ -161,6 +161,16 @@ impl SetSampler {
         }
     }
 
+    /// Take the sets `later` counted (a parallel scan's next worker, in group order): each is
+    /// added as if met after these, so the first path or inode of a set stays the first met.
+    pub fn merge(mut self, later: SetSampler) -> SetSampler {
+        self.unsampled += later.unsampled;
+        for s in later.sets {
+            self.add(s.set, s.count, s.path, s.ino);
+        }
+        self
+    }
+
     /// The grouped sets.
     pub fn finish(self) -> Vec<SampledSet> {
         self.sets

@@ -663,6 +663,31 @@ impl Evaluator {
         v
     }
 
+    /// Combine two evaluators built by cloning one (the same sizes), each having counted part of
+    /// the inodes (a parallel scan's workers); [`Evaluator::finish`] then sees them all.
+    pub fn merge(mut self, other: Evaluator) -> Evaluator {
+        let (a, b) = (&mut self.agg, other.agg);
+        a.inodes_scanned += b.inodes_scanned;
+        a.inodes_with_xattrs += b.inodes_with_xattrs;
+        a.reference_blocks += b.reference_blocks;
+        for (x, y) in a.ladder_fit.iter_mut().zip(b.ladder_fit) {
+            *x += y;
+        }
+        for (x, y) in a.sizes.iter_mut().zip(b.sizes) {
+            x.inodes += y.inodes;
+            x.all_in_inode += y.all_in_inode;
+            x.spill_to_block += y.spill_to_block;
+            x.use_ea_inode += y.use_ea_inode;
+            x.not_stored += y.not_stored;
+            x.attrs_inode += y.attrs_inode;
+            x.attrs_block += y.attrs_block;
+            x.attrs_ea_inode += y.attrs_ea_inode;
+            x.attrs_none += y.attrs_none;
+            x.free_bytes_total += y.free_bytes_total;
+        }
+        self
+    }
+
     /// Inode size placements are reported against (`block_io_saved`, [`SetVerdict`]).
     pub fn reference_inode_size(&self) -> u32 {
         self.reference.inode_size
@@ -845,7 +870,7 @@ pub struct SetGroup {
     pub inodes: Vec<u32>,
 }
 
-/// What [`image_set_groups`] met besides the groups.
+/// What [`image_set_groups_par`] met besides the groups.
 #[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct GroupWalk {
     /// Inodes that could not be read (or whose group could not).
@@ -979,104 +1004,187 @@ fn add_block_entries(
     Ok(())
 }
 
-/// Walk the inodes [`image_inodes`] walks and hand out their xattr sets grouped: inodes sharing
-/// an external block with the same in-inode entries are counted together, so that a block shared
-/// by thousands of inodes is decoded once (`cache`) and its set evaluated once per distinct
-/// group. Inodes without a block are handed out one by one. `keep` inode numbers are kept per
-/// group. Memory is bounded by `MAX_PENDING_GROUPS` pending groups.
-pub fn image_set_groups(
+/// One worker of [`image_set_groups_par`]: the caller's state, the groups of inodes sharing a
+/// block not yet handed out, and what was met.
+struct SetWorker<S> {
+    user: S,
+    pending: HashMap<GroupKey, (u64, Vec<u32>)>,
+    walk: GroupWalk,
+}
+
+/// Hand out the pending groups of `w` (decoding each block once through `cache`).
+fn flush_pending<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
-    keep: usize,
-    mut visit: impl FnMut(SetGroup),
-) -> GroupWalk {
-    let mut walk = GroupWalk::default();
-    let mut pending: HashMap<GroupKey, (u64, Vec<u32>)> = HashMap::new();
-    let flush = |pending: &mut HashMap<GroupKey, (u64, Vec<u32>)>,
-                 walk: &mut GroupWalk,
-                 visit: &mut dyn FnMut(SetGroup)| {
-        for ((blk, attrs, observed, inline, extra), (count, inodes)) in pending.drain() {
-            let mut set = XattrSet {
-                attrs,
-                inline_data: inline,
-            };
-            let mut observed = observed;
-            let first = inodes.first().copied().unwrap_or(0);
-            if let Err(e) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
-                walk.unreadable(count, &e.to_string());
-                continue;
-            }
-            walk.groups += 1;
-            visit(SetGroup {
+    w: &mut SetWorker<S>,
+    visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
+) {
+    // In the order of their first inode (not the map's), so that what the caller keeps of the
+    // first sets met (advise's labels) does not change from run to run.
+    let mut groups: Vec<_> = w.pending.drain().collect();
+    groups.sort_unstable_by_key(|(_, (_, inodes))| inodes.first().copied());
+    for ((blk, attrs, observed, inline, extra), (count, inodes)) in groups {
+        let mut set = XattrSet {
+            attrs,
+            inline_data: inline,
+        };
+        let mut observed = observed;
+        let first = inodes.first().copied().unwrap_or(0);
+        if let Err(e) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
+            w.walk.unreadable(count, &e.to_string());
+            continue;
+        }
+        w.walk.groups += 1;
+        visit(
+            &mut w.user,
+            SetGroup {
                 set,
                 observed,
                 extra_isize: extra,
                 count,
                 inodes,
-            });
+            },
+        );
+    }
+}
+
+/// Add `count` inodes (the first of them `inodes`, at most `keep` kept) to the pending group
+/// `key` of `w`, handing the pending groups out first when `key` is new and they are full.
+#[allow(clippy::too_many_arguments)]
+fn add_pending<S>(
+    fs: &crate::reader::fs::Filesystem,
+    cache: &crate::reader::itable::XattrBlockCache,
+    w: &mut SetWorker<S>,
+    visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
+    key: GroupKey,
+    count: u64,
+    inodes: Vec<u32>,
+    keep: usize,
+) {
+    if !w.pending.contains_key(&key) && w.pending.len() >= MAX_PENDING_GROUPS {
+        flush_pending(fs, cache, w, visit);
+    }
+    let e = w.pending.entry(key).or_insert((0, Vec::new()));
+    e.0 += count;
+    let room = keep.max(1).saturating_sub(e.1.len());
+    e.1.extend(inodes.into_iter().take(room));
+}
+
+/// One in-use inode of the walk, as [`image_set_groups_par`] takes it: skipped unless it is the root
+/// or a file from `s_first_ino`, linked, and not an EA inode; handed out at once without an
+/// external block, else added to the pending group of its block and in-inode set.
+fn set_of_inode<S>(
+    fs: &crate::reader::fs::Filesystem,
+    cache: &crate::reader::itable::XattrBlockCache,
+    w: &mut SetWorker<S>,
+    visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
+    keep: usize,
+    ino: u32,
+    raw: &[u8],
+) {
+    if ino != 2 && ino < fs.sb.first_ino() {
+        return;
+    }
+    let inode = crate::reader::inode::Inode::parse(raw);
+    if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
+        return;
+    }
+    let extra = if raw.len() > 128 {
+        inode.extra_isize
+    } else {
+        0
+    };
+    let (set, observed) = match body_set(fs, ino, raw, extra) {
+        Ok(b) => b,
+        Err(e) => {
+            w.walk.unreadable(1, &e.to_string());
+            return;
         }
     };
-    for g in 0..fs.group_count() {
-        let mut counts = crate::reader::itable::ScanCounts::default();
-        let group = crate::reader::itable::group_inodes(fs, g, &mut counts);
-        for p in &counts.problems {
-            walk.unreadable(1, &p.message);
-        }
-        let Some(group) = group else { continue };
-        for first in group.chunk_starts() {
-            let chunk = match group.read_chunk(fs, first) {
-                Ok(c) => c,
-                Err(e) => {
-                    walk.unreadable(1, &e.to_string());
-                    break;
-                }
-            };
-            for (ino, raw) in group.iter(&chunk) {
-                if ino != 2 && ino < fs.sb.first_ino() {
-                    continue;
-                }
-                let inode = crate::reader::inode::Inode::parse(raw);
-                if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
-                    continue;
-                }
-                let extra = if raw.len() > 128 {
-                    inode.extra_isize
-                } else {
-                    0
-                };
-                let (set, observed) = match body_set(fs, ino, raw, extra) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        walk.unreadable(1, &e.to_string());
-                        continue;
-                    }
-                };
-                if inode.file_acl == 0 {
-                    walk.groups += 1;
-                    visit(SetGroup {
-                        set,
-                        observed,
-                        extra_isize: extra,
-                        count: 1,
-                        inodes: vec![ino],
-                    });
-                    continue;
-                }
-                let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);
-                if !pending.contains_key(&key) && pending.len() >= MAX_PENDING_GROUPS {
-                    flush(&mut pending, &mut walk, &mut visit);
-                }
-                let e = pending.entry(key).or_insert((0, Vec::new()));
-                e.0 += 1;
-                if e.1.len() < keep.max(1) {
-                    e.1.push(ino);
-                }
-            }
-        }
+    if inode.file_acl == 0 {
+        w.walk.groups += 1;
+        let group = SetGroup {
+            set,
+            observed,
+            extra_isize: extra,
+            count: 1,
+            inodes: vec![ino],
+        };
+        visit(&mut w.user, group);
+        return;
     }
-    flush(&mut pending, &mut walk, &mut visit);
-    walk.blocks_decoded = cache.decoded();
-    walk
+    let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);
+    add_pending(fs, cache, w, visit, key, 1, vec![ino], keep);
+}
+
+/// The in-use inodes of an image ([`image_inodes`]' choice: the root and linked inodes from
+/// `s_first_ino`, not EA inodes) and their xattr sets, grouped: inodes sharing an external block
+/// with the same in-inode entries are counted together, so that a block shared by thousands of
+/// inodes is decoded once (`cache`) and its set evaluated once per distinct group; inodes without
+/// a block are handed out one by one. `keep` inode numbers are kept per group.
+///
+/// On the one parallel walk ([`crate::reader::itable::scan_in_use`]): each worker keeps a state
+/// `S` (from `init`) that `visit` adds groups to, the states combined in group order with
+/// `merge`. Pending groups are gathered across workers before they are handed out (memory: at
+/// most `MAX_PENDING_GROUPS` pending per worker). Returns the merged state, what
+/// was met, and the walk's counts (`inodes_in_use` is the scanned-inode count `xattrs` reports).
+pub fn image_set_groups_par<S, I, V, M>(
+    fs: &crate::reader::fs::Filesystem,
+    cache: &crate::reader::itable::XattrBlockCache,
+    keep: usize,
+    init: I,
+    visit: V,
+    merge: M,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (S, GroupWalk, crate::reader::itable::ScanCounts)
+where
+    S: Send,
+    I: Fn() -> S + Sync + Send,
+    V: Fn(&mut S, SetGroup) + Sync + Send,
+    M: Fn(S, S) -> S + Sync + Send,
+{
+    let new = || SetWorker {
+        user: init(),
+        pending: HashMap::new(),
+        walk: GroupWalk::default(),
+    };
+    let combine = |mut a: SetWorker<S>, b: SetWorker<S>| {
+        let SetWorker {
+            user,
+            pending,
+            walk,
+        } = b;
+        a.user = merge(a.user, user);
+        a.walk.unreadable += walk.unreadable;
+        a.walk.groups += walk.groups;
+        a.walk.absent = a.walk.absent.or(walk.absent);
+        for (key, (count, inodes)) in pending {
+            add_pending(fs, cache, &mut a, &visit, key, count, inodes, keep);
+        }
+        a
+    };
+    let (mut w, counts) = crate::reader::itable::scan_in_use(
+        fs,
+        new,
+        |w: &mut SetWorker<S>, _counts: &mut crate::reader::itable::ScanCounts, ino, raw| {
+            set_of_inode(fs, cache, w, &visit, keep, ino, raw)
+        },
+        combine,
+        progress,
+    );
+    flush_pending(fs, cache, &mut w, &visit);
+    // A group that could not be read (its descriptor, bitmap or table) counts once, as does a
+    // failed read of part of a table.
+    w.walk.unreadable += counts.problem_count;
+    if let Some(p) = counts
+        .problems
+        .iter()
+        .find(|p| p.message.contains(crate::error::ABSENT))
+    {
+        w.walk.absent.get_or_insert_with(|| p.message.clone());
+    }
+    w.walk.blocks_decoded = cache.decoded();
+    (w.user, w.walk, counts)
 }
 
 /// Fit parameters of an image: its inode size, block size, ea_inode feature and preferred

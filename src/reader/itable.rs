@@ -1,9 +1,8 @@
-//! The inode-table scan engine: every in-use inode of every group, in parallel (rayon).
+//! The scan of every in-use inode, on the one inode-table walk ([`crate::reader::walk`]).
 //!
 //! It skips INODE_UNINIT groups and the unused tail of each inode table (`bg_itable_unused`) when
-//! the filesystem has group descriptor checksums, reads each group's inode table in bounded chunks
-//! of positional reads (hinting the next chunk to the kernel), and visits the inodes whose bit is
-//! set in the group's inode bitmap. Memory does not grow with the image: accumulators are per
+//! the filesystem has group descriptor checksums (the walk does), and visits the inodes whose
+//! bit is set in the group's inode bitmap. Memory does not grow with the image: accumulators are per
 //! worker thread, and every table they keep is capped by a constant. External xattr blocks are
 //! decoded once through a bounded shared cache ([`XattrBlockCache`]). The xattr statistics of
 //! `views::scan` and the placement model of `models::fit` are built on it.
@@ -11,8 +10,8 @@
 use crate::error::{Problem, ProblemKind};
 use crate::reader::fs::Filesystem;
 use crate::reader::group::BG_INODE_UNINIT;
-use crate::reader::inode::{self, Inode, InodeBase, XattrLocation};
-use rayon::prelude::*;
+use crate::reader::inode::{self, Inode, XattrLocation};
+use crate::reader::walk::{GroupEnd, TableVisitor};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -235,50 +234,86 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     })
 }
 
-fn scan_group<T, V>(fs: &Filesystem, g: u32, acc: &mut T, counts: &mut ScanCounts, visit: &V)
-where
-    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]),
-{
-    let Some(group) = group_inodes(fs, g, counts) else {
-        return;
-    };
-    for first in group.chunk_starts() {
-        let chunk = match group.read_chunk(fs, first) {
-            Ok(c) => c,
-            Err(e) => {
-                counts.problem(Problem::new(ProblemKind::Group, e.to_string()));
-                return;
-            }
-        };
-        prefetch_xattr_blocks(fs, &group, &chunk);
-        for (ino, raw) in group.iter(&chunk) {
-            counts.inodes_in_use += 1;
-            visit(acc, counts, ino, raw);
-        }
-    }
+/// The in-use inode scan as a [`TableVisitor`] of the one walk ([`crate::reader::walk`]): at
+/// each group's start it takes the group's inode bitmap ([`group_inodes`], which also keeps the
+/// [`ScanCounts`] of what is skipped), and hands the walk's slots whose bit is set to `visit`.
+struct InUse<'a, I, V, M> {
+    fs: &'a Filesystem,
+    init: I,
+    visit: V,
+    merge: M,
 }
 
-/// Ask the kernel now for the external xattr blocks the inodes of `chunk` point to: on a cold
-/// device they are scattered single-block reads, and hinted together they are fetched in
-/// parallel instead of one at a time as the visitor reaches them.
-fn prefetch_xattr_blocks(fs: &Filesystem, group: &GroupInodes, chunk: &InodeChunk) {
-    let mut blocks: Vec<u64> = group
-        .iter(chunk)
-        .filter_map(|(_, raw)| InodeBase::decode_fast(raw))
-        .map(|base| base.file_acl())
-        .filter(|&b| b != 0 && b < fs.geo.blocks_count)
-        .collect();
-    if blocks.is_empty() {
-        return;
+/// One worker of [`InUse`]: the caller's accumulator, the counts, and the bitmap of the group
+/// being walked (`None` when its bitmap could not be read: its slots are not visited).
+struct InUseWorker<T> {
+    acc: T,
+    counts: ScanCounts,
+    group: Option<GroupInodes>,
+    /// The group whose start was seen (so that `group_end` knows whether to account it).
+    started: Option<u32>,
+}
+
+impl<T, I, V, M> TableVisitor for InUse<'_, I, V, M>
+where
+    T: Send,
+    I: Fn() -> T + Sync,
+    V: Fn(&mut T, &mut ScanCounts, u32, &[u8]) + Sync,
+    M: Fn(T, T) -> T + Sync,
+{
+    type Worker = InUseWorker<T>;
+
+    fn worker(&self) -> InUseWorker<T> {
+        InUseWorker {
+            acc: (self.init)(),
+            counts: ScanCounts::default(),
+            group: None,
+            started: None,
+        }
     }
-    blocks.sort_unstable();
-    blocks.dedup();
-    fs.prefetch(blocks);
+
+    fn merge(&self, earlier: InUseWorker<T>, later: InUseWorker<T>) -> InUseWorker<T> {
+        InUseWorker {
+            acc: (self.merge)(earlier.acc, later.acc),
+            counts: earlier.counts.merge(later.counts),
+            group: None,
+            started: None,
+        }
+    }
+
+    fn group_start(&self, w: &mut InUseWorker<T>, group: u32, _slots: u32) {
+        w.group = group_inodes(self.fs, group, &mut w.counts);
+        w.started = Some(group);
+    }
+
+    fn inode(&self, w: &mut InUseWorker<T>, group: u32, ino: u32, raw: &[u8]) {
+        let Some(g) = &w.group else { return };
+        let first = u64::from(group) * u64::from(self.fs.geo.inodes_per_group) + 1;
+        let slot = (u64::from(ino) - first) as usize;
+        if g.in_use(slot) {
+            w.counts.inodes_in_use += 1;
+            (self.visit)(&mut w.acc, &mut w.counts, ino, raw);
+        }
+    }
+
+    fn group_end(&self, w: &mut InUseWorker<T>, group: u32, end: GroupEnd) {
+        if w.started != Some(group) {
+            // Not walked (no descriptor, nothing in use, table outside the image): the same
+            // judgement of the descriptor says what was skipped and why.
+            let _ = group_inodes(self.fs, group, &mut w.counts);
+        }
+        if let GroupEnd::Partial(msg) = end {
+            w.counts.problem(Problem::new(ProblemKind::Group, msg));
+        }
+        w.group = None;
+        w.started = None;
+    }
 }
 
 /// Visit every in-use inode with `visit(acc, counts, ino, raw_record)`, one accumulator per worker
-/// (from `init`), combined with `merge`. `progress` is called with the number of inode slots each
-/// finished group covered.
+/// (from `init`), combined in group order with `merge`. `progress` is called with the number of
+/// inode slots each finished group covered. The one walk ([`crate::reader::walk::run`]) reads the
+/// tables (its warm/cold I/O strategy); only slots whose inode-bitmap bit is set are visited.
 pub fn scan_in_use<T, I, V, M>(
     fs: &Filesystem,
     init: I,
@@ -292,24 +327,16 @@ where
     V: Fn(&mut T, &mut ScanCounts, u32, &[u8]) + Sync + Send,
     M: Fn(T, T) -> T + Sync + Send,
 {
-    let groups = fs.group_count();
-    let ipg = u64::from(fs.geo.inodes_per_group);
-    let (acc, mut counts) = (0..groups)
-        .into_par_iter()
-        .fold(
-            || (init(), ScanCounts::default()),
-            |(mut acc, mut counts), g| {
-                scan_group(fs, g, &mut acc, &mut counts, &visit);
-                progress(ipg);
-                (acc, counts)
-            },
-        )
-        .reduce(
-            || (init(), ScanCounts::default()),
-            |(a, ca), (b, cb)| (merge(a, b), ca.merge(cb)),
-        );
-    counts.groups = groups;
-    (acc, counts)
+    let visitor = InUse {
+        fs,
+        init,
+        visit,
+        merge,
+    };
+    let w = crate::reader::walk::run(fs, &visitor, progress).unwrap_or_else(|| visitor.worker());
+    let mut counts = w.counts;
+    counts.groups = fs.group_count();
+    (w.acc, counts)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@
 //! - [`values`]: decoded values every layer shares (named enums, times, modes, UUID text);
 //! - [`replay`]: the journal replayed in memory, an overlay of the source (nothing written);
 //! - walks: [`namei`] (path resolution as ext2fs_namei), [`fileblocks`] (a file's block map),
-//!   [`itable`] (the parallel scan of every in-use inode).
+//!   [`walk`] (the one parallel inode-table walk engine, driving a `TableVisitor`), [`itable`]
+//!   (the scan of every in-use inode on it, and the shared xattr block cache).
 
 pub mod bitmap;
 pub mod container;
@@ -46,4 +47,5 @@ pub mod samba;
 pub mod source;
 pub mod superblock;
 pub mod values;
+pub mod walk;
 pub mod xattr;

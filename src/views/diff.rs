@@ -2,7 +2,7 @@
 //! tree), and between two images the superblock fields that differ.
 //!
 //! Between two images, each image's inode tables are first walked with the shared inode walk
-//! (`check::walk`, both images at once, groups in parallel), keeping a fingerprint of each
+//! (`reader::walk`, both images at once, groups in parallel), keeping a fingerprint of each
 //! in-use inode's metadata (the private `index` module). Then both trees are walked together,
 //! directory by directory: each pair of directories is listed, sorted by name and merged, and each pair of
 //! subdirectories is handed to a rayon task (the same per-directory parallel walk as

@@ -4,7 +4,7 @@
 //! Two phases, each parallel:
 //!
 //! 1. **Inodes** (only when a test needs more than a directory entry holds): the shared
-//!    inode-table walk ([`crate::check::walk`], a [`TableVisitor`]) evaluates the inode tests
+//!    inode-table walk ([`crate::reader::walk`], a [`TableVisitor`]) evaluates the inode tests
 //!    (type, owner, size, times, flags, xattrs) on every slot and keeps the numbers that pass in
 //!    a compressed bitmap. Why the walk rather than reading each entry's inode during the tree
 //!    walk: the walk reads every table once, sequentially, several groups at a time, with the
@@ -23,8 +23,6 @@
 //! Memory: the bitmap of passing inodes (compressed), one level of directories to read, and the
 //! matched paths (what is printed). Nothing is sized by an on-disk field.
 
-use crate::check::progress::ProgressHook;
-use crate::check::walk::{self, GroupEnd, TableVisitor};
 use crate::error::{Problem, ProblemKind};
 use crate::reader::dir::{self, AreaEntries};
 use crate::reader::features::{INCOMPAT_FILETYPE, RO_COMPAT_PROJECT};
@@ -34,6 +32,7 @@ use crate::reader::itable::{inode_xattrs_cached, XattrBlockCache};
 use crate::reader::ondisk::inode::{
     S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK,
 };
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use std::collections::HashSet;
@@ -850,7 +849,7 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
             query,
             cache: XattrBlockCache::default(),
         };
-        let w = walk::run(fs, &visitor, &ProgressHook::default()).unwrap_or_default();
+        let w = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
         found.problem_count += w.problem_count;
         found.problems = w.problems;
         Some(w.passed)

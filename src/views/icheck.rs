@@ -1,6 +1,6 @@
 //! Block numbers to the inodes that own them, as debugfs' `icheck` finds them
 //! (`debugfs/icheck.c`, e2fsprogs 1.47.0), over the one parallel inode-table walk
-//! ([`crate::check::walk`]); and, beyond debugfs, what a block is when no inode owns it.
+//! ([`crate::reader::walk`]); and, beyond debugfs, what a block is when no inode owns it.
 //!
 //! debugfs scans the inodes in order. For each inode with links it counts its xattr block
 //! (`i_file_acl`, with its high half on 64bit filesystems) whatever the inode is; then, for an
@@ -14,8 +14,6 @@
 //! data blocks are matched by range, never block by block); the first owner in inode order wins
 //! when the workers' findings are merged.
 
-use crate::check::progress::ProgressHook;
-use crate::check::walk::{self, GroupEnd, TableVisitor};
 use crate::error::ext2_err;
 use crate::reader::extent::{self, ExtentHeader};
 use crate::reader::fs::Filesystem;
@@ -23,6 +21,7 @@ use crate::reader::inode::{self, Inode};
 use crate::reader::ondisk::inode::{
     record_checksum_ok, InodeBase, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
 use std::collections::HashMap;
 
 /// How an inode reaches a block.
@@ -432,7 +431,7 @@ pub fn icheck(fs: &Filesystem, blocks: &[u64]) -> Found {
         bad: super::ncheck::bad_blocks(fs),
         csum: fs.sb.has_metadata_csum(),
     };
-    let Some(w) = walk::run(fs, &visitor, &ProgressHook::default()) else {
+    let Some(w) = walk::run(fs, &visitor, &|_| {}) else {
         return Found::default();
     };
     Found {

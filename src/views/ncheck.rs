@@ -1,5 +1,5 @@
 //! Inode numbers to paths, as debugfs' `ncheck` finds them (`debugfs/ncheck.c`, e2fsprogs
-//! 1.47.0), over the one parallel inode-table walk ([`crate::check::walk`]).
+//! 1.47.0), over the one parallel inode-table walk ([`crate::reader::walk`]).
 //!
 //! debugfs scans the inodes in order; for each live directory (links, no dtime) it iterates the
 //! entries (`ext2fs_dir_iterate`, empty entries left out), skips the first two whatever they are,
@@ -15,8 +15,6 @@
 //! stopping rule is then replayed in inode order over what was found, so the text is what debugfs
 //! prints. Memory: the matches, one record per directory that has some or failed.
 
-use crate::check::progress::ProgressHook;
-use crate::check::walk::{self, GroupEnd, TableVisitor};
 use crate::error::{ext2_err, LibError};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::Inode;
@@ -24,6 +22,7 @@ use crate::reader::ondisk::inode::{
     dirent_type_of_mode, mode_is_dir, record_checksum_ok, InodeBase,
 };
 use crate::reader::pathname::{self, c_name, PathNamer};
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -363,7 +362,7 @@ fn scan(fs: &Filesystem, req: &Request) -> Vec<(u64, Event)> {
         check_filetype: req.check_filetype,
         csum: fs.sb.has_metadata_csum(),
     };
-    walk::run(fs, &visitor, &ProgressHook::default()).map_or_else(Vec::new, |w| w.events)
+    walk::run(fs, &visitor, &|_| {}).map_or_else(Vec::new, |w| w.events)
 }
 
 /// debugfs' `ncheck [-c] INO...` over `fs`: `expected` is [`names_expected`] of the request.

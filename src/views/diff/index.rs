@@ -1,5 +1,5 @@
 //! The image side of `diff` between two images: each image's inode tables walked once with the
-//! shared inode walk ([`crate::check::walk`], the engine of `check` pass 1), both images at once,
+//! shared inode walk ([`crate::reader::walk`], the engine of `check` pass 1), both images at once,
 //! keeping per in-use inode a [`Summary`]: its type, size, link count and a 128-bit fingerprint
 //! of everything else the comparison looks at. The directory walk of `diff` then compares two
 //! paths' fingerprints instead of reading and rendering both inodes; only paths whose
@@ -17,11 +17,10 @@
 //! directory walk reads them one by one and reports what fails.
 
 use super::{image_meta_of, DiffOptions, Meta};
-use crate::check::walk::{self, GroupEnd, TableVisitor};
-use crate::check::ProgressHook;
 use crate::reader::dir::ROOT_INO;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{Inode, EA_INODE_FL};
+use crate::reader::walk::{self, GroupEnd, TableVisitor};
 use std::hash::BuildHasher;
 
 /// What the walk keeps of one in-use inode (32 bytes).
@@ -156,7 +155,7 @@ fn index(fs: &Filesystem, opts: &DiffOptions, keys: &Keys) -> Index {
         keys,
         first_ino: fs.sb.first_ino(),
     };
-    let mut v = walk::run(fs, &visitor, &ProgressHook::default()).unwrap_or_default();
+    let mut v = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
     // In group order already; sorted again in case a hostile geometry numbers slots oddly.
     if !v.is_sorted_by_key(|e| e.ino) {
         v.sort_unstable_by_key(|e| e.ino);
