@@ -131,7 +131,47 @@ fn unprivileged_archive_unpacks_to_the_mounted_tree() {
         .iter()
         .map(|l| l.split(' ').next().unwrap().to_string())
         .collect();
-    assert_eq!(xattr_listing(&x, &paths), xattr_listing(&mnt.dir, &paths));
+    let xattrs = xattr_listing(&x, &paths);
+    assert_eq!(xattrs, xattr_listing(&mnt.dir, &paths));
+    // What the comparison covers is there: the setuid binary's capability, ACLs (access and
+    // default), user/trusted/security xattrs.
+    let of = |p: &str| {
+        xattrs
+            .iter()
+            .find(|l| l.starts_with(&format!("{p}: ")))
+            .unwrap()
+    };
+    assert!(
+        of("./setuidbin").contains("security.capability=0x"),
+        "{xattrs:?}"
+    );
+    assert!(
+        of("./aclfile").contains("system.posix_acl_access=0x"),
+        "{xattrs:?}"
+    );
+    assert!(
+        of("./acldir").contains("system.posix_acl_default=0x"),
+        "{xattrs:?}"
+    );
+    for n in ["user.foo", "trusted.t", "security.s"] {
+        assert!(of("./xat").contains(&format!("{n}=0x")), "{xattrs:?}");
+    }
+    // ... and the setuid mode, the non-ASCII and 255-byte names, the long symlink.
+    let line = |p: &str| {
+        got.iter()
+            .find(|l| l.starts_with(&format!("{p} ")))
+            .cloned()
+    };
+    assert!(
+        line("./setuidbin").is_some_and(|l| l.contains(" f 4755 ")),
+        "{got:?}"
+    );
+    assert!(line("./ünïcødé-名前").is_some(), "{got:?}");
+    assert!(line(&format!("./{}", "n".repeat(255))).is_some(), "{got:?}");
+    assert!(
+        line("./longlink").is_some_and(|l| l.ends_with("a/target")),
+        "{got:?}"
+    );
     assert_eq!(link_groups(&x, &paths), link_groups(&mnt.dir, &paths));
     assert_eq!(link_groups(&x, &paths).len(), 1);
     let alloc = |root: &Path| std::fs::metadata(root.join("sparse")).unwrap().blocks();
