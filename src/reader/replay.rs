@@ -1389,6 +1389,9 @@ pub struct Overlay {
 const SB_STATE: usize = 0x3A;
 const SB_FEATURE_INCOMPAT: usize = 0x60;
 const SB_KBYTES_WRITTEN: usize = 0x178;
+/// `s_wtime` and `s_wtime_hi`.
+const SB_WTIME: usize = 0x30;
+const SB_WTIME_HI: usize = 0x274;
 /// EXT2_VALID_FS, EXT2_ERROR_FS.
 const VALID_FS: u16 = 1;
 const ERROR_FS: u16 = 2;
@@ -1705,6 +1708,15 @@ pub fn replay_source(src: Source, external: Option<&Path>) -> Result<Option<(Sou
     // The superblock as replayed (the log may hold a newer copy of its block), then patched.
     let mut sb = vec![0u8; 1024];
     overlay.fill(1024, &mut sb, "superblock", false)?;
+    // e2fsck stamps s_wtime with the time it runs when it writes the superblock back, also
+    // over a logged copy of the superblock's block: the time kept is the one on disk, not
+    // the logged copy's (f_journal logs a superblock three years older than the disk's).
+    let disk = overlay.inner().read(1024, 1024, "superblock")?;
+    for (at, len) in [(SB_WTIME, 4), (SB_WTIME_HI, 1)] {
+        if let (Some(d), Some(s)) = (sb.get_mut(at..at + len), disk.get(at..at + len)) {
+            d.copy_from_slice(s);
+        }
+    }
     let ro_compat = u32::from_le_bytes(sb[0x64..0x68].try_into().unwrap_or([0; 4]));
     let metadata_csum = ro_compat & crate::reader::features::RO_COMPAT_METADATA_CSUM != 0;
     overlay.finish(&plan, &sb, &jsb, metadata_csum);
