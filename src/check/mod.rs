@@ -22,6 +22,7 @@ mod pass3;
 mod pass4;
 mod pass5;
 mod paths;
+pub mod problems;
 pub mod progress;
 mod quota;
 mod replayed;

@@ -83,7 +83,10 @@ impl Ctx {
                 csum_seed: None,
             },
             seed: sb.has_metadata_csum().then(|| fs.csum_seed()),
-            journal_ino: (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0)
+            // e2fsck's pass 1 treats inode 8 as the journal whenever s_journal_inum names it,
+            // has_journal or not (a cleared flag is PR_0_JOURNAL_HAS_JOURNAL, before pass 1).
+            journal_ino: (sb.journal_inum == 8
+                || (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0))
                 .then_some(sb.journal_inum),
             quota_inos: [sb.usr_quota_inum, sb.grp_quota_inum, sb.prj_quota_inum],
             has_quota: sb.has_ro_compat(RO_COMPAT_QUOTA),
@@ -705,7 +708,12 @@ fn check_inode(
         let facts = check.check_reserved(acc);
         return keep(acc, facts);
     }
-    if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
+    // An unlinked inode on the orphan list (an open file deleted while mounted) is still in use
+    // as the kernel finds it: its blocks and bitmap bits stay until ext4_orphan_cleanup frees
+    // them at the next mount, so it is judged in use (e2fsck -n calls it deleted: the catalogue's
+    // state.orphan_list deviation).
+    let unlinked_orphan = inode.mode != 0 && ctx.is_orphan(ino);
+    if inode.links_count == 0 && !ctx.is_quota_ino(ino) && !unlinked_orphan {
         // e2fsck_pass1: a slot with no links is free; with a mode but no dtime it is a deleted
         // inode the kernel did not finish (orphans are finished by the orphan list instead).
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
@@ -895,8 +903,15 @@ impl InodeCheck<'_> {
             flag(acc, "CASEFOLD set on a non-directory or without casefold");
         }
         let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+        // PR_1_SET_IMMUTABLE carries PR_NO_OK: e2fsck -n accepts it, so it is its own
+        // (warning) rule.
         if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
-            flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
+            self.push(acc, RuleId::InodeSpecialImmutable, || {
+                format!(
+                    "flags 0x{:08x}: IMMUTABLE or APPEND set on a device, FIFO or socket",
+                    inode.flags
+                )
+            });
         }
         if special && inode.size != 0 {
             self.push(acc, RuleId::InodeSize, || {

@@ -1139,7 +1139,16 @@ impl<'a> DirCheck<'a> {
             return;
         }
         let want = file_type_of_mode(target.mode());
-        if e.file_type != want {
+        // An unset type (0) is PR_2_SET_FILETYPE, which e2fsck -n accepts (PR_NO_OK).
+        if e.file_type == 0 && want != 0 {
+            self.report(
+                RuleId::DirFiletypeUnset,
+                format!(
+                    "entry '{name}' ({at}) has file type 0 (unknown), inode {} is type {want}",
+                    e.inode
+                ),
+            );
+        } else if e.file_type != want {
             self.report(
                 RuleId::DirFiletype,
                 format!(

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod crash;
+pub mod damage;
 pub mod images;
 pub mod trees;
 
