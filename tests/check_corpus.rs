@@ -4,28 +4,12 @@
 //! every `clean` image has no error-level finding, nothing panics or hangs. Prints the agreement
 //! table (also for `count`, which is reported, not asserted).
 
+mod common;
+use common::corpus;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-mod common;
-
-/// CARGO_MANIFEST_DIR/../shared/corpus/e2fsprogs (CI clones the repository next to shared/), or
-/// E4INSPECT_CORPUS when set (work trees elsewhere).
-fn corpus() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from),
-        Some(root.join("../shared/corpus/e2fsprogs")),
-        // Git worktrees one level further down (/work/wt/<branch>).
-        Some(root.join("../../shared/corpus/e2fsprogs")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("LABELS.tsv").exists())
-}
 
 /// Run `check --json` with a deadline; (exit code, findings as (rule, severity)).
 fn run(img: &Path) -> (Option<i32>, Vec<(String, String)>, String) {

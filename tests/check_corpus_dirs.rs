@@ -16,16 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::have;
-
-/// ../shared/corpus/e2fsprogs next to the repository, or E4INSPECT_CORPUS (work trees elsewhere).
-fn corpus() -> Option<std::path::PathBuf> {
-    let p = std::env::var_os("E4INSPECT_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/e2fsprogs"),
-        std::path::PathBuf::from,
-    );
-    p.is_dir().then_some(p)
-}
+use common::{corpus, have};
 
 /// Decompress corpus image `name` into `tmp`.
 fn corpus_image(dir: &Path, tmp: &Path, name: &str) -> Option<std::path::PathBuf> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::have;
+use common::{e2fsck_complains, have};
 
 const UUID: &str = "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b";
 
@@ -79,12 +79,6 @@ fn debugfs(img: &Path, cmd: &str) -> String {
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// e2fsck -fn's verdict: true when it reports any problem.
-fn e2fsck_complains(img: &Path) -> bool {
-    let out = Command::new("e2fsck").arg("-fn").arg(img).output().unwrap();
-    out.status.code() != Some(0)
 }
 
 /// `check --json`: exit code and (rule, severity, paths) of every finding.

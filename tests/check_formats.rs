@@ -7,13 +7,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn debugfs_w(img: &Path, req: &str) {
-    let out = run(Command::new(which("debugfs").expect("debugfs"))
-        .args(["-w", "-R", req])
-        .arg(img));
-    assert!(out.status.success(), "debugfs {req}: {out:?}");
-}
-
 /// (tempdir, clean image, damaged image): the damaged one has a file of mode 0 (inode.mode,
 /// dir.filetype errors) and a stale free-blocks count (warnings). Names carry characters XML
 /// and workflow commands must escape.

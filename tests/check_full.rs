@@ -93,7 +93,7 @@ fn check_with(img: &Path, args: &[&str]) -> (i32, Vec<String>) {
 }
 
 /// Does e2fsck -fn find anything (non-zero exit or a line beyond its pass lines)?
-fn e2fsck_complains(img: &Path) -> bool {
+fn e2fsck_reports_anything(img: &Path) -> bool {
     let out = Command::new("e2fsck").arg("-fn").arg(img).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let extra = text.lines().any(|l| {
@@ -447,7 +447,7 @@ fn each_damage_fires_its_rule() {
         } else if sev == e4inspect::check::Severity::Error && rc != 4 {
             failures.push(format!("{}: exit {rc}", c.rule));
         }
-        if c.e2fsck && !e2fsck_complains(&img) {
+        if c.e2fsck && !e2fsck_reports_anything(&img) {
             failures.push(format!("{}: e2fsck -fn is silent on {:?}", c.rule, c.cmds));
         }
         std::fs::remove_file(&img).unwrap();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::have;
+use common::{e2fsck_verdict, have, write_at};
 
 /// A v1 encryption context (28 bytes): version, modes, flags, key descriptor, nonce.
 fn context_v1(key: u8) -> Vec<u8> {
@@ -99,15 +99,6 @@ fn debugfs_out(img: &Path, request: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// e2fsck -fn's verdict: true when it reports any problem (exit code non-zero).
-fn e2fsck_complains(img: &Path) -> (bool, String) {
-    let out = Command::new("e2fsck").arg("-fn").arg(img).output().unwrap();
-    (
-        out.status.code() != Some(0),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// `check --json`: exit code and the rule of every finding.
 fn check(img: &Path) -> (i32, Vec<String>) {
     let (rc, rules, _) = common::check_rules(img);
@@ -116,7 +107,7 @@ fn check(img: &Path) -> (i32, Vec<String>) {
 
 /// Both e2fsck and check find the image clean.
 fn assert_clean(img: &Path, what: &str) {
-    let (e2, text) = e2fsck_complains(img);
+    let (e2, text) = e2fsck_verdict(img);
     assert!(!e2, "{what}: e2fsck complains:\n{text}");
     let (code, rules) = check(img);
     assert_eq!((code, rules.len()), (0, 0), "{what}: check finds {rules:?}");
@@ -124,7 +115,7 @@ fn assert_clean(img: &Path, what: &str) {
 
 /// e2fsck complains (with `e2fsck_says` in its output) and check reports `rule`.
 fn assert_flagged(img: &Path, rule: &str, e2fsck_says: &str) {
-    let (e2, text) = e2fsck_complains(img);
+    let (e2, text) = e2fsck_verdict(img);
     assert!(e2, "{rule}: e2fsck finds nothing");
     assert!(
         text.contains(e2fsck_says),
@@ -216,13 +207,6 @@ fn inode_offset(img: &Path, path: &str) -> u64 {
     block.expect("imap block") * 4096 + offset.expect("imap offset")
 }
 
-fn write_at(img: &Path, off: u64, bytes: &[u8]) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new().write(true).open(img).unwrap();
-    f.seek(SeekFrom::Start(off)).unwrap();
-    f.write_all(bytes).unwrap();
-}
-
 #[test]
 fn in_inode_xattr_hash() {
     let Some(fx) = Fixture::new("ihash") else {
@@ -268,7 +252,7 @@ fn ea_inodes() {
     // debugfs 1.47.0 does not charge the value's blocks to the owner: both see i_blocks short.
     let img = make("uncharged");
     assert_flagged(&img, "inode.blocks", "i_blocks is 8, should be ");
-    let (_, text) = e2fsck_complains(&img);
+    let (_, text) = e2fsck_verdict(&img);
     let charged: u64 = text
         .split("i_blocks is 8, should be ")
         .nth(1)
@@ -300,7 +284,7 @@ fn ea_inodes() {
     // unattached, as e2fsck's pass 4 finds it.
     let img = make("unattached");
     debugfs(&img, &["sif /f extra_isize 0".to_string()]);
-    let (_, text) = e2fsck_complains(&img);
+    let (_, text) = e2fsck_verdict(&img);
     assert!(text.contains(&format!("Unattached inode {ea}")), "{text}");
     assert_flagged(&img, "link.unattached", "Unattached");
 }
@@ -386,7 +370,7 @@ fn huge_file_flag() {
     ] {
         let img = fx.image(name, args);
         debugfs(&img, &["sif /f flags 0xc0000".to_string()]);
-        let (e2, text) = e2fsck_complains(&img);
+        let (e2, text) = e2fsck_verdict(&img);
         let (code, rules) = check(&img);
         assert_eq!(
             e2,
@@ -502,7 +486,7 @@ fn old_encoding_of_pre_1970_times() {
             "sif /f ctime_extra 3".to_string(),
         ],
     );
-    let (e2, text) = e2fsck_complains(&img);
+    let (e2, text) = e2fsck_verdict(&img);
     assert!(!e2, "e2fsck exit code: {text}");
     assert!(text.contains("likely pre-1970"), "{text}");
     let (code, rules) = check(&img);
@@ -547,7 +531,7 @@ fn directory_entry_naming_an_ea_inode() {
     let big = fx.file("big", &vec![b'v'; 6000]);
     let img = fx.image("ealink", "-t ext4 -I 256 -O ea_inode");
     debugfs(&img, &[format!("ea_set -f {} /f user.big", big.display())]);
-    let (_, text) = e2fsck_complains(&img);
+    let (_, text) = e2fsck_verdict(&img);
     let charged = text
         .split("i_blocks is 8, should be ")
         .nth(1)
@@ -562,7 +546,7 @@ fn directory_entry_naming_an_ea_inode() {
             format!("link <{ea}> /ealink"),
         ],
     );
-    let (e2, text) = e2fsck_complains(&img);
+    let (e2, text) = e2fsck_verdict(&img);
     let (code, rules) = check(&img);
     assert_eq!(e2, code == 4, "e2fsck:\n{text}\ncheck: {rules:?}");
 }

@@ -18,13 +18,6 @@ struct Fixtures {
     junk: PathBuf,
 }
 
-fn debugfs_w(img: &Path, req: &str) {
-    let out = run(Command::new(which("debugfs").expect("debugfs"))
-        .args(["-w", "-R", req])
-        .arg(img));
-    assert!(out.status.success(), "debugfs {req}: {out:?}");
-}
-
 fn fixtures() -> Option<Fixtures> {
     if !have("mke2fs") || !have("debugfs") {
         eprintln!("skipping: mke2fs/debugfs not installed");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, have, run, which};
+use common::{bin, debugfs_script, have, run, which};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,18 +46,6 @@ fn build(dir: &Path, tree: &Path, name: &str, uuid: &str, time: &str) -> PathBuf
         .env("MKE2FS_CONFIG", "/etc/mke2fs.conf"));
     assert!(out.status.success(), "{out:?}");
     img
-}
-
-fn debugfs_w(img: &Path, script: &str) {
-    let f = img.with_extension("cmds");
-    std::fs::write(&f, script).unwrap();
-    let out = run(Command::new(which("debugfs").unwrap())
-        .arg("-w")
-        .arg("-f")
-        .arg(&f)
-        .arg(img)
-        .env("E2FSPROGS_FAKE_TIME", "1800000000"));
-    assert!(out.status.success(), "{out:?}");
 }
 
 fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
@@ -115,10 +103,10 @@ fn debugfs_edits_are_reported_path_by_path_field_by_field() {
         "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
         "1700000000",
     );
-    debugfs_w(&a, "ea_set /xat user.foo bar\nea_set /xat user.gone x\n");
+    debugfs_script(&a, "ea_set /xat user.foo bar\nea_set /xat user.gone x\n");
     let b = t.path().join("b.img");
     std::fs::copy(&a, &b).unwrap();
-    debugfs_w(
+    debugfs_script(
         &b,
         "sif /plain mode 0100600\n\
          sif /own uid 4242\n\
@@ -370,7 +358,7 @@ fn inode_numbers_only_with_inodes_and_the_json_shape() {
     // inode while the old name still holds its own), its mode and owner as before.
     let host = t.path().join("plain.src");
     std::fs::write(&host, "plain\n").unwrap();
-    debugfs_w(
+    debugfs_script(
         &b,
         &format!(
             "write {} /plain.new\nunlink /plain\nln /plain.new /plain\nunlink /plain.new\n\

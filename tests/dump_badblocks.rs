@@ -3,15 +3,8 @@
 
 mod common;
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn corpus_dir() -> Option<PathBuf> {
-    corpus()
-        .or_else(|| std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("/work/shared/corpus/e2fsprogs")))
-        .filter(|p| p.is_dir())
-}
 
 fn same(img: &Path, flags: &[&str]) -> Result<(), String> {
     let a = run(Command::new(which("dumpe2fs").unwrap())
@@ -89,7 +82,7 @@ fn bad_block_lists_from_mke2fs() {
 
 #[test]
 fn corpus_bad_blocks_match_dumpe2fs() {
-    let Some(c) = corpus_dir() else {
+    let Some(c) = corpus() else {
         eprintln!("SKIP: corpus not available");
         return;
     };

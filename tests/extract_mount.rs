@@ -7,36 +7,17 @@
 
 mod common;
 
-use common::{bin, have, mkfs, run, which};
+use common::{bin, debugfs_script, have, is_root, mkfs, run, which};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn is_root() -> bool {
-    e4inspect::os::at::effective_uid() == 0
-}
 
 fn sh(cmd: &str, args: &[&str]) {
     let out = run(Command::new(cmd).args(args));
     assert!(
         out.status.success(),
         "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn debugfs_w(img: &Path, cmds: &str) {
-    let script = img.with_extension("cmds");
-    std::fs::write(&script, cmds).unwrap();
-    let out = run(Command::new(which("debugfs").unwrap())
-        .arg("-w")
-        .arg("-f")
-        .arg(&script)
-        .arg(img));
-    assert!(
-        out.status.success(),
-        "{}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -131,7 +112,7 @@ fn image(dir: &Path, with_nodes: bool) -> PathBuf {
     std::fs::write(&big_value, vec![b'v'; 1500]).unwrap();
     let empty_value = dir.join("empty.bin");
     std::fs::write(&empty_value, b"").unwrap();
-    debugfs_w(
+    debugfs_script(
         &img,
         &format!(
             "ea_set /tiny user.colour blue\n\
@@ -381,7 +362,7 @@ fn encrypted_inodes_refused_and_directory_loops_cut() {
     let t = tempfile::tempdir().unwrap();
     let img = image(t.path(), false);
     // Mark one file encrypted, and link a directory into its own subtree (a loop).
-    debugfs_w(&img, "sif /d1/medium flags 0x800\nlink /d1 /d1/d2/loop\n");
+    debugfs_script(&img, "sif /d1/medium flags 0x800\nlink /d1 /d1/d2/loop\n");
     let out = extract(&img, "/d1/medium", &t.path().join("m"), &[]);
     assert_eq!(out.status.code(), Some(8));
     assert!(

@@ -9,14 +9,6 @@ use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 
-/// The corpus: next to the repository, or where E4INSPECT_CORPUS / /work/shared points.
-fn corpus_dir() -> Option<PathBuf> {
-    corpus()
-        .or_else(|| std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("/work/shared/corpus/e2fsprogs")))
-        .filter(|p| p.is_dir())
-}
-
 fn unpack(dir: &Path, corpus: &Path, name: &str) -> Option<PathBuf> {
     let out = run(Command::new("gunzip")
         .arg("-c")
@@ -225,7 +217,7 @@ fn bad_chunk_sizes_are_usage_errors() {
 
 #[test]
 fn corpus_matches_e2freefrag() {
-    let Some(c) = corpus_dir() else {
+    let Some(c) = corpus() else {
         eprintln!("SKIP: corpus not available");
         return;
     };

@@ -1,22 +1,12 @@
 //! `inode` and `xattrs` over every image of the e2fsprogs corpus: no panic, no hang, exit codes from
 //! the contract, and findings on the images known to carry damaged inodes.
 
+mod common;
+use common::corpus;
 use serde_json::Value;
 use std::io::Read;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// `../shared/corpus/e2fsprogs` beside the checkout (E4INSPECT_CORPUS overrides, for work trees
-/// that live elsewhere).
-fn corpus() -> Option<PathBuf> {
-    let p = std::env::var_os("E4INSPECT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/e2fsprogs")
-        });
-    p.is_dir().then_some(p)
-}
 
 /// Run with a deadline; returns (exit code, stdout). A timeout or a crash fails the test.
 fn run(args: &[String], what: &str) -> (i32, String) {

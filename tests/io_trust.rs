@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, have, mkfs, run, which};
+use common::{bin, have, is_root, mkfs, run, which};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,12 +16,6 @@ fn tmpdir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
 }
 
 /// A small populated ext4 image: 300 files, some with xattrs-free content.

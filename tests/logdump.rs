@@ -11,13 +11,6 @@ use std::process::Command;
 const MIB: u64 = 1 << 20;
 const FLAGS: [&str; 7] = ["", "-a", "-O", "-S", "-a -c", "-O -n 2", "-a -O"];
 
-fn corpus_dir() -> Option<PathBuf> {
-    corpus()
-        .or_else(|| std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("/work/shared/corpus/e2fsprogs")))
-        .filter(|p| p.is_dir())
-}
-
 /// debugfs' stdout, or `None` when it did not finish in time (it loops forever on some
 /// journals) or is not deterministic.
 fn debugfs(img: &Path, request: &str) -> Option<Vec<u8>> {
@@ -60,10 +53,6 @@ fn compare(img: &Path, flags: &str) -> Result<bool, String> {
         return Err(format!("{} logdump {flags}: {first}", img.display()));
     }
     Ok(true)
-}
-
-fn is_root() -> bool {
-    run(Command::new("id").arg("-u")).stdout == b"0\n"
 }
 
 /// Mount `img`, run `work` on the mount point, `sync`, copy the image while still mounted,
@@ -411,7 +400,7 @@ fn json_lists_the_same_blocks() {
 
 #[test]
 fn corpus_matches_debugfs() {
-    let Some(c) = corpus_dir() else {
+    let Some(c) = corpus() else {
         eprintln!("SKIP: corpus not available");
         return;
     };

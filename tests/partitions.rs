@@ -8,13 +8,6 @@ use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 
-fn write_at(path: &Path, off: u64, bytes: &[u8]) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    f.seek(SeekFrom::Start(off)).unwrap();
-    f.write_all(bytes).unwrap();
-}
-
 fn blank(path: &Path, size: u64) {
     std::fs::File::create(path).unwrap().set_len(size).unwrap();
 }

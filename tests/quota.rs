@@ -34,20 +34,6 @@ fn tree(dir: &Path, n: u32) -> Option<PathBuf> {
     Some(t)
 }
 
-fn debugfs(img: &Path, req: &str) -> Vec<u8> {
-    run(Command::new(which("debugfs").unwrap())
-        .args(["-R", req])
-        .arg(img))
-    .stdout
-}
-
-fn debugfs_w(img: &Path, req: &str) {
-    let out = run(Command::new(which("debugfs").unwrap())
-        .args(["-w", "-R", req])
-        .arg(img));
-    assert!(out.status.success(), "debugfs -w {req}");
-}
-
 fn e2fsck(img: &Path, opt: &str) -> i32 {
     run(Command::new(which("e2fsck").unwrap()).arg(opt).arg(img))
         .status
@@ -90,7 +76,7 @@ fn ours(img: &Path, args: &[&str]) -> Vec<u8> {
 
 fn same_as_debugfs(img: &Path) {
     for t in ["user", "group", "project"] {
-        let want = debugfs(img, &format!("list_quota {t}"));
+        let want = debugfs(img, &format!("list_quota {t}")).stdout;
         let text = String::from_utf8_lossy(&want);
         assert!(text.lines().count() > 2, "{t}: {text}");
         assert_eq!(
@@ -108,7 +94,7 @@ fn same_as_debugfs(img: &Path) {
             .next()
             .unwrap();
         for id in [first_id, "4000000"] {
-            let want = debugfs(img, &format!("get_quota {t} {id}"));
+            let want = debugfs(img, &format!("get_quota {t} {id}")).stdout;
             let img_s = img.to_str().unwrap();
             let got = run(Command::new(bin()).args(["quota", "--type", t, img_s, id])).stdout;
             assert_eq!(
@@ -124,7 +110,7 @@ fn same_as_debugfs(img: &Path) {
     let q = v["quotas"].as_array().unwrap();
     assert_eq!(q.len(), 3);
     for (i, t) in ["user", "group", "project"].iter().enumerate() {
-        let rows = String::from_utf8_lossy(&debugfs(img, &format!("list_quota {t}")))
+        let rows = String::from_utf8_lossy(&debugfs(img, &format!("list_quota {t}")).stdout)
             .lines()
             .count()
             - 1;
@@ -243,7 +229,8 @@ fn computed_differences(img: &Path, t: &str) -> (i32, BTreeMap<u32, (bool, Strin
         .args(["quota", "--computed", "--type", t])
         .arg(img));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
-    let reference = String::from_utf8_lossy(&debugfs(img, &format!("list_quota {t}"))).to_string();
+    let reference =
+        String::from_utf8_lossy(&debugfs(img, &format!("list_quota {t}")).stdout).to_string();
     let mut got = BTreeMap::new();
     for l in text.lines() {
         let Some((head, note)) = l.split_once("   != computed ") else {
@@ -302,7 +289,7 @@ fn computed_usage_shows_where_it_differs() {
         .args(["quota", "--computed", "--type", "user"])
         .arg(&base));
     assert_eq!(clean.status.code(), Some(0));
-    assert_eq!(clean.stdout, debugfs(&base, "list_quota user"));
+    assert_eq!(clean.stdout, debugfs(&base, "list_quota user").stdout);
 
     let img = dir.path().join("uid.img");
     std::fs::copy(&base, &img).unwrap();

@@ -10,13 +10,6 @@ use std::process::{Command, Output};
 
 const MIB: u64 = 1 << 20;
 
-fn write_at(path: &Path, off: u64, bytes: &[u8]) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    f.seek(SeekFrom::Start(off)).unwrap();
-    f.write_all(bytes).unwrap();
-}
-
 /// An MBR with two Linux partitions (so auto-detection needs --partition).
 fn mbr(parts: &[(u64, u64)]) -> Vec<u8> {
     let mut m = vec![0u8; 512];

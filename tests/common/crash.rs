@@ -2,22 +2,12 @@
 //! copied while still mounted (as a snapshot of a running system is); beside it a copy recovered
 //! by `e2fsck -E journal_only` and one recovered by a kernel mount and unmount.
 
+pub use super::is_root;
 use super::{have, run, which};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// True when running as root (loop mounts).
-pub fn is_root() -> bool {
-    unsafe_free_uid() == 0
-}
-
-fn unsafe_free_uid() -> u32 {
-    std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(u32::MAX)
-}
 
 /// Why crash images cannot be made here, if they cannot.
 pub fn unavailable() -> Option<String> {

@@ -64,10 +64,81 @@ pub fn mkfs(dir: &Path, name: &str, size: u64, args: &[&str]) -> PathBuf {
     img
 }
 
-/// The e2fsprogs test corpus next to the repository (../shared/corpus/e2fsprogs), if present.
+/// The e2fsprogs test corpus: `$E4INSPECT_CORPUS`, else ../shared/corpus/e2fsprogs next to the
+/// repository (or one level further up, for git worktrees under /work/wt/<branch>), if present.
 pub fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/e2fsprogs");
-    p.is_dir().then_some(p)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        std::env::var_os("E4INSPECT_CORPUS").map(PathBuf::from),
+        Some(root.join("../shared/corpus/e2fsprogs")),
+        Some(root.join("../../shared/corpus/e2fsprogs")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_dir())
+}
+
+/// True when running as root (loop mounts, chown), read from /proc without libc.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
+        })
+        .is_some_and(|u| u == "0")
+}
+
+#[allow(unused_imports)]
+pub use images::write_at;
+
+/// `debugfs -w -f SCRIPT IMG` with `cmds` (one request a line) as the script, failing the test
+/// when debugfs does not run.
+pub fn debugfs_script(img: &Path, cmds: &str) {
+    let script = img.with_extension("cmds");
+    std::fs::write(&script, cmds).unwrap();
+    let out = run(Command::new(which("debugfs").expect("debugfs"))
+        .args(["-w", "-f"])
+        .arg(&script)
+        .arg(img)
+        .env("E2FSPROGS_FAKE_TIME", "1800000000"));
+    assert!(out.status.success(), "debugfs -w -f {cmds}: {out:?}");
+}
+
+/// `debugfs -w -R REQ IMG`, failing the test when debugfs does not run.
+pub fn debugfs_w(img: &Path, req: &str) {
+    let out = run(Command::new(which("debugfs").expect("debugfs"))
+        .args(["-w", "-R", req])
+        .arg(img));
+    assert!(out.status.success(), "debugfs -w {req}: {out:?}");
+}
+
+/// `e2fsck -fn IMG`: its exit status.
+pub fn e2fsck_exit(img: &Path) -> i32 {
+    e2fsck_fn(img).0
+}
+
+/// `e2fsck -fn IMG`: its exit status and stdout.
+pub fn e2fsck_fn(img: &Path) -> (i32, String) {
+    let out = run(Command::new(which("e2fsck").expect("e2fsck"))
+        .arg("-fn")
+        .arg(img));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// e2fsck -fn's verdict: true when it reports a problem (a non-zero exit), with its stdout.
+pub fn e2fsck_verdict(img: &Path) -> (bool, String) {
+    let (rc, text) = e2fsck_fn(img);
+    (rc != 0, text)
+}
+
+/// True when e2fsck -fn reports a problem (a non-zero exit).
+pub fn e2fsck_complains(img: &Path) -> bool {
+    e2fsck_fn(img).0 != 0
 }
 
 /// Decompress a corpus image into `dir`.

@@ -1,22 +1,10 @@
 //! Source trees with every kind of file, images built from them with `mke2fs -d`, read-only loop
 //! mounts, and a comparable listing of a tree (for `extract --tar` and `diff`).
 
+pub use super::is_root;
 use super::{have, run, which};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// True when running as root (loop mounts, mknod, trusted.* xattrs).
-pub fn is_root() -> bool {
-    // SAFETY-free: read the effective uid from /proc.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
-        })
-        .is_some_and(|u| u == "0")
-}
 
 fn sh(cmd: &str, args: &[&str]) {
     let tool = which(cmd).unwrap_or_else(|| PathBuf::from(cmd));

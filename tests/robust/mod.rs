@@ -317,8 +317,6 @@ pub fn threads() -> usize {
         .clamp(2, 4)
 }
 
-/// True when running as root.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+/// True when running as root (the one definition, in tests/common).
+#[allow(unused_imports)]
+pub use crate::common::is_root;
