@@ -322,6 +322,12 @@ pub mod ext2_err {
     pub const MMP_MAGIC_INVALID: &str = "MMP: invalid magic number";
     /// `EXT2_ET_MMP_CSUM_INVALID`.
     pub const MMP_CSUM_INVALID: &str = "MMP block checksum does not match";
+    /// `EXT2_ET_MMP_FAILED`.
+    pub const MMP_FAILED: &str = "MMP: device currently active";
+    /// `EXT2_ET_MMP_FSCK_ON`.
+    pub const MMP_FSCK_ON: &str = "MMP: e2fsck being run";
+    /// `EXT2_ET_MMP_UNKNOWN_SEQ`.
+    pub const MMP_UNKNOWN_SEQ: &str = "MMP: undergoing an unknown operation";
     /// `EXT2_ET_BAD_MAGIC`.
     pub const BAD_MAGIC: &str = "Bad magic number in super-block";
     /// `EXT2_ET_SB_CSUM_INVALID`.

@@ -67,7 +67,8 @@ enum Command {
     Find(cli::find::FindArgs),
     /// Model whether xattrs fit in-inode, exactly as the kernel places them.
     Fit(cli::fit::FitArgs),
-    /// Copy a file or subtree out of the image (like debugfs rdump), keeping metadata.
+    /// Copy a file or subtree out of the image (like debugfs rdump) or into a tar archive,
+    /// keeping metadata.
     Extract(cli::extract::ExtractArgs),
     /// Compare two images, or an image and a directory tree: paths added, removed, modified
     /// (with the fields that changed) and superblock differences (exit 0 equal, 4 differ).
@@ -80,7 +81,7 @@ enum Command {
     Quota(cli::quota::QuotaArgs),
     /// The jbd2 journal log, as debugfs logdump prints it (or --json).
     Journal(cli::journal::JournalArgs),
-    /// Print shell completions.
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// bash, zsh, fish, elvish or powershell
         shell: clap_complete::Shell,

@@ -97,6 +97,76 @@ fn text_lines_are_compiler_style() {
     );
 }
 
+/// The summary table names the problem found (the first finding's message, with how many more),
+/// never the catalogue's passing condition beside a failure; with no finding listed
+/// (`--max-findings 0`) it says the condition is not met.
+#[test]
+fn summary_names_the_problem() {
+    let Some((_d, _good, bad)) = images() else {
+        return;
+    };
+    // Table rows, cells trimmed; a row wrapped to the terminal width (first cell empty) is
+    // joined to the row it continues.
+    let rows = |o: &Output| -> Vec<Vec<String>> {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for l in stdout(o).lines().filter(|l| l.starts_with('│')) {
+            let cells: Vec<String> = l
+                .trim_matches('│')
+                .split(['┆', '│'])
+                .map(|c| c.trim().to_string())
+                .collect();
+            match rows.last_mut() {
+                Some(prev) if cells[0].is_empty() => {
+                    for (p, c) in prev.iter_mut().zip(cells) {
+                        if !c.is_empty() {
+                            p.push(' ');
+                            p.push_str(&c);
+                        }
+                    }
+                }
+                _ => rows.push(cells),
+            }
+        }
+        rows
+    };
+    let o = check(&[], &[&bad]);
+    let text = stdout(&o);
+    let table = rows(&o);
+    let json = stdout(&check(&["--json"], &[&bad]));
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let findings = doc["images"][0]["findings"].as_array().unwrap().clone();
+    assert_eq!(
+        table[0],
+        ["rule", "severity", "findings", "problem"],
+        "{text}"
+    );
+    assert!(table.len() > 2, "{text}");
+    for row in &table[1..] {
+        let id = &row[0];
+        let rule = e4inspect::check::RULES
+            .iter()
+            .find(|r| r.id.as_str() == id)
+            .unwrap();
+        assert_ne!(row[3], rule.description, "{text}");
+        let message = findings
+            .iter()
+            .find(|f| f["rule"] == id.as_str())
+            .and_then(|f| f["message"].as_str())
+            .unwrap_or_else(|| panic!("no finding for {id}: {json}"));
+        let n: u64 = row[2].parse().unwrap();
+        let expected = if n > 1 {
+            format!("{message} (and {} more)", n - 1)
+        } else {
+            message.to_string()
+        };
+        assert_eq!(row[3], expected, "{text}");
+    }
+    let o = check(&["--max-findings", "0"], &[&bad]);
+    for row in &rows(&o)[1..] {
+        assert!(row[3].starts_with("not met: "), "{row:?}");
+    }
+}
+
 #[test]
 fn max_findings_limits_the_listing_not_the_counts() {
     let Some((_d, _good, bad)) = images() else {

@@ -144,6 +144,114 @@ fn mmp_block_dump_matches_dumpe2fs() {
     );
 }
 
+/// `dump -m` / `-m -i` against `dumpe2fs -m` / `-m -i`: stdout identical but for the program
+/// name, exit 0/1/2 as ours 0/4/8, the same libext2fs message on stderr. Clean, in use by a
+/// node that stopped (watched for 2 x 5 + 1 s, then clean), e2fsck running, an unknown
+/// sequence, bad magic, bad checksum, no MMP at all.
+#[test]
+fn dump_mmp_check_matches_dumpe2fs() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let csum = mkfs(
+        dir.path(),
+        "csum.img",
+        32 << 20,
+        &["-t", "ext4", "-O", "mmp"],
+    );
+    let plain = mkfs(
+        dir.path(),
+        "plain.img",
+        32 << 20,
+        &["-t", "ext4", "-O", "mmp,^metadata_csum"],
+    );
+    let none = mkfs(dir.path(), "none.img", 32 << 20, &["-t", "ext4"]);
+    let mmp_at = |img: &Path| sb_field(img, "MMP block number:") * sb_field(img, "Block size:");
+    let with = |src: &Path, name: &str, off: u64, bytes: &[u8]| {
+        let img = copy(src, name);
+        write_at(&img, mmp_at(&img) + off, bytes);
+        img
+    };
+    let cases: Vec<(PathBuf, &[&str])> = vec![
+        (csum.clone(), &["-m"]),
+        (csum.clone(), &["-m", "-i"]),
+        (csum.clone(), &["-m", "-i", "-x"]),
+        (none, &["-m"]),
+        (
+            with(&csum, "magic.img", 0, &0x1234_5678u32.to_le_bytes()),
+            &["-m"],
+        ),
+        (with(&csum, "sum.img", 100, b"x"), &["-m"]),
+        (
+            with(&plain, "fsck.img", 4, &0xE24D_4D50u32.to_le_bytes()),
+            &["-m"],
+        ),
+        (
+            with(&plain, "unknown.img", 4, &0xE24D_4D5Fu32.to_le_bytes()),
+            &["-m"],
+        ),
+        (
+            with(&plain, "stopped.img", 4, &42u32.to_le_bytes()),
+            &["-m"],
+        ),
+    ];
+    // Both tools watch a node's sequence for 11 s: run every case of both at once.
+    let spawn = |exe: PathBuf, pre: &[&str], args: &[&str], img: &Path| {
+        Command::new(exe)
+            .args(pre)
+            .args(args)
+            .arg(img)
+            .env("TZ", "UTC")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let running: Vec<_> = cases
+        .iter()
+        .map(|(img, args)| {
+            (
+                img,
+                args,
+                spawn(which("dumpe2fs").unwrap(), &[], args, img),
+                spawn(bin(), &["dump"], args, img),
+            )
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for (img, args, theirs, ours) in running {
+        let (a, b) = (
+            theirs.wait_with_output().unwrap(),
+            ours.wait_with_output().unwrap(),
+        );
+        let what = format!("{} {args:?}", img.display());
+        let expected = String::from_utf8_lossy(&a.stdout).replace("dumpe2fs: ", "e4inspect: ");
+        assert_eq!(String::from_utf8_lossy(&b.stdout), expected, "{what}");
+        let rc = a.status.code().unwrap();
+        let mapped = [0, 4, 8][rc as usize];
+        assert_eq!(b.status.code(), Some(mapped), "{what}: dumpe2fs exit {rc}");
+        let theirs = String::from_utf8_lossy(&a.stderr);
+        if let Some(msg) = theirs
+            .lines()
+            .find_map(|l| l.strip_prefix("dumpe2fs: ")?.split(" while trying").next())
+            .filter(|_| rc != 0)
+        {
+            let ours = String::from_utf8_lossy(&b.stderr);
+            assert!(
+                ours.contains(msg.trim_end_matches('.')),
+                "{what}: {ours} vs {theirs}"
+            );
+            assert_eq!(ours.lines().count(), 1, "{what}: one line: {ours}");
+        }
+        statuses.push(rc);
+    }
+    // The cases cover every outcome: clean, in use or damaged, unusable.
+    for rc in [0, 1, 2] {
+        assert!(statuses.contains(&rc), "{statuses:?}");
+    }
+}
+
 #[test]
 fn journal_superblock_start_and_errno_match_e2fsck() {
     if !tools() {

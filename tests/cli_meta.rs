@@ -173,27 +173,61 @@ fn image_is_never_written() {
     assert!(std::fs::read(&p).unwrap() == before, "image changed");
 }
 
-/// `docs/rules.md` as generated from the catalogue (`e4inspect::check::RULES`).
+/// `docs/rules.md` as generated from the catalogue (`e4inspect::check::RULES`) and the e2fsck
+/// problem table (`e4inspect::check::problems::PROBLEMS`).
 fn rules_markdown() -> String {
+    use e4inspect::check::problems::{problem, Verdict};
     let mut md = String::from(
         "# Rule catalogue of `e4inspect check`\n\n\
-         Generated from `src/check/rules.rs` by `tests/cli_meta.rs` (regenerate with\n\
-         `E4INSPECT_BLESS=1 cargo test --release --test cli_meta`); `e4inspect check --list-rules\n\
-         [--json]` prints the same catalogue. IDs are stable: CI configurations match on them.\n\n\
-         | rule | severity | description | enforced by | e2fsck problem |\n\
-         | --- | --- | --- | --- | --- |\n",
+         Generated from `src/check/rules.rs` and `src/check/problems.rs` by `tests/cli_meta.rs`\n\
+         (regenerate with `E4INSPECT_BLESS=1 cargo test --release --test cli_meta`);\n\
+         `e4inspect check --list-rules [--json]` prints the same catalogue. IDs are stable: CI\n\
+         configurations match on them.\n\n\
+         ## How severity is decided\n\n\
+         A rule is an **error** (exit 4) when the kernel refuses the damage (the mount fails, or an\n\
+         `EXT4-fs error` on first access); otherwise when one of its e2fsck problems is left\n\
+         uncorrected by `e2fsck -n` (a prompted problem without `PR_NO_OK`: `fix_problem` calls\n\
+         `ext2fs_unmark_valid` on the \"no\"; a `PR_FATAL` one, or one whose caller aborts);\n\
+         otherwise when libext2fs refuses to open the filesystem. It is a **warning** (exit 0)\n\
+         when the kernel repairs it itself (orphans, lazy free counters, journal recovery), or when\n\
+         e2fsck reports it and accepts the \"no\" (`PR_NO_OK`, `PROMPT_NONE`, a journal problem met\n\
+         before `ext2fs_mark_valid`). The unit test `severity_follows_the_stated_rule` derives every\n\
+         severity from the columns below and fails on a mismatch; where the kernel's verdict\n\
+         overrides e2fsck's, the deviation column says why. `check --deny warnings` (or\n\
+         `--werror`) makes warnings fail too.\n\n\
+         | rule | severity | description | enforced by | e2fsck problems (prompt, flags: -n verdict) | kernel | deviation from e2fsck |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
     );
+    let verdict = |v: Verdict| match v {
+        Verdict::Accepted => "accepted",
+        Verdict::Uncorrected => "uncorrected",
+        Verdict::Aborted => "aborts",
+    };
     for r in e4inspect::check::RULES {
         let enforced: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
-        let problems: Vec<String> = r.e2fsck.iter().map(|c| format!("`{c}`")).collect();
+        let problems: Vec<String> = r
+            .e2fsck
+            .iter()
+            .map(|c| match problem(c) {
+                Some(p) => format!(
+                    "`{c}` ({}, {}: {})",
+                    p.prompt,
+                    p.flags,
+                    verdict(p.verdict())
+                ),
+                None => format!("`{c}`"),
+            })
+            .collect();
         let or_dash = |v: String| if v.is_empty() { "-".to_string() } else { v };
         md.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             r.id,
             r.severity.name(),
             r.description.replace('|', "\\|"),
             or_dash(enforced.join(", ")),
-            or_dash(problems.join(", "))
+            or_dash(problems.join("; ")),
+            r.kernel.describe().replace('|', "\\|"),
+            or_dash(r.deviation.replace('|', "\\|"))
         ));
     }
     md.push_str(
@@ -201,7 +235,9 @@ fn rules_markdown() -> String {
          `ext2fs_open2` refuses (dumpe2fs, debugfs, e2fsck fail); `libext2fs-check-desc` =\n\
          `ext2fs_check_desc` (e2fsck falls back to the backup descriptors); `e2fsck` = reported and\n\
          repaired by e2fsck; `-` = a convention of mke2fs and the kernel that nothing checks. The\n\
-         e2fsck problem codes are those of `e2fsck/problem.h`.\n",
+         e2fsck problem codes, prompts and flags are those of `e2fsck/problem.c` (e2fsprogs 1.47);\n\
+         `E2FSCK_*` names what a caller does without a problem code (`E2FSCK_UNMARK_VALID`:\n\
+         `ext2fs_unmark_valid`; `E2FSCK_READ_BITMAPS`, `E2FSCK_MMP_BUSY`: the check aborts).\n",
     );
     md
 }

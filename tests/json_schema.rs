@@ -348,6 +348,203 @@ fn freefrag_and_journal_documents() {
     assert!(v["events"].is_array());
 }
 
+/// `journal --json` says `null` for what was not asked (no `-b`, no `-i`), never debugfs'
+/// all-ones sentinel; what was asked is a number.
+#[test]
+fn journal_trace_unset_is_null() {
+    let v = deterministic("journal", &["journal", "--json", FIXTURE]);
+    let trace = &v["options"]["trace"];
+    for k in [
+        "block",
+        "bitmap",
+        "bitmap_bit",
+        "inode",
+        "inode_block",
+        "inode_offset",
+    ] {
+        assert!(trace[k].is_null(), "{k}: {trace}");
+    }
+    assert!(!v.to_string().contains(&u64::MAX.to_string()), "{v}");
+    let (v, _) = json_of(
+        "journal",
+        &["journal", "--json", "-b", "100", "-i", "<12>", FIXTURE],
+    );
+    let trace = &v["options"]["trace"];
+    assert_eq!(trace["block"], 100, "{trace}");
+    assert!(
+        trace["bitmap"].is_u64() && trace["bitmap_bit"].is_u64(),
+        "{trace}"
+    );
+    assert_eq!(trace["inode"], 12, "{trace}");
+    assert!(
+        trace["inode_block"].is_u64() && trace["inode_offset"].is_u64(),
+        "{trace}"
+    );
+}
+
+/// Every value of `key` anywhere in `v`.
+fn values_of<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == key {
+                    out.push(x);
+                }
+                values_of(x, key, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| values_of(x, key, out)),
+        _ => {}
+    }
+}
+
+/// POSIX ACL tags are `{raw, name}` as every enumerated value, with libacl's names.
+#[test]
+fn acl_tags_are_named() {
+    let v = deterministic("inode", &["inode", "--json", FIXTURE, "/docs/small.txt"]);
+    let mut tags = Vec::new();
+    values_of(&v, "tag", &mut tags);
+    assert!(
+        tags.len() >= 3,
+        "the fixture's /docs/small.txt has an ACL: {v}"
+    );
+    let names = [
+        (1, "user_obj"),
+        (2, "user"),
+        (4, "group_obj"),
+        (8, "group"),
+        (0x10, "mask"),
+        (0x20, "other"),
+    ];
+    for t in tags {
+        let raw = t["raw"].as_u64().unwrap_or_else(|| panic!("bare tag {t}"));
+        let (_, name) = names.iter().find(|(r, _)| *r == raw).unwrap();
+        assert_eq!(t["name"], *name, "{t}");
+    }
+}
+
+/// Property names, enum values and constants anywhere in a schema.
+fn schema_words(v: &Value, out: &mut HashSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("properties", Value::Object(p)) => out.extend(p.keys().cloned()),
+                    ("enum", Value::Array(a)) => {
+                        out.extend(a.iter().filter_map(|e| e.as_str().map(String::from)))
+                    }
+                    ("const", Value::String(c)) => {
+                        out.insert(c.clone());
+                    }
+                    _ => {}
+                }
+                schema_words(x, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| schema_words(x, out)),
+        _ => {}
+    }
+}
+
+/// The places docs/guide.md names JSON fields: paragraphs and bullets about `--json`, the last
+/// ("JSON fields") column of the decoder table, and the `# ...` comment of a `--json` command in
+/// a code block.
+fn guide_json_passages(guide: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut para = String::new();
+    let mut fence = false;
+    let mut json_table = false;
+    let flush = |para: &mut String, out: &mut Vec<String>| {
+        if para.contains("`--json`") || para.contains("--json` prints") {
+            out.push(std::mem::take(para));
+        }
+        para.clear();
+    };
+    for line in guide.lines() {
+        if line.starts_with("```") {
+            fence = !fence;
+            flush(&mut para, &mut out);
+            continue;
+        }
+        if fence {
+            // A comment showing a document's shape: `# [{name, inode, ...}]`.
+            if let (true, Some((_, comment))) = (line.contains("--json"), line.split_once('#')) {
+                if comment.contains(['{', '[']) {
+                    out.push(format!("`{}`", comment.trim()));
+                }
+            }
+            continue;
+        }
+        if line.starts_with('|') {
+            // Only a table whose header names its last column "JSON fields".
+            if line.contains("JSON fields") {
+                json_table = true;
+            } else if json_table {
+                let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+                out.push(cells[cells.len() - 1].to_string());
+            }
+            continue;
+        }
+        json_table = false;
+        if line.trim().is_empty() || line.starts_with("- ") || line.starts_with('#') {
+            flush(&mut para, &mut out);
+        }
+        para.push_str(line);
+        para.push(' ');
+    }
+    flush(&mut para, &mut out);
+    out
+}
+
+/// Every field name docs/guide.md shows for a JSON document exists in a schema of docs/schema
+/// (as a property, or as an enum value where the guide lists values): a renamed or reshaped
+/// field (`bytes_used` for `used_bytes`, the old `xattr_space`) fails here.
+#[test]
+fn guide_names_only_fields_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut known = HashSet::new();
+    for e in std::fs::read_dir(root.join("docs/schema"))
+        .unwrap()
+        .flatten()
+    {
+        let v: Value = serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+        schema_words(&v, &mut known);
+    }
+    // Words in those passages that are not field names: values of Lustre's `magic` and a tool.
+    const NOT_FIELDS: &[&str] = &["v1", "v3", "comp", "cp"];
+    let guide = std::fs::read_to_string(root.join("docs/guide.md")).unwrap();
+    let mut unknown = Vec::new();
+    for passage in guide_json_passages(&guide) {
+        for span in passage.split('`').skip(1).step_by(2) {
+            let shape = span.contains(['{', '[', ',', ':']);
+            // Commands, paths, option names and prose in backticks name no field.
+            if span.contains('/') || span.starts_with('-') || (span.contains(' ') && !shape) {
+                continue;
+            }
+            for word in span.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
+                let field = !word.is_empty()
+                    && word.starts_with(|c: char| c.is_ascii_lowercase())
+                    && word
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                // `s_*` are on-disk C names the guide maps fields to, not fields.
+                if field
+                    && !word.starts_with("s_")
+                    && !known.contains(word)
+                    && !NOT_FIELDS.contains(&word)
+                {
+                    unknown.push(format!("{word} (in `{span}`)"));
+                }
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "docs/guide.md names JSON fields no schema has:\n{}",
+        unknown.join("\n")
+    );
+}
+
 #[test]
 fn extract_document() {
     let d = scratch("extract");

@@ -22,6 +22,7 @@ mod pass3;
 mod pass4;
 mod pass5;
 mod paths;
+pub mod problems;
 pub mod progress;
 mod quota;
 mod replayed;
@@ -212,6 +213,10 @@ pub struct Report {
     pub counts: BTreeMap<RuleId, u64>,
     /// Superblock the group checks used (0 = primary).
     pub superblock_used: u64,
+    /// The quota usage per ID pass 1 computed (`None` when pass 1 did not run); for
+    /// `e4inspect quota --computed`, not part of the check's JSON.
+    #[serde(skip)]
+    pub quota_usage: Option<Box<crate::models::quota::QuotaUsage>>,
     /// The first read of the input that failed (an I/O error, the input shrank while being
     /// read): the report is incomplete, whatever findings that failure became, and the command
     /// fails with this message (exit 8). Not part of the JSON report.
@@ -236,6 +241,7 @@ impl Report {
             warnings,
             counts: f.counts,
             superblock_used,
+            quota_usage: None,
             read_failure: None,
         }
     }
@@ -379,7 +385,10 @@ fn check_opened(src: Source, opts: &CheckOptions) -> Result<Report> {
             (pass.run)(&mut state);
         }
     }
-    Ok(Report::new(image, state.findings, sb_block))
+    let quota = (!opts.quick).then(|| Box::new(std::mem::take(&mut state.pass1.quota)));
+    let mut report = Report::new(image, state.findings, sb_block);
+    report.quota_usage = quota;
+    Ok(report)
 }
 
 /// One pass of the check, as e2fsck.c's `pass_t`: it reads and extends the [`CheckState`].

@@ -83,7 +83,10 @@ impl Ctx {
                 csum_seed: None,
             },
             seed: sb.has_metadata_csum().then(|| fs.csum_seed()),
-            journal_ino: (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0)
+            // e2fsck's pass 1 treats inode 8 as the journal whenever s_journal_inum names it,
+            // has_journal or not (a cleared flag is PR_0_JOURNAL_HAS_JOURNAL, before pass 1).
+            journal_ino: (sb.journal_inum == 8
+                || (sb.has_compat(COMPAT_HAS_JOURNAL) && sb.journal_inum != 0))
                 .then_some(sb.journal_inum),
             quota_inos: [sb.usr_quota_inum, sb.grp_quota_inum, sb.prj_quota_inum],
             has_quota: sb.has_ro_compat(RO_COMPAT_QUOTA),
@@ -159,6 +162,11 @@ struct Acc {
     xattr_buf: Vec<u8>,
     /// Quota usage charged by the inodes this worker judged.
     quota: crate::models::quota::QuotaUsage,
+    /// EA inodes the xattrs of the inode being judged use without a problem: e2fsck charges
+    /// each to the owner as one more inode (`ea_ibody_quota->inodes++` in check_ea_in_inode,
+    /// `ea_block_quota->inodes` per xattr block). Set by `check_xattrs`, taken by
+    /// `charge_quota`.
+    ea_quota_inodes: u64,
 }
 
 /// A worker's in-use lists, one per group walked, in order.
@@ -700,7 +708,12 @@ fn check_inode(
         let facts = check.check_reserved(acc);
         return keep(acc, facts);
     }
-    if inode.links_count == 0 && !ctx.is_quota_ino(ino) {
+    // An unlinked inode on the orphan list (an open file deleted while mounted) is still in use
+    // as the kernel finds it: its blocks and bitmap bits stay until ext4_orphan_cleanup frees
+    // them at the next mount, so it is judged in use (e2fsck -n calls it deleted: the catalogue's
+    // state.orphan_list deviation).
+    let unlinked_orphan = inode.mode != 0 && ctx.is_orphan(ino);
+    if inode.links_count == 0 && !ctx.is_quota_ino(ino) && !unlinked_orphan {
         // e2fsck_pass1: a slot with no links is free; with a mode but no dtime it is a deleted
         // inode the kernel did not finish (orphans are finished by the orphan list instead).
         if inode.dtime == 0 && inode.mode != 0 && !ctx.is_orphan(ino) {
@@ -890,8 +903,15 @@ impl InodeCheck<'_> {
             flag(acc, "CASEFOLD set on a non-directory or without casefold");
         }
         let special = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
+        // PR_1_SET_IMMUTABLE carries PR_NO_OK: e2fsck -n accepts it, so it is its own
+        // (warning) rule.
         if special && inode.has_flag(IMMUTABLE_FL | APPEND_FL) {
-            flag(acc, "IMMUTABLE or APPEND set on a device, FIFO or socket");
+            self.push(acc, RuleId::InodeSpecialImmutable, || {
+                format!(
+                    "flags 0x{:08x}: IMMUTABLE or APPEND set on a device, FIFO or socket",
+                    inode.flags
+                )
+            });
         }
         if special && inode.size != 0 {
             self.push(acc, RuleId::InodeSize, || {
@@ -1080,6 +1100,7 @@ impl InodeCheck<'_> {
             ctx, inode, raw, ..
         } = *self;
         let mut ibody_quota = 0;
+        acc.ea_quota_inodes = 0;
         let mut inline_attr = false;
         if raw.len() > 128
             && inode.extra_isize != 0
@@ -1089,7 +1110,9 @@ impl InodeCheck<'_> {
             // (Without the magic and with a valid i_extra_isize the parse would find no entries.)
             match xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
                 Ok(ib) => {
-                    ibody_quota = self.check_ibody_entries(&ib, acc);
+                    let (clusters, ea_inodes) = self.check_ibody_entries(&ib, acc);
+                    ibody_quota = clusters;
+                    acc.ea_quota_inodes = ea_inodes;
                     inline_attr = ib.entries.iter().any(|e| e.has_full_name("system.data"));
                 }
                 Err(e) => self.push(acc, RuleId::XattrIbody, || {
@@ -1131,27 +1154,32 @@ impl InodeCheck<'_> {
                 e
             }
         };
-        let block_quota = if block_ea {
+        let (block_quota, block_ea_inodes) = if block_ea {
             block_ea_quota(ctx, blk)
         } else {
-            0
+            (0, 0)
         };
+        acc.ea_quota_inodes += block_ea_inodes;
         Some(ibody_quota + 1 + block_quota)
     }
 
     /// In-inode entries (`check_ea_in_inode`): a non-zero `e_hash` of an in-inode value matches
     /// its name and value (padded to 4 bytes, as stored); values in EA inodes are checked and
-    /// counted. Returns the clusters of the EA-inode values charged to this inode.
-    fn check_ibody_entries(&self, ib: &xattr::Ibody<'_>, acc: &mut Acc) -> u64 {
+    /// counted. Returns the clusters of the EA-inode values charged to this inode, and how many
+    /// EA inodes are.
+    fn check_ibody_entries(&self, ib: &xattr::Ibody<'_>, acc: &mut Acc) -> (u64, u64) {
         let InodeCheck {
             ctx, inode, raw, ..
         } = *self;
         let first = 128 + usize::from(inode.extra_isize) + 4;
-        let mut quota = 0;
+        let mut quota = (0, 0);
         for e in &ib.entries {
             if e.value_inum != 0 {
                 count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
-                quota += self.check_ea_inode_value(e, acc);
+                if let Some(clusters) = self.check_ea_inode_value(e, acc) {
+                    quota.0 += clusters;
+                    quota.1 += 1;
+                }
                 continue;
             }
             if e.hash == 0 {
@@ -1182,8 +1210,9 @@ impl InodeCheck<'_> {
     /// range; `e_hash` = hash of the name and the EA inode's value hash (its `i_atime`), or the EA
     /// inode points back to the owner (Lustre's older format: `i_mtime` = owner, same generation);
     /// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
-    /// (0 when the hash does not vouch for it).
-    fn check_ea_inode_value(&self, e: &xattr::Entry<'_>, acc: &mut Acc) -> u64 {
+    /// (0 when only a back-reference vouches for it), or `None` after a problem: e2fsck then
+    /// charges neither the value nor the EA inode.
+    fn check_ea_inode_value(&self, e: &xattr::Entry<'_>, acc: &mut Acc) -> Option<u64> {
         let InodeCheck { fs, ctx, ino, .. } = *self;
         let ea_ino = e.value_inum;
         if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
@@ -1193,7 +1222,7 @@ impl InodeCheck<'_> {
                     e.full_name()
                 )
             });
-            return 0;
+            return None;
         }
         let raw = match fs.inode_raw(ea_ino) {
             Ok(r) => r,
@@ -1201,7 +1230,7 @@ impl InodeCheck<'_> {
                 self.push(acc, RuleId::XattrEaInode, || {
                     format!("EA inode {ea_ino}: {err}")
                 });
-                return 0;
+                return None;
             }
         };
         let ea = Inode::parse(&raw);
@@ -1219,7 +1248,7 @@ impl InodeCheck<'_> {
                     ea.atime
                 )
             });
-            return 0;
+            return None;
         }
         if !flagged || ea.links_count == 0 {
             self.push(acc, RuleId::XattrEaInode, || {
@@ -1228,13 +1257,13 @@ impl InodeCheck<'_> {
                     ea.flags, ea.links_count
                 )
             });
-            return 0;
+            return None;
         }
         if hash_ok {
             let cluster = ctx.block_size << ctx.cluster_bits;
-            u64::from(e.value_size).div_ceil(cluster)
+            Some(u64::from(e.value_size).div_ceil(cluster))
         } else {
-            0
+            Some(0)
         }
     }
 
@@ -1311,10 +1340,13 @@ impl InodeCheck<'_> {
                 )
             });
         }
-        let mut quota = 0;
+        let mut quota = (0, 0);
         for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
             xref.ea_inodes = true;
-            quota += self.check_ea_inode_value(e, acc);
+            if let Some(clusters) = self.check_ea_inode_value(e, acc) {
+                quota.0 += clusters;
+                quota.1 += 1;
+            }
         }
         if xref.ea_inodes {
             lock(&ctx.extras).block_quota.insert(blk, quota);
@@ -1452,8 +1484,9 @@ impl InodeCheck<'_> {
             projid: inode.projid,
         };
         let cluster_size = ctx.block_size << ctx.cluster_bits;
+        let inodes = 1 + std::mem::take(&mut acc.ea_quota_inodes);
         acc.quota
-            .add(owner, clusters.saturating_mul(cluster_size), 1);
+            .add(owner, clusters.saturating_mul(cluster_size), inodes);
     }
 }
 
@@ -1682,8 +1715,8 @@ struct ExtrasAcc {
     policies: Vec<(u32, u32)>,
     policy_ids: HashMap<Vec<u8>, u32>,
     bb_inodes: Vec<u32>,
-    /// Clusters of EA-inode values charged per xattr block holding such entries.
-    block_quota: HashMap<u64, u64>,
+    /// (clusters, EA inodes) charged per xattr block holding EA-inode entries.
+    block_quota: HashMap<u64, (u64, u64)>,
 }
 
 fn lock(m: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
@@ -1822,13 +1855,13 @@ fn policy_of_context(c: &[u8]) -> Result<Option<Vec<u8>>, String> {
     Ok(Some(c[..policy_len].to_vec()))
 }
 
-/// Clusters of EA-inode values charged by xattr block `blk` (computed when it was first read).
-fn block_ea_quota(ctx: &Ctx, blk: u64) -> u64 {
+/// (clusters, EA inodes) charged by xattr block `blk` (computed when it was first read).
+fn block_ea_quota(ctx: &Ctx, blk: u64) -> (u64, u64) {
     lock(&ctx.extras)
         .block_quota
         .get(&blk)
         .copied()
-        .unwrap_or(0)
+        .unwrap_or((0, 0))
 }
 
 /// The EA-inode references of xattr block `blk`, counted once however many inodes share it

@@ -396,14 +396,90 @@ impl<'a> DirCheck<'a> {
         blocks: &[(u64, u64)],
         nblocks: u64,
     ) -> Option<(u8, Vec<DxBlock>)> {
-        let phys = |l: u64| {
-            blocks
-                .binary_search_by_key(&l, |b| b.0)
-                .ok()
-                .map(|i| blocks[i].1)
+        let root = fs.block(physical_block(blocks, 0)?).ok()?.to_vec();
+        let info = self.judge_dx_root(&root)?;
+        let levels = info.indirect_levels;
+        let effective_version = dirhash::effective_version(info.hash_version, self.ctx.s_flags);
+        let slots = usize::try_from(nblocks)
+            .ok()?
+            .min(blocks.len().max(1) * 2)
+            .max(1);
+        let mut roles = vec![DxBlock::default(); slots];
+        roles[0] = DxBlock {
+            refs: 1,
+            node: true,
+            min: 0,
+            max: u32::MAX,
+            first: true,
         };
-        let root = fs.block(phys(0)?).ok()?.to_vec();
-        let header = ondisk::decode::<DxRoot>(&root)
+        // Breadth-first over index levels; every level's blocks are distinct logical blocks
+        // below nblocks, so the walk reads at most nblocks blocks.
+        let mut level = vec![(
+            0u64,
+            root,
+            DX_ROOT_INFO_OFFSET + usize::from(info.info_length),
+        )];
+        for depth in 1..=levels + 1 {
+            let mut next = Vec::new();
+            for (lblk, data, at) in level {
+                let entries = self.dx_entries(inode, lblk, &data, at)?;
+                let (parent_min, parent_max) = (roles[lblk as usize].min, roles[lblk as usize].max);
+                for (i, &(hash, blk)) in entries.iter().enumerate() {
+                    let next_min = entries.get(i + 1).map_or(parent_max, |e| e.0 & !1);
+                    if blk as usize >= slots || u64::from(blk) >= nblocks || blk == 0 {
+                        self.report(
+                            RuleId::HtreeBlock,
+                            format!("htree index block {lblk} entry {i} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
+                        );
+                        continue;
+                    }
+                    if i > 0 && ((hash & !1) < parent_min || (hash & !1) > parent_max) {
+                        self.report(
+                            RuleId::HtreeLeafHash,
+                            format!("htree index block {lblk}: entry hash {hash:#010x} outside the range {parent_min:#010x}..{parent_max:#010x} its parent gives"),
+                        );
+                    }
+                    let role = &mut roles[blk as usize];
+                    role.refs = role.refs.saturating_add(1);
+                    if role.refs > 1 {
+                        // Named twice: the block keeps its first role, the count is reported
+                        // by `check_dx_refs` (e2fsck: `DX_FLAG_REFERENCED`, `PR_2_HTREE_DUPREF`).
+                        continue;
+                    }
+                    // The low bit of an entry's hash marks a hash collision continuing in the
+                    // next block: ranges compare without it (`parse_int_node`).
+                    *role = DxBlock {
+                        refs: 1,
+                        node: depth <= levels,
+                        min: if i == 0 { parent_min } else { hash & !1 },
+                        max: next_min,
+                        first: i == 0,
+                    };
+                    if depth <= levels {
+                        match self.index_node(fs, blocks, blk, depth, levels) {
+                            IndexNode::Node(node) => {
+                                next.push((u64::from(blk), node, DxNode::SIZE))
+                            }
+                            IndexNode::NotANode => roles[blk as usize].node = false,
+                            IndexNode::Unreadable => {}
+                        }
+                    }
+                }
+            }
+            level = next;
+            if level.is_empty() {
+                break;
+            }
+        }
+        Some((effective_version, roles))
+    }
+
+    /// The htree root's `dx_root_info` as e2fsck's `parse_int_node` / `handle_htree` judge it:
+    /// `.` and `..` first, reserved field 0, info length at least 8, a hash version this
+    /// filesystem can use, fewer indirect levels than the largedir feature allows. `None` when
+    /// the tree cannot be walked (reported).
+    fn judge_dx_root(&mut self, root: &[u8]) -> Option<crate::reader::ondisk::dir::DxRootInfo> {
+        let header = ondisk::decode::<DxRoot>(root)
             .ok()
             .filter(|r| r.dot_name[0] == b'.' && r.dotdot_name[..2] == *b"..");
         let Some(header) = header else {
@@ -413,10 +489,9 @@ impl<'a> DirCheck<'a> {
             );
             return None;
         };
-        let reserved = header.info.reserved_zero;
-        let version = header.info.hash_version;
-        let info_len = header.info.info_length;
-        let levels = header.info.indirect_levels;
+        let info = header.info;
+        let (reserved, info_len, levels) =
+            (info.reserved_zero, info.info_length, info.indirect_levels);
         if reserved != 0 || info_len < 8 {
             self.report(
                 RuleId::HtreeRoot,
@@ -424,7 +499,8 @@ impl<'a> DirCheck<'a> {
             );
             return None;
         }
-        let eff = dirhash::effective_version(version, self.ctx.s_flags);
+        let version = info.hash_version;
+        // SipHash is only valid on an encrypted and casefolded directory (`ext4_hash_in_dirent`).
         let known = version <= dirhash::HASH_TEA
             || (version == dirhash::HASH_SIPHASH && self.casefold && self.encrypted);
         if !known {
@@ -435,12 +511,12 @@ impl<'a> DirCheck<'a> {
             return None;
         }
         self.check_needs_siphash(version);
-        if header.info.unused_flags & 1 != 0 {
+        if info.unused_flags & 1 != 0 {
             self.report(
                 RuleId::HtreeIncompat,
                 format!(
                     "htree root: flags {:#04x} include the incompatible flag",
-                    header.info.unused_flags
+                    info.unused_flags
                 ),
             );
         }
@@ -459,80 +535,38 @@ impl<'a> DirCheck<'a> {
             );
             return None;
         }
-        let n = usize::try_from(nblocks)
-            .ok()?
-            .min(blocks.len().max(1) * 2)
-            .max(1);
-        let mut roles = vec![DxBlock::default(); n];
-        roles[0] = DxBlock {
-            refs: 1,
-            node: true,
-            min: 0,
-            max: u32::MAX,
-            first: true,
+        Some(info)
+    }
+
+    /// Index node `blk` (logical) at `depth`, read: an index node starts with a fake directory
+    /// entry of inode 0 spanning the whole block (`struct dx_node`), as e2fsck's
+    /// `parse_int_node` expects; one that does not is reported.
+    fn index_node(
+        &mut self,
+        fs: &Filesystem,
+        blocks: &[(u64, u64)],
+        blk: u32,
+        depth: u8,
+        levels: u8,
+    ) -> IndexNode {
+        let Some(physical) = physical_block(blocks, u64::from(blk)) else {
+            return IndexNode::Unreadable;
         };
-        // Breadth-first over index levels; every level's blocks are distinct logical blocks
-        // below nblocks, so the walk reads at most nblocks blocks.
-        let mut level = vec![(0u64, root, DX_ROOT_INFO_OFFSET + usize::from(info_len))];
-        for depth in 1..=levels + 1 {
-            let mut next = Vec::new();
-            for (l, data, at) in level {
-                let entries = self.dx_entries(inode, l, &data, at)?;
-                let (pmin, pmax) = (roles[l as usize].min, roles[l as usize].max);
-                for (i, &(hash, blk)) in entries.iter().enumerate() {
-                    let nmax = entries.get(i + 1).map_or(pmax, |e| e.0 & !1);
-                    if blk as usize >= n || u64::from(blk) >= nblocks || blk == 0 {
-                        self.report(
-                            RuleId::HtreeBlock,
-                            format!("htree index block {l} entry {i} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
-                        );
-                        continue;
-                    }
-                    if i > 0 && ((hash & !1) < pmin || (hash & !1) > pmax) {
-                        self.report(
-                            RuleId::HtreeLeafHash,
-                            format!("htree index block {l}: entry hash {hash:#010x} outside the range {pmin:#010x}..{pmax:#010x} its parent gives"),
-                        );
-                    }
-                    let r = &mut roles[blk as usize];
-                    r.refs = r.refs.saturating_add(1);
-                    if r.refs > 1 {
-                        continue;
-                    }
-                    *r = DxBlock {
-                        refs: 1,
-                        node: depth <= levels,
-                        min: if i == 0 { pmin } else { hash & !1 },
-                        max: nmax,
-                        first: i == 0,
-                    };
-                    if depth <= levels {
-                        let Some(p) = phys(u64::from(blk)) else {
-                            continue;
-                        };
-                        let Ok(b) = fs.block(p) else { continue };
-                        let b = b.to_vec();
-                        let fake = ondisk::decode::<DxNode>(&b).ok().map(|n| n.fake);
-                        if fake.is_none_or(|f| {
-                            f.inode != 0 || rec_len_from_disk(f.rec_len, self.ctx.bs) != self.ctx.bs
-                        }) {
-                            self.report(
-                                RuleId::HtreeDepth,
-                                format!("htree block {blk} at depth {depth} is not an index node (the root has {levels} indirect levels)"),
-                            );
-                            roles[blk as usize].node = false;
-                            continue;
-                        }
-                        next.push((u64::from(blk), b, DxNode::SIZE));
-                    }
-                }
-            }
-            level = next;
-            if level.is_empty() {
-                break;
-            }
+        let Ok(data) = fs.block(physical) else {
+            return IndexNode::Unreadable;
+        };
+        let data = data.to_vec();
+        let fake = ondisk::decode::<DxNode>(&data).ok().map(|node| node.fake);
+        if fake.is_none_or(|f| {
+            f.inode != 0 || rec_len_from_disk(f.rec_len, self.ctx.bs) != self.ctx.bs
+        }) {
+            self.report(
+                RuleId::HtreeDepth,
+                format!("htree block {blk} at depth {depth} is not an index node (the root has {levels} indirect levels)"),
+            );
+            return IndexNode::NotANode;
         }
-        Some((eff, roles))
+        IndexNode::Node(data)
     }
 
     /// Count/limit, hash order and tail checksum of one index block; its (hash, block) pairs.
@@ -1105,7 +1139,16 @@ impl<'a> DirCheck<'a> {
             return;
         }
         let want = file_type_of_mode(target.mode());
-        if e.file_type != want {
+        // An unset type (0) is PR_2_SET_FILETYPE, which e2fsck -n accepts (PR_NO_OK).
+        if e.file_type == 0 && want != 0 {
+            self.report(
+                RuleId::DirFiletypeUnset,
+                format!(
+                    "entry '{name}' ({at}) has file type 0 (unknown), inode {} is type {want}",
+                    e.inode
+                ),
+            );
+        } else if e.file_type != want {
             self.report(
                 RuleId::DirFiletype,
                 format!(
@@ -1434,6 +1477,24 @@ fn scan_name(name: &[u8]) -> (u64, bool) {
         }
     }
     (step(h, h >> 32), bad == 0)
+}
+
+/// What [`DirCheck::index_node`] found at an index entry's block.
+enum IndexNode {
+    /// The node's bytes, to walk at the next level.
+    Node(Vec<u8>),
+    /// Not an index node (reported): the block is judged as a leaf.
+    NotANode,
+    /// Unmapped or unreadable: not walked further, keeping the role given.
+    Unreadable,
+}
+
+/// The physical block of logical block `lblk` in a directory's sorted (logical, physical) map.
+fn physical_block(blocks: &[(u64, u64)], lblk: u64) -> Option<u64> {
+    blocks
+        .binary_search_by_key(&lblk, |b| b.0)
+        .ok()
+        .map(|i| blocks[i].1)
 }
 
 #[cfg(test)]

@@ -224,14 +224,28 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
 }
 
 /// Blocks and inodes per group, first data block, device size, group count and what derives
-/// from it, reserved blocks and reserved GDT blocks.
+/// from it, reserved blocks and reserved GDT blocks (e2fsck's `check_super_block`, in its
+/// order).
 fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
-    let isize = u64::from(sb.inode_size());
-    // Blocks and clusters per group.
-    let cbits = sb
-        .log_cluster_size
+    check_per_group_counts(sb, bs, f);
+    check_filesystem_extent(sb, bs, image_len, f);
+    check_derived_counts(sb, bs, f);
+    check_reserved_counts(sb, bs, f);
+}
+
+/// log2 of blocks per cluster, as the superblock gives it (0 without bigalloc), bounded so that
+/// a hostile value cannot overflow a shift.
+fn cluster_bits(sb: &Superblock) -> u32 {
+    sb.log_cluster_size
         .saturating_sub(sb.log_block_size)
-        .min(31);
+        .min(31)
+}
+
+/// Blocks, clusters and inodes per group within what a group's bitmap of one block can hold
+/// (`check_super_value` on `s_clusters_per_group`, `s_inodes_per_group`).
+fn check_per_group_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+    let isize = u64::from(sb.inode_size());
+    let cbits = cluster_bits(sb);
     let cpg_max = (8 * bs).min(65528);
     let cpg = u64::from(sb.clusters_per_group);
     let bpg = u64::from(sb.blocks_per_group);
@@ -262,6 +276,12 @@ fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findin
             .with("stored", ipg),
         );
     }
+}
+
+/// The first data block (1 on 1 KiB blocks without bigalloc, else 0) and the block count
+/// against the size of the image.
+fn check_filesystem_extent(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
+    let cbits = cluster_bits(sb);
     let blocks = sb.blocks_count();
     let fdb = u64::from(sb.first_data_block);
     let want_fdb = u64::from(bs == 1024 && cbits == 0);
@@ -290,31 +310,41 @@ fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findin
             .with("image_blocks", image_blocks),
         );
     }
+}
+
+/// What the group count derives: the inode count (groups x inodes per group) and
+/// `s_first_meta_bg` within the descriptor blocks. The group count itself must leave a
+/// descriptor block's worth of group numbers below 2^32.
+fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+    let blocks = sb.blocks_count();
+    let fdb = u64::from(sb.first_data_block);
+    let bpg = u64::from(sb.blocks_per_group);
+    let ipg = u64::from(sb.inodes_per_group);
     // Derived geometry, only where the inputs are sane enough to divide by.
     let dsize = u64::from(sb.desc_size()).max(1);
     let dpb = (bs / dsize).max(1);
     let mut groups = None;
     if bpg > 0 && fdb < blocks {
-        let g = (blocks - fdb).div_ceil(bpg);
-        if g > (1u64 << 32) - dpb {
+        let group_count = (blocks - fdb).div_ceil(bpg);
+        if group_count > (1u64 << 32) - dpb {
             push(
                 f,
                 RuleId::SbGroupCount,
-                format!("{g} groups, at most {}", (1u64 << 32) - dpb),
+                format!("{group_count} groups, at most {}", (1u64 << 32) - dpb),
             );
         } else {
-            groups = Some(g);
+            groups = Some(group_count);
         }
     }
-    if let Some(g) = groups {
-        let want = g * ipg;
+    if let Some(group_count) = groups {
+        let want = group_count * ipg;
         if u64::from(sb.inodes_count) != want {
             f.push(
                 Finding::new(
                     RuleId::SbInodesCount,
                     None,
                     format!(
-                        "inode count is {}, should be {want} ({g} groups x {ipg})",
+                        "inode count is {}, should be {want} ({group_count} groups x {ipg})",
                         sb.inodes_count
                     ),
                 )
@@ -322,7 +352,7 @@ fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findin
                 .with("expected", want),
             );
         }
-        let desc_blocks = g.div_ceil(dpb);
+        let desc_blocks = group_count.div_ceil(dpb);
         if sb.has_incompat(INCOMPAT_META_BG) && u64::from(sb.first_meta_bg) > desc_blocks {
             f.push(
                 Finding::new(
@@ -338,6 +368,12 @@ fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findin
             );
         }
     }
+}
+
+/// Reserved blocks at most half the filesystem, reserved GDT blocks at most a block of block
+/// numbers (`check_super_value` on `r_blocks_count` and `reserved_gdt_blocks`).
+fn check_reserved_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+    let blocks = sb.blocks_count();
     if sb.r_blocks_count() > blocks / 2 {
         f.push(
             Finding::new(

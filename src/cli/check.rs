@@ -310,21 +310,49 @@ fn dash_if_empty(s: String) -> String {
     }
 }
 
-/// The summary table: one row per rule with findings, with its effective severity.
+/// The summary table: one row per rule with findings, with its effective severity and the
+/// problem found.
 fn summary(rep: &Report, policy: &Policy) -> table::Styled {
-    let mut t = table::table(&["rule", "severity", "findings", "description"]);
+    let mut t = table::table(&["rule", "severity", "findings", "problem"]);
     table::no_wrap(&mut t, &[0]);
     for r in RULES {
-        if let (Some(n), Some(sev)) = (rep.counts.get(&r.id), policy.level(r.id)) {
+        if let (Some(&n), Some(sev)) = (rep.counts.get(&r.id), policy.level(r.id)) {
             t.add_row(vec![
                 r.id.to_string(),
                 sev.name().to_string(),
                 n.to_string(),
-                r.description.to_string(),
+                problem(rep, r.id, n),
             ]);
         }
     }
     t
+}
+
+/// Longest problem text in a summary row or a JUnit failure message (a finding can list
+/// thousands of blocks; the full text stays on its finding line).
+const PROBLEM_CHARS: usize = 100;
+
+/// What is wrong for rule `id` with `n` findings: the first finding's message (its location is
+/// on the finding line above the table), else, when no finding of the rule is listed, the
+/// catalogue's passing condition marked as not met. The catalogue describes what holds on a
+/// healthy filesystem; beside a failure that reads as its opposite.
+fn problem(rep: &Report, id: RuleId, n: u64) -> String {
+    let Some(first) = rep.findings.iter().find(|f| f.rule == id) else {
+        return format!("not met: {}", id.rule().description);
+    };
+    let mut text = shorten(&first.message, PROBLEM_CHARS);
+    if n > 1 {
+        text.push_str(&format!(" (and {} more)", n - 1));
+    }
+    text
+}
+
+/// `s` cut to at most `max` characters, with "..." when cut.
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", s[..cut].trim_end()),
+        None => s.to_string(),
+    }
 }
 
 /// The note on findings counted but not listed, if any.
@@ -458,7 +486,12 @@ fn junit_case(rep: &Report, family: &str, quick: bool, policy: &Policy) -> junit
         }
         match policy.level(r.id) {
             Some(Severity::Error) => case.failures.push(junit::Problem {
-                message: format!("{}: {} ({})", r.id, plural(n, "finding"), r.description),
+                message: format!(
+                    "{}: {} ({})",
+                    r.id,
+                    plural(n, "finding"),
+                    problem(rep, r.id, n)
+                ),
                 kind: r.id.to_string(),
                 text,
             }),

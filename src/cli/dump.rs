@@ -24,11 +24,19 @@ pub struct DumpArgs {
     /// One line per group: group:block:super:gdt:bbitmap:ibitmap:itable (dumpe2fs -g).
     #[arg(short = 'g', long = "group-summary")]
     pub group_only: bool,
+    /// Check the multiple-mount protection block instead of dumping, as dumpe2fs -m (and
+    /// e2mmpstatus): "it is safe to mount" and exit 0 when it is clean (a node's sequence is
+    /// watched for twice the update interval first), exit 4 when it is in use or damaged (e2fsck
+    /// running, a sequence that changed or is unknown, a bad checksum; dumpe2fs exits 1), 8 when
+    /// there is no MMP block or it cannot be read (dumpe2fs exits 2).
+    #[arg(short = 'm', long = "mmp-check")]
+    pub mmp_check: bool,
     /// Open even with unknown incompat features (dumpe2fs -f).
     #[arg(short = 'f', long)]
     pub force: bool,
     /// The input is a normal e2image file (dumpe2fs -i). e2image files are recognised by their
     /// content with or without it; with it, any other input is refused as dumpe2fs refuses it.
+    /// With -m (dumpe2fs -m -i): print the MMP block's fields and number instead of checking it.
     #[arg(short = 'i', long = "image-file")]
     pub image_file: bool,
     /// Extended options, as dumpe2fs: superblock=N, blocksize=N (comma separated, repeatable).
@@ -75,7 +83,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_USAGE);
     }
     o.force = args.force;
-    o.super_only = args.header_only;
+    o.super_only = args.header_only || args.mmp_check;
     let fs = match Filesystem::open(&args.image, &o) {
         Ok(fs) => fs,
         Err(e) => {
@@ -87,7 +95,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         }
     };
     let e2image = e4inspect::reader::container::ContainerKind::E2image;
-    if args.image_file && fs.source.container() != Some(e2image) {
+    if args.image_file && !args.mmp_check && fs.source.container() != Some(e2image) {
         // dumpe2fs -i opens the file with ext2fs_open(EXT2_FLAG_IMAGE_FILE), which fails on
         // anything without the e2image header's magic.
         report_error(
@@ -100,6 +108,9 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OPERATIONAL);
     }
     args.source.note_recovery(&fs);
+    if args.mmp_check {
+        return mmp_check(&fs, args);
+    }
     if args.output.json() {
         // Streamed: the groups are produced while they are written, so memory stays flat.
         let doc = e4inspect::format::json::document(
@@ -153,4 +164,60 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// `dump -m` (`-m -i`): dumpe2fs' MMP check (check_mmp, print_mmp_block). Its stdout is
+/// dumpe2fs' with our program name; its exit statuses 0/1/2 are ours 0/4/8.
+fn mmp_check(fs: &Filesystem, args: &DumpArgs) -> anyhow::Result<i32> {
+    use e4inspect::reader::mmp::{self, MmpStart};
+    if !mmp::has_mmp(fs) {
+        report_error(&args.image, &"MMP feature not enabled");
+        return Ok(EXIT_OPERATIONAL);
+    }
+    if args.image_file {
+        let mut out = Vec::new();
+        let rep = dumpe2fs::mmp_info(fs, args.hex, &mut out)?;
+        std::io::stdout().lock().write_all(&out)?;
+        for m in &rep.stderr {
+            report_error(&args.image, m);
+        }
+        return Ok(if rep.trouble {
+            EXIT_OPERATIONAL
+        } else {
+            EXIT_OK
+        });
+    }
+    let wait = |secs: u64| std::thread::sleep(std::time::Duration::from_secs(secs));
+    let status = match mmp::start(fs, &wait) {
+        MmpStart::Clean => {
+            outln!(
+                "e4inspect: it is safe to mount '{}', MMP is clean",
+                args.image.display()
+            );
+            EXIT_OK
+        }
+        MmpStart::Refused { message, last } => {
+            report_error(
+                &args.image,
+                &format!(
+                    "{message}: MMP update by '{}{}' at {}",
+                    last.node_name(),
+                    last.device_name(),
+                    e4inspect::format::sys::ctime(last.time as i64).trim_end()
+                ),
+            );
+            EXIT_PROBLEMS
+        }
+        MmpStart::Unusable(e) => {
+            report_error(&args.image, &e);
+            EXIT_OPERATIONAL
+        }
+    };
+    if let (EXIT_OK, Some(f)) = (status, fs.strict_failure) {
+        // dumpe2fs: a superblock opened only without checksums makes a clean check exit 2.
+        report_error(&args.image, &f.message());
+        outln!("*** Run e2fsck now!\n");
+        return Ok(EXIT_OPERATIONAL);
+    }
+    Ok(status)
 }

@@ -152,9 +152,10 @@ fn query_of(fs: &Filesystem, args: &FindArgs) -> anyhow::Result<Query> {
         Some(t) => Some(match find::parse_date(t) {
             Some(d) => d,
             None => {
+                let what = || format!("{}: --newer {t}", args.image.display());
                 let ino = namei::resolve(fs, t.as_bytes())
-                    .with_context(|| format!("--newer {t}: not a date nor a path in the image"))?;
-                let raw = fs.inode_raw(ino).with_context(|| format!("--newer {t}"))?;
+                    .with_context(|| format!("{}: not a date nor a path in the image", what()))?;
+                let raw = fs.inode_raw(ino).with_context(what)?;
                 find::mtime_of(&Inode::parse(&raw))
             }
         }),

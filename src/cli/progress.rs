@@ -112,7 +112,10 @@ pub struct CheckBar {
 impl CheckBar {
     /// A bar for checking `image` (hidden when `show` is false).
     pub fn new(show: bool, image: &str) -> CheckBar {
-        let pb = started(show, image, None, phase_style());
+        CheckBar::on(started(show, image, None, phase_style()), image)
+    }
+    /// The check's progress on an existing bar `pb`.
+    fn on(pb: ProgressBar, image: &str) -> CheckBar {
         CheckBar {
             pb,
             image: image.to_string(),
@@ -129,18 +132,26 @@ impl e4inspect::check::Progress for CheckBar {
         if self.pb.is_hidden() {
             return;
         }
-        self.pb.set_position(0);
-        match total {
-            Some(n) => self.pb.set_length(n),
-            None => self.pb.unset_length(),
+        // Every change below may redraw the line, so each step leaves a consistent frame: a
+        // spinner phase takes its style before the count goes, a counted phase after its total
+        // is set (otherwise a frame shows "0/0 inodes"). A zero total is no count at all.
+        match total.filter(|&n| n > 0) {
+            Some(n) => {
+                self.pb.set_length(n);
+                self.pb.set_position(0);
+                self.pb.reset_eta();
+                self.pb
+                    .set_message(format!("{}: {}", self.image, phase.name()));
+                self.pb.set_style(style(Unit::Inodes, true));
+            }
+            None => {
+                self.pb.set_style(phase_style());
+                self.pb.unset_length();
+                self.pb.set_position(0);
+                self.pb
+                    .set_message(format!("{}: {}", self.image, phase.name()));
+            }
         }
-        self.pb.reset_eta();
-        self.pb
-            .set_message(format!("{}: {}", self.image, phase.name()));
-        self.pb.set_style(match total {
-            Some(_) => style(Unit::Inodes, true),
-            None => phase_style(),
-        });
     }
     fn advance(&self, n: u64) {
         self.pb.inc(n);
@@ -150,7 +161,89 @@ impl e4inspect::check::Progress for CheckBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use e4inspect::check::{Phase, Progress};
+    use indicatif::{ProgressDrawTarget, TermLike};
     use std::fmt::Write as _;
+    use std::sync::{Arc, Mutex};
+
+    /// A terminal that records every line drawn on it.
+    #[derive(Debug, Default, Clone)]
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl TermLike for Recorder {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(s)
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            if !s.trim().is_empty() {
+                self.0.lock().unwrap().push(s.to_string());
+            }
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Every frame drawn during a check's phases (the target draws without rate limit, so the
+    /// frames between the calls of one phase change are seen too): no "0/0" count, and a
+    /// count only in the counted phase, with its total.
+    #[test]
+    fn check_phases_never_show_an_empty_count() {
+        let term = Recorder::default();
+        let pb = ProgressBar::with_draw_target(
+            None,
+            ProgressDrawTarget::term_like(Box::new(term.clone())),
+        );
+        pb.set_style(phase_style());
+        let bar = CheckBar::on(pb, "img");
+        bar.phase(Phase::Metadata, None);
+        bar.phase(Phase::Inodes, Some(4096));
+        bar.advance(1024);
+        bar.phase(Phase::Usage, None);
+        bar.phase(Phase::Directories, None);
+        bar.phase(Phase::Inodes, Some(0));
+        bar.phase(Phase::Metadata, None);
+        let frames = term.0.lock().unwrap().clone();
+        assert!(
+            frames.iter().any(|f| f.contains("1,024/4,096 inodes")),
+            "{frames:#?}"
+        );
+        assert!(
+            frames.iter().any(|f| f.contains("img: bitmaps (")),
+            "{frames:#?}"
+        );
+        for f in &frames {
+            assert!(
+                !f.contains("0/0"),
+                "empty count drawn: {f:?} in {frames:#?}"
+            );
+            if f.contains("inodes/s") {
+                assert!(
+                    f.contains("img: inodes ") && f.contains("/4,096 inodes"),
+                    "count outside the inode walk: {f:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn rates_are_whole_numbers_with_separators() {

@@ -1,8 +1,9 @@
 //! `e4inspect quota`: the stored usage, limits and grace times per ID, byte-identical to
 //! `debugfs -R "list_quota TYPE"` (and `get_quota TYPE ID` for one ID), or JSON.
 
-use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL};
+use super::{report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
 use e4inspect::format::json::SchemaVersion;
+use e4inspect::models::quota::{QuotaUsage, Usage};
 use e4inspect::reader::features::RO_COMPAT_QUOTA;
 use e4inspect::reader::fs::Filesystem;
 use e4inspect::reader::quota::{self, Dquot, QuotaInfo, QuotaType};
@@ -42,6 +43,13 @@ pub struct QuotaArgs {
     /// Quota type (default: every type the superblock has a quota inode for).
     #[arg(long = "type", short = 't', value_enum, value_name = "TYPE")]
     pub qtype: Option<TypeArg>,
+    /// Also compute the usage from the inodes, as e2fsck's pass 1 charges it (a full read-only
+    /// walk, as `check`): a line whose stored usage differs gets `!= computed SPACE INODES`
+    /// after debugfs' columns, IDs charged but without an entry follow the listing, and JSON
+    /// entries get `computed`. Exit 4 when any usage differs. Without it the output is
+    /// debugfs' alone.
+    #[arg(long)]
+    pub computed: bool,
     /// Output format (JSON: the same entries, with the header info).
     #[command(flatten)]
     pub output: super::OutputArgs,
@@ -71,9 +79,50 @@ pub struct QuotaFileJson {
     /// Header info (absent when the file could not be opened).
     pub info: Option<QuotaInfo>,
     /// Entries, in debugfs' order (or the one ID asked for).
-    pub entries: Vec<Dquot>,
+    pub entries: Vec<QuotaEntryJson>,
+    /// With `--computed`: IDs the inodes charge but the file has no entry for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<MissingEntryJson>,
     /// Why the file could not be opened, or damage met in its tree.
     pub problems: Vec<String>,
+}
+
+/// One stored entry, with the computed usage where it differs.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct QuotaEntryJson {
+    /// The entry as stored.
+    #[serde(flatten)]
+    pub stored: Dquot,
+    /// With `--computed`: the usage the inodes add up to, when it differs from the stored one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computed: Option<Usage>,
+}
+
+/// An ID charged by the inodes without an entry in the quota file (`Missing quota entry`).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct MissingEntryJson {
+    /// The ID.
+    pub id: u32,
+    /// The usage the inodes add up to.
+    pub computed: Usage,
+}
+
+/// The computed usage that differs from the stored one (`None` without `--computed`).
+struct Computed<'a> {
+    usage: Option<&'a QuotaUsage>,
+}
+
+impl Computed<'_> {
+    /// The computed usage of `d.id`, when it differs from what `d` stores.
+    fn differs(&self, t: QuotaType, d: &Dquot) -> Option<Usage> {
+        let c = self.usage?.get(t, d.id);
+        (c.space != d.space || c.inodes != d.inodes).then_some(c)
+    }
+}
+
+/// The note after a row whose stored usage differs from the computed one.
+fn computed_note(c: &Usage) -> String {
+    format!("   != computed {:>8} {:>8}", c.space, c.inodes)
 }
 
 const HEADER_COLS: [&str; 6] = ["space", "quota", "limit", "inodes", "quota", "limit"];
@@ -131,6 +180,25 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             .filter(|t| t.inode(&fs) != 0)
             .collect(),
     };
+    let usage = if args.computed {
+        let opts = e4inspect::check::CheckOptions {
+            offset: args.source.offset,
+            partition: args.source.partition,
+            ..Default::default()
+        };
+        match e4inspect::check::check_path(&args.image, &opts) {
+            Ok(rep) => rep.quota_usage,
+            Err(e) => {
+                report_error(&args.image, &e);
+                return Ok(EXIT_OPERATIONAL);
+            }
+        }
+    } else {
+        None
+    };
+    let computed = Computed {
+        usage: usage.as_deref(),
+    };
     let json = args.output.json();
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
@@ -142,6 +210,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             inode: t.inode(&fs),
             info: None,
             entries: Vec::new(),
+            missing: Vec::new(),
             problems: Vec::new(),
         };
         let mut qf = match quota::open(&fs, t) {
@@ -161,19 +230,33 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
         if !json {
             w.write_all(header(t).as_bytes())?;
         }
+        let mut stored_ids = std::collections::HashSet::new();
+        let mut entry = |d: &Dquot, w: &mut dyn Write| -> std::io::Result<()> {
+            stored_ids.insert(d.id);
+            let differs = computed.differs(t, d);
+            if differs.is_some() {
+                status = EXIT_PROBLEMS;
+            }
+            if json {
+                file.entries.push(QuotaEntryJson {
+                    stored: *d,
+                    computed: differs,
+                });
+                return Ok(());
+            }
+            let line = row(d);
+            match differs {
+                Some(c) => writeln!(w, "{}{}", line.trim_end_matches('\n'), computed_note(&c)),
+                None => w.write_all(line.as_bytes()),
+            }
+        };
         if let Some(id) = args.id {
             let d = quota::find(&mut qf.blocks, id);
-            if json {
-                file.entries.push(d);
-            } else {
-                w.write_all(row(&d).as_bytes())?;
-            }
+            entry(&d, &mut w)?;
         } else {
             let mut err = None;
             let rep = quota::scan(&mut qf.blocks, &qf.info, |d| {
-                if json {
-                    file.entries.push(*d);
-                } else if let Err(e) = w.write_all(row(d).as_bytes()) {
+                if let Err(e) = entry(d, &mut w) {
                     err = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -183,6 +266,19 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
                 return Err(e.into());
             }
             file.problems = rep.problems;
+            if let Some(u) = computed.usage {
+                for id in u.ids(t).into_iter().filter(|id| !stored_ids.contains(id)) {
+                    let c = u.get(t, id);
+                    if c == Usage::default() {
+                        continue;
+                    }
+                    status = EXIT_PROBLEMS;
+                    if !json {
+                        writeln!(w, "{id:>10}   (no entry){}", computed_note(&c))?;
+                    }
+                    file.missing.push(MissingEntryJson { id, computed: c });
+                }
+            }
         }
         doc.push(file);
     }

@@ -1415,6 +1415,28 @@ fn journal_failure_message(e: JournalFailure, external: bool) -> String {
     }
 }
 
+/// `dumpe2fs -m -i`: the MMP block's fields, then `    mmp_block_number: N` (in hexadecimal
+/// with `hex`, as print_number). A block that cannot be read is a message in
+/// [`DumpReport::stderr`] and the number line still follows, as in dumpe2fs.
+pub fn mmp_info(fs: &Filesystem, hex: bool, out: &mut dyn Write) -> io::Result<DumpReport> {
+    let mut rep = DumpReport::default();
+    let retval_csum = fs
+        .strict_failure
+        .map(|f: OpenFailure| format!("{} while trying to open the filesystem", f.message()));
+    let mut s = RawText(Vec::with_capacity(512));
+    mmp_text(fs, fs.strict_failure.is_none(), &mut s, &mut rep);
+    let mut n = String::new();
+    Numfmt {
+        hex,
+        wide: fs.sb.is_64bit(),
+    }
+    .num(&mut n, fs.sb.mmp_block);
+    s.0.extend_from_slice(format!("    mmp_block_number: {n}\n").as_bytes());
+    out.write_all(&s.0)?;
+    finish(out, &mut rep, retval_csum)?;
+    Ok(rep)
+}
+
 fn finish(
     out: &mut dyn Write,
     rep: &mut DumpReport,

@@ -418,9 +418,11 @@ pub struct IterFlags {
 /// Why a directory walk stopped early.
 pub const DIR_CORRUPTED: LibError = LibError::DirCorrupted;
 
-/// `ext2fs_get_rec_len`.
+/// `ext2fs_get_rec_len`: the stored length below 64 KiB blocks (0 stays 0, a corrupt entry).
 fn rec_len_lib(raw: u16, block_size: usize) -> usize {
-    if raw == u16::MAX || raw == 0 {
+    if block_size < 65536 {
+        usize::from(raw)
+    } else if raw == u16::MAX || raw == 0 {
         block_size
     } else {
         let l = usize::from(raw);
@@ -602,6 +604,16 @@ pub fn iterate_dir_inode(
                 return ControlFlow::Break(());
             }
         };
+        // ext2fs_dir_block_csum_verify: a leaf block without its checksum tail fails too
+        // (unless it is an htree node, whose checksum lives in its dx tail: not verified here).
+        let tail_missing = seed.is_some_and(|s| dirblock_csum(s, &block).is_none());
+        if tail_missing && !looks_like_dx_node(&block) {
+            err = Some(fail(&format!(
+                "block {p}: {}",
+                crate::error::ext2_err::DIR_CSUM_INVALID
+            )));
+            return ControlFlow::Break(());
+        }
         if let Some(c) = seed.and_then(|s| dirblock_csum(s, &block)) {
             if !c.ok() {
                 err = Some(fail(&format!(
@@ -620,6 +632,26 @@ pub fn iterate_dir_inode(
         }
     })?;
     err.map_or(Ok(()), Err)
+}
+
+/// `__get_dx_countlimit`'s test: a dx node (one empty entry spanning the block) or a dx root
+/// (`.` of 12 bytes, then `..` spanning the rest with an 8-byte root info).
+fn looks_like_dx_node(block: &[u8]) -> bool {
+    let bs = block.len();
+    let Ok(first) = ondisk::decode_at::<DirEntry2>(block, 0) else {
+        return false;
+    };
+    let rec = rec_len_lib(first.rec_len, bs);
+    if rec == bs && first.name_len == 0 {
+        return true;
+    }
+    if rec != 12 {
+        return false;
+    }
+    let Ok(second) = ondisk::decode_at::<DirEntry2>(block, 12) else {
+        return false;
+    };
+    rec_len_lib(second.rec_len, bs) == bs - 12 && second.name_len == 2
 }
 
 /// Entries of an inline directory: i_block holds the parent inode then entries; `system.data`

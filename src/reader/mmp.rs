@@ -127,6 +127,78 @@ pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, 
     Ok(m)
 }
 
+/// `EXT4_MMP_MIN_CHECK_INTERVAL`: the shortest update interval `ext2fs_mmp_start` waits on.
+pub const MIN_CHECK_INTERVAL: u64 = 5;
+
+/// What `ext2fs_mmp_start` decides on a read-only open (dumpe2fs -m, e2mmpstatus).
+#[derive(Clone, Debug)]
+pub enum MmpStart {
+    /// Safe to mount: the block says clean, or a node's sequence did not change while watched.
+    Clean,
+    /// In use (or unreadable as in use): the libext2fs message and the block as last read, for
+    /// dumpe2fs' "MMP update by NODE DEVICE at TIME" line.
+    Refused {
+        /// EXT2_ET_MMP_FAILED, _FSCK_ON, _UNKNOWN_SEQ or _CSUM_INVALID, as libext2fs words it.
+        message: &'static str,
+        /// The block as read.
+        last: Mmp,
+    },
+    /// The block cannot be used at all: out of range, bad magic, unreadable.
+    Unusable(LibError),
+}
+
+/// How long `ext2fs_mmp_start` watches a node's sequence: twice the larger of the superblock's
+/// and the block's check interval (at least [`MIN_CHECK_INTERVAL`]) plus one second, at most
+/// the interval plus a minute.
+pub fn watch_seconds(fs: &Filesystem, m: &Mmp) -> u64 {
+    let interval = u64::from(fs.sb.mmp_update_interval)
+        .max(MIN_CHECK_INTERVAL)
+        .max(u64::from(m.check_interval));
+    (interval * 2 + 1).min(interval + 60)
+}
+
+/// The block and its checksum verdict: `Err` for what `ext2fs_mmp_read` fails on before any
+/// field can be trusted (range, read, magic), `Ok((block, checksum_ok))` otherwise.
+fn read_for_start(fs: &Filesystem) -> std::result::Result<(Mmp, bool), LibError> {
+    match read_mmp(fs, true) {
+        Ok(m) => Ok((m, true)),
+        Err(LibError::MmpCsumInvalid) => {
+            let b = fs.block(fs.sb.mmp_block)?;
+            Ok((Mmp::decode(&b)?, false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `ext2fs_mmp_start` as a read-only open runs it: the sequence says clean, e2fsck, unknown,
+/// or a node's counter, which is watched for [`watch_seconds`] (through `wait`, so a caller
+/// decides how to sleep) and read again: a change means another node is active.
+pub fn start(fs: &Filesystem, wait: &dyn Fn(u64)) -> MmpStart {
+    let refused = |message, last| MmpStart::Refused { message, last };
+    let (m, csum_ok) = match read_for_start(fs) {
+        Ok(r) => r,
+        Err(e) => return MmpStart::Unusable(e),
+    };
+    if !csum_ok {
+        return refused(crate::error::ext2_err::MMP_CSUM_INVALID, m);
+    }
+    match m.seq_state() {
+        MmpSeq::Clean => return MmpStart::Clean,
+        MmpSeq::Fsck => return refused(crate::error::ext2_err::MMP_FSCK_ON, m),
+        MmpSeq::Unknown => return refused(crate::error::ext2_err::MMP_UNKNOWN_SEQ, m),
+        MmpSeq::InUse => {}
+    }
+    wait(watch_seconds(fs, &m));
+    match read_for_start(fs) {
+        Err(e) => MmpStart::Unusable(e),
+        Ok((again, false)) => refused(crate::error::ext2_err::MMP_CSUM_INVALID, again),
+        Ok((again, true)) if again.seq != m.seq => {
+            refused(crate::error::ext2_err::MMP_FAILED, again)
+        }
+        Ok(_) => MmpStart::Clean,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

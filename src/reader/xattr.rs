@@ -594,12 +594,33 @@ pub mod acl_tag {
     pub const MASK: u16 = 0x10;
     /// Others.
     pub const OTHER: u16 = 0x20;
+
+    /// The tag's name as libacl calls it without the `ACL_` prefix (`user_obj`, `user`,
+    /// `group_obj`, `group`, `mask`, `other`), `unknown` for any other value.
+    pub fn name(tag: u16) -> &'static str {
+        match tag {
+            USER_OBJ => "user_obj",
+            USER => "user",
+            GROUP_OBJ => "group_obj",
+            GROUP => "group",
+            MASK => "mask",
+            OTHER => "other",
+            _ => "unknown",
+        }
+    }
+}
+
+/// An ACL tag in JSON: `{raw, name}` as every enumerated value.
+fn tag_as_named<S: serde::Serializer>(tag: &u16, s: S) -> std::result::Result<S::Ok, S::Error> {
+    crate::reader::values::Named::new(*tag, acl_tag::name(*tag)).serialize(s)
 }
 
 /// One POSIX ACL entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AclEntry {
-    /// Tag (see [`acl_tag`]).
+    /// Tag (see [`acl_tag`]); in JSON `{raw, name}` ([`acl_tag::name`]).
+    #[serde(serialize_with = "tag_as_named")]
+    #[schemars(with = "crate::reader::values::Named")]
     pub tag: u16,
     /// Permission bits (rwx = 4/2/1).
     pub perm: u16,

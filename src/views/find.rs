@@ -807,17 +807,24 @@ impl TreeCtx<'_> {
             // shows encoded names we do not reproduce.
             return part;
         }
-        let (mut entries, problems) = read_dir(self.fs, dino, &ind, &raw);
+        let (entries, problems) = read_dir(self.fs, dino, &ind, &raw);
         part.problems = problems;
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // No sorting here: the matches are sorted once at the end. A path is built only for
+        // an entry printed or entered.
         for (name, ino, ft) in entries {
             let t = self.mode_type(ino, ft);
-            let path = join(dpath, &name);
-            if self.passes(&name, ino, t) {
-                part.matched.push((path.clone(), ino));
+            let matched = self.passes(&name, ino, t);
+            if !matched && t != S_IFDIR {
+                continue;
             }
+            let path = join(dpath, &name);
             if t == S_IFDIR {
+                if matched {
+                    part.matched.push((path.clone(), ino));
+                }
                 part.subdirs.push((ino, path));
+            } else {
+                part.matched.push((path, ino));
             }
         }
         part

@@ -18,14 +18,12 @@ use crate::check::progress::ProgressHook;
 use crate::check::walk::{self, GroupEnd, TableVisitor};
 use crate::error::ext2_err;
 use crate::reader::extent::{self, ExtentHeader};
-use crate::reader::fileblocks::{self, MapEvent};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, Inode};
 use crate::reader::ondisk::inode::{
     record_checksum_ok, InodeBase, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 
 /// How an inode reaches a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -77,10 +75,13 @@ pub struct IcheckWorker {
     scan_error: Option<(u32, String)>,
     group_used: u32,
     group_first: u32,
+    group_table: u64,
 }
 
 struct IcheckVisitor<'a> {
     fs: &'a Filesystem,
+    /// The bad blocks list (inodes in those inode-table blocks are skipped).
+    bad: Vec<u64>,
     /// The requested blocks, sorted, without repeats.
     blocks: Vec<u64>,
     csum: bool,
@@ -131,15 +132,17 @@ impl IcheckVisitor<'_> {
         }
     }
 
-    /// `ext2fs_block_iterate3` over an extent-mapped inode: index children reported before they
-    /// are read; a node that cannot be read or fails its checks ends the walk of the inode.
+    /// `ext2fs_block_iterate3` over an extent-mapped inode: each index entry's child reported
+    /// before it is read; a node that cannot be read or fails `ext2fs_extent_header_verify` (or
+    /// its checksum) ends the walk of the inode. A node is an index or a leaf by its level
+    /// under the root's depth, as libext2fs reads it (the child's own depth field is not asked).
     fn extents(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
-        let root = match ExtentHeader::parse(&inode.block) {
-            Ok(h) => h,
-            Err(e) => return Self::error(w, ino, e.to_string()),
+        let root_depth = match lib_extent_header(&inode.block) {
+            Ok(d) => d,
+            Err(e) => return Self::error(w, ino, e),
         };
         let seed = self.csum.then(|| inode.csum_seed(self.fs.csum_seed(), ino));
-        if let Err(e) = self.extent_node(w, ino, &inode.block, &root, seed) {
+        if let Err(e) = self.extent_node(w, ino, &inode.block, root_depth, 0, seed) {
             Self::error(w, ino, e);
         }
     }
@@ -149,11 +152,13 @@ impl IcheckVisitor<'_> {
         w: &mut IcheckWorker,
         ino: u32,
         node: &[u8],
-        h: &ExtentHeader,
+        max_depth: u16,
+        level: u16,
         seed: Option<u32>,
     ) -> Result<(), String> {
-        if h.depth == 0 {
-            for e in extent::leaf_iter(node, h) {
+        let h = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
+        if level >= max_depth {
+            for e in extent::leaf_iter(node, &h) {
                 let role = Role::Data {
                     logical: u64::from(e.logical),
                 };
@@ -161,49 +166,132 @@ impl IcheckVisitor<'_> {
             }
             return Ok(());
         }
-        for ix in extent::index_entries(node, h) {
+        if level >= MAX_EXTENT_LEVELS {
+            return Err(format!(
+                "extent tree deeper than {MAX_EXTENT_LEVELS} levels"
+            ));
+        }
+        for ix in extent::index_entries(node, &h) {
             self.claim(w, ino, ix.child, 1, Role::ExtentTree);
             let child = self.fs.block(ix.child).map_err(|e| e.to_string())?;
-            let ch = ExtentHeader::parse(&child).map_err(|e| e.to_string())?;
-            if ch.depth + 1 != h.depth {
-                return Err(format!(
-                    "extent tree block {} has depth {}, its parent {}",
-                    ix.child, ch.depth, h.depth
-                ));
-            }
+            lib_extent_header(&child)?;
             if let Some(s) = seed {
+                let ch = ExtentHeader::decode_fast(&child).ok_or("extent header cut short")?;
                 if !extent::extent_block_csum(s, &child, &ch).ok() {
                     return Err(ext2_err::EXTENT_CSUM_INVALID.to_string());
                 }
             }
-            self.extent_node(w, ino, &child, &ch, seed)?;
+            self.extent_node(w, ino, &child, max_depth, level + 1, seed)?;
         }
         Ok(())
     }
 
-    /// The classic block map: direct blocks, then each indirect level (reported before read).
+    /// The classic block map as `ext2fs_block_iterate3` walks it: direct blocks, then the
+    /// indirect, double and triple indirect trees, each mapping block reported before it is
+    /// checked and read. A bad or unreadable mapping block ends the loop of the block above it
+    /// (not the walk: the next top-level tree is still walked).
     fn block_map(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
-        let limits = inode::walk_limits(self.fs, ino, inode);
-        let sum = fileblocks::walk_block_map(self.fs, &inode.block, limits, &mut |e| {
-            match e {
-                MapEvent::Data(r) => {
-                    self.claim(w, ino, r.physical, r.len, Role::Data { logical: r.logical })
-                }
-                MapEvent::Mapping { kind, physical } => {
-                    let level = match kind {
-                        extent::MapKind::Ind => 1,
-                        extent::MapKind::Dind => 2,
-                        _ => 3,
-                    };
-                    self.claim(w, ino, physical, 1, Role::Indirect { level });
-                }
+        let map = inode.block_map();
+        for (i, &b) in map.direct.iter().enumerate() {
+            if b != 0 {
+                let role = Role::Data { logical: i as u64 };
+                self.claim(w, ino, u64::from(b), 1, role);
             }
-            ControlFlow::Continue(())
-        });
-        if let Some(p) = sum.problems.first() {
-            Self::error(w, ino, p.to_string());
+        }
+        let per = self.fs.block_size() / 4;
+        let mut walk = IndWalk {
+            seen: HashMap::new(),
+            first_error: None,
+        };
+        let mut base = 12u64;
+        for (top, level) in [(map.ind, 1u8), (map.dind, 2), (map.tind, 3)] {
+            if top != 0 {
+                let _ = self.ind_block(w, ino, u64::from(top), level, base, &mut walk);
+            }
+            base = base.saturating_add(per.saturating_pow(u32::from(level)));
+        }
+        if let Some(e) = walk.first_error {
+            Self::error(w, ino, e);
         }
     }
+
+    /// `block_iterate_ind` / `_dind` / `_tind`: Err is libext2fs' BLOCK_ERROR.
+    fn ind_block(
+        &self,
+        w: &mut IcheckWorker,
+        ino: u32,
+        blk: u64,
+        level: u8,
+        base: u64,
+        walk: &mut IndWalk,
+    ) -> Result<(), ()> {
+        self.claim(w, ino, blk, 1, Role::Indirect { level });
+        // A mapping block met again reports the same blocks for the same inode: its first
+        // outcome stands (and a cycle cannot loop).
+        if let Some(&ok) = walk.seen.get(&blk) {
+            return if ok { Ok(()) } else { Err(()) };
+        }
+        walk.seen.insert(blk, false);
+        let fs = self.fs;
+        if blk >= fs.geo.blocks_count || blk < fs.geo.first_data_block {
+            walk.first_error
+                .get_or_insert_with(|| ext2_err::BAD_IND_BLOCK.to_string());
+            return Err(());
+        }
+        let data = match fs.block(blk) {
+            Ok(d) => d,
+            Err(e) => {
+                walk.first_error.get_or_insert_with(|| e.to_string());
+                return Err(());
+            }
+        };
+        let per = data.len() / 4;
+        let span = (per as u64).saturating_pow(u32::from(level) - 1);
+        for i in 0..per {
+            let c = u32::from_le_bytes([
+                data[4 * i],
+                data[4 * i + 1],
+                data[4 * i + 2],
+                data[4 * i + 3],
+            ]);
+            if c == 0 {
+                continue;
+            }
+            let lbase = base.saturating_add((i as u64).saturating_mul(span));
+            if level == 1 {
+                self.claim(w, ino, u64::from(c), 1, Role::Data { logical: lbase });
+            } else if self
+                .ind_block(w, ino, u64::from(c), level - 1, lbase, walk)
+                .is_err()
+            {
+                return Err(());
+            }
+        }
+        walk.seen.insert(blk, true);
+        Ok(())
+    }
+}
+
+/// Levels of extent index followed before giving up (libext2fs follows the root's depth; a
+/// hostile depth must not recurse without bound).
+const MAX_EXTENT_LEVELS: u16 = 32;
+
+/// The mapping blocks met in one inode's block-map walk, and the first error.
+struct IndWalk {
+    seen: HashMap<u64, bool>,
+    first_error: Option<String>,
+}
+
+/// `ext2fs_extent_header_verify` on a node of `node.len()` bytes: the magic, entries within
+/// max, and max within two entries of what the node holds. The root's depth.
+fn lib_extent_header(node: &[u8]) -> Result<u16, String> {
+    let h = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
+    let cap = (node.len().saturating_sub(12) / 12) as u64;
+    let (max, entries) = (u64::from(h.max), u64::from(h.entries));
+    if h.magic != extent::EXTENT_MAGIC || entries > max || max > cap || max + 2 < cap {
+        return Err("Corrupt extent header".to_string());
+    }
+    Ok(h.depth)
 }
 
 impl TableVisitor for IcheckVisitor<'_> {
@@ -226,14 +314,20 @@ impl TableVisitor for IcheckVisitor<'_> {
     fn group_start(&self, w: &mut IcheckWorker, group: u32, _slots: u32) {
         w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
         w.group_used = super::ncheck::lib_slots(self.fs, group);
+        w.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
         if w.scan_error.is_none() {
-            if let Some(e) = super::ncheck::table_error(self.fs, group) {
+            if let Some(e) = super::ncheck::table_error(self.fs, group)
+                .or_else(|| super::ncheck::missing_table(self.fs, group))
+            {
                 w.scan_error = Some((w.group_first, e));
             }
         }
     }
     fn inode(&self, w: &mut IcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
         if w.scan_error.is_some() || ino - w.group_first >= w.group_used {
+            return;
+        }
+        if super::ncheck::in_bad_block(self.fs, &self.bad, w.group_table, ino - w.group_first) {
             return;
         }
         if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
@@ -335,6 +429,7 @@ pub fn icheck(fs: &Filesystem, blocks: &[u64]) -> Found {
     let visitor = IcheckVisitor {
         fs,
         blocks: sorted,
+        bad: super::ncheck::bad_blocks(fs),
         csum: fs.sb.has_metadata_csum(),
     };
     let Some(w) = walk::run(fs, &visitor, &ProgressHook::default()) else {

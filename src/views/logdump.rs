@@ -53,8 +53,9 @@ pub struct Options {
 pub const ANY_BLOCK: u64 = u64::MAX;
 
 /// The blocks `logdump -b` / `-i` look for. Unset fields hold [`ANY_BLOCK`] (a 64-bit revoke
-/// record of all ones matches it, as in debugfs).
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+/// record of all ones matches it, as in debugfs); in JSON they are `null` ([`TraceJson`]).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(into = "TraceJson")]
 pub struct Trace {
     /// `-b`: the filesystem block traced.
     pub block: u64,
@@ -81,6 +82,51 @@ impl Default for Trace {
             inode_block: ANY_BLOCK,
             inode_offset: 0,
         }
+    }
+}
+
+/// [`Trace`] as JSON: what was not asked for is `null`, not debugfs' all-ones sentinel (or a
+/// zero inode, bit or offset that means nothing).
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
+pub struct TraceJson {
+    /// `-b`: the filesystem block traced (null without `-b`).
+    pub block: Option<u64>,
+    /// The block bitmap of that block's group (null without `-b`, or when the block lies outside
+    /// every group).
+    pub bitmap: Option<u64>,
+    /// The block's bit in that bitmap (null when `bitmap` is).
+    pub bitmap_bit: Option<u32>,
+    /// `-i`: the inode (null without `-i`).
+    pub inode: Option<u32>,
+    /// The inode-table block holding that inode, computed with 128-byte inodes as debugfs does
+    /// (null without `-i`).
+    pub inode_block: Option<u64>,
+    /// The inode's byte offset in that block (null without `-i`).
+    pub inode_offset: Option<u32>,
+}
+
+impl From<Trace> for TraceJson {
+    fn from(t: Trace) -> TraceJson {
+        let set = |b: u64| (b != ANY_BLOCK).then_some(b);
+        let inode_set = t.inode_block != ANY_BLOCK;
+        TraceJson {
+            block: set(t.block),
+            bitmap: set(t.bitmap),
+            bitmap_bit: set(t.bitmap).map(|_| t.bitmap_bit),
+            inode: inode_set.then_some(t.inode),
+            inode_block: set(t.inode_block),
+            inode_offset: inode_set.then_some(t.inode_offset),
+        }
+    }
+}
+
+/// The schema of [`Trace`] is the one of what it serializes into.
+impl schemars::JsonSchema for Trace {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        TraceJson::schema_name()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        TraceJson::json_schema(g)
     }
 }
 

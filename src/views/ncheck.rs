@@ -75,6 +75,7 @@ pub struct NcheckWorker {
     /// Slots of the current group libext2fs returns (up to `bg_itable_unused`).
     group_used: u32,
     group_first: u32,
+    group_table: u64,
 }
 
 impl NcheckWorker {
@@ -88,6 +89,8 @@ impl NcheckWorker {
 struct NcheckVisitor<'a> {
     fs: &'a Filesystem,
     wanted: HashMap<u32, u32>,
+    /// The bad blocks list (inodes in those inode-table blocks are skipped).
+    bad: Vec<u64>,
     check_filetype: bool,
     csum: bool,
 }
@@ -100,6 +103,49 @@ pub(crate) fn lib_slots(fs: &Filesystem, g: u32) -> u32 {
         Ok(gd) if fs.sb.has_group_desc_csum() => ipg.saturating_sub(gd.itable_unused),
         _ => ipg,
     }
+}
+
+/// Most bad blocks read from the bad blocks inode.
+const MAX_BAD_BLOCKS: usize = 1 << 20;
+
+/// The bad blocks list as `ext2fs_read_bb_inode` reads it (the data blocks of inode 1 inside
+/// the filesystem), sorted: libext2fs' inode scan skips the inodes of table blocks listed there
+/// (`EXT2_ET_BAD_BLOCK_IN_INODE_TABLE`). Empty when it cannot be read.
+pub(crate) fn bad_blocks(fs: &Filesystem) -> Vec<u64> {
+    let Ok(raw) = fs.inode_raw(1) else {
+        return Vec::new();
+    };
+    let inode = Inode::parse(&raw);
+    let mut out = Vec::new();
+    let (first, count) = (fs.geo.first_data_block, fs.geo.blocks_count);
+    let _ = crate::reader::fileblocks::for_each_run(fs, 1, &inode, &mut |r| {
+        for b in r.physical..r.physical.saturating_add(r.len) {
+            if out.len() >= MAX_BAD_BLOCKS {
+                return ControlFlow::Break(());
+            }
+            if b >= first && b < count {
+                out.push(b);
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Slot `index` of the table at block `table` lies in a listed bad block.
+pub(crate) fn in_bad_block(fs: &Filesystem, bad: &[u64], table: u64, index: u32) -> bool {
+    if bad.is_empty() {
+        return false;
+    }
+    let at = u64::from(index) * u64::from(fs.geo.inode_size) / fs.block_size().max(1);
+    bad.binary_search(&table.saturating_add(at)).is_ok()
+}
+
+/// A group with inodes to scan whose descriptor names no inode table (block 0).
+pub(crate) fn missing_table(fs: &Filesystem, g: u32) -> Option<String> {
+    (fs.desc(g).ok()?.inode_table == 0).then(|| ext2_err::MISSING_INODE_TABLE.to_string())
 }
 
 /// `get_next_blockgroup`'s check: the group's inode table lies inside the filesystem.
@@ -179,10 +225,11 @@ impl TableVisitor for NcheckVisitor<'_> {
     fn group_start(&self, w: &mut NcheckWorker, group: u32, _slots: u32) {
         w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
         w.group_used = lib_slots(self.fs, group);
+        w.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
         if w.stopped {
             return;
         }
-        if let Some(e) = table_error(self.fs, group) {
+        if let Some(e) = table_error(self.fs, group).or_else(|| missing_table(self.fs, group)) {
             w.push(Event::ScanError {
                 ino: w.group_first,
                 error: e,
@@ -192,6 +239,9 @@ impl TableVisitor for NcheckVisitor<'_> {
     }
     fn inode(&self, w: &mut NcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
         if w.stopped || ino - w.group_first >= w.group_used {
+            return;
+        }
+        if in_bad_block(self.fs, &self.bad, w.group_table, ino - w.group_first) {
             return;
         }
         if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
@@ -303,6 +353,7 @@ fn scan(fs: &Filesystem, req: &Request) -> Vec<(u64, Event)> {
     let visitor = NcheckVisitor {
         fs,
         wanted,
+        bad: bad_blocks(fs),
         check_filetype: req.check_filetype,
         csum: fs.sb.has_metadata_csum(),
     };

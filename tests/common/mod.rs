@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod crash;
+pub mod damage;
 pub mod images;
 pub mod trees;
 
@@ -117,4 +118,12 @@ pub fn check_rules(img: &Path) -> (i32, Vec<String>, serde_json::Value) {
         .map(|f| f["rule"].as_str().unwrap().to_string())
         .collect();
     (out.status.code().unwrap_or(-1), rules, v)
+}
+
+/// `debugfs -R REQUEST IMG` (read-only), its whole output.
+pub fn debugfs(img: &Path, request: &str) -> Output {
+    run(Command::new(which("debugfs").expect("debugfs"))
+        .env("TZ", "UTC")
+        .args(["-R", request])
+        .arg(img))
 }
