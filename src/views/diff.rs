@@ -29,7 +29,7 @@ use crate::reader::dir::{ENCRYPT_FL, ROOT_INO};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, DataMap, Inode};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -189,6 +189,10 @@ struct Walker<'a> {
     unreadable: Mutex<Vec<String>>,
     /// Multiply linked non-directories: (path, side, inode) for the link-group comparison.
     linked: Mutex<Vec<(String, bool, u64)>>,
+    /// Image directories already listed, per side: a directory reached twice (a loop, or a
+    /// linked directory in a damaged image) is not descended again, as `extract` does, or a
+    /// few loops would multiply the walk up to [`MAX_DEPTH`] levels.
+    visited: [Mutex<HashSet<u32>>; 2],
 }
 
 fn kind_of(mode: u32) -> &'static str {
@@ -625,7 +629,28 @@ impl<'a> Walker<'a> {
                     &Error::Invalid(format!("deeper than {MAX_DEPTH} levels: not compared")),
                 );
             }
+            if !self.first_visit(false, &ha) | !self.first_visit(true, &hb) {
+                return self.unreadable(
+                    &path,
+                    &Error::Invalid(
+                        "directory reached twice (a loop or a linked directory): not descended again"
+                            .into(),
+                    ),
+                );
+            }
             scope.spawn(move |s| self.dirs(s, path, ha, hb, depth + 1));
+        }
+    }
+
+    /// True the first time image directory `h` of side `b` is to be listed (always for a
+    /// tree: its directories cannot loop).
+    fn first_visit(&self, b: bool, h: &Handle) -> bool {
+        match h {
+            Handle::Ino(ino) => self.visited[usize::from(b)]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(*ino),
+            Handle::Path(_) => true,
         }
     }
 
@@ -829,6 +854,7 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
         changes: Mutex::new(Vec::new()),
         unreadable: Mutex::new(Vec::new()),
         linked: Mutex::new(Vec::new()),
+        visited: Default::default(),
     };
     let w_ref = &w;
     rayon::scope(|s| w_ref.pair(s, "/".into(), root(a), root(b), 0));
