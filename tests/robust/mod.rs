@@ -131,7 +131,13 @@ pub fn image_commands(bin: &Path) -> Vec<Cmd> {
             let rest = &usage[i..];
             let more = rest.matches('<').count() > 1;
             let post = if more {
-                INODE_ARGS.iter().map(|s| s.to_string()).collect()
+                // A command that takes inode numbers only (ncheck) gets no path.
+                let paths = rest.contains("PATH");
+                INODE_ARGS
+                    .iter()
+                    .filter(|a| paths || a.parse::<u32>().is_ok())
+                    .map(|s| s.to_string())
+                    .collect()
             } else {
                 Vec::new()
             };
