@@ -129,7 +129,9 @@ pub fn image_commands(bin: &Path) -> Vec<Cmd> {
         let (style, post) = if let Some(i) = usage.find("<IMAGE") {
             // Positionals after the image (inode numbers or paths).
             let rest = &usage[i..];
-            let more = rest.matches('<').count() > 1;
+            // icheck's blocks are optional in the usage line (`--sector` can stand for them) but
+            // a run needs one of the two.
+            let more = rest.matches('<').count() > 1 || rest.contains("BLOCK");
             let post = if more {
                 // A command that takes inode numbers only (ncheck) gets no path.
                 let paths = rest.contains("PATH");
