@@ -467,7 +467,7 @@ impl Query {
         base: &InodeBase,
         cache: &XattrBlockCache,
     ) -> bool {
-        if !may_have_xattrs(base, raw) {
+        if !super::scan::may_have_xattrs(base, raw) {
             return false;
         }
         let ind = Inode::parse(raw);
@@ -554,20 +554,6 @@ pub struct MatchedXattr {
     pub value_size: u32,
     /// The value (`None`: unreadable).
     pub value: Option<Vec<u8>>,
-}
-
-/// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
-fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
-    use crate::reader::ondisk;
-    if base.file_acl() != 0 {
-        return true;
-    }
-    if raw.len() <= ondisk::inode::BASE_SIZE {
-        return false;
-    }
-    let extra = usize::from(ondisk::inode::large_in_record(raw).extra_isize);
-    ondisk::decode_at::<ondisk::xattr::IbodyHeader>(raw, ondisk::inode::BASE_SIZE + extra)
-        .is_ok_and(|h| h.magic == crate::reader::xattr::MAGIC)
 }
 
 /// Phase 1's visitor: every in-use slot whose inode passes the query's inode tests.

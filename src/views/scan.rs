@@ -651,7 +651,7 @@ impl XattrStats {
 }
 
 /// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
-fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
+pub(crate) fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
     if base.file_acl() != 0 {
         return true;
     }
