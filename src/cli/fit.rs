@@ -423,7 +423,7 @@ fn scan_image(
     }
     let mut named = largest.finish();
     let wanted = named.iter().filter_map(|n| n.ino).collect();
-    let paths = e4inspect::views::scan::inode_paths(fs, &wanted);
+    let paths = e4inspect::views::scan::inode_paths_seen(fs, &wanted, &walk.seen);
     for n in &mut named {
         n.path = n.ino.and_then(|i| paths.get(&i).cloned());
     }

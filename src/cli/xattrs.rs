@@ -40,7 +40,7 @@ pub struct XattrsArgs {
 /// The listed inodes with their paths (one bounded walk of the tree for just these inodes).
 fn named_largest(fs: &Filesystem, st: &scan::XattrStats) -> Vec<LargestJson> {
     let wanted = st.largest.iter().map(|l| l.ino).collect();
-    let paths = scan::inode_paths(fs, &wanted);
+    let paths = scan::inode_paths_seen(fs, &wanted, &st.seen);
     st.largest
         .iter()
         .map(|l| LargestJson {
