@@ -41,36 +41,6 @@ fn base(dir: &Path) -> PathBuf {
     img
 }
 
-/// `base` with an empty directory `/e` that was removed while open (ext4_rmdir, then
-/// ext4_orphan_add): unlinked, links count 0, the root's links count back to what it was,
-/// `/e` on the orphan list.
-fn orphan_dir(dir: &Path, base: &Path) -> PathBuf {
-    let root_links = |img: &Path| {
-        let text = String::from_utf8_lossy(&common::debugfs(img, "stat <2>").stdout).to_string();
-        let after = text.split("Links: ").nth(1).expect("root links count");
-        after
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse::<u32>()
-            .unwrap()
-    };
-    let links = root_links(base);
-    let with_dir = debugfs_copy(dir, base, "with_dir", &["mkdir /e"]);
-    let e = inode_of(&with_dir, "/e");
-    debugfs_copy(
-        dir,
-        &with_dir,
-        "orphan_dir",
-        &[
-            "unlink /e",
-            &format!("sif <{e}> links_count 0"),
-            &format!("sif <2> links_count {links}"),
-            &format!("ssv last_orphan {e}"),
-        ],
-    )
-}
-
 /// `check ARGS IMG`: exit status and the (rule, severity) pairs found.
 fn check(img: &Path, args: &[&str]) -> (i32, Vec<(String, String)>) {
     let out = run(Command::new(bin())
@@ -180,10 +150,6 @@ fn cases(dir: &Path, base: &Path) -> Vec<Case> {
             4,
             true,
         ),
-        // An open directory removed (rmdir while in use): no entry names it, its links count
-        // is 0, its parent's count already lost its `..`, and the list names it. Neither an
-        // unconnected directory nor a wrong count on the parent: the kernel frees it at mount.
-        case(orphan_dir(dir, base), "state.orphan_list", 4, true),
         case(d("errors", &["ssv state 3"]), "state.errors", 0, true),
         case(
             d(

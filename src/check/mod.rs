@@ -508,8 +508,8 @@ const PASSES: &[Pass] = &[
         name: "pass 3: directory connectivity",
         quick: false,
         run: |st| {
-            let (p1, ipg) = (&st.pass1, st.fs.geo.inodes_per_group);
-            pass3::run(&p1.index, &st.pass2, &p1.orphans, ipg, &mut st.findings);
+            let ipg = st.fs.geo.inodes_per_group;
+            pass3::run(&st.pass1.index, &st.pass2, ipg, &mut st.findings);
         },
     },
     Pass {

@@ -19,8 +19,8 @@ enum State {
     Unconnected,
 }
 
-/// Run pass 3. `orphans` are the inodes on the orphan list (sorted).
-pub fn run(index: &InodeIndex, p2: &Pass2Result, orphans: &[u32], ipg: u32, f: &mut Findings) {
+/// Run pass 3.
+pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
     let group = |ino: u32| (ino - 1) / ipg.max(1);
     let root_ok = match index.get(ROOT_INO) {
         None => {
@@ -51,16 +51,6 @@ pub fn run(index: &InodeIndex, p2: &Pass2Result, orphans: &[u32], ipg: u32, f: &
         } else {
             State::Unconnected
         };
-    }
-    // A directory on the orphan list was removed while still open: no entry names it, and the
-    // kernel frees it at mount (ext4_orphan_cleanup) as pass 1 and 4 judge it (state.orphan_list
-    // is the finding). It is not an unconnected directory (e2fsck clears the list before pass 1).
-    for &ino in orphans {
-        if let Some(d) = index.dir_position(ino) {
-            if state[d] == State::Unknown {
-                state[d] = State::Connected;
-            }
-        }
     }
     let mut chain = Vec::new();
     for i in 0..index.dir_count() {

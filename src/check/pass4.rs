@@ -33,10 +33,6 @@ struct Ctx<'a> {
     skip: [u32; 5],
     /// The directory the missing dir_nlink is reported on (the first over the limit).
     nlink_report: Option<u32>,
-    /// The parents named by the `..` of directories on the orphan list (sorted, once per such
-    /// directory): rmdir of an open directory took that link off its parent already
-    /// (ext4_rmdir drops the parent's i_links_count before the inode goes on the list).
-    orphan_dotdots: Vec<u32>,
 }
 
 impl Ctx<'_> {
@@ -76,7 +72,6 @@ pub fn run(
             sb.journal_inum,
         ],
         nlink_report: None,
-        orphan_dotdots: orphan_dotdots(index, orphans),
     };
     // Without dir_nlink, only the first directory over the limit is reported: found before the
     // groups are shared out, from the directories alone.
@@ -100,18 +95,6 @@ pub fn run(
     *f = merged;
 }
 
-/// The parents the `..` entries of the orphan-list directories name, sorted.
-fn orphan_dotdots(index: &InodeIndex, orphans: &[u32]) -> Vec<u32> {
-    let mut parents: Vec<u32> = orphans
-        .iter()
-        .filter_map(|&ino| index.dir_position(ino))
-        .map(|pos| index.dir(pos).dotdot())
-        .filter(|&parent| parent != 0)
-        .collect();
-    parents.sort_unstable();
-    parents
-}
-
 /// Pass 4 for one in-use inode.
 fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
     let ino = s.ino();
@@ -120,11 +103,7 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
     }
     // Computed only for a finding (a division per in-use inode otherwise).
     let group = || (ino - 1) / ctx.ipg;
-    let from_orphans = {
-        let parents = &ctx.orphan_dotdots;
-        parents.partition_point(|&p| p <= ino) - parents.partition_point(|&p| p < ino)
-    };
-    let mut counted = s.refs().saturating_sub(from_orphans as u32);
+    let mut counted = s.refs();
     if counted == 0 && s.flags() & EA_INODE_FL != 0 {
         counted = check_ea_inode(ctx.fs, ino, group(), ctx.extras.ea_refs(ino), f);
     }
