@@ -235,6 +235,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
         None => None,
     };
     if let Some(fs) = &image {
+        super::watch_reads(fs);
         args.source.note_recovery(fs);
     }
     let base = base_params(args, image.as_ref());

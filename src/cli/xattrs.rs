@@ -253,6 +253,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let report = scan_image(&fs, &args);
     // Blocks a metadata-only image (e2image) does not hold leave the report incomplete: 8.

@@ -346,7 +346,7 @@ const MAX_SEEN_WORDS: usize = 1 << 20;
 /// Which inodes a scan visited, and which of them are directories (by their `i_mode` as the
 /// scan read it): what `views::scan::inode_paths_seen` would otherwise read again for every directory
 /// entry it meets. Per group, bits up to the highest slot visited (memory follows the tables
-/// read, bounded by [`MAX_SEEN_WORDS`]).
+/// read, bounded by `MAX_SEEN_WORDS`, 8 MiB).
 #[derive(Clone, Debug, Default)]
 pub struct SeenInodes {
     /// Inodes per group of the filesystem (0 until the first inode is recorded).
