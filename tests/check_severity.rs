@@ -696,7 +696,9 @@ fn a_mounted_device_is_a_warning() {
         .find(|l| l.split_whitespace().nth(1) == mnt.to_str())
         .and_then(|l| l.split_whitespace().next())
         .map(PathBuf::from);
-    let result = dev.map(|dev| {
+    // Unmounted before any assertion, even when a helper panics.
+    let result = std::panic::catch_unwind(|| {
+        let dev = dev.expect("the loop device in /proc/self/mounts");
         (
             e2fsck_fn(&dev),
             check(&dev, &[]),
@@ -704,7 +706,7 @@ fn a_mounted_device_is_a_warning() {
         )
     });
     let _ = run(Command::new("umount").arg(&mnt));
-    let (e2fsck, (rc, found), strict) = result.expect("the loop device in /proc/self/mounts");
+    let (e2fsck, (rc, found), strict) = result.unwrap_or_else(|e| std::panic::resume_unwind(e));
     assert_eq!(e2fsck, 0);
     assert_eq!(
         (rc, found, strict),
