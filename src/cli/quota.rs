@@ -169,6 +169,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     if !fs.sb.has_ro_compat(RO_COMPAT_QUOTA) {
         report_error(&args.image, &"quota feature not enabled");
         return Ok(EXIT_OPERATIONAL);
