@@ -224,8 +224,16 @@ fn tail(s: &str) -> String {
     t.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
-/// Run `bin args` with stdout captured (or discarded), a wall-clock bound (killed on expiry) and
-/// an address-space limit.
+/// How many times `timeout` of wall-clock time a run may take before it is killed (see
+/// [`run_bounded`]).
+pub const WALL_FACTOR: u32 = 3;
+
+/// Run `bin args` with stdout captured (or discarded), an address-space limit and two bounds:
+/// `timeout` of CPU time (RLIMIT_CPU: a run that spins is killed by SIGXCPU after as much CPU as
+/// it would have used in `timeout` on an idle core) and [`WALL_FACTOR`] times `timeout` of wall
+/// time (a run stuck without using CPU). Either counts as timed out. Why CPU first: on a busy
+/// machine (CI's two cores, or eight engineers' builds) a correct run of a second can take ten of
+/// wall time and failed a wall-only bound, while a hang is caught as soon as before on an idle one.
 pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout: bool) -> Outcome {
     use std::io::Read;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -239,14 +247,21 @@ pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout
             Stdio::null()
         })
         .stderr(Stdio::piped());
+    let cpu_secs = timeout.as_secs().max(1) as libc::rlim_t;
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let lim = libc::rlimit {
                 rlim_cur: AS_LIMIT as libc::rlim_t,
                 rlim_max: AS_LIMIT as libc::rlim_t,
             };
             libc::setrlimit(libc::RLIMIT_AS, &lim);
+            // SIGXCPU at the soft limit (SIGKILL one second later, should it be caught).
+            let cpu = libc::rlimit {
+                rlim_cur: cpu_secs,
+                rlim_max: cpu_secs + 1,
+            };
+            libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             Ok(())
         });
     }
@@ -269,7 +284,9 @@ pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout
         }
         v
     });
-    let (status, timed_out) = crate::common::wait_bounded(&mut child, timeout);
+    let (status, wall_out) = crate::common::wait_bounded(&mut child, timeout * WALL_FACTOR);
+    let cpu_out = status.signal() == Some(libc::SIGXCPU);
+    let timed_out = wall_out || cpu_out;
     let elapsed = start.elapsed();
     let stdout = out_t.join().unwrap_or_default();
     let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
