@@ -195,6 +195,10 @@ struct Walker<'a> {
     /// linked directory in a damaged image) is not descended again, as `extract` does, or a
     /// few loops would multiply the walk up to [`MAX_DEPTH`] levels.
     visited: [Mutex<HashSet<u32>>; 2],
+    /// The first read of bytes a metadata-only image does not hold: the comparison fails.
+    absent: Mutex<Option<String>>,
+    /// Set with `absent`: the walk stops.
+    stop: std::sync::atomic::AtomicBool,
 }
 
 fn kind_of(mode: u32) -> &'static str {
@@ -493,10 +497,24 @@ impl<'a> Walker<'a> {
     }
 
     fn unreadable(&self, path: &str, e: &Error) {
+        let line = format!("{path}: {e}");
+        if e.is_absent() || line.contains(crate::error::ABSENT) {
+            // A metadata-only image (e2image) lacks what is compared: no report can be made,
+            // so the walk stops at the first such read and the comparison fails as a whole.
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let mut absent = self.absent.lock().unwrap_or_else(|p| p.into_inner());
+            absent.get_or_insert(line);
+            return;
+        }
         self.unreadable
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(format!("{path}: {e}"));
+            .push(line);
+    }
+
+    /// True once the comparison cannot be completed (see [`Walker::unreadable`]).
+    fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Compare one path present on both sides; recurse into a pair of directories.
@@ -508,6 +526,9 @@ impl<'a> Walker<'a> {
         hb: Handle,
         depth: u32,
     ) {
+        if self.stopped() {
+            return;
+        }
         let (mut sa, mut sb) = match (self.seen(false, &ha), self.seen(true, &hb)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
@@ -643,6 +664,9 @@ impl<'a> Walker<'a> {
         hb: Handle,
         depth: u32,
     ) {
+        if self.stopped() {
+            return;
+        }
         let (la, lb) = match (self.list(self.a, &ha), self.list(self.b, &hb)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
@@ -806,7 +830,8 @@ pub fn object_changes(
     out
 }
 
-/// Compare `a` with `b`.
+/// Compare `a` with `b`. Fails (no partial report) when a side is a metadata-only image that
+/// lacks blocks the comparison needs (a normal e2image file holds no directory or data block).
 pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
     let root = |s: &Side<'_>| match s {
         Side::Image(_) => Handle::Ino(ROOT_INO),
@@ -829,9 +854,15 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
         unreadable: Mutex::new(Vec::new()),
         linked: Mutex::new(Vec::new()),
         visited: Default::default(),
+        absent: Mutex::new(None),
+        stop: Default::default(),
     };
     let w_ref = &w;
     rayon::scope(|s| w_ref.pair(s, "/".into(), root(a), root(b), 0));
+    let absent = w.absent.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(line) = absent {
+        return Err(Error::Invalid(line));
+    }
     w.link_groups();
     let mut changes = w.changes.into_inner().unwrap_or_else(|p| p.into_inner());
     changes.sort_by(|x, y| x.path.cmp(&y.path));
