@@ -34,6 +34,18 @@ pub enum Style {
     FromImage,
     /// `SUB [pre] --size 1G --from-image IMAGE [post]` (a target size is required besides)
     SizeAndImage,
+    /// `SUB [pre] IMAGE IMAGE [post]`: a command comparing two inputs (diff), given the image
+    /// on both sides.
+    Both,
+    /// `SUB [pre] OTHER IMAGE [post]`: the same command with the image on one side only, the
+    /// other a sound image (the shipped fixture: hostile.rs mutates it too, so part of these
+    /// runs compare an image with its own damaged copy).
+    Against,
+}
+
+/// The sound image a two-input command meets a hostile one with ([`Style::Against`]).
+pub fn sound_image() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example.img")
 }
 
 impl Cmd {
@@ -53,6 +65,14 @@ impl Cmd {
                 v.push("--from-image".into());
                 v.push(img.into());
             }
+            Style::Both => {
+                v.push(img.into());
+                v.push(img.into());
+            }
+            Style::Against => {
+                v.push(sound_image().into());
+                v.push(img.into());
+            }
         }
         v.extend(self.post.iter().map(OsString::from));
         v
@@ -60,6 +80,11 @@ impl Cmd {
 
     pub fn label(&self) -> String {
         let mut s = self.name.clone();
+        match self.style {
+            Style::Both => s.push_str(" IMG IMG"),
+            Style::Against => s.push_str(" SOUND IMG"),
+            _ => {}
+        }
         for p in self.pre.iter().chain(&self.post) {
             s.push(' ');
             s.push_str(p);
@@ -121,6 +146,18 @@ pub fn image_commands(bin: &Path) -> Vec<Cmd> {
                     name: name.clone(),
                     pre: vec!["--tar".into(), "-".into()],
                     style: Style::Positional,
+                    post: Vec::new(),
+                });
+            }
+            continue;
+        }
+        if usage.ends_with("<A> <B>") {
+            // Two inputs compared (diff): the image on both sides, and against a sound image.
+            for style in [Style::Both, Style::Against] {
+                out.push(Cmd {
+                    name: name.clone(),
+                    pre: Vec::new(),
+                    style,
                     post: Vec::new(),
                 });
             }
@@ -195,7 +232,7 @@ impl Outcome {
     /// with `--from-image` (fit, advise) may refuse what a hostile image implies (an absurd
     /// average file size) as an impossible request, exit 16 with one clear line.
     pub fn violation_for(&self, style: Style) -> Option<String> {
-        if style != Style::Positional
+        if matches!(style, Style::FromImage | Style::SizeAndImage)
             && self.code == Some(16)
             && self.stderr.lines().count() == 1
             && self.stderr.starts_with("e4inspect")
