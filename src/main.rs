@@ -135,7 +135,8 @@ fn main() {
             .map_err(Into::into),
     };
     match res {
-        Ok(code) => std::process::exit(code),
+        // A report that went past a failed read of its input is incomplete: exit 8.
+        Ok(code) => std::process::exit(cli::status_after_reads(code)),
         Err(e) => {
             // The status of an error: 0 for a closed pipe, 16 usage, 8 otherwise (cli::exit).
             let code = cli::exit::status_of(&e);

@@ -9,7 +9,7 @@ use common::corpus;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Run `check --json` with a deadline; (exit code, findings as (rule, severity)).
 fn run(img: &Path) -> (Option<i32>, Vec<(String, String)>, String) {
@@ -30,14 +30,8 @@ fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::process::Out
         let _ = std::io::Read::read_to_end(&mut stdout, &mut b);
         b
     });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    if common::wait_bounded(&mut child, limit).1 {
+        return None;
     }
     let mut out = child.wait_with_output().unwrap();
     out.stdout = reader.join().unwrap_or_default();

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::{corpus, have};
@@ -43,17 +43,9 @@ fn run_with_deadline(cmd: &mut Command, secs: u64) -> (Option<i32>, String) {
         let _ = std::io::Read::read_to_end(&mut out, &mut s);
         s
     });
-    let start = Instant::now();
-    let code = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st.code();
-        }
-        if start.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let code = match common::wait_bounded(&mut child, Duration::from_secs(secs)) {
+        (_, true) => None,
+        (st, false) => st.code(),
     };
     let s = reader.join().unwrap_or_default();
     (code, String::from_utf8_lossy(&s).into_owned())

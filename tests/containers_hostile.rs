@@ -173,7 +173,7 @@ fn hostile_containers_never_panic_hang_or_blow_up() {
         return;
     }
     let bin = bin();
-    let cmds = image_commands(&bin);
+    let cmds = for_this_build(image_commands(&bin));
     let dir = tempfile::tempdir().unwrap();
     let tree = populated_tree(dir.path());
     let img = mkfs(

@@ -2,11 +2,11 @@
 //! the contract, and findings on the images known to carry damaged inodes.
 
 mod common;
-use common::corpus;
+use common::{corpus, wait_bounded};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Run with a deadline; returns (exit code, stdout). A timeout or a crash fails the test.
 fn run(args: &[String], what: &str) -> (i32, String) {
@@ -23,17 +23,8 @@ fn run(args: &[String], what: &str) -> (i32, String) {
         let _ = out.read_to_end(&mut s);
         s
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("{what}: no answer within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let (status, timed_out) = wait_bounded(&mut child, Duration::from_secs(20));
+    assert!(!timed_out, "{what}: no answer within 20 s");
     let stdout = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
     let mut err = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut err);

@@ -186,47 +186,114 @@ fn main_thread_preads(args: &[&str]) -> Option<usize> {
     (out.status.code() == Some(0) && n > 0).then_some(n)
 }
 
-/// From outside, deterministically: strace makes every `pread64` of the main thread from the
-/// n-th on return 0 bytes, which is what a read past the end of a file truncated since it was
-/// opened returns.
-/// Whichever structure that read was for, `dump` and `check` end with exit 8 and the
-/// "input shrank" error as the last line on stderr (`check`: the only line), never exit 0 or 4
-/// with the failure only inside the report.
+/// Every command that reads an image, one row each: its arguments (`IMG` the image, `OUT` a
+/// fresh path to write to) and the system calls that read the input which the test cuts short
+/// (`pread64` for metadata and most data, `sendfile` for file data copied inside the kernel).
+const READING_COMMANDS: &[(&[&str], &[&str])] = &[
+    (&["check", "--no-progress", "IMG"], &["pread64"]),
+    (&["check", "--no-progress", "--json", "IMG"], &["pread64"]),
+    (
+        &["check", "--no-progress", "--no-replay", "IMG"],
+        &["pread64"],
+    ),
+    (&["dump", "IMG"], &["pread64"]),
+    (&["dump", "--json", "IMG"], &["pread64"]),
+    (&["inode", "IMG", "2", "/docs/big.txt"], &["pread64"]),
+    (&["inode", "--json", "IMG", "/docs/sub"], &["pread64"]),
+    (&["ls", "-l", "IMG", "/docs"], &["pread64"]),
+    (&["ls", "--json", "IMG", "/docs"], &["pread64"]),
+    (&["cat", "IMG", "/docs/big.txt"], &["pread64", "sendfile"]),
+    (&["xattrs", "--no-progress", "IMG"], &["pread64"]),
+    (&["xattrs", "--no-progress", "--json", "IMG"], &["pread64"]),
+    (&["fit", "--from-image", "IMG"], &["pread64"]),
+    (
+        &["advise", "--from-image", "IMG", "--size", "1G"],
+        &["pread64"],
+    ),
+    (&["freefrag", "IMG"], &["pread64"]),
+    (&["journal", "IMG"], &["pread64"]),
+    (&["journal", "--json", "IMG"], &["pread64"]),
+    (&["quota", "IMG"], &["pread64"]),
+    (&["find", "IMG", "/"], &["pread64"]),
+    (&["ncheck", "IMG", "12", "15", "19"], &["pread64"]),
+    (&["icheck", "IMG", "100", "200"], &["pread64"]),
+    (
+        &["extract", "--no-progress", "IMG", "/", "OUT"],
+        &["pread64", "sendfile"],
+    ),
+    (
+        &["extract", "--no-progress", "--tar", "IMG", "/", "OUT"],
+        &["pread64", "sendfile"],
+    ),
+    (&["diff", "IMG", "IMG"], &["pread64"]),
+];
+
+/// `cmd` with `IMG` replaced by `img` and `OUT` by a path under `dir` not used before.
+fn args_with_out(cmd: &[&str], img: &str, dir: &Path) -> Vec<String> {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    cmd.iter()
+        .map(|a| match *a {
+            "IMG" => img.to_string(),
+            "OUT" => dir.join(format!("out{n}")).display().to_string(),
+            a => a.to_string(),
+        })
+        .collect()
+}
+
+/// From outside, deterministically: strace makes a read system call of the main thread (or,
+/// for `sendfile`, every one of every thread) from the n-th on return 0 bytes, which is what a
+/// read past the end of a file truncated since it was opened returns.
+/// Whichever structure that read was for, and whatever the command made of it (a finding, an
+/// `<unreadable: ...>` marker, a skipped entry, a quota file read as zeros), every command that
+/// reads an image ends with exit 8 and the "input shrank" error as the last line on stderr
+/// (`check`: the only line), never exit 0 or 4 with the failure only inside the report.
 #[test]
-fn shrinking_input_fails_dump_and_check_with_exit_8() {
+fn shrinking_input_fails_every_reading_command_with_exit_8() {
     let img = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example.img");
     let img = img.display().to_string();
-    let commands: &[&[&str]] = &[
-        &["check", "--no-progress", "IMG"],
-        &["check", "--no-progress", "--json", "IMG"],
-        &["check", "--no-progress", "--no-replay", "IMG"],
-        &["dump", "IMG"],
-        &["dump", "--json", "IMG"],
-    ];
-    for cmd in commands {
-        let args = args_for(cmd, &img);
-        let Some(total) = main_thread_preads(&args) else {
+    let dir = tmpdir("short");
+    let strace = |extra: &[String], args: &[String]| {
+        run(Command::new(which("strace").unwrap())
+            .args(["-f", "-qq", "-o", "/dev/null"])
+            .args(extra)
+            .arg(bin())
+            .args(args))
+    };
+    for (cmd, calls) in READING_COMMANDS {
+        let counted = args_with_out(cmd, &img, &dir);
+        let counted: Vec<&str> = counted.iter().map(String::as_str).collect();
+        let Some(total) = main_thread_preads(&counted) else {
             eprintln!("SKIP: strace cannot trace here (needed to make reads come back short)");
             return;
         };
-        // Past the loader's reads, and later in the run.
-        for from in [total / 2, total * 3 / 4] {
-            let inject = format!("inject=pread64:retval=0:when={from}+");
-            let out = run(Command::new(which("strace").unwrap())
-                .args([
-                    "-f",
-                    "-qq",
-                    "-o",
-                    "/dev/null",
-                    "-e",
-                    "trace=pread64",
-                    "-e",
-                    &inject,
-                ])
-                .arg(bin())
-                .args(&args));
+        // pread64: past the loader's reads, and later in the run; sendfile: every copy.
+        let mut cuts = vec![
+            (
+                "pread64",
+                total / 2,
+                format!("the {}th of {total} reads", total / 2),
+            ),
+            (
+                "pread64",
+                total * 3 / 4,
+                format!("the {}th of {total} reads", total * 3 / 4),
+            ),
+        ];
+        if calls.contains(&"sendfile") {
+            cuts.push(("sendfile", 1, "the first sendfile".to_string()));
+        }
+        for (call, from, said) in cuts {
+            let args = args_with_out(cmd, &img, &dir);
+            let inject = vec![
+                "-e".to_string(),
+                format!("trace={call}"),
+                "-e".to_string(),
+                format!("inject={call}:retval=0:when={from}+"),
+            ];
+            let out = strace(&inject, &args);
             let err = String::from_utf8_lossy(&out.stderr);
-            let what = format!("{cmd:?} with reads short from the {from}th of {total}");
+            let what = format!("{cmd:?} with reads short from {said}");
             assert_eq!(out.status.code(), Some(8), "{what}: {err}");
             let lines: Vec<&str> = err.lines().collect();
             assert!(
@@ -242,6 +309,7 @@ fn shrinking_input_fails_dump_and_check_with_exit_8() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// From outside: truncate the image while commands run on it; whatever the timing, each ends

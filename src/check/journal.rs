@@ -102,207 +102,126 @@ fn walk_extents(
 }
 
 /// Check the internal journal.
-pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
+pub(super) fn check(fs: &Filesystem, findings: &mut Findings) {
     let sb = &fs.sb;
     if !sb.has_compat(COMPAT_HAS_JOURNAL) || sb.has_incompat(INCOMPAT_JOURNAL_DEV) {
         return;
     }
-    if sb.journal_uuid.iter().any(|&b| b != 0) {
+    if sb.journal_uuid.iter().any(|&byte| byte != 0) {
         // External journal: lives on another device, nothing to read here.
         return;
     }
     let ino = sb.journal_inum;
-    if ino == 0 || u64::from(ino) > fs.geo.inodes_count() {
-        bad_inode(
-            f,
-            ino,
-            format!("inode number out of range 1-{}", fs.geo.inodes_count()),
-        );
-        return;
-    }
-    let raw = match fs.inode_raw(ino) {
-        Ok(r) => r,
-        Err(e) => return bad_inode(f, ino, e.to_string()),
-    };
-    let inode = Inode::parse(&raw);
-    if inode.links_count == 0 {
-        return bad_inode(f, ino, "link count is 0 (not in use)".into());
-    }
-    if !inode.is_reg() {
-        return bad_inode(
-            f,
-            ino,
-            format!("mode 0{:o} is not a regular file", inode.mode),
-        );
-    }
-    if inode.has_flag(ENCRYPT_FL) {
-        return bad_inode(f, ino, "it is encrypted".into());
-    }
-    let bs = fs.geo.block_size;
-    let nblocks = inode.size / bs;
-    if nblocks < MIN_JOURNAL_BLOCKS {
-        return bad_inode(
-            f,
-            ino,
-            format!("size {} is below {MIN_JOURNAL_BLOCKS} blocks", inode.size),
-        );
-    }
-    if nblocks > fs.geo.blocks_count {
-        return bad_inode(
-            f,
-            ino,
-            format!("size {} is larger than the filesystem", inode.size),
-        );
-    }
-    // Every block must be mapped (no hole) and inside the filesystem; find the first block.
-    let read = |b: u64| fs.block(b);
-    let jsb_block = if inode.has_flag(EXTENTS_FL) {
-        let mut budget = fs.geo.blocks_count;
-        let mut last = None;
-        if let Err(why) = walk_extents(fs, &inode.block, MAX_DEPTH, &mut budget, &mut last) {
-            return bad_inode(f, ino, why.message);
-        }
-        if last.map_or(0, |l| l + 1) < nblocks {
-            return bad_inode(
-                f,
-                ino,
-                format!(
-                    "blocks are mapped up to logical block {}, its size needs {nblocks}",
-                    last.map_or(0, |l| l + 1)
-                ),
-            );
-        }
-        crate::reader::extent::map_extent(&inode.block, 0, read)
-    } else {
-        for l in 0..nblocks {
-            let Ok(l32) = u32::try_from(l) else { break };
-            match crate::reader::extent::map_blockmap(&inode.block, bs, l32, read) {
-                Ok(Some(p)) if p >= fs.geo.first_data_block && p < fs.geo.blocks_count => {}
-                Ok(Some(p)) => {
-                    return bad_inode(
-                        f,
-                        ino,
-                        format!("logical block {l} maps to block {p}, outside the filesystem"),
-                    )
-                }
-                Ok(None) => {
-                    return bad_inode(f, ino, format!("logical block {l} is not mapped"));
-                }
-                Err(e) => return bad_inode(f, ino, e.to_string()),
-            }
-        }
-        crate::reader::extent::map_blockmap(&inode.block, bs, 0, read)
-    };
-    let blk = match jsb_block {
-        Ok(Some(b)) => b,
-        Ok(None) => return bad_inode(f, ino, "logical block 0 is not mapped".into()),
-        Err(e) => return bad_inode(f, ino, e.to_string()),
+    let located = usable_journal_inode(fs, ino)
+        .and_then(|(inode, nblocks)| Ok((journal_superblock_block(fs, &inode, nblocks)?, nblocks)));
+    let (blk, nblocks) = match located {
+        Ok(found) => found,
+        Err(why) => return bad_inode(findings, ino, why),
     };
     let Ok(jraw) = fs.block(blk) else {
         return bad_inode(
-            f,
+            findings,
             ino,
             format!("journal superblock {blk} is beyond the image"),
         );
     };
-    check_superblock(fs, &jraw, blk, nblocks, f);
+    check_superblock(fs, &jraw, blk, nblocks, findings);
 }
 
-fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut Findings) {
-    let j = JournalSuperblock::parse(raw);
-    let magic = j.magic;
-    if magic != JBD2_MAGIC {
-        f.push(
-            Finding::new(
-                RuleId::JournalSuperblockMagic,
-                None,
-                format!("journal superblock (block {blk}) magic is 0x{magic:08x}, should be 0x{JBD2_MAGIC:08x}"),
-            )
-            .with("stored", magic)
-            .with("expected", JBD2_MAGIC)
-            .with("block", blk),
-        );
-        return;
+/// The journal inode as e2fsck_get_journal takes it: a number in range, in use, a regular file,
+/// not encrypted, at least JBD2_MIN_JOURNAL_BLOCKS blocks long and no longer than the
+/// filesystem. Returns the inode and its length in blocks, or why it is not usable.
+fn usable_journal_inode(fs: &Filesystem, ino: u32) -> Result<(Inode, u64), String> {
+    if ino == 0 || u64::from(ino) > fs.geo.inodes_count() {
+        return Err(format!(
+            "inode number out of range 1-{}",
+            fs.geo.inodes_count()
+        ));
     }
-    let btype = j.blocktype;
-    if btype != 3 && btype != 4 {
-        f.push(
-            Finding::new(
-                RuleId::JournalSuperblockType,
-                None,
-                format!("journal superblock block type is {btype}, should be 3 or 4"),
-            )
-            .with("stored", btype),
-        );
-        return;
+    let raw = fs.inode_raw(ino).map_err(|e| e.to_string())?;
+    let inode = Inode::parse(&raw);
+    if inode.links_count == 0 {
+        return Err("link count is 0 (not in use)".into());
     }
-    let compat = if btype == 4 { j.feature_compat } else { 0 };
-    let incompat = if btype == 4 { j.feature_incompat } else { 0 };
-    let unknown = incompat & !KNOWN_INCOMPAT;
-    let v2 = incompat & INCOMPAT_CSUM_V2 != 0;
-    let v3 = incompat & INCOMPAT_CSUM_V3 != 0;
-    if unknown != 0 || (v2 && v3) || ((v2 || v3) && compat & COMPAT_CHECKSUM != 0) {
-        f.push(
-            Finding::new(
-                RuleId::JournalFeatures,
-                None,
-                format!(
-                    "journal features compat 0x{compat:x} incompat 0x{incompat:x}: unknown bits 0x{unknown:x}{}",
-                    if v2 && v3 || (v2 || v3) && compat & COMPAT_CHECKSUM != 0 {
-                        ", conflicting checksum versions"
-                    } else {
-                        ""
-                    }
-                ),
-            )
-            .with("compat", compat)
-            .with("incompat", incompat),
-        );
-        return;
+    if !inode.is_reg() {
+        return Err(format!("mode 0{:o} is not a regular file", inode.mode));
     }
-    if v2 || v3 {
-        let ctype = j.checksum_type;
-        let stored = j.checksum;
-        let mut buf = [0u8; 1024];
-        if let Some(s) = raw.get(..1024) {
-            buf.copy_from_slice(s);
+    if inode.has_flag(ENCRYPT_FL) {
+        return Err("it is encrypted".into());
+    }
+    let nblocks = inode.size / fs.geo.block_size;
+    if nblocks < MIN_JOURNAL_BLOCKS {
+        return Err(format!(
+            "size {} is below {MIN_JOURNAL_BLOCKS} blocks",
+            inode.size
+        ));
+    }
+    if nblocks > fs.geo.blocks_count {
+        return Err(format!("size {} is larger than the filesystem", inode.size));
+    }
+    Ok((inode, nblocks))
+}
+
+/// Every block of the journal must be mapped (no hole) and inside the filesystem; returns the
+/// block of the journal superblock (logical block 0), or why the map is not usable.
+fn journal_superblock_block(fs: &Filesystem, inode: &Inode, nblocks: u64) -> Result<u64, String> {
+    let read = |block: u64| fs.block(block);
+    let block_size = fs.geo.block_size;
+    let first_block = if inode.has_flag(EXTENTS_FL) {
+        let mut budget = fs.geo.blocks_count;
+        let mut last = None;
+        walk_extents(fs, &inode.block, MAX_DEPTH, &mut budget, &mut last)
+            .map_err(|why| why.message)?;
+        let mapped = last.map_or(0, |last| last + 1);
+        if mapped < nblocks {
+            return Err(format!(
+                "blocks are mapped up to logical block {mapped}, its size needs {nblocks}"
+            ));
         }
-        buf[0xFC..0x100].fill(0);
-        let want = crc32c_raw(!0, &buf);
-        if ctype != CSUM_TYPE_CRC32C || stored != want {
-            f.push(
-                Finding::new(
-                    RuleId::JournalChecksum,
-                    None,
-                    format!(
-                        "journal superblock checksum type {ctype} (should be 4), checksum 0x{stored:08x}, should be 0x{want:08x}"
-                    ),
-                )
-                .with("stored", stored)
-                .with("expected", want),
-            );
-            return;
+        crate::reader::extent::map_extent(&inode.block, 0, read)
+    } else {
+        for logical in 0..nblocks {
+            let Ok(logical32) = u32::try_from(logical) else {
+                break;
+            };
+            match crate::reader::extent::map_blockmap(&inode.block, block_size, logical32, read) {
+                Ok(Some(physical))
+                    if physical >= fs.geo.first_data_block && physical < fs.geo.blocks_count => {}
+                Ok(Some(physical)) => {
+                    return Err(format!(
+                        "logical block {logical} maps to block {physical}, outside the filesystem"
+                    ))
+                }
+                Ok(None) => return Err(format!("logical block {logical} is not mapped")),
+                Err(e) => return Err(e.to_string()),
+            }
         }
+        crate::reader::extent::map_blockmap(&inode.block, block_size, 0, read)
+    };
+    match first_block {
+        Ok(Some(block)) => Ok(block),
+        Ok(None) => Err("logical block 0 is not mapped".into()),
+        Err(e) => Err(e.to_string()),
     }
-    let jbs = u64::from(j.blocksize);
-    if jbs != fs.geo.block_size {
-        f.push(
-            Finding::new(
-                RuleId::JournalBlockSize,
-                None,
-                format!(
-                    "journal block size is {jbs}, should be {}",
-                    fs.geo.block_size
-                ),
-            )
-            .with("stored", jbs)
-            .with("expected", fs.geo.block_size),
-        );
+}
+
+/// The journal superblock's rules, in the order jbd2's load (and e2fsck_journal_load) meets
+/// them: a bad magic, block type, feature set, checksum, block size or fast-commit area stops
+/// the checks that follow (they would read fields of a superblock already judged unusable).
+fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, findings: &mut Findings) {
+    let jsb = JournalSuperblock::parse(raw);
+    let fatal = magic_finding(&jsb, blk)
+        .or_else(|| block_type_finding(&jsb))
+        .or_else(|| features_finding(&jsb))
+        .or_else(|| checksum_finding(&jsb, raw))
+        .or_else(|| block_size_finding(fs, &jsb));
+    if let Some(finding) = fatal {
+        findings.push(finding);
         return;
     }
-    let maxlen = u64::from(j.maxlen);
+    let maxlen = u64::from(jsb.maxlen);
     if maxlen > nblocks {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::JournalMaxlen,
                 None,
@@ -312,43 +231,154 @@ fn check_superblock(fs: &Filesystem, raw: &[u8], blk: u64, nblocks: u64, f: &mut
             .with("expected_max", nblocks),
         );
     }
-    if incompat & INCOMPAT_FAST_COMMIT != 0 {
-        // e2fsck_journal_load (and jbd2's load): the fast-commit area comes off the end of the
-        // journal and must leave a log of at least JBD2_MIN_JOURNAL_BLOCKS.
-        let fc = match j.num_fc_blks {
-            0 => DEFAULT_FAST_COMMIT_BLOCKS,
-            n => n,
-        };
-        let log = maxlen.saturating_sub(u64::from(fc));
-        if log < MIN_JOURNAL_BLOCKS {
-            f.push(
-                Finding::new(
-                    RuleId::JournalFastCommitBlocks,
-                    None,
-                    format!(
-                        "the journal's {maxlen} blocks less its {fc} fast-commit blocks leave {log} blocks of log, fewer than {MIN_JOURNAL_BLOCKS} (incorrect fast commit blocks)"
-                    ),
-                )
-                .with("stored", fc)
-                .with("maxlen", maxlen),
-            );
-            return;
-        }
+    if let Some(finding) = fast_commit_finding(&jsb) {
+        findings.push(finding);
+        return;
     }
-    check_start_and_errno(fs, &j, f);
-    if btype == 4 {
-        let users = j.nr_users;
-        if users > 1 {
-            f.push(
-                Finding::new(
-                    RuleId::JournalUsers,
-                    None,
-                    format!("internal journal has {users} users, at most 1"),
-                )
-                .with("stored", users),
-            );
-        }
+    check_start_and_errno(fs, &jsb, findings);
+    let users = jsb.nr_users;
+    if jsb.blocktype == 4 && users > 1 {
+        findings.push(
+            Finding::new(
+                RuleId::JournalUsers,
+                None,
+                format!("internal journal has {users} users, at most 1"),
+            )
+            .with("stored", users),
+        );
     }
+}
+
+/// The compat and incompat feature words: a v1 superblock (block type 3) has none, whatever
+/// its bytes hold.
+fn features(jsb: &JournalSuperblock) -> (u32, u32) {
+    if jsb.blocktype == 4 {
+        (jsb.feature_compat, jsb.feature_incompat)
+    } else {
+        (0, 0)
+    }
+}
+
+fn magic_finding(jsb: &JournalSuperblock, blk: u64) -> Option<Finding> {
+    let magic = jsb.magic;
+    (magic != JBD2_MAGIC).then(|| {
+        Finding::new(
+            RuleId::JournalSuperblockMagic,
+            None,
+            format!("journal superblock (block {blk}) magic is 0x{magic:08x}, should be 0x{JBD2_MAGIC:08x}"),
+        )
+        .with("stored", magic)
+        .with("expected", JBD2_MAGIC)
+        .with("block", blk)
+    })
+}
+
+fn block_type_finding(jsb: &JournalSuperblock) -> Option<Finding> {
+    let btype = jsb.blocktype;
+    (btype != 3 && btype != 4).then(|| {
+        Finding::new(
+            RuleId::JournalSuperblockType,
+            None,
+            format!("journal superblock block type is {btype}, should be 3 or 4"),
+        )
+        .with("stored", btype)
+    })
+}
+
+/// Unknown incompat bits, or checksum versions that contradict each other (v2 with v3, or
+/// either with the v1 compat checksum): jbd2 refuses such a journal.
+fn features_finding(jsb: &JournalSuperblock) -> Option<Finding> {
+    let (compat, incompat) = features(jsb);
+    let unknown = incompat & !KNOWN_INCOMPAT;
+    let v2 = incompat & INCOMPAT_CSUM_V2 != 0;
+    let v3 = incompat & INCOMPAT_CSUM_V3 != 0;
+    let conflicting = v2 && v3 || (v2 || v3) && compat & COMPAT_CHECKSUM != 0;
+    (unknown != 0 || conflicting).then(|| {
+        Finding::new(
+            RuleId::JournalFeatures,
+            None,
+            format!(
+                "journal features compat 0x{compat:x} incompat 0x{incompat:x}: unknown bits 0x{unknown:x}{}",
+                if conflicting {
+                    ", conflicting checksum versions"
+                } else {
+                    ""
+                }
+            ),
+        )
+        .with("compat", compat)
+        .with("incompat", incompat)
+    })
+}
+
+/// With csum v2/v3 the superblock carries a crc32c of its first 1024 bytes, taken with the
+/// checksum field (0xFC..0x100) zeroed, and the checksum type must be crc32c.
+fn checksum_finding(jsb: &JournalSuperblock, raw: &[u8]) -> Option<Finding> {
+    let (_, incompat) = features(jsb);
+    if incompat & (INCOMPAT_CSUM_V2 | INCOMPAT_CSUM_V3) == 0 {
+        return None;
+    }
+    let ctype = jsb.checksum_type;
+    let stored = jsb.checksum;
+    let mut buf = [0u8; 1024];
+    if let Some(first) = raw.get(..1024) {
+        buf.copy_from_slice(first);
+    }
+    buf[0xFC..0x100].fill(0);
+    let want = crc32c_raw(!0, &buf);
+    (ctype != CSUM_TYPE_CRC32C || stored != want).then(|| {
+        Finding::new(
+            RuleId::JournalChecksum,
+            None,
+            format!(
+                "journal superblock checksum type {ctype} (should be 4), checksum 0x{stored:08x}, should be 0x{want:08x}"
+            ),
+        )
+        .with("stored", stored)
+        .with("expected", want)
+    })
+}
+
+fn block_size_finding(fs: &Filesystem, jsb: &JournalSuperblock) -> Option<Finding> {
+    let jbs = u64::from(jsb.blocksize);
+    (jbs != fs.geo.block_size).then(|| {
+        Finding::new(
+            RuleId::JournalBlockSize,
+            None,
+            format!(
+                "journal block size is {jbs}, should be {}",
+                fs.geo.block_size
+            ),
+        )
+        .with("stored", jbs)
+        .with("expected", fs.geo.block_size)
+    })
+}
+
+/// e2fsck_journal_load (and jbd2's load): the fast-commit area comes off the end of the
+/// journal and must leave a log of at least JBD2_MIN_JOURNAL_BLOCKS.
+fn fast_commit_finding(jsb: &JournalSuperblock) -> Option<Finding> {
+    let (_, incompat) = features(jsb);
+    if incompat & INCOMPAT_FAST_COMMIT == 0 {
+        return None;
+    }
+    let maxlen = u64::from(jsb.maxlen);
+    let fc = match jsb.num_fc_blks {
+        0 => DEFAULT_FAST_COMMIT_BLOCKS,
+        stored => stored,
+    };
+    let log = maxlen.saturating_sub(u64::from(fc));
+    (log < MIN_JOURNAL_BLOCKS).then(|| {
+        Finding::new(
+            RuleId::JournalFastCommitBlocks,
+            None,
+            format!(
+                "the journal's {maxlen} blocks less its {fc} fast-commit blocks leave {log} blocks of log, fewer than {MIN_JOURNAL_BLOCKS} (incorrect fast commit blocks)"
+            ),
+        )
+        .with("stored", fc)
+        .with("maxlen", maxlen)
+    })
 }
 
 /// `e2fsck_check_ext3_journal`: a non-zero `s_start` without needs_recovery ("journal has data",

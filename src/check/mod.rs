@@ -266,120 +266,21 @@ pub fn check_source(src: Source, opts: &CheckOptions) -> Result<Report> {
 /// [`check_source`] without the read-failure verdict.
 fn check_opened(src: Source, opts: &CheckOptions) -> Result<Report> {
     let image = src.path().display().to_string();
-    let open = OpenOptions {
-        offset: opts.offset,
-        partition: opts.partition,
-        ..OpenOptions::default()
+    let mut findings = Findings::default();
+    let src = check_window(src, opts, &mut findings)?;
+    let Some((sb_block, blocksize)) = choose_superblock(&src, &image, opts, &mut findings)? else {
+        return Ok(Report::new(image, findings, 0));
     };
-    let (src, _) = select_window(src, &open)?;
-    let mut f = Findings::default();
-    let src = if opts.no_replay {
-        src
-    } else {
-        replayed::apply(src, opts.journal.as_deref(), &mut f)
-    };
-    let raw = src.read(
-        SUPERBLOCK_OFFSET,
-        SUPERBLOCK_SIZE as u64,
-        "primary superblock",
-    )?;
-    let sb = Superblock::parse(&raw)?;
-    let now = opts.now.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    });
-    opts.progress.phase(Phase::Metadata, None);
-    if !opts.quick {
-        state::check_mounted(src.path(), src.is_device(), &mut f);
-        state::check_superblock(&sb, &mut f);
-    }
-    let primary_geometry = superblock::check(&sb, src.len(), now, &mut f);
-    let primary_bad = f.sb_errors() > 0;
-    // A container is named before looking for backups: the payload of a VHDX or VMDK can hold a
-    // backup superblock at a raw offset, which would make its own bytes look damaged.
-    if sb.magic != crate::reader::superblock::EXT2_MAGIC {
-        if let Some(c) = crate::reader::container::identify_source(&src) {
-            return Err(Error::NotExt(format!("{image}: {c}")));
-        }
-    }
-    let backups = if primary_bad {
-        find_backup_superblocks(&src)
-    } else {
-        Vec::new()
-    };
-    if sb.magic != crate::reader::superblock::EXT2_MAGIC && backups.is_empty() {
-        if let Some(c) = crate::reader::container::identify_source(&src) {
-            return Err(Error::NotExt(format!("{image}: {c}")));
-        }
-        return Err(Error::NotExt(format!(
-            "{image}: no ext2/3/4 superblock (magic 0x{:04x} at byte 1024) and no valid backup superblock",
-            sb.magic
-        )));
-    }
-    if primary_bad {
-        f.push(superblock::use_backup_finding(&backups));
-    }
-    // Walk the groups with the primary superblock when its geometry is sound, else a backup.
-    let (sb_block, blocksize) = if primary_geometry {
-        (0, None)
-    } else if let Some(&(blk, bs)) = backups.first() {
-        (blk, Some(bs))
-    } else {
-        return Ok(Report::new(image, f, 0));
-    };
-    let open = OpenOptions {
-        offset: Some(0),
-        superblock: (sb_block != 0).then_some(sb_block),
-        blocksize,
-        force: true,
-        ..OpenOptions::default()
-    };
-    let fs = match Filesystem::from_source(src, &open) {
-        Ok(fs) => fs,
-        Err(Error::Open { failure, .. }) => {
-            f.push(
-                Finding::new(
-                    RuleId::GdTableUnreadable,
-                    None,
-                    format!("the descriptor table cannot be read: {}", failure.message()),
-                )
-                .with("superblock", sb_block),
-            );
-            return Ok(Report::new(image, f, sb_block));
-        }
-        Err(e) => return Err(e),
+    let Some(fs) = open_for_check(src, sb_block, blocksize, &mut findings)? else {
+        return Ok(Report::new(image, findings, sb_block));
     };
     // Every pass below looks at each descriptor: decode the table once (bounded; falls back to
     // reading descriptors one by one when too large or unreadable).
     fs.load_descriptors();
-    // A normal e2image file holds the superblock, descriptors, bitmaps and inode tables only:
-    // the passes that read other blocks are not run, and the report says so.
-    if fs.source.container() == Some(crate::reader::container::ContainerKind::E2image) {
-        groups::check(&fs, &mut f);
-        f.push(Finding::new(
-            RuleId::StatePassesSkipped,
-            None,
-            "not run on a normal e2image file, which holds only the superblock, descriptors, \
-             bitmaps and inode tables: backup superblocks, journal, inodes (pass 1), \
-             directories (passes 2-4), block and inode counts (pass 5)"
-                .to_string(),
-        ));
-        return Ok(Report::new(image, f, sb_block));
+    if !check_backups_or_container(&fs, sb_block, &mut findings) {
+        return Ok(Report::new(image, findings, sb_block));
     }
-    if fs.source.container() == Some(crate::reader::container::ContainerKind::E2imageQcow2) {
-        // e2image -Q copies the primary superblock and descriptors only: backups read as zeros.
-        f.push(Finding::new(
-            RuleId::StatePassesSkipped,
-            None,
-            "backup superblocks and descriptors not compared: an e2image qcow2 file holds only \
-             the primary ones"
-                .to_string(),
-        ));
-    } else if sb_block == 0 {
-        superblock::check_backups(&fs, &mut f);
-    }
-    let mut state = CheckState::new(&fs, f, &opts.progress, opts.quick);
+    let mut state = CheckState::new(&fs, findings, &opts.progress, opts.quick);
     for pass in PASSES {
         if pass.runs(&state) {
             (pass.run)(&mut state);
@@ -389,6 +290,148 @@ fn check_opened(src: Source, opts: &CheckOptions) -> Result<Report> {
     let mut report = Report::new(image, state.findings, sb_block);
     report.quota_usage = quota;
     Ok(report)
+}
+
+/// The part of the input to check (`--offset`, `--partition`), seen through the in-memory
+/// journal replay unless `--no-replay` (e2fsck replays before its passes).
+fn check_window(src: Source, opts: &CheckOptions, findings: &mut Findings) -> Result<Source> {
+    let open = OpenOptions {
+        offset: opts.offset,
+        partition: opts.partition,
+        ..OpenOptions::default()
+    };
+    let (src, _) = select_window(src, &open)?;
+    Ok(if opts.no_replay {
+        src
+    } else {
+        replayed::apply(src, opts.journal.as_deref(), findings)
+    })
+}
+
+/// The superblock rules on the primary superblock, then the superblock the group walk uses:
+/// `(0, None)`, the primary, when its geometry is sound, else the first valid backup's block and
+/// block size; `None` when there is no usable one. An input with neither the ext2 magic nor a
+/// backup is an error (naming the container when it is one).
+fn choose_superblock(
+    src: &Source,
+    image: &str,
+    opts: &CheckOptions,
+    findings: &mut Findings,
+) -> Result<Option<(u64, Option<u64>)>> {
+    let raw = src.read(
+        SUPERBLOCK_OFFSET,
+        SUPERBLOCK_SIZE as u64,
+        "primary superblock",
+    )?;
+    let sb = Superblock::parse(&raw)?;
+    let now = opts.now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs())
+    });
+    opts.progress.phase(Phase::Metadata, None);
+    if !opts.quick {
+        state::check_mounted(src.path(), src.is_device(), findings);
+        state::check_superblock(&sb, findings);
+    }
+    let primary_geometry = superblock::check(&sb, src.len(), now, findings);
+    let primary_bad = findings.sb_errors() > 0;
+    // A container is named before looking for backups: the payload of a VHDX or VMDK can hold a
+    // backup superblock at a raw offset, which would make its own bytes look damaged.
+    if sb.magic != crate::reader::superblock::EXT2_MAGIC {
+        if let Some(container) = crate::reader::container::identify_source(src) {
+            return Err(Error::NotExt(format!("{image}: {container}")));
+        }
+    }
+    let backups = if primary_bad {
+        find_backup_superblocks(src)
+    } else {
+        Vec::new()
+    };
+    if sb.magic != crate::reader::superblock::EXT2_MAGIC && backups.is_empty() {
+        if let Some(container) = crate::reader::container::identify_source(src) {
+            return Err(Error::NotExt(format!("{image}: {container}")));
+        }
+        return Err(Error::NotExt(format!(
+            "{image}: no ext2/3/4 superblock (magic 0x{:04x} at byte 1024) and no valid backup superblock",
+            sb.magic
+        )));
+    }
+    if primary_bad {
+        findings.push(superblock::use_backup_finding(&backups));
+    }
+    // Walk the groups with the primary superblock when its geometry is sound, else a backup.
+    Ok(if primary_geometry {
+        Some((0, None))
+    } else {
+        backups
+            .first()
+            .map(|&(block, block_size)| (block, Some(block_size)))
+    })
+}
+
+/// Open the filesystem on the chosen superblock. A descriptor table that cannot be read is a
+/// finding (the report stops there), not an error: `Ok(None)`.
+fn open_for_check(
+    src: Source,
+    sb_block: u64,
+    blocksize: Option<u64>,
+    findings: &mut Findings,
+) -> Result<Option<Filesystem>> {
+    let open = OpenOptions {
+        offset: Some(0),
+        superblock: (sb_block != 0).then_some(sb_block),
+        blocksize,
+        force: true,
+        ..OpenOptions::default()
+    };
+    match Filesystem::from_source(src, &open) {
+        Ok(fs) => Ok(Some(fs)),
+        Err(Error::Open { failure, .. }) => {
+            findings.push(
+                Finding::new(
+                    RuleId::GdTableUnreadable,
+                    None,
+                    format!("the descriptor table cannot be read: {}", failure.message()),
+                )
+                .with("superblock", sb_block),
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Compare the backup superblocks and descriptors with the primary ones, unless the input is
+/// an e2image file, which lacks what the passes read. Returns whether the passes run.
+fn check_backups_or_container(fs: &Filesystem, sb_block: u64, findings: &mut Findings) -> bool {
+    // A normal e2image file holds the superblock, descriptors, bitmaps and inode tables only:
+    // the passes that read other blocks are not run, and the report says so.
+    if fs.source.container() == Some(crate::reader::container::ContainerKind::E2image) {
+        groups::check(fs, findings);
+        findings.push(Finding::new(
+            RuleId::StatePassesSkipped,
+            None,
+            "not run on a normal e2image file, which holds only the superblock, descriptors, \
+             bitmaps and inode tables: backup superblocks, journal, inodes (pass 1), \
+             directories (passes 2-4), block and inode counts (pass 5)"
+                .to_string(),
+        ));
+        return false;
+    }
+    if fs.source.container() == Some(crate::reader::container::ContainerKind::E2imageQcow2) {
+        // e2image -Q copies the primary superblock and descriptors only: backups read as zeros.
+        findings.push(Finding::new(
+            RuleId::StatePassesSkipped,
+            None,
+            "backup superblocks and descriptors not compared: an e2image qcow2 file holds only \
+             the primary ones"
+                .to_string(),
+        ));
+    } else if sb_block == 0 {
+        superblock::check_backups(fs, findings);
+    }
+    true
 }
 
 /// One pass of the check, as e2fsck.c's `pass_t`: it reads and extends the [`CheckState`].

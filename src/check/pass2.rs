@@ -901,6 +901,52 @@ impl<'a> DirCheck<'a> {
         // Formatted only into a finding (this runs for every entry).
         let name = EName(e.name);
         let at = EAt(l, e.offset);
+        self.check_dot_entries(e, dot_state, &name, &at);
+        if e.inode == 0 || !self.entry_inode_valid(e, &name, &at) {
+            return;
+        }
+        let dot = dot_state < 2;
+        if !dot {
+            self.check_special_name(e, &name, &at);
+        }
+        let ipg = self.ctx.ipg.max(1);
+        let group = (e.inode - 1) / ipg;
+        self.check_inode_initialized(e, group, &name, &at);
+        let Some(target) = self
+            .index
+            .get_in_group(e.inode, group, (e.inode - 1) - group * ipg)
+        else {
+            self.report(
+                RuleId::DirUnusedInode,
+                format!(
+                    "entry '{name}' ({at}) names inode {}, which is not in use",
+                    e.inode
+                ),
+            );
+            return;
+        };
+        if !dot {
+            self.check_name(e, &name, &at);
+            self.check_encryption_policy(e, target, &name, &at);
+        }
+        self.check_filetype(e, target, &name, &at);
+        if !dot && target.is_dir() {
+            self.link_to_dir(target, &name, &at);
+            target.offer_parent(self.ino);
+        }
+        if !dot {
+            self.check_duplicate(e, &name, &at);
+            if self.ino == dir::ROOT_INO && e.name == b"lost+found" {
+                self.lost_found = Some(e.inode);
+            }
+        }
+        target.count_reference();
+    }
+
+    /// `check_dot` and `check_dotdot`: the first entry must be '.' naming the directory, the
+    /// second '..' (whose inode is remembered for pass 3); a later entry naming the directory
+    /// itself is a link to '.'. `dot_state` is the entry's position (0, 1, then 2 for the rest).
+    fn check_dot_entries(&mut self, e: &AreaEntry<'_>, dot_state: u32, name: &EName<'_>, at: &EAt) {
         if dot_state == 0 {
             if e.inode == 0 || e.name != b"." {
                 self.report(
@@ -928,19 +974,22 @@ impl<'a> DirCheck<'a> {
                 format!("entry '{name}' ({at}) links to the directory itself"),
             );
         }
-        if e.inode == 0 {
-            return;
-        }
-        let c = self.ctx;
-        if (e.inode != dir::ROOT_INO && e.inode < c.first_ino) || e.inode > c.inodes_count {
+    }
+
+    /// The entry's inode number is one an entry may name: the root or a non-reserved inode
+    /// within the count, and not one lying in a bad block of the inode table (e2fsck clears
+    /// such an entry, so nothing more is checked of it).
+    fn entry_inode_valid(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) -> bool {
+        let ctx = self.ctx;
+        if (e.inode != dir::ROOT_INO && e.inode < ctx.first_ino) || e.inode > ctx.inodes_count {
             self.report(
                 RuleId::DirBadInode,
                 format!(
                     "entry '{name}' ({at}) has inode {}, outside 2 and {}..={}",
-                    e.inode, c.first_ino, c.inodes_count
+                    e.inode, ctx.first_ino, ctx.inodes_count
                 ),
             );
-            return;
+            return false;
         }
         if self.extras.is_bb_inode(e.inode) {
             self.report(
@@ -950,69 +999,53 @@ impl<'a> DirCheck<'a> {
                     e.inode
                 ),
             );
-            return;
+            return false;
         }
-        let dot = dot_state < 2;
-        if !dot && e.name == b"." {
+        true
+    }
+
+    /// An entry past '..' named '.' or '..', linking to the root, or with an empty name: one
+    /// finding at most, the first that applies in e2fsck's order.
+    fn check_special_name(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
+        if e.name == b"." {
             self.report(RuleId::DirDupDot, format!("second '.' entry ({at})"));
-        } else if !dot && e.name == b".." {
+        } else if e.name == b".." {
             self.report(RuleId::DirDupDot, format!("second '..' entry ({at})"));
-        } else if !dot && e.inode == dir::ROOT_INO {
+        } else if e.inode == dir::ROOT_INO {
             self.report(
                 RuleId::DirLinkRoot,
                 format!("entry '{name}' ({at}) links to the root directory"),
             );
-        } else if !dot && e.name.is_empty() {
+        } else if e.name.is_empty() {
             self.report(
                 RuleId::DirNullName,
                 format!("entry with an empty name ({at}), inode {}", e.inode),
             );
         }
-        let ipg = c.ipg.max(1);
-        let g32 = (e.inode - 1) / ipg;
-        let g = g32 as usize;
-        if let Some(&(uninit, first_unused)) = c.groups.get(g) {
+    }
+
+    /// An entry naming an inode that its group's table does not hold yet: a group with
+    /// INODE_UNINIT, or past the group's used part (`bg_itable_unused`).
+    fn check_inode_initialized(
+        &mut self,
+        e: &AreaEntry<'_>,
+        group: u32,
+        name: &EName<'_>,
+        at: &EAt,
+    ) {
+        if let Some(&(uninit, first_unused)) = self.ctx.groups.get(group as usize) {
             if uninit {
                 self.report(
                     RuleId::DirInodeUninit,
-                    format!("entry '{name}' ({at}) names inode {} in group {g}, whose inode table is INODE_UNINIT", e.inode),
+                    format!("entry '{name}' ({at}) names inode {} in group {group}, whose inode table is INODE_UNINIT", e.inode),
                 );
             } else if e.inode >= first_unused {
                 self.report(
                     RuleId::DirInodeUninit,
-                    format!("entry '{name}' ({at}) names inode {} in the unused tail of group {g}'s inode table", e.inode),
+                    format!("entry '{name}' ({at}) names inode {} in the unused tail of group {group}'s inode table", e.inode),
                 );
             }
         }
-        let Some(target) = self
-            .index
-            .get_in_group(e.inode, g32, (e.inode - 1) - g32 * ipg)
-        else {
-            self.report(
-                RuleId::DirUnusedInode,
-                format!(
-                    "entry '{name}' ({at}) names inode {}, which is not in use",
-                    e.inode
-                ),
-            );
-            return;
-        };
-        if !dot {
-            self.check_name(e, &name, &at);
-            self.check_encryption_policy(e, target, &name, &at);
-        }
-        self.check_filetype(e, target, &name, &at);
-        if !dot && target.is_dir() {
-            self.link_to_dir(target, &name, &at);
-            target.offer_parent(self.ino);
-        }
-        if !dot {
-            self.check_duplicate(e, &name, &at);
-            if self.ino == dir::ROOT_INO && e.name == b"lost+found" {
-                self.lost_found = Some(e.inode);
-            }
-        }
-        target.count_reference();
     }
 
     fn check_name(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {

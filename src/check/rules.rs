@@ -282,7 +282,7 @@ catalogue! {
     BitmapBlockCsum = "bitmap.block_csum", Err, "with metadata_csum, block bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", [K, E], ["PR_5_BLOCK_BITMAP_CSUM_INVALID"], Kernel::Refuses("ext4_validate_block_bitmap: \"bg N: bad block bitmap checksum\", group marked corrupt"), "";
     BitmapInodeCsum = "bitmap.inode_csum", Err, "with metadata_csum, inode bitmap crc32c matches the descriptor (hi half with 64-byte descriptors)", [K, E], ["PR_5_INODE_BITMAP_CSUM_INVALID"], Kernel::Refuses("ext4_read_inode_bitmap: \"Corrupt inode bitmap\", group marked corrupt"), "";
     BitmapBlockPadding = "bitmap.block_padding", Err, "block bitmap bits past the end of the filesystem are set", [E], ["PR_5_BLOCK_BMAP_PADDING"], Kernel::None, "";
-    BitmapTailPadding = "bitmap.tail_padding", Warn, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them", [], [], Kernel::None, "";
+    BitmapTailPadding = "bitmap.tail_padding", Err, "bitmap block bytes past clusters_per_group / 8 (inodes_per_group / 8) are 0xFF, as libext2fs and the kernel write them (libext2fs's read_bitmaps flags the tail, e2fsck's pass 5 offers to set it and, answered no, exits 4)", [E], ["PR_5_INODE_BMAP_PADDING", "PR_5_BLOCK_BMAP_PADDING"], Kernel::None, "";
     // counts
     CountGroupFreeBlocks = "count.group_free_blocks", Err, "descriptor free blocks equal the zero bits of the (UNINIT-adjusted) block bitmap", [E], ["PR_5_FREE_BLOCK_COUNT_GROUP"], Kernel::None, "";
     CountGroupFreeInodes = "count.group_free_inodes", Err, "descriptor free inodes equal the zero bits of the (UNINIT-adjusted) inode bitmap", [E], ["PR_5_FREE_INODE_COUNT_GROUP"], Kernel::None, "";

@@ -238,6 +238,7 @@ fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
     let Ok(fs) = e4inspect::reader::fs::Filesystem::open(img, &source.open_options()) else {
         return;
     };
+    super::watch_reads(&fs);
     let paths = e4inspect::views::scan::inode_paths(&fs, &wanted);
     for o in &mut fit.outliers {
         if o.path.is_none() {
@@ -314,6 +315,7 @@ fn sample_from_image(
     source: &super::SourceArgs,
 ) -> anyhow::Result<()> {
     let fs = e4inspect::reader::fs::Filesystem::open(img, &source.open_options())?;
+    super::watch_reads(&fs);
     source.note_recovery(&fs);
     let sb = &fs.sb;
     // Free counts above the totals mean a damaged superblock, not a workload: an operational
@@ -424,7 +426,7 @@ pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
     let a = match compute(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("e4inspect: {}", super::one_line(&e));
+            super::say(format_args!("{}", super::one_line(&e)));
             return Ok(exit_code(&e));
         }
     };

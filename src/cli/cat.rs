@@ -39,6 +39,7 @@ pub(crate) fn open_image(
             anyhow::Error::new(e).context(p)
         }
     })?;
+    super::watch_reads(&fs);
     source.note_recovery(&fs);
     Ok(fs)
 }
@@ -85,7 +86,7 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
             }
             Err(CopyError::Write(e)) => return Err(e).context("writing to stdout"),
             Err(CopyError::Read(e)) => {
-                eprintln!("e4inspect: {}: {e}", what());
+                super::say(format_args!("{}: {e}", what()));
                 status = 8;
             }
         }

@@ -121,6 +121,7 @@ fn open(p: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Option<Filesyste
     }
     let fs = Filesystem::open(p, &args.source.open_options())
         .with_context(|| format!("{}", p.display()))?;
+    super::watch_reads(&fs);
     // --replay (and --journal) apply to each image side: each is shown as its next mount will.
     args.source.note_recovery(&fs);
     Ok(Some(fs))
@@ -177,11 +178,11 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<i32> {
     }
     super::emit(&out)?;
     if !report.unreadable.is_empty() {
-        eprintln!(
-            "e4inspect: diff incomplete: {} entries unreadable (first: {})",
+        super::say(format_args!(
+            "diff incomplete: {} entries unreadable (first: {})",
             report.unreadable.len(),
             report.unreadable[0]
-        );
+        ));
         return Ok(super::EXIT_OPERATIONAL);
     }
     Ok(

@@ -79,7 +79,7 @@ fn parse_ext_opts(opts: &[String], o: &mut OpenOptions) -> Result<(), String> {
 pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
     let mut o = args.source.open_options();
     if let Err(e) = parse_ext_opts(&args.options, &mut o) {
-        eprintln!("e4inspect: {e}");
+        super::say(format_args!("{e}"));
         return Ok(super::EXIT_USAGE);
     }
     o.force = args.force;
@@ -94,6 +94,7 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     let e2image = e4inspect::reader::container::ContainerKind::E2image;
     if args.image_file && !args.mmp_check && fs.source.container() != Some(e2image) {
         // dumpe2fs -i opens the file with ext2fs_open(EXT2_FLAG_IMAGE_FILE), which fails on

@@ -194,6 +194,7 @@ fn progress_bar(enabled: bool, total: Option<u64>) -> indicatif::ProgressBar {
 pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let path = args.path.clone().unwrap_or_else(|| "/".into());
     let (ino, base) =

@@ -180,6 +180,7 @@ fn query_of(fs: &Filesystem, args: &FindArgs) -> anyhow::Result<Query> {
 pub fn run(args: &FindArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let query = query_of(&fs, args)?;
     let start_ino = namei::resolve(&fs, args.path.as_bytes())
@@ -199,18 +200,18 @@ pub fn run(args: &FindArgs) -> anyhow::Result<i32> {
     }
     out.flush()?;
     for p in &found.problems {
-        eprintln!(
-            "e4inspect: {}: {}",
+        super::say(format_args!(
+            "{}: {}",
             args.image.display(),
             e4inspect::format::escape::c_string(p.message.as_bytes())
-        );
+        ));
     }
     if found.problem_count > found.problems.len() as u64 {
-        eprintln!(
-            "e4inspect: {}: {} more problems",
+        super::say(format_args!(
+            "{}: {} more problems",
             args.image.display(),
             found.problem_count - found.problems.len() as u64
-        );
+        ));
     }
     Ok(if found.problem_count > 0 { 4 } else { 0 })
 }

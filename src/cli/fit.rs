@@ -235,6 +235,7 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
         None => None,
     };
     if let Some(fs) = &image {
+        super::watch_reads(fs);
         args.source.note_recovery(fs);
     }
     let base = base_params(args, image.as_ref());
@@ -422,7 +423,7 @@ fn scan_image(
     }
     let mut named = largest.finish();
     let wanted = named.iter().filter_map(|n| n.ino).collect();
-    let paths = e4inspect::views::scan::inode_paths(fs, &wanted);
+    let paths = e4inspect::views::scan::inode_paths_seen(fs, &wanted, &walk.seen);
     for n in &mut named {
         n.path = n.ino.and_then(|i| paths.get(&i).cloned());
     }

@@ -49,6 +49,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     if let Some(f) = fs.strict_failure {
         report_error(
@@ -67,7 +68,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     let chunk_bytes = match freefrag::chunk_bytes(args.chunk_kb, fs.block_size()) {
         Ok(c) => c,
         Err(m) => {
-            eprintln!("e4inspect: {m}");
+            super::say(format_args!("{m}"));
             return Ok(EXIT_USAGE);
         }
     };

@@ -138,6 +138,7 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let targets = targets(&fs, args);
     let blocks: Vec<u64> = targets.iter().filter_map(|t| t.block).collect();

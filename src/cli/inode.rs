@@ -33,6 +33,7 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let mut status = 0;
     let stdout = std::io::stdout();
@@ -68,7 +69,11 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
         // What a metadata-only image does not hold is said, once per block, without failing:
         // the record itself is complete.
         for a in &r.absent {
-            eprintln!("e4inspect: {}: inode {}: {a}", args.image.display(), r.ino);
+            super::say(format_args!(
+                "{}: inode {}: {a}",
+                args.image.display(),
+                r.ino
+            ));
         }
         if args.output.json() {
             js.push(InodeEntry::Found(Box::new(json_of(&fs, t, &r))));

@@ -135,6 +135,7 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &open);
     let marks = fs.as_ref().ok().map(|f| replay_plan(args, f));
     if let Ok(f) = &fs {
+        super::watch_reads(f);
         if !args.replay_marks {
             args.source.note_recovery(f);
         }

@@ -43,6 +43,7 @@ pub struct LsArgs {
 pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
     let fs = Filesystem::open(&args.image, &args.source.open_options())
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     if args.output.json() {
         return run_json(&fs, args);
@@ -52,7 +53,7 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
         let code = match list_one(&fs, args, t) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("e4inspect: {}", super::one_line(&e));
+                super::say(format_args!("{}", super::one_line(&e)));
                 8
             }
         };
@@ -101,10 +102,10 @@ fn run_json(fs: &Filesystem, args: &LsArgs) -> anyhow::Result<i32> {
     for t in &args.targets {
         let l = listing(fs, args, t);
         for m in &l.problems {
-            eprintln!("e4inspect: {m}");
+            super::say(format_args!("{m}"));
         }
         if let Some(e) = &l.error {
-            eprintln!("e4inspect: {}: {t}: {e}", args.image.display());
+            super::say(format_args!("{}: {t}: {e}", args.image.display()));
         }
         status = status.max(match (&l.inode, &l.error, l.problems.is_empty()) {
             (None, _, _) => 8,
@@ -193,7 +194,7 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
         let report = list_to(fs, args, ino, is_dir, name, &mut held)?;
         if report.absent {
             let e = report.error.unwrap_or_default();
-            eprintln!("e4inspect: {}: {e}", what());
+            super::say(format_args!("{}: {e}", what()));
             return Ok(8);
         }
         return finish_listing(&held, report, &what());
@@ -219,10 +220,10 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
         Err(e) => return Err(e).context("writing to stdout"),
     };
     for m in &report.stderr {
-        eprintln!("e4inspect: {m}");
+        super::say(format_args!("{m}"));
     }
     if let Some(e) = &report.error {
-        eprintln!("e4inspect: {}: {e}", what());
+        super::say(format_args!("{}: {e}", what()));
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0
@@ -262,10 +263,10 @@ fn finish_listing(held: &[u8], report: debugfs_ls::LsReport, what: &str) -> anyh
         r => r.context("writing to stdout")?,
     }
     for m in &report.stderr {
-        eprintln!("e4inspect: {m}");
+        super::say(format_args!("{m}"));
     }
     if let Some(e) = &report.error {
-        eprintln!("e4inspect: {what}: {e}");
+        super::say(format_args!("{what}: {e}"));
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0

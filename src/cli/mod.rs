@@ -151,6 +151,48 @@ impl SourceArgs {
     }
 }
 
+/// The inputs this run opened, each with a watch on its reads ([`watch_reads`]).
+static WATCHED: std::sync::Mutex<Vec<(PathBuf, e4inspect::reader::source::FailureWatch)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Watch the reads of `fs`'s input until the command ends: a read that fails (an I/O error,
+/// the input shrank) leaves the report incomplete wherever it was made, and whatever the
+/// command made of it (an `<unreadable: ...>` marker, a finding, a skipped part), so the
+/// command then ends with exit 8 ([`status_after_reads`]). Every command calls it right after
+/// opening an image.
+pub fn watch_reads(fs: &e4inspect::reader::fs::Filesystem) {
+    let watch = fs.source.failure_watch();
+    let path = fs.source.path().to_path_buf();
+    if let Ok(mut watched) = WATCHED.lock() {
+        watched.push((path, watch));
+    }
+}
+
+/// Set once a line on stderr ([`report_error`]) has named a failed read of a watched input.
+static FAILED_READ_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The first failed read of a watched input, with the input's path.
+fn failed_read() -> Option<(PathBuf, String)> {
+    let watched = WATCHED.lock().ok()?;
+    watched
+        .iter()
+        .find_map(|(path, watch)| Some((path.clone(), watch.failure()?.to_string())))
+}
+
+/// The exit status of a command that returned `status`: [`EXIT_OPERATIONAL`] when a read of an
+/// input it watched failed, after a line on stderr naming that read unless the command named it
+/// already (a failure the command turned into another message, as quota files read short as
+/// zeros, is named after that message).
+pub fn status_after_reads(status: i32) -> i32 {
+    let Some((path, failure)) = failed_read() else {
+        return status;
+    };
+    if !FAILED_READ_SAID.load(std::sync::atomic::Ordering::Relaxed) {
+        report_error(&path, &failure);
+    }
+    EXIT_OPERATIONAL
+}
+
 /// " (T1 to T2)": the transactions a replay applies, when there are any.
 fn tid_range(plan: &e4inspect::reader::replay::Plan) -> String {
     match plan.committed() {
@@ -198,7 +240,18 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// One line on stderr for an operational error, naming the path once.
 pub fn report_error(path: &Path, err: &dyn std::fmt::Display) {
-    eprintln!("e4inspect: {}", with_path(path, &err.to_string()));
+    say(with_path(path, &err.to_string()));
+}
+
+/// One line on stderr, `e4inspect: ` and `msg`: every message of a command goes through here,
+/// which notes when it names a failed read of the input (so that it is not said twice when the
+/// command ends: [`status_after_reads`]).
+pub fn say(msg: impl std::fmt::Display) {
+    let line = msg.to_string();
+    eprintln!("e4inspect: {line}");
+    if failed_read().is_some_and(|(_, failure)| line.contains(&failure)) {
+        FAILED_READ_SAID.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// One line on stderr for a failure on one target (`inode IMG TARGET`): the image, the target

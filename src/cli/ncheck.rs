@@ -76,6 +76,7 @@ pub fn run(args: &NcheckArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     if args.output.json() {
         return run_json(&fs, args);

@@ -161,23 +161,24 @@ fn row(d: &Dquot) -> String {
 
 /// Run the command; returns the exit status.
 pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
-    let o = args.source.open_options();
-    let fs = match Filesystem::open(&args.image, &o) {
+    let open = args.source.open_options();
+    let fs = match Filesystem::open(&args.image, &open) {
         Ok(fs) => fs,
         Err(e) => {
             report_error(&args.image, &e);
             return Ok(EXIT_OPERATIONAL);
         }
     };
+    super::watch_reads(&fs);
     if !fs.sb.has_ro_compat(RO_COMPAT_QUOTA) {
         report_error(&args.image, &"quota feature not enabled");
         return Ok(EXIT_OPERATIONAL);
     }
     let types: Vec<QuotaType> = match args.qtype {
-        Some(t) => vec![t.into()],
+        Some(qtype) => vec![qtype.into()],
         None => QuotaType::ALL
             .into_iter()
-            .filter(|t| t.inode(&fs) != 0)
+            .filter(|qtype| qtype.inode(&fs) != 0)
             .collect(),
     };
     let usage = if args.computed {
@@ -187,7 +188,7 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
             ..Default::default()
         };
         match e4inspect::check::check_path(&args.image, &opts) {
-            Ok(rep) => rep.quota_usage,
+            Ok(report) => report.quota_usage,
             Err(e) => {
                 report_error(&args.image, &e);
                 return Ok(EXIT_OPERATIONAL);
@@ -201,98 +202,126 @@ pub fn run(args: &QuotaArgs) -> anyhow::Result<i32> {
     };
     let json = args.output.json();
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(stdout.lock());
     let mut status = EXIT_OK;
     let mut doc = Vec::new();
-    for t in types {
-        let mut file = QuotaFileJson {
-            qtype: t,
-            inode: t.inode(&fs),
-            info: None,
-            entries: Vec::new(),
-            missing: Vec::new(),
-            problems: Vec::new(),
-        };
-        let mut qf = match quota::open(&fs, t) {
-            Ok(q) => q,
-            Err(e) => {
-                report_error(
-                    &args.image,
-                    &format!("{e} while opening quota inode (type {})", t.index()),
-                );
-                file.problems.push(e.to_string());
-                doc.push(file);
-                status = EXIT_OPERATIONAL;
-                continue;
-            }
-        };
-        file.info = Some(qf.info);
-        if !json {
-            w.write_all(header(t).as_bytes())?;
-        }
-        let mut stored_ids = std::collections::HashSet::new();
-        let mut entry = |d: &Dquot, w: &mut dyn Write| -> std::io::Result<()> {
-            stored_ids.insert(d.id);
-            let differs = computed.differs(t, d);
-            if differs.is_some() {
-                status = EXIT_PROBLEMS;
-            }
-            if json {
-                file.entries.push(QuotaEntryJson {
-                    stored: *d,
-                    computed: differs,
-                });
-                return Ok(());
-            }
-            let line = row(d);
-            match differs {
-                Some(c) => writeln!(w, "{}{}", line.trim_end_matches('\n'), computed_note(&c)),
-                None => w.write_all(line.as_bytes()),
-            }
-        };
-        if let Some(id) = args.id {
-            let d = quota::find(&mut qf.blocks, id);
-            entry(&d, &mut w)?;
-        } else {
-            let mut err = None;
-            let rep = quota::scan(&mut qf.blocks, &qf.info, |d| {
-                if let Err(e) = entry(d, &mut w) {
-                    err = Some(e);
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            });
-            if let Some(e) = err {
-                return Err(e.into());
-            }
-            file.problems = rep.problems;
-            if let Some(u) = computed.usage {
-                for id in u.ids(t).into_iter().filter(|id| !stored_ids.contains(id)) {
-                    let c = u.get(t, id);
-                    if c == Usage::default() {
-                        continue;
-                    }
-                    status = EXIT_PROBLEMS;
-                    if !json {
-                        writeln!(w, "{id:>10}   (no entry){}", computed_note(&c))?;
-                    }
-                    file.missing.push(MissingEntryJson { id, computed: c });
-                }
-            }
-        }
+    for qtype in types {
+        let file = list_quota_file(&fs, args, qtype, &computed, &mut out, &mut status)?;
         doc.push(file);
     }
     if json {
-        let d = QuotaDocument {
+        let document = QuotaDocument {
             schema_version: SchemaVersion,
             image: args.image.display().to_string(),
             quotas: doc,
         };
-        serde_json::to_writer_pretty(&mut w, &d)?;
-        writeln!(w)?;
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
     }
-    w.flush()?;
+    out.flush()?;
     Ok(status)
+}
+
+/// One quota file: its header and rows (text) or its entries (JSON, returned), the one ID
+/// asked for or every entry, then with `--computed` the IDs charged but without an entry. A
+/// file that cannot be opened is reported and sets exit 8; a usage that differs sets exit 4
+/// (whichever comes later wins, as the status is overwritten in file order).
+fn list_quota_file(
+    fs: &Filesystem,
+    args: &QuotaArgs,
+    qtype: QuotaType,
+    computed: &Computed<'_>,
+    out: &mut dyn Write,
+    status: &mut i32,
+) -> anyhow::Result<QuotaFileJson> {
+    let json = args.output.json();
+    let mut file = QuotaFileJson {
+        qtype,
+        inode: qtype.inode(fs),
+        info: None,
+        entries: Vec::new(),
+        missing: Vec::new(),
+        problems: Vec::new(),
+    };
+    let mut qf = match quota::open(fs, qtype) {
+        Ok(opened) => opened,
+        Err(e) => {
+            report_error(
+                &args.image,
+                &format!("{e} while opening quota inode (type {})", qtype.index()),
+            );
+            file.problems.push(e.to_string());
+            *status = EXIT_OPERATIONAL;
+            return Ok(file);
+        }
+    };
+    file.info = Some(qf.info);
+    if !json {
+        out.write_all(header(qtype).as_bytes())?;
+    }
+    let mut stored_ids = std::collections::HashSet::new();
+    let mut entry = |dquot: &Dquot, out: &mut dyn Write| -> std::io::Result<()> {
+        stored_ids.insert(dquot.id);
+        let differs = computed.differs(qtype, dquot);
+        if differs.is_some() {
+            *status = EXIT_PROBLEMS;
+        }
+        if json {
+            file.entries.push(QuotaEntryJson {
+                stored: *dquot,
+                computed: differs,
+            });
+            return Ok(());
+        }
+        let line = row(dquot);
+        match differs {
+            Some(usage) => writeln!(
+                out,
+                "{}{}",
+                line.trim_end_matches('\n'),
+                computed_note(&usage)
+            ),
+            None => out.write_all(line.as_bytes()),
+        }
+    };
+    if let Some(id) = args.id {
+        let dquot = quota::find(&mut qf.blocks, id);
+        entry(&dquot, out)?;
+        return Ok(file);
+    }
+    let mut write_error = None;
+    let scanned = quota::scan(&mut qf.blocks, &qf.info, |dquot| {
+        if let Err(e) = entry(dquot, out) {
+            write_error = Some(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    file.problems = scanned.problems;
+    if let Some(usage) = computed.usage {
+        for id in usage
+            .ids(qtype)
+            .into_iter()
+            .filter(|id| !stored_ids.contains(id))
+        {
+            let charged = usage.get(qtype, id);
+            if charged == Usage::default() {
+                continue;
+            }
+            *status = EXIT_PROBLEMS;
+            if !json {
+                writeln!(out, "{id:>10}   (no entry){}", computed_note(&charged))?;
+            }
+            file.missing.push(MissingEntryJson {
+                id,
+                computed: charged,
+            });
+        }
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

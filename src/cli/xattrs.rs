@@ -40,7 +40,7 @@ pub struct XattrsArgs {
 /// The listed inodes with their paths (one bounded walk of the tree for just these inodes).
 fn named_largest(fs: &Filesystem, st: &scan::XattrStats) -> Vec<LargestJson> {
     let wanted = st.largest.iter().map(|l| l.ino).collect();
-    let paths = scan::inode_paths(fs, &wanted);
+    let paths = scan::inode_paths_seen(fs, &wanted, &st.seen);
     st.largest
         .iter()
         .map(|l| LargestJson {
@@ -253,6 +253,7 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let opts = args.source.open_options();
     let fs = Filesystem::open(&args.image, &opts)
         .with_context(|| format!("{}", args.image.display()))?;
+    super::watch_reads(&fs);
     args.source.note_recovery(&fs);
     let report = scan_image(&fs, &args);
     // Blocks a metadata-only image (e2image) does not hold leave the report incomplete: 8.

@@ -563,24 +563,7 @@ fn details_problems(o: &mut String, r: &Report<'_>) {
 
 fn describe_decoded(d: &xattr::Decoded) -> String {
     match d {
-        xattr::Decoded::PosixAcl { entries } => {
-            let parts: Vec<String> = entries
-                .iter()
-                .map(|e| {
-                    let p = format!(
-                        "{}{}{}",
-                        if e.perm & 4 != 0 { 'r' } else { '-' },
-                        if e.perm & 2 != 0 { 'w' } else { '-' },
-                        if e.perm & 1 != 0 { 'x' } else { '-' }
-                    );
-                    match e.id {
-                        Some(id) => format!("{}:{id}:{p}", e.tag_name()),
-                        None => format!("{}::{p}", e.tag_name()),
-                    }
-                })
-                .collect();
-            format!("acl {}", parts.join(","))
-        }
+        xattr::Decoded::PosixAcl { entries } => describe_acl(entries),
         xattr::Decoded::Capability(c) => format!(
             "capability v{} permitted 0x{:x} inheritable 0x{:x}{}",
             c.version,
@@ -589,32 +572,8 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             if c.effective { " effective" } else { "" }
         ),
         xattr::Decoded::Selinux(l) => format!("selinux {}", l.context),
-        xattr::Decoded::Dosattrib(d) => {
-            let mut s = format!("dosattrib v{} attrib 0x{:x}", d.version, d.attrib);
-            if !d.attrib_names.is_empty() {
-                let _ = write!(s, " ({})", d.attrib_names.join(","));
-            }
-            if let Some(utc) = d.create_time.as_ref().and_then(|t| t.utc.as_deref()) {
-                let _ = write!(s, " created {utc}");
-            }
-            s
-        }
-        xattr::Decoded::Ntacl(d) => {
-            let mut s = format!("ntacl v{}", d.version);
-            if let Some(h) = &d.hash_type_name {
-                let _ = write!(s, " hash {h}");
-            }
-            match (&d.sddl, &d.sddl_error) {
-                (Some(sddl), _) => {
-                    let _ = write!(s, " {sddl}");
-                }
-                (None, Some(e)) => {
-                    let _ = write!(s, " (no SDDL: {e})");
-                }
-                (None, None) => {}
-            }
-            s
-        }
+        xattr::Decoded::Dosattrib(dos) => describe_dosattrib(dos),
+        xattr::Decoded::Ntacl(ntacl) => describe_ntacl(ntacl),
         xattr::Decoded::Lma(l) => format!(
             "lma fid {} compat 0x{:x} incompat 0x{:x}",
             l.fid.text(),
@@ -629,36 +588,7 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
                 .collect();
             format!("link {}", links.join(" "))
         }
-        xattr::Decoded::Lov(l) => {
-            let mut s = format!("lov {} gen {}", l.magic, l.layout_gen);
-            if let (Some(size), Some(count)) = (l.stripe_size, l.stripe_count) {
-                let _ = write!(s, " stripe_size {size} stripe_count {count}");
-            }
-            if let Some(p) = &l.pool {
-                let _ = write!(s, " pool {p}");
-            }
-            if let Some(c) = &l.components {
-                let _ = write!(s, " components {}", c.len());
-            }
-            for o in &l.objects {
-                let _ = write!(s, " ost{}:{:#x}:{:#x}", o.ost_idx, o.seq, o.oid);
-            }
-            if let Some(f) = &l.foreign {
-                let kind = f
-                    .type_name
-                    .clone()
-                    .unwrap_or_else(|| format!("{:#x}", f.foreign_type));
-                let _ = write!(s, " type {kind} flags 0x{:x} value ", f.flags);
-                // The value comes from disk: escaped, or hex when it is not text.
-                match &f.value {
-                    Some(t) => s.push_str(&super::escape::c_string(t.as_bytes())),
-                    None => {
-                        let _ = write!(s, "0x{}", f.value_hex);
-                    }
-                }
-            }
-            s
-        }
+        xattr::Decoded::Lov(lov) => describe_lov(lov),
         xattr::Decoded::FilterFid(f) => {
             format!("fid parent {} stripe {}", f.parent.text(), f.stripe_index)
         }
@@ -667,4 +597,96 @@ fn describe_decoded(d: &xattr::Decoded) -> String {
             s.valid, s.size, s.blocks
         ),
     }
+}
+
+/// A POSIX ACL as `acl TAG:ID:rwx,...` (getfacl's short form; no id for the owner, group,
+/// mask and other entries).
+fn describe_acl(entries: &[xattr::AclEntry]) -> String {
+    let parts: Vec<String> = entries
+        .iter()
+        .map(|entry| {
+            let perms = format!(
+                "{}{}{}",
+                if entry.perm & 4 != 0 { 'r' } else { '-' },
+                if entry.perm & 2 != 0 { 'w' } else { '-' },
+                if entry.perm & 1 != 0 { 'x' } else { '-' }
+            );
+            match entry.id {
+                Some(id) => format!("{}:{id}:{perms}", entry.tag_name()),
+                None => format!("{}::{perms}", entry.tag_name()),
+            }
+        })
+        .collect();
+    format!("acl {}", parts.join(","))
+}
+
+/// Samba's DOS attributes: version, attribute bits (and their names), creation time.
+fn describe_dosattrib(dos: &crate::reader::samba::DosAttrib) -> String {
+    let mut text = format!("dosattrib v{} attrib 0x{:x}", dos.version, dos.attrib);
+    if !dos.attrib_names.is_empty() {
+        let _ = write!(text, " ({})", dos.attrib_names.join(","));
+    }
+    if let Some(utc) = dos
+        .create_time
+        .as_ref()
+        .and_then(|time| time.utc.as_deref())
+    {
+        let _ = write!(text, " created {utc}");
+    }
+    text
+}
+
+/// Samba's NT ACL: version, hash type, and the security descriptor as SDDL (or why not).
+fn describe_ntacl(ntacl: &crate::reader::samba::NtAcl) -> String {
+    let mut text = format!("ntacl v{}", ntacl.version);
+    if let Some(hash) = &ntacl.hash_type_name {
+        let _ = write!(text, " hash {hash}");
+    }
+    match (&ntacl.sddl, &ntacl.sddl_error) {
+        (Some(sddl), _) => {
+            let _ = write!(text, " {sddl}");
+        }
+        (None, Some(error)) => {
+            let _ = write!(text, " (no SDDL: {error})");
+        }
+        (None, None) => {}
+    }
+    text
+}
+
+/// A Lustre layout (`trusted.lov`): magic, generation, striping, pool, components, the OST
+/// objects, and a foreign layout's type and value.
+fn describe_lov(lov: &crate::reader::lustre::Lov) -> String {
+    let mut text = format!("lov {} gen {}", lov.magic, lov.layout_gen);
+    if let (Some(size), Some(count)) = (lov.stripe_size, lov.stripe_count) {
+        let _ = write!(text, " stripe_size {size} stripe_count {count}");
+    }
+    if let Some(pool) = &lov.pool {
+        let _ = write!(text, " pool {pool}");
+    }
+    if let Some(components) = &lov.components {
+        let _ = write!(text, " components {}", components.len());
+    }
+    for object in &lov.objects {
+        let _ = write!(
+            text,
+            " ost{}:{:#x}:{:#x}",
+            object.ost_idx, object.seq, object.oid
+        );
+    }
+    if let Some(foreign) = &lov.foreign {
+        let kind = foreign
+            .type_name
+            .clone()
+            .unwrap_or_else(|| format!("{:#x}", foreign.foreign_type));
+        let _ = write!(text, " type {kind} flags 0x{:x} value ", foreign.flags);
+        // The value comes from disk: escaped, or hex when it is not text.
+        match &foreign.value {
+            Some(value) => text.push_str(&super::escape::c_string(value.as_bytes())),
+            None => {
+                let _ = write!(text, "0x{}", foreign.value_hex);
+            }
+        }
+    }
+    text
 }

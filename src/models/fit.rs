@@ -883,6 +883,10 @@ pub struct GroupWalk {
     /// has no xattr blocks): the walk's figures are then incomplete, and callers report this
     /// instead of them (one line, exit 8), never the figures as if the blocks held nothing.
     pub absent: Option<String>,
+    /// The inodes walked and which are directories (for naming the listed ones without
+    /// reading every directory entry's inode again).
+    #[serde(skip)]
+    pub seen: crate::reader::itable::SeenInodes,
 }
 
 impl GroupWalk {
@@ -1082,10 +1086,13 @@ fn set_of_inode<S>(
     ino: u32,
     raw: &[u8],
 ) {
+    let inode = crate::reader::inode::Inode::parse(raw);
+    w.walk
+        .seen
+        .add(fs.geo.inodes_per_group, ino, inode.is_dir());
     if ino != 2 && ino < fs.sb.first_ino() {
         return;
     }
-    let inode = crate::reader::inode::Inode::parse(raw);
     if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
         return;
     }
@@ -1158,6 +1165,7 @@ where
         a.walk.unreadable += walk.unreadable;
         a.walk.groups += walk.groups;
         a.walk.absent = a.walk.absent.or(walk.absent);
+        a.walk.seen = std::mem::take(&mut a.walk.seen).merge(walk.seen);
         for (key, (count, inodes)) in pending {
             add_pending(fs, cache, &mut a, &visit, key, count, inodes, keep);
         }

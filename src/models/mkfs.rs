@@ -899,12 +899,8 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
     let sparse = prs.sparse();
     let mut resize = prs.feats.contains("resize_inode");
     let inodes_wanted = inodes_param.max(FIRST_INO + 1);
-    let mut iterations = 0u32;
-    let (groups, desc_blocks, ipg, itb, rsv_gdt, meta_bg) = loop {
-        iterations += 1;
-        if iterations > 100_000 {
-            return inv("layout computation did not converge".into());
-        }
+    // Each attempt lowers blocks per group or cuts the last group: bounded all the same.
+    for _attempt in 0..100_000 {
         let groups = ceil_div(blocks - first_data_block, bpg);
         if groups == 0 {
             return inv("Not enough space to build proposed filesystem".into());
@@ -927,18 +923,16 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
             inode_size,
             block_size,
         );
-        let mut rsv_gdt = if resize {
-            reserved_gdt_blocks(blocks, first_data_block, bpg, desc_per_block, desc_blocks)
-                .min(block_size / 4)
-        } else {
-            0
-        };
-        let mut meta_bg = false;
-        if rsv_gdt + desc_blocks > bpg * 3 / 4 {
-            meta_bg = true;
-            resize = false;
-            rsv_gdt = 0;
-        }
+        let (rsv_gdt, meta_bg) = reserved_gdt_and_meta_bg(
+            resize,
+            blocks,
+            first_data_block,
+            bpg,
+            desc_per_block,
+            desc_blocks,
+            block_size,
+        );
+        resize &= !meta_bg;
         let overhead = 3 + itb + rsv_gdt + if meta_bg { 1 } else { desc_blocks };
         if overhead > bpg {
             return inv(
@@ -946,10 +940,9 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
                     .into(),
             );
         }
-        let mut last_overhead = 2 + itb;
-        if group_has_super(groups - 1, sparse) {
-            last_overhead += 1 + desc_blocks + rsv_gdt;
-        }
+        let last_overhead = last_group_overhead(groups, sparse, itb, desc_blocks, rsv_gdt);
+        // A last group too short for its own metadata plus 50 blocks is cut off (and the
+        // reserved blocks recomputed at the asked ratio); a single group cannot be cut.
         let rem = (blocks - first_data_block) % bpg;
         if groups == 1 && rem != 0 && rem < last_overhead {
             return inv("Not enough space to build proposed filesystem".into());
@@ -960,28 +953,64 @@ fn initialize(prs: &Prs) -> Result<Geometry> {
             r_blocks = (ratio * blocks as f64 / 100.0) as u64;
             continue;
         }
-        break (groups, desc_blocks, ipg, itb, rsv_gdt, meta_bg);
-    };
-    let inodes_count = ipg * groups;
-    if inodes_count < FIRST_INO {
-        return inv(format!(
-            "only {inodes_count} inodes: too small to hold the reserved inodes"
-        ));
+        let inodes_count = ipg * groups;
+        if inodes_count < FIRST_INO {
+            return inv(format!(
+                "only {inodes_count} inodes: too small to hold the reserved inodes"
+            ));
+        }
+        return Ok(Geometry {
+            first_data_block,
+            bpg,
+            blocks,
+            r_blocks,
+            groups,
+            desc_blocks,
+            ipg,
+            itb,
+            rsv_gdt,
+            meta_bg,
+            resize,
+        });
     }
+    inv("layout computation did not converge".into())
+}
 
-    Ok(Geometry {
-        first_data_block,
-        bpg,
-        blocks,
-        r_blocks,
-        groups,
-        desc_blocks,
-        ipg,
-        itb,
-        rsv_gdt,
-        meta_bg,
-        resize,
-    })
+/// The reserved GDT blocks (room for online resize, at most a quarter of a block's worth of
+/// block numbers) for one layout attempt, and whether meta_bg is on: descriptors and reserved
+/// GDT blocks taking over 3/4 of a group make ext2fs_initialize switch to meta_bg, which needs
+/// neither in every backup group, and drop resize_inode (the caller's `resize`).
+fn reserved_gdt_and_meta_bg(
+    resize: bool,
+    blocks: u64,
+    first_data_block: u64,
+    bpg: u64,
+    desc_per_block: u64,
+    desc_blocks: u64,
+    block_size: u64,
+) -> (u64, bool) {
+    let rsv_gdt = if resize {
+        reserved_gdt_blocks(blocks, first_data_block, bpg, desc_per_block, desc_blocks)
+            .min(block_size / 4)
+    } else {
+        0
+    };
+    if rsv_gdt + desc_blocks > bpg * 3 / 4 {
+        (0, true)
+    } else {
+        (rsv_gdt, false)
+    }
+}
+
+/// The metadata blocks of the last group: its bitmaps and inode table, and the superblock,
+/// descriptors and reserved GDT blocks when it holds a backup.
+fn last_group_overhead(groups: u64, sparse: bool, itb: u64, desc_blocks: u64, rsv_gdt: u64) -> u64 {
+    let backup = if group_has_super(groups - 1, sparse) {
+        1 + desc_blocks + rsv_gdt
+    } else {
+        0
+    };
+    2 + itb + backup
 }
 
 /// Inodes per group and inode table blocks: `ipg_try` rounded to whole table blocks and to a

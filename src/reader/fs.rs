@@ -343,6 +343,21 @@ impl Filesystem {
         self.source.read(off, bs, &format!("block {blk}"))
     }
 
+    /// [`Filesystem::block_uncached`] into `buf` (resized to one block): a scan that reads many
+    /// blocks once each (`ncheck`'s directory walk) allocates nothing per block and leaves the
+    /// cache to the blocks read again.
+    pub fn block_into(&self, blk: u64, buf: &mut Vec<u8>) -> Result<()> {
+        let bs = self.geo.block_size;
+        let off = blk.checked_mul(bs).ok_or_else(|| {
+            Error::corrupt(
+                crate::ProblemKind::Structure,
+                format!("block number {blk} overflows a byte offset"),
+            )
+        })?;
+        buf.resize(usize::try_from(bs).unwrap_or(0), 0);
+        self.source.read_into(off, buf, &format!("block {blk}"))
+    }
+
     /// Tell the kernel that these blocks are about to be read, so that a cold device reads them
     /// in parallel and ahead of use. Consecutive blocks are coalesced into one request (flex_bg
     /// places the bitmaps of a flex group side by side); at most [`PREFETCH_SPAN`] blocks per

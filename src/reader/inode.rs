@@ -622,6 +622,18 @@ fn check_ea_inode(fs: &Filesystem, name: &str, ea_ino: u32, size: u32) -> Option
 /// Read every xattr of an inode (raw record `raw`): the in-inode area, then the block at
 /// i_file_acl. Damage is collected in `problems`.
 pub fn inode_xattrs<'a>(fs: &Filesystem, raw: &'a [u8], inode: &Inode) -> InodeXattrs<'a> {
+    inode_xattrs_reading(fs, raw, inode, false)
+}
+
+/// [`inode_xattrs`], the xattr block read past the block cache when `uncached` (a scan that
+/// decodes each distinct block once keeps its own cache of decoded blocks: copying the block
+/// into the shared block cache too would only cost an allocation and a copy per block).
+pub(crate) fn inode_xattrs_reading<'a>(
+    fs: &Filesystem,
+    raw: &'a [u8],
+    inode: &Inode,
+    uncached: bool,
+) -> InodeXattrs<'a> {
     let mut out = InodeXattrs::default();
     match xattr::parse_ibody(raw, inode.extra_isize) {
         Ok(ib) => {
@@ -653,12 +665,17 @@ pub fn inode_xattrs<'a>(fs: &Filesystem, raw: &'a [u8], inode: &Inode) -> InodeX
                 ),
             ));
         } else {
-            match fs.block(blk) {
-                Ok(b) => add_block_xattrs(fs, blk, &b, &mut out),
-                Err(e) => out.problems.push(Problem::new(
+            let mut add = |b: &[u8]| add_block_xattrs(fs, blk, b, &mut out);
+            let read = if uncached {
+                fs.block_uncached(blk).map(|b| add(&b))
+            } else {
+                fs.block(blk).map(|b| add(&b))
+            };
+            if let Err(e) = read {
+                out.problems.push(Problem::new(
                     ProblemKind::Xattr,
                     format!("xattr block: {e}"),
-                )),
+                ));
             }
         }
     }

@@ -339,6 +339,86 @@ where
     (w.acc, counts)
 }
 
+/// Most 64-bit words [`SeenInodes`] holds (two bits per inode slot up to the highest one
+/// visited in each group: 2^25 slots, 8 MiB); past it nothing more is recorded.
+const MAX_SEEN_WORDS: usize = 1 << 20;
+
+/// Which inodes a scan visited, and which of them are directories (by their `i_mode` as the
+/// scan read it): what `views::scan::inode_paths_seen` would otherwise read again for every directory
+/// entry it meets. Per group, bits up to the highest slot visited (memory follows the tables
+/// read, bounded by `MAX_SEEN_WORDS`, 8 MiB).
+#[derive(Clone, Debug, Default)]
+pub struct SeenInodes {
+    /// Inodes per group of the filesystem (0 until the first inode is recorded).
+    ipg: u32,
+    /// `(group, visited bits, directory bits)`, by ascending group once merged.
+    groups: Vec<(u32, Vec<u64>, Vec<u64>)>,
+    words: usize,
+}
+
+impl SeenInodes {
+    /// Record inode `ino` (of a filesystem with `ipg` inodes per group) as visited.
+    pub fn add(&mut self, ipg: u32, ino: u32, is_dir: bool) {
+        if ipg == 0 || ino == 0 || (self.ipg != 0 && self.ipg != ipg) {
+            return;
+        }
+        self.ipg = ipg;
+        let (group, slot) = ((ino - 1) / ipg, ((ino - 1) % ipg) as usize);
+        if self.groups.last().is_none_or(|g| g.0 != group) {
+            self.groups.push((group, Vec::new(), Vec::new()));
+        }
+        let word = slot / 64;
+        let Some(g) = self.groups.last_mut() else {
+            return;
+        };
+        if word >= g.1.len() {
+            let more = word + 1 - g.1.len();
+            if self.words + 2 * more > MAX_SEEN_WORDS {
+                return;
+            }
+            self.words += 2 * more;
+            g.1.resize(word + 1, 0);
+            g.2.resize(word + 1, 0);
+        }
+        let bit = 1u64 << (slot % 64);
+        g.1[word] |= bit;
+        if is_dir {
+            g.2[word] |= bit;
+        }
+    }
+
+    /// Whether inode `ino` is a directory, when it was visited (`None` otherwise).
+    pub fn is_dir(&self, ino: u32) -> Option<bool> {
+        if self.ipg == 0 || ino == 0 {
+            return None;
+        }
+        let (group, slot) = ((ino - 1) / self.ipg, ((ino - 1) % self.ipg) as usize);
+        let i = self.groups.binary_search_by_key(&group, |g| g.0).ok()?;
+        let (_, visited, dirs) = &self.groups[i];
+        let bit = 1u64 << (slot % 64);
+        let word = slot / 64;
+        (visited.get(word)? & bit != 0).then(|| dirs[word] & bit != 0)
+    }
+
+    /// `later` was recorded over the groups after those of `self`.
+    pub fn merge(mut self, later: SeenInodes) -> SeenInodes {
+        if self.ipg == 0 {
+            return SeenInodes {
+                words: self.words + later.words,
+                ..later
+            };
+        }
+        if later.ipg == self.ipg {
+            self.groups.extend(later.groups);
+            self.words += later.words;
+        }
+        // A group recorded twice (never, as workers take disjoint groups) is found once;
+        // what is not found is read again: the answer is the same either way.
+        self.groups.sort_by_key(|g| g.0);
+        self
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // External xattr blocks, decoded once per distinct block
 // ---------------------------------------------------------------------------------------------
@@ -382,7 +462,7 @@ impl DecodedBlock {
         let raw = [0u8; 128];
         let mut carrier = Inode::parse(&raw);
         carrier.file_acl = blk;
-        let xa = inode::inode_xattrs(fs, &raw, &carrier);
+        let xa = inode::inode_xattrs_reading(fs, &raw, &carrier, true);
         let mut out = DecodedBlock {
             info: xa.block.clone(),
             problems: xa.problems.clone(),
@@ -519,4 +599,31 @@ pub fn inode_xattrs_cached<'a>(
     let body = inode::inode_xattrs(fs, raw, &body_only);
     let block = (inode.file_acl != 0).then(|| cache.get(fs, inode.file_acl));
     (body, block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SeenInodes;
+
+    #[test]
+    fn seen_inodes_answer_only_for_visited_inodes() {
+        // Two workers over groups 0 and 2 of a filesystem with 100 inodes per group.
+        let mut a = SeenInodes::default();
+        a.add(100, 2, true);
+        a.add(100, 11, false);
+        let mut b = SeenInodes::default();
+        b.add(100, 201, true);
+        b.add(100, 270, false);
+        let seen = a.merge(b);
+        assert_eq!(seen.is_dir(2), Some(true));
+        assert_eq!(seen.is_dir(11), Some(false));
+        assert_eq!(seen.is_dir(201), Some(true));
+        assert_eq!(seen.is_dir(270), Some(false));
+        // Not visited: in a visited group, in a group not visited, past the bits kept, 0.
+        assert_eq!(seen.is_dir(3), None);
+        assert_eq!(seen.is_dir(150), None);
+        assert_eq!(seen.is_dir(299), None);
+        assert_eq!(seen.is_dir(0), None);
+        assert_eq!(SeenInodes::default().is_dir(2), None);
+    }
 }

@@ -42,10 +42,12 @@ pub fn lib_dir_iterate(
 ) -> Result<(), LibError> {
     let raw = fs.read_inode_checked(dir, false)?;
     let inode = Inode::parse(&raw);
-    lib_dir_iterate_inode(fs, dir, &raw, &inode, visit)
+    iterate_live(fs, dir, &raw, &inode, false, visit)
 }
 
-/// [`lib_dir_iterate`] for a directory whose record is in hand (already verified).
+/// [`lib_dir_iterate`] for a directory whose record is in hand (already verified), in a scan
+/// that walks each directory once: its blocks are read past the block cache
+/// ([`dir::iterate_dir_inode_once`]).
 pub fn lib_dir_iterate_inode(
     fs: &Filesystem,
     dir: u32,
@@ -53,10 +55,27 @@ pub fn lib_dir_iterate_inode(
     inode: &Inode,
     visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
 ) -> Result<(), LibError> {
+    iterate_live(fs, dir, raw, inode, true, visit)
+}
+
+/// The live entries of a directory in hand; `once`: read past the block cache.
+fn iterate_live(
+    fs: &Filesystem,
+    dir: u32,
+    raw: &[u8],
+    inode: &Inode,
+    once: bool,
+    visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
+) -> Result<(), LibError> {
     if !inode.is_dir() {
         return Err(LibError::NoDirectory);
     }
-    dir::iterate_dir_inode(fs, dir, raw, inode, false, &mut |e| {
+    let iterate = if once {
+        dir::iterate_dir_inode_once
+    } else {
+        dir::iterate_dir_inode
+    };
+    iterate(fs, dir, raw, inode, false, &mut |e| {
         if e.inode == 0 {
             ControlFlow::Continue(())
         } else {

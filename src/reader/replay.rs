@@ -567,6 +567,34 @@ enum Pass {
     Replay,
 }
 
+/// The state `do_one_pass` carries from one log block to the next.
+struct PassState {
+    /// The transaction the next commit block must carry.
+    next_commit: u32,
+    /// The next log block to read.
+    next: u64,
+    /// The v1 (compat) checksum of the transaction so far.
+    crc32_sum: u32,
+    /// A descriptor or revoke block failed its checksum: the next commit's time decides
+    /// whether that is damage or the stale end of an older log.
+    need_check_commit_time: bool,
+    last_commit_time: u64,
+    /// No block failed (the replay goes on past a failed block).
+    success: bool,
+    /// The transaction being replayed, until its commit block.
+    current: Option<Transaction>,
+}
+
+/// What one log block tells `do_one_pass` to do next.
+enum Step {
+    /// Read the next block.
+    Next,
+    /// The log ends here (`done`).
+    EndOfLog,
+    /// The pass failed (`goto failed`), already reported in the plan.
+    Failed,
+}
+
 /// `tid_gt`: sequence comparison modulo 2^32.
 fn tid_gt(x: u32, y: u32) -> bool {
     (x.wrapping_sub(y) as i32) > 0
@@ -792,19 +820,21 @@ impl Walk<'_> {
 
     /// `do_one_pass`; false when the pass failed (`goto failed`), which stops recovery.
     fn pass(&mut self, pass: Pass) -> bool {
-        let p = self.p;
-        let mut next_commit = p.sequence;
-        let mut next = p.start;
-        let mut crc32_sum = !0u32;
-        let mut need_check_commit_time = false;
-        let mut last_commit_time = 0u64;
-        let mut success = true;
+        let params = self.p;
+        let mut state = PassState {
+            next_commit: params.sequence,
+            next: params.start,
+            crc32_sum: !0u32,
+            need_check_commit_time: false,
+            last_commit_time: 0,
+            success: true,
+            current: None,
+        };
         // A valid log never holds more blocks than the journal: a walk reading more is going
         // around a crafted log, and ends there.
-        let mut budget = p.log_len().saturating_add(1);
-        let mut current: Option<Transaction> = None;
+        let mut budget = params.log_len().saturating_add(1);
         loop {
-            if pass != Pass::Scan && tid_geq(next_commit, self.info.end_transaction) {
+            if pass != Pass::Scan && tid_geq(state.next_commit, self.info.end_transaction) {
                 break;
             }
             if budget == 0 {
@@ -812,188 +842,239 @@ impl Walk<'_> {
                 break;
             }
             budget -= 1;
-            let this = next;
+            let this = state.next;
             if pass == Pass::Replay {
                 self.cache.touch(JOURNAL_KEY | this, false);
             }
-            let b = match self.jread(this) {
-                Ok(b) => b,
-                Err(f) => {
-                    self.plan.fail(f);
+            let block = match self.jread(this) {
+                Ok(block) => block,
+                Err(failure) => {
+                    self.plan.fail(failure);
                     return false;
                 }
             };
-            next = p.wrap(next + 1);
-            let h = Header::parse(&b);
-            if h.magic != JBD2_MAGIC || h.sequence != next_commit {
+            state.next = params.wrap(state.next + 1);
+            let header = Header::parse(&block);
+            if header.magic != JBD2_MAGIC || header.sequence != state.next_commit {
                 break;
             }
-            match h.blocktype {
+            let step = match header.blocktype {
                 jbd2::DESCRIPTOR_BLOCK => {
-                    if !self.tail_csum_ok(&b) {
-                        if pass != Pass::Scan {
-                            self.plan.fail(Failure::DescriptorChecksum {
-                                tid: next_commit,
-                                log_block: this,
-                            });
-                            return false;
-                        }
-                        need_check_commit_time = true;
-                    }
-                    if pass != Pass::Replay {
-                        if pass == Pass::Scan
-                            && p.compat_checksum
-                            && !need_check_commit_time
-                            && self.info.end_transaction == 0
-                        {
-                            if !self.calc_chksums(&b, &mut next, &mut crc32_sum) {
-                                break;
-                            }
-                            continue;
-                        }
-                        let n = self.tags(&b).len() as u64;
-                        next = p.wrap(next + n);
-                        continue;
-                    }
-                    let tx = current.get_or_insert(Transaction {
-                        tid: next_commit,
-                        replayed: 0,
-                    });
-                    for tag in self.tags(&b) {
-                        let io_block = next;
-                        next = p.wrap(next + 1);
-                        self.cache.touch(JOURNAL_KEY | io_block, false);
-                        let data = match self.jread(io_block) {
-                            Ok(d) => d,
-                            Err(f) => {
-                                // Recover what can be, report the failure at the end.
-                                self.plan.fail(f);
-                                success = false;
-                                continue;
-                            }
-                        };
-                        let blocknr = u64::from(tag.blocknr)
-                            | if p.tags.is_64bit {
-                                u64::from(tag.blocknr_high) << 32
-                            } else {
-                                0
-                            };
-                        if let Some(&r) = self.info.revoked.get(&blocknr) {
-                            if !tid_gt(next_commit, r) {
-                                self.plan.revoke_hits += 1;
-                                continue;
-                            }
-                        }
-                        if !self.tag_csum_ok(&tag, &data, h.sequence) {
-                            self.plan.fail(Failure::DataChecksum {
-                                tid: next_commit,
-                                fs_block: blocknr,
-                                log_block: io_block,
-                            });
-                            success = false;
-                            continue;
-                        }
-                        if blocknr >= p.fs_blocks {
-                            self.plan.fail(Failure::Outside {
-                                tid: next_commit,
-                                fs_block: blocknr,
-                                log_block: io_block,
-                            });
-                            success = false;
-                            continue;
-                        }
-                        self.plan.map.insert(
-                            blocknr,
-                            Logged {
-                                log_block: io_block,
-                                escaped: tag.flags & jbd2::FLAG_ESCAPE != 0,
-                                tid: next_commit,
-                            },
-                        );
-                        self.plan.replays += 1;
-                        self.cache.touch(blocknr, true);
-                        tx.replayed += 1;
-                    }
+                    self.pass_descriptor(pass, &mut state, &block, this, header.sequence)
                 }
-                jbd2::COMMIT_BLOCK => {
-                    let c = Commit::parse(&b);
-                    let commit_time = c.commit_sec;
-                    if need_check_commit_time {
-                        if commit_time >= last_commit_time {
-                            self.plan.fail(Failure::TransactionChecksum {
-                                tid: next_commit,
-                                log_block: this,
-                            });
-                            return false;
-                        }
-                        // Stale blocks of an older journal: the log ends here, successfully.
-                        break;
-                    }
-                    let mut chksum_error = false;
-                    if pass == Pass::Scan && p.compat_checksum {
-                        if self.info.end_transaction != 0 {
-                            self.plan.failed_commit = Some(self.info.end_transaction);
-                            break;
-                        }
-                        let found = c.chksum[0];
-                        let matches = crc32_sum == found
-                            && c.chksum_type == jbd2::CRC32_CHKSUM
-                            && c.chksum_size == jbd2::CRC32_CHKSUM_SIZE;
-                        let unused = c.chksum_type == 0 && c.chksum_size == 0 && found == 0;
-                        chksum_error = !(matches || unused);
-                        if !chksum_error {
-                            crc32_sum = !0;
-                        }
-                    }
-                    if pass == Pass::Scan && (chksum_error || !self.commit_csum_ok(&b)) {
-                        if commit_time < last_commit_time {
-                            break;
-                        }
-                        self.info.end_transaction = next_commit;
-                        if !p.async_commit {
-                            self.plan.failed_commit = Some(next_commit);
-                            break;
-                        }
-                    }
-                    if pass == Pass::Scan {
-                        last_commit_time = commit_time;
-                    }
-                    if let Some(tx) = current.take() {
-                        self.plan.transactions.push(tx);
-                    } else if pass == Pass::Replay {
-                        self.plan.transactions.push(Transaction {
-                            tid: next_commit,
-                            replayed: 0,
-                        });
-                    }
-                    next_commit = next_commit.wrapping_add(1);
+                jbd2::COMMIT_BLOCK => self.pass_commit(pass, &mut state, &block, this),
+                jbd2::REVOKE_BLOCK => self.pass_revoke(pass, &mut state, &block, this),
+                _ => Step::EndOfLog,
+            };
+            match step {
+                Step::Next => {}
+                Step::EndOfLog => break,
+                Step::Failed => return false,
+            }
+        }
+        self.pass_end(pass, &state)
+    }
+
+    /// A descriptor block: its tail checksum (a bad one fails the later passes; in the scan it
+    /// only makes the commit time decide), then its tags: skipped over by the scan (folded into
+    /// the v1 checksum when the journal has one) and the revoke pass, replayed by the last pass.
+    fn pass_descriptor(
+        &mut self,
+        pass: Pass,
+        state: &mut PassState,
+        block: &[u8],
+        this: u64,
+        sequence: u32,
+    ) -> Step {
+        let params = self.p;
+        if !self.tail_csum_ok(block) {
+            if pass != Pass::Scan {
+                self.plan.fail(Failure::DescriptorChecksum {
+                    tid: state.next_commit,
+                    log_block: this,
+                });
+                return Step::Failed;
+            }
+            state.need_check_commit_time = true;
+        }
+        if pass == Pass::Replay {
+            self.replay_tags(state, block, sequence);
+            return Step::Next;
+        }
+        if pass == Pass::Scan
+            && params.compat_checksum
+            && !state.need_check_commit_time
+            && self.info.end_transaction == 0
+        {
+            if !self.calc_chksums(block, &mut state.next, &mut state.crc32_sum) {
+                return Step::EndOfLog;
+            }
+            return Step::Next;
+        }
+        let tags = self.tags(block).len() as u64;
+        state.next = params.wrap(state.next + tags);
+        Step::Next
+    }
+
+    /// The replay of one descriptor's tags: each data block is mapped over its fs block unless
+    /// a later transaction revoked that block, its tag checksum fails or the block lies outside
+    /// the filesystem. A failed block is reported and the others are still replayed (the kernel
+    /// recovers what it can and fails the recovery at the end).
+    fn replay_tags(&mut self, state: &mut PassState, block: &[u8], sequence: u32) {
+        let params = self.p;
+        let tid = state.next_commit;
+        let tx = state
+            .current
+            .get_or_insert(Transaction { tid, replayed: 0 });
+        for tag in self.tags(block) {
+            let io_block = state.next;
+            state.next = params.wrap(state.next + 1);
+            self.cache.touch(JOURNAL_KEY | io_block, false);
+            let data = match self.jread(io_block) {
+                Ok(data) => data,
+                Err(failure) => {
+                    // Recover what can be, report the failure at the end.
+                    self.plan.fail(failure);
+                    state.success = false;
+                    continue;
                 }
-                jbd2::REVOKE_BLOCK => {
-                    if pass == Pass::Scan && !self.tail_csum_ok(&b) {
-                        need_check_commit_time = true;
-                    }
-                    if pass != Pass::Revoke {
-                        continue;
-                    }
-                    if !self.scan_revoke_records(&b, next_commit) {
-                        self.plan.fail(Failure::RevokeCount {
-                            tid: next_commit,
-                            log_block: this,
-                        });
-                        return false;
-                    }
+            };
+            let blocknr = u64::from(tag.blocknr)
+                | if params.tags.is_64bit {
+                    u64::from(tag.blocknr_high) << 32
+                } else {
+                    0
+                };
+            if let Some(&revoked_by) = self.info.revoked.get(&blocknr) {
+                if !tid_gt(tid, revoked_by) {
+                    self.plan.revoke_hits += 1;
+                    continue;
                 }
-                _ => break,
+            }
+            if !self.tag_csum_ok(&tag, &data, sequence) {
+                self.plan.fail(Failure::DataChecksum {
+                    tid,
+                    fs_block: blocknr,
+                    log_block: io_block,
+                });
+                state.success = false;
+                continue;
+            }
+            if blocknr >= params.fs_blocks {
+                self.plan.fail(Failure::Outside {
+                    tid,
+                    fs_block: blocknr,
+                    log_block: io_block,
+                });
+                state.success = false;
+                continue;
+            }
+            self.plan.map.insert(
+                blocknr,
+                Logged {
+                    log_block: io_block,
+                    escaped: tag.flags & jbd2::FLAG_ESCAPE != 0,
+                    tid,
+                },
+            );
+            self.plan.replays += 1;
+            self.cache.touch(blocknr, true);
+            tx.replayed += 1;
+        }
+    }
+
+    /// A commit block ends its transaction. In the scan: after a bad descriptor or revoke
+    /// checksum, a commit no older than the last one is a checksum failure and an older one is
+    /// a stale block of an earlier log (the log ends there, successfully); a bad v1 or v2/v3
+    /// commit checksum ends the log at this transaction (unless async_commit, where the kernel
+    /// goes on and judges by the commit times).
+    fn pass_commit(&mut self, pass: Pass, state: &mut PassState, block: &[u8], this: u64) -> Step {
+        let params = self.p;
+        let commit = Commit::parse(block);
+        let commit_time = commit.commit_sec;
+        if state.need_check_commit_time {
+            if commit_time >= state.last_commit_time {
+                self.plan.fail(Failure::TransactionChecksum {
+                    tid: state.next_commit,
+                    log_block: this,
+                });
+                return Step::Failed;
+            }
+            // Stale blocks of an older journal: the log ends here, successfully.
+            return Step::EndOfLog;
+        }
+        let mut chksum_error = false;
+        if pass == Pass::Scan && params.compat_checksum {
+            if self.info.end_transaction != 0 {
+                self.plan.failed_commit = Some(self.info.end_transaction);
+                return Step::EndOfLog;
+            }
+            let found = commit.chksum[0];
+            let matches = state.crc32_sum == found
+                && commit.chksum_type == jbd2::CRC32_CHKSUM
+                && commit.chksum_size == jbd2::CRC32_CHKSUM_SIZE;
+            let unused = commit.chksum_type == 0 && commit.chksum_size == 0 && found == 0;
+            chksum_error = !(matches || unused);
+            if !chksum_error {
+                state.crc32_sum = !0;
+            }
+        }
+        if pass == Pass::Scan && (chksum_error || !self.commit_csum_ok(block)) {
+            if commit_time < state.last_commit_time {
+                return Step::EndOfLog;
+            }
+            self.info.end_transaction = state.next_commit;
+            if !params.async_commit {
+                self.plan.failed_commit = Some(state.next_commit);
+                return Step::EndOfLog;
             }
         }
         if pass == Pass::Scan {
+            state.last_commit_time = commit_time;
+        }
+        if let Some(tx) = state.current.take() {
+            self.plan.transactions.push(tx);
+        } else if pass == Pass::Replay {
+            self.plan.transactions.push(Transaction {
+                tid: state.next_commit,
+                replayed: 0,
+            });
+        }
+        state.next_commit = state.next_commit.wrapping_add(1);
+        Step::Next
+    }
+
+    /// A revoke block: a bad tail checksum makes the scan judge by commit times; the revoke
+    /// pass records its blocks (a count larger than the block fails the pass).
+    fn pass_revoke(&mut self, pass: Pass, state: &mut PassState, block: &[u8], this: u64) -> Step {
+        if pass == Pass::Scan && !self.tail_csum_ok(block) {
+            state.need_check_commit_time = true;
+        }
+        if pass != Pass::Revoke {
+            return Step::Next;
+        }
+        if !self.scan_revoke_records(block, state.next_commit) {
+            self.plan.fail(Failure::RevokeCount {
+                tid: state.next_commit,
+                log_block: this,
+            });
+            return Step::Failed;
+        }
+        Step::Next
+    }
+
+    /// The end of a pass: the scan sets where the log ends; the later passes must end at the
+    /// same transaction (`PassMismatch` otherwise, reported once).
+    fn pass_end(&mut self, pass: Pass, state: &PassState) -> bool {
+        let mut success = state.success;
+        if pass == Pass::Scan {
             if self.info.end_transaction == 0 {
-                self.info.end_transaction = next_commit;
+                self.info.end_transaction = state.next_commit;
             }
-        } else if self.info.end_transaction != next_commit {
+        } else if self.info.end_transaction != state.next_commit {
             if success {
                 self.plan.fail(Failure::PassMismatch {
-                    ended: next_commit,
+                    ended: state.next_commit,
                     expected: self.info.end_transaction,
                 });
             }

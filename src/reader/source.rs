@@ -271,6 +271,13 @@ impl Source {
         self.read_failure.get().map(String::as_str)
     }
 
+    /// A handle on [`Source::read_failure`] that outlives this source (and holds none of its
+    /// resources): what a command looks at when it ends, to fail a report that went past a
+    /// failed read wherever that read was made.
+    pub fn failure_watch(&self) -> FailureWatch {
+        FailureWatch(self.read_failure.clone())
+    }
+
     /// `result`, after keeping its error as [`Source::read_failure`] when it is the input
     /// failing (the first one only).
     fn recorded<T>(&self, result: Result<T>) -> Result<T> {
@@ -526,6 +533,18 @@ impl Source {
             len,
             size: self.len,
         }
+    }
+}
+
+/// The first failed read of a [`Source`] (and of every window, clone and overlay of it), seen
+/// from outside it ([`Source::failure_watch`]).
+#[derive(Clone, Debug, Default)]
+pub struct FailureWatch(Arc<OnceLock<String>>);
+
+impl FailureWatch {
+    /// The one-line message of the first failed read, once one failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
     }
 }
 

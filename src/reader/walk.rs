@@ -585,6 +585,10 @@ pub fn run<V: TableVisitor>(
     visitor: &V,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Option<V::Worker> {
+    // Every group's descriptor is looked at (the plan below, each worker's group, a visitor's
+    // own lookups such as inode paths named after the walk): decoded once, each lookup is a
+    // copy instead of a read, a decode and a checksum. Bounded; nothing kept when it cannot be.
+    fs.load_descriptors();
     let leader = Leader::new(fs);
     // Warm (the tables in the page cache): no leader, no hints (each cost a page-cache lookup
     // per page hinted), nothing to wait for.

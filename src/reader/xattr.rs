@@ -173,10 +173,6 @@ pub struct Space {
     pub free: usize,
 }
 
-/// Walk the entries of one area. `area` starts at the first entry; `value_base` is the offset,
-/// within `area_full`, that value offsets count from; `first` is where the entries start within
-/// `area_full`. Returns the entries, the offset (in `area_full`) of the terminator and the lowest
-/// value offset (relative to `value_base`).
 /// The little-endian word at `pos` (the in-inode header is its magic alone): what the binrw
 /// decode of [`raw::IbodyHeader`] gives, without its cost on every inode of a scan.
 fn magic_at(area: &[u8], pos: usize) -> Option<u32> {
@@ -191,6 +187,10 @@ fn entry_at(area: &[u8], pos: usize) -> Option<raw::Entry> {
     Some(raw::Entry::read_le(&mut r))
 }
 
+/// Walk the entries of one area. `area` starts at the first entry; `value_base` is the offset,
+/// within `area_full`, that value offsets count from; `first` is where the entries start within
+/// `area_full`. Returns the entries, the offset (in `area_full`) of the terminator and the lowest
+/// value offset (relative to `value_base`).
 fn walk<'a>(
     area_full: &'a [u8],
     first: usize,
@@ -217,57 +217,94 @@ fn walk<'a>(
         if terminator.iter().all(|&c| c == 0) {
             break;
         }
-        let raw_entry = entry_at(area_full, pos).ok_or_else(|| {
-            Error::corrupt(
-                crate::ProblemKind::Xattr,
-                format!("{what}: entry at offset {pos} runs past the end of the area"),
-            )
-        })?;
-        let name_len = raw_entry.name_len;
-        let next = pos + entry_len(name_len as usize);
-        if next >= end || next + TERMINATOR_SIZE > end {
-            return Err(Error::corrupt(crate::ProblemKind::Xattr, format!(
-                "{what}: entry at offset {pos} (name length {name_len}) runs past the end of the area"
-            )));
-        }
-        let raw_name = area_full
-            .get(pos + ENTRY_SIZE..pos + ENTRY_SIZE + name_len as usize)
-            .ok_or_else(|| {
-                Error::corrupt(
-                    crate::ProblemKind::Xattr,
-                    format!("{what}: entry name at {pos} out of bounds"),
-                )
-            })?;
-        if raw_name.contains(&0) {
-            return Err(Error::corrupt(
-                crate::ProblemKind::Xattr,
-                format!("{what}: entry at offset {pos}: name contains a NUL byte"),
-            ));
-        }
-        let index = raw_entry.name_index;
-        entries.push(Entry {
-            index,
-            name: if names {
-                full_name(index, raw_name)
-            } else {
-                String::new()
-            },
-            raw_name,
-            name_len,
-            value_offs: raw_entry.value_offs,
-            value_inum: raw_entry.value_inum,
-            value_size: raw_entry.value_size,
-            hash: raw_entry.hash,
-            location,
-            entry_offset: pos - value_base,
-            value: None,
-        });
+        let (entry, next) = entry_of(area_full, pos, value_base, location, names, what)?;
+        entries.push(entry);
         pos = next;
     }
     let terminator = pos;
+    let min_offs = attach_values(&mut entries, area_full, value_base, terminator, what)?;
+    Ok((entries, terminator, min_offs))
+}
+
+/// The entry at `pos` of an area's table and the position of the next one: its 16 bytes, its
+/// name and the room for a terminator after it must lie inside the area, and the name holds no
+/// NUL. The value is attached later, once the terminator (the floor of the values) is known.
+#[inline]
+fn entry_of<'a>(
+    area_full: &'a [u8],
+    pos: usize,
+    value_base: usize,
+    location: Area,
+    names: bool,
+    what: &str,
+) -> Result<(Entry<'a>, usize)> {
+    let end = area_full.len();
+    let raw_entry = entry_at(area_full, pos).ok_or_else(|| {
+        Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("{what}: entry at offset {pos} runs past the end of the area"),
+        )
+    })?;
+    let name_len = raw_entry.name_len;
+    let next = pos + entry_len(name_len as usize);
+    if next >= end || next + TERMINATOR_SIZE > end {
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+            "{what}: entry at offset {pos} (name length {name_len}) runs past the end of the area"
+        ),
+        ));
+    }
+    let raw_name = area_full
+        .get(pos + ENTRY_SIZE..pos + ENTRY_SIZE + name_len as usize)
+        .ok_or_else(|| {
+            Error::corrupt(
+                crate::ProblemKind::Xattr,
+                format!("{what}: entry name at {pos} out of bounds"),
+            )
+        })?;
+    if raw_name.contains(&0) {
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!("{what}: entry at offset {pos}: name contains a NUL byte"),
+        ));
+    }
+    let index = raw_entry.name_index;
+    let entry = Entry {
+        index,
+        name: if names {
+            full_name(index, raw_name)
+        } else {
+            String::new()
+        },
+        raw_name,
+        name_len,
+        value_offs: raw_entry.value_offs,
+        value_inum: raw_entry.value_inum,
+        value_size: raw_entry.value_size,
+        hash: raw_entry.hash,
+        location,
+        entry_offset: pos - value_base,
+        value: None,
+    };
+    Ok((entry, next))
+}
+
+/// Attach each entry's value (an empty one is a value; one in an EA inode stays `None`) after
+/// checking its size and that it lies between the terminator and the end of the area. Returns
+/// the lowest value offset, relative to `value_base` (the area's end when there is no value).
+#[inline]
+fn attach_values<'a>(
+    entries: &mut [Entry<'a>],
+    area_full: &'a [u8],
+    value_base: usize,
+    terminator: usize,
+    what: &str,
+) -> Result<usize> {
+    let end = area_full.len();
     let values_floor = terminator + TERMINATOR_SIZE; // first byte a value may use
     let mut min_offs = end - value_base;
-    for e in &mut entries {
+    for e in entries.iter_mut() {
         if e.value_size > VALUE_SIZE_MAX {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
@@ -299,7 +336,7 @@ fn walk<'a>(
         e.value = area_full.get(start..start + e.value_size as usize);
         min_offs = min_offs.min(e.value_offs as usize);
     }
-    Ok((entries, terminator, min_offs))
+    Ok(min_offs)
 }
 
 /// The in-inode xattr area of one inode.

@@ -92,21 +92,20 @@ pub fn copy_contents_to(
     out: &mut dyn Write,
     direct: Option<&std::fs::File>,
 ) -> std::result::Result<u64, CopyError> {
-    let mut direct = direct;
     let size = inode.size;
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let data = inline_data(fs, ino, inode).map_err(CopyError::Read)?;
-        let n = match inline {
+        let len = match inline {
             InlineSize::Area => data.len(),
             InlineSize::ISize => data.len().min(usize::try_from(size).unwrap_or(usize::MAX)),
         };
-        out.write_all(&data[..n]).map_err(CopyError::Write)?;
-        return Ok(n as u64);
+        out.write_all(&data[..len]).map_err(CopyError::Write)?;
+        return Ok(len as u64);
     }
-    let bs = fs.block_size();
+    let block_size = fs.block_size();
     // Logical block numbers are 32-bit in extent trees and block maps alike: no file holds data
     // at or past 2^32 blocks, so a larger i_size is damage, not a hole to fill with zeros.
-    let max = bs.saturating_mul(1 << 32);
+    let max = block_size.saturating_mul(1 << 32);
     if size > max {
         return Err(CopyError::Read(Error::corrupt(
             crate::ProblemKind::Inode,
@@ -115,80 +114,18 @@ pub fn copy_contents_to(
         ),
         )));
     }
-    let mut pos = 0u64; // bytes written so far
+    let mut copier = RunCopier {
+        fs,
+        ino,
+        size,
+        block_size,
+        file_data: inode.is_reg(),
+        direct,
+        buf: Vec::new(),
+        pos: 0,
+    };
     let mut fail: Option<CopyError> = None;
-    let file_data = inode.is_reg();
-    // One buffer for the whole file: a fresh 1 MiB allocation per chunk is a fresh mapping whose
-    // pages fault in (and are zeroed) every time.
-    let mut buf: Vec<u8> = Vec::new();
-    let mut emit =
-        |run: fileblocks::Run, out: &mut dyn Write| -> std::result::Result<(), CopyError> {
-            let start = run.logical.saturating_mul(bs);
-            if start >= size {
-                return Ok(());
-            }
-            let end = run
-                .logical
-                .saturating_add(run.len)
-                .saturating_mul(bs)
-                .min(size);
-            if end <= pos {
-                return Ok(()); // overlaps what was already written
-            }
-            if start > pos {
-                write_zeros(out, start - pos).map_err(CopyError::Write)?;
-                pos = start;
-            }
-            if run.uninit {
-                write_zeros(out, end - pos).map_err(CopyError::Write)?;
-                pos = end;
-                return Ok(());
-            }
-            while pos < end {
-                let n = (end - pos).min(CHUNK);
-                let off = run
-                    .physical
-                    .checked_mul(bs)
-                    .and_then(|o| o.checked_add(pos - start))
-                    .ok_or_else(|| {
-                        CopyError::Read(Error::corrupt(
-                            crate::ProblemKind::Structure,
-                            "block number overflows",
-                        ))
-                    })?;
-                if let Some(f) = direct {
-                    out.flush().map_err(CopyError::Write)?;
-                    match fs.source.send_to(off, n, f, "file data") {
-                        Some(r) => {
-                            r.map_err(|e| match e {
-                                Error::Io { source, .. } => CopyError::Write(source),
-                                e => CopyError::Read(e),
-                            })?;
-                            pos += n;
-                            continue;
-                        }
-                        None => direct = None,
-                    }
-                }
-                if buf.is_empty() {
-                    buf = vec![0u8; CHUNK as usize];
-                }
-                let data = &mut buf[..n as usize];
-                let what = format!("data of inode {ino}");
-                // A regular file's blocks are file data (absent from an e2image -Q file); a
-                // directory's or a symlink's are metadata.
-                if file_data {
-                    fs.source.read_data_into(off, data, &what)
-                } else {
-                    fs.source.read_into(off, data, &what)
-                }
-                .map_err(CopyError::Read)?;
-                out.write_all(data).map_err(CopyError::Write)?;
-                pos += n;
-            }
-            Ok(())
-        };
-    let walk = fileblocks::for_each_run(fs, ino, inode, &mut |r| match emit(r, out) {
+    let walk = fileblocks::for_each_run(fs, ino, inode, &mut |run| match copier.emit(run, out) {
         Ok(()) => ControlFlow::Continue(()),
         Err(e) => {
             fail = Some(e);
@@ -199,9 +136,113 @@ pub fn copy_contents_to(
     if let Some(e) = fail {
         return Err(e);
     }
-    if pos < size {
-        write_zeros(out, size - pos).map_err(CopyError::Write)?;
-        pos = size;
+    if copier.pos < size {
+        write_zeros(out, size - copier.pos).map_err(CopyError::Write)?;
+        copier.pos = size;
     }
-    Ok(pos)
+    Ok(copier.pos)
+}
+
+/// The copy of one file's block runs, in logical order: holes and uninitialized extents become
+/// zeros, data past i_size is not written, a run overlapping what was already written is
+/// skipped (a damaged map may list a block twice).
+struct RunCopier<'a> {
+    fs: &'a Filesystem,
+    ino: u32,
+    /// i_size: where the copy stops.
+    size: u64,
+    block_size: u64,
+    /// A regular file's blocks are file data (absent from an e2image -Q file); a directory's or
+    /// a symlink's are metadata.
+    file_data: bool,
+    /// The file to copy into inside the kernel, until the kernel refuses.
+    direct: Option<&'a std::fs::File>,
+    /// One buffer for the whole file: a fresh 1 MiB allocation per chunk is a fresh mapping
+    /// whose pages fault in (and are zeroed) every time.
+    buf: Vec<u8>,
+    /// Bytes written so far.
+    pos: u64,
+}
+
+impl RunCopier<'_> {
+    fn emit(
+        &mut self,
+        run: fileblocks::Run,
+        out: &mut dyn Write,
+    ) -> std::result::Result<(), CopyError> {
+        let start = run.logical.saturating_mul(self.block_size);
+        if start >= self.size {
+            return Ok(());
+        }
+        let end = run
+            .logical
+            .saturating_add(run.len)
+            .saturating_mul(self.block_size)
+            .min(self.size);
+        if end <= self.pos {
+            return Ok(()); // overlaps what was already written
+        }
+        if start > self.pos {
+            write_zeros(out, start - self.pos).map_err(CopyError::Write)?;
+            self.pos = start;
+        }
+        if run.uninit {
+            write_zeros(out, end - self.pos).map_err(CopyError::Write)?;
+            self.pos = end;
+            return Ok(());
+        }
+        self.copy_mapped(run.physical, start, end, out)
+    }
+
+    /// Copy the bytes from the current position to `end` of a run that starts at byte `start`
+    /// of the file and at block `physical`, by chunks: in the kernel while it accepts, else
+    /// through the buffer.
+    fn copy_mapped(
+        &mut self,
+        physical: u64,
+        start: u64,
+        end: u64,
+        out: &mut dyn Write,
+    ) -> std::result::Result<(), CopyError> {
+        while self.pos < end {
+            let len = (end - self.pos).min(CHUNK);
+            let offset = physical
+                .checked_mul(self.block_size)
+                .and_then(|base| base.checked_add(self.pos - start))
+                .ok_or_else(|| {
+                    CopyError::Read(Error::corrupt(
+                        crate::ProblemKind::Structure,
+                        "block number overflows",
+                    ))
+                })?;
+            if let Some(file) = self.direct {
+                out.flush().map_err(CopyError::Write)?;
+                match self.fs.source.send_to(offset, len, file, "file data") {
+                    Some(sent) => {
+                        sent.map_err(|e| match e {
+                            Error::Io { source, .. } => CopyError::Write(source),
+                            e => CopyError::Read(e),
+                        })?;
+                        self.pos += len;
+                        continue;
+                    }
+                    None => self.direct = None,
+                }
+            }
+            if self.buf.is_empty() {
+                self.buf = vec![0u8; CHUNK as usize];
+            }
+            let data = &mut self.buf[..len as usize];
+            let what = format!("data of inode {}", self.ino);
+            if self.file_data {
+                self.fs.source.read_data_into(offset, data, &what)
+            } else {
+                self.fs.source.read_into(offset, data, &what)
+            }
+            .map_err(CopyError::Read)?;
+            out.write_all(data).map_err(CopyError::Write)?;
+            self.pos += len;
+        }
+        Ok(())
+    }
 }

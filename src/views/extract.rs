@@ -1068,56 +1068,18 @@ fn extract_entry<'s>(
         cname: &cname,
     };
     let res = match inode.file_type() {
-        0o100000 => {
-            if inode.links_count > 1 {
-                let mut st = ctx.lock();
-                if st.linked.contains_key(&ino) {
-                    st.pending_links.push((
-                        ino,
-                        Place {
-                            dir: d.idx,
-                            name: name.into(),
-                        },
-                    ));
-                    return;
-                }
-                st.linked.insert(
-                    ino,
-                    Place {
-                        dir: d.idx,
-                        name: name.into(),
-                    },
-                );
-            }
-            write_regular(ctx, &target, d.plain, ino, &inode, &xa).map(|n| {
-                let mut st = ctx.lock();
-                st.summary.files += 1;
-                st.summary.bytes += n;
-            })
-        }
+        0o100000 => match extract_regular(ctx, &target, d, ino, &inode, &xa) {
+            Some(written) => written,
+            None => return,
+        },
         0o120000 => {
             write_symlink(ctx, &target, ino, &inode, &xa).map(|_| ctx.lock().summary.symlinks += 1)
         }
-        t @ (0o010000 | 0o020000 | 0o060000 | 0o140000) => {
-            let what = match t {
-                0o010000 => "FIFO",
-                0o140000 => "socket",
-                _ => "device node",
-            };
-            // mknod(2) needs CAP_MKNOD for device nodes only: FIFOs and sockets are made by
-            // anyone; device nodes not made without privilege are counted in one note.
-            if !ctx.opts.privileged && what == "device node" {
-                ctx.lock().summary.devices_not_made += 1;
-                return;
+        node @ (0o010000 | 0o020000 | 0o060000 | 0o140000) => {
+            match extract_node(ctx, &target, node, ino, &inode, &xa) {
+                Some(made) => made,
+                None => return,
             }
-            write_node(ctx, &target, ino, &inode, &xa).map(|_| {
-                let mut st = ctx.lock();
-                match t {
-                    0o010000 => st.summary.fifos += 1,
-                    0o140000 => st.summary.sockets += 1,
-                    _ => st.summary.devices += 1,
-                }
-            })
         }
         t => Err(refused(format!("unknown file type {t:#o}"))),
     };
@@ -1128,6 +1090,77 @@ fn extract_entry<'s>(
         }
         ctx.skip(d.idx, name, &e.message);
     }
+}
+
+/// A regular file: a later name of a file with several links waits for the links pass
+/// (`None`: nothing to report now); the first name is remembered and the data copied.
+fn extract_regular(
+    ctx: &Ctx<'_>,
+    target: &Target<'_>,
+    d: &OpenDir,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> Option<std::result::Result<(), Problem>> {
+    let name = target.name;
+    if inode.links_count > 1 {
+        let mut st = ctx.lock();
+        if st.linked.contains_key(&ino) {
+            st.pending_links.push((
+                ino,
+                Place {
+                    dir: d.idx,
+                    name: name.into(),
+                },
+            ));
+            return None;
+        }
+        st.linked.insert(
+            ino,
+            Place {
+                dir: d.idx,
+                name: name.into(),
+            },
+        );
+    }
+    Some(
+        write_regular(ctx, target, d.plain, ino, inode, xa).map(|n| {
+            let mut st = ctx.lock();
+            st.summary.files += 1;
+            st.summary.bytes += n;
+        }),
+    )
+}
+
+/// A FIFO, socket or device node (`file_type`); `None` for a device node not made without
+/// privilege (counted for the summary note).
+fn extract_node(
+    ctx: &Ctx<'_>,
+    target: &Target<'_>,
+    file_type: u16,
+    ino: u32,
+    inode: &Inode,
+    xa: &InodeXattrs<'_>,
+) -> Option<std::result::Result<(), Problem>> {
+    let what = match file_type {
+        0o010000 => "FIFO",
+        0o140000 => "socket",
+        _ => "device node",
+    };
+    // mknod(2) needs CAP_MKNOD for device nodes only: FIFOs and sockets are made by
+    // anyone; device nodes not made without privilege are counted in one note.
+    if !ctx.opts.privileged && what == "device node" {
+        ctx.lock().summary.devices_not_made += 1;
+        return None;
+    }
+    Some(write_node(ctx, target, ino, inode, xa).map(|_| {
+        let mut st = ctx.lock();
+        match file_type {
+            0o010000 => st.summary.fifos += 1,
+            0o140000 => st.summary.sockets += 1,
+            _ => st.summary.devices += 1,
+        }
+    }))
 }
 
 fn enter_dir<'s>(
@@ -1320,60 +1353,8 @@ pub fn extract(
         });
     }
     match name {
-        None => {
-            if !is_dir {
-                return Err(Error::Invalid(format!("inode {ino} is not a directory")));
-            }
-            let nonempty = std::fs::read_dir(dest)
-                .map_err(io("cannot read"))?
-                .next()
-                .is_some();
-            if nonempty && !opts.force {
-                return Err(Error::Invalid(format!(
-                    "{}: destination is not empty: use --force to extract into it",
-                    dest.display()
-                )));
-            }
-            ctx.lock().visited.insert(ino);
-            let fd = Arc::clone(&ctx.top);
-            let ctx_ref = &ctx;
-            rayon::scope(|s| {
-                extract_dir_contents(
-                    ctx_ref,
-                    s,
-                    OpenDir {
-                        idx: 0,
-                        fd,
-                        depth: 0,
-                        plain: top_plain,
-                    },
-                    ino,
-                )
-            });
-        }
-        Some(n) => {
-            let c = at::component(n).map_err(|_| {
-                Error::Invalid("the name to extract as is not a single path component".into())
-            })?;
-            if !opts.force {
-                if let Ok(Some(t)) = at::lstat_type_at(ctx.top.as_fd(), &c) {
-                    return Err(Error::Invalid(format!(
-                        "{}/{}: exists ({}): use --force to replace it",
-                        dest.display(),
-                        String::from_utf8_lossy(n),
-                        type_word(t)
-                    )));
-                }
-            }
-            let top = OpenDir {
-                idx: 0,
-                fd: Arc::clone(&ctx.top),
-                depth: 0,
-                plain: top_plain,
-            };
-            let ctx_ref = &ctx;
-            rayon::scope(|s| extract_entry(ctx_ref, s, &top, n, ino));
-        }
+        None => extract_contents_into(&ctx, dest, ino, is_dir, top_plain)?,
+        Some(as_name) => extract_as(&ctx, dest, as_name, ino, top_plain)?,
     }
     make_pending_links(&ctx);
     finish_dirs(&ctx);
@@ -1381,6 +1362,82 @@ pub fn extract(
     let mut summary = st.summary;
     unprivileged_notes(&mut summary);
     Ok(summary)
+}
+
+/// `extract` without a name: the directory's entries go straight into `dest`, which must be
+/// empty unless `--force`.
+fn extract_contents_into(
+    ctx: &Ctx<'_>,
+    dest: &std::path::Path,
+    ino: u32,
+    is_dir: bool,
+    top_plain: bool,
+) -> Result<()> {
+    if !is_dir {
+        return Err(Error::Invalid(format!("inode {ino} is not a directory")));
+    }
+    let nonempty = std::fs::read_dir(dest)
+        .map_err(|source| Error::Io {
+            path: dest.to_path_buf(),
+            op: "cannot read",
+            source,
+        })?
+        .next()
+        .is_some();
+    if nonempty && !ctx.opts.force {
+        return Err(Error::Invalid(format!(
+            "{}: destination is not empty: use --force to extract into it",
+            dest.display()
+        )));
+    }
+    ctx.lock().visited.insert(ino);
+    let fd = Arc::clone(&ctx.top);
+    rayon::scope(|scope| {
+        extract_dir_contents(
+            ctx,
+            scope,
+            OpenDir {
+                idx: 0,
+                fd,
+                depth: 0,
+                plain: top_plain,
+            },
+            ino,
+        )
+    });
+    Ok(())
+}
+
+/// `extract` with a name: the inode becomes `dest/name`, which must not exist unless
+/// `--force`.
+fn extract_as(
+    ctx: &Ctx<'_>,
+    dest: &std::path::Path,
+    name: &[u8],
+    ino: u32,
+    top_plain: bool,
+) -> Result<()> {
+    let cname = at::component(name).map_err(|_| {
+        Error::Invalid("the name to extract as is not a single path component".into())
+    })?;
+    if !ctx.opts.force {
+        if let Ok(Some(existing)) = at::lstat_type_at(ctx.top.as_fd(), &cname) {
+            return Err(Error::Invalid(format!(
+                "{}/{}: exists ({}): use --force to replace it",
+                dest.display(),
+                String::from_utf8_lossy(name),
+                type_word(existing)
+            )));
+        }
+    }
+    let top = OpenDir {
+        idx: 0,
+        fd: Arc::clone(&ctx.top),
+        depth: 0,
+        plain: top_plain,
+    };
+    rayon::scope(|scope| extract_entry(ctx, scope, &top, name, ino));
+    Ok(())
 }
 
 /// The one-line notes for what an unprivileged run cannot keep.

@@ -86,10 +86,39 @@ impl NcheckWorker {
     }
 }
 
-/// The walk's visitor: requested inodes with their multiplicity.
+/// The requested inodes, asked of every entry of every directory: a bit per inode number
+/// modulo [`Wanted::FILTER_BITS`] answers most entries (not requested) without a search, the
+/// sorted numbers the rest.
+struct Wanted {
+    filter: Vec<u64>,
+    sorted: Vec<u32>,
+}
+
+impl Wanted {
+    const FILTER_BITS: usize = 1 << 16;
+
+    fn new(inodes: &[u32]) -> Wanted {
+        let mut filter = vec![0u64; Wanted::FILTER_BITS / 64];
+        let mut sorted = inodes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for &i in &sorted {
+            let bit = i as usize % Wanted::FILTER_BITS;
+            filter[bit / 64] |= 1 << (bit % 64);
+        }
+        Wanted { filter, sorted }
+    }
+
+    fn contains(&self, ino: u32) -> bool {
+        let bit = ino as usize % Wanted::FILTER_BITS;
+        self.filter[bit / 64] & (1 << (bit % 64)) != 0 && self.sorted.binary_search(&ino).is_ok()
+    }
+}
+
+/// The walk's visitor: the requested inodes.
 struct NcheckVisitor<'a> {
     fs: &'a Filesystem,
-    wanted: HashMap<u32, u32>,
+    wanted: Wanted,
     /// The bad blocks list (inodes in those inode-table blocks are skipped).
     bad: Vec<u64>,
     check_filetype: bool,
@@ -172,7 +201,7 @@ impl NcheckVisitor<'_> {
             if e.name_len == 2 && e.name.starts_with(b"..") {
                 rec.dotdot = e.inode;
             }
-            if rec.entries > 2 && self.wanted.contains_key(&e.inode) {
+            if rec.entries > 2 && self.wanted.contains(e.inode) {
                 rec.matches
                     .push(self.matched(rec.entries, e.inode, e.name, e.file_type));
             }
@@ -351,13 +380,9 @@ pub struct Report {
 
 /// Run the walk: every directory record and scan error, in inode order.
 fn scan(fs: &Filesystem, req: &Request) -> Vec<(u64, Event)> {
-    let mut wanted: HashMap<u32, u32> = HashMap::new();
-    for &i in &req.inodes {
-        *wanted.entry(i).or_default() += 1;
-    }
     let visitor = NcheckVisitor {
         fs,
-        wanted,
+        wanted: Wanted::new(&req.inodes),
         bad: bad_blocks(fs),
         check_filetype: req.check_filetype,
         csum: fs.sb.has_metadata_csum(),
@@ -562,4 +587,22 @@ pub struct AllPaths {
     pub paths: HashMap<u32, Vec<String>>,
     /// What stopped or hampered the scan.
     pub problems: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wanted;
+
+    #[test]
+    fn wanted_finds_exactly_the_requested_inodes() {
+        let asked = [12, 12 + (1 << 16), 70_000, u32::MAX];
+        let w = Wanted::new(&asked);
+        for i in asked {
+            assert!(w.contains(i), "{i}");
+        }
+        // On the filter bit of a requested inode, or on none: not requested.
+        for i in [13, 12 + (2 << 16), 70_001, u32::MAX - 1, 0] {
+            assert!(!w.contains(i), "{i}");
+        }
+    }
 }

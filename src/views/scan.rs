@@ -12,7 +12,7 @@ use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, Inode, InodeBase, XattrLocation};
 pub use crate::reader::itable::{
     group_inodes, inode_xattrs_cached, scan_in_use, BlockEntry, DecodedBlock, GroupInodes,
-    InodeChunk, ScanCounts, XattrBlockCache, ITABLE_CHUNK_BYTES, MAX_PROBLEMS,
+    InodeChunk, ScanCounts, SeenInodes, XattrBlockCache, ITABLE_CHUNK_BYTES, MAX_PROBLEMS,
 };
 use crate::reader::ondisk;
 use crate::reader::samba;
@@ -37,6 +37,19 @@ pub const MAX_PATH_WALK_DIRS: usize = 1 << 20;
 pub fn inode_paths(
     fs: &Filesystem,
     wanted: &std::collections::HashSet<u32>,
+) -> HashMap<u32, String> {
+    inode_paths_seen(fs, wanted, &SeenInodes::default())
+}
+
+/// [`inode_paths`], told by `seen` which inodes a scan already visited and which of those are
+/// directories: an entry naming one of them is not read again to learn whether it is a
+/// directory (the other entries are). The same paths as [`inode_paths`]: `seen` holds what
+/// the inode records said when the scan read them.
+#[allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
+pub fn inode_paths_seen(
+    fs: &Filesystem,
+    wanted: &std::collections::HashSet<u32>,
+    seen_inodes: &SeenInodes,
 ) -> HashMap<u32, String> {
     use std::collections::{HashSet, VecDeque};
     let mut found = HashMap::new();
@@ -73,10 +86,11 @@ pub fn inode_paths(
             if wanted.contains(&ino) && !found.contains_key(&ino) {
                 found.insert(ino, String::from_utf8_lossy(&p).into_owned());
             }
-            let is_dir = fs
-                .inode_raw(ino)
-                .map(|r| Inode::parse(&r).is_dir())
-                .unwrap_or(false);
+            let is_dir = seen_inodes.is_dir(ino).unwrap_or_else(|| {
+                fs.inode_raw(ino)
+                    .map(|r| Inode::parse(&r).is_dir())
+                    .unwrap_or(false)
+            });
             if is_dir && seen.insert(ino) {
                 queue.push_back((ino, p));
             }
@@ -282,6 +296,8 @@ pub struct XattrStats {
     pub largest: Vec<Listed>,
     /// Per-decoder summaries (files by DOS attribute, Lustre stripe counts).
     pub decoders: DecoderSummary,
+    /// The inodes the scan visited and which are directories (for [`inode_paths_seen`]).
+    pub seen: SeenInodes,
 }
 
 /// Where one inode's xattrs live, as the scan saw them.
@@ -563,6 +579,7 @@ impl XattrStats {
         self.inodes_with_problems += o.inodes_with_problems;
         self.names_untracked += o.names_untracked;
         self.decoders.merge(o.decoders);
+        self.seen = std::mem::take(&mut self.seen).merge(o.seen);
         for (k, v) in o.names {
             if let Some(s) = self.names.get_mut(&k) {
                 s.absorb(&v);
@@ -691,6 +708,11 @@ pub fn xattr_stats_listing(
                 ));
                 return;
             };
+            st.seen.add(
+                fs.geo.inodes_per_group,
+                ino,
+                ondisk::inode::mode_is_dir(base.mode),
+            );
             if base.flags & inode::EA_INODE_FL != 0 {
                 st.ea_value_inodes += 1;
             }

@@ -130,3 +130,42 @@ fn read_tree(dir: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// OR `bits` into the byte at `off` of `img` (a feature bit set without touching its neighbours).
+pub fn or_byte(img: &Path, off: u64, bits: u8) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(img).unwrap();
+    f.seek(SeekFrom::Start(off)).unwrap();
+    let mut b = [0u8];
+    f.read_exact(&mut b).unwrap();
+    super::images::write_at(img, off, &[b[0] | bits]);
+}
+
+/// The number after `what` in group `group`'s section of `dumpe2fs IMG` ("Inode bitmap at ").
+pub fn group_location(img: &Path, group: u32, what: &str) -> u64 {
+    let out = run(Command::new(which("dumpe2fs").expect("dumpe2fs")).arg(img));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = format!("Group {group}:");
+    text.lines()
+        .skip_while(|l| !l.starts_with(&head))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Group "))
+        .find_map(|l| l.split(what).nth(1))
+        .and_then(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no {what:?} in group {group} of {}", img.display()))
+}
+
+/// A number of `dumpe2fs -h IMG` ("MMP block number:").
+pub fn sb_number(img: &Path, name: &str) -> u64 {
+    let out = run(Command::new(which("dumpe2fs").expect("dumpe2fs"))
+        .arg("-h")
+        .arg(img));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in dumpe2fs -h {}", img.display()))
+}
