@@ -354,3 +354,35 @@ fn journal_too_small_or_too_big_for_its_log_matches_e2fsck() {
         judge(&img, want, rc);
     }
 }
+
+/// A journal inode that is unallocated on disk and restored only by the log (corpus `f_journal`:
+/// e2fsck replays from the superblock's backup of the journal blocks, `-n` cannot proceed, exit
+/// 12): the kernel loads the inode before recovering and refuses the mount ("special inode
+/// unallocated"), so `check` judges it on disk, before its in-memory replay.
+#[test]
+fn journal_inode_unallocated_before_replay_is_refused() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(img) = corpus_image(dir.path(), "f_journal") else {
+        eprintln!("SKIP: corpus image f_journal not found");
+        return;
+    };
+    judge(&img, Some("journal.inode"), 12);
+    let (_, _, v) = check_rules(&img);
+    let inode = v["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "journal.inode")
+        .unwrap();
+    assert_eq!(inode["severity"], "error", "{inode}");
+    match damage::kernel_unavailable() {
+        Some(why) => eprintln!("SKIP: the kernel as judge: {why}"),
+        None => assert!(
+            damage::kernel_reads_all(&img).is_err(),
+            "the kernel mounted f_journal"
+        ),
+    }
+}

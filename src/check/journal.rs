@@ -101,20 +101,44 @@ fn walk_extents(
     Ok(())
 }
 
+/// The internal journal's inode number, or `None` when there is no internal journal (none, or
+/// an external one living on another device: nothing to read here).
+fn internal_journal(fs: &Filesystem) -> Option<u32> {
+    let sb = &fs.sb;
+    let external = sb.has_incompat(INCOMPAT_JOURNAL_DEV) || sb.journal_uuid.iter().any(|&b| b != 0);
+    (sb.has_compat(COMPAT_HAS_JOURNAL) && !external).then_some(sb.journal_inum)
+}
+
+/// The block of the journal superblock and the journal length, or why the inode is unusable.
+fn locate(fs: &Filesystem, ino: u32) -> Result<(u64, u64), String> {
+    usable_journal_inode(fs, ino)
+        .and_then(|(inode, nblocks)| Ok((journal_superblock_block(fs, &inode, nblocks)?, nblocks)))
+}
+
+/// Judge the journal inode as it is on disk, before the in-memory replay: the kernel loads it
+/// (ext4_get_journal_inode → `__ext4_iget` with EXT4_IGET_SPECIAL, "special inode
+/// unallocated" on a zero link count) before it recovers anything, so an inode only the log
+/// restores is refused at mount. e2fsck falls back to the superblock's backup of the journal
+/// blocks (`s_jnl_blocks`, e2fsck_get_journal) and replays; the kernel does not.
+pub(super) fn check_inode_before_replay(fs: &Filesystem, findings: &mut Findings) {
+    let Some(ino) = internal_journal(fs) else {
+        return;
+    };
+    if let Err(why) = locate(fs, ino) {
+        bad_inode(
+            findings,
+            ino,
+            format!("{why} on disk, before recovery (the kernel refuses to mount; only the log restores it)"),
+        );
+    }
+}
+
 /// Check the internal journal.
 pub(super) fn check(fs: &Filesystem, findings: &mut Findings) {
-    let sb = &fs.sb;
-    if !sb.has_compat(COMPAT_HAS_JOURNAL) || sb.has_incompat(INCOMPAT_JOURNAL_DEV) {
+    let Some(ino) = internal_journal(fs) else {
         return;
-    }
-    if sb.journal_uuid.iter().any(|&byte| byte != 0) {
-        // External journal: lives on another device, nothing to read here.
-        return;
-    }
-    let ino = sb.journal_inum;
-    let located = usable_journal_inode(fs, ino)
-        .and_then(|(inode, nblocks)| Ok((journal_superblock_block(fs, &inode, nblocks)?, nblocks)));
-    let (blk, nblocks) = match located {
+    };
+    let (blk, nblocks) = match locate(fs, ino) {
         Ok(found) => found,
         Err(why) => return bad_inode(findings, ino, why),
     };

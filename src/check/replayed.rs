@@ -7,6 +7,7 @@
 
 use super::{Finding, Findings, RuleId};
 use crate::error::Error;
+use crate::reader::fs::{Filesystem, OpenOptions};
 use crate::reader::replay::{self, Plan};
 use crate::reader::source::Source;
 use std::path::Path;
@@ -17,6 +18,7 @@ pub(super) fn apply(src: Source, journal: Option<&Path>, f: &mut Findings) -> So
         Ok(None) => src,
         Ok(Some((replayed, plan))) => {
             report(&plan, f);
+            journal_inode_on_disk(&src, f);
             replayed
         }
         // A filesystem that does not open is judged by the superblock checks, as it is.
@@ -29,6 +31,20 @@ pub(super) fn apply(src: Source, journal: Option<&Path>, f: &mut Findings) -> So
             ));
             src
         }
+    }
+}
+
+/// The journal inode as the kernel finds it before recovering (see
+/// [`super::journal::check_inode_before_replay`]); the replayed image may have a good one.
+fn journal_inode_on_disk(src: &Source, f: &mut Findings) {
+    let open = OpenOptions {
+        offset: Some(0),
+        force: true,
+        ..OpenOptions::default()
+    };
+    // The replay opened it just before: an error here leaves the judgement to the passes.
+    if let Ok(fs) = Filesystem::from_source(src.clone(), &open) {
+        super::journal::check_inode_before_replay(&fs, f);
     }
 }
 
