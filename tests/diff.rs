@@ -454,3 +454,49 @@ sleep 3
     let (code, v) = diff_json(&c.fsck, &c.crash, &["--replay"]);
     assert_eq!(code, 0, "{v}");
 }
+
+/// A normal e2image file holds no directory or data block: `diff` (either side, or against a
+/// tree) and `extract` (to a directory or as an archive) fail in one line on stderr, exit 8,
+/// with nothing on stdout (no partial report) and no output begun.
+#[test]
+fn metadata_only_e2image_is_refused_in_one_line() {
+    if !tools() || !have("e2image") {
+        eprintln!("SKIP: e2image missing");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let tree = small_tree(t.path());
+    let img = build(
+        t.path(),
+        &tree,
+        "a.img",
+        "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b",
+        "1700000000",
+    );
+    let e2i = t.path().join("a.e2i");
+    let o = run(Command::new(which("e2image").unwrap()).arg(&img).arg(&e2i));
+    assert!(o.status.success(), "{o:?}");
+    let dest = t.path().join("out");
+    let tar = t.path().join("out.tar");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["diff".into(), s(&e2i), s(&img)],
+        vec!["diff".into(), s(&img), s(&e2i)],
+        vec!["diff".into(), s(&e2i), s(&tree)],
+        vec!["extract".into(), s(&e2i), "/".into(), s(&dest)],
+        vec!["extract".into(), "--tar".into(), "-".into(), s(&e2i)],
+        vec!["extract".into(), "--tar".into(), s(&tar), s(&e2i)],
+    ];
+    for args in cases {
+        let o = run(Command::new(bin()).args(&args));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(8), "{args:?}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args:?}: {o:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("not present in this metadata image"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!dest.exists() && !tar.exists(), "output begun");
+}

@@ -1,6 +1,7 @@
-//! Terminal behaviour of every command that prints a table (format::table): the width follows
-//! COLUMNS (the terminal's width on a terminal), where only the longest column wraps; on a pipe
-//! with no COLUMNS a table keeps its natural width, one line per row. Borders are ASCII under
+//! Terminal behaviour of every command that prints a table (format::table): on a terminal (a
+//! pseudo-terminal made by script(1)) the width follows COLUMNS, else the terminal's, and only
+//! the longest column wraps; on a pipe a table keeps its natural width, one line per row,
+//! whatever COLUMNS says. Borders are ASCII under
 //! LANG=C or TERM=dumb and box drawing under a UTF-8 locale; no progress output on a pipe.
 
 mod common;
@@ -51,6 +52,37 @@ fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     run(&mut cmd)
 }
 
+/// Run on a terminal (a pseudo-terminal made by script(1), stderr discarded) with a controlled
+/// environment; `None` (after a SKIP line) when script(1) is not there. Its output with the
+/// terminal's `\r\n` line ends as `\n`.
+fn run_tty(args: &[&str], env: &[(&str, &str)]) -> Option<String> {
+    let Some(script) = which("script") else {
+        eprintln!("SKIP: script(1) not installed (needed for a terminal)");
+        return None;
+    };
+    let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
+    let mut line = quote(&bin().display().to_string());
+    for a in args {
+        line.push(' ');
+        line.push_str(&quote(a));
+    }
+    line.push_str(" 2>/dev/null");
+    let mut cmd = Command::new(script);
+    cmd.args(["-qec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .env("SHELL", "/bin/sh");
+    for k in [
+        "COLUMNS", "LINES", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "NO_COLOR",
+    ] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(&mut cmd);
+    Some(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"))
+}
+
 /// The commands that print tables, on this image.
 fn table_commands(img: &str) -> Vec<Vec<String>> {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -92,8 +124,7 @@ fn tables_fit_80_columns_in_ascii_under_lang_c_and_term_dumb() {
     for env in envs {
         for args in table_commands(img) {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
-            let o = run_env(&a, env);
-            let text = String::from_utf8(o.stdout).unwrap();
+            let Some(text) = run_tty(&a, env) else { return };
             let rows = table_lines(&text);
             assert!(!rows.is_empty(), "{a:?} {env:?}: no table in {text}");
             for l in &rows {
@@ -101,6 +132,12 @@ fn tables_fit_80_columns_in_ascii_under_lang_c_and_term_dumb() {
                 // Borders are ASCII (cell text is whatever the command prints).
                 assert!(!has_box_drawing(l), "{a:?} {env:?}: {l:?}");
             }
+            // The same environment on a pipe: ASCII too, and no progress output.
+            let o = run_env(&a, env);
+            assert!(
+                !has_box_drawing(&String::from_utf8_lossy(&o.stdout)),
+                "{a:?} {env:?}"
+            );
             assert!(o.stderr.is_empty() || !String::from_utf8_lossy(&o.stderr).contains('\r'));
         }
     }
@@ -120,8 +157,9 @@ fn tables_use_box_drawing_under_utf8_and_follow_columns() {
         ];
         for args in table_commands(img) {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
-            let o = run_env(&a, &env);
-            let text = String::from_utf8(o.stdout).unwrap();
+            let Some(text) = run_tty(&a, &env) else {
+                return;
+            };
             let rows = table_lines(&text);
             assert!(!rows.is_empty(), "{a:?}: no table in {text}");
             assert!(
@@ -135,11 +173,11 @@ fn tables_use_box_drawing_under_utf8_and_follow_columns() {
     }
     // The rule catalogue has long descriptions: it fills a wide terminal and wraps in a narrow one.
     let lines = |cols: &str| {
-        let o = run_env(
+        let text = run_tty(
             &["check", "--list-rules"],
             &[("COLUMNS", cols), ("LANG", "C.UTF-8")],
         );
-        String::from_utf8(o.stdout).unwrap().lines().count()
+        text.unwrap_or_default().lines().count()
     };
     assert!(lines("60") > lines("200"));
 }
@@ -189,8 +227,9 @@ fn json_count(args: &[&str], outer: Option<&str>, key: &str) -> usize {
 
 #[test]
 fn piped_tables_keep_one_line_per_row() {
-    // Off a terminal and without COLUMNS, nothing wraps: a table is its top border, header,
-    // separator, one line per row and bottom border, whatever the length of its cells.
+    // Off a terminal nothing wraps, COLUMNS set or not (a shell or harness may export it): a
+    // table is its top border, header, separator, one line per row and bottom border, whatever
+    // the length of its cells.
     let cases: [(&[&str], usize); 2] = [
         (
             &["check", "--list-rules"],
@@ -207,7 +246,12 @@ fn piped_tables_keep_one_line_per_row() {
     ];
     for (args, rows) in cases {
         assert!(rows > 0, "{args:?}");
-        for env in [&[("LANG", "C")][..], &[("LANG", "C.UTF-8")][..]] {
+        let envs = [
+            &[("LANG", "C")][..],
+            &[("LANG", "C.UTF-8")][..],
+            &[("LANG", "C.UTF-8"), ("COLUMNS", "80")][..],
+        ];
+        for env in envs {
             let o = run_env(args, env);
             let text = String::from_utf8(o.stdout).unwrap();
             assert_eq!(

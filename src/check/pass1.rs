@@ -190,14 +190,14 @@ impl Acc {
         self.findings = self.findings.merge(later.findings);
         self.inodes.lists.extend(later.inodes.lists);
         self.claims = self.claims.merge(later.claims);
-        for (b, r) in later.xattr_blocks {
+        for (block, xref) in later.xattr_blocks {
             self.xattr_blocks
-                .entry(b)
+                .entry(block)
                 .and_modify(|e| {
-                    e.refs = e.refs.saturating_add(r.refs);
-                    e.first_ino = e.first_ino.min(r.first_ino);
+                    e.refs = e.refs.saturating_add(xref.refs);
+                    e.first_ino = e.first_ino.min(xref.first_ino);
                 })
-                .or_insert(r);
+                .or_insert(xref);
         }
         self.groups.extend(later.groups);
         self.quota.merge(later.quota);
@@ -350,17 +350,17 @@ impl Mapped {
     }
     /// Claim the clusters the inode holds (see [`Mapped::clusters`]); returns their number.
     fn claim_clusters(&self, cluster_bits: u32, claims: &mut super::ownership::Claims) -> u64 {
-        let mut n = 0u64;
+        let mut count = 0u64;
         let mut claim = |&(s, l): &(u64, u64)| {
             claims.claim(s, l);
-            n += l;
+            count += l;
         };
         if cluster_bits == 0 {
             self.ranges.iter().for_each(&mut claim);
         } else {
             self.clusters(cluster_bits).iter().for_each(&mut claim);
         }
-        n
+        count
     }
     fn problem(&mut self, rule: RuleId, msg: String) {
         if self.problems.len() < 16 {
@@ -380,7 +380,7 @@ impl Mapped {
         if cluster_bits == 0 {
             return self.ranges.clone();
         }
-        let mut c: Vec<(u64, u64)> = self
+        let mut claims: Vec<(u64, u64)> = self
             .ranges
             .iter()
             .map(|&(s, l)| {
@@ -389,8 +389,8 @@ impl Mapped {
                 (first, last - first + 1)
             })
             .collect();
-        normalise(&mut c);
-        c
+        normalise(&mut claims);
+        claims
     }
 }
 
@@ -594,10 +594,15 @@ fn optimizable(ctx: &Ctx, w: &extent::ExtentWalk) -> Option<String> {
 
 /// An index entry's logical start must equal the first entry of its child
 /// (`PR_1_EXTENT_INDEX_START_INVALID`).
-fn check_index_start(pending: &mut Option<(u16, u32)>, level: u16, logical: u32, m: &mut Mapped) {
+fn check_index_start(
+    pending: &mut Option<(u16, u32)>,
+    level: u16,
+    logical: u32,
+    mapped: &mut Mapped,
+) {
     if let Some((pl, plog)) = pending.take() {
         if level == pl + 1 && logical != plog {
-            m.problem(
+            mapped.problem(
                 RuleId::ExtentIndexStart,
                 format!(
                     "extent index starts at logical {plog}, its first child entry at {logical}"
@@ -635,9 +640,9 @@ fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
 
 /// The inode's blocks, by its kind (`ext2fs_inode_has_valid_blocks2`).
 fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
-    let mut s = Scratch::default();
-    map_inode_into(fs, ctx, ino, inode, &mut s);
-    s.mapped
+    let mut scratch = Scratch::default();
+    map_inode_into(fs, ctx, ino, inode, &mut scratch);
+    scratch.mapped
 }
 
 /// [`map_inode`] into the worker's scratch buffers (`s.mapped` holds the result).
@@ -847,8 +852,8 @@ impl InodeCheck<'_> {
             }
             let mapped = map_inode(fs, ctx, ino, inode);
             let acl = self.check_xattrs(acc);
-            let (n, _) = self.finish_blocks(&mapped, acl, false, acc);
-            return facts(ino, inode, n);
+            let (blocks, _) = self.finish_blocks(&mapped, acl, false, acc);
+            return facts(ino, inode, blocks);
         }
         let journal_slot = ino == 8 || ctx.quota_inos[..2].contains(&ino) || matches!(ino, 3 | 4);
         if journal_slot && !blank {
@@ -929,11 +934,11 @@ impl InodeCheck<'_> {
         if ctx.inode_size <= 128 {
             return;
         }
-        let e = usize::from(inode.extra_isize);
+        let extra = usize::from(inode.extra_isize);
         let max = ctx.inode_size - 128;
-        if e != 0 && (e < 4 || e > max || e % 4 != 0) {
+        if extra != 0 && (extra < 4 || extra > max || extra % 4 != 0) {
             self.push(acc, RuleId::InodeExtraIsize, || {
-                format!("i_extra_isize is {e}, should be a multiple of 4 in [4, {max}]")
+                format!("i_extra_isize is {extra}, should be a multiple of 4 in [4, {max}]")
             });
         }
     }
@@ -1004,8 +1009,8 @@ impl InodeCheck<'_> {
             return;
         }
         let max = ctx.inode_size - 128;
-        let e = usize::from(inode.extra_isize);
-        if e != 0 && (e < 4 || e > max || e % 4 != 0) || e + 4 >= max {
+        let extra = usize::from(inode.extra_isize);
+        if extra != 0 && (extra < 4 || extra > max || extra % 4 != 0) || extra + 4 >= max {
             return;
         }
         let large = &inode.in_record;
@@ -1173,32 +1178,36 @@ impl InodeCheck<'_> {
         } = *self;
         let first = 128 + usize::from(inode.extra_isize) + 4;
         let mut quota = (0, 0);
-        for e in &ib.entries {
-            if e.value_inum != 0 {
-                count_ea_inode_ref(ctx, &mut lock(&ctx.extras), e.value_inum);
-                if let Some(clusters) = self.check_ea_inode_value(e, acc) {
+        for entry in &ib.entries {
+            if entry.value_inum != 0 {
+                count_ea_inode_ref(ctx, &mut lock(&ctx.extras), entry.value_inum);
+                if let Some(clusters) = self.check_ea_inode_value(entry, acc) {
                     quota.0 += clusters;
                     quota.1 += 1;
                 }
                 continue;
             }
-            if e.hash == 0 {
+            if entry.hash == 0 {
                 continue;
             }
-            let start = first + usize::from(e.value_offs);
-            let padded = (e.value_size as usize).div_ceil(4) * 4;
-            let v = raw
+            let start = first + usize::from(entry.value_offs);
+            let padded = (entry.value_size as usize).div_ceil(4) * 4;
+            let value = raw
                 .get(start..start.saturating_add(padded).min(raw.len()))
                 .unwrap_or(&[]);
-            let v = if e.value_size == 0 { &[][..] } else { v };
-            if e.hash != xattr::entry_hash(e.raw_name, v, false)
-                && e.hash != xattr::entry_hash(e.raw_name, v, true)
+            let value = if entry.value_size == 0 {
+                &[][..]
+            } else {
+                value
+            };
+            if entry.hash != xattr::entry_hash(entry.raw_name, value, false)
+                && entry.hash != xattr::entry_hash(entry.raw_name, value, true)
             {
                 self.push(acc, RuleId::XattrIbodyHash, || {
                     format!(
                         "in-inode xattr {} has hash {:#010x}, which matches neither its name nor its value",
-                        e.full_name(),
-                        e.hash
+                        entry.full_name(),
+                        entry.hash
                     )
                 });
             }
@@ -1212,14 +1221,14 @@ impl InodeCheck<'_> {
     /// the EA inode in use with EA_INODE. Returns the clusters charged to the owner for the value
     /// (0 when only a back-reference vouches for it), or `None` after a problem: e2fsck then
     /// charges neither the value nor the EA inode.
-    fn check_ea_inode_value(&self, e: &xattr::Entry<'_>, acc: &mut Acc) -> Option<u64> {
+    fn check_ea_inode_value(&self, entry: &xattr::Entry<'_>, acc: &mut Acc) -> Option<u64> {
         let InodeCheck { fs, ctx, ino, .. } = *self;
-        let ea_ino = e.value_inum;
+        let ea_ino = entry.value_inum;
         if ea_ino < ctx.first_ino || ea_ino > ctx.inodes_count {
             self.push(acc, RuleId::XattrEaInode, || {
                 format!(
                     "xattr {} names EA inode {ea_ino}, outside the normal inodes",
-                    e.full_name()
+                    entry.full_name()
                 )
             });
             return None;
@@ -1235,16 +1244,16 @@ impl InodeCheck<'_> {
         };
         let ea = Inode::parse(&raw);
         let value_hash = ea.atime.to_le_bytes();
-        let hash_ok = e.hash == xattr::entry_hash(e.raw_name, &value_hash, false)
-            || e.hash == xattr::entry_hash(e.raw_name, &value_hash, true);
+        let hash_ok = entry.hash == xattr::entry_hash(entry.raw_name, &value_hash, false)
+            || entry.hash == xattr::entry_hash(entry.raw_name, &value_hash, true);
         let backref = ea.mtime == ino && ea.generation == self.inode.generation;
         let flagged = ea.has_flag(EA_INODE_FL);
         if !hash_ok && !backref && flagged {
             self.push(acc, RuleId::XattrEaInodeHash, || {
                 format!(
                     "xattr {} has hash {:#010x}, which matches neither its name with EA inode {ea_ino}'s value hash {:#010x} nor a back-reference",
-                    e.full_name(),
-                    e.hash,
+                    entry.full_name(),
+                    entry.hash,
                     ea.atime
                 )
             });
@@ -1261,7 +1270,7 @@ impl InodeCheck<'_> {
         }
         if hash_ok {
             let cluster = ctx.block_size << ctx.cluster_bits;
-            Some(u64::from(e.value_size).div_ceil(cluster))
+            Some(u64::from(entry.value_size).div_ceil(cluster))
         } else {
             Some(0)
         }
@@ -1270,7 +1279,7 @@ impl InodeCheck<'_> {
     /// Parse and judge xattr block `blk` (once per worker; the first referencing inode is named).
     fn read_xattr_block(&self, blk: u64, acc: &mut Acc) -> XattrRef {
         let InodeCheck { fs, ctx, ino, .. } = *self;
-        let mut r = XattrRef {
+        let mut xref = XattrRef {
             refs: 1,
             refcount: None,
             first_ino: ino,
@@ -1294,13 +1303,13 @@ impl InodeCheck<'_> {
                         format!("xattr block {blk}: {e}")
                     });
                     acc.xattr_buf = data;
-                    return r;
+                    return xref;
                 }
             }
         }
-        self.judge_xattr_block(blk, &data, &mut r, acc);
+        self.judge_xattr_block(blk, &data, &mut xref, acc);
         acc.xattr_buf = data;
-        r
+        xref
     }
 
     /// The checks of [`read_xattr_block`] on the block's bytes.
@@ -1308,9 +1317,9 @@ impl InodeCheck<'_> {
         let InodeCheck { ctx, .. } = *self;
         let xb = match xattr::parse_block(data, blk, ctx.seed) {
             Ok(xb) => xb,
-            Err(e) => {
+            Err(entry) => {
                 self.push(acc, RuleId::XattrBlock, || {
-                    format!("xattr block {blk}: {e}")
+                    format!("xattr block {blk}: {entry}")
                 });
                 return;
             }
@@ -1324,11 +1333,11 @@ impl InodeCheck<'_> {
                 )
             });
         }
-        if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+        if let Some(csum) = xb.checksum.filter(|csum| !csum.ok()) {
             self.push(acc, RuleId::XattrChecksum, || {
                 format!(
                     "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
-                    c.stored, c.computed
+                    csum.stored, csum.computed
                 )
             });
         }
@@ -1341,9 +1350,9 @@ impl InodeCheck<'_> {
             });
         }
         let mut quota = (0, 0);
-        for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
+        for entry in xb.entries.iter().filter(|entry| entry.value_inum != 0) {
             xref.ea_inodes = true;
-            if let Some(clusters) = self.check_ea_inode_value(e, acc) {
+            if let Some(clusters) = self.check_ea_inode_value(entry, acc) {
                 quota.0 += clusters;
                 quota.1 += 1;
             }
@@ -1497,15 +1506,15 @@ const DIR_PREFETCH_BLOCKS: u64 = 4096;
 /// Ask the kernel now for a directory's blocks (and its mapping blocks), just mapped: pass 2 reads
 /// them after the walk, one block at a time, so a cold device would serve thousands of scattered
 /// single-block reads on demand; hinted here they arrive while the walk goes on. A hint only.
-fn prefetch_dir_blocks(fs: &Filesystem, m: &Mapped) {
+fn prefetch_dir_blocks(fs: &Filesystem, mapped: &Mapped) {
     let mut budget = DIR_PREFETCH_BLOCKS;
-    for &(start, len) in &m.ranges {
-        let n = len.min(budget);
-        if n == 0 {
+    for &(start, len) in &mapped.ranges {
+        let count = len.min(budget);
+        if count == 0 {
             break;
         }
-        budget -= n;
-        fs.prefetch(start..start.saturating_add(n));
+        budget -= count;
+        fs.prefetch(start..start.saturating_add(count));
     }
 }
 
@@ -1519,13 +1528,13 @@ fn facts(ino: u32, inode: &Inode, blocks: u64) -> InodeFacts {
     }
 }
 
-fn strnlen(b: &[u8]) -> u64 {
-    b.iter().position(|&c| c == 0).unwrap_or(b.len()) as u64
+fn strnlen(bytes: &[u8]) -> u64 {
+    bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len()) as u64
 }
 
 /// Length of a slow symlink's target: one data block, size below the block size.
-fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Option<u64> {
-    if m.last_block != Some(0) || inode.size >= ctx.block_size {
+fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, mapped: &Mapped) -> Option<u64> {
+    if mapped.last_block != Some(0) || inode.size >= ctx.block_size {
         return None;
     }
     let blk = if inode.has_flag(EXTENTS_FL) {
@@ -1540,15 +1549,15 @@ fn slow_symlink_len(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &Mapped) -> Op
 }
 
 fn map_inode_blockmap_only(fs: &Filesystem, ctx: &Ctx, inode: &Inode) -> Mapped {
-    let mut m = Mapped::default();
+    let mut mapped = Mapped::default();
     if !inode.has_flag(EXTENTS_FL) {
-        map_blockmap(fs, ctx, inode, &mut m);
+        map_blockmap(fs, ctx, inode, &mut mapped);
     }
-    m
+    mapped
 }
 
-fn claim_only(ctx: &Ctx, m: &Mapped, acc: &mut Acc) {
-    m.claim_clusters(ctx.cluster_bits, &mut acc.claims);
+fn claim_only(ctx: &Ctx, mapped: &Mapped, acc: &mut Acc) {
+    mapped.claim_clusters(ctx.cluster_bits, &mut acc.claims);
 }
 
 /// After the walk: claim every xattr block once and compare `h_refcount` with the number of
@@ -1585,7 +1594,12 @@ const MAX_DUP_PAIRS: usize = 1 << 20;
 
 /// Pass 1B: when clusters are claimed twice, find every inode that claims them and report each
 /// with the other claimants.
-fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Pass1Result, f: &mut Findings) {
+fn report_multiply_claimed(
+    fs: &Filesystem,
+    ctx: &Ctx,
+    walk: &Pass1Result,
+    findings: &mut Findings,
+) {
     let dups = walk.claims.conflicts();
     if dups.is_empty() || fs.sb.has_ro_compat(RO_COMPAT_SHARED_BLOCKS) {
         return;
@@ -1595,10 +1609,10 @@ fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Pass1Result, f: &m
         .filter(|i| i.blocks > 0 || i.ino == RESIZE_INO || i.ino == BAD_INO)
         .flat_map_iter(|i| {
             let mut out = Vec::new();
-            for c in inode_clusters(fs, ctx, i.ino) {
-                for x in c.0..c.0 + c.1 {
-                    if dups.contains(x) {
-                        out.push((x, i.ino));
+            for cluster in inode_clusters(fs, ctx, i.ino) {
+                for block in cluster.0..cluster.0 + cluster.1 {
+                    if dups.contains(block) {
+                        out.push((block, i.ino));
                     }
                 }
                 if out.len() > 4096 {
@@ -1614,34 +1628,34 @@ fn report_multiply_claimed(fs: &Filesystem, ctx: &Ctx, walk: &Pass1Result, f: &m
         u32,
         (Vec<u64>, std::collections::BTreeSet<String>),
     > = Default::default();
-    let mut i = 0;
-    while i < pairs.len() {
-        let c = pairs[i].0;
-        let j = pairs[i..]
+    let mut start = 0;
+    while start < pairs.len() {
+        let cluster = pairs[start].0;
+        let end = pairs[start..]
             .iter()
-            .position(|p| p.0 != c)
-            .map_or(pairs.len(), |k| i + k);
-        let owners: Vec<u32> = pairs[i..j].iter().map(|p| p.1).collect();
-        let meta = walk.claims.meta.contains(c);
-        for &o in &owners {
-            let e = by_ino.entry(o).or_default();
-            if e.0.len() < 64 {
-                e.0.push(c << ctx.cluster_bits);
+            .position(|p| p.0 != cluster)
+            .map_or(pairs.len(), |k| start + k);
+        let owners: Vec<u32> = pairs[start..end].iter().map(|p| p.1).collect();
+        let meta = walk.claims.meta.contains(cluster);
+        for &owner in &owners {
+            let entry = by_ino.entry(owner).or_default();
+            if entry.0.len() < 64 {
+                entry.0.push(cluster << ctx.cluster_bits);
             }
-            for &other in owners.iter().filter(|&&x| x != o) {
-                e.1.insert(format!("inode {other}"));
+            for &other in owners.iter().filter(|&&other| other != owner) {
+                entry.1.insert(format!("inode {other}"));
             }
             if meta {
-                e.1.insert("filesystem metadata".to_string());
+                entry.1.insert("filesystem metadata".to_string());
             }
         }
-        i = j;
+        start = end;
     }
     let ipg = u64::from(fs.geo.inodes_per_group.max(1));
     for (ino, (blocks, others)) in by_ino {
         let group = ((u64::from(ino) - 1) / ipg) as u32;
         let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
-        f.push(
+        findings.push(
             Finding::inode(
                 RuleId::BlockMultiplyClaimed,
                 group,
@@ -1663,25 +1677,25 @@ fn inode_clusters(fs: &Filesystem, ctx: &Ctx, ino: u32) -> Vec<(u64, u64)> {
         return Vec::new();
     };
     let inode = Inode::parse(&raw);
-    let m = if ino == BAD_INO {
+    let mapped = if ino == BAD_INO {
         map_inode_blockmap_only(fs, ctx, &inode)
     } else if ino == RESIZE_INO {
         // The resize inode claims only its double-indirect block here (pass 1 checks it alone).
         let dind = u64::from(inode.block_map().dind);
-        let mut m = Mapped::default();
+        let mut mapped = Mapped::default();
         if dind != 0 && ctx.resize_inode && in_fs(ctx, dind, 1) {
-            m.ranges.push((dind, 1));
+            mapped.ranges.push((dind, 1));
         }
-        m
+        mapped
     } else {
         map_inode(fs, ctx, ino, &inode)
     };
-    m.clusters(ctx.cluster_bits)
+    mapped.clusters(ctx.cluster_bits)
 }
 
 /// The superblock's quota inode numbers: 0, a reserved quota inode or a normal inode in range
 /// (`e2fsck/super.c` `check_quota_inum`, `PR_0_INVALID_QUOTA_INO`).
-fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
+fn check_quota_inums(fs: &Filesystem, findings: &mut Findings) {
     let sb = &fs.sb;
     for (what, ino) in [
         ("user", sb.usr_quota_inum),
@@ -1690,7 +1704,7 @@ fn check_quota_inums(fs: &Filesystem, f: &mut Findings) {
     ] {
         let reserved = matches!(ino, 3 | 4);
         if ino != 0 && (ino > sb.inodes_count || (ino < sb.first_ino() && !reserved)) {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::InodeQuotaInum,
                     None,
@@ -1719,8 +1733,10 @@ struct ExtrasAcc {
     block_quota: HashMap<u64, (u64, u64)>,
 }
 
-fn lock(m: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+fn lock(mutex: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Ctx {
@@ -1810,18 +1826,18 @@ fn encryption_context(
     inode: &Inode,
     raw: &[u8],
 ) -> Option<Option<Vec<u8>>> {
-    let is_ctx = |e: &xattr::Entry<'_>| matches!(e.index, 0 | 9) && e.raw_name == b"c";
-    let value = |e: &xattr::Entry<'_>| {
-        if e.value_inum != 0 {
+    let is_ctx = |entry: &xattr::Entry<'_>| matches!(entry.index, 0 | 9) && entry.raw_name == b"c";
+    let value = |entry: &xattr::Entry<'_>| {
+        if entry.value_inum != 0 {
             None
         } else {
-            Some(e.value.unwrap_or(&[]).to_vec())
+            Some(entry.value.unwrap_or(&[]).to_vec())
         }
     };
     if raw.len() > 128 && inode.extra_isize != 0 {
         if let Ok(ib) = xattr::parse_ibody_unnamed(raw, inode.extra_isize) {
-            if let Some(e) = ib.entries.iter().find(|e| is_ctx(e)) {
-                return Some(value(e));
+            if let Some(entry) = ib.entries.iter().find(|entry| is_ctx(entry)) {
+                return Some(value(entry));
             }
         }
     }
@@ -1831,28 +1847,28 @@ fn encryption_context(
     }
     let data = fs.block(blk).ok()?;
     let xb = xattr::parse_block(&data, blk, None).ok()?;
-    let found = xb.entries.iter().find(|e| is_ctx(e)).map(value);
+    let found = xb.entries.iter().find(|entry| is_ctx(entry)).map(value);
     found
 }
 
 /// `fscrypt_context_to_policy`: version 1 (28 bytes) or 2 (40 bytes) without the 16-byte
 /// nonce; `Ok(None)` for a version this checker does not know; `Err` when corrupt.
-fn policy_of_context(c: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let (want, policy_len) = match c.first() {
+fn policy_of_context(context: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let (want, policy_len) = match context.first() {
         None => return Err("empty".to_string()),
         Some(0) => return Err("version 0".to_string()),
         Some(1) => (28, 12),
         Some(2) => (40, 24),
         Some(_) => return Ok(None),
     };
-    if c.len() != want {
+    if context.len() != want {
         return Err(format!(
             "version {} context of {} bytes, should be {want}",
-            c[0],
-            c.len()
+            context[0],
+            context.len()
         ));
     }
-    Ok(Some(c[..policy_len].to_vec()))
+    Ok(Some(context[..policy_len].to_vec()))
 }
 
 /// (clusters, EA inodes) charged by xattr block `blk` (computed when it was first read).
@@ -1879,10 +1895,10 @@ fn count_block_ea_inode_refs(fs: &Filesystem, ctx: &Ctx, blk: u64) {
 
 /// One more xattr entry whose value is in EA inode `ea_ino` (a normal inode number; others
 /// are `xattr.ea_inode` findings and cannot be EA inodes).
-fn count_ea_inode_ref(ctx: &Ctx, x: &mut ExtrasAcc, ea_ino: u32) {
+fn count_ea_inode_ref(ctx: &Ctx, extras: &mut ExtrasAcc, ea_ino: u32) {
     if ea_ino >= ctx.first_ino && ea_ino <= ctx.inodes_count {
-        let n = x.ea_refs.entry(ea_ino).or_insert(0);
-        *n = n.saturating_add(1);
+        let refs = extras.ea_refs.entry(ea_ino).or_insert(0);
+        *refs = refs.saturating_add(1);
     }
 }
 
@@ -1890,20 +1906,20 @@ fn count_ea_inode_ref(ctx: &Ctx, x: &mut ExtrasAcc, ea_ino: u32) {
 /// policy (so memory stays bounded by the cap, not by a hostile image's policy count).
 const MAX_POLICY_IDS: usize = 1 << 16;
 
-fn policy_id(x: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
-    if let Some(&id) = x.policy_ids.get(&policy) {
+fn policy_id(extras: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
+    if let Some(&id) = extras.policy_ids.get(&policy) {
         return id;
     }
-    if x.policy_ids.len() < MAX_POLICY_IDS {
-        let id = x.policy_ids.len() as u32;
-        x.policy_ids.insert(policy, id);
+    if extras.policy_ids.len() < MAX_POLICY_IDS {
+        let id = extras.policy_ids.len() as u32;
+        extras.policy_ids.insert(policy, id);
         return id;
     }
     // FNV-1a, folded into the IDs above the map's and below the special ones.
-    let h = policy.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    let hash = policy.iter().fold(0x811c_9dc5u32, |hash, &b| {
+        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
     });
-    MAX_POLICY_IDS as u32 + h % (UNRECOGNIZED_POLICY - 1 - MAX_POLICY_IDS as u32)
+    MAX_POLICY_IDS as u32 + hash % (UNRECOGNIZED_POLICY - 1 - MAX_POLICY_IDS as u32)
 }
 
 /// `EXT2_FEATURE_COMPAT_IMAGIC_INODES`.
@@ -1920,7 +1936,7 @@ fn check_cluster_alignment(
     lblk: u64,
     pblk: u64,
     len: u64,
-    m: &mut Mapped,
+    mapped: &mut Mapped,
 ) {
     let bits = ctx.cluster_bits;
     if bits == 0 {
@@ -1932,7 +1948,7 @@ fn check_cluster_alignment(
             lblk & mask != 0 && lblk >> bits == ll >> bits && pblk >> bits != lp >> bits
         });
     if misaligned {
-        m.problem(
+        mapped.problem(
             RuleId::ExtentMisalignedCluster,
             format!(
                 "extent (logical {lblk}, {len} blocks) at block {pblk}: logical and physical blocks sit at different places in their clusters"
@@ -1946,56 +1962,57 @@ mod tests {
     use super::*;
 
     /// xorshift: reproducible noise without a dependency.
-    fn next(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
     }
 
     /// An i_block: a depth-0 root with up to 4 extents near the filesystem's range (in range,
     /// past it, at 0, empty, uninitialised, overlapping, holes), then mutated at random bytes
     /// (header fields included, so that some roots are refused and go to the walk).
-    fn random_root(x: &mut u64, blocks: u64) -> [u8; I_BLOCK_SIZE] {
-        let mut b = [0u8; I_BLOCK_SIZE];
-        let entries = (next(x) % 6) as u16;
-        let max = [4, 4, 4, 3, 5, 0, entries][(next(x) % 7) as usize];
-        let depth: u16 = [0, 0, 0, 0, 0, 0, 0, 1, 6][(next(x) % 9) as usize];
-        let magic = [extent::EXTENT_MAGIC, extent::EXTENT_MAGIC, 0xF30B][(next(x) % 3) as usize];
-        b[0..2].copy_from_slice(&magic.to_le_bytes());
-        b[2..4].copy_from_slice(&entries.to_le_bytes());
-        b[4..6].copy_from_slice(&max.to_le_bytes());
-        b[6..8].copy_from_slice(&depth.to_le_bytes());
+    fn random_root(state: &mut u64, blocks: u64) -> [u8; I_BLOCK_SIZE] {
+        let mut root = [0u8; I_BLOCK_SIZE];
+        let entries = (next(state) % 6) as u16;
+        let max = [4, 4, 4, 3, 5, 0, entries][(next(state) % 7) as usize];
+        let depth: u16 = [0, 0, 0, 0, 0, 0, 0, 1, 6][(next(state) % 9) as usize];
+        let magic =
+            [extent::EXTENT_MAGIC, extent::EXTENT_MAGIC, 0xF30B][(next(state) % 3) as usize];
+        root[0..2].copy_from_slice(&magic.to_le_bytes());
+        root[2..4].copy_from_slice(&entries.to_le_bytes());
+        root[4..6].copy_from_slice(&max.to_le_bytes());
+        root[6..8].copy_from_slice(&depth.to_le_bytes());
         let mut logical = 0u32;
-        for i in 0..usize::from(entries.min(4)) {
-            let o = 12 + 12 * i;
-            logical = match next(x) % 4 {
+        for index in 0..usize::from(entries.min(4)) {
+            let offset = 12 + 12 * index;
+            logical = match next(state) % 4 {
                 0 => logical.saturating_sub(1),
-                1 => logical + (next(x) % 3) as u32,
+                1 => logical + (next(state) % 3) as u32,
                 _ => logical,
             };
-            let len = match next(x) % 6 {
+            let len = match next(state) % 6 {
                 0 => 0,
-                1 => 0x8000 | (1 + next(x) % 4) as u16,
-                _ => (1 + next(x) % 8) as u16,
+                1 => 0x8000 | (1 + next(state) % 4) as u16,
+                _ => (1 + next(state) % 8) as u16,
             };
-            let start = match next(x) % 6 {
+            let start = match next(state) % 6 {
                 0 => 0,
                 1 => blocks - 2,
-                2 => blocks + next(x) % 100,
-                _ => next(x) % blocks,
+                2 => blocks + next(state) % 100,
+                _ => next(state) % blocks,
             };
-            b[o..o + 4].copy_from_slice(&logical.to_le_bytes());
-            b[o + 4..o + 6].copy_from_slice(&len.to_le_bytes());
-            b[o + 6..o + 8].copy_from_slice(&((start >> 32) as u16).to_le_bytes());
-            b[o + 8..o + 12].copy_from_slice(&(start as u32).to_le_bytes());
+            root[offset..offset + 4].copy_from_slice(&logical.to_le_bytes());
+            root[offset + 4..offset + 6].copy_from_slice(&len.to_le_bytes());
+            root[offset + 6..offset + 8].copy_from_slice(&((start >> 32) as u16).to_le_bytes());
+            root[offset + 8..offset + 12].copy_from_slice(&(start as u32).to_le_bytes());
             logical += u32::from(len & 0x7FFF);
         }
-        for _ in 0..next(x) % 3 {
-            let at = (next(x) % I_BLOCK_SIZE as u64) as usize;
-            b[at] = next(x) as u8;
+        for _ in 0..next(state) % 3 {
+            let at = (next(state) % I_BLOCK_SIZE as u64) as usize;
+            root[at] = next(state) as u8;
         }
-        b
+        root
     }
 
     #[test]

@@ -199,6 +199,11 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     let path = args.path.clone().unwrap_or_else(|| "/".into());
     let (ino, base) =
         parse_target(&fs, &path).with_context(|| format!("{}: {}", args.image.display(), path))?;
+    if let Some(line) = absent_target(&fs, ino) {
+        // Nothing of it can be copied: refused before an archive or a directory is begun.
+        super::say(format_args!("{}: {path}: {line}", args.image.display()));
+        return Ok(super::EXIT_OPERATIONAL);
+    }
     let pb = progress_bar(!args.no_progress, entry_total(&fs, ino));
     let bytes_done = std::sync::atomic::AtomicU64::new(0);
     let progress = |entries: u64, b: u64| {
@@ -230,6 +235,11 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     };
     pb.finish_and_clear();
     let s = res.with_context(|| format!("extract {path}"))?;
+    if let Some(line) = first_absent(&s) {
+        // An incomplete copy for want of input (e2image): one line, not a partial summary.
+        super::say(format_args!("{}: {line}", args.image.display()));
+        return Ok(super::EXIT_OPERATIONAL);
+    }
     let mut out = String::new();
     if args.output.json() {
         let doc = ExtractDocument {
@@ -250,6 +260,34 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
         super::emit(&out)?;
     }
     Ok(exit_status(&s, args.strict))
+}
+
+/// When the image is metadata-only (e2image) and does not hold target directory `ino`'s
+/// blocks, why (a normal e2image file holds no directory block: nothing could be copied).
+fn absent_target(fs: &Filesystem, ino: u32) -> Option<String> {
+    if !fs.source.container().is_some_and(|k| k.metadata_only()) {
+        return None;
+    }
+    let raw = fs.inode_raw(ino).ok()?;
+    let inode = e4inspect::reader::inode::Inode::parse(&raw);
+    if !inode.is_dir() {
+        return None;
+    }
+    match extract::list_dir(fs, ino, &raw, &inode) {
+        Err(e) if e.is_absent() || e.to_string().contains(e4inspect::error::ABSENT) => {
+            Some(e.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The first entry skipped or damaged for want of bytes a metadata-only image does not hold.
+fn first_absent(s: &Summary) -> Option<String> {
+    s.problems
+        .iter()
+        .chain(&s.skipped)
+        .find(|n| n.reason.contains(e4inspect::error::ABSENT))
+        .map(|n| format!("{}: {}", n.path, n.reason))
 }
 
 /// 0 everything the caller could have was extracted; 4 entries skipped or damaged (with

@@ -2,8 +2,8 @@
 //! `debugfs -R "icheck BLOCK..."` (stdout); `--explain` says what each block is,
 //! `--sector N` starts from a device sector as the kernel logs it, `--json` has it all.
 
+use super::ncheck::MapsHeader;
 use super::{c_strto, report_error, SourceArgs, EXIT_OK, EXIT_OPERATIONAL, EXIT_PROBLEMS};
-use e4inspect::format::json::SchemaVersion;
 use e4inspect::format::maps;
 use e4inspect::reader::fs::Filesystem;
 use e4inspect::views::icheck::{self, BlockInfo};
@@ -56,10 +56,9 @@ fn parse_block(s: &str) -> Result<u64, String> {
 /// `icheck --json`.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct IcheckDocument {
-    /// Version of the JSON contract.
-    pub schema_version: SchemaVersion,
-    /// The image as given.
-    pub image: String,
+    /// Schema version and image.
+    #[serde(flatten)]
+    pub header: MapsHeader,
     /// Byte offset of the filesystem in the image or device (the partition's start).
     pub filesystem_offset: u64,
     /// Filesystem block size.
@@ -207,8 +206,7 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
             .collect();
         if args.output.json() {
             let doc = IcheckDocument {
-                schema_version: SchemaVersion,
-                image: args.image.display().to_string(),
+                header: MapsHeader::new(&args.image),
                 filesystem_offset: fs.source.base(),
                 block_size: fs.block_size(),
                 blocks: entries,

@@ -43,13 +43,32 @@ fn parse_inode(s: &str) -> Result<u32, String> {
     Ok(long as u32)
 }
 
-/// `ncheck --json`.
+/// The fields the `--json` documents of the inode/block/path maps (`ncheck`, `icheck`) open
+/// with.
 #[derive(serde::Serialize, schemars::JsonSchema)]
-pub struct NcheckDocument {
+pub struct MapsHeader {
     /// Version of the JSON contract.
     pub schema_version: SchemaVersion,
     /// The image as given.
     pub image: String,
+}
+
+impl MapsHeader {
+    /// The header of a document about `image`.
+    pub fn new(image: &std::path::Path) -> MapsHeader {
+        MapsHeader {
+            schema_version: SchemaVersion,
+            image: image.display().to_string(),
+        }
+    }
+}
+
+/// `ncheck --json`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct NcheckDocument {
+    /// Schema version and image.
+    #[serde(flatten)]
+    pub header: MapsHeader,
     /// One entry per inode asked for, in the order given (repeats once).
     pub inodes: Vec<InodePaths>,
     /// What kept the scan from reading everything (a directory or inode it could not read).
@@ -130,8 +149,7 @@ fn run_json(fs: &Filesystem, args: &NcheckArgs) -> anyhow::Result<i32> {
         report_error(&args.image, p);
     }
     let doc = NcheckDocument {
-        schema_version: SchemaVersion,
-        image: args.image.display().to_string(),
+        header: MapsHeader::new(&args.image),
         inodes,
         problems: all.problems,
     };

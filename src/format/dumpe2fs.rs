@@ -57,21 +57,21 @@ pub struct RawText(pub Vec<u8>);
 
 impl RawText {
     /// A fixed-size on-disk string field up to its first NUL, byte for byte.
-    fn field(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(cstr(b));
+    fn field(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(cstr(bytes));
     }
 }
 
 impl std::fmt::Write for RawText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(text.as_bytes());
         Ok(())
     }
 }
 
 /// Print the superblock listing (list_super2) into `s`.
-pub fn list_super(sb: &Superblock, s: &mut RawText) {
-    let _ = write_super(sb, s);
+pub fn list_super(sb: &Superblock, out: &mut RawText) {
+    let _ = write_super(sb, out);
 }
 
 fn interval_string(mut secs: u32) -> String {
@@ -84,9 +84,12 @@ fn interval_string(mut secs: u32) -> String {
     let mut parts: Vec<String> = Vec::new();
     for (unit, name) in [(MONTH, "month"), (WEEK, "week"), (DAY, "day")] {
         if secs >= unit {
-            let n = secs / unit;
-            secs -= n * unit;
-            parts.push(format!("{n} {name}{}", if n > 1 { "s" } else { "" }));
+            let count = secs / unit;
+            secs -= count * unit;
+            parts.push(format!(
+                "{count} {name}{}",
+                if count > 1 { "s" } else { "" }
+            ));
         }
     }
     if secs > 0 {
@@ -99,7 +102,7 @@ fn interval_string(mut secs: u32) -> String {
     parts.join(", ")
 }
 
-fn errcode(e: u8) -> String {
+fn errcode(code: u8) -> String {
     const NAMES: [&str; 18] = [
         "",
         "UNKNOWN",
@@ -121,67 +124,67 @@ fn errcode(e: u8) -> String {
         "EFAULT",
     ];
     NAMES
-        .get(usize::from(e))
+        .get(usize::from(code))
         .map(|s| (*s).to_string())
-        .unwrap_or_else(|| format!("UNKNOWN_ERRCODE_{e}"))
+        .unwrap_or_else(|| format!("UNKNOWN_ERRCODE_{code}"))
 }
 
-fn write_super(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
-    write_identity(sb, f)?;
-    write_features_and_options(sb, f)?;
-    write_state(sb, f)?;
-    write_counts_and_geometry(sb, f)?;
-    write_times(sb, f)?;
-    write_lifetime_writes(sb, f)?;
-    write_reserved_owner_and_inode_fields(sb, f)?;
-    write_journal_and_hash(sb, f)?;
-    write_snapshot(sb, f)?;
-    write_errors(sb, f)?;
-    write_mmp_quota_checksums(sb, f)?;
+fn write_super(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
+    write_identity(sb, out)?;
+    write_features_and_options(sb, out)?;
+    write_state(sb, out)?;
+    write_counts_and_geometry(sb, out)?;
+    write_times(sb, out)?;
+    write_lifetime_writes(sb, out)?;
+    write_reserved_owner_and_inode_fields(sb, out)?;
+    write_journal_and_hash(sb, out)?;
+    write_snapshot(sb, out)?;
+    write_errors(sb, out)?;
+    write_mmp_quota_checksums(sb, out)?;
     Ok(())
 }
 
 /// Volume name, last mount point, UUID, magic and revision.
-fn write_identity(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_identity(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     let vn = sb.volume_name();
     if vn.is_empty() {
-        writeln!(f, "Filesystem volume name:   <none>")?;
+        writeln!(out, "Filesystem volume name:   <none>")?;
     } else {
-        write!(f, "Filesystem volume name:   ")?;
-        f.field(&sb.volume_name);
-        writeln!(f)?;
+        write!(out, "Filesystem volume name:   ")?;
+        out.field(&sb.volume_name);
+        writeln!(out)?;
     }
     if sb.last_mounted().is_empty() {
-        writeln!(f, "Last mounted on:          <not available>")?;
+        writeln!(out, "Last mounted on:          <not available>")?;
     } else {
-        write!(f, "Last mounted on:          ")?;
-        f.field(&sb.last_mounted);
-        writeln!(f)?;
+        write!(out, "Last mounted on:          ")?;
+        out.field(&sb.last_mounted);
+        writeln!(out)?;
     }
-    writeln!(f, "Filesystem UUID:          {}", uuid_string(&sb.uuid))?;
-    writeln!(f, "Filesystem magic number:  0x{:04X}", sb.magic)?;
-    write!(f, "Filesystem revision #:    {}", sb.rev_level as i32)?;
+    writeln!(out, "Filesystem UUID:          {}", uuid_string(&sb.uuid))?;
+    writeln!(out, "Filesystem magic number:  0x{:04X}", sb.magic)?;
+    write!(out, "Filesystem revision #:    {}", sb.rev_level as i32)?;
     match sb.rev_level {
-        0 => writeln!(f, " (original)")?,
-        1 => writeln!(f, " (dynamic)")?,
-        _ => writeln!(f, " (unknown)")?,
+        0 => writeln!(out, " (original)")?,
+        1 => writeln!(out, " (dynamic)")?,
+        _ => writeln!(out, " (unknown)")?,
     }
     Ok(())
 }
 
 /// Feature names, superblock flags, default and stored mount options.
-fn write_features_and_options(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_features_and_options(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     let feats = sb.feature_names();
-    write!(f, "Filesystem features:     ")?;
+    write!(out, "Filesystem features:     ")?;
     if feats.is_empty() {
-        write!(f, " (none)")?;
+        write!(out, " (none)")?;
     }
-    for n in &feats {
-        write!(f, " {n}")?;
+    for feature_name in &feats {
+        write!(out, " {feature_name}")?;
     }
-    writeln!(f)?;
+    writeln!(out)?;
     if sb.flags != 0 {
-        write!(f, "Filesystem flags:         ")?;
+        write!(out, "Filesystem flags:         ")?;
         let mut found = false;
         for (bit, name) in [
             (0x1, "signed_directory_hash "),
@@ -189,52 +192,52 @@ fn write_features_and_options(sb: &Superblock, f: &mut RawText) -> std::fmt::Res
             (0x4, "test_filesystem "),
         ] {
             if sb.flags & bit != 0 {
-                write!(f, "{name}")?;
+                write!(out, "{name}")?;
                 found = true;
             }
         }
         if found {
-            writeln!(f)?;
+            writeln!(out)?;
         } else {
-            writeln!(f, "(none)")?;
+            writeln!(out, "(none)")?;
         }
     }
-    write!(f, "Default mount options:   ")?;
+    write!(out, "Default mount options:   ")?;
     let mo = features::mntopt_names(sb.default_mount_opts);
     if mo.is_empty() {
-        write!(f, " (none)")?;
+        write!(out, " (none)")?;
     }
-    for n in &mo {
-        write!(f, " {n}")?;
+    for feature_name in &mo {
+        write!(out, " {feature_name}")?;
     }
-    writeln!(f)?;
+    writeln!(out)?;
     if sb.mount_opts.first().copied().unwrap_or(0) != 0 {
-        write!(f, "Mount options:            ")?;
-        f.field(&sb.mount_opts);
-        writeln!(f)?;
+        write!(out, "Mount options:            ")?;
+        out.field(&sb.mount_opts);
+        writeln!(out)?;
     }
     Ok(())
 }
 
 /// State, errors behaviour and creator OS.
-fn write_state(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
-    write!(f, "Filesystem state:        ")?;
+fn write_state(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
+    write!(out, "Filesystem state:        ")?;
     if sb.state & 1 != 0 {
-        write!(f, " clean")?;
+        write!(out, " clean")?;
     } else {
-        write!(f, " not clean")?;
+        write!(out, " not clean")?;
     }
     if sb.state & 2 != 0 {
-        write!(f, " with errors")?;
+        write!(out, " with errors")?;
     }
-    writeln!(f)?;
+    writeln!(out)?;
     let eb = match sb.errors {
         1 => "Continue",
         2 => "Remount read-only",
         3 => "Panic",
         _ => "Unknown (continue)",
     };
-    writeln!(f, "Errors behavior:          {eb}")?;
+    writeln!(out, "Errors behavior:          {eb}")?;
     let os = match sb.creator_os {
         0 => "Linux",
         1 => "Hurd",
@@ -243,12 +246,12 @@ fn write_state(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         4 => "Lites",
         _ => "(unknown os)",
     };
-    writeln!(f, "Filesystem OS type:       {os}")?;
+    writeln!(out, "Filesystem OS type:       {os}")?;
     Ok(())
 }
 
 /// Inode and block counts, sizes and the per-group geometry.
-fn write_counts_and_geometry(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_counts_and_geometry(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     let ipg = u64::from(sb.inodes_per_group);
     let bs = sb.block_size_raw();
     // unsigned int arithmetic, as in ls.c
@@ -256,48 +259,48 @@ fn write_counts_and_geometry(sb: &Superblock, f: &mut RawText) -> std::fmt::Resu
         .wrapping_add(bs.wrapping_sub(1)))
     .checked_div(bs)
     .unwrap_or(0);
-    writeln!(f, "Inode count:              {}", sb.inodes_count)?;
-    writeln!(f, "Block count:              {}", sb.blocks_count())?;
-    writeln!(f, "Reserved block count:     {}", sb.r_blocks_count())?;
+    writeln!(out, "Inode count:              {}", sb.inodes_count)?;
+    writeln!(out, "Block count:              {}", sb.blocks_count())?;
+    writeln!(out, "Reserved block count:     {}", sb.r_blocks_count())?;
     if sb.overhead_clusters != 0 {
-        writeln!(f, "Overhead clusters:        {}", sb.overhead_clusters)?;
+        writeln!(out, "Overhead clusters:        {}", sb.overhead_clusters)?;
     }
-    writeln!(f, "Free blocks:              {}", sb.free_blocks_count())?;
-    writeln!(f, "Free inodes:              {}", sb.free_inodes_count)?;
-    writeln!(f, "First block:              {}", sb.first_data_block)?;
-    writeln!(f, "Block size:               {}", bs)?;
+    writeln!(out, "Free blocks:              {}", sb.free_blocks_count())?;
+    writeln!(out, "Free inodes:              {}", sb.free_inodes_count)?;
+    writeln!(out, "First block:              {}", sb.first_data_block)?;
+    writeln!(out, "Block size:               {}", bs)?;
     let cs = 1024u32.wrapping_shl(sb.log_cluster_size);
     if sb.is_bigalloc() {
-        writeln!(f, "Cluster size:             {cs}")?;
+        writeln!(out, "Cluster size:             {cs}")?;
     } else {
-        writeln!(f, "Fragment size:            {cs}")?;
+        writeln!(out, "Fragment size:            {cs}")?;
     }
     if sb.is_64bit() {
-        writeln!(f, "Group descriptor size:    {}", sb.desc_size)?;
+        writeln!(out, "Group descriptor size:    {}", sb.desc_size)?;
     }
     if sb.reserved_gdt_blocks != 0 {
-        writeln!(f, "Reserved GDT blocks:      {}", sb.reserved_gdt_blocks)?;
+        writeln!(out, "Reserved GDT blocks:      {}", sb.reserved_gdt_blocks)?;
     }
-    writeln!(f, "Blocks per group:         {}", sb.blocks_per_group)?;
+    writeln!(out, "Blocks per group:         {}", sb.blocks_per_group)?;
     if sb.is_bigalloc() {
-        writeln!(f, "Clusters per group:       {}", sb.clusters_per_group)?;
+        writeln!(out, "Clusters per group:       {}", sb.clusters_per_group)?;
     } else {
-        writeln!(f, "Fragments per group:      {}", sb.clusters_per_group)?;
+        writeln!(out, "Fragments per group:      {}", sb.clusters_per_group)?;
     }
-    writeln!(f, "Inodes per group:         {}", sb.inodes_per_group)?;
-    writeln!(f, "Inode blocks per group:   {ibpg}")?;
+    writeln!(out, "Inodes per group:         {}", sb.inodes_per_group)?;
+    writeln!(out, "Inode blocks per group:   {ibpg}")?;
     if sb.raid_stride != 0 {
-        writeln!(f, "RAID stride:              {}", sb.raid_stride)?;
+        writeln!(out, "RAID stride:              {}", sb.raid_stride)?;
     }
     if sb.raid_stripe_width != 0 {
-        writeln!(f, "RAID stripe width:        {}", sb.raid_stripe_width)?;
+        writeln!(out, "RAID stripe width:        {}", sb.raid_stripe_width)?;
     }
     if sb.first_meta_bg != 0 {
-        writeln!(f, "First meta block group:   {}", sb.first_meta_bg)?;
+        writeln!(out, "First meta block group:   {}", sb.first_meta_bg)?;
     }
     if sb.log_groups_per_flex != 0 {
         writeln!(
-            f,
+            out,
             "Flex block group size:    {}",
             1u32.wrapping_shl(u32::from(sb.log_groups_per_flex))
         )?;
@@ -306,172 +309,180 @@ fn write_counts_and_geometry(sb: &Superblock, f: &mut RawText) -> std::fmt::Resu
 }
 
 /// Creation, mount, write and check times, mount counts.
-fn write_times(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_times(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     if sb.mkfs_time != 0 {
         write!(
-            f,
+            out,
             "Filesystem created:       {}",
             ctime(i64::from(sb.mkfs_time))
         )?;
     }
     if sb.mtime != 0 {
         write!(
-            f,
+            out,
             "Last mount time:          {}",
             ctime(i64::from(sb.mtime))
         )?;
     } else {
-        writeln!(f, "Last mount time:          n/a")?;
+        writeln!(out, "Last mount time:          n/a")?;
     }
     write!(
-        f,
+        out,
         "Last write time:          {}",
         ctime(i64::from(sb.wtime))
     )?;
-    writeln!(f, "Mount count:              {}", sb.mnt_count)?;
-    writeln!(f, "Maximum mount count:      {}", sb.max_mnt_count)?;
+    writeln!(out, "Mount count:              {}", sb.mnt_count)?;
+    writeln!(out, "Maximum mount count:      {}", sb.max_mnt_count)?;
     write!(
-        f,
+        out,
         "Last checked:             {}",
         ctime(i64::from(sb.lastcheck))
     )?;
     writeln!(
-        f,
+        out,
         "Check interval:           {} ({})",
         sb.checkinterval,
         interval_string(sb.checkinterval)
     )?;
     if sb.checkinterval != 0 {
         let next = sb.lastcheck.wrapping_add(sb.checkinterval);
-        write!(f, "Next check after:         {}", ctime(i64::from(next)))?;
+        write!(out, "Next check after:         {}", ctime(i64::from(next)))?;
     }
     Ok(())
 }
 
 /// Lifetime writes, scaled to kB ... PB as ls.c rounds them.
-fn write_lifetime_writes(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
-    let k = sb.kbytes_written;
-    if k != 0 {
-        write!(f, "Lifetime writes:          ")?;
-        if k < 1 << 13 {
-            writeln!(f, "{k} kB")?;
-        } else if k < 1 << 23 {
-            writeln!(f, "{} MB", (k + (1 << 9)) >> 10)?;
-        } else if k < 1 << 33 {
-            writeln!(f, "{} GB", (k + (1 << 19)) >> 20)?;
-        } else if k < 1 << 43 {
-            writeln!(f, "{} TB", (k + (1 << 29)) >> 30)?;
+fn write_lifetime_writes(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
+    let kbytes = sb.kbytes_written;
+    if kbytes != 0 {
+        write!(out, "Lifetime writes:          ")?;
+        if kbytes < 1 << 13 {
+            writeln!(out, "{kbytes} kB")?;
+        } else if kbytes < 1 << 23 {
+            writeln!(out, "{} MB", (kbytes + (1 << 9)) >> 10)?;
+        } else if kbytes < 1 << 33 {
+            writeln!(out, "{} GB", (kbytes + (1 << 19)) >> 20)?;
+        } else if kbytes < 1 << 43 {
+            writeln!(out, "{} TB", (kbytes + (1 << 29)) >> 30)?;
         } else {
-            writeln!(f, "{} PB", k.wrapping_add(1 << 39) >> 40)?;
+            writeln!(out, "{} PB", kbytes.wrapping_add(1 << 39) >> 40)?;
         }
     }
     Ok(())
 }
 
 /// Reserved-blocks owner, then the dynamic-revision inode fields.
-fn write_reserved_owner_and_inode_fields(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_reserved_owner_and_inode_fields(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     match user_name(u32::from(sb.def_resuid)) {
-        Some(n) => writeln!(f, "Reserved blocks uid:      {} (user {n})", sb.def_resuid)?,
+        Some(n) => writeln!(
+            out,
+            "Reserved blocks uid:      {} (user {n})",
+            sb.def_resuid
+        )?,
         None => writeln!(
-            f,
+            out,
             "Reserved blocks uid:      {} (user unknown)",
             sb.def_resuid
         )?,
     }
     match group_name(u32::from(sb.def_resgid)) {
-        Some(n) => writeln!(f, "Reserved blocks gid:      {} (group {n})", sb.def_resgid)?,
+        Some(n) => writeln!(
+            out,
+            "Reserved blocks gid:      {} (group {n})",
+            sb.def_resgid
+        )?,
         None => writeln!(
-            f,
+            out,
             "Reserved blocks gid:      {} (group unknown)",
             sb.def_resgid
         )?,
     }
     if sb.rev_level >= 1 {
-        writeln!(f, "First inode:              {}", sb.first_ino as i32)?;
-        writeln!(f, "Inode size:\t          {}", sb.inode_size)?;
+        writeln!(out, "First inode:              {}", sb.first_ino as i32)?;
+        writeln!(out, "Inode size:\t          {}", sb.inode_size)?;
         if sb.min_extra_isize != 0 {
-            writeln!(f, "Required extra isize:     {}", sb.min_extra_isize)?;
+            writeln!(out, "Required extra isize:     {}", sb.min_extra_isize)?;
         }
         if sb.want_extra_isize != 0 {
-            writeln!(f, "Desired extra isize:      {}", sb.want_extra_isize)?;
+            writeln!(out, "Desired extra isize:      {}", sb.want_extra_isize)?;
         }
     }
     Ok(())
 }
 
 /// Journal UUID/inode/device, orphan list, directory hash and journal backup, backup groups.
-fn write_journal_and_hash(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_journal_and_hash(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     if sb.journal_uuid != [0; 16] {
         writeln!(
-            f,
+            out,
             "Journal UUID:             {}",
             uuid_string(&sb.journal_uuid)
         )?;
     }
     if sb.journal_inum != 0 {
-        writeln!(f, "Journal inode:            {}", sb.journal_inum)?;
+        writeln!(out, "Journal inode:            {}", sb.journal_inum)?;
     }
     if sb.journal_dev != 0 {
-        writeln!(f, "Journal device:\t          0x{:04x}", sb.journal_dev)?;
+        writeln!(out, "Journal device:\t          0x{:04x}", sb.journal_dev)?;
     }
     if sb.last_orphan != 0 {
-        writeln!(f, "First orphan inode:       {}", sb.last_orphan)?;
+        writeln!(out, "First orphan inode:       {}", sb.last_orphan)?;
     }
     if sb.has_compat(COMPAT_DIR_INDEX) || sb.def_hash_version != 0 {
-        let h = match sb.def_hash_version {
+        let hash = match sb.def_hash_version {
             0 => "legacy".to_string(),
             1 => "half_md4".to_string(),
             2 => "tea".to_string(),
             n => format!("HASHALG_{n}"),
         };
-        writeln!(f, "Default directory hash:   {h}")?;
+        writeln!(out, "Default directory hash:   {hash}")?;
     }
     if sb.hash_seed != [0; 16] {
         writeln!(
-            f,
+            out,
             "Directory Hash Seed:      {}",
             uuid_string(&sb.hash_seed)
         )?;
     }
     if sb.jnl_backup_type != 0 {
         match sb.jnl_backup_type {
-            1 => writeln!(f, "Journal backup:           inode blocks")?,
-            t => writeln!(f, "Journal backup:           type {t}")?,
+            1 => writeln!(out, "Journal backup:           inode blocks")?,
+            t => writeln!(out, "Journal backup:           type {t}")?,
         }
     }
     if sb.backup_bgs != [0, 0] {
-        write!(f, "Backup block groups:      ")?;
-        for b in sb.backup_bgs {
-            if b != 0 {
-                write!(f, "{b} ")?;
+        write!(out, "Backup block groups:      ")?;
+        for backup in sb.backup_bgs {
+            if backup != 0 {
+                write!(out, "{backup} ")?;
             }
         }
-        writeln!(f)?;
+        writeln!(out)?;
     }
     Ok(())
 }
 
 /// The (never merged) snapshot fields.
-fn write_snapshot(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_snapshot(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     if sb.snapshot_inum != 0 {
-        writeln!(f, "Snapshot inode:           {}", sb.snapshot_inum)?;
-        writeln!(f, "Snapshot ID:              {}", sb.snapshot_id)?;
+        writeln!(out, "Snapshot inode:           {}", sb.snapshot_inum)?;
+        writeln!(out, "Snapshot ID:              {}", sb.snapshot_id)?;
         writeln!(
-            f,
+            out,
             "Snapshot reserved blocks: {}",
             sb.snapshot_r_blocks_count
         )?;
     }
     if sb.snapshot_list != 0 {
-        writeln!(f, "Snapshot list head:       {}", sb.snapshot_list)?;
+        writeln!(out, "Snapshot list head:       {}", sb.snapshot_list)?;
     }
     Ok(())
 }
 
 /// Error count and the first and last error records.
-fn write_errors(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_errors(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     if sb.error_count != 0 {
-        writeln!(f, "FS Error count:           {}", sb.error_count)?;
+        writeln!(out, "FS Error count:           {}", sb.error_count)?;
     }
     for (label, time, func, line, ino, blk, code) in [
         (
@@ -498,24 +509,24 @@ fn write_errors(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
         }
         let pad = |s: &str| format!("{s:<26}");
         write!(
-            f,
+            out,
             "{}{}",
             pad(&format!("{label} error time:")),
             ctime(i64::from(time))
         )?;
-        write!(f, "{}", pad(&format!("{label} error function:")))?;
-        f.field(func);
-        writeln!(f)?;
-        writeln!(f, "{}{}", pad(&format!("{label} error line #:")), line)?;
+        write!(out, "{}", pad(&format!("{label} error function:")))?;
+        out.field(func);
+        writeln!(out)?;
+        writeln!(out, "{}{}", pad(&format!("{label} error line #:")), line)?;
         if ino != 0 {
-            writeln!(f, "{}{}", pad(&format!("{label} error inode #:")), ino)?;
+            writeln!(out, "{}{}", pad(&format!("{label} error inode #:")), ino)?;
         }
         if blk != 0 {
-            writeln!(f, "{}{}", pad(&format!("{label} error block #:")), blk)?;
+            writeln!(out, "{}{}", pad(&format!("{label} error block #:")), blk)?;
         }
         if code != 0 {
             writeln!(
-                f,
+                out,
                 "{}{}",
                 pad(&format!("{label} error err:")),
                 errcode(code)
@@ -526,49 +537,49 @@ fn write_errors(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
 }
 
 /// MMP, quota inodes, checksum fields, encryption salt, encoding and orphan file.
-fn write_mmp_quota_checksums(sb: &Superblock, f: &mut RawText) -> std::fmt::Result {
+fn write_mmp_quota_checksums(sb: &Superblock, out: &mut RawText) -> std::fmt::Result {
     if sb.has_incompat(INCOMPAT_MMP) {
-        writeln!(f, "MMP block number:         {}", sb.mmp_block)?;
-        writeln!(f, "MMP update interval:      {}", sb.mmp_update_interval)?;
+        writeln!(out, "MMP block number:         {}", sb.mmp_block)?;
+        writeln!(out, "MMP update interval:      {}", sb.mmp_update_interval)?;
     }
-    for (label, v) in [
+    for (label, value) in [
         ("User quota inode:", sb.usr_quota_inum),
         ("Group quota inode:", sb.grp_quota_inum),
         ("Project quota inode:", sb.prj_quota_inum),
     ] {
-        if v != 0 {
-            writeln!(f, "{label:<26}{v}")?;
+        if value != 0 {
+            writeln!(out, "{label:<26}{value}")?;
         }
     }
     if sb.has_metadata_csum() {
-        let t = if sb.checksum_type == 1 {
+        let text = if sb.checksum_type == 1 {
             "crc32c"
         } else {
             "unknown"
         };
-        writeln!(f, "Checksum type:            {t}")?;
-        writeln!(f, "Checksum:                 0x{:08x}", sb.checksum)?;
+        writeln!(out, "Checksum type:            {text}")?;
+        writeln!(out, "Checksum:                 0x{:08x}", sb.checksum)?;
     }
     if sb.encrypt_pw_salt != [0; 16] {
         writeln!(
-            f,
+            out,
             "Encryption PW Salt:       {}",
             uuid_string(&sb.encrypt_pw_salt)
         )?;
     }
     if sb.has_incompat(INCOMPAT_CSUM_SEED) {
-        writeln!(f, "Checksum seed:            0x{:08x}", sb.checksum_seed)?;
+        writeln!(out, "Checksum seed:            0x{:08x}", sb.checksum_seed)?;
     }
     if sb.has_incompat(INCOMPAT_CASEFOLD) {
-        let e = if sb.encoding == 1 {
+        let encoding_text = if sb.encoding == 1 {
             "utf8-12.1".to_string()
         } else {
             format!("UNKNOWN_ENCODING_{}", sb.encoding)
         };
-        writeln!(f, "Character encoding:       {e}")?;
+        writeln!(out, "Character encoding:       {encoding_text}")?;
     }
     if sb.has_compat(COMPAT_ORPHAN_FILE) {
-        writeln!(f, "Orphan file inode:        {}", sb.orphan_file_inum)?;
+        writeln!(out, "Orphan file inode:        {}", sb.orphan_file_inum)?;
     }
     Ok(())
 }
@@ -578,94 +589,94 @@ pub fn list_journal(
     buf: &[u8],
     fs_block_size: u32,
     fast_commit: bool,
-    f: &mut impl std::fmt::Write,
+    out: &mut impl std::fmt::Write,
 ) {
-    let j = JournalSuperblock::parse(buf);
+    let jsb = JournalSuperblock::parse(buf);
     let num_fc: u32 = if fast_commit {
-        if j.num_fc_blks != 0 {
-            j.num_fc_blks
+        if jsb.num_fc_blks != 0 {
+            jsb.num_fc_blks
         } else {
             256
         }
     } else {
         0
     };
-    let journal_blks = j.maxlen.wrapping_sub(num_fc);
+    let journal_blks = jsb.maxlen.wrapping_sub(num_fc);
     let _ = (|| -> std::fmt::Result {
-        write!(f, "Journal features:        ")?;
-        let names = j.feature_names();
+        write!(out, "Journal features:        ")?;
+        let names = jsb.feature_names();
         if names.is_empty() {
-            write!(f, " (none)")?;
+            write!(out, " (none)")?;
         }
-        for n in &names {
-            write!(f, " {n}")?;
+        for name in &names {
+            write!(out, " {name}")?;
         }
-        writeln!(f)?;
-        write!(f, "Total journal size:       ")?;
-        let size = (j.blocksize / 1024).wrapping_mul(j.maxlen);
+        writeln!(out)?;
+        write!(out, "Total journal size:       ")?;
+        let size = (jsb.blocksize / 1024).wrapping_mul(jsb.maxlen);
         if size < 8192 {
-            writeln!(f, "{size}k")?;
+            writeln!(out, "{size}k")?;
         } else {
-            writeln!(f, "{}M", size >> 10)?;
+            writeln!(out, "{}M", size >> 10)?;
         }
-        if fs_block_size != j.blocksize {
-            writeln!(f, "Journal block size:       {}", j.blocksize)?;
+        if fs_block_size != jsb.blocksize {
+            writeln!(out, "Journal block size:       {}", jsb.blocksize)?;
         }
         writeln!(
-            f,
+            out,
             "Total journal blocks:     {}",
             journal_blks.wrapping_add(num_fc)
         )?;
-        writeln!(f, "Max transaction length:   {journal_blks}")?;
-        writeln!(f, "Fast commit length:       {num_fc}")?;
-        if j.first != 1 {
-            writeln!(f, "Journal first block:      {}", j.first)?;
+        writeln!(out, "Max transaction length:   {journal_blks}")?;
+        writeln!(out, "Fast commit length:       {num_fc}")?;
+        if jsb.first != 1 {
+            writeln!(out, "Journal first block:      {}", jsb.first)?;
         }
-        writeln!(f, "Journal sequence:         0x{:08x}", j.sequence)?;
-        writeln!(f, "Journal start:            {}", j.start)?;
-        if j.nr_users != 1 {
-            writeln!(f, "Journal number of users:  {}", j.nr_users)?;
+        writeln!(out, "Journal sequence:         0x{:08x}", jsb.sequence)?;
+        writeln!(out, "Journal start:            {}", jsb.start)?;
+        if jsb.nr_users != 1 {
+            writeln!(out, "Journal number of users:  {}", jsb.nr_users)?;
         }
-        if j.feature_compat & 1 != 0 {
-            writeln!(f, "Journal checksum type:    crc32")?;
+        if jsb.feature_compat & 1 != 0 {
+            writeln!(out, "Journal checksum type:    crc32")?;
         }
-        if j.feature_incompat & (0x8 | 0x10) != 0 {
-            let t = if j.checksum_type == 4 {
+        if jsb.feature_incompat & (0x8 | 0x10) != 0 {
+            let text = if jsb.checksum_type == 4 {
                 "crc32c"
             } else {
                 "unknown"
             };
-            writeln!(f, "Journal checksum type:    {t}")?;
-            writeln!(f, "Journal checksum:         0x{:08x}", j.checksum)?;
+            writeln!(out, "Journal checksum type:    {text}")?;
+            writeln!(out, "Journal checksum:         0x{:08x}", jsb.checksum)?;
         }
-        let first_user = j.users.first().copied().unwrap_or([0; 16]);
-        if j.nr_users > 1 || first_user != [0; 16] {
-            for (i, u) in j
+        let first_user = jsb.users.first().copied().unwrap_or([0; 16]);
+        if jsb.nr_users > 1 || first_user != [0; 16] {
+            for (index, user) in jsb
                 .users
                 .iter()
                 .enumerate()
-                .take(j.nr_users.min(journal::USERS_MAX) as usize)
+                .take(jsb.nr_users.min(journal::USERS_MAX) as usize)
             {
-                if i == 0 {
-                    writeln!(f, "Journal users:            {}", uuid_string(u))?;
+                if index == 0 {
+                    writeln!(out, "Journal users:            {}", uuid_string(user))?;
                 } else {
-                    writeln!(f, "                          {}", uuid_string(u))?;
+                    writeln!(out, "                          {}", uuid_string(user))?;
                 }
             }
         }
-        if j.errno != 0 {
-            writeln!(f, "Journal errno:            {}", j.errno)?;
+        if jsb.errno != 0 {
+            writeln!(out, "Journal errno:            {}", jsb.errno)?;
         }
         Ok(())
     })();
 }
 
 /// C's `%#08x`.
-fn alt_hex8(v: u32) -> String {
-    if v == 0 {
+fn alt_hex8(value: u32) -> String {
+    if value == 0 {
         "00000000".into()
     } else {
-        format!("{:#08x}", v)
+        format!("{:#08x}", value)
     }
 }
 
@@ -675,21 +686,21 @@ struct Numfmt {
 }
 
 impl Numfmt {
-    fn num(&self, s: &mut String, n: u64) {
+    fn num(&self, out: &mut String, value: u64) {
         if self.hex {
             if self.wide {
-                let _ = write!(s, "0x{n:08x}");
+                let _ = write!(out, "0x{value:08x}");
             } else {
-                let _ = write!(s, "0x{n:04x}");
+                let _ = write!(out, "0x{value:04x}");
             }
         } else {
-            let _ = write!(s, "{n}");
+            let _ = write!(out, "{value}");
         }
     }
-    fn range(&self, s: &mut String, a: u64, b: u64) {
-        self.num(s, a);
-        s.push('-');
-        self.num(s, b);
+    fn range(&self, out: &mut String, first: u64, last: u64) {
+        self.num(out, first);
+        out.push('-');
+        self.num(out, last);
     }
 }
 
@@ -705,15 +716,15 @@ fn next_bit(bitmap: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
             let byte = (from / 8) as usize;
             if from + (BLOCK as u64) * 8 <= limit {
                 if let Some(chunk) = bitmap.get(byte..byte + BLOCK) {
-                    if chunk.iter().fold(0u8, |acc, &b| acc | (b ^ other)) == 0 {
+                    if chunk.iter().fold(0u8, |acc, &bits| acc | (bits ^ other)) == 0 {
                         from += (BLOCK as u64) * 8;
                         continue;
                     }
                 }
             }
             if from + 8 <= limit {
-                if let Some(&b) = bitmap.get(byte) {
-                    let probe = b ^ other;
+                if let Some(&bits) = bitmap.get(byte) {
+                    let probe = bits ^ other;
                     if probe == 0 {
                         from += 8;
                         continue;
@@ -733,7 +744,7 @@ fn next_bit(bitmap: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
 /// print_free of dumpe2fs 1.47.0: free runs as `a`, `a-b`, joined by ", " (block numbers scaled
 /// by the cluster ratio, start and end of the run both at cluster starts).
 fn print_free(
-    s: &mut String,
+    out: &mut String,
     nf: &Numfmt,
     group: u64,
     bitmap: &[u8],
@@ -744,79 +755,84 @@ fn print_free(
     let ratio = ratio.max(1);
     let offset = offset / ratio + group * num;
     let mut printed = false;
-    let mut i = 0u64;
+    let mut bit = 0u64;
     loop {
-        i = next_bit(bitmap, i, num, false);
-        if i >= num {
+        bit = next_bit(bitmap, bit, num, false);
+        if bit >= num {
             break;
         }
-        let j = next_bit(bitmap, i, num, true) - 1;
+        let run_end = next_bit(bitmap, bit, num, true) - 1;
         if printed {
-            s.push_str(", ");
+            out.push_str(", ");
         }
-        nf.num(s, (i + offset).wrapping_mul(ratio));
-        if j != i {
-            s.push('-');
-            nf.num(s, (j + offset).wrapping_mul(ratio));
+        nf.num(out, (bit + offset).wrapping_mul(ratio));
+        if run_end != bit {
+            out.push('-');
+            nf.num(out, (run_end + offset).wrapping_mul(ratio));
         }
         printed = true;
-        i = j + 1;
+        bit = run_end + 1;
     }
 }
 
-fn rel_offset(s: &mut String, fs: &Filesystem, block: u64, itable: bool, first: u64, last: u64) {
+fn rel_offset(out: &mut String, fs: &Filesystem, block: u64, itable: bool, first: u64, last: u64) {
     if block >= first && block <= last {
         if itable && block == first {
             return;
         }
-        let _ = write!(s, " (+{})", (block - first) as u32);
+        let _ = write!(out, " (+{})", (block - first) as u32);
     } else if fs.geo.flex_bg {
         let bpg = u64::from(fs.geo.blocks_per_group.max(1));
         let fdb = fs.geo.first_data_block;
-        let g = (block.wrapping_sub(fdb) / bpg) as u32;
-        let gfirst = fdb.wrapping_add(u64::from(g) * bpg);
-        let _ = write!(s, " (bg #{} + {})", g, block.wrapping_sub(gfirst) as u32);
+        let group = (block.wrapping_sub(fdb) / bpg) as u32;
+        let gfirst = fdb.wrapping_add(u64::from(group) * bpg);
+        let _ = write!(
+            out,
+            " (bg #{} + {})",
+            group,
+            block.wrapping_sub(gfirst) as u32
+        );
     }
 }
 
 /// One group's section of list_desc.
 fn group_text(
     fs: &Filesystem,
-    g: u32,
+    group: u32,
     opts: &DumpOptions,
     bitmaps: Option<&UninitMarks>,
     nf: &Numfmt,
     scratch: &mut Vec<u8>,
 ) -> (String, Option<String>) {
-    let mut s = String::with_capacity(256);
-    let gd = match fs.desc(g) {
+    let mut out = String::with_capacity(256);
+    let gd = match fs.desc(group) {
         Ok(gd) => gd,
         Err(e) => {
-            let _ = writeln!(s, "Group {g}: descriptor unreadable: {e}");
-            return (s, is_read_error(&e).then(|| e.to_string()));
+            let _ = writeln!(out, "Group {group}: descriptor unreadable: {e}");
+            return (out, is_read_error(&e).then(|| e.to_string()));
         }
     };
-    let p = GroupPlace::new(fs, g, gd);
+    let place = GroupPlace::new(fs, group, gd);
     if opts.group_only {
-        group_only_line(&mut s, nf, &p);
-        return (s, None);
+        group_only_line(&mut out, nf, &place);
+        return (out, None);
     }
-    group_header(&mut s, fs, nf, &p);
-    group_super_and_descriptors(&mut s, fs, nf, &p);
-    group_bitmaps_and_table(&mut s, fs, opts, nf, &p);
-    group_free_counts(&mut s, fs, &p.gd);
+    group_header(&mut out, fs, nf, &place);
+    group_super_and_descriptors(&mut out, fs, nf, &place);
+    group_bitmaps_and_table(&mut out, fs, opts, nf, &place);
+    group_free_counts(&mut out, fs, &place.gd);
     let read_error = match bitmaps {
-        Some(marks) => group_free_lists(&mut s, fs, nf, &p, marks, scratch),
+        Some(marks) => group_free_lists(&mut out, fs, nf, &place, marks, scratch),
         None => None,
     };
-    (s, read_error)
+    (out, read_error)
 }
 
 /// True for a failure to read the input (an I/O error, the input shrank while read): a report
 /// that meets one is incomplete, unlike one that meets damage it can describe.
-fn is_read_error(e: &crate::Error) -> bool {
+fn is_read_error(error: &crate::Error) -> bool {
     matches!(
-        e,
+        error,
         crate::Error::Read { .. } | crate::Error::Shrunk { .. } | crate::Error::Io { .. }
     )
 }
@@ -850,128 +866,128 @@ impl GroupPlace {
 }
 
 /// `-g`: one colon-separated line per group (superblock, descriptors, bitmaps, table).
-fn group_only_line(s: &mut String, nf: &Numfmt, p: &GroupPlace) {
-    let (g, lay, gd) = (p.g, &p.lay, &p.gd);
-    let _ = write!(s, "{g}:{}:", p.first);
-    if g == 0 || lay.super_blk != 0 {
-        let _ = write!(s, "{}:", lay.super_blk);
+fn group_only_line(out: &mut String, nf: &Numfmt, place: &GroupPlace) {
+    let (group, lay, gd) = (place.g, &place.lay, &place.gd);
+    let _ = write!(out, "{group}:{}:", place.first);
+    if group == 0 || lay.super_blk != 0 {
+        let _ = write!(out, "{}:", lay.super_blk);
     } else {
-        s.push_str("-1:");
+        out.push_str("-1:");
     }
     if lay.old_desc_blk != 0 {
         nf.range(
-            s,
+            out,
             lay.old_desc_blk,
-            (lay.old_desc_blk + p.old_desc_blocks).wrapping_sub(1),
+            (lay.old_desc_blk + place.old_desc_blocks).wrapping_sub(1),
         );
-        s.push(':');
+        out.push(':');
     } else if lay.new_desc_blk != 0 {
-        let _ = write!(s, "{}:", lay.new_desc_blk);
+        let _ = write!(out, "{}:", lay.new_desc_blk);
     } else {
-        s.push_str("-1:");
+        out.push_str("-1:");
     }
     let _ = writeln!(
-        s,
+        out,
         "{}:{}:{}",
         gd.block_bitmap, gd.inode_bitmap, gd.inode_table
     );
 }
 
 /// `Group N: (Blocks a-b)` with the descriptor checksum and flags.
-fn group_header(s: &mut String, fs: &Filesystem, nf: &Numfmt, p: &GroupPlace) {
-    let gd = &p.gd;
-    let _ = write!(s, "Group {}: (Blocks ", p.g);
-    nf.range(s, p.first, p.last);
-    s.push(')');
+fn group_header(out: &mut String, fs: &Filesystem, nf: &Numfmt, place: &GroupPlace) {
+    let gd = &place.gd;
+    let _ = write!(out, "Group {}: (Blocks ", place.g);
+    nf.range(out, place.first, place.last);
+    out.push(')');
     if fs.ctx.gdt_csum {
-        let _ = write!(s, " csum 0x{:04x}", gd.checksum);
+        let _ = write!(out, " csum 0x{:04x}", gd.checksum);
         if gd.checksum != gd.computed_checksum {
-            let _ = write!(s, " (EXPECTED 0x{:04x})", gd.computed_checksum);
+            let _ = write!(out, " (EXPECTED 0x{:04x})", gd.computed_checksum);
         }
         let names = crate::reader::group::flag_names(gd.flags);
         if !names.is_empty() {
-            let _ = write!(s, " [{}]", names.join(", "));
+            let _ = write!(out, " [{}]", names.join(", "));
         }
     }
-    s.push('\n');
+    out.push('\n');
 }
 
 /// The superblock copy, group descriptors and reserved GDT blocks the group holds.
-fn group_super_and_descriptors(s: &mut String, fs: &Filesystem, nf: &Numfmt, p: &GroupPlace) {
-    let (g, lay) = (p.g, &p.lay);
-    let mut has_super = g == 0 || lay.super_blk != 0;
+fn group_super_and_descriptors(out: &mut String, fs: &Filesystem, nf: &Numfmt, place: &GroupPlace) {
+    let (group, lay) = (place.g, &place.lay);
+    let mut has_super = group == 0 || lay.super_blk != 0;
     if has_super {
-        s.push_str(if g == 0 { "  Primary" } else { "  Backup" });
-        s.push_str(" superblock at ");
-        nf.num(s, lay.super_blk);
+        out.push_str(if group == 0 { "  Primary" } else { "  Backup" });
+        out.push_str(" superblock at ");
+        nf.num(out, lay.super_blk);
     }
     if lay.old_desc_blk != 0 {
-        s.push_str(", Group descriptors at ");
+        out.push_str(", Group descriptors at ");
         nf.range(
-            s,
+            out,
             lay.old_desc_blk,
-            (lay.old_desc_blk + p.old_desc_blocks).wrapping_sub(1),
+            (lay.old_desc_blk + place.old_desc_blocks).wrapping_sub(1),
         );
         if fs.geo.reserved_gdt_blocks != 0 {
-            s.push_str("\n  Reserved GDT blocks at ");
-            let a = lay.old_desc_blk + p.old_desc_blocks;
+            out.push_str("\n  Reserved GDT blocks at ");
+            let first_desc = lay.old_desc_blk + place.old_desc_blocks;
             nf.range(
-                s,
-                a,
-                (a + u64::from(fs.geo.reserved_gdt_blocks)).wrapping_sub(1),
+                out,
+                first_desc,
+                (first_desc + u64::from(fs.geo.reserved_gdt_blocks)).wrapping_sub(1),
             );
         }
     } else if lay.new_desc_blk != 0 {
-        s.push(if has_super { ',' } else { ' ' });
-        s.push_str(" Group descriptor at ");
-        nf.num(s, lay.new_desc_blk);
+        out.push(if has_super { ',' } else { ' ' });
+        out.push_str(" Group descriptor at ");
+        nf.num(out, lay.new_desc_blk);
         has_super = true;
     }
     if has_super {
-        s.push('\n');
+        out.push('\n');
     }
 }
 
 /// Where the block bitmap, inode bitmap and inode table are, with their checksums.
 fn group_bitmaps_and_table(
-    s: &mut String,
+    out: &mut String,
     fs: &Filesystem,
     opts: &DumpOptions,
     nf: &Numfmt,
-    p: &GroupPlace,
+    place: &GroupPlace,
 ) {
-    let (gd, first, last) = (&p.gd, p.first, p.last);
-    s.push_str("  Block bitmap at ");
-    nf.num(s, gd.block_bitmap);
-    rel_offset(s, fs, gd.block_bitmap, false, first, last);
+    let (gd, first, last) = (&place.gd, place.first, place.last);
+    out.push_str("  Block bitmap at ");
+    nf.num(out, gd.block_bitmap);
+    rel_offset(out, fs, gd.block_bitmap, false, first, last);
     if fs.sb.has_metadata_csum() {
-        let _ = write!(s, ", csum 0x{:08x}", gd.block_bitmap_csum);
+        let _ = write!(out, ", csum 0x{:08x}", gd.block_bitmap_csum);
     }
-    s.push_str(if opts.ignore_80col { "," } else { "\n " });
-    s.push_str(" Inode bitmap at ");
-    nf.num(s, gd.inode_bitmap);
-    rel_offset(s, fs, gd.inode_bitmap, false, first, last);
+    out.push_str(if opts.ignore_80col { "," } else { "\n " });
+    out.push_str(" Inode bitmap at ");
+    nf.num(out, gd.inode_bitmap);
+    rel_offset(out, fs, gd.inode_bitmap, false, first, last);
     if fs.sb.has_metadata_csum() {
-        let _ = write!(s, ", csum 0x{:08x}", gd.inode_bitmap_csum);
+        let _ = write!(out, ", csum 0x{:08x}", gd.inode_bitmap_csum);
     }
-    s.push_str("\n  Inode table at ");
+    out.push_str("\n  Inode table at ");
     nf.range(
-        s,
+        out,
         gd.inode_table,
         (gd.inode_table + u64::from(fs.geo.inode_blocks_per_group)).wrapping_sub(1),
     );
-    rel_offset(s, fs, gd.inode_table, true, first, last);
+    rel_offset(out, fs, gd.inode_table, true, first, last);
 }
 
 /// The descriptor's free block, free inode, directory and unused inode counts.
-fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::reader::group::GroupDesc) {
+fn group_free_counts(out: &mut String, fs: &Filesystem, gd: &crate::reader::group::GroupDesc) {
     let units = if fs.sb.is_bigalloc() {
         "clusters"
     } else {
         "blocks"
     };
     let _ = write!(
-        s,
+        out,
         "\n  {} free {units}, {} free inodes, {} directories{}",
         gd.free_blocks_count,
         gd.free_inodes_count,
@@ -979,48 +995,56 @@ fn group_free_counts(s: &mut String, fs: &Filesystem, gd: &crate::reader::group:
         if gd.itable_unused != 0 { "" } else { "\n" }
     );
     if gd.itable_unused != 0 {
-        let _ = writeln!(s, ", {} unused inodes", gd.itable_unused);
+        let _ = writeln!(out, ", {} unused inodes", gd.itable_unused);
     }
 }
 
 /// The free block and free inode ranges read from the group's bitmaps; the first read error
 /// met (the text then says `<unreadable: ...>`).
 fn group_free_lists(
-    s: &mut String,
+    out: &mut String,
     fs: &Filesystem,
     nf: &Numfmt,
-    p: &GroupPlace,
+    place: &GroupPlace,
     marks: &UninitMarks,
     scratch: &mut Vec<u8>,
 ) -> Option<String> {
     let mut read_error = None;
-    let (geo, g, gd) = (&fs.geo, u64::from(p.g), &p.gd);
-    s.push_str("  Free blocks: ");
+    let (geo, group, gd) = (&fs.geo, u64::from(place.g), &place.gd);
+    out.push_str("  Free blocks: ");
     match bitmap::group_block_bitmap(fs, gd, marks, scratch) {
         Ok(()) => print_free(
-            s,
+            out,
             nf,
-            g,
+            group,
             scratch,
             u64::from(geo.clusters_per_group),
             geo.first_data_block,
             geo.cluster_ratio(),
         ),
         Err(e) => {
-            let _ = write!(s, "<unreadable: {e}>");
+            let _ = write!(out, "<unreadable: {e}>");
             read_error = read_error.or(is_read_error(&e).then(|| e.to_string()));
         }
     }
-    s.push('\n');
-    s.push_str("  Free inodes: ");
+    out.push('\n');
+    out.push_str("  Free inodes: ");
     match bitmap::group_inode_bitmap(fs, gd, scratch) {
-        Ok(()) => print_free(s, nf, g, scratch, u64::from(geo.inodes_per_group), 1, 1),
+        Ok(()) => print_free(
+            out,
+            nf,
+            group,
+            scratch,
+            u64::from(geo.inodes_per_group),
+            1,
+            1,
+        ),
         Err(e) => {
-            let _ = write!(s, "<unreadable: {e}>");
+            let _ = write!(out, "<unreadable: {e}>");
             read_error = read_error.or(is_read_error(&e).then(|| e.to_string()));
         }
     }
-    s.push('\n');
+    out.push('\n');
     read_error
 }
 
@@ -1041,11 +1065,11 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> 
     let geo = &fs.geo;
     let mut out = Vec::new();
     let mut err: Option<LibError> = None;
-    let valid = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
-    for &b in &map.direct {
-        let b = u64::from(b);
-        if b != 0 && valid(b) {
-            out.push(b as u32);
+    let valid = |block: u64| block >= geo.first_data_block && block < geo.blocks_count;
+    for &direct in &map.direct {
+        let block = u64::from(direct);
+        if block != 0 && valid(block) {
+            out.push(block as u32);
         }
     }
     // Bounded: at most 1 + per + per^2 indirect blocks are read, each once.
@@ -1066,33 +1090,33 @@ fn bad_blocks(fs: &Filesystem, ignore_csum: bool) -> Result<Vec<u32>, LibError> 
             return;
         }
         *budget -= 1;
-        let Ok(b) = fs.block(blk) else {
+        let Ok(data) = fs.block(blk) else {
             *err = Some(LibError::ShortRead);
             return;
         };
-        for e in crate::reader::ondisk::blockmap::pointers(&b) {
-            let e = u64::from(e);
-            if e == 0 {
+        for pointer in crate::reader::ondisk::blockmap::pointers(&data) {
+            let pointer = u64::from(pointer);
+            if pointer == 0 {
                 continue;
             }
             if level == 1 {
-                if e >= geo.first_data_block && e < geo.blocks_count {
-                    out.push(e as u32);
+                if pointer >= geo.first_data_block && pointer < geo.blocks_count {
+                    out.push(pointer as u32);
                 }
             } else {
-                walk(fs, e, level - 1, out, err, budget);
+                walk(fs, pointer, level - 1, out, err, budget);
             }
         }
     }
     let mut budget: u32 = 1 << 16;
     for level in 1..=3u32 {
-        let b = u64::from(map.indirect(level).unwrap_or(0));
-        if b != 0 {
-            walk(fs, b, level, &mut out, &mut err, &mut budget);
+        let indirect = u64::from(map.indirect(level).unwrap_or(0));
+        if indirect != 0 {
+            walk(fs, indirect, level, &mut out, &mut err, &mut budget);
         }
     }
-    if let Some(e) = err {
-        return Err(e);
+    if let Some(error) = err {
+        return Err(error);
     }
     out.sort_unstable();
     out.dedup();
@@ -1176,11 +1200,11 @@ fn write_bad_blocks_only(
 ) -> io::Result<()> {
     match bad_blocks(fs, !verify) {
         Ok(bb) => {
-            let mut s = String::new();
-            for b in bb {
-                let _ = writeln!(s, "{b}");
+            let mut text = String::new();
+            for block in bb {
+                let _ = writeln!(text, "{block}");
             }
-            out.write_all(s.as_bytes())?;
+            out.write_all(text.as_bytes())?;
         }
         Err(m) => rep
             .stderr
@@ -1206,22 +1230,22 @@ fn write_header(
     out: &mut dyn Write,
     rep: &mut DumpReport,
 ) -> io::Result<Header> {
-    let mut s = RawText(Vec::with_capacity(4096));
-    list_super(&fs.sb, &mut s);
-    let journal = journal_text(fs, verify, &mut s, rep);
+    let mut text = RawText(Vec::with_capacity(4096));
+    list_super(&fs.sb, &mut text);
+    let journal = journal_text(fs, verify, &mut text, rep);
     if !matches!(journal, Header::Done) {
-        out.write_all(&s.0)?;
+        out.write_all(&text.0)?;
         return Ok(journal);
     }
-    mmp_text(fs, verify, &mut s, rep);
-    bad_blocks_line(fs, verify, &mut s, rep);
-    out.write_all(&s.0)?;
+    mmp_text(fs, verify, &mut text, rep);
+    bad_blocks_line(fs, verify, &mut text, rep);
+    out.write_all(&text.0)?;
     Ok(Header::Done)
 }
 
 /// The journal superblock: of the device itself (journal_dev, and nothing else follows), or of
 /// the internal journal inode. A failure ends the dump, as dumpe2fs exits there.
-fn journal_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) -> Header {
+fn journal_text(fs: &Filesystem, verify: bool, out: &mut RawText, rep: &mut DumpReport) -> Header {
     let external = fs.geo.journal_dev;
     if !(external || (fs.sb.has_compat(COMPAT_HAS_JOURNAL) && fs.sb.journal_inum != 0)) {
         return Header::Done;
@@ -1240,7 +1264,7 @@ fn journal_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpRe
             &buf,
             fs.block_size() as u32,
             fs.sb.has_compat(COMPAT_FAST_COMMIT),
-            s,
+            out,
         ),
         Err(e) => {
             rep.stderr.push(journal_failure_message(e, external));
@@ -1256,23 +1280,23 @@ fn journal_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpRe
 }
 
 /// The MMP block's fields (dumpe2fs' print_mmp_block), or why it could not be read.
-fn mmp_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) {
+fn mmp_text(fs: &Filesystem, verify: bool, out: &mut RawText, rep: &mut DumpReport) {
     if !(fs.sb.has_incompat(INCOMPAT_MMP) && fs.sb.mmp_block != 0) {
         return;
     }
     match journal::read_mmp(fs, verify) {
         Ok(m) => {
-            let _ = writeln!(s, "MMP_block:");
-            let _ = writeln!(s, "    mmp_magic: 0x{:x}", m.magic);
-            let _ = writeln!(s, "    mmp_check_interval: {}", m.check_interval);
-            let _ = writeln!(s, "    mmp_sequence: {}", alt_hex8(m.seq));
-            let _ = write!(s, "    mmp_update_date: {}", ctime(m.time as i64));
-            let _ = writeln!(s, "    mmp_update_time: {}", m.time);
-            let _ = write!(s, "    mmp_node_name: ");
-            s.field(&m.nodename);
-            let _ = write!(s, "\n    mmp_device_name: ");
-            s.field(&m.bdevname);
-            s.0.push(b'\n');
+            let _ = writeln!(out, "MMP_block:");
+            let _ = writeln!(out, "    mmp_magic: 0x{:x}", m.magic);
+            let _ = writeln!(out, "    mmp_check_interval: {}", m.check_interval);
+            let _ = writeln!(out, "    mmp_sequence: {}", alt_hex8(m.seq));
+            let _ = write!(out, "    mmp_update_date: {}", ctime(m.time as i64));
+            let _ = writeln!(out, "    mmp_update_time: {}", m.time);
+            let _ = write!(out, "    mmp_node_name: ");
+            out.field(&m.nodename);
+            let _ = write!(out, "\n    mmp_device_name: ");
+            out.field(&m.bdevname);
+            out.0.push(b'\n');
         }
         Err(m) => rep
             .stderr
@@ -1281,16 +1305,16 @@ fn mmp_text(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport
 }
 
 /// `Bad blocks: a, b, ...` (just a newline when there are none), or why the list is unreadable.
-fn bad_blocks_line(fs: &Filesystem, verify: bool, s: &mut RawText, rep: &mut DumpReport) {
+fn bad_blocks_line(fs: &Filesystem, verify: bool, out: &mut RawText, rep: &mut DumpReport) {
     match bad_blocks(fs, !verify) {
         Ok(bb) => {
             if let Some((first, rest)) = bb.split_first() {
-                let _ = write!(s, "Bad blocks: {first}");
-                for b in rest {
-                    let _ = write!(s, ", {b}");
+                let _ = write!(out, "Bad blocks: {first}");
+                for block in rest {
+                    let _ = write!(out, ", {block}");
                 }
             }
-            s.0.push(b'\n');
+            out.0.push(b'\n');
         }
         Err(m) => rep
             .stderr
@@ -1343,10 +1367,10 @@ fn write_groups(
         hex: opts.hex,
         wide: fs.sb.is_64bit(),
     };
-    let n = fs.geo.group_count;
+    let groups = fs.geo.group_count;
     let mut start = 0u32;
-    while start < n {
-        let end = start.saturating_add(BATCH).min(n);
+    while start < groups {
+        let end = start.saturating_add(BATCH).min(groups);
         // The bitmaps were read (and are in the page cache) by the check before: this is CPU.
         let texts: Vec<(String, Option<String>)> = (start..end)
             .into_par_iter()
@@ -1369,13 +1393,13 @@ fn write_groups(
 /// bitmap check consumes them in group order.
 fn prefetch_all_bitmaps(fs: &Filesystem, done: &AtomicBool) {
     const HINT_CHUNK: u32 = 1 << 10;
-    let n = fs.geo.group_count;
-    for c in 0..n.div_ceil(HINT_CHUNK) {
+    let groups = fs.geo.group_count;
+    for chunk in 0..groups.div_ceil(HINT_CHUNK) {
         if done.load(Ordering::Relaxed) {
             return;
         }
-        let first = c * HINT_CHUNK;
-        prefetch_bitmaps(fs, first..first.saturating_add(HINT_CHUNK).min(n));
+        let first = chunk * HINT_CHUNK;
+        prefetch_bitmaps(fs, first..first.saturating_add(HINT_CHUNK).min(groups));
     }
 }
 
@@ -1397,8 +1421,8 @@ fn prefetch_bitmaps(fs: &Filesystem, groups: std::ops::Range<u32>) {
 }
 
 /// dumpe2fs' message for a journal superblock it could not show.
-fn journal_failure_message(e: JournalFailure, external: bool) -> String {
-    match (e, external) {
+fn journal_failure_message(failure: JournalFailure, external: bool) -> String {
+    match (failure, external) {
         (JournalFailure::BadMagic, true) => {
             "Couldn't find journal superblock magic numbers".to_string()
         }
@@ -1423,16 +1447,17 @@ pub fn mmp_info(fs: &Filesystem, hex: bool, out: &mut dyn Write) -> io::Result<D
     let retval_csum = fs
         .strict_failure
         .map(|f: OpenFailure| format!("{} while trying to open the filesystem", f.message()));
-    let mut s = RawText(Vec::with_capacity(512));
-    mmp_text(fs, fs.strict_failure.is_none(), &mut s, &mut rep);
-    let mut n = String::new();
+    let mut text = RawText(Vec::with_capacity(512));
+    mmp_text(fs, fs.strict_failure.is_none(), &mut text, &mut rep);
+    let mut note = String::new();
     Numfmt {
         hex,
         wide: fs.sb.is_64bit(),
     }
-    .num(&mut n, fs.sb.mmp_block);
-    s.0.extend_from_slice(format!("    mmp_block_number: {n}\n").as_bytes());
-    out.write_all(&s.0)?;
+    .num(&mut note, fs.sb.mmp_block);
+    text.0
+        .extend_from_slice(format!("    mmp_block_number: {note}\n").as_bytes());
+    out.write_all(&text.0)?;
     finish(out, &mut rep, retval_csum)?;
     Ok(rep)
 }
@@ -1507,21 +1532,21 @@ mod tests {
             hex: false,
             wide: false,
         };
-        let mut s = String::new();
+        let mut out = String::new();
         // bits: 0 used, 1-3 free, 4 used, 5 free, 6-7 used
-        print_free(&mut s, &nf, 0, &[0b1101_0001], 8, 1, 1);
-        assert_eq!(s, "2-4, 6");
+        print_free(&mut out, &nf, 0, &[0b1101_0001], 8, 1, 1);
+        assert_eq!(out, "2-4, 6");
         // word-skipping path: 128 bits, free 1..=70 and 127
-        let mut b = vec![0xFFu8; 16];
-        for i in 1..=70usize {
-            b[i / 8] &= !(1 << (i % 8));
+        let mut bitmap = vec![0xFFu8; 16];
+        for bit in 1..=70usize {
+            bitmap[bit / 8] &= !(1 << (bit % 8));
         }
-        b[15] &= 0x7F;
-        let mut s = String::new();
-        print_free(&mut s, &nf, 1, &b, 128, 0, 1);
-        assert_eq!(s, "129-198, 255");
-        let mut s = String::new();
-        print_free(&mut s, &nf, 0, &[0u8; 16], 128, 0, 4);
-        assert_eq!(s, "0-508");
+        bitmap[15] &= 0x7F;
+        let mut out = String::new();
+        print_free(&mut out, &nf, 1, &bitmap, 128, 0, 1);
+        assert_eq!(out, "129-198, 255");
+        let mut out = String::new();
+        print_free(&mut out, &nf, 0, &[0u8; 16], 128, 0, 4);
+        assert_eq!(out, "0-508");
     }
 }

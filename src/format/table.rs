@@ -1,10 +1,10 @@
 //! Tables: the one place every command's tables are styled and laid out.
 //!
 //! Off a terminal (a pipe, a file) a table is printed at its natural width, one line per row, as
-//! `ls -l` and ripgrep do, so `| grep` and `| cut` see whole rows. On a terminal (or when
-//! `COLUMNS` is set, as a request for that width) it fits the width: the columns keep their
-//! content width and only the longest one (the last of equals; descriptions and sources sit
-//! last) wraps. Borders are box drawing only when the locale's character type is UTF-8
+//! `ls -l` and ripgrep do, so `| grep` and `| cut` see whole rows, whatever `COLUMNS` says (a
+//! shell or a test harness exporting it must not squeeze a pipe). On a terminal it fits the
+//! width (`COLUMNS` when set, else the terminal's): the columns keep their content width and
+//! only the longest one (the last of equals; descriptions and sources sit last) wraps. Borders are box drawing only when the locale's character type is UTF-8
 //! (`LC_ALL`, then `LC_CTYPE`, then `LANG`, the POSIX order) and the terminal is not
 //! `TERM=dumb`; otherwise ASCII. No colour is used, so `NO_COLOR` needs nothing here.
 
@@ -32,12 +32,15 @@ impl TableStyle {
     }
 
     /// The style for an environment given as a lookup (`COLUMNS`, `LC_ALL`, `LC_CTYPE`, `LANG`,
-    /// `TERM`) and the terminal width if stdout is a terminal.
+    /// `TERM`) and the terminal width if stdout is a terminal (`None` off a terminal: natural
+    /// width, `COLUMNS` or not).
     pub fn from_env(env: impl Fn(&str) -> Option<String>, terminal: Option<u16>) -> TableStyle {
-        let columns = env("COLUMNS").and_then(|c| c.trim().parse::<u16>().ok());
-        let width = columns
-            .filter(|&c| c > 0)
-            .or(terminal.filter(|&c| c > 0))
+        let columns = env("COLUMNS")
+            .and_then(|c| c.trim().parse::<u16>().ok())
+            .filter(|&c| c > 0);
+        // (A terminal of unknown size, 0: COLUMNS, else natural width.)
+        let width = terminal
+            .and_then(|t| columns.or((t > 0).then_some(t)))
             .map(|w| w.max(MIN_WIDTH));
         let dumb = env("TERM").is_some_and(|t| t == "dumb");
         TableStyle {
@@ -191,14 +194,14 @@ pub fn unicode_ok() -> bool {
     TableStyle::detect().unicode
 }
 
-/// The width of the terminal on stdout, when stdout is a terminal.
+/// The width of the terminal on stdout (0 when it cannot say), when stdout is a terminal.
 fn stdout_terminal_width() -> Option<u16> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
         return None;
     }
-    // comfy-table asks the terminal when it draws to one and no width is set.
-    Table::new().width()
+    // comfy-table asks the terminal when it draws to one and no width is set (0: it cannot say).
+    Some(Table::new().width().unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -214,19 +217,24 @@ mod tests {
     }
 
     #[test]
-    fn width_prefers_columns_then_terminal_then_natural() {
+    fn width_on_a_terminal_prefers_columns_and_off_one_is_natural() {
         assert_eq!(
             TableStyle::from_env(env(&[("COLUMNS", "120")]), Some(60)).width,
             Some(120)
         );
         assert_eq!(TableStyle::from_env(env(&[]), Some(60)).width, Some(60));
         assert_eq!(TableStyle::from_env(env(&[]), None).width, None);
+        // Off a terminal COLUMNS is not a request: a pipe gets whole rows.
         assert_eq!(
-            TableStyle::from_env(env(&[("COLUMNS", "x")]), None).width,
+            TableStyle::from_env(env(&[("COLUMNS", "80")]), None).width,
             None
         );
         assert_eq!(
-            TableStyle::from_env(env(&[("COLUMNS", "5")]), None).width,
+            TableStyle::from_env(env(&[("COLUMNS", "x")]), Some(70)).width,
+            Some(70)
+        );
+        assert_eq!(
+            TableStyle::from_env(env(&[("COLUMNS", "5")]), Some(70)).width,
             Some(MIN_WIDTH)
         );
     }

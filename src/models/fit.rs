@@ -1090,10 +1090,7 @@ fn set_of_inode<S>(
     w.walk
         .seen
         .add(fs.geo.inodes_per_group, ino, inode.is_dir());
-    if ino != 2 && ino < fs.sb.first_ino() {
-        return;
-    }
-    if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
+    if !scanned_by_fit(fs, ino, &inode) {
         return;
     }
     let extra = if raw.len() > 128 {
@@ -1124,7 +1121,7 @@ fn set_of_inode<S>(
     add_pending(fs, cache, w, visit, key, 1, vec![ino], keep);
 }
 
-/// The in-use inodes of an image ([`image_inodes`]' choice: the root and linked inodes from
+/// The in-use inodes of an image (`scanned_by_fit`: the root and linked inodes from
 /// `s_first_ino`, not EA inodes) and their xattr sets, grouped: inodes sharing an external block
 /// with the same in-inode entries are counted together, so that a block shared by thousands of
 /// inodes is decoded once (`cache`) and its set evaluated once per distinct group; inodes without
@@ -1216,83 +1213,54 @@ pub fn image_params(fs: &crate::reader::fs::Filesystem) -> FitParams {
     }
 }
 
-/// Iterator over the in-use inodes of an image and their xattr sets: the inodes the xattrs scan
-/// visits ([`crate::reader::itable::group_inodes`]: no `INODE_UNINIT` groups, no unused table tails), less
-/// reserved inodes other than the root, EA inodes themselves and unlinked inodes. Items are errors
-/// for unreadable inodes or groups; the walk goes on after them.
-pub struct ImageInodes<'a> {
-    fs: &'a crate::reader::fs::Filesystem,
-    next_group: u32,
-    group: Option<crate::reader::itable::GroupInodes>,
-    chunk: Option<crate::reader::itable::InodeChunk>,
-    slot: usize,
-    /// Problems met while selecting a group, handed out as error items.
-    pending: Vec<crate::error::Problem>,
+/// The in-use inodes of an image and their xattr sets: the inodes the xattrs scan visits
+/// ([`crate::reader::itable::scan_in_use`] on the one walk: no `INODE_UNINIT` groups, no unused
+/// table tails, bit set in the inode bitmap), less those `scanned_by_fit` leaves out. Items
+/// are in inode order, then an error per problem the walk met (a group or part of a table it
+/// could not read, at most `itable::MAX_PROBLEMS`); the walk goes on after them.
+pub struct ImageInodes {
+    items: std::vec::IntoIter<Result<ObservedSet>>,
 }
 
-/// Walk the in-use inodes of `fs`.
-pub fn image_inodes(fs: &crate::reader::fs::Filesystem) -> ImageInodes<'_> {
-    ImageInodes {
+/// Walk the in-use inodes of `fs` (all of them, in parallel, before the first item).
+pub fn image_inodes(fs: &crate::reader::fs::Filesystem) -> ImageInodes {
+    let (mut items, counts) = crate::reader::itable::scan_in_use(
         fs,
-        next_group: 0,
-        group: None,
-        chunk: None,
-        slot: 0,
-        pending: Vec::new(),
+        Vec::new,
+        |acc: &mut Vec<Result<ObservedSet>>, _counts, ino, raw| {
+            if scanned_by_fit(fs, ino, &crate::reader::inode::Inode::parse(raw)) {
+                acc.push(raw_inode_xattrs(fs, ino, raw));
+            }
+        },
+        |mut earlier, mut later| {
+            earlier.append(&mut later);
+            earlier
+        },
+        &|_| {},
+    );
+    items.extend(counts.problems.into_iter().map(|p| Err(Error::Corrupt(p))));
+    ImageInodes {
+        items: items.into_iter(),
     }
 }
 
-impl Iterator for ImageInodes<'_> {
+/// Whether `fit --from-image` looks at in-use inode `ino`: the root and the inodes from
+/// `s_first_ino` that are linked and not EA inodes (whose value belongs to another inode).
+fn scanned_by_fit(
+    fs: &crate::reader::fs::Filesystem,
+    ino: u32,
+    inode: &crate::reader::inode::Inode,
+) -> bool {
+    (ino == 2 || ino >= fs.sb.first_ino())
+        && !inode.has_flag(crate::reader::inode::EA_INODE_FL)
+        && inode.links_count != 0
+}
+
+impl Iterator for ImageInodes {
     type Item = Result<ObservedSet>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let fs = self.fs;
-        loop {
-            if let Some(p) = self.pending.pop() {
-                return Some(Err(Error::Corrupt(p)));
-            }
-            let Some(group) = &self.group else {
-                if self.next_group >= fs.group_count() {
-                    return None;
-                }
-                let mut counts = crate::reader::itable::ScanCounts::default();
-                self.group = crate::reader::itable::group_inodes(fs, self.next_group, &mut counts);
-                self.next_group += 1;
-                self.slot = 0;
-                self.chunk = None;
-                self.pending = counts.problems;
-                continue;
-            };
-            if self.slot >= group.slots() {
-                self.group = None;
-                continue;
-            }
-            let i = self.slot;
-            self.slot += 1;
-            if !group.in_use(i) {
-                continue;
-            }
-            if i == group.chunk_of(i) || self.chunk.is_none() {
-                match group.read_chunk(fs, group.chunk_of(i)) {
-                    Ok(c) => self.chunk = Some(c),
-                    Err(e) => {
-                        self.group = None;
-                        return Some(Err(e));
-                    }
-                }
-            }
-            let Some((ino, raw)) = self.chunk.as_ref().and_then(|c| group.get(c, i)) else {
-                continue;
-            };
-            if ino != 2 && ino < fs.sb.first_ino() {
-                continue;
-            }
-            let inode = crate::reader::inode::Inode::parse(raw);
-            if inode.has_flag(crate::reader::inode::EA_INODE_FL) || inode.links_count == 0 {
-                continue;
-            }
-            return Some(raw_inode_xattrs(fs, ino, raw));
-        }
+        self.items.next()
     }
 }
 

@@ -41,8 +41,8 @@ const MAX_CLUSTER_BITS: u32 = 21;
 const MAX_L1_BYTES: u64 = 32 << 20;
 /// Bytes of L2 tables kept in the cache.
 const L2_CACHE_BYTES: u64 = 32 << 20;
-/// Bytes of decompressed clusters kept (a block read of a compressed image inflates its
-/// cluster once, not once per block).
+/// Bytes of decompressed clusters kept (block reads of a compressed image inflate a cluster
+/// at most twice, not once per block: `Qcow2::inflate`).
 const INFLATED_CACHE_BYTES: u64 = 8 << 20;
 const SHARDS: usize = 16;
 /// Subclusters of a cluster with extended L2 entries.
@@ -326,16 +326,61 @@ impl Qcow2 {
         (host, len)
     }
 
-    /// The cluster whose compressed data lies at `host`, decompressed (through the cache).
-    fn inflate(&self, host: u64, len: u64) -> std::result::Result<Arc<[u8]>, ReadFailure> {
-        if let Some(c) = self.inflated.get(host) {
-            return Ok(c);
+    /// At least the first `need` bytes of the cluster whose compressed data lies at `host`,
+    /// decompressed (through the cache).
+    ///
+    /// A cluster not cached is inflated only up to `need`: a deflate stream must be decoded
+    /// from its start, but not past the bytes wanted, and a lone block read (an xattr block,
+    /// 64% of the inflating of a compressed image's `check`) then costs half a cluster on
+    /// average. A cluster cached too short is inflated whole, so reads walking a cluster
+    /// block by block inflate it twice at most.
+    fn inflate(
+        &self,
+        host: u64,
+        len: u64,
+        need: usize,
+    ) -> std::result::Result<Arc<[u8]>, ReadFailure> {
+        let cached = self.inflated.get(host);
+        if let Some(c) = &cached {
+            if c.len() >= need {
+                return Ok(Arc::clone(c));
+            }
         }
-        let mut out = vec![0u8; self.cluster_size() as usize];
-        self.inflate_into(host, len, &mut out)?;
-        let out: Arc<[u8]> = out.into();
+        let cs = self.cluster_size() as usize;
+        let want = if cached.is_some() { cs } else { need.min(cs) };
+        let input = self.compressed_input(host, len)?;
+        let out: Arc<[u8]> = match self.compression {
+            Compression::Deflate => inflate_prefix(&input, want),
+            Compression::Zstd => {
+                let mut out = vec![0u8; want];
+                unzstd(&input, &mut out).then_some(out)
+            }
+        }
+        .ok_or_else(|| self.undecodable(host, len, want))?
+        .into();
         self.inflated.put(host, &out);
         Ok(out)
+    }
+
+    /// The compressed data of the cluster at `host` (`len` bytes at most).
+    fn compressed_input(&self, host: u64, len: u64) -> std::result::Result<Vec<u8>, ReadFailure> {
+        // The last sector may run past the end of the file: take what there is.
+        let avail = self.file.len().saturating_sub(host).min(len);
+        if avail == 0 {
+            return Err(self.corrupt(format!(
+                "compressed cluster at file offset {host} lies beyond the end of the file"
+            )));
+        }
+        self.file
+            .read(host, avail, "qcow2 compressed cluster")
+            .map_err(ReadFailure::Error)
+    }
+
+    fn undecodable(&self, host: u64, len: u64, want: usize) -> ReadFailure {
+        self.corrupt(format!(
+            "the compressed cluster at file offset {host} ({len} bytes, {:?}) does not decompress to {want} bytes",
+            self.compression,
+        ))
     }
 
     /// Decompress the cluster whose compressed data lies at `host` (`len` bytes at most) into
@@ -346,27 +391,13 @@ impl Qcow2 {
         len: u64,
         out: &mut [u8],
     ) -> std::result::Result<(), ReadFailure> {
-        // The last sector may run past the end of the file: take what there is.
-        let avail = self.file.len().saturating_sub(host).min(len);
-        if avail == 0 {
-            return Err(self.corrupt(format!(
-                "compressed cluster at file offset {host} lies beyond the end of the file"
-            )));
-        }
-        let input = self
-            .file
-            .read(host, avail, "qcow2 compressed cluster")
-            .map_err(ReadFailure::Error)?;
+        let input = self.compressed_input(host, len)?;
         let ok = match self.compression {
             Compression::Deflate => inflate_raw(&input, out),
             Compression::Zstd => unzstd(&input, out),
         };
         if !ok {
-            return Err(self.corrupt(format!(
-                "the compressed cluster at file offset {host} ({len} bytes, {:?}) does not decompress to {} bytes",
-                self.compression,
-                out.len()
-            )));
+            return Err(self.undecodable(host, len, out.len()));
         }
         Ok(())
     }
@@ -493,20 +524,44 @@ fn written_by_e2image(q: &Qcow2, v2: &Qcow2HeaderV2) -> bool {
         && sb.blocks_count().checked_mul(cs) == Some(q.size)
 }
 
-/// Inflate a raw deflate stream (no zlib header, as QEMU writes with window bits -12) into
-/// exactly `out`. As QEMU's `qcow2_zlib_decompress`, success is a full output buffer: the input
-/// runs to the end of a sector, past the end of the stream.
+/// Run `f` with this thread's inflater, reset for a new raw deflate stream (no zlib header,
+/// as QEMU writes with window bits -12; the default 15 bits read it too, and a reused state
+/// keeps its allocations: one per rayon thread, not one per cluster).
+fn with_inflater<T>(f: impl FnOnce(&mut flate2::Decompress) -> T) -> T {
+    use std::cell::RefCell;
+    thread_local! {
+        static INFLATER: RefCell<flate2::Decompress> = RefCell::new(flate2::Decompress::new(false));
+    }
+    INFLATER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut d) => {
+            d.reset(false);
+            f(&mut d)
+        }
+        Err(_) => f(&mut flate2::Decompress::new(false)),
+    })
+}
+
+/// Inflate a raw deflate stream into exactly `out`. As QEMU's `qcow2_zlib_decompress`, success
+/// is a full output buffer: the input runs to the end of a sector, past the end of the stream,
+/// and decoding stops once `out` is full.
 fn inflate_raw(input: &[u8], out: &mut [u8]) -> bool {
-    use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
-    use miniz_oxide::inflate::TINFLStatus;
-    let mut state = DecompressorOxide::new();
-    let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
-    let (status, _, written) = decompress(&mut state, input, out, 0, flags);
-    written == out.len()
-        && matches!(
-            status,
-            TINFLStatus::Done | TINFLStatus::HasMoreOutput | TINFLStatus::NeedsMoreInput
-        )
+    with_inflater(|d| {
+        let r = d.decompress(input, out, flate2::FlushDecompress::Finish);
+        r.is_ok() && d.total_out() == out.len() as u64
+    })
+}
+
+/// The first `want` bytes a raw deflate stream decodes to (decoding stops there), into a
+/// buffer that is not zeroed first; None when the stream is damaged or shorter.
+fn inflate_prefix(input: &[u8], want: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(want);
+    with_inflater(|d| {
+        d.decompress_vec(input, &mut out, flate2::FlushDecompress::Finish)
+            .ok()
+    })?;
+    // Capacity may exceed `want`: only the bytes asked for count.
+    out.truncate(want);
+    (out.len() == want).then_some(out)
 }
 
 /// Decode zstd frames from `input` until `out` is full (QEMU's `qcow2_zstd_decompress`: the
@@ -639,8 +694,8 @@ impl Disk for Qcow2 {
                     whole.push((done, n, host, len));
                 }
                 Piece::Compressed(host, len) => {
-                    let cluster = self.inflate(host, len)?;
                     let within = (pos & (self.cluster_size() - 1)) as usize;
+                    let cluster = self.inflate(host, len, within + n)?;
                     match cluster.get(within..within + n) {
                         Some(src) => dst.copy_from_slice(src),
                         None => dst.fill(0),
@@ -656,7 +711,7 @@ impl Disk for Qcow2 {
 
 impl Qcow2 {
     /// Decompress whole clusters into their places in `buf` (`(at, n, host, len)`, ascending and
-    /// disjoint), on the rayon pool when there are several; the first failure is returned.
+    /// disjoint), in parallel when there are several; the first failure is returned.
     fn inflate_whole(
         &self,
         buf: &mut [u8],
@@ -685,11 +740,61 @@ impl Qcow2 {
             rest = tail;
             base = at + n;
         }
-        parts
-            .into_par_iter()
-            .map(|(dst, host, len)| self.inflate_into(host, len, dst))
-            .find_first(|r| r.is_err())
-            .unwrap_or(Ok(()))
+        // The rayon pool only from one of its own threads: that thread runs the jobs itself
+        // while it waits, so nothing depends on the other workers. From any other thread (the
+        // walk's read-ahead leader, whose tables every worker may be waiting for) the jobs would
+        // be queued to workers blocked on this very read, and the read never ends: `check` of
+        // a compressed qcow2 hung that way on a loaded machine. There, scoped threads of its own.
+        if rayon::current_thread_index().is_some() {
+            return parts
+                .into_par_iter()
+                .map(|(dst, host, len)| self.inflate_into(host, len, dst))
+                .find_first(|r| r.is_err())
+                .unwrap_or(Ok(()));
+        }
+        self.inflate_on_own_threads(parts)
+    }
+
+    /// [`Qcow2::inflate_whole`]'s jobs on scoped threads (one per core at most), which take
+    /// the next job in turn; the caller takes jobs too, so all are done even when no thread
+    /// can be started. The first failure in job order is returned.
+    fn inflate_on_own_threads(
+        &self,
+        parts: Vec<(&mut [u8], u64, u64)>,
+    ) -> std::result::Result<(), ReadFailure> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let jobs: Vec<Mutex<(&mut [u8], u64, u64)>> = parts.into_iter().map(Mutex::new).collect();
+        let results: Vec<Mutex<Option<ReadFailure>>> =
+            jobs.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(job), Some(slot)) = (jobs.get(i), results.get(i)) else {
+                return;
+            };
+            let Ok(mut job) = job.lock() else {
+                continue;
+            };
+            let (dst, host, len) = &mut *job;
+            if let (Err(e), Ok(mut slot)) = (self.inflate_into(*host, *len, dst), slot.lock()) {
+                *slot = Some(e);
+            }
+        };
+        let helpers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len())
+            .saturating_sub(1);
+        std::thread::scope(|scope| {
+            for _ in 0..helpers {
+                // A thread that cannot be started leaves its jobs to the others.
+                let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+            }
+            work();
+        });
+        results
+            .into_iter()
+            .find_map(|r| r.into_inner().ok().flatten())
+            .map_or(Ok(()), Err)
     }
 }
 
@@ -776,6 +881,83 @@ mod tests {
         assert!(q.read_at(0, &mut buf, Access::Metadata).is_err());
     }
 
+    /// `tiny()` with guest clusters 0 and 1 deflate-compressed (`0x11`s and `0x22`s), their
+    /// data at file clusters 3 and 4.
+    fn tiny_compressed() -> Vec<u8> {
+        let mut f = tiny();
+        f.resize(5 * 512, 0);
+        for (i, fill) in [(0usize, 0x11u8), (1, 0x22)] {
+            let mut z = flate2::Compress::new(flate2::Compression::fast(), false);
+            let mut packed = Vec::with_capacity(512);
+            z.compress_vec(&[fill; 512], &mut packed, flate2::FlushCompress::Finish)
+                .unwrap();
+            let host = (3 + i as u64) * 512;
+            f[host as usize..host as usize + packed.len()].copy_from_slice(&packed);
+            let entry = QCOW_OFLAG_COMPRESSED | host;
+            f[1024 + 8 * i..1032 + 8 * i].copy_from_slice(&entry.to_be_bytes());
+        }
+        f
+    }
+
+    #[test]
+    fn compressed_clusters_read_whole_and_in_part() {
+        let q = open(&tiny_compressed()).unwrap();
+        let mut buf = vec![0u8; 1024];
+        q.read_at(0, &mut buf, Access::Metadata).unwrap();
+        assert!(buf[..512].iter().all(|&b| b == 0x11) && buf[512..].iter().all(|&b| b == 0x22));
+        // A part of a cluster, then a later part of it (cached too short: inflated again).
+        let mut part = [0u8; 100];
+        q.read_at(600, &mut part, Access::Metadata).unwrap();
+        assert_eq!(part, [0x22; 100]);
+        q.read_at(900, &mut part, Access::Metadata).unwrap();
+        assert_eq!(part, [0x22; 100]);
+    }
+
+    /// Regression: a read of several compressed clusters from a thread outside the rayon pool
+    /// while every pool thread waits for that read (as the walk's workers wait for its
+    /// read-ahead leader) queued its decompression on the blocked pool and never returned.
+    #[test]
+    fn whole_cluster_reads_do_not_wait_for_a_blocked_pool() {
+        use std::sync::{Condvar, Mutex};
+        use std::time::Duration;
+        let q = Arc::new(open(&tiny_compressed()).unwrap());
+        let gate = Arc::new((Mutex::new((0usize, false)), Condvar::new()));
+        let workers = rayon::current_num_threads();
+        for _ in 0..workers {
+            let gate = Arc::clone(&gate);
+            rayon::spawn(move || {
+                let (m, cv) = &*gate;
+                let mut st = m.lock().unwrap();
+                st.0 += 1;
+                cv.notify_all();
+                while !st.1 {
+                    st = cv.wait(st).unwrap();
+                }
+            });
+        }
+        {
+            let (m, cv) = &*gate;
+            let mut st = m.lock().unwrap();
+            while st.0 < workers {
+                st = cv.wait(st).unwrap();
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = Arc::clone(&q);
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1024];
+            let r = reader.read_at(0, &mut buf, Access::Metadata);
+            let _ = tx.send((r.is_ok(), buf));
+        });
+        let got = rx.recv_timeout(Duration::from_secs(20));
+        let (m, cv) = &*gate;
+        m.lock().unwrap().1 = true;
+        cv.notify_all();
+        let (ok, buf) = got.expect("the read waited for the blocked rayon pool");
+        assert!(ok);
+        assert!(buf[..512].iter().all(|&b| b == 0x11) && buf[512..].iter().all(|&b| b == 0x22));
+    }
+
     #[test]
     fn compressed_extent_follows_qemu() {
         let q = open(&tiny()).unwrap();
@@ -794,5 +976,9 @@ mod tests {
         let stored = [1u8, 8, 0, 0xf7, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0];
         assert!(inflate_raw(&stored, &mut out));
         assert_eq!(out, [1, 2, 3, 4, 5, 6, 7, 8]);
+        // A prefix stops early; more than the stream holds is refused.
+        assert_eq!(inflate_prefix(&stored, 3), Some(vec![1, 2, 3]));
+        assert_eq!(inflate_prefix(&stored, 9), None);
+        assert_eq!(inflate_prefix(&[0xff; 4], 2), None);
     }
 }

@@ -64,7 +64,7 @@ pub trait LogRead {
     /// Journal blocks that can be read (the journal inode's size, or the device's).
     fn total_blocks(&self) -> u64;
     /// Journal block `n` (`block_size` bytes); the error is why it cannot be read.
-    fn read_block(&self, n: u64) -> std::result::Result<Vec<u8>, String>;
+    fn read_block(&self, block: u64) -> std::result::Result<Vec<u8>, String>;
 }
 
 /// Why part of the log could not be replayed (what the kernel prints, with where).
@@ -261,7 +261,7 @@ pub enum FcOp {
 impl FcOp {
     /// The tag's name as e2fsprogs' `tag2str` gives it.
     pub fn tag(&self) -> &'static str {
-        let t = match self {
+        let text = match self {
             FcOp::AddRange { .. } => jbd2::FC_TAG_ADD_RANGE,
             FcOp::DelRange { .. } => jbd2::FC_TAG_DEL_RANGE,
             FcOp::Link { created: true, .. } => jbd2::FC_TAG_CREAT,
@@ -269,7 +269,7 @@ impl FcOp {
             FcOp::Unlink { .. } => jbd2::FC_TAG_UNLINK,
             FcOp::Inode { .. } => jbd2::FC_TAG_INODE,
         };
-        jbd2::fc_tag_name(t)
+        jbd2::fc_tag_name(text)
     }
 }
 
@@ -335,7 +335,7 @@ pub struct FastCommit {
 impl FastCommit {
     /// Inodes the transaction changes (their record, blocks or entries naming them), sorted.
     pub fn inodes(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self
+        let mut tids: Vec<u32> = self
             .ops
             .iter()
             .flat_map(|o| match o {
@@ -347,9 +347,9 @@ impl FastCommit {
                 }
             })
             .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+        tids.sort_unstable();
+        tids.dedup();
+        tids
     }
 }
 
@@ -401,9 +401,9 @@ impl Plan {
     pub fn failed(&self) -> bool {
         !self.failures.is_empty()
     }
-    fn fail(&mut self, f: Failure) {
+    fn fail(&mut self, failure: Failure) {
         if self.failures.len() < MAX_FAILURES {
-            self.failures.push(f);
+            self.failures.push(failure);
         } else {
             self.more_failures += 1;
         }
@@ -484,9 +484,9 @@ impl Params {
             ));
         }
         if v2csum || v3csum {
-            let mut b = jsb.get(..JSB_SIZE).unwrap_or(&[]).to_vec();
-            put_be32(&mut b, JSB_CHECKSUM, 0);
-            if crc32c_raw(!0, &b) != raw.checksum {
+            let mut copy = jsb.get(..JSB_SIZE).unwrap_or(&[]).to_vec();
+            put_be32(&mut copy, JSB_CHECKSUM, 0);
+            if crc32c_raw(!0, &copy) != raw.checksum {
                 return Err("the journal superblock fails its checksum".into());
             }
         }
@@ -540,11 +540,11 @@ impl Params {
     }
 
     /// `wrap()`: past the end of the log, continue at its start.
-    fn wrap(&self, b: u64) -> u64 {
-        if b >= self.last {
-            b - (self.last - self.first)
+    fn wrap(&self, block: u64) -> u64 {
+        if block >= self.last {
+            block - (self.last - self.first)
         } else {
-            b
+            block
         }
     }
 
@@ -596,22 +596,23 @@ enum Step {
 }
 
 /// `tid_gt`: sequence comparison modulo 2^32.
-fn tid_gt(x: u32, y: u32) -> bool {
-    (x.wrapping_sub(y) as i32) > 0
+fn tid_gt(tid: u32, other: u32) -> bool {
+    (tid.wrapping_sub(other) as i32) > 0
 }
-fn tid_geq(x: u32, y: u32) -> bool {
-    (x.wrapping_sub(y) as i32) >= 0
+fn tid_geq(tid: u32, other: u32) -> bool {
+    (tid.wrapping_sub(other) as i32) >= 0
 }
 
-fn be32(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
+fn be32(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
         .and_then(|s| s.try_into().ok())
         .map_or(0, u32::from_be_bytes)
 }
 
-fn put_be32(b: &mut [u8], at: usize, v: u32) {
-    if let Some(s) = b.get_mut(at..at + 4) {
-        s.copy_from_slice(&v.to_be_bytes());
+fn put_be32(bytes: &mut [u8], at: usize, value: u32) {
+    if let Some(word) = bytes.get_mut(at..at + 4) {
+        word.copy_from_slice(&value.to_be_bytes());
     }
 }
 
@@ -649,16 +650,16 @@ const CHANNEL_CACHE_SLOTS: usize = 8;
 impl ChannelCache {
     fn touch(&mut self, block: u64, write: bool) {
         self.clock += 1;
-        if let Some(s) = self.slots.iter_mut().find(|s| s.0 == block) {
-            s.2 = self.clock;
-            s.1 |= write;
+        if let Some(slot) = self.slots.iter_mut().find(|slot| slot.0 == block) {
+            slot.2 = self.clock;
+            slot.1 |= write;
             return;
         }
         if self.slots.len() < CHANNEL_CACHE_SLOTS {
             self.slots.push((block, write, self.clock));
             return;
         }
-        if let Some(old) = self.slots.iter_mut().min_by_key(|s| s.2) {
+        if let Some(old) = self.slots.iter_mut().min_by_key(|slot| slot.2) {
             if old.1 {
                 self.writes += 1;
             }
@@ -689,13 +690,13 @@ struct Walk<'a> {
 }
 
 /// Run the three recovery passes over `log`.
-pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
-    let mut w = Walk {
-        p,
+pub fn plan(params: &Params, log: &dyn LogRead) -> Plan {
+    let mut walk = Walk {
+        p: params,
         log,
         plan: Plan {
-            start_tid: p.sequence,
-            end_tid: p.sequence,
+            start_tid: params.sequence,
+            end_tid: params.sequence,
             ..Plan::default()
         },
         info: Info::default(),
@@ -703,67 +704,68 @@ pub fn plan(p: &Params, log: &dyn LogRead) -> Plan {
         fc: None,
     };
     // jbd2_journal_recover: s_start 0 means a clean journal.
-    if p.start == 0 {
-        return w.plan;
+    if params.start == 0 {
+        return walk.plan;
     }
-    w.plan.has_log = true;
-    let mut ok = w.pass(Pass::Scan);
+    walk.plan.has_log = true;
+    let mut ok = walk.pass(Pass::Scan);
     if ok {
         // do_one_pass(PASS_SCAN) ends with the fast-commit scan; its error fails recovery.
-        ok = w.fast_commit_scan();
+        ok = walk.fast_commit_scan();
     }
     if !ok {
         // The scan failed: nothing is replayed.
-        w.info.end_transaction = p.sequence;
+        walk.info.end_transaction = params.sequence;
     }
     if ok {
-        ok = w.pass(Pass::Revoke);
+        ok = walk.pass(Pass::Revoke);
     }
     if ok {
-        w.pass(Pass::Replay);
+        walk.pass(Pass::Replay);
     }
-    w.plan.end_tid = w.info.end_transaction;
-    w.plan.blocks_written = w.cache.flush();
-    if !w.plan.failed() {
-        w.plan.fast_commit = w.fc.take().filter(|fc| fc.tags > 0);
+    walk.plan.end_tid = walk.info.end_transaction;
+    walk.plan.blocks_written = walk.cache.flush();
+    if !walk.plan.failed() {
+        walk.plan.fast_commit = walk.fc.take().filter(|fc| fc.tags > 0);
     }
-    w.plan
+    walk.plan
 }
 
 impl Walk<'_> {
-    fn jread(&self, n: u64) -> std::result::Result<Vec<u8>, Failure> {
-        if n >= self.p.total_len {
+    fn jread(&self, block: u64) -> std::result::Result<Vec<u8>, Failure> {
+        if block >= self.p.total_len {
             return Err(Failure::Read {
-                log_block: n,
+                log_block: block,
                 why: "past the end of the journal (corrupted journal superblock)".into(),
             });
         }
-        self.log
-            .read_block(n)
-            .map_err(|why| Failure::Read { log_block: n, why })
+        self.log.read_block(block).map_err(|why| Failure::Read {
+            log_block: block,
+            why,
+        })
     }
 
     /// `jbd2_descriptor_block_csum_verify` (descriptor and revoke blocks).
-    fn tail_csum_ok(&self, b: &[u8]) -> bool {
+    fn tail_csum_ok(&self, block: &[u8]) -> bool {
         if !self.p.csum_v2or3() {
             return true;
         }
-        let mut c = b.to_vec();
-        let at = c.len().saturating_sub(4);
-        let want = be32(&c, at);
-        put_be32(&mut c, at, 0);
-        crc32c_raw(self.p.csum_seed, &c) == want
+        let mut copy = block.to_vec();
+        let at = copy.len().saturating_sub(4);
+        let want = be32(&copy, at);
+        put_be32(&mut copy, at, 0);
+        crc32c_raw(self.p.csum_seed, &copy) == want
     }
 
     /// `jbd2_commit_block_csum_verify`.
-    fn commit_csum_ok(&self, b: &[u8]) -> bool {
+    fn commit_csum_ok(&self, block: &[u8]) -> bool {
         if !self.p.csum_v2or3() {
             return true;
         }
-        let mut c = b.to_vec();
-        let want = be32(&c, Commit::CHECKSUM_OFFSET);
-        put_be32(&mut c, Commit::CHECKSUM_OFFSET, 0);
-        crc32c_raw(self.p.csum_seed, &c) == want
+        let mut copy = block.to_vec();
+        let want = be32(&copy, Commit::CHECKSUM_OFFSET);
+        put_be32(&mut copy, Commit::CHECKSUM_OFFSET, 0);
+        crc32c_raw(self.p.csum_seed, &copy) == want
     }
 
     /// `jbd2_block_tag_csum_verify`.
@@ -771,23 +773,23 @@ impl Walk<'_> {
         if !self.p.csum_v2or3() {
             return true;
         }
-        let c = crc32c_raw(self.p.csum_seed, &sequence.to_be_bytes());
-        let c = crc32c_raw(c, data);
+        let csum = crc32c_raw(self.p.csum_seed, &sequence.to_be_bytes());
+        let csum = crc32c_raw(csum, data);
         if self.p.tags.csum_v3 {
-            tag.checksum == c
+            tag.checksum == csum
         } else {
-            tag.checksum == c & 0xFFFF
+            tag.checksum == csum & 0xFFFF
         }
     }
 
     /// The tags of a descriptor block: (tag, offset); `count_tags` is their number.
-    fn tags(&self, b: &[u8]) -> Vec<jbd2::Tag> {
+    fn tags(&self, block: &[u8]) -> Vec<jbd2::Tag> {
         let tag_bytes = self.p.tags.tag_bytes();
         let size = self.p.block_size - self.p.tags.tail_bytes();
         let mut at = Header::SIZE;
         let mut out = Vec::new();
         while at + tag_bytes <= size {
-            let mut tag = self.p.tags.parse(b.get(at..).unwrap_or(&[]));
+            let mut tag = self.p.tags.parse(block.get(at..).unwrap_or(&[]));
             // The kernel reads the flags as a 16-bit field at byte 6 of every layout.
             tag.flags &= 0xFFFF;
             out.push(tag);
@@ -805,9 +807,9 @@ impl Walk<'_> {
     /// `calc_chksums`: fold the descriptor and its data blocks into the v1 checksum; false when
     /// a data block cannot be read.
     fn calc_chksums(&self, desc: &[u8], next: &mut u64, crc: &mut u32) -> bool {
-        let n = self.tags(desc).len();
+        let count = self.tags(desc).len();
         *crc = crc32_be(*crc, desc);
-        for _ in 0..n {
+        for _ in 0..count {
             let io_block = *next;
             *next = self.p.wrap(*next + 1);
             match self.jread(io_block) {
@@ -1084,8 +1086,8 @@ impl Walk<'_> {
     }
 
     /// `scan_revoke_records`; false for a count larger than the block (-EINVAL).
-    fn scan_revoke_records(&mut self, b: &[u8], sequence: u32) -> bool {
-        let rh = RevokeHeader::parse(b);
+    fn scan_revoke_records(&mut self, block: &[u8], sequence: u32) -> bool {
+        let rh = RevokeHeader::parse(block);
         let csum_size = self.p.tags.tail_bytes();
         let rcount = rh.count as usize;
         if rcount > self.p.block_size - csum_size {
@@ -1094,12 +1096,12 @@ impl Walk<'_> {
         let record_len = if self.p.tags.is_64bit { 8 } else { 4 };
         let mut off = RevokeHeader::SIZE;
         while off + record_len <= rcount {
-            let blocknr = jbd2::revoke_entry(&b[off..], self.p.tags.is_64bit);
+            let blocknr = jbd2::revoke_entry(&block[off..], self.p.tags.is_64bit);
             off += record_len;
             // jbd2_journal_set_revoke: keep the newest revoking transaction.
-            let e = self.info.revoked.entry(blocknr).or_insert(sequence);
-            if tid_gt(sequence, *e) {
-                *e = sequence;
+            let newest = self.info.revoked.entry(blocknr).or_insert(sequence);
+            if tid_gt(sequence, *newest) {
+                *newest = sequence;
             }
             self.plan.revokes += 1;
         }
@@ -1117,15 +1119,15 @@ impl Walk<'_> {
         let expected = self.info.end_transaction;
         let mut st = FcScan::new(expected);
         for blk in first..=self.p.total_len {
-            let b = match self.jread(blk) {
-                Ok(b) => b,
+            let data = match self.jread(blk) {
+                Ok(data) => data,
                 Err(f) => {
                     // The area read to its end without a STOP: jread past j_total_len fails.
                     let why = format!("{f}");
                     return self.fc_fail(expected, why, false);
                 }
             };
-            match st.block(&b, blk == first) {
+            match st.block(&data, blk == first) {
                 FcStep::Continue => {}
                 FcStep::Stop => break,
                 FcStep::Fail(why, kernel_accepts) => {
@@ -1210,13 +1212,13 @@ impl FcScan {
         }
         let end = raw.len().saturating_sub(1);
         // A tag's value can claim up to 64 KiB past its start: pad so every read is in bounds.
-        let mut b = raw.to_vec();
-        b.resize(raw.len() + jbd2::FcTl::SIZE + usize::from(u16::MAX) + 16, 0);
+        let mut copy = raw.to_vec();
+        copy.resize(raw.len() + jbd2::FcTl::SIZE + usize::from(u16::MAX) + 16, 0);
         let mut cur = 0usize;
         while cur < end {
-            let tl = jbd2::FcTl::parse(&b[cur..]);
-            let val = &b[cur + jbd2::FcTl::SIZE..];
-            let whole = &b[cur..cur + jbd2::FcTl::SIZE + usize::from(tl.len)];
+            let tl = jbd2::FcTl::parse(&copy[cur..]);
+            let val = &copy[cur + jbd2::FcTl::SIZE..];
+            let whole = &copy[cur..cur + jbd2::FcTl::SIZE + usize::from(tl.len)];
             match tl.tag {
                 jbd2::FC_TAG_ADD_RANGE
                 | jbd2::FC_TAG_DEL_RANGE
@@ -1238,7 +1240,7 @@ impl FcScan {
                     self.cur_tag += 1;
                     let tail = jbd2::FcTail::parse(val);
                     // The CRC covers the tag and the tail's tid, not the CRC itself.
-                    self.crc = crc32c_raw(self.crc, &b[cur..cur + jbd2::FcTl::SIZE + 4]);
+                    self.crc = crc32c_raw(self.crc, &copy[cur..cur + jbd2::FcTl::SIZE + 4]);
                     if tail.tid == self.expected && tail.crc == self.crc {
                         self.found.tags = self.cur_tag;
                         self.ops_until = self.ops_read;
@@ -1302,48 +1304,48 @@ impl FcScan {
 /// The operation a tag applies, `None` for PAD.
 fn fc_op(tl: jbd2::FcTl, val: &[u8]) -> Option<FcOp> {
     let name = |v: &[u8]| -> Vec<u8> {
-        let n = usize::from(tl.len).saturating_sub(8);
-        v.get(8..8 + n).unwrap_or(&[]).to_vec()
+        let name_len = usize::from(tl.len).saturating_sub(8);
+        v.get(8..8 + name_len).unwrap_or(&[]).to_vec()
     };
     Some(match tl.tag {
         jbd2::FC_TAG_ADD_RANGE => {
-            let r = jbd2::FcAddRange::parse(val);
+            let range = jbd2::FcAddRange::parse(val);
             // ext2fs_decode_extent: a length above EXT_INIT_MAX_LEN is an unwritten extent.
-            let (len, unwritten) = if r.ee_len > 32768 {
-                (u32::from(r.ee_len) - 32768, true)
+            let (len, unwritten) = if range.ee_len > 32768 {
+                (u32::from(range.ee_len) - 32768, true)
             } else {
-                (u32::from(r.ee_len), false)
+                (u32::from(range.ee_len), false)
             };
             FcOp::AddRange {
-                ino: r.ino,
-                lblk: r.ee_block,
-                pblk: u64::from(r.ee_start) | (u64::from(r.ee_start_hi) << 32),
+                ino: range.ino,
+                lblk: range.ee_block,
+                pblk: u64::from(range.ee_start) | (u64::from(range.ee_start_hi) << 32),
                 len,
                 unwritten,
             }
         }
         jbd2::FC_TAG_DEL_RANGE => {
-            let r = jbd2::FcDelRange::parse(val);
+            let range = jbd2::FcDelRange::parse(val);
             FcOp::DelRange {
-                ino: r.ino,
-                lblk: r.lblk,
-                len: r.len,
+                ino: range.ino,
+                lblk: range.lblk,
+                len: range.len,
             }
         }
         jbd2::FC_TAG_LINK | jbd2::FC_TAG_CREAT => {
-            let d = jbd2::FcDentry::parse(val);
+            let dentry = jbd2::FcDentry::parse(val);
             FcOp::Link {
-                parent: d.parent_ino,
-                ino: d.ino,
+                parent: dentry.parent_ino,
+                ino: dentry.ino,
                 name: name(val),
                 created: tl.tag == jbd2::FC_TAG_CREAT,
             }
         }
         jbd2::FC_TAG_UNLINK => {
-            let d = jbd2::FcDentry::parse(val);
+            let dentry = jbd2::FcDentry::parse(val);
             FcOp::Unlink {
-                parent: d.parent_ino,
-                ino: d.ino,
+                parent: dentry.parent_ino,
+                ino: dentry.ino,
                 name: name(val),
             }
         }
@@ -1400,16 +1402,16 @@ impl JournalBlocks {
     }
 
     /// Byte offset of journal block `n` in the source, `None` for a hole.
-    pub fn offset(&self, n: u64) -> Option<u64> {
+    pub fn offset(&self, log_block: u64) -> Option<u64> {
         let phys = match &self.runs {
-            None => n,
+            None => log_block,
             Some(runs) => {
-                let i = runs.partition_point(|r| r.0 + r.2 <= n);
-                let &(l, p, len) = runs.get(i)?;
-                if n < l || n >= l + len {
+                let index = runs.partition_point(|r| r.0 + r.2 <= log_block);
+                let &(logical, physical, len) = runs.get(index)?;
+                if log_block < logical || log_block >= logical + len {
                     return None;
                 }
-                p + (n - l)
+                physical + (log_block - logical)
             }
         };
         phys.checked_mul(self.block_size)
@@ -1438,9 +1440,9 @@ impl LogRead for JournalBlocks {
     fn total_blocks(&self) -> u64 {
         self.total
     }
-    fn read_block(&self, n: u64) -> std::result::Result<Vec<u8>, String> {
+    fn read_block(&self, block: u64) -> std::result::Result<Vec<u8>, String> {
         let off = self
-            .offset(n)
+            .offset(block)
             .ok_or_else(|| "the journal inode maps no block there".to_string())?;
         self.src
             .read(off, self.block_size, "journal block")
@@ -1518,10 +1520,10 @@ impl Overlay {
             let mut run_end = ((blk + 1) * bs).min(end);
             let logged = self.map.get(&blk).copied();
             if logged.is_none() {
-                let mut b = blk + 1;
-                while run_end < end && !self.map.contains_key(&b) {
-                    run_end = ((b + 1) * bs).min(end);
-                    b += 1;
+                let mut next_block = blk + 1;
+                while run_end < end && !self.map.contains_key(&next_block) {
+                    run_end = ((next_block + 1) * bs).min(end);
+                    next_block += 1;
                 }
             }
             let lo = (pos - offset) as usize;
@@ -1536,20 +1538,20 @@ impl Overlay {
         }
         for (at, bytes) in &self.patches {
             let (pstart, pend) = (*at, *at + bytes.len() as u64);
-            let (s, e) = (pstart.max(offset), pend.min(end));
-            if s < e {
-                buf[(s - offset) as usize..(e - offset) as usize]
-                    .copy_from_slice(&bytes[(s - pstart) as usize..(e - pstart) as usize]);
+            let (start, stop) = (pstart.max(offset), pend.min(end));
+            if start < stop {
+                buf[(start - offset) as usize..(stop - offset) as usize]
+                    .copy_from_slice(&bytes[(start - pstart) as usize..(stop - pstart) as usize]);
             }
         }
         Ok(())
     }
 
-    fn read_logged(&self, l: Logged, within: u64, dst: &mut [u8], what: &str) -> Result<()> {
-        let Some(off) = self.journal.offset(l.log_block) else {
+    fn read_logged(&self, logged: Logged, within: u64, dst: &mut [u8], what: &str) -> Result<()> {
+        let Some(off) = self.journal.offset(logged.log_block) else {
             return Err(Error::corrupt(
                 ProblemKind::Journal,
-                format!("{what}: journal block {} is not mapped", l.log_block),
+                format!("{what}: journal block {} is not mapped", logged.log_block),
             ));
         };
         let src = if self.internal {
@@ -1558,7 +1560,7 @@ impl Overlay {
             self.journal.source()
         };
         src.read_into(off + within, dst, what)?;
-        if l.escaped && within < 4 {
+        if logged.escaped && within < 4 {
             // The copy's first word was the jbd2 magic, escaped when logged: restore it.
             let magic = JBD2_MAGIC.to_be_bytes();
             for (i, byte) in dst.iter_mut().take(4 - within as usize).enumerate() {
@@ -1578,30 +1580,30 @@ impl Overlay {
 /// 0, `s_sequence` one past the end of the log when recovery succeeded, `s_errno` -EINVAL after
 /// a failed commit, its checksum recomputed.
 pub fn recovered_journal_superblock(plan: &Plan, jsb: &[u8]) -> Vec<u8> {
-    let mut b = jsb.get(..JSB_SIZE).unwrap_or(&[]).to_vec();
-    b.resize(JSB_SIZE, 0);
+    let mut copy = jsb.get(..JSB_SIZE).unwrap_or(&[]).to_vec();
+    copy.resize(JSB_SIZE, 0);
     // jbd2_journal_recover restarts the log at end_transaction + 1; e2fsck keeps the sequence
     // when recovery failed (it skips setting j_tail_sequence).
     let seq = if !plan.has_log {
-        be32(&b, JSB_SEQUENCE).wrapping_add(1)
+        be32(&copy, JSB_SEQUENCE).wrapping_add(1)
     } else if plan.failed() {
-        be32(&b, JSB_SEQUENCE)
+        be32(&copy, JSB_SEQUENCE)
     } else {
         plan.end_tid.wrapping_add(1)
     };
-    put_be32(&mut b, JSB_SEQUENCE, seq);
-    put_be32(&mut b, JSB_START, 0);
+    put_be32(&mut copy, JSB_SEQUENCE, seq);
+    put_be32(&mut copy, JSB_START, 0);
     if plan.failed_commit.is_some() && !plan.failed() {
-        put_be32(&mut b, JSB_ERRNO, (-EINVAL) as u32);
+        put_be32(&mut copy, JSB_ERRNO, (-EINVAL) as u32);
     }
-    let incompat = be32(&b, 0x28);
-    let v1 = be32(&b, 4) == jbd2::SUPERBLOCK_V1;
+    let incompat = be32(&copy, 0x28);
+    let v1 = be32(&copy, 4) == jbd2::SUPERBLOCK_V1;
     if !v1 && incompat & (jbd2::INCOMPAT_CSUM_V2 | jbd2::INCOMPAT_CSUM_V3) != 0 {
-        put_be32(&mut b, JSB_CHECKSUM, 0);
-        let c = crc32c_raw(!0, &b);
-        put_be32(&mut b, JSB_CHECKSUM, c);
+        put_be32(&mut copy, JSB_CHECKSUM, 0);
+        let csum = crc32c_raw(!0, &copy);
+        put_be32(&mut copy, JSB_CHECKSUM, csum);
     }
-    b
+    copy
 }
 
 /// The superblock as e2fsck leaves it after recovery: `needs_recovery` cleared, not clean when
@@ -1613,17 +1615,17 @@ pub fn recovered_superblock(
     block_size: u64,
     metadata_csum: bool,
 ) -> Vec<u8> {
-    let mut b = sb.get(..1024).unwrap_or(&[]).to_vec();
-    b.resize(1024, 0);
-    let le16 = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+    let mut copy = sb.get(..1024).unwrap_or(&[]).to_vec();
+    copy.resize(1024, 0);
+    let le16 = |copy: &[u8], at: usize| u16::from_le_bytes([copy[at], copy[at + 1]]);
     let incompat = u32::from_le_bytes([
-        b[SB_FEATURE_INCOMPAT],
-        b[SB_FEATURE_INCOMPAT + 1],
-        b[SB_FEATURE_INCOMPAT + 2],
-        b[SB_FEATURE_INCOMPAT + 3],
+        copy[SB_FEATURE_INCOMPAT],
+        copy[SB_FEATURE_INCOMPAT + 1],
+        copy[SB_FEATURE_INCOMPAT + 2],
+        copy[SB_FEATURE_INCOMPAT + 3],
     ]) & !crate::reader::features::INCOMPAT_RECOVER;
-    b[SB_FEATURE_INCOMPAT..SB_FEATURE_INCOMPAT + 4].copy_from_slice(&incompat.to_le_bytes());
-    let mut state = le16(&b, SB_STATE);
+    copy[SB_FEATURE_INCOMPAT..SB_FEATURE_INCOMPAT + 4].copy_from_slice(&incompat.to_le_bytes());
+    let mut state = le16(&copy, SB_STATE);
     if plan.failed() {
         state &= !VALID_FS;
     }
@@ -1631,9 +1633,9 @@ pub fn recovered_superblock(
         // e2fsck_check_ext3_journal moves the journal's error to the superblock.
         state |= ERROR_FS;
     }
-    b[SB_STATE..SB_STATE + 2].copy_from_slice(&state.to_le_bytes());
+    copy[SB_STATE..SB_STATE + 2].copy_from_slice(&state.to_le_bytes());
     let mut kb = u64::from_le_bytes(
-        b[SB_KBYTES_WRITTEN..SB_KBYTES_WRITTEN + 8]
+        copy[SB_KBYTES_WRITTEN..SB_KBYTES_WRITTEN + 8]
             .try_into()
             .unwrap_or([0; 8]),
     );
@@ -1646,14 +1648,14 @@ pub fn recovered_superblock(
                 .saturating_mul(block_size)
                 >> 10,
         );
-        b[SB_KBYTES_WRITTEN..SB_KBYTES_WRITTEN + 8].copy_from_slice(&kb.to_le_bytes());
+        copy[SB_KBYTES_WRITTEN..SB_KBYTES_WRITTEN + 8].copy_from_slice(&kb.to_le_bytes());
     }
     if metadata_csum {
         let at = crate::reader::ondisk::superblock::CHECKSUM_OFFSET;
-        let c = crc32c_raw(!0, &b[..at]);
-        b[at..at + 4].copy_from_slice(&c.to_le_bytes());
+        let csum = crc32c_raw(!0, &copy[..at]);
+        copy[at..at + 4].copy_from_slice(&csum.to_le_bytes());
     }
-    b
+    copy
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1678,9 +1680,9 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
     let bs = fs.block_size();
     if let Some(path) = external {
         let src = Source::open(path)?;
-        let j = JournalBlocks::external(src, bs);
+        let journal = JournalBlocks::external(src, bs);
         // e2fsck_get_journal: the device's ext2 superblock names the journal UUID it serves.
-        let ext_sb = j
+        let ext_sb = journal
             .source()
             .read(1024, 1024, "external journal's superblock")?;
         let uuid = ext_sb.get(0x68..0x78).unwrap_or(&[]);
@@ -1690,7 +1692,7 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
                 path.display()
             )));
         }
-        return Ok(j);
+        return Ok(journal);
     }
     let ino = fs.sb.journal_inum;
     if ino == 0 {
@@ -1706,11 +1708,11 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
     // e2fsck_get_journal: a journal inode that is not a regular file in use is replaced by the
     // copy of its block map and size the superblock keeps (s_jnl_blocks).
     if (inode.links_count == 0 || inode.mode & 0o170000 != 0o100000) && fs.sb.jnl_backup_type == 1 {
-        let w = &fs.sb.jnl_blocks;
-        for (slot, v) in inode.block.chunks_exact_mut(4).zip(&w[..15]) {
-            slot.copy_from_slice(&v.to_le_bytes());
+        let stored = &fs.sb.jnl_blocks;
+        for (slot, word) in inode.block.chunks_exact_mut(4).zip(&stored[..15]) {
+            slot.copy_from_slice(&word.to_le_bytes());
         }
-        inode.size = (u64::from(w[15]) << 32) | u64::from(w[16]);
+        inode.size = (u64::from(stored[15]) << 32) | u64::from(stored[16]);
         extents = inode.block.get(..2) == Some(&0xF30Au16.to_le_bytes()[..]);
     }
     let limits = WalkLimits {
@@ -1720,17 +1722,17 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
     };
     let mut runs = Vec::new();
     if extents {
-        let w = extent::walk_extents(&inode.block, &limits, |b| fs.block(b))?;
-        for e in w.leaves() {
-            if !e.uninit && e.len > 0 {
-                runs.push((u64::from(e.logical), e.physical, u64::from(e.len)));
+        let tree = extent::walk_extents(&inode.block, &limits, |block| fs.block(block))?;
+        for leaf in tree.leaves() {
+            if !leaf.uninit && leaf.len > 0 {
+                runs.push((u64::from(leaf.logical), leaf.physical, u64::from(leaf.len)));
             }
         }
     } else {
-        let w = extent::walk_blockmap(&inode.block, bs, &limits, |b| fs.block(b));
-        for r in &w.runs {
-            if let extent::MapKind::Data(l) = r.kind {
-                runs.push((l, r.physical, r.len));
+        let map = extent::walk_blockmap(&inode.block, bs, &limits, |block| fs.block(block));
+        for run in &map.runs {
+            if let extent::MapKind::Data(logical) = run.kind {
+                runs.push((logical, run.physical, run.len));
             }
         }
     }
@@ -1743,18 +1745,22 @@ pub fn journal_blocks(fs: &Filesystem, external: Option<&Path>) -> Result<Journa
 }
 
 /// The journal superblock and recovery parameters of `fs`.
-fn load(fs: &Filesystem, j: &JournalBlocks) -> Result<(Vec<u8>, Params)> {
-    let off = j
+fn load(fs: &Filesystem, journal: &JournalBlocks) -> Result<(Vec<u8>, Params)> {
+    let off = journal
         .superblock_offset()
         .ok_or_else(|| journal_error("the journal inode maps no first block"))?;
-    let jsb = j
+    let jsb = journal
         .source()
         .read(off, JSB_SIZE as u64, "journal superblock")?;
-    let mut p =
-        Params::from_superblock(&jsb, fs.block_size(), j.total_blocks(), fs.geo.blocks_count)
-            .map_err(|why| journal_error(format!("the journal cannot be replayed: {why}")))?;
-    p.fc_replay = fs.sb.feature_compat & crate::reader::features::COMPAT_FAST_COMMIT != 0;
-    Ok((jsb, p))
+    let mut params = Params::from_superblock(
+        &jsb,
+        fs.block_size(),
+        journal.total_blocks(),
+        fs.geo.blocks_count,
+    )
+    .map_err(|why| journal_error(format!("the journal cannot be replayed: {why}")))?;
+    params.fc_replay = fs.sb.feature_compat & crate::reader::features::COMPAT_FAST_COMMIT != 0;
+    Ok((jsb, params))
 }
 
 /// The recovery plan of a filesystem that needs recovery (without building an overlay): what
@@ -1764,8 +1770,8 @@ pub fn pending(fs: &Filesystem, external: Option<&Path>) -> Option<Result<Plan>>
         return None;
     }
     Some(journal_blocks(fs, external).and_then(|j| {
-        let (_, p) = load(fs, &j)?;
-        Ok(plan(&p, &j))
+        let (_, params) = load(fs, &j)?;
+        Ok(plan(&params, &j))
     }))
 }
 
@@ -1781,11 +1787,11 @@ pub fn replay_source(src: Source, external: Option<&Path>) -> Result<Option<(Sou
     if !needs_recovery(&fs) {
         return Ok(None);
     }
-    let j = journal_blocks(&fs, external)?;
-    let (jsb, p) = load(&fs, &j)?;
-    let plan = plan(&p, &j);
+    let journal = journal_blocks(&fs, external)?;
+    let (jsb, params) = load(&fs, &journal)?;
+    let plan = plan(&params, &journal);
     let bs = fs.block_size();
-    let mut overlay = Overlay::new(src, j, bs, &plan);
+    let mut overlay = Overlay::new(src, journal, bs, &plan);
     // The superblock as replayed (the log may hold a newer copy of its block), then patched.
     let mut sb = vec![0u8; 1024];
     overlay.fill(1024, &mut sb, "superblock", false)?;
@@ -1794,8 +1800,8 @@ pub fn replay_source(src: Source, external: Option<&Path>) -> Result<Option<(Sou
     // the logged copy's (f_journal logs a superblock three years older than the disk's).
     let disk = overlay.inner().read(1024, 1024, "superblock")?;
     for (at, len) in [(SB_WTIME, 4), (SB_WTIME_HI, 1)] {
-        if let (Some(d), Some(s)) = (sb.get_mut(at..at + len), disk.get(at..at + len)) {
-            d.copy_from_slice(s);
+        if let (Some(dst), Some(source)) = (sb.get_mut(at..at + len), disk.get(at..at + len)) {
+            dst.copy_from_slice(source);
         }
     }
     let ro_compat = u32::from_le_bytes(sb[0x64..0x68].try_into().unwrap_or([0; 4]));
@@ -1816,9 +1822,9 @@ mod tests {
         fn total_blocks(&self) -> u64 {
             self.0.len() as u64
         }
-        fn read_block(&self, n: u64) -> std::result::Result<Vec<u8>, String> {
+        fn read_block(&self, block_number: u64) -> std::result::Result<Vec<u8>, String> {
             self.0
-                .get(n as usize)
+                .get(block_number as usize)
                 .cloned()
                 .ok_or_else(|| "past the end".into())
         }
@@ -1833,7 +1839,7 @@ mod tests {
 
     impl Builder {
         fn new(incompat: u32, len: u64, start: u64, sequence: u32) -> Builder {
-            let p = Params {
+            let params = Params {
                 block_size: BS,
                 first: 1,
                 last: len,
@@ -1849,29 +1855,29 @@ mod tests {
                 fs_blocks: FS_BLOCKS,
             };
             Builder {
-                p,
+                p: params,
                 log: vec![vec![0u8; BS]; len as usize],
                 at: start,
             }
         }
-        fn put(&mut self, b: Vec<u8>) -> u64 {
-            let n = self.at;
-            self.log[n as usize] = b;
+        fn put(&mut self, block: Vec<u8>) -> u64 {
+            let block_number = self.at;
+            self.log[block_number as usize] = block;
             self.at = self.p.wrap(self.at + 1);
-            n
+            block_number
         }
         fn header(blocktype: u32, seq: u32) -> Vec<u8> {
-            let mut b = vec![0u8; BS];
-            put_be32(&mut b, 0, JBD2_MAGIC);
-            put_be32(&mut b, 4, blocktype);
-            put_be32(&mut b, 8, seq);
-            b
+            let mut block = vec![0u8; BS];
+            put_be32(&mut block, 0, JBD2_MAGIC);
+            put_be32(&mut block, 4, blocktype);
+            put_be32(&mut block, 8, seq);
+            block
         }
-        fn seal_tail(&self, b: &mut [u8]) {
+        fn seal_tail(&self, block: &mut [u8]) {
             if self.p.csum_v2or3() {
-                put_be32(b, BS - 4, 0);
-                let c = crc32c_raw(self.p.csum_seed, b);
-                put_be32(b, BS - 4, c);
+                put_be32(block, BS - 4, 0);
+                let csum = crc32c_raw(self.p.csum_seed, block);
+                put_be32(block, BS - 4, csum);
             }
         }
         fn tag_csum(&self, data: &[u8], seq: u32) -> u32 {
@@ -1880,30 +1886,30 @@ mod tests {
         }
         /// One descriptor and its data blocks; `blocks` are (fs block, data, flags).
         fn descriptor(&mut self, seq: u32, blocks: &[(u64, Vec<u8>, u32)]) -> Vec<u64> {
-            let mut d = Self::header(jbd2::DESCRIPTOR_BLOCK, seq);
+            let mut block = Self::header(jbd2::DESCRIPTOR_BLOCK, seq);
             let tb = self.p.tags.tag_bytes();
             let mut at = Header::SIZE;
-            for (i, (blk, data, flags)) in blocks.iter().enumerate() {
+            for (index, (blk, data, flags)) in blocks.iter().enumerate() {
                 let mut flags = *flags;
-                if i + 1 == blocks.len() {
+                if index + 1 == blocks.len() {
                     flags |= jbd2::FLAG_LAST_TAG;
                 }
                 let csum = self.tag_csum(data, seq);
-                put_be32(&mut d, at, *blk as u32);
+                put_be32(&mut block, at, *blk as u32);
                 if self.p.tags.csum_v3 {
-                    put_be32(&mut d, at + 4, flags);
-                    put_be32(&mut d, at + 8, (*blk >> 32) as u32);
-                    put_be32(&mut d, at + 12, csum);
+                    put_be32(&mut block, at + 4, flags);
+                    put_be32(&mut block, at + 8, (*blk >> 32) as u32);
+                    put_be32(&mut block, at + 12, csum);
                 } else {
                     let c16 = if self.p.tags.csum_v2 {
                         csum & 0xFFFF
                     } else {
                         0
                     };
-                    d[at + 4..at + 6].copy_from_slice(&(c16 as u16).to_be_bytes());
-                    d[at + 6..at + 8].copy_from_slice(&(flags as u16).to_be_bytes());
+                    block[at + 4..at + 6].copy_from_slice(&(c16 as u16).to_be_bytes());
+                    block[at + 6..at + 8].copy_from_slice(&(flags as u16).to_be_bytes());
                     if self.p.tags.is_64bit {
-                        put_be32(&mut d, at + 8, (*blk >> 32) as u32);
+                        put_be32(&mut block, at + 8, (*blk >> 32) as u32);
                     }
                 }
                 at += tb;
@@ -1911,37 +1917,37 @@ mod tests {
                     at += 16;
                 }
             }
-            self.seal_tail(&mut d);
-            self.put(d);
+            self.seal_tail(&mut block);
+            self.put(block);
             blocks
                 .iter()
                 .map(|(_, data, _)| self.put(data.clone()))
                 .collect()
         }
         fn commit(&mut self, seq: u32, time: u64) -> u64 {
-            let mut c = Self::header(jbd2::COMMIT_BLOCK, seq);
-            c[48..56].copy_from_slice(&time.to_be_bytes());
+            let mut block = Self::header(jbd2::COMMIT_BLOCK, seq);
+            block[48..56].copy_from_slice(&time.to_be_bytes());
             if self.p.csum_v2or3() {
-                let s = crc32c_raw(self.p.csum_seed, &c);
-                put_be32(&mut c, Commit::CHECKSUM_OFFSET, s);
+                let crc = crc32c_raw(self.p.csum_seed, &block);
+                put_be32(&mut block, Commit::CHECKSUM_OFFSET, crc);
             }
-            self.put(c)
+            self.put(block)
         }
         fn revoke(&mut self, seq: u32, blocks: &[u64]) -> u64 {
-            let mut r = Self::header(jbd2::REVOKE_BLOCK, seq);
+            let mut block = Self::header(jbd2::REVOKE_BLOCK, seq);
             let len = if self.p.tags.is_64bit { 8 } else { 4 };
             let mut at = RevokeHeader::SIZE;
-            for b in blocks {
+            for revoked in blocks {
                 if len == 8 {
-                    r[at..at + 8].copy_from_slice(&b.to_be_bytes());
+                    block[at..at + 8].copy_from_slice(&revoked.to_be_bytes());
                 } else {
-                    put_be32(&mut r, at, *b as u32);
+                    put_be32(&mut block, at, *revoked as u32);
                 }
                 at += len;
             }
-            put_be32(&mut r, 12, at as u32);
-            self.seal_tail(&mut r);
-            self.put(r)
+            put_be32(&mut block, 12, at as u32);
+            self.seal_tail(&mut block);
+            self.put(block)
         }
         fn run(self) -> Plan {
             plan(&self.p, &MemLog(self.log))
@@ -1963,7 +1969,7 @@ mod tests {
             jbd2::INCOMPAT_CSUM_V3 | jbd2::INCOMPAT_64BIT,
         ];
         for incompat in forms {
-            let mut b = Builder::new(incompat, 64, 1, 7);
+            let mut builder = Builder::new(incompat, 64, 1, 7);
             let high = if incompat & jbd2::INCOMPAT_64BIT != 0 {
                 5u64 << 32
             } else {
@@ -1971,8 +1977,8 @@ mod tests {
             };
             let mut escaped = data(3);
             escaped[..4].copy_from_slice(&[0; 4]);
-            b.p.fs_blocks = u64::MAX;
-            let t1 = b.descriptor(
+            builder.p.fs_blocks = u64::MAX;
+            let t1 = builder.descriptor(
                 7,
                 &[
                     (10, data(1), 0),
@@ -1980,10 +1986,10 @@ mod tests {
                     (12, escaped, jbd2::FLAG_ESCAPE | jbd2::FLAG_SAME_UUID),
                 ],
             );
-            b.commit(7, 100);
-            let t2 = b.descriptor(8, &[(10, data(4), 0)]);
-            b.commit(8, 101);
-            let plan = b.run();
+            builder.commit(7, 100);
+            let t2 = builder.descriptor(8, &[(10, data(4), 0)]);
+            builder.commit(8, 101);
+            let plan = builder.run();
             assert!(
                 plan.failures.is_empty(),
                 "{incompat:#x}: {:?}",
@@ -2000,14 +2006,14 @@ mod tests {
 
     #[test]
     fn revoke_hides_earlier_copies_and_a_later_transaction_replays_again() {
-        let mut b = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 1);
-        b.descriptor(1, &[(100, data(1), 0), (101, data(1), 0)]);
-        b.commit(1, 10);
-        b.revoke(2, &[100, 101]);
-        b.commit(2, 11);
-        let t3 = b.descriptor(3, &[(101, data(9), 0)]);
-        b.commit(3, 12);
-        let plan = b.run();
+        let mut builder = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 1);
+        builder.descriptor(1, &[(100, data(1), 0), (101, data(1), 0)]);
+        builder.commit(1, 10);
+        builder.revoke(2, &[100, 101]);
+        builder.commit(2, 11);
+        let t3 = builder.descriptor(3, &[(101, data(9), 0)]);
+        builder.commit(3, 12);
+        let plan = builder.run();
         assert!(!plan.map.contains_key(&100));
         assert_eq!(plan.map[&101].log_block, t3[0]);
         assert_eq!((plan.revokes, plan.revoke_hits), (2, 2));
@@ -2016,39 +2022,39 @@ mod tests {
 
     /// A journal of 32 blocks whose last 4 are the fast-commit area, transaction 7 committed.
     fn fc_builder() -> Builder {
-        let mut b = Builder::new(0, 32, 1, 7);
-        b.p.last = 27;
-        b.p.fc_first = Some(28);
-        b.p.fc_replay = true;
-        b.descriptor(7, &[(5, data(1), 0)]);
-        b.commit(7, 1);
-        b
+        let mut builder = Builder::new(0, 32, 1, 7);
+        builder.p.last = 27;
+        builder.p.fc_first = Some(28);
+        builder.p.fc_replay = true;
+        builder.descriptor(7, &[(5, data(1), 0)]);
+        builder.commit(7, 1);
+        builder
     }
 
     /// One fast-commit block of `tags` (tag, value); a TAIL's value is its tid, to which the
     /// CRC of the tags since the last TAIL is appended (`bad_crc` flips it).
     fn fc_block(tags: &[(u16, Vec<u8>)], bad_crc: bool) -> Vec<u8> {
-        let mut b = Vec::new();
+        let mut log = Vec::new();
         let mut since = 0;
         for (tag, val) in tags {
-            let mut v = val.clone();
+            let mut value = val.clone();
             if *tag == jbd2::FC_TAG_TAIL {
-                let mut t = b[since..].to_vec();
-                t.extend_from_slice(&tag.to_le_bytes());
-                t.extend_from_slice(&8u16.to_le_bytes());
-                t.extend_from_slice(&v);
-                let crc = crc32c_raw(0, &t) ^ u32::from(bad_crc);
-                v.extend_from_slice(&crc.to_le_bytes());
+                let mut tail = log[since..].to_vec();
+                tail.extend_from_slice(&tag.to_le_bytes());
+                tail.extend_from_slice(&8u16.to_le_bytes());
+                tail.extend_from_slice(&value);
+                let crc = crc32c_raw(0, &tail) ^ u32::from(bad_crc);
+                value.extend_from_slice(&crc.to_le_bytes());
             }
-            b.extend_from_slice(&tag.to_le_bytes());
-            b.extend_from_slice(&(v.len() as u16).to_le_bytes());
-            b.extend_from_slice(&v);
+            log.extend_from_slice(&tag.to_le_bytes());
+            log.extend_from_slice(&(value.len() as u16).to_le_bytes());
+            log.extend_from_slice(&value);
             if *tag == jbd2::FC_TAG_TAIL {
-                since = b.len();
+                since = log.len();
             }
         }
-        b.resize(BS, 0);
-        b
+        log.resize(BS, 0);
+        log
     }
 
     fn le(words: &[u32]) -> Vec<u8> {
@@ -2057,10 +2063,10 @@ mod tests {
 
     #[test]
     fn a_fast_commit_after_the_log_is_reported_tag_by_tag() {
-        let mut b = fc_builder();
+        let mut builder = fc_builder();
         let mut link = le(&[2, 13]);
         link.extend_from_slice(b"x");
-        b.log[28] = fc_block(
+        builder.log[28] = fc_block(
             &[
                 (jbd2::FC_TAG_HEAD, le(&[0, 8])),
                 (jbd2::FC_TAG_INODE, le(&[13])),
@@ -2072,7 +2078,7 @@ mod tests {
             ],
             false,
         );
-        let plan = b.run();
+        let plan = builder.run();
         assert!(!plan.failed(), "{:?}", plan.failures);
         assert_eq!(plan.committed(), 1);
         let fc = plan.fast_commit.expect("a fast commit");
@@ -2085,9 +2091,9 @@ mod tests {
 
     #[test]
     fn a_stale_fast_commit_head_fails_recovery_as_e2fsck_does() {
-        let mut b = fc_builder();
-        b.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
-        let plan = b.run();
+        let mut builder = fc_builder();
+        builder.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
+        let plan = builder.run();
         assert!(matches!(
             plan.failures.as_slice(),
             [Failure::FastCommit {
@@ -2098,17 +2104,17 @@ mod tests {
         assert_eq!(plan.committed(), 0, "nothing is replayed");
         assert!(plan.map.is_empty());
         // Without fast_commit in the filesystem e2fsck does not scan the area at all.
-        let mut b = fc_builder();
-        b.p.fc_replay = false;
-        b.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
-        let plan = b.run();
+        let mut builder = fc_builder();
+        builder.p.fc_replay = false;
+        builder.log[28] = fc_block(&[(jbd2::FC_TAG_HEAD, le(&[0, 6]))], false);
+        let plan = builder.run();
         assert!(!plan.failed() && plan.fast_commit.is_none());
     }
 
     #[test]
     fn a_bad_first_fast_commit_tail_fails_recovery() {
-        let mut b = fc_builder();
-        b.log[28] = fc_block(
+        let mut builder = fc_builder();
+        builder.log[28] = fc_block(
             &[
                 (jbd2::FC_TAG_HEAD, le(&[0, 8])),
                 (jbd2::FC_TAG_INODE, le(&[13])),
@@ -2116,7 +2122,7 @@ mod tests {
             ],
             true,
         );
-        let plan = b.run();
+        let plan = builder.run();
         assert!(matches!(
             plan.failures.as_slice(),
             [Failure::FastCommit {
@@ -2125,7 +2131,7 @@ mod tests {
             }]
         ));
         // An area of valid transactions to its very end reads past the journal: a failure.
-        let mut b = fc_builder();
+        let mut builder = fc_builder();
         let one = fc_block(
             &[
                 (jbd2::FC_TAG_HEAD, le(&[0, 8])),
@@ -2133,34 +2139,34 @@ mod tests {
             ],
             false,
         );
-        b.log[28] = one;
+        builder.log[28] = one;
         let pad = fc_block(&[(jbd2::FC_TAG_PAD, vec![0; BS - 4])], false);
-        for n in 29..32 {
-            b.log[n] = pad.clone();
+        for blocktype in 29..32 {
+            builder.log[blocktype] = pad.clone();
         }
-        assert!(b.run().failed());
+        assert!(builder.run().failed());
     }
 
     #[test]
     fn a_wrapped_log_is_followed_around_the_end() {
-        let mut b = Builder::new(0, 16, 13, 40);
-        let t = b.descriptor(40, &[(5, data(1), 0), (6, data(2), 0), (7, data(3), 0)]);
-        b.commit(40, 1);
-        assert!(t.iter().any(|&n| n < 13), "the log wraps: {t:?}");
-        let plan = b.run();
+        let mut builder = Builder::new(0, 16, 13, 40);
+        let tags = builder.descriptor(40, &[(5, data(1), 0), (6, data(2), 0), (7, data(3), 0)]);
+        builder.commit(40, 1);
+        assert!(tags.iter().any(|&n| n < 13), "the log wraps: {tags:?}");
+        let plan = builder.run();
         assert_eq!(plan.committed(), 1);
-        assert_eq!(plan.map[&7].log_block, t[2]);
+        assert_eq!(plan.map[&7].log_block, tags[2]);
     }
 
     #[test]
     fn a_bad_commit_checksum_ends_the_log_and_fails_the_commit() {
-        let mut b = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 1);
-        b.descriptor(1, &[(100, data(1), 0)]);
-        b.commit(1, 10);
-        b.descriptor(2, &[(200, data(1), 0)]);
-        let c = b.commit(2, 11);
-        b.log[c as usize][20] ^= 1;
-        let plan = b.run();
+        let mut builder = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 1);
+        builder.descriptor(1, &[(100, data(1), 0)]);
+        builder.commit(1, 10);
+        builder.descriptor(2, &[(200, data(1), 0)]);
+        let commit_block = builder.commit(2, 11);
+        builder.log[commit_block as usize][20] ^= 1;
+        let plan = builder.run();
         assert_eq!(plan.end_tid, 2);
         assert_eq!(plan.failed_commit, Some(2));
         assert!(plan.map.contains_key(&100) && !plan.map.contains_key(&200));
@@ -2171,20 +2177,20 @@ mod tests {
 
     #[test]
     fn async_commit_goes_on_past_a_bad_commit_without_replaying_it() {
-        let mut b = Builder::new(
+        let mut builder = Builder::new(
             jbd2::INCOMPAT_CSUM_V3 | jbd2::INCOMPAT_ASYNC_COMMIT,
             64,
             1,
             1,
         );
-        b.descriptor(1, &[(100, data(1), 0)]);
-        b.commit(1, 10);
-        b.descriptor(2, &[(200, data(1), 0)]);
-        let c = b.commit(2, 11);
-        b.log[c as usize][20] ^= 1;
-        b.descriptor(3, &[(300, data(1), 0)]);
-        b.commit(3, 12);
-        let plan = b.run();
+        builder.descriptor(1, &[(100, data(1), 0)]);
+        builder.commit(1, 10);
+        builder.descriptor(2, &[(200, data(1), 0)]);
+        let commit_block = builder.commit(2, 11);
+        builder.log[commit_block as usize][20] ^= 1;
+        builder.descriptor(3, &[(300, data(1), 0)]);
+        builder.commit(3, 12);
+        let plan = builder.run();
         assert_eq!(plan.end_tid, 2);
         assert_eq!(plan.failed_commit, None);
         assert!(plan.map.contains_key(&100));
@@ -2193,21 +2199,21 @@ mod tests {
 
     #[test]
     fn a_bad_data_checksum_or_a_block_outside_is_a_failure_naming_it() {
-        let mut b = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 5);
-        let t = b.descriptor(5, &[(100, data(1), 0), (FS_BLOCKS + 1, data(2), 0)]);
-        b.commit(5, 10);
-        b.log[t[0] as usize][0] ^= 1;
-        let plan = b.run();
+        let mut builder = Builder::new(jbd2::INCOMPAT_CSUM_V3, 64, 1, 5);
+        let tags = builder.descriptor(5, &[(100, data(1), 0), (FS_BLOCKS + 1, data(2), 0)]);
+        builder.commit(5, 10);
+        builder.log[tags[0] as usize][0] ^= 1;
+        let plan = builder.run();
         assert!(plan.failed());
         assert!(plan.failures.contains(&Failure::DataChecksum {
             tid: 5,
             fs_block: 100,
-            log_block: t[0]
+            log_block: tags[0]
         }));
         assert!(plan.failures.contains(&Failure::Outside {
             tid: 5,
             fs_block: FS_BLOCKS + 1,
-            log_block: t[1]
+            log_block: tags[1]
         }));
         assert!(plan.map.is_empty());
         let sb = recovered_superblock(&plan, &[0u8; 1024], 1024, false);
@@ -2219,16 +2225,16 @@ mod tests {
 
     #[test]
     fn a_bad_descriptor_checksum_in_a_committed_transaction_is_refused() {
-        let mut b = Builder::new(jbd2::INCOMPAT_CSUM_V2, 64, 1, 5);
-        b.descriptor(5, &[(100, data(1), 0)]);
-        let c = b.commit(5, 10);
-        b.log[1][100] ^= 1;
-        let plan = b.run();
+        let mut builder = Builder::new(jbd2::INCOMPAT_CSUM_V2, 64, 1, 5);
+        builder.descriptor(5, &[(100, data(1), 0)]);
+        let commit_block = builder.commit(5, 10);
+        builder.log[1][100] ^= 1;
+        let plan = builder.run();
         assert_eq!(
             plan.failures,
             vec![Failure::TransactionChecksum {
                 tid: 5,
-                log_block: c
+                log_block: commit_block
             }]
         );
     }
@@ -2236,36 +2242,36 @@ mod tests {
     #[test]
     fn hostile_logs_are_bounded() {
         // Revoke blocks of one transaction all around the log, never a commit.
-        let mut b = Builder::new(0, 4096, 1, 9);
+        let mut builder = Builder::new(0, 4096, 1, 9);
         for _ in 1..4096 {
-            b.revoke(9, &[1, 2, 3]);
+            builder.revoke(9, &[1, 2, 3]);
         }
-        let plan = b.run();
+        let plan = builder.run();
         assert!(plan.cut_short);
         assert_eq!(plan.committed(), 0);
         // Descriptors claiming the most tags, pointing at each other.
-        let mut b = Builder::new(0, 64, 1, 1);
+        let mut builder = Builder::new(0, 64, 1, 1);
         let tags: Vec<_> = (0..200)
             .map(|i| (i, data(1), jbd2::FLAG_SAME_UUID))
             .collect();
-        b.descriptor(1, &tags[..100]);
-        let plan = b.run();
+        builder.descriptor(1, &tags[..100]);
+        let plan = builder.run();
         assert_eq!(plan.committed(), 0);
         // A revoke count larger than the block.
-        let mut b = Builder::new(0, 64, 1, 1);
-        let r = b.revoke(1, &[1]);
-        put_be32(&mut b.log[r as usize], 12, 5000);
-        b.commit(1, 1);
-        let plan = b.run();
+        let mut builder = Builder::new(0, 64, 1, 1);
+        let revoke_block = builder.revoke(1, &[1]);
+        put_be32(&mut builder.log[revoke_block as usize], 12, 5000);
+        builder.commit(1, 1);
+        let plan = builder.run();
         assert!(matches!(
             plan.failures[..],
             [Failure::RevokeCount { tid: 1, .. }]
         ));
         // A start past the journal.
-        let mut b = Builder::new(0, 64, 1, 1);
-        b.p.start = 1000;
+        let mut builder = Builder::new(0, 64, 1, 1);
+        builder.p.start = 1000;
         assert!(matches!(
-            b.run().failures[..],
+            builder.run().failures[..],
             [Failure::Read {
                 log_block: 1000,
                 ..
@@ -2275,20 +2281,20 @@ mod tests {
 
     #[test]
     fn v1_transaction_checksums() {
-        let mut b = Builder::new(0, 64, 1, 3);
-        b.p.compat_checksum = true;
+        let mut builder = Builder::new(0, 64, 1, 3);
+        builder.p.compat_checksum = true;
         let mut crc = !0u32;
-        let d = b.descriptor(3, &[(50, data(7), 0)]);
-        crc = crc32_be(crc, &b.log[1]);
-        crc = crc32_be(crc, &b.log[d[0] as usize]);
-        let c = b.commit(3, 1);
-        b.log[c as usize][12] = jbd2::CRC32_CHKSUM;
-        b.log[c as usize][13] = jbd2::CRC32_CHKSUM_SIZE;
-        put_be32(&mut b.log[c as usize], 16, crc);
-        let good = plan(&b.p, &MemLog(b.log.clone()));
+        let descriptor_block = builder.descriptor(3, &[(50, data(7), 0)]);
+        crc = crc32_be(crc, &builder.log[1]);
+        crc = crc32_be(crc, &builder.log[descriptor_block[0] as usize]);
+        let commit_block = builder.commit(3, 1);
+        builder.log[commit_block as usize][12] = jbd2::CRC32_CHKSUM;
+        builder.log[commit_block as usize][13] = jbd2::CRC32_CHKSUM_SIZE;
+        put_be32(&mut builder.log[commit_block as usize], 16, crc);
+        let good = plan(&builder.p, &MemLog(builder.log.clone()));
         assert_eq!((good.committed(), good.failed_commit), (1, None));
-        put_be32(&mut b.log[c as usize], 16, crc ^ 1);
-        let bad = b.run();
+        put_be32(&mut builder.log[commit_block as usize], 16, crc ^ 1);
+        let bad = builder.run();
         assert_eq!((bad.committed(), bad.failed_commit), (0, Some(3)));
     }
 
@@ -2310,10 +2316,10 @@ mod tests {
     #[test]
     fn internal_journal_blocks_map_through_runs() {
         let src = Source::from_bytes(&[0u8; 8192]).unwrap();
-        let j = JournalBlocks::internal(src, 1024, vec![(4, 100, 2), (0, 10, 4)], 6 * 1024);
-        assert_eq!(j.offset(0), Some(10 * 1024));
-        assert_eq!(j.offset(5), Some(101 * 1024));
-        assert_eq!(j.offset(6), None);
-        assert_eq!(j.total_blocks(), 6);
+        let journal = JournalBlocks::internal(src, 1024, vec![(4, 100, 2), (0, 10, 4)], 6 * 1024);
+        assert_eq!(journal.offset(0), Some(10 * 1024));
+        assert_eq!(journal.offset(5), Some(101 * 1024));
+        assert_eq!(journal.offset(6), None);
+        assert_eq!(journal.total_blocks(), 6);
     }
 }

@@ -10,8 +10,9 @@
 //! in full (`image_meta`) and compared field by field. Against a tree, the image side is read
 //! inode by inode as the directories name them. A name on one side only is reported once, at
 //! the top of what is missing (as `diff -r` says "Only in"). Contents of regular files of the
-//! same size are compared by streaming both sides in chunks of at most [`CHUNK_BYTES`], never
-//! held whole.
+//! same size are compared by reading both sides' mapped segments in chunks (the private
+//! `content` module): never held whole, and holes common to both sides are not read, so the work
+//! follows the files' extents, never a size field.
 //!
 //! Times: between two images mtime, atime, ctime and crtime are compared; against a tree only
 //! mtime, in whole seconds (no system call sets a ctime or crtime, reading a tree moves its
@@ -20,17 +21,16 @@
 //! `lost+found` missing from a tree is what `mke2fs -d` adds, not a change, and neither are the
 //! root directory's times (`mke2fs -d` gives it the build's).
 
+mod content;
 mod index;
 
-use super::extract::{self, CHUNK_BYTES, MAX_DEPTH};
-use super::tar::FileReader;
+use super::extract::{self, MAX_DEPTH};
 use crate::error::{Error, Result};
 use crate::reader::dir::{ENCRYPT_FL, ROOT_INO};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, DataMap, Inode};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -187,12 +187,18 @@ struct Walker<'a> {
     index: Option<[index::Index; 2]>,
     changes: Mutex<Vec<Change>>,
     unreadable: Mutex<Vec<String>>,
-    /// Multiply linked non-directories: (path, side, inode) for the link-group comparison.
-    linked: Mutex<Vec<(String, bool, u64)>>,
+    /// Paths of multiply linked non-directories, for the link-group comparison: (path, side,
+    /// inode, member) with `member` false for the other side's inode of a path linked on one
+    /// side only (kept to read it again by number).
+    linked: Mutex<Vec<(String, bool, u64, bool)>>,
     /// Image directories already listed, per side: a directory reached twice (a loop, or a
     /// linked directory in a damaged image) is not descended again, as `extract` does, or a
     /// few loops would multiply the walk up to [`MAX_DEPTH`] levels.
     visited: [Mutex<HashSet<u32>>; 2],
+    /// The first read of bytes a metadata-only image does not hold: the comparison fails.
+    absent: Mutex<Option<String>>,
+    /// Set with `absent`: the walk stops.
+    stop: std::sync::atomic::AtomicBool,
 }
 
 fn kind_of(mode: u32) -> &'static str {
@@ -376,57 +382,6 @@ fn differing(a: &Meta, b: &Meta, opts: &DiffOptions, images: bool) -> Vec<String
     f
 }
 
-/// A readable stream of a regular file's contents on one side.
-fn open_content<'f>(side: &'f Side<'f>, h: &Handle) -> Result<Box<dyn Read + 'f>> {
-    match (side, h) {
-        (Side::Image(fs), Handle::Ino(ino)) => {
-            let raw = fs.inode_raw(*ino)?;
-            let i = Inode::parse(&raw);
-            let xa = inode::inode_xattrs(fs, &raw, &i);
-            let r = FileReader::new(fs, *ino, &i, xa.inline_data(), &mut Vec::new())?;
-            Ok(Box::new(r))
-        }
-        (_, Handle::Path(p)) => Ok(Box::new(std::fs::File::open(p).map_err(|source| {
-            Error::Io {
-                path: p.clone(),
-                op: "cannot open",
-                source,
-            }
-        })?)),
-        _ => Err(Error::Invalid("mismatched side".into())),
-    }
-}
-
-/// Fill `buf` as far as the stream goes; the number of bytes read.
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
-
-/// True when both streams hold the same bytes (read side by side in chunks of at most
-/// [`CHUNK_BYTES`], sized to the expected length: most files are small, and zeroing two 1 MiB
-/// buffers per file dominated a diff of many small files).
-fn same_content(a: &mut dyn Read, b: &mut dyn Read, len: u64) -> std::io::Result<bool> {
-    let chunk = len.saturating_add(1).min(CHUNK_BYTES) as usize;
-    let (mut x, mut y) = (vec![0u8; chunk], vec![0u8; chunk]);
-    loop {
-        let n = read_full(a, &mut x)?;
-        let m = read_full(b, &mut y)?;
-        if n != m || x[..n] != y[..m] {
-            return Ok(false);
-        }
-        if n < chunk {
-            return Ok(true);
-        }
-    }
-}
-
 /// What the directory walk knows of one path on one side before comparing: from the inode
 /// walk's index (a fingerprint, the metadata not rendered), or the metadata read in full.
 struct Seen {
@@ -542,10 +497,24 @@ impl<'a> Walker<'a> {
     }
 
     fn unreadable(&self, path: &str, e: &Error) {
+        let line = format!("{path}: {e}");
+        if e.is_absent() || line.contains(crate::error::ABSENT) {
+            // A metadata-only image (e2image) lacks what is compared: no report can be made,
+            // so the walk stops at the first such read and the comparison fails as a whole.
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let mut absent = self.absent.lock().unwrap_or_else(|p| p.into_inner());
+            absent.get_or_insert(line);
+            return;
+        }
         self.unreadable
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(format!("{path}: {e}"));
+            .push(line);
+    }
+
+    /// True once the comparison cannot be completed (see [`Walker::unreadable`]).
+    fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Compare one path present on both sides; recurse into a pair of directories.
@@ -557,6 +526,9 @@ impl<'a> Walker<'a> {
         hb: Handle,
         depth: u32,
     ) {
+        if self.stopped() {
+            return;
+        }
         let (mut sa, mut sb) = match (self.seen(false, &ha), self.seen(true, &hb)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
@@ -584,25 +556,20 @@ impl<'a> Walker<'a> {
             && sa.size == sb.size
             && !self.opts.ignores("content")
         {
-            let same = open_content(self.a, &ha)
-                .and_then(|x| Ok((x, open_content(self.b, &hb)?)))
-                .and_then(|(mut x, mut y)| {
-                    same_content(&mut *x, &mut *y, sa.size)
-                        .map_err(|e| Error::Invalid(e.to_string()))
-                });
+            let same = content::Content::open(self.a, &ha)
+                .and_then(|x| Ok((x, content::Content::open(self.b, &hb)?)))
+                .and_then(|(x, y)| content::same(&x, &y, sa.size));
             match same {
                 Ok(true) => {}
                 Ok(false) => fields.push("content".into()),
                 Err(e) => return self.unreadable(&path, &e),
             }
         }
-        for (s, side_b) in [(&sa, false), (&sb, true)] {
-            if s.kind != "dir" && s.links > 1 {
-                self.linked.lock().unwrap_or_else(|p| p.into_inner()).push((
-                    path.clone(),
-                    side_b,
-                    s.inode,
-                ));
+        let member = |s: &Seen| s.kind != "dir" && s.links > 1;
+        if member(&sa) || member(&sb) {
+            let mut linked = self.linked.lock().unwrap_or_else(|p| p.into_inner());
+            for (s, side_b) in [(&sa, false), (&sb, true)] {
+                linked.push((path.clone(), side_b, s.inode, member(s)));
             }
         }
         let both_dirs = sa.kind == "dir" && sb.kind == "dir";
@@ -673,6 +640,7 @@ impl<'a> Walker<'a> {
                         path.clone(),
                         in_b,
                         m.inode,
+                        true,
                     ));
                 }
                 self.push(Change {
@@ -696,6 +664,9 @@ impl<'a> Walker<'a> {
         hb: Handle,
         depth: u32,
     ) {
+        if self.stopped() {
+            return;
+        }
         let (la, lb) = match (self.list(self.a, &ha), self.list(self.b, &hb)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
@@ -740,44 +711,67 @@ impl<'a> Walker<'a> {
     }
 
     /// Paths whose hard-link group (the other names of their inode) differs between the sides.
+    ///
+    /// Each side's groups are built once (inode to its sorted names) and a path's two groups
+    /// are compared by reference to those lists, each pair of groups once: a hostile image
+    /// whose 65,000 names share one inode costs one pass over them, not a copy of the group
+    /// per name.
     fn link_groups(&self) {
-        let linked = std::mem::take(&mut *self.linked.lock().unwrap_or_else(|p| p.into_inner()));
-        let mut groups: [HashMap<u64, Vec<String>>; 2] = Default::default();
-        for (p, side_b, ino) in &linked {
-            groups[usize::from(*side_b)]
-                .entry(*ino)
-                .or_default()
-                .push(p.clone());
+        if self.opts.ignores("links") {
+            return;
         }
-        let ino_of: HashMap<(&str, usize), u64> = linked
-            .iter()
-            .map(|(p, s, ino)| ((p.as_str(), usize::from(*s)), *ino))
-            .collect();
-        let group_of = |side: usize, path: &str| -> Vec<String> {
-            ino_of
-                .get(&(path, side))
-                .and_then(|ino| groups[side].get(ino))
-                .map(|g| {
-                    let mut g: Vec<String> = g.iter().filter(|p| *p != path).cloned().collect();
-                    g.sort();
-                    g
-                })
-                .unwrap_or_default()
-        };
-        let paths: BTreeSet<&String> = linked.iter().map(|(p, _, _)| p).collect();
-        let mut changes = self.changes.lock().unwrap_or_else(|p| p.into_inner());
-        for p in paths {
-            if group_of(0, p) == group_of(1, p) || self.opts.ignores("links") {
-                continue;
+        let linked = std::mem::take(&mut *self.linked.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut groups: [HashMap<u64, Vec<&str>>; 2] = Default::default();
+        let mut ino_of: [HashMap<&str, u64>; 2] = Default::default();
+        let mut member_of: [HashMap<&str, u64>; 2] = Default::default();
+        for (p, side_b, ino, member) in &linked {
+            let s = usize::from(*side_b);
+            if *member {
+                groups[s].entry(*ino).or_default().push(p);
+                member_of[s].insert(p, *ino);
             }
-            match changes.iter_mut().find(|c| &c.path == p) {
+            ino_of[s].insert(p, *ino);
+        }
+        for g in groups.iter_mut().flat_map(|g| g.values_mut()) {
+            g.sort_unstable();
+        }
+        // The group of `path` on side `s`, `path` itself included (alone when not linked there).
+        let group_of = |s: usize, path: &str| -> Option<&Vec<&str>> {
+            member_of[s].get(path).and_then(|ino| groups[s].get(ino))
+        };
+        let mut same_pair: HashMap<(Option<u64>, Option<u64>), bool> = HashMap::new();
+        let mut differ: BTreeMap<&str, [Option<u64>; 2]> = BTreeMap::new();
+        for (p, _, _, _) in &linked {
+            let member = |s: usize| member_of[s].get(p.as_str()).copied();
+            let key = (member(0), member(1));
+            let same = *same_pair.entry(key).or_insert_with(|| {
+                match (group_of(0, p), group_of(1, p)) {
+                    (Some(x), Some(y)) => x == y,
+                    // Linked on one side only: the same when no other name shares it.
+                    (Some(g), None) | (None, Some(g)) => g.len() == 1,
+                    (None, None) => true,
+                }
+            });
+            if !same {
+                let ino = |s: usize| ino_of[s].get(p.as_str()).copied();
+                differ.insert(p, [ino(0), ino(1)]);
+            }
+        }
+        let mut changes = self.changes.lock().unwrap_or_else(|p| p.into_inner());
+        let at: HashMap<String, usize> = changes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.path.clone(), i))
+            .collect();
+        for (p, inos) in differ {
+            match at.get(p).map(|&i| &mut changes[i]) {
                 Some(c) if c.kind == Kind::Modified => c.fields.push("links".into()),
                 Some(_) => {} // added or removed: said already
                 None => {
-                    let a = self.meta_at(self.a, p);
-                    let b = self.meta_at(self.b, p);
+                    let a = self.meta_again(self.a, p, inos[0]);
+                    let b = self.meta_again(self.b, p, inos[1]);
                     changes.push(Change {
-                        path: p.clone(),
+                        path: p.to_string(),
                         kind: Kind::Modified,
                         fields: vec!["links".into()],
                         a,
@@ -788,12 +782,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The metadata of `path` on a side, looked up again (rare: for link-group changes).
-    fn meta_at(&self, side: &Side<'_>, path: &str) -> Option<Meta> {
+    /// The metadata of `path` on a side read again (for link-group changes): by the inode
+    /// number the walk met it with on an image, by its path in a tree.
+    fn meta_again(&self, side: &Side<'_>, path: &str, ino: Option<u64>) -> Option<Meta> {
         match side {
-            Side::Image(fs) => crate::reader::namei::resolve_path(fs, path)
-                .ok()
-                .and_then(|ino| image_meta(fs, ino).ok()),
+            Side::Image(fs) => match ino.and_then(|i| u32::try_from(i).ok()) {
+                Some(ino) => image_meta(fs, ino).ok(),
+                None => crate::reader::namei::resolve_path(fs, path)
+                    .ok()
+                    .and_then(|ino| image_meta(fs, ino).ok()),
+            },
             Side::Tree(root) => tree_meta(&root.join(path.trim_start_matches('/'))).ok(),
         }
     }
@@ -832,7 +830,8 @@ pub fn object_changes(
     out
 }
 
-/// Compare `a` with `b`.
+/// Compare `a` with `b`. Fails (no partial report) when a side is a metadata-only image that
+/// lacks blocks the comparison needs (a normal e2image file holds no directory or data block).
 pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
     let root = |s: &Side<'_>| match s {
         Side::Image(_) => Handle::Ino(ROOT_INO),
@@ -855,9 +854,15 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
         unreadable: Mutex::new(Vec::new()),
         linked: Mutex::new(Vec::new()),
         visited: Default::default(),
+        absent: Mutex::new(None),
+        stop: Default::default(),
     };
     let w_ref = &w;
     rayon::scope(|s| w_ref.pair(s, "/".into(), root(a), root(b), 0));
+    let absent = w.absent.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(line) = absent {
+        return Err(Error::Invalid(line));
+    }
     w.link_groups();
     let mut changes = w.changes.into_inner().unwrap_or_else(|p| p.into_inner());
     changes.sort_by(|x, y| x.path.cmp(&y.path));
@@ -905,16 +910,5 @@ mod tests {
             inodes: false,
         };
         assert_eq!(differing(&a, &b, &o, true), ["mode"]);
-    }
-
-    #[test]
-    fn contents_compared_across_chunk_boundaries() {
-        let x = vec![7u8; CHUNK_BYTES as usize + 5];
-        let mut y = x.clone();
-        assert!(same_content(&mut &x[..], &mut &y[..], x.len() as u64).unwrap());
-        assert!(same_content(&mut &x[..], &mut &y[..], 10).unwrap());
-        *y.last_mut().unwrap() = 8;
-        assert!(!same_content(&mut &x[..], &mut &y[..], 10).unwrap());
-        assert!(!same_content(&mut &x[..], &mut &y[..3], 3).unwrap());
     }
 }

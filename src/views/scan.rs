@@ -300,6 +300,38 @@ pub struct XattrStats {
     pub seen: SeenInodes,
 }
 
+/// Longest name key kept in the name table (bytes of the full name).
+const MAX_KEY: usize = 257;
+/// Bytes of the stack buffer a full name is built in: any prefix and a 255-byte name.
+const NAME_BUF: usize = 320;
+
+/// An xattr of the inode body as the statistics count it (its name given beside it).
+struct BodyItem<'a> {
+    value_size: u32,
+    location: XattrLocation,
+    cost: usize,
+    value: Option<&'a [u8]>,
+}
+
+/// The full name of `e` (`xattr::full_name`'s) built in `buf`, when its index has a prefix and
+/// the stored name is UTF-8 (then the lossy conversion `full_name` makes changes nothing).
+fn stack_name<'b>(e: &xattr::Entry<'_>, buf: &'b mut [u8; NAME_BUF]) -> Option<&'b str> {
+    let prefix = xattr::index_prefix(e.index)?.as_bytes();
+    std::str::from_utf8(e.raw_name).ok()?;
+    let len = prefix.len() + e.raw_name.len();
+    let out = buf.get_mut(..len)?;
+    out[..prefix.len()].copy_from_slice(prefix);
+    out[prefix.len()..].copy_from_slice(e.raw_name);
+    std::str::from_utf8(out).ok()
+}
+
+/// No value of `body` in an EA inode, and every name [`stack_name`] can build.
+fn plain_body(body: &xattr::Ibody<'_>, buf: &mut [u8; NAME_BUF]) -> bool {
+    body.entries
+        .iter()
+        .all(|e| e.value_inum == 0 && stack_name(e, buf).is_some())
+}
+
 /// Where one inode's xattrs live, as the scan saw them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InodePlacement {
@@ -400,36 +432,102 @@ impl XattrStats {
         body: &inode::InodeXattrs<'_>,
         block: Option<&Arc<DecodedBlock>>,
     ) -> InodePlacement {
-        if !body.problems.is_empty() || block.is_some_and(|b| !b.problems.is_empty()) {
-            self.inodes_with_problems += 1;
-        }
-        if body.ibody_present {
-            self.inode_bytes_free += body.inode_space.free as u64;
-        }
-        let block_entries = block.map_or(0, |b| b.entries.len());
-        if body.items.is_empty() && block_entries == 0 {
+        let free = body.ibody_present.then_some(body.inode_space.free);
+        if !self.begin_inode(!body.problems.is_empty(), free, body.items.len(), block) {
             return InodePlacement::default();
         }
-        self.inodes_with_xattrs += 1;
         let mut place = InodePlacement::default();
-        let mut key = [0u8; 257];
         for x in &body.items {
-            self.xattr_count += 1;
-            self.value_bytes += u64::from(x.value_size);
-            match x.location {
-                XattrLocation::EaInode(_) => {
-                    place.ea_inode = true;
-                    self.bytes_in_ea_inodes += u64::from(x.value_size);
-                    place.footprint += u64::from(x.value_size);
-                }
-                _ => self.bytes_in_inode += x.cost as u64,
-            }
-            place.footprint += x.cost as u64;
-            let n = x.name.len().min(key.len());
-            key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
-            self.add_name(&key[..n], x.value_size, x.location);
-            self.summarize(&x.name, x.value.as_deref());
+            let item = BodyItem {
+                value_size: x.value_size,
+                location: x.location,
+                cost: x.cost,
+                value: x.value.as_deref(),
+            };
+            self.count_body_item(&mut place, &x.name, &item);
         }
+        self.end_inode(place, block)
+    }
+
+    /// [`XattrStats::add_inode_split`] for an inode whose in-inode area `body` parsed without
+    /// damage (as `parse_ibody_unnamed` gives it) and holds no value in an EA inode: the names
+    /// are built on the stack, nothing is allocated per inode. `None` (nothing counted) when a
+    /// name is not a known prefix and UTF-8 (the caller then takes the owned path).
+    pub fn add_inode_body(
+        &mut self,
+        body: &xattr::Ibody<'_>,
+        block: Option<&Arc<DecodedBlock>>,
+    ) -> Option<InodePlacement> {
+        let mut buf = [0u8; NAME_BUF];
+        if !plain_body(body, &mut buf) {
+            return None;
+        }
+        let free = body.present.then_some(body.space.free);
+        if !self.begin_inode(false, free, body.entries.len(), block) {
+            return Some(InodePlacement::default());
+        }
+        let mut place = InodePlacement::default();
+        for e in &body.entries {
+            let item = BodyItem {
+                value_size: e.value_size,
+                location: XattrLocation::Inode,
+                cost: e.cost(),
+                value: e.value,
+            };
+            let name = stack_name(e, &mut buf)?;
+            self.count_body_item(&mut place, name, &item);
+        }
+        Some(self.end_inode(place, block))
+    }
+
+    /// The start of one inode's accounting: its problems, the in-inode bytes still free (when
+    /// the area is there), and whether it holds any xattr (`items` in the inode, or the
+    /// block's); false when it holds none (nothing more to count).
+    fn begin_inode(
+        &mut self,
+        problems: bool,
+        free: Option<usize>,
+        items: usize,
+        block: Option<&Arc<DecodedBlock>>,
+    ) -> bool {
+        if problems || block.is_some_and(|b| !b.problems.is_empty()) {
+            self.inodes_with_problems += 1;
+        }
+        if let Some(free) = free {
+            self.inode_bytes_free += free as u64;
+        }
+        let block_entries = block.map_or(0, |b| b.entries.len());
+        if items == 0 && block_entries == 0 {
+            return false;
+        }
+        self.inodes_with_xattrs += 1;
+        true
+    }
+
+    /// Count one xattr of the inode body named `name`.
+    fn count_body_item(&mut self, place: &mut InodePlacement, name: &str, x: &BodyItem<'_>) {
+        self.xattr_count += 1;
+        self.value_bytes += u64::from(x.value_size);
+        match x.location {
+            XattrLocation::EaInode(_) => {
+                place.ea_inode = true;
+                self.bytes_in_ea_inodes += u64::from(x.value_size);
+                place.footprint += u64::from(x.value_size);
+            }
+            _ => self.bytes_in_inode += x.cost as u64,
+        }
+        place.footprint += x.cost as u64;
+        let k = name.as_bytes();
+        self.add_name(&k[..k.len().min(MAX_KEY)], x.value_size, x.location);
+        self.summarize(name, x.value);
+    }
+
+    /// The end of one inode's accounting: its block, its placement class.
+    fn end_inode(
+        &mut self,
+        mut place: InodePlacement,
+        block: Option<&Arc<DecodedBlock>>,
+    ) -> InodePlacement {
         if let Some(b) = block {
             place.block = b.spills();
             place.ea_inode |= b.uses_ea_inode();
@@ -680,6 +778,58 @@ pub(crate) fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
         .is_ok_and(|h| h.magic == xattr::MAGIC)
 }
 
+impl XattrStats {
+    /// Keep inode `ino` among the largest listed when it spills (bounded: trimmed to
+    /// `list_max` whenever twice that many are held).
+    fn list_largest(&mut self, ino: u32, place: InodePlacement) {
+        if self.list_max > 0 && (place.block || place.ea_inode) {
+            self.largest.push(Listed {
+                ino,
+                footprint: place.footprint,
+                block: place.block,
+                ea_inode: place.ea_inode,
+            });
+            if self.largest.len() >= 2 * self.list_max {
+                let n = self.list_max;
+                keep_largest(&mut self.largest, n);
+            }
+        }
+    }
+}
+
+/// Count inode `ino`'s xattrs straight from its record (in-inode names borrowed, nothing
+/// allocated per inode; the block through `cache`), as the owned path through
+/// [`inode_xattrs_cached`] counts them; `None` (nothing counted) when the in-inode area is
+/// damaged or not plain (a value in an EA inode, a name without a known prefix or not UTF-8):
+/// the caller then takes the owned path, which says why.
+fn add_inode_fast(
+    fs: &Filesystem,
+    cache: &XattrBlockCache,
+    st: &mut XattrStats,
+    counts: &mut ScanCounts,
+    ino: u32,
+    base: &InodeBase,
+    raw: &[u8],
+) -> Option<InodePlacement> {
+    // `Inode::parse`'s i_extra_isize: the record's, 0 for a 128-byte record.
+    let extra = if raw.len() > ondisk::inode::BASE_SIZE {
+        ondisk::inode::large_in_record(raw).extra_isize
+    } else {
+        0
+    };
+    let body = xattr::parse_ibody_unnamed(raw, extra).ok()?;
+    if !plain_body(&body, &mut [0u8; NAME_BUF]) {
+        return None;
+    }
+    let file_acl = base.file_acl();
+    let block = (file_acl != 0).then(|| cache.get(fs, file_acl));
+    let place = st.add_inode_body(&body, block.as_ref())?;
+    for p in block.iter().flat_map(|b| b.problems.iter()) {
+        counts.problem(p.clone().within(format!("inode {ino}")));
+    }
+    Some(place)
+}
+
 /// Scan every in-use inode and gather xattr statistics.
 pub fn xattr_stats(fs: &Filesystem, progress: &(dyn Fn(u64) + Sync)) -> (XattrStats, ScanCounts) {
     xattr_stats_listing(fs, 0, progress)
@@ -719,6 +869,10 @@ pub fn xattr_stats_listing(
             if !may_have_xattrs(&base, raw) {
                 return;
             }
+            if let Some(place) = add_inode_fast(fs, &cache, st, counts, ino, &base, raw) {
+                st.list_largest(ino, place);
+                return;
+            }
             let ind = Inode::parse(raw);
             let (body, block) = inode_xattrs_cached(fs, raw, &ind, &cache);
             for p in body
@@ -729,18 +883,7 @@ pub fn xattr_stats_listing(
                 counts.problem(p.clone().within(format!("inode {ino}")));
             }
             let place = st.add_inode_split(&body, block.as_ref());
-            if st.list_max > 0 && (place.block || place.ea_inode) {
-                st.largest.push(Listed {
-                    ino,
-                    footprint: place.footprint,
-                    block: place.block,
-                    ea_inode: place.ea_inode,
-                });
-                if st.largest.len() >= 2 * st.list_max {
-                    let n = st.list_max;
-                    keep_largest(&mut st.largest, n);
-                }
-            }
+            st.list_largest(ino, place);
         },
         XattrStats::merge,
         progress,

@@ -34,6 +34,18 @@ pub enum Style {
     FromImage,
     /// `SUB [pre] --size 1G --from-image IMAGE [post]` (a target size is required besides)
     SizeAndImage,
+    /// `SUB [pre] IMAGE IMAGE [post]`: a command comparing two inputs (diff), given the image
+    /// on both sides.
+    Both,
+    /// `SUB [pre] OTHER IMAGE [post]`: the same command with the image on one side only, the
+    /// other a sound image (the shipped fixture: hostile.rs mutates it too, so part of these
+    /// runs compare an image with its own damaged copy).
+    Against,
+}
+
+/// The sound image a two-input command meets a hostile one with ([`Style::Against`]).
+pub fn sound_image() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example.img")
 }
 
 impl Cmd {
@@ -53,6 +65,14 @@ impl Cmd {
                 v.push("--from-image".into());
                 v.push(img.into());
             }
+            Style::Both => {
+                v.push(img.into());
+                v.push(img.into());
+            }
+            Style::Against => {
+                v.push(sound_image().into());
+                v.push(img.into());
+            }
         }
         v.extend(self.post.iter().map(OsString::from));
         v
@@ -60,6 +80,11 @@ impl Cmd {
 
     pub fn label(&self) -> String {
         let mut s = self.name.clone();
+        match self.style {
+            Style::Both => s.push_str(" IMG IMG"),
+            Style::Against => s.push_str(" SOUND IMG"),
+            _ => {}
+        }
         for p in self.pre.iter().chain(&self.post) {
             s.push(' ');
             s.push_str(p);
@@ -121,6 +146,18 @@ pub fn image_commands(bin: &Path) -> Vec<Cmd> {
                     name: name.clone(),
                     pre: vec!["--tar".into(), "-".into()],
                     style: Style::Positional,
+                    post: Vec::new(),
+                });
+            }
+            continue;
+        }
+        if usage.ends_with("<A> <B>") {
+            // Two inputs compared (diff): the image on both sides, and against a sound image.
+            for style in [Style::Both, Style::Against] {
+                out.push(Cmd {
+                    name: name.clone(),
+                    pre: Vec::new(),
+                    style,
                     post: Vec::new(),
                 });
             }
@@ -195,7 +232,7 @@ impl Outcome {
     /// with `--from-image` (fit, advise) may refuse what a hostile image implies (an absurd
     /// average file size) as an impossible request, exit 16 with one clear line.
     pub fn violation_for(&self, style: Style) -> Option<String> {
-        if style != Style::Positional
+        if matches!(style, Style::FromImage | Style::SizeAndImage)
             && self.code == Some(16)
             && self.stderr.lines().count() == 1
             && self.stderr.starts_with("e4inspect")
@@ -224,8 +261,16 @@ fn tail(s: &str) -> String {
     t.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
-/// Run `bin args` with stdout captured (or discarded), a wall-clock bound (killed on expiry) and
-/// an address-space limit.
+/// How many times `timeout` of wall-clock time a run may take before it is killed (see
+/// [`run_bounded`]).
+pub const WALL_FACTOR: u32 = 3;
+
+/// Run `bin args` with stdout captured (or discarded), an address-space limit and two bounds:
+/// `timeout` of CPU time (RLIMIT_CPU: a run that spins is killed by SIGXCPU after as much CPU as
+/// it would have used in `timeout` on an idle core) and [`WALL_FACTOR`] times `timeout` of wall
+/// time (a run stuck without using CPU). Either counts as timed out. Why CPU first: on a busy
+/// machine (CI's two cores, or eight engineers' builds) a correct run of a second can take ten of
+/// wall time and failed a wall-only bound, while a hang is caught as soon as before on an idle one.
 pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout: bool) -> Outcome {
     use std::io::Read;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -239,14 +284,21 @@ pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout
             Stdio::null()
         })
         .stderr(Stdio::piped());
+    let cpu_secs = timeout.as_secs().max(1) as libc::rlim_t;
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let lim = libc::rlimit {
                 rlim_cur: AS_LIMIT as libc::rlim_t,
                 rlim_max: AS_LIMIT as libc::rlim_t,
             };
             libc::setrlimit(libc::RLIMIT_AS, &lim);
+            // SIGXCPU at the soft limit (SIGKILL one second later, should it be caught).
+            let cpu = libc::rlimit {
+                rlim_cur: cpu_secs,
+                rlim_max: cpu_secs + 1,
+            };
+            libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             Ok(())
         });
     }
@@ -269,7 +321,9 @@ pub fn run_bounded(bin: &Path, args: &[OsString], timeout: Duration, keep_stdout
         }
         v
     });
-    let (status, timed_out) = crate::common::wait_bounded(&mut child, timeout);
+    let (status, wall_out) = crate::common::wait_bounded(&mut child, timeout * WALL_FACTOR);
+    let cpu_out = status.signal() == Some(libc::SIGXCPU);
+    let timed_out = wall_out || cpu_out;
     let elapsed = start.elapsed();
     let stdout = out_t.join().unwrap_or_default();
     let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
