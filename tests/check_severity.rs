@@ -511,6 +511,69 @@ fn a_torn_commit_the_kernel_refuses_stays_an_error() {
     }
 }
 
+/// An orphan file block whose tail fails (an inode number written into block 0 without updating
+/// the metadata_csum checksum, orphan_present set; block 1 without its magic): e2fsck -fn finds
+/// the block not clean and fails to initialize the orphan file (exit 4), the kernel refuses the
+/// mount in `ext4_init_orphan_info` ("bad checksum", "bad magic"), so `state.orphan_file_block`
+/// is an error. The clean orphan file, every block's checksum verified, has no finding.
+#[test]
+fn a_damaged_orphan_file_block_is_an_error() {
+    for t in ["mke2fs", "debugfs", "e2fsck", "dumpe2fs"] {
+        if !have(t) {
+            eprintln!("SKIP: {t} is not installed");
+            return;
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    base(dir);
+    let clean = mkfs_tree(
+        dir,
+        "orphan_file_clean.img",
+        64 << 20,
+        &["-t", "ext4", "-O", "orphan_file,metadata_csum"],
+    );
+    assert_eq!(check(&clean, &[]), (0, vec![]), "the clean orphan file");
+    let bs = sb_number(&clean, "Block size:");
+    let ino = sb_number(&clean, "Orphan file inode:") as u32;
+    let csum = dir.join("orphan_block_csum.img");
+    std::fs::copy(&clean, &csum).unwrap();
+    poke(&csum, bmap(&clean, ino, 0) * bs, &ino.to_le_bytes());
+    debugfs_script(&csum, "feature orphan_present\n");
+    let magic = dir.join("orphan_block_magic.img");
+    std::fs::copy(&clean, &magic).unwrap();
+    poke(&magic, bmap(&clean, ino, 1) * bs + bs - 8, &[0, 0, 0, 0]);
+    assert_eq!(
+        e4inspect::check::rules::rule("state.orphan_file_block")
+            .unwrap()
+            .severity,
+        e4inspect::check::Severity::Error
+    );
+    let kernel = kernel_unavailable();
+    if let Some(why) = &kernel {
+        eprintln!("SKIP: kernel mounts: {why}");
+    }
+    for img in [&csum, &magic] {
+        assert_eq!(e2fsck_fn(img), 4, "{}", img.display());
+        let (rc, found) = check(img, &[]);
+        assert_eq!(rc, 4, "{}: {found:?}", img.display());
+        assert!(
+            found
+                .iter()
+                .any(|(r, s)| r == "state.orphan_file_block" && s == "error"),
+            "{}: {found:?}",
+            img.display()
+        );
+        if kernel.is_none() {
+            assert!(
+                kernel_reads_all(img).is_err(),
+                "the kernel mounted {}",
+                img.display()
+            );
+        }
+    }
+}
+
 /// A warning rule met beside the error that carries the verdict: the damaged image, the warning,
 /// the error, and `e2fsck -fn`'s exit status.
 struct Beside {

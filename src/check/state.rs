@@ -8,6 +8,7 @@
 //! deleted-but-used or unreferenced.
 
 use super::{Finding, Findings, RuleId};
+use crate::reader::csum::crc32c_raw;
 use crate::reader::features::*;
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{data_map, DataMap, Inode};
@@ -164,22 +165,33 @@ fn orphan_chain(fs: &Filesystem) -> Vec<u32> {
     out
 }
 
-/// The inodes recorded in the orphan file (every non-zero slot before each block's tail).
-fn orphan_file_entries(fs: &Filesystem) -> Vec<u32> {
-    let ino = fs.sb.orphan_file_inum;
-    if !fs.sb.has_compat(COMPAT_ORPHAN_FILE) || ino == 0 {
-        return Vec::new();
-    }
-    let Ok(raw) = fs.inode_raw(ino) else {
-        return Vec::new();
-    };
-    let inode = Inode::parse(&raw);
+/// An orphan-file block the kernel refuses at mount (`ext4_init_orphan_info`).
+struct BadOrphanBlock {
+    /// Index of the block in the file.
+    index: u64,
+    /// Its physical block number.
+    physical: u64,
+    /// "magic" or "checksum".
+    what: &'static str,
+}
+
+/// What the orphan file holds: the inodes recorded and the blocks failing their tail.
+#[derive(Default)]
+struct OrphanFile {
+    entries: Vec<u32>,
+    bad: Vec<BadOrphanBlock>,
+}
+
+/// The orphan file's blocks as (index in the file, physical block), bounded.
+fn orphan_file_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Vec<(u64, u64)> {
+    // The kernel reads i_size / block size blocks; later mapped blocks are not part of the file.
+    let count = (inode.size / fs.block_size().max(1)).min(MAX_ORPHAN_FILE_BLOCKS);
     let mut blocks = Vec::new();
-    match data_map(fs, ino, &inode, None) {
+    match data_map(fs, ino, inode, None) {
         DataMap::Extents(w) => {
             for e in w.leaves().filter(|e| !e.uninit) {
                 for i in 0..u64::from(e.len) {
-                    blocks.push(e.physical + i);
+                    blocks.push((u64::from(e.logical) + i, e.physical + i));
                 }
                 if blocks.len() as u64 > MAX_ORPHAN_FILE_BLOCKS {
                     break;
@@ -187,42 +199,116 @@ fn orphan_file_entries(fs: &Filesystem) -> Vec<u32> {
             }
         }
         DataMap::Blocks(w) => {
-            for r in w
-                .runs
-                .iter()
-                .filter(|r| matches!(r.kind, crate::reader::extent::MapKind::Data(_)))
-            {
+            for r in &w.runs {
+                let crate::reader::extent::MapKind::Data(logical) = r.kind else {
+                    continue;
+                };
                 for i in 0..r.len {
-                    blocks.push(r.physical + i);
+                    blocks.push((logical + i, r.physical + i));
+                }
+                if blocks.len() as u64 > MAX_ORPHAN_FILE_BLOCKS {
+                    break;
                 }
             }
         }
         _ => {}
     }
-    blocks.truncate(MAX_ORPHAN_FILE_BLOCKS as usize);
-    let mut out = Vec::new();
-    for b in blocks {
-        let Ok(data) = fs.block(b) else { continue };
-        // A block without the orphan block magic in its tail is not (yet) part of the file.
-        let tail = OrphanBlockTail::of_block(&data);
-        if !tail.is_ok_and(|t| t.magic == ORPHAN_BLOCK_MAGIC) {
+    blocks.retain(|&(index, _)| index < count);
+    blocks
+}
+
+/// `ext4_orphan_file_block_csum_verify` (fs/ext4/orphan.c): crc32c seeded with the orphan
+/// inode's checksum seed (`i_csum_seed`: fs seed, inode number, generation), over the physical
+/// block number as a little-endian 64-bit value, then the inode slots (not the tail).
+fn orphan_block_csum(fs: &Filesystem, ino: u32, inode: &Inode, physical: u64, data: &[u8]) -> u32 {
+    let seed = inode.csum_seed(fs.csum_seed(), ino);
+    let slots = OrphanBlockTail::slots(data.len()) * 4;
+    let crc = crc32c_raw(seed, &physical.to_le_bytes());
+    crc32c_raw(crc, &data[..slots.min(data.len())])
+}
+
+/// The orphan file (`s_orphan_file_inum`) as the kernel reads it at mount
+/// (`ext4_init_orphan_info`): every block must carry the orphan block magic and, with
+/// metadata_csum, its checksum; the inodes recorded are every non-zero slot before the tail.
+fn read_orphan_file(fs: &Filesystem) -> OrphanFile {
+    let ino = fs.sb.orphan_file_inum;
+    let mut out = OrphanFile::default();
+    if !fs.sb.has_compat(COMPAT_ORPHAN_FILE) || ino == 0 {
+        return out;
+    }
+    let Ok(raw) = fs.inode_raw(ino) else {
+        return out;
+    };
+    let inode = Inode::parse(&raw);
+    for (index, physical) in orphan_file_blocks(fs, ino, &inode) {
+        let Ok(data) = fs.block(physical) else {
             continue;
+        };
+        let Ok(tail) = OrphanBlockTail::of_block(&data) else {
+            continue;
+        };
+        let bad = |what| BadOrphanBlock {
+            index,
+            physical,
+            what,
+        };
+        if tail.magic != ORPHAN_BLOCK_MAGIC {
+            // Not an orphan block at all: its slots are not orphan entries.
+            out.bad.push(bad("magic"));
+            continue;
+        }
+        if fs.sb.has_metadata_csum()
+            && tail.checksum != orphan_block_csum(fs, ino, &inode, physical, &data)
+        {
+            out.bad.push(bad("checksum"));
         }
         let n = OrphanBlockTail::slots(data.len());
         for i in 0..n {
             let v = u32::from_le_bytes(data[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
             if v != 0 {
-                out.push(v);
+                out.entries.push(v);
             }
         }
     }
     out
 }
 
+/// `state.orphan_file_block`: the first block failing its tail, and how many do.
+fn bad_orphan_blocks(fs: &Filesystem, bad: &[BadOrphanBlock], f: &mut Findings) {
+    let Some(first) = bad.first() else { return };
+    f.push(
+        Finding::new(
+            RuleId::StateOrphanFileBlock,
+            None,
+            format!(
+                "orphan file (inode {}) block {} (physical {}) has a wrong {}{}: the kernel refuses the mount (\"orphan file block {}: bad {}\")",
+                fs.sb.orphan_file_inum,
+                first.index,
+                first.physical,
+                first.what,
+                if bad.len() > 1 {
+                    format!(", as do {} more block(s)", bad.len() - 1)
+                } else {
+                    String::new()
+                },
+                first.index,
+                first.what
+            ),
+        )
+        .with("block", first.index)
+        .with("physical", first.physical)
+        .with("count", bad.len()),
+    );
+}
+
 /// Orphan rules that need the filesystem; returns every orphan inode (list and file).
 pub(super) fn check_orphans(fs: &Filesystem, f: &mut Findings) -> Vec<u32> {
     let mut orphans = orphan_chain(fs);
-    let in_file = orphan_file_entries(fs);
+    let OrphanFile {
+        entries: in_file,
+        bad,
+    } = read_orphan_file(fs);
+    bad_orphan_blocks(fs, &bad, f);
     if !in_file.is_empty() {
         f.push(
             Finding::new(

@@ -594,33 +594,7 @@ fn iterate_dir_inode_with(
     };
     if inode.has_flag(inode::INLINE_DATA_FL) {
         flags.inline = true;
-        let parent = InlineDirHeader::parent_of(&inode.block);
-        for (i, name) in [(ino, &b"."[..]), (parent, &b".."[..])] {
-            let e = IterEntry {
-                inode: i,
-                rec_len_raw: 12,
-                name_len: name.len() as u8,
-                file_type: 0,
-                name,
-                deleted: false,
-                offset: 0,
-            };
-            if visit(e).is_break() {
-                return Ok(());
-            }
-        }
-        let body = inode.block.get(4..).unwrap_or(&[]);
-        if iterate_buffer(body, bs, flags, visit)
-            .map_err(|e| fail(&e.to_string()))?
-            .is_break()
-        {
-            return Ok(());
-        }
-        let xa = inode::inode_xattrs(fs, raw, inode);
-        if let Some(v) = xa.inline_data().filter(|v| !v.is_empty()) {
-            let _ = iterate_buffer(v, bs, flags, visit).map_err(|e| fail(&e.to_string()))?;
-        }
-        return Ok(());
+        return iterate_inline_dir(fs, ino, raw, inode, flags, visit);
     }
     let seed = dir_csum_seed(fs, ino, inode);
     let mut err = None;
@@ -643,24 +617,12 @@ fn iterate_dir_inode_with(
                 return ControlFlow::Break(());
             }
         };
-        // ext2fs_dir_block_csum_verify: a leaf block without its checksum tail fails too
-        // (unless it is an htree node, whose checksum lives in its dx tail: not verified here).
-        let csum = seed.map(|s| dirblock_csum(s, block));
-        if matches!(csum, Some(None)) && !looks_like_dx_node(block) {
+        if !dir_block_csum_verifies(seed, block) {
             err = Some(fail(&format!(
                 "block {p}: {}",
                 crate::error::ext2_err::DIR_CSUM_INVALID
             )));
             return ControlFlow::Break(());
-        }
-        if let Some(Some(c)) = csum {
-            if !c.ok() {
-                err = Some(fail(&format!(
-                    "block {p}: {}",
-                    crate::error::ext2_err::DIR_CSUM_INVALID
-                )));
-                return ControlFlow::Break(());
-            }
         }
         match iterate_buffer(block, bs, flags, visit) {
             Ok(c) => c,
@@ -671,6 +633,64 @@ fn iterate_dir_inode_with(
         }
     })?;
     err.map_or(Ok(()), Err)
+}
+
+/// The entries of an inline-data directory: `.` and the parent kept in `i_block[0]` first (as
+/// `ext2fs_inline_data_dir_iterate` makes them up), then the entries in the rest of `i_block`, then
+/// those in the `system.data` xattr.
+fn iterate_inline_dir(
+    fs: &Filesystem,
+    ino: u32,
+    raw: &[u8],
+    inode: &Inode,
+    flags: IterFlags,
+    visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
+) -> Result<()> {
+    let bs = fs.block_size() as usize;
+    let fail = |m: &str| {
+        Error::corrupt(
+            crate::ProblemKind::Directory,
+            format!("directory {ino}: {m}"),
+        )
+    };
+    let parent = InlineDirHeader::parent_of(&inode.block);
+    for (entry_ino, name) in [(ino, &b"."[..]), (parent, &b".."[..])] {
+        let entry = IterEntry {
+            inode: entry_ino,
+            rec_len_raw: 12,
+            name_len: name.len() as u8,
+            file_type: 0,
+            name,
+            deleted: false,
+            offset: 0,
+        };
+        if visit(entry).is_break() {
+            return Ok(());
+        }
+    }
+    let body = inode.block.get(4..).unwrap_or(&[]);
+    if iterate_buffer(body, bs, flags, visit)
+        .map_err(|e| fail(&e.to_string()))?
+        .is_break()
+    {
+        return Ok(());
+    }
+    let xattrs = inode::inode_xattrs(fs, raw, inode);
+    if let Some(value) = xattrs.inline_data().filter(|v| !v.is_empty()) {
+        let _ = iterate_buffer(value, bs, flags, visit).map_err(|e| fail(&e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// `ext2fs_dir_block_csum_verify`: true without metadata_csum; otherwise a leaf block's tail
+/// checksum must match, and a leaf block without its checksum tail fails too (unless it is an
+/// htree node, whose checksum lives in its dx tail: not verified here).
+fn dir_block_csum_verifies(seed: Option<u32>, block: &[u8]) -> bool {
+    match seed.map(|s| dirblock_csum(s, block)) {
+        None => true,
+        Some(None) => looks_like_dx_node(block),
+        Some(Some(c)) => c.ok(),
+    }
 }
 
 /// `__get_dx_countlimit`'s test: a dx node (one empty entry spanning the block) or a dx root
