@@ -57,9 +57,18 @@ pub fn mount(img: &Path, mnt: &Path, opts: &str) -> bool {
     o.status.success()
 }
 
-/// Unmount `mnt`.
+/// Unmount `mnt`. "target is busy" is retried for a few seconds: on a loaded machine a process
+/// that just read the mount (a child the test waited for, udev's blkid probe of the loop device)
+/// can still hold it for a moment after it exited.
 pub fn umount(mnt: &Path) {
-    let o = run(Command::new("umount").arg(mnt));
+    let mut o = run(Command::new("umount").arg(mnt));
+    for _ in 0..40 {
+        if o.status.success() || !String::from_utf8_lossy(&o.stderr).contains("busy") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        o = run(Command::new("umount").arg(mnt));
+    }
     assert!(
         o.status.success(),
         "umount: {}",
