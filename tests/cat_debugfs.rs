@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{bin, have, which};
+use common::{bin, debugfs, debugfs_w, have};
 
 fn pattern(n: usize, seed: u32) -> Vec<u8> {
     (0..n as u32)
@@ -52,15 +52,6 @@ fn make_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-fn debugfs(img: &Path, req: &str, write: bool) -> Vec<u8> {
-    let mut c = Command::new(which("debugfs").unwrap());
-    if write {
-        c.arg("-w");
-    }
-    let o = c.args(["-R", req]).arg(img).output().unwrap();
-    o.stdout
-}
-
 fn ours(img: &Path, path: &str) -> Vec<u8> {
     ours_with(img, path, &[])
 }
@@ -88,12 +79,11 @@ fn image(dir: &Path, tree: &Path, name: &str, args: &[&str]) -> PathBuf {
     let img = common::mkfs(dir, name, 48 << 20, &a);
     // Free every other filler file, then let debugfs write a file into the gaps: fragmented.
     for i in (0..200).step_by(2) {
-        debugfs(&img, &format!("rm /filler/f{i:03}"), true);
+        debugfs_w(&img, &format!("rm /filler/f{i:03}"));
     }
-    debugfs(
+    debugfs_w(
         &img,
         &format!("write {} frag", dir.join("frag.src").display()),
-        true,
     );
     img
 }
@@ -124,8 +114,8 @@ fn cat_matches_debugfs_and_the_source() {
         for (f, want) in &files {
             let path = format!("/{f}");
             let got = ours(&img, &path);
-            let theirs = debugfs(&img, &format!("cat {path}"), false);
-            let stat = String::from_utf8_lossy(&debugfs(&img, &format!("stat {path}"), false))
+            let theirs = debugfs(&img, &format!("cat {path}")).stdout;
+            let stat = String::from_utf8_lossy(&debugfs(&img, &format!("stat {path}")).stdout)
                 .into_owned();
             let inline = stat.contains("Size of inline data");
             assert!(theirs == got, "{name} {path}: differs from debugfs cat");
@@ -165,7 +155,7 @@ fn cat_of_a_missing_or_inline_free_path_fails_cleanly() {
     assert_eq!(e.lines().count(), 1, "{e}");
     // A directory's blocks, like debugfs.
     if have("debugfs") {
-        assert_eq!(ours(&img, "/"), debugfs(&img, "cat /", false));
+        assert_eq!(ours(&img, "/"), debugfs(&img, "cat /").stdout);
     }
 }
 
@@ -206,7 +196,7 @@ fn inline_data_files_match_debugfs_byte_for_byte() {
         let mut inline_seen = 0;
         for &n in &sizes {
             let path = format!("/f{n}");
-            let theirs = debugfs(&img, &format!("cat {path}"), false);
+            let theirs = debugfs(&img, &format!("cat {path}")).stdout;
             assert_eq!(ours(&img, &path), theirs, "{name} {path}");
             assert_eq!(
                 ours_with(&img, &path, &["--exact-size"]),
@@ -230,9 +220,9 @@ fn inline_data_files_match_debugfs_byte_for_byte() {
             ("f64", "sif /f64 size 0"),
         ];
         for (f, req) in edits {
-            debugfs(&img, req, true);
+            debugfs_w(&img, req);
             let path = format!("/{f}");
-            let theirs = debugfs(&img, &format!("cat {path}"), false);
+            let theirs = debugfs(&img, &format!("cat {path}")).stdout;
             assert_eq!(ours(&img, &path), theirs, "{name} after {req}");
         }
     }

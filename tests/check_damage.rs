@@ -9,7 +9,7 @@ use std::process::Command;
 const UUID: &str = "11111111-2222-3333-4444-555555555555";
 
 mod common;
-use common::have;
+use common::{debugfs_text, debugfs_w, have};
 
 /// (name, mke2fs arguments, size in MiB)
 const LAYOUTS: &[(&str, &str, u64)] = &[
@@ -41,24 +41,6 @@ fn mkfs(dir: &Path, layout: &str) -> PathBuf {
         .unwrap();
     assert!(st.success(), "mke2fs {args}");
     img
-}
-
-fn debugfs(img: &Path, cmd: &str) {
-    let out = Command::new("debugfs")
-        .args(["-w", "-R", cmd])
-        .arg(img)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "debugfs {cmd}: {:?}", out);
-}
-
-fn debugfs_out(img: &Path, cmd: &str) -> String {
-    let out = Command::new("debugfs")
-        .args(["-R", cmd])
-        .arg(img)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn poke(img: &Path, off: u64, bytes: &[u8]) {
@@ -364,7 +346,7 @@ fn one_field_at_a_time() {
     for (layout, damage, rule) in cases {
         let img = mkfs(dir.path(), layout);
         match damage {
-            Debugfs(cmd) => debugfs(&img, cmd),
+            Debugfs(cmd) => debugfs_w(&img, cmd),
             SbOr(off, bits) => or_byte(&img, 1024 + off, *bits),
             Sb(off, bytes) => poke(&img, 1024 + off, bytes),
         }
@@ -446,7 +428,7 @@ fn bitmaps_backups_and_journal_by_byte_edits() {
         (0x40, &[0, 0, 0, 3][..], "journal.users"),
     ] {
         let img = mkfs(dir.path(), "ext3");
-        let out = debugfs_out(&img, "bmap <8> 0");
+        let out = debugfs_text(&img, "bmap <8> 0");
         let blk: u64 = out.trim().parse().unwrap_or_else(|_| panic!("bmap: {out}"));
         poke(&img, blk * 2048 + off, bytes);
         expect(&img, rule, &format!("journal superblock +0x{off:x}"));

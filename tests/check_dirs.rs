@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{e2fsck_complains, have};
+use common::{debugfs_w_text, e2fsck_complains, have};
 
 const UUID: &str = "7d4c2a6e-1b3f-4e5d-9a8b-0c1d2e3f4a5b";
 
@@ -70,15 +70,6 @@ fn index_dirs(img: &Path) {
         .output()
         .unwrap();
     assert!(st.status.code().unwrap_or(8) < 4, "e2fsck -fyD: {st:?}");
-}
-
-fn debugfs(img: &Path, cmd: &str) -> String {
-    let out = Command::new("debugfs")
-        .args(["-w", "-R", cmd])
-        .arg(img)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `check --json`: exit code and (rule, severity, paths) of every finding.
@@ -221,12 +212,12 @@ fn clean_trees_have_no_findings() {
         400,
         40,
     );
-    assert!(debugfs(&img, "htree_dump /big").contains("Indirect levels: 0"));
+    assert!(debugfs_w_text(&img, "htree_dump /big").contains("Indirect levels: 0"));
     assert_clean(&img, "plain");
     // Two-level htree with metadata_csum (dx tails, leaf tails).
     let img = image(d, "twolevel", "-t ext4 -b 1024 -N 4096", 32, 3000, 200);
     assert!(
-        debugfs(&img, "htree_dump /big").contains("Indirect levels: 1"),
+        debugfs_w_text(&img, "htree_dump /big").contains("Indirect levels: 1"),
         "expected a two-level htree"
     );
     assert_clean(&img, "twolevel");
@@ -295,9 +286,9 @@ fn casefolded_htree_hashes_folded_names() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     // Mark the directory casefolded, then let e2fsck build its index with folded hashes.
-    debugfs(&img, "set_inode_field /cf flags 0x40080000");
+    debugfs_w_text(&img, "set_inode_field /cf flags 0x40080000");
     index_dirs(&img);
-    assert!(debugfs(&img, "htree_dump /cf").contains("Root node dump"));
+    assert!(debugfs_w_text(&img, "htree_dump /cf").contains("Root node dump"));
     assert_clean(&img, "casefolded htree");
 }
 
@@ -341,7 +332,7 @@ fn deep_nesting_is_clean() {
     assert!(out.status.success(), "{out:?}");
     assert_clean(&img, "1000 nested directories");
     // A finding deep down names the full path.
-    debugfs(
+    debugfs_w_text(
         &img,
         &format!("sif /{} links_count 7", "d/".repeat(1000) + "leaf"),
     );
@@ -409,7 +400,7 @@ fn seventy_thousand_subdirectories_with_dir_nlink() {
     let um = Command::new("umount").arg(&mnt).status().unwrap();
     assert!(um.success(), "umount");
     made.unwrap();
-    assert!(debugfs(&img, "stat /many").contains("Links: 1 "));
+    assert!(debugfs_w_text(&img, "stat /many").contains("Links: 1 "));
     assert_clean(&img, "70,000 subdirectories");
 }
 
@@ -436,50 +427,50 @@ fn directory_damage_fires_its_rule() {
     let damages: &[Damage] = &[
         (
             "links_count",
-            &|i| drop(debugfs(i, "sif /f1 links_count 5")),
+            &|i| drop(debugfs_w_text(i, "sif /f1 links_count 5")),
             "link.count",
         ),
         (
             "unlink_file",
-            &|i| drop(debugfs(i, "unlink /f1")),
+            &|i| drop(debugfs_w_text(i, "unlink /f1")),
             "link.unattached",
         ),
         (
             "link_dir",
-            &|i| drop(debugfs(i, "link /a/b /x")),
+            &|i| drop(debugfs_w_text(i, "link /a/b /x")),
             "dir.link_dir",
         ),
         (
             "unused_inode",
-            &|i| drop(debugfs(i, "sif /f2 links_count 0")),
+            &|i| drop(debugfs_w_text(i, "sif /f2 links_count 0")),
             "dir.unused_inode",
         ),
         (
             "filetype",
-            &|i| drop(debugfs(i, "sif /f0 mode 010644")),
+            &|i| drop(debugfs_w_text(i, "sif /f0 mode 010644")),
             "dir.filetype",
         ),
         (
             "unlink_dir",
-            &|i| drop(debugfs(i, "unlink /a/b")),
+            &|i| drop(debugfs_w_text(i, "unlink /a/b")),
             "connect.unconnected_dir",
         ),
         (
             "clear_root",
-            &|i| drop(debugfs(i, "clri <2>")),
+            &|i| drop(debugfs_w_text(i, "clri <2>")),
             "connect.root",
         ),
         (
             "moved_dir",
             &|i| {
-                debugfs(i, "link /a/b/c /c2");
-                debugfs(i, "unlink /a/b/c");
+                debugfs_w_text(i, "link /a/b/c /c2");
+                debugfs_w_text(i, "unlink /a/b/c");
             },
             "connect.dotdot",
         ),
         (
             "hole",
-            &|i| drop(debugfs(i, "punch /lost+found 3 3")),
+            &|i| drop(debugfs_w_text(i, "punch /lost+found 3 3")),
             "dir.hole",
         ),
         (
@@ -592,7 +583,7 @@ fn directory_damage_fires_its_rule() {
             // context (PR_1_MISSING_ENCRYPTION_XATTR) and then treats the directory as
             // unencrypted; tests/check_rules2.rs covers entries of a real policy.
             "encrypted_dir",
-            &|i| drop(debugfs(i, "sif /a flags 0x80800")),
+            &|i| drop(debugfs_w_text(i, "sif /a flags 0x80800")),
             "inode.encryption_context",
         ),
     ];

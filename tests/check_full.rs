@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{bin, have};
+use common::{bin, debugfs_text, debugfs_w_text, have};
 
 const UUID: &str = "11111111-2222-3333-4444-555555555555";
 
@@ -47,15 +47,6 @@ fn mkfs(dir: &Path, src: &Path, name: &str, args: &str) -> PathBuf {
         .unwrap();
     assert!(out.status.success(), "mke2fs {args}: {out:?}");
     img
-}
-
-fn debugfs(img: &Path, write: bool, cmd: &str) -> String {
-    let mut c = Command::new("debugfs");
-    if write {
-        c.arg("-w");
-    }
-    let out = c.args(["-R", cmd]).arg(img).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A number after `key` in debugfs output.
@@ -426,19 +417,19 @@ fn each_damage_fires_its_rule() {
     let mut failures = Vec::new();
     for (i, c) in CASES.iter().enumerate() {
         let img = mkfs(dir.path(), &src, &format!("d{i}.img"), c.layout);
-        let stat = debugfs(&img, false, "stat /three");
+        let stat = debugfs_text(&img, "stat /three");
         let ino = field(&stat, "Inode:");
-        let blk = field(&debugfs(&img, false, "bmap /three 0"), "");
+        let blk = field(&debugfs_text(&img, "bmap /three 0"), "");
         for cmd in c.cmds {
             let mut cmd = cmd.replace("{INO}", &ino.to_string());
             cmd = cmd
                 .replace("{BLK}", &blk.to_string())
                 .replace("{BIG}", &big);
             if cmd.contains("{ACL}") {
-                let acl = field(&debugfs(&img, false, "stat /three"), "File ACL:");
+                let acl = field(&debugfs_text(&img, "stat /three"), "File ACL:");
                 cmd = cmd.replace("{ACL}", &acl.to_string());
             }
-            debugfs(&img, true, &cmd);
+            debugfs_w_text(&img, &cmd);
         }
         let (rc, rules) = check(&img);
         let sev = e4inspect::check::rules::rule(c.rule).unwrap().severity;
@@ -467,7 +458,7 @@ fn needs_recovery_is_judged_replayed_or_as_stored() {
     let src = dir.path().join("src");
     populate(&src);
     let img = mkfs(dir.path(), &src, "nr.img", CSUM);
-    debugfs(&img, true, "feature needs_recovery");
+    debugfs_w_text(&img, "feature needs_recovery");
     let (rc, rules) = check(&img);
     assert!(rules.iter().any(|r| r == "journal.replayed"), "{rules:?}");
     assert!(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{e2fsck_verdict, have, write_at};
+use common::{debugfs_text, e2fsck_verdict, have, write_at};
 
 /// A v1 encryption context (28 bytes): version, modes, flags, key descriptor, nonce.
 fn context_v1(key: u8) -> Vec<u8> {
@@ -88,15 +88,6 @@ fn debugfs(img: &Path, requests: &[String]) {
         .output()
         .unwrap();
     assert!(out.status.success(), "debugfs {requests:?}: {out:?}");
-}
-
-fn debugfs_out(img: &Path, request: &str) -> String {
-    let out = Command::new("debugfs")
-        .args(["-R", request])
-        .arg(img)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `check --json`: exit code and the rule of every finding.
@@ -193,7 +184,7 @@ fn encryption_contexts_and_policies() {
 
 /// Byte offset of inode `path`'s slot in the image (`debugfs imap`).
 fn inode_offset(img: &Path, path: &str) -> u64 {
-    let out = debugfs_out(img, &format!("imap {path}"));
+    let out = debugfs_text(img, &format!("imap {path}"));
     let mut block = None;
     let mut offset = None;
     for w in out.split_whitespace().collect::<Vec<_>>().windows(2) {
@@ -227,7 +218,7 @@ fn in_inode_xattr_hash() {
 fn ea_inode_of(img: &Path) -> u32 {
     (12..64)
         .find(|n| {
-            let s = debugfs_out(img, &format!("stat <{n}>"));
+            let s = debugfs_text(img, &format!("stat <{n}>"));
             s.lines().next().is_some_and(|l| {
                 l.split("Flags: 0x")
                     .nth(1)
@@ -337,7 +328,7 @@ fn encrypted_casefolded_htree_needs_siphash() {
         .output()
         .unwrap();
     assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
-    assert!(debugfs_out(&img, "stat /cf").contains("Flags: 0x40081000"));
+    assert!(debugfs_text(&img, "stat /cf").contains("Flags: 0x40081000"));
     // Then make it encrypted too: its index should now be SipHash.
     let mut cmds = set_context("/cf", &a);
     cmds[1] = "sif /cf flags 0x40081800".to_string();
@@ -448,7 +439,7 @@ fn bigalloc_block_mapped_file() {
         return;
     };
     let img = fx.image("bigalloc", "-t ext4 -I 256 -O bigalloc -C 16384");
-    let stat = debugfs_out(&img, "stat /f");
+    let stat = debugfs_text(&img, "stat /f");
     let first = stat
         .split("(0):")
         .nth(1)
@@ -512,7 +503,7 @@ fn htree_incompat_flag() {
         .unwrap();
     assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
     assert_clean(&img, "htree built by e2fsck -D");
-    let root = debugfs_out(&img, "bmap /h 0")
+    let root = debugfs_text(&img, "bmap /h 0")
         .trim()
         .parse::<u64>()
         .expect("dx root block");

@@ -199,6 +199,20 @@ pub fn debugfs(img: &Path, request: &str) -> Output {
         .arg(img))
 }
 
+/// `debugfs -R REQUEST IMG` (read-only): its standard output as text.
+pub fn debugfs_text(img: &Path, request: &str) -> String {
+    String::from_utf8_lossy(&debugfs(img, request).stdout).into_owned()
+}
+
+/// `debugfs -w -R REQUEST IMG`: its standard output as text (debugfs exits 0 even when the
+/// request fails; callers that need the request applied check its effect).
+pub fn debugfs_w_text(img: &Path, request: &str) -> String {
+    let out = run(Command::new(which("debugfs").expect("debugfs"))
+        .args(["-w", "-R", request])
+        .arg(img));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Wait for `child` for at most `limit`; on expiry kill it (SIGKILL) and reap it. Returns the
 /// exit status and whether the limit expired.
 ///
