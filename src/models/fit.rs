@@ -1054,15 +1054,14 @@ fn flush_pending<S>(
 
 /// Add `count` inodes (the first of them `inodes`, at most `keep` kept) to the pending group
 /// `key` of `w`, handing the pending groups out first when `key` is new and they are full.
-#[allow(clippy::too_many_arguments)]
+/// `(count, inodes)` is a pending group's value, as one worker's map holds it.
 fn add_pending<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
     w: &mut SetWorker<S>,
     visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
     key: GroupKey,
-    count: u64,
-    inodes: Vec<u32>,
+    (count, inodes): (u64, Vec<u32>),
     keep: usize,
 ) {
     if !w.pending.contains_key(&key) && w.pending.len() >= MAX_PENDING_GROUPS {
@@ -1118,7 +1117,7 @@ fn set_of_inode<S>(
         return;
     }
     let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);
-    add_pending(fs, cache, w, visit, key, 1, vec![ino], keep);
+    add_pending(fs, cache, w, visit, key, (1, vec![ino]), keep);
 }
 
 /// The in-use inodes of an image (`scanned_by_fit`: the root and linked inodes from
@@ -1164,7 +1163,7 @@ where
         a.walk.absent = a.walk.absent.or(walk.absent);
         a.walk.seen = std::mem::take(&mut a.walk.seen).merge(walk.seen);
         for (key, (count, inodes)) in pending {
-            add_pending(fs, cache, &mut a, &visit, key, count, inodes, keep);
+            add_pending(fs, cache, &mut a, &visit, key, (count, inodes), keep);
         }
         a
     };
