@@ -21,7 +21,7 @@ use common::damage::{
     bmap, debugfs_copy, debugfs_script, e2fsck_fn, group_location, inode_of, kernel_reads_all,
     kernel_unavailable, or_byte, sb_number,
 };
-use common::{bin, have, mkfs, run};
+use common::{bin, missing_tool, mkfs, run};
 
 /// The populated base image: files, a directory, a 300 KiB file, a device node and a FIFO.
 fn base(dir: &Path) -> PathBuf {
@@ -397,11 +397,9 @@ fn cases(dir: &Path, base: &Path) -> Vec<Case> {
 
 #[test]
 fn warning_rules_pass_where_e2fsck_and_the_kernel_do() {
-    for t in ["mke2fs", "debugfs", "e2fsck"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let base = base(tmp.path());
@@ -460,11 +458,9 @@ fn warning_rules_pass_where_e2fsck_and_the_kernel_do() {
 /// block with the wrong sequence only ends the log: nothing is reported but the replay.
 #[test]
 fn a_torn_commit_the_kernel_refuses_stays_an_error() {
-    for t in ["mke2fs", "debugfs", "e2fsck"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let base = base(tmp.path());
@@ -518,11 +514,9 @@ fn a_torn_commit_the_kernel_refuses_stays_an_error() {
 /// is an error. The clean orphan file, every block's checksum verified, has no finding.
 #[test]
 fn a_damaged_orphan_file_block_is_an_error() {
-    for t in ["mke2fs", "debugfs", "e2fsck", "dumpe2fs"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck", "dumpe2fs"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -645,11 +639,9 @@ fn group_count(img: &Path) -> u32 {
 
 #[test]
 fn warnings_beside_the_error_that_decides() {
-    for t in ["mke2fs", "debugfs", "e2fsck", "dumpe2fs"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck", "dumpe2fs"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let base = base(tmp.path());
@@ -681,11 +673,9 @@ fn warnings_beside_the_error_that_decides() {
 /// no PR_NO_OK: exit 4), so `bitmap.tail_padding` is an error (it was a warning).
 #[test]
 fn bitmap_tail_padding_fails_as_e2fsck_does() {
-    for t in ["mke2fs", "debugfs", "e2fsck", "dumpe2fs"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck", "dumpe2fs"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -728,11 +718,9 @@ fn bitmap_tail_padding_fails_as_e2fsck_does() {
 /// e2fsck -fn warns and exits 0, `check` reports `state.mounted` and exits 0.
 #[test]
 fn a_mounted_device_is_a_warning() {
-    for t in ["mke2fs", "debugfs", "e2fsck"] {
-        if !have(t) {
-            eprintln!("SKIP: {t} is not installed");
-            return;
-        }
+    if let Some(tool) = missing_tool(&["mke2fs", "debugfs", "e2fsck"]) {
+        eprintln!("SKIP: {tool} is not installed");
+        return;
     }
     if let Some(why) = kernel_unavailable() {
         eprintln!("SKIP: {why}");

@@ -19,6 +19,11 @@ pub fn have(tool: &str) -> bool {
     which(tool).is_some()
 }
 
+/// The first of `tools` that is not installed, for a test's printed SKIP reason.
+pub fn missing_tool<'a>(tools: &[&'a str]) -> Option<&'a str> {
+    tools.iter().copied().find(|t| !have(t))
+}
+
 /// Full path of a tool.
 pub fn which(tool: &str) -> Option<PathBuf> {
     let path = std::env::var("PATH").unwrap_or_default();
