@@ -313,18 +313,23 @@ impl Filesystem {
         self.sb_block > 1
     }
 
+    /// Byte offset of block `blk` in the source; a block number past `u64` bytes is corrupt.
+    fn block_offset(&self, blk: u64) -> Result<u64> {
+        blk.checked_mul(self.geo.block_size).ok_or_else(|| {
+            Error::corrupt(
+                crate::ProblemKind::Structure,
+                format!("block number {blk} overflows a byte offset"),
+            )
+        })
+    }
+
     /// One filesystem block (through the bounded block cache).
     pub fn block(&self, blk: u64) -> Result<Block> {
         if let Some(b) = self.cache.get(blk) {
             return Ok(b);
         }
         let bs = self.geo.block_size;
-        let off = blk.checked_mul(bs).ok_or_else(|| {
-            Error::corrupt(
-                crate::ProblemKind::Structure,
-                format!("block number {blk} overflows a byte offset"),
-            )
-        })?;
+        let off = self.block_offset(blk)?;
         let data: Block = self.source.read(off, bs, &format!("block {blk}"))?.into();
         self.cache.put(blk, &data);
         Ok(data)
@@ -334,12 +339,7 @@ impl Filesystem {
     /// bitmaps, file contents).
     pub fn block_uncached(&self, blk: u64) -> Result<Vec<u8>> {
         let bs = self.geo.block_size;
-        let off = blk.checked_mul(bs).ok_or_else(|| {
-            Error::corrupt(
-                crate::ProblemKind::Structure,
-                format!("block number {blk} overflows a byte offset"),
-            )
-        })?;
+        let off = self.block_offset(blk)?;
         self.source.read(off, bs, &format!("block {blk}"))
     }
 
@@ -348,12 +348,7 @@ impl Filesystem {
     /// cache to the blocks read again.
     pub fn block_into(&self, blk: u64, buf: &mut Vec<u8>) -> Result<()> {
         let bs = self.geo.block_size;
-        let off = blk.checked_mul(bs).ok_or_else(|| {
-            Error::corrupt(
-                crate::ProblemKind::Structure,
-                format!("block number {blk} overflows a byte offset"),
-            )
-        })?;
+        let off = self.block_offset(blk)?;
         buf.resize(usize::try_from(bs).unwrap_or(0), 0);
         self.source.read_into(off, buf, &format!("block {blk}"))
     }
