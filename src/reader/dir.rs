@@ -586,10 +586,10 @@ fn iterate_dir_inode_with(
         inline: false,
         metadata_csum: fs.sb.has_metadata_csum(),
     };
-    let fail = |m: &str| {
+    let fail = |message: &str| {
         Error::corrupt(
             crate::ProblemKind::Directory,
-            format!("directory {ino}: {m}"),
+            format!("directory {ino}: {message}"),
         )
     };
     if inode.has_flag(inode::INLINE_DATA_FL) {
@@ -647,10 +647,10 @@ fn iterate_inline_dir(
     visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
 ) -> Result<()> {
     let bs = fs.block_size() as usize;
-    let fail = |m: &str| {
+    let fail = |message: &str| {
         Error::corrupt(
             crate::ProblemKind::Directory,
-            format!("directory {ino}: {m}"),
+            format!("directory {ino}: {message}"),
         )
     };
     let parent = InlineDirHeader::parent_of(&inode.block);

@@ -305,7 +305,7 @@ pub struct ExtentWalk {
 impl ExtentWalk {
     /// Leaf extents in order.
     pub fn leaves(&self) -> impl Iterator<Item = &Extent> {
-        self.items.iter().filter_map(|i| match i {
+        self.items.iter().filter_map(|item| match item {
             ExtentItem::Leaf { extent, .. } => Some(extent),
             ExtentItem::Index { .. } => None,
         })

@@ -431,13 +431,13 @@ fn decode_plain(value: &[u8]) -> Result<LovPlain> {
         .chunks_exact(raw::LovOstData::SIZE)
         .take(usize::from(header.stripe_count))
         .filter_map(|c| ondisk::decode::<raw::LovOstData>(c).ok())
-        .map(|o| {
-            let (seq, oid) = ostid(o.oi);
+        .map(|object| {
+            let (seq, oid) = ostid(object.oi);
             LovObject {
                 oid,
                 seq,
-                ost_idx: o.ost_idx,
-                ost_gen: o.ost_gen,
+                ost_idx: object.ost_idx,
+                ost_gen: object.ost_gen,
             }
         })
         .collect();

@@ -143,9 +143,9 @@ impl Qcow2 {
     /// Open the qcow2 image in `file` (which starts with [`MAGIC`]).
     pub fn open(file: Source) -> Result<Qcow2> {
         let path = file.path().to_path_buf();
-        let bad = |m: String| Error::Container {
+        let bad = |message: String| Error::Container {
             path: path.clone(),
-            message: m,
+            message,
         };
         let head = file.read_partial(0, 4096);
         let v2: Qcow2HeaderV2 = decode(&head)

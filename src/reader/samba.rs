@@ -147,8 +147,8 @@ fn scan_hex(text: &[u8]) -> Option<u32> {
         return None;
     }
     // %x into an unsigned int keeps the low 32 bits of an over-long number.
-    Some(digits.iter().fold(0u32, |acc, &d| {
-        acc.wrapping_shl(4) | (d as char).to_digit(16).unwrap_or(0)
+    Some(digits.iter().fold(0u32, |acc, &digit| {
+        acc.wrapping_shl(4) | (digit as char).to_digit(16).unwrap_or(0)
     }))
 }
 
