@@ -73,29 +73,29 @@ pub fn bitmap_source(fs: &Filesystem, gd: &GroupDesc, kind: Kind) -> Option<u64>
 /// Checksum of a bitmap as stored in descriptors: crc32c(seed, bytes), cut to 16 bits when the
 /// descriptor has no room for the hi half.
 pub fn bitmap_checksum(fs: &Filesystem, kind: Kind, bytes: &[u8]) -> u32 {
-    let c = crc32c_raw(fs.ctx.seed, bytes);
+    let csum = crc32c_raw(fs.ctx.seed, bytes);
     let full = match kind {
         Kind::Block => fs.ctx.desc_size >= 0x3A,
         Kind::Inode => fs.ctx.desc_size >= 0x3C,
     };
     if full {
-        c
+        csum
     } else {
-        c & 0xFFFF
+        csum & 0xFFFF
     }
 }
 
 /// The on-disk bitmap bytes of a group (only the first `nbytes`), or `None` when not read.
 fn disk_bitmap(fs: &Filesystem, gd: &GroupDesc, kind: Kind) -> Option<Result<Vec<u8>>> {
     let loc = bitmap_source(fs, gd, kind)?;
-    let n = match kind {
+    let nbytes = match kind {
         Kind::Block => block_nbytes(fs),
         Kind::Inode => inode_nbytes(fs),
     };
     // Read once per scan: bypass the block cache, which keeps metadata that is read again.
-    Some(fs.block_uncached(loc).map(|mut b| {
-        b.truncate(n);
-        b
+    Some(fs.block_uncached(loc).map(|mut block| {
+        block.truncate(nbytes);
+        block
     }))
 }
 
@@ -107,28 +107,30 @@ pub fn read_check(fs: &Filesystem, ignore_csum: bool) -> std::result::Result<(),
         return Err(ReadFailure::Prepare);
     }
     let csum = fs.sb.has_metadata_csum() && !ignore_csum;
-    let res = (0..fs.geo.group_count).into_par_iter().find_map_first(|g| {
-        let gd = match fs.desc(g) {
-            Ok(gd) => gd,
-            Err(_) => return Some(ReadFailure::Read(Kind::Block, g)),
-        };
-        for kind in [Kind::Block, Kind::Inode] {
-            match disk_bitmap(fs, &gd, kind) {
-                None => {}
-                Some(Err(_)) => return Some(ReadFailure::Read(kind, g)),
-                Some(Ok(bytes)) => {
-                    let stored = match kind {
-                        Kind::Block => gd.block_bitmap_csum,
-                        Kind::Inode => gd.inode_bitmap_csum,
-                    };
-                    if csum && bitmap_checksum(fs, kind, &bytes) != stored {
-                        return Some(ReadFailure::Csum(kind, g));
+    let res = (0..fs.geo.group_count)
+        .into_par_iter()
+        .find_map_first(|group| {
+            let gd = match fs.desc(group) {
+                Ok(gd) => gd,
+                Err(_) => return Some(ReadFailure::Read(Kind::Block, group)),
+            };
+            for kind in [Kind::Block, Kind::Inode] {
+                match disk_bitmap(fs, &gd, kind) {
+                    None => {}
+                    Some(Err(_)) => return Some(ReadFailure::Read(kind, group)),
+                    Some(Ok(bytes)) => {
+                        let stored = match kind {
+                            Kind::Block => gd.block_bitmap_csum,
+                            Kind::Inode => gd.inode_bitmap_csum,
+                        };
+                        if csum && bitmap_checksum(fs, kind, &bytes) != stored {
+                            return Some(ReadFailure::Csum(kind, group));
+                        }
                     }
                 }
             }
-        }
-        None
-    });
+            None
+        });
     match res {
         Some(f) => Err(f),
         None => Ok(()),
@@ -155,32 +157,32 @@ impl UninitMarks {
             .into_par_iter()
             .try_fold(
                 Vec::new,
-                |mut v: Vec<(u64, u64)>, g| -> Result<Vec<(u64, u64)>> {
-                    let gd = fs.desc(g)?;
+                |mut marks: Vec<(u64, u64)>, group| -> Result<Vec<(u64, u64)>> {
+                    let gd = fs.desc(group)?;
                     if !gd.has_flag(BG_BLOCK_UNINIT) {
-                        return Ok(v);
+                        return Ok(marks);
                     }
-                    let single = |blk: u64, v: &mut Vec<(u64, u64)>| {
-                        let c = blk >> bits;
-                        if c >= start && c <= end {
-                            v.push((c, 1));
+                    let single = |blk: u64, out: &mut Vec<(u64, u64)>| {
+                        let cluster = blk >> bits;
+                        if cluster >= start && cluster <= end {
+                            out.push((cluster, 1));
                         }
                     };
-                    let range = |blk: u64, num: u64, v: &mut Vec<(u64, u64)>| {
-                        let b = blk >> bits;
-                        let e = blk.saturating_add(num).saturating_add((1 << bits) - 1) >> bits;
-                        let n = e.saturating_sub(b);
-                        if n == 0 || b < start || b > end || b + n - 1 > end {
+                    let range = |blk: u64, num: u64, out: &mut Vec<(u64, u64)>| {
+                        let first = blk >> bits;
+                        let past = blk.saturating_add(num).saturating_add((1 << bits) - 1) >> bits;
+                        let count = past.saturating_sub(first);
+                        if count == 0 || first < start || first > end || first + count - 1 > end {
                             return;
                         }
-                        v.push((b, n));
+                        out.push((first, count));
                     };
-                    let lay = geo.layout(g);
-                    if lay.super_blk != 0 || g == 0 {
-                        single(lay.super_blk, &mut v);
+                    let lay = geo.layout(group);
+                    if lay.super_blk != 0 || group == 0 {
+                        single(lay.super_blk, &mut marks);
                     }
-                    if g == 0 && geo.block_size == 1024 && bits > 0 {
-                        single(0, &mut v);
+                    if group == 0 && geo.block_size == 1024 && bits > 0 {
+                        single(0, &mut marks);
                     }
                     if lay.old_desc_blk != 0 {
                         // num_blocks is an int in libext2fs; clamp at the end of the filesystem.
@@ -188,24 +190,24 @@ impl UninitMarks {
                         if lay.old_desc_blk + num >= geo.blocks_count {
                             num = geo.blocks_count.saturating_sub(lay.old_desc_blk);
                         }
-                        range(lay.old_desc_blk, num, &mut v);
+                        range(lay.old_desc_blk, num, &mut marks);
                     }
                     if lay.new_desc_blk != 0 {
-                        single(lay.new_desc_blk, &mut v);
+                        single(lay.new_desc_blk, &mut marks);
                     }
                     if gd.inode_table != 0 {
                         range(
                             gd.inode_table,
                             u64::from(geo.inode_blocks_per_group),
-                            &mut v,
+                            &mut marks,
                         );
                     }
-                    for b in [gd.block_bitmap, gd.inode_bitmap] {
-                        if b != 0 && b < geo.blocks_count {
-                            single(b, &mut v);
+                    for bitmap_blk in [gd.block_bitmap, gd.inode_bitmap] {
+                        if bitmap_blk != 0 && bitmap_blk < geo.blocks_count {
+                            single(bitmap_blk, &mut marks);
                         }
                     }
-                    Ok(v)
+                    Ok(marks)
                 },
             )
             .collect::<Result<_>>()?;
@@ -222,14 +224,18 @@ impl UninitMarks {
         let from = self
             .ranges
             .partition_point(|&(s, _)| s < first.saturating_sub(self.max_len));
-        for &(s, n) in self.ranges.get(from..).unwrap_or(&[]) {
-            if s >= last {
+        for &(mark_start, mark_len) in self.ranges.get(from..).unwrap_or(&[]) {
+            if mark_start >= last {
                 break;
             }
-            let a = s.max(first);
-            let b = (s + n).min(last);
-            if a < b {
-                set_bits(bitmap, (a - first) as usize, (b - first) as usize);
+            let overlap_start = mark_start.max(first);
+            let overlap_end = (mark_start + mark_len).min(last);
+            if overlap_start < overlap_end {
+                set_bits(
+                    bitmap,
+                    (overlap_start - first) as usize,
+                    (overlap_end - first) as usize,
+                );
             }
         }
     }
@@ -239,19 +245,19 @@ impl UninitMarks {
 /// at once, so a run of thousands of clusters (a flex group's inode tables) costs a `memset`.
 pub fn set_bits(bitmap: &mut [u8], from: usize, to: usize) {
     let to = to.min(bitmap.len() * 8);
-    let mut i = from;
-    while i < to && i % 8 != 0 {
-        bitmap[i / 8] |= 1 << (i % 8);
-        i += 1;
+    let mut bit = from;
+    while bit < to && bit % 8 != 0 {
+        bitmap[bit / 8] |= 1 << (bit % 8);
+        bit += 1;
     }
     let whole_end = to / 8 * 8;
-    if i < whole_end {
-        bitmap[i / 8..whole_end / 8].fill(0xff);
-        i = whole_end;
+    if bit < whole_end {
+        bitmap[bit / 8..whole_end / 8].fill(0xff);
+        bit = whole_end;
     }
-    while i < to {
-        bitmap[i / 8] |= 1 << (i % 8);
-        i += 1;
+    while bit < to {
+        bitmap[bit / 8] |= 1 << (bit % 8);
+        bit += 1;
     }
 }
 
@@ -263,10 +269,10 @@ pub fn group_block_bitmap(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     load_into(fs, gd, Kind::Block, block_nbytes(fs), out)?;
-    let n = out.len();
+    let nbytes = out.len();
     let first = (fs.geo.first_data_block >> fs.geo.cluster_bits)
         + u64::from(gd.group) * u64::from(fs.geo.clusters_per_group);
-    marks.apply(first, (n * 8) as u64, out);
+    marks.apply(first, (nbytes * 8) as u64, out);
     Ok(())
 }
 
@@ -275,17 +281,17 @@ pub fn group_inode_bitmap(fs: &Filesystem, gd: &GroupDesc, out: &mut Vec<u8>) ->
     load_into(fs, gd, Kind::Inode, inode_nbytes(fs), out)
 }
 
-/// The first `n` bytes of a group's on-disk bitmap read straight into `out` (reused by the
+/// The first `nbytes` bytes of a group's on-disk bitmap read straight into `out` (reused by the
 /// caller: no allocation per group), or zeros when libext2fs does not read it.
 fn load_into(
     fs: &Filesystem,
     gd: &GroupDesc,
     kind: Kind,
-    n: usize,
+    nbytes: usize,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     out.clear();
-    out.resize(n, 0);
+    out.resize(nbytes, 0);
     let Some(loc) = bitmap_source(fs, gd, kind) else {
         return Ok(());
     };
@@ -300,14 +306,16 @@ fn load_into(
         // The whole block must exist, as when libext2fs reads it.
         return fs.block_uncached(loc).map(|_| ());
     }
-    let len = n.min(bs as usize);
+    let len = nbytes.min(bs as usize);
     fs.source
         .read_into(off, &mut out[..len], &format!("block {loc}"))
 }
 
-/// Test bit `i` of a little-endian bitmap (out-of-range bits read as set).
-pub fn test_bit(bitmap: &[u8], i: usize) -> bool {
-    bitmap.get(i / 8).is_none_or(|b| b & (1 << (i % 8)) != 0)
+/// Test bit `bit` of a little-endian bitmap (out-of-range bits read as set).
+pub fn test_bit(bitmap: &[u8], bit: usize) -> bool {
+    bitmap
+        .get(bit / 8)
+        .is_none_or(|b| b & (1 << (bit % 8)) != 0)
 }
 
 /// Count zero bits among the first `nbits`.
@@ -320,39 +328,40 @@ pub fn count_free(bitmap: &[u8], nbits: usize) -> u64 {
     let blocks = bytes.chunks_exact(64);
     let rest = blocks.remainder();
     let mut free: u64 = blocks
-        .map(|b| {
+        .map(|chunk| {
             let mut any = 0u64;
             let mut all = u64::MAX;
-            for w in b.chunks_exact(8) {
-                let x = word(w);
-                any |= x;
-                all &= x;
+            for word_bytes in chunk.chunks_exact(8) {
+                let value = word(word_bytes);
+                any |= value;
+                all &= value;
             }
             if any == 0 {
                 512
             } else if all == u64::MAX {
                 0
             } else {
-                b.chunks_exact(8)
+                chunk
+                    .chunks_exact(8)
                     .map(|w| u64::from(word(w).count_zeros()))
                     .sum()
             }
         })
         .sum();
     free += rest.iter().map(|b| u64::from(b.count_zeros())).sum::<u64>();
-    for i in full * 8..nbits {
-        if !test_bit(bitmap, i) {
+    for bit in full * 8..nbits {
+        if !test_bit(bitmap, bit) {
             free += 1;
         }
     }
     free
 }
 
-/// Eight bytes as a little-endian word (`w` is 8 bytes long).
-fn word(w: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(w);
-    u64::from_le_bytes(a)
+/// Eight bytes as a little-endian word (`bytes` is 8 bytes long).
+fn word(bytes: &[u8]) -> u64 {
+    let mut array = [0u8; 8];
+    array.copy_from_slice(bytes);
+    u64::from_le_bytes(array)
 }
 
 /// Error for a group whose bitmap cannot be produced.
@@ -369,30 +378,30 @@ mod tests {
 
     #[test]
     fn marks_apply_within_window() {
-        let m = UninitMarks {
+        let marks = UninitMarks {
             ranges: vec![(0, 3), (10, 4), (20, 1)],
             max_len: 4,
         };
-        let mut b = vec![0u8; 2];
-        m.apply(8, 16, &mut b);
-        assert_eq!(b, vec![0b0011_1100, 0b0001_0000]);
-        assert_eq!(count_free(&b, 16), 11);
-        assert!(test_bit(&b, 100));
+        let mut bitmap = vec![0u8; 2];
+        marks.apply(8, 16, &mut bitmap);
+        assert_eq!(bitmap, vec![0b0011_1100, 0b0001_0000]);
+        assert_eq!(count_free(&bitmap, 16), 11);
+        assert!(test_bit(&bitmap, 100));
     }
 
     #[test]
     fn count_free_matches_bit_by_bit() {
-        let mut b = vec![0u8; 200];
-        for (i, x) in b.iter_mut().enumerate() {
-            *x = match i / 64 {
+        let mut bitmap = vec![0u8; 200];
+        for (index, byte) in bitmap.iter_mut().enumerate() {
+            *byte = match index / 64 {
                 0 => 0,
                 1 => 0xff,
-                _ => (i * 37) as u8,
+                _ => (index * 37) as u8,
             };
         }
         for nbits in [0, 7, 64, 512, 513, 1000, 1600, 1605] {
-            let slow = (0..nbits).filter(|&i| !test_bit(&b, i)).count() as u64;
-            assert_eq!(count_free(&b, nbits), slow, "{nbits}");
+            let slow = (0..nbits).filter(|&i| !test_bit(&bitmap, i)).count() as u64;
+            assert_eq!(count_free(&bitmap, nbits), slow, "{nbits}");
         }
     }
 
@@ -402,8 +411,8 @@ mod tests {
             let mut fast = vec![0u8; 8];
             set_bits(&mut fast, from, to);
             let mut slow = vec![0u8; 8];
-            for i in from..to.min(64) {
-                slow[i / 8] |= 1 << (i % 8);
+            for bit in from..to.min(64) {
+                slow[bit / 8] |= 1 << (bit % 8);
             }
             assert_eq!(fast, slow, "{from}..{to}");
         }

@@ -73,8 +73,8 @@ pub enum ReadFailure {
 }
 
 impl From<Error> for ReadFailure {
-    fn from(e: Error) -> Self {
-        ReadFailure::Error(e)
+    fn from(error: Error) -> Self {
+        ReadFailure::Error(error)
     }
 }
 
@@ -131,8 +131,8 @@ pub struct Container {
 }
 
 impl std::fmt::Display for Container {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.what, self.advice)
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}: {}", self.what, self.advice)
     }
 }
 
@@ -227,8 +227,8 @@ mod tests {
             (b"EVF2\x0d\x0a\x81\x00", "Ex01 forensic image"),
         ];
         for (head, what) in cases {
-            let c = identify(head, None).unwrap_or_else(|| panic!("{what} not recognised"));
-            assert_eq!(c.what, what);
+            let container = identify(head, None).unwrap_or_else(|| panic!("{what} not recognised"));
+            assert_eq!(container.what, what);
         }
         assert_eq!(
             identify(b"\x1f\x8b", None).unwrap().to_string(),

@@ -12,9 +12,9 @@ const CRC16: crc::Crc<u16> = crc::Crc::<u16>::new(&crc::CRC_16_MODBUS);
 pub fn crc16(crc: u16, data: &[u8]) -> u16 {
     // CRC_16_MODBUS is 0x8005 reflected with xorout 0; the crc crate takes the initial value of a
     // reflected algorithm in unreflected form, hence the bit reversal to continue from `crc`.
-    let mut d = CRC16.digest_with_initial(crc.reverse_bits());
-    d.update(data);
-    d.finalize()
+    let mut digest = CRC16.digest_with_initial(crc.reverse_bits());
+    digest.update(data);
+    digest.finalize()
 }
 
 #[cfg(test)]
@@ -26,8 +26,8 @@ mod tests {
         assert_eq!(crc32c_raw(!0, b"123456789"), 0x1CF9_6D7C);
         assert_eq!(crc16(0xFFFF, b"123456789"), 0x4B37);
         // chaining equals one pass
-        let a = crc32c_raw(crc32c_raw(!0, b"1234"), b"56789");
-        assert_eq!(a, 0x1CF9_6D7C);
+        let crc = crc32c_raw(crc32c_raw(!0, b"1234"), b"56789");
+        assert_eq!(crc, 0x1CF9_6D7C);
         assert_eq!(crc16(crc16(0xFFFF, b"123"), b"456789"), 0x4B37);
     }
 }

@@ -58,9 +58,9 @@ pub fn live_entries(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec
     if inode.has_flag(inode::INLINE_DATA_FL) {
         out.push((b"..".to_vec(), InlineDirHeader::parent_of(&inode.block)));
         for area in inline_areas(fs, raw, inode) {
-            for e in AreaEntries::new(&area, 0) {
-                if e.inode != 0 {
-                    out.push((e.name.to_vec(), e.inode));
+            for entry in AreaEntries::new(&area, 0) {
+                if entry.inode != 0 {
+                    out.push((entry.name.to_vec(), entry.inode));
                 }
             }
         }
@@ -69,11 +69,11 @@ pub fn live_entries(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Vec
     let Ok(blocks) = dir_blocks(fs, ino, inode) else {
         return out;
     };
-    for (_, p) in blocks {
-        let Ok(b) = fs.block(p) else { continue };
-        for e in AreaEntries::new(&b, 0) {
-            if e.inode != 0 {
-                out.push((e.name.to_vec(), e.inode));
+    for (_, pblk) in blocks {
+        let Ok(block) = fs.block(pblk) else { continue };
+        for entry in AreaEntries::new(&block, 0) {
+            if entry.inode != 0 {
+                out.push((entry.name.to_vec(), entry.inode));
             }
         }
     }
@@ -120,8 +120,8 @@ impl<'a> AreaEntries<'a> {
     /// The number of entries that fit and the first that does not, if any.
     pub fn survey(area: &'a [u8], min_rec: usize) -> (usize, Option<(usize, usize, usize)>) {
         let mut it = AreaEntries::new(area, min_rec);
-        let n = it.by_ref().count();
-        (n, it.bad)
+        let count = it.by_ref().count();
+        (count, it.bad)
     }
 }
 
@@ -130,17 +130,17 @@ impl<'a> Iterator for AreaEntries<'a> {
 
     fn next(&mut self) -> Option<AreaEntry<'a>> {
         let (area, pos) = (self.area, self.pos);
-        let n = area.len();
-        if pos >= n || self.bad.is_some() {
+        let area_len = area.len();
+        if pos >= area_len || self.bad.is_some() {
             return None;
         }
         let header = DirEntry2::decode_fast_at(area, pos);
-        let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, n.max(1024)));
+        let rec_len = header.map_or(0, |h| rec_len_from_disk(h.rec_len, area_len.max(1024)));
         let name_len = header.map_or(0, |h| usize::from(h.name_len));
-        let Some(h) = header.filter(|_| {
+        let Some(head) = header.filter(|_| {
             rec_len >= self.min_rec
                 && rec_len % 4 == 0
-                && pos + rec_len <= n
+                && pos + rec_len <= area_len
                 && name_len + 8 <= rec_len
         }) else {
             self.bad = Some((pos, rec_len, name_len));
@@ -149,9 +149,9 @@ impl<'a> Iterator for AreaEntries<'a> {
         self.pos = pos + rec_len;
         Some(AreaEntry {
             offset: pos,
-            inode: h.inode,
+            inode: head.inode,
             rec_len,
-            file_type: h.file_type,
+            file_type: head.file_type,
             name: area.get(pos + 8..pos + 8 + name_len).unwrap_or(&[]),
         })
     }
@@ -159,12 +159,12 @@ impl<'a> Iterator for AreaEntries<'a> {
 
 /// The inline areas of an inline directory: i_block after the 4-byte parent, and `system.data`.
 pub fn inline_areas(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
-    let mut v = vec![inode.block.get(4..).unwrap_or(&[]).to_vec()];
+    let mut areas = vec![inode.block.get(4..).unwrap_or(&[]).to_vec()];
     let xa = inode::inode_xattrs(fs, raw, inode);
     if let Some(val) = xa.inline_data().filter(|d| !d.is_empty()) {
-        v.push(val.to_vec());
+        areas.push(val.to_vec());
     }
-    v
+    areas
 }
 
 /// A decoded linear directory block.
@@ -180,14 +180,14 @@ pub struct DirBlock<'a> {
 
 /// Checksum of a directory leaf block: crc32c(inode seed, block before the 12-byte tail).
 pub fn dirblock_csum(seed: u32, block: &[u8]) -> Option<BlockCsum> {
-    let n = block.len().checked_sub(TAIL_SIZE)?;
-    let tail: DirEntryTail = ondisk::decode_at(block, n).ok()?;
+    let tail_at = block.len().checked_sub(TAIL_SIZE)?;
+    let tail: DirEntryTail = ondisk::decode_at(block, tail_at).ok()?;
     if !tail.is_tail() {
         return None;
     }
     Some(BlockCsum {
         stored: tail.checksum,
-        computed: crc32c_raw(seed, block.get(..n)?),
+        computed: crc32c_raw(seed, block.get(..tail_at)?),
     })
 }
 
@@ -225,12 +225,12 @@ pub fn parse_dir_block(block: &[u8], csum_seed: Option<u32>) -> DirBlock<'_> {
     }
     if let Some(seed) = csum_seed {
         out.csum = dirblock_csum(seed, block);
-        if let Some(c) = out.csum.filter(|c| !c.ok()) {
+        if let Some(csum) = out.csum.filter(|c| !c.ok()) {
             out.problems.push(Problem::new(
                 ProblemKind::Directory,
                 format!(
                     "directory block checksum 0x{:08x}, should be 0x{:08x}",
-                    c.stored, c.computed
+                    csum.stored, csum.computed
                 ),
             ));
         }
@@ -339,9 +339,9 @@ pub fn parse_dx_node(block: &[u8]) -> Result<DxIndex> {
 pub fn dir_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<(u64, u64)>> {
     let nblocks = inode.size.div_ceil(fs.block_size());
     let mut out = Vec::new();
-    for_each_dir_block(fs, ino, inode, false, &mut |l, p| {
-        if l < nblocks {
-            out.push((l, p));
+    for_each_dir_block(fs, ino, inode, false, &mut |logical, physical| {
+        if logical < nblocks {
+            out.push((logical, physical));
         }
         ControlFlow::Continue(())
     })?;
@@ -361,24 +361,24 @@ pub fn for_each_dir_block(
 ) -> Result<()> {
     let nblocks = inode.size.div_ceil(fs.block_size());
     let mut budget = fs.geo.blocks_count;
-    let sum = fileblocks::for_each_run(fs, ino, inode, &mut |r| {
-        for i in 0..r.len {
-            let l = r.logical + i;
-            if !all && l >= nblocks {
+    let sum = fileblocks::for_each_run(fs, ino, inode, &mut |run| {
+        for offset in 0..run.len {
+            let logical = run.logical + offset;
+            if !all && logical >= nblocks {
                 break;
             }
             if budget == 0 {
                 return ControlFlow::Break(());
             }
             budget -= 1;
-            visit(l, r.physical + i)?;
+            visit(logical, run.physical + offset)?;
         }
         ControlFlow::Continue(())
     })
-    .map_err(|e| {
+    .map_err(|error| {
         Error::corrupt(
             crate::ProblemKind::Directory,
-            format!("directory {ino}: {e}"),
+            format!("directory {ino}: {error}"),
         )
     })?;
     let _ = sum;
@@ -425,8 +425,8 @@ fn rec_len_lib(raw: u16, block_size: usize) -> usize {
     } else if raw == u16::MAX || raw == 0 {
         block_size
     } else {
-        let l = usize::from(raw);
-        (l & 65532) | ((l & 3) << 16)
+        let len = usize::from(raw);
+        (len & 65532) | ((len & 3) << 16)
     }
 }
 
@@ -435,11 +435,11 @@ fn rec_len_lib(raw: u16, block_size: usize) -> usize {
 fn validate_entry(buf: &[u8], block_size: usize, mut offset: usize, final_offset: usize) -> bool {
     while offset < final_offset && offset + 12 <= block_size {
         // Fewer than 8 bytes left means offset >= final_offset - 4: no chain can end there.
-        let Ok(e) = ondisk::decode_at::<DirEntry2>(buf, offset) else {
+        let Ok(entry) = ondisk::decode_at::<DirEntry2>(buf, offset) else {
             return false;
         };
-        let rec_len = rec_len_lib(e.rec_len, block_size);
-        let name_len = usize::from(e.name_len);
+        let rec_len = rec_len_lib(entry.rec_len, block_size);
+        let name_len = usize::from(entry.name_len);
         offset += rec_len;
         if rec_len < 8 || rec_len % 4 != 0 || name_len + 8 > rec_len {
             return false;
@@ -488,7 +488,7 @@ pub fn iterate_buffer(
             && name_len == 0
             && file_type == TAIL_FILE_TYPE;
         if !is_tail {
-            let e = IterEntry {
+            let entry = IterEntry {
                 inode: ino,
                 rec_len_raw: raw_rec,
                 name_len,
@@ -499,7 +499,7 @@ pub fn iterate_buffer(
                 deleted: next_real > offset,
                 offset,
             };
-            if visit(e).is_break() {
+            if visit(entry).is_break() {
                 return Ok(ControlFlow::Break(()));
             }
         }
@@ -586,10 +586,10 @@ fn iterate_dir_inode_with(
         inline: false,
         metadata_csum: fs.sb.has_metadata_csum(),
     };
-    let fail = |m: &str| {
+    let fail = |message: &str| {
         Error::corrupt(
             crate::ProblemKind::Directory,
-            format!("directory {ino}: {m}"),
+            format!("directory {ino}: {message}"),
         )
     };
     if inode.has_flag(inode::INLINE_DATA_FL) {
@@ -647,10 +647,10 @@ fn iterate_inline_dir(
     visit: &mut dyn FnMut(IterEntry<'_>) -> ControlFlow<()>,
 ) -> Result<()> {
     let bs = fs.block_size() as usize;
-    let fail = |m: &str| {
+    let fail = |message: &str| {
         Error::corrupt(
             crate::ProblemKind::Directory,
-            format!("directory {ino}: {m}"),
+            format!("directory {ino}: {message}"),
         )
     };
     let parent = InlineDirHeader::parent_of(&inode.block);
@@ -742,13 +742,13 @@ fn inline_dir_entries(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<(Vec<u8
     };
     push(inode.block.get(InlineDirHeader::SIZE..).unwrap_or(&[]));
     let xa = inode::inode_xattrs(fs, raw, inode);
-    if let Some(v) = xa
+    if let Some(value) = xa
         .items
         .iter()
         .find(|x| x.name == "system.data")
         .and_then(|x| x.value.as_deref())
     {
-        push(v);
+        push(value);
     }
     out
 }
@@ -778,7 +778,7 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
     let mut found = None;
     let mut absent = None;
     for_each_dir_block(fs, dir, &inode, false, &mut |_, pblk| {
-        let b = match fs.block(pblk) {
+        let block = match fs.block(pblk) {
             Ok(b) => b,
             // Not held by a metadata-only image: the name may be there, so say so instead of
             // "no such file".
@@ -788,7 +788,7 @@ pub fn lookup(fs: &Filesystem, dir: u32, name: &[u8]) -> Result<Option<u32>> {
             }
             Err(_) => return ControlFlow::Continue(()),
         };
-        let db = parse_dir_block(&b, None);
+        let db = parse_dir_block(&block, None);
         match db
             .entries
             .iter()
@@ -825,39 +825,39 @@ mod tests {
 
     #[test]
     fn linear_block_with_tail() {
-        let mut b = vec![0u8; 1024];
-        put(&mut b, 0, 2, 12, b".", 2);
-        put(&mut b, 12, 2, 12, b"..", 2);
-        put(&mut b, 24, 0, 16, b"gone", 1);
-        put(&mut b, 40, 12, 1024 - 40 - 12, b"caf\xc3\xa9", 1);
-        put(&mut b, 1012, 0, 12, b"", TAIL_FILE_TYPE);
+        let mut block = vec![0u8; 1024];
+        put(&mut block, 0, 2, 12, b".", 2);
+        put(&mut block, 12, 2, 12, b"..", 2);
+        put(&mut block, 24, 0, 16, b"gone", 1);
+        put(&mut block, 40, 12, 1024 - 40 - 12, b"caf\xc3\xa9", 1);
+        put(&mut block, 1012, 0, 12, b"", TAIL_FILE_TYPE);
         let seed = 42;
-        let c = crc32c_raw(seed, &b[..1012]);
-        b[1020..1024].copy_from_slice(&c.to_le_bytes());
-        let db = parse_dir_block(&b, Some(seed));
+        let csum = crc32c_raw(seed, &block[..1012]);
+        block[1020..1024].copy_from_slice(&csum.to_le_bytes());
+        let db = parse_dir_block(&block, Some(seed));
         assert!(db.problems.is_empty(), "{:?}", db.problems);
         assert_eq!(db.entries.len(), 3);
         assert_eq!(db.entries[2].name, b"caf\xc3\xa9");
         assert!(db.csum.unwrap().ok());
-        assert!(!parse_dir_block(&b, Some(7)).problems.is_empty());
+        assert!(!parse_dir_block(&block, Some(7)).problems.is_empty());
     }
 
     #[test]
     fn hostile_blocks_end() {
-        let mut b = vec![0u8; 1024];
-        put(&mut b, 0, 2, 0, b".", 2); // rec_len 0 would loop forever
-        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
-        put(&mut b, 0, 2, 2000, b".", 2);
-        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
-        put(&mut b, 0, 2, 12, &[b'x'; 200], 2);
-        assert_eq!(parse_dir_block(&b, None).problems.len(), 1);
-        for i in 0..64 {
-            for v in [0u8, 3, 0xff] {
-                let mut c = b.clone();
-                c[i] = v;
-                let _ = parse_dir_block(&c, Some(1));
-                let _ = parse_dx_root(&c);
-                let _ = parse_dx_node(&c);
+        let mut block = vec![0u8; 1024];
+        put(&mut block, 0, 2, 0, b".", 2); // rec_len 0 would loop forever
+        assert_eq!(parse_dir_block(&block, None).problems.len(), 1);
+        put(&mut block, 0, 2, 2000, b".", 2);
+        assert_eq!(parse_dir_block(&block, None).problems.len(), 1);
+        put(&mut block, 0, 2, 12, &[b'x'; 200], 2);
+        assert_eq!(parse_dir_block(&block, None).problems.len(), 1);
+        for index in 0..64 {
+            for value in [0u8, 3, 0xff] {
+                let mut damaged = block.clone();
+                damaged[index] = value;
+                let _ = parse_dir_block(&damaged, Some(1));
+                let _ = parse_dx_root(&damaged);
+                let _ = parse_dx_node(&damaged);
             }
         }
         assert_eq!(rec_len_from_disk(0, 65536), 65536);
@@ -866,73 +866,73 @@ mod tests {
 
     #[test]
     fn iterate_finds_deleted_entries_like_libext2fs() {
-        let mut b = vec![0u8; 1024];
-        put(&mut b, 0, 2, 12, b".", 2);
-        put(&mut b, 12, 2, 12, b"..", 2);
-        put(&mut b, 24, 12, 1000, b"a", 1);
-        put(&mut b, 36, 13, 988, b"bb", 1); // left in the slack of "a" by an unlink
+        let mut block = vec![0u8; 1024];
+        put(&mut block, 0, 2, 12, b".", 2);
+        put(&mut block, 12, 2, 12, b"..", 2);
+        put(&mut block, 24, 12, 1000, b"a", 1);
+        put(&mut block, 36, 13, 988, b"bb", 1); // left in the slack of "a" by an unlink
         let names = |removed: bool| {
-            let mut v = Vec::new();
+            let mut found = Vec::new();
             let flags = IterFlags {
                 include_removed: removed,
                 ..IterFlags::default()
             };
-            let r = iterate_buffer(&b, 1024, flags, &mut |e| {
-                v.push((e.name.to_vec(), e.deleted, e.rec_len_raw));
+            let result = iterate_buffer(&block, 1024, flags, &mut |entry| {
+                found.push((entry.name.to_vec(), entry.deleted, entry.rec_len_raw));
                 ControlFlow::Continue(())
             });
-            assert!(r.is_ok());
-            v
+            assert!(result.is_ok());
+            found
         };
         assert_eq!(names(false).len(), 3);
         let all = names(true);
         assert_eq!(all.len(), 4);
         assert_eq!(all[3], (b"bb".to_vec(), true, 988));
         // A corrupt rec_len stops the walk with libext2fs' error, after what came before.
-        let mut c = b.clone();
-        c[28..30].copy_from_slice(&3u16.to_le_bytes());
+        let mut corrupt = block.clone();
+        corrupt[28..30].copy_from_slice(&3u16.to_le_bytes());
         let mut seen = 0;
-        let r = iterate_buffer(&c, 1024, IterFlags::default(), &mut |_| {
+        let result = iterate_buffer(&corrupt, 1024, IterFlags::default(), &mut |_| {
             seen += 1;
             ControlFlow::Continue(())
         });
-        assert!(matches!(r, Err(LibError::DirCorrupted)), "{r:?}");
+        assert!(matches!(result, Err(LibError::DirCorrupted)), "{result:?}");
         assert_eq!(seen, 2);
         // Every byte pattern ends (each step advances at least 4 bytes).
-        for i in 0..48 {
-            let mut d = b.clone();
-            d[i] ^= 0xA5;
+        for index in 0..48 {
+            let mut flipped = block.clone();
+            flipped[index] ^= 0xA5;
             let flags = IterFlags {
                 include_removed: true,
                 ..IterFlags::default()
             };
-            let _ = iterate_buffer(&d, 1024, flags, &mut |_| ControlFlow::Continue(()));
+            let _ = iterate_buffer(&flipped, 1024, flags, &mut |_| ControlFlow::Continue(()));
         }
     }
 
     #[test]
     fn dx_root_and_node() {
-        let mut b = vec![0u8; 1024];
-        put(&mut b, 0, 2, 12, b".", 2);
-        put(&mut b, 12, 2, 1012, b"..", 2);
-        b[24 + 4] = 1; // half_md4
-        b[24 + 5] = 8;
-        b[32..34].copy_from_slice(&123u16.to_le_bytes());
-        b[34..36].copy_from_slice(&2u16.to_le_bytes());
-        b[36..40].copy_from_slice(&1u32.to_le_bytes());
-        b[40..44].copy_from_slice(&0x8000_0000u32.to_le_bytes());
-        b[44..48].copy_from_slice(&2u32.to_le_bytes());
-        let r = parse_dx_root(&b).unwrap();
-        assert_eq!(r.hash_version, 1);
-        assert_eq!(r.index.entries, vec![(0, 1), (0x8000_0000, 2)]);
-        b[34] = 200; // count > limit
-        assert!(parse_dx_root(&b).is_err());
-        let mut n = vec![0u8; 1024];
-        n[4..6].copy_from_slice(&1024u16.to_le_bytes());
-        n[8..10].copy_from_slice(&127u16.to_le_bytes());
-        n[10..12].copy_from_slice(&1u16.to_le_bytes());
-        assert_eq!(parse_dx_node(&n).unwrap().count, 1);
-        n[8..10].copy_from_slice(&500u16.to_le_bytes());
-        assert!(parse_dx_node(&n).is_err());
+        let mut block = vec![0u8; 1024];
+        put(&mut block, 0, 2, 12, b".", 2);
+        put(&mut block, 12, 2, 1012, b"..", 2);
+        block[24 + 4] = 1; // half_md4
+        block[24 + 5] = 8;
+        block[32..34].copy_from_slice(&123u16.to_le_bytes());
+        block[34..36].copy_from_slice(&2u16.to_le_bytes());
+        block[36..40].copy_from_slice(&1u32.to_le_bytes());
+        block[40..44].copy_from_slice(&0x8000_0000u32.to_le_bytes());
+        block[44..48].copy_from_slice(&2u32.to_le_bytes());
+        let root = parse_dx_root(&block).unwrap();
+        assert_eq!(root.hash_version, 1);
+        assert_eq!(root.index.entries, vec![(0, 1), (0x8000_0000, 2)]);
+        block[34] = 200; // count > limit
+        assert!(parse_dx_root(&block).is_err());
+        let mut node = vec![0u8; 1024];
+        node[4..6].copy_from_slice(&1024u16.to_le_bytes());
+        node[8..10].copy_from_slice(&127u16.to_le_bytes());
+        node[10..12].copy_from_slice(&1u16.to_le_bytes());
+        assert_eq!(parse_dx_node(&node).unwrap().count, 1);
+        node[8..10].copy_from_slice(&500u16.to_le_bytes());
+        assert!(parse_dx_node(&node).is_err());
     }
 }

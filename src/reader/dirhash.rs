@@ -49,8 +49,8 @@ pub fn effective_version(stored: u8, s_flags: u32) -> u8 {
 }
 
 /// Name of a hash version, as debugfs prints it.
-pub fn version_name(v: u8) -> &'static str {
-    match v {
+pub fn version_name(version: u8) -> &'static str {
+    match version {
         HASH_LEGACY => "legacy",
         HASH_HALF_MD4 => "half_md4",
         HASH_TEA => "tea",
@@ -64,30 +64,30 @@ pub fn version_name(v: u8) -> &'static str {
 
 /// The 4-word hash seed from the superblock's 16 `s_hash_seed` bytes (little-endian words).
 pub fn seed_words(seed: &[u8; 16]) -> [u32; 4] {
-    let w = |i: usize| u32::from_le_bytes([seed[i], seed[i + 1], seed[i + 2], seed[i + 3]]);
-    [w(0), w(4), w(8), w(12)]
+    let word_at = |i: usize| u32::from_le_bytes([seed[i], seed[i + 1], seed[i + 2], seed[i + 3]]);
+    [word_at(0), word_at(4), word_at(8), word_at(12)]
 }
 
 /// A char of the name as the C code sees it: a signed or an unsigned char widened to 32 bits.
-fn char_value(b: u8, unsigned: bool) -> u32 {
+fn char_value(byte: u8, unsigned: bool) -> u32 {
     if unsigned {
-        u32::from(b)
+        u32::from(byte)
     } else {
-        i32::from(b as i8) as u32
+        i32::from(byte as i8) as u32
     }
 }
 
 /// The legacy hash (`dx_hack_hash`).
 fn legacy_hash(name: &[u8], unsigned: bool) -> u32 {
     let (mut h0, mut h1): (u32, u32) = (0x12a3_fe2d, 0x37ab_e8f9);
-    for &b in name {
-        let c = char_value(b, unsigned);
-        let mut h = h1.wrapping_add(h0 ^ c.wrapping_mul(7_152_373));
-        if h & 0x8000_0000 != 0 {
-            h = h.wrapping_sub(0x7fff_ffff);
+    for &byte in name {
+        let value = char_value(byte, unsigned);
+        let mut hash = h1.wrapping_add(h0 ^ value.wrapping_mul(7_152_373));
+        if hash & 0x8000_0000 != 0 {
+            hash = hash.wrapping_sub(0x7fff_ffff);
         }
         h1 = h0;
-        h0 = h;
+        h0 = hash;
     }
     h0 << 1
 }
@@ -99,36 +99,36 @@ fn str_to_words(msg: &[u8], total_len: usize, out: &mut [u32], unsigned: bool) {
     pad |= pad << 16;
     let mut val = pad;
     let take = msg.len().min(out.len() * 4);
-    let mut w = 0;
-    for (i, &b) in msg[..take].iter().enumerate() {
-        val = char_value(b, unsigned).wrapping_add(val << 8);
-        if i % 4 == 3 {
-            out[w] = val;
-            w += 1;
+    let mut filled = 0;
+    for (index, &byte) in msg[..take].iter().enumerate() {
+        val = char_value(byte, unsigned).wrapping_add(val << 8);
+        if index % 4 == 3 {
+            out[filled] = val;
+            filled += 1;
             val = pad;
         }
     }
-    if w < out.len() {
-        out[w] = val;
-        w += 1;
+    if filled < out.len() {
+        out[filled] = val;
+        filled += 1;
     }
-    for o in &mut out[w..] {
-        *o = pad;
+    for word in &mut out[filled..] {
+        *word = pad;
     }
 }
 
 fn tea_transform(buf: &mut [u32; 4], input: &[u32; 4]) {
     const DELTA: u32 = 0x9E37_79B9;
     let (mut b0, mut b1) = (buf[0], buf[1]);
-    let [a, b, c, d] = *input;
+    let [key0, key1, key2, key3] = *input;
     let mut sum: u32 = 0;
     for _ in 0..16 {
         sum = sum.wrapping_add(DELTA);
         b0 = b0.wrapping_add(
-            (b1 << 4).wrapping_add(a) ^ b1.wrapping_add(sum) ^ (b1 >> 5).wrapping_add(b),
+            (b1 << 4).wrapping_add(key0) ^ b1.wrapping_add(sum) ^ (b1 >> 5).wrapping_add(key1),
         );
         b1 = b1.wrapping_add(
-            (b0 << 4).wrapping_add(c) ^ b0.wrapping_add(sum) ^ (b0 >> 5).wrapping_add(d),
+            (b0 << 4).wrapping_add(key2) ^ b0.wrapping_add(sum) ^ (b0 >> 5).wrapping_add(key3),
         );
     }
     buf[0] = buf[0].wrapping_add(b0);
@@ -136,13 +136,14 @@ fn tea_transform(buf: &mut [u32; 4], input: &[u32; 4]) {
 }
 
 /// The cut-down MD4 transform (three rounds of eight steps).
-fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
+fn half_md4_transform(buf: &mut [u32; 4], words: &[u32; 8]) {
     const K2: u32 = 0o13240474631;
     const K3: u32 = 0o15666365641;
-    let f = |x: u32, y: u32, z: u32| z ^ (x & (y ^ z));
-    let g = |x: u32, y: u32, z: u32| (x & y).wrapping_add((x ^ y) & z);
-    let h = |x: u32, y: u32, z: u32| x ^ y ^ z;
-    let [mut a, mut b, mut c, mut d] = *buf;
+    let select = |x: u32, y: u32, z: u32| z ^ (x & (y ^ z));
+    let majority = |x: u32, y: u32, z: u32| (x & y).wrapping_add((x ^ y) & z);
+    let parity = |x: u32, y: u32, z: u32| x ^ y ^ z;
+    // MD4's registers A, B, C and D (RFC 1320).
+    let [mut reg_a, mut reg_b, mut reg_c, mut reg_d] = *buf;
     macro_rules! round {
         ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $x:expr, $s:expr) => {{
             $a = $a
@@ -151,7 +152,7 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
                 .rotate_left($s);
         }};
     }
-    for (n, (i, s)) in [
+    for (step, (index, shift)) in [
         (0, 3),
         (1, 7),
         (2, 11),
@@ -164,14 +165,14 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
     .into_iter()
     .enumerate()
     {
-        match n % 4 {
-            0 => round!(f, a, b, c, d, x[i], s),
-            1 => round!(f, d, a, b, c, x[i], s),
-            2 => round!(f, c, d, a, b, x[i], s),
-            _ => round!(f, b, c, d, a, x[i], s),
+        match step % 4 {
+            0 => round!(select, reg_a, reg_b, reg_c, reg_d, words[index], shift),
+            1 => round!(select, reg_d, reg_a, reg_b, reg_c, words[index], shift),
+            2 => round!(select, reg_c, reg_d, reg_a, reg_b, words[index], shift),
+            _ => round!(select, reg_b, reg_c, reg_d, reg_a, words[index], shift),
         }
     }
-    for (n, (i, s)) in [
+    for (step, (index, shift)) in [
         (1, 3),
         (3, 5),
         (5, 9),
@@ -184,15 +185,15 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
     .into_iter()
     .enumerate()
     {
-        let xi = x[i].wrapping_add(K2);
-        match n % 4 {
-            0 => round!(g, a, b, c, d, xi, s),
-            1 => round!(g, d, a, b, c, xi, s),
-            2 => round!(g, c, d, a, b, xi, s),
-            _ => round!(g, b, c, d, a, xi, s),
+        let xi = words[index].wrapping_add(K2);
+        match step % 4 {
+            0 => round!(majority, reg_a, reg_b, reg_c, reg_d, xi, shift),
+            1 => round!(majority, reg_d, reg_a, reg_b, reg_c, xi, shift),
+            2 => round!(majority, reg_c, reg_d, reg_a, reg_b, xi, shift),
+            _ => round!(majority, reg_b, reg_c, reg_d, reg_a, xi, shift),
         }
     }
-    for (n, (i, s)) in [
+    for (step, (index, shift)) in [
         (3, 3),
         (7, 9),
         (2, 11),
@@ -205,18 +206,18 @@ fn half_md4_transform(buf: &mut [u32; 4], x: &[u32; 8]) {
     .into_iter()
     .enumerate()
     {
-        let xi = x[i].wrapping_add(K3);
-        match n % 4 {
-            0 => round!(h, a, b, c, d, xi, s),
-            1 => round!(h, d, a, b, c, xi, s),
-            2 => round!(h, c, d, a, b, xi, s),
-            _ => round!(h, b, c, d, a, xi, s),
+        let xi = words[index].wrapping_add(K3);
+        match step % 4 {
+            0 => round!(parity, reg_a, reg_b, reg_c, reg_d, xi, shift),
+            1 => round!(parity, reg_d, reg_a, reg_b, reg_c, xi, shift),
+            2 => round!(parity, reg_c, reg_d, reg_a, reg_b, xi, shift),
+            _ => round!(parity, reg_b, reg_c, reg_d, reg_a, xi, shift),
         }
     }
-    buf[0] = buf[0].wrapping_add(a);
-    buf[1] = buf[1].wrapping_add(b);
-    buf[2] = buf[2].wrapping_add(c);
-    buf[3] = buf[3].wrapping_add(d);
+    buf[0] = buf[0].wrapping_add(reg_a);
+    buf[1] = buf[1].wrapping_add(reg_b);
+    buf[2] = buf[2].wrapping_add(reg_c);
+    buf[3] = buf[3].wrapping_add(reg_d);
 }
 
 /// `(hash, minor_hash)` of `name` with hash `version` (already adjusted by
@@ -294,31 +295,33 @@ const UNFOLDED_IN_12_1: &[(u32, u32)] = &[
     (0x16D68, 0x16D6A),
 ];
 
-fn unfolded_in_12_1(c: char) -> bool {
-    let c = u32::from(c);
-    UNFOLDED_IN_12_1.iter().any(|&(a, b)| (a..=b).contains(&c))
+fn unfolded_in_12_1(character: char) -> bool {
+    let code_point = u32::from(character);
+    UNFOLDED_IN_12_1
+        .iter()
+        .any(|&(a, b)| (a..=b).contains(&code_point))
 }
 
 /// `utf8_casefold` with the utf8 encoding: the canonical caseless form of a UTF-8 name, or None
 /// when the name is not valid UTF-8 (the kernel then hashes the raw bytes, and refuses the name
 /// in strict mode).
 pub fn casefold(name: &[u8]) -> Option<Vec<u8>> {
-    let s = std::str::from_utf8(name).ok()?;
+    let text = std::str::from_utf8(name).ok()?;
     let fold = |run: &str| -> String {
         caseless::Caseless::default_case_fold(run.nfd())
             .nfd()
             .collect()
     };
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(text.len());
     let mut run_start = 0;
-    for (i, c) in s.char_indices() {
-        if unfolded_in_12_1(c) {
-            out.push_str(&fold(&s[run_start..i]));
-            out.push(c);
-            run_start = i + c.len_utf8();
+    for (offset, character) in text.char_indices() {
+        if unfolded_in_12_1(character) {
+            out.push_str(&fold(&text[run_start..offset]));
+            out.push(character);
+            run_start = offset + character.len_utf8();
         }
     }
-    out.push_str(&fold(&s[run_start..]));
+    out.push_str(&fold(&text[run_start..]));
     Some(out.into_bytes())
 }
 
@@ -331,8 +334,8 @@ pub fn name_hash(
     casefolded: bool,
 ) -> Option<(u32, u32)> {
     if casefolded && !name.is_empty() {
-        if let Some(f) = casefold(name) {
-            return dx_hash(&f, version, seed);
+        if let Some(folded) = casefold(name) {
+            return dx_hash(&folded, version, seed);
         }
     }
     dx_hash(name, version, seed)
@@ -343,46 +346,49 @@ pub fn name_hash(
 pub fn siphash24(key: &[u8; 16], data: &[u8]) -> u64 {
     let k0 = u64::from_le_bytes(key[0..8].try_into().unwrap_or([0; 8]));
     let k1 = u64::from_le_bytes(key[8..16].try_into().unwrap_or([0; 8]));
-    let mut v = [
+    let mut state = [
         k0 ^ 0x736f_6d65_7073_6575,
         k1 ^ 0x646f_7261_6e64_6f6d,
         k0 ^ 0x6c79_6765_6e65_7261,
         k1 ^ 0x7465_6462_7974_6573,
     ];
-    let round = |v: &mut [u64; 4]| {
-        v[0] = v[0].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(13) ^ v[0];
-        v[0] = v[0].rotate_left(32);
-        v[2] = v[2].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(16) ^ v[2];
-        v[0] = v[0].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(21) ^ v[0];
-        v[2] = v[2].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(17) ^ v[2];
-        v[2] = v[2].rotate_left(32);
+    let round = |state: &mut [u64; 4]| {
+        state[0] = state[0].wrapping_add(state[1]);
+        state[1] = state[1].rotate_left(13) ^ state[0];
+        state[0] = state[0].rotate_left(32);
+        state[2] = state[2].wrapping_add(state[3]);
+        state[3] = state[3].rotate_left(16) ^ state[2];
+        state[0] = state[0].wrapping_add(state[3]);
+        state[3] = state[3].rotate_left(21) ^ state[0];
+        state[2] = state[2].wrapping_add(state[1]);
+        state[1] = state[1].rotate_left(17) ^ state[2];
+        state[2] = state[2].rotate_left(32);
     };
-    let compress = |v: &mut [u64; 4], m: u64| {
-        v[3] ^= m;
-        round(v);
-        round(v);
-        v[0] ^= m;
+    let compress = |state: &mut [u64; 4], word: u64| {
+        state[3] ^= word;
+        round(state);
+        round(state);
+        state[0] ^= word;
     };
     let chunks = data.chunks_exact(8);
     let tail = chunks.remainder();
-    for c in chunks {
-        compress(&mut v, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    for chunk in chunks {
+        compress(
+            &mut state,
+            u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])),
+        );
     }
     // The last word: the remaining bytes, and the length (mod 256) in the top byte.
     let mut last = (data.len() as u64 & 0xff) << 56;
-    for (i, &b) in tail.iter().enumerate() {
-        last |= u64::from(b) << (8 * i);
+    for (index, &byte) in tail.iter().enumerate() {
+        last |= u64::from(byte) << (8 * index);
     }
-    compress(&mut v, last);
-    v[2] ^= 0xff;
+    compress(&mut state, last);
+    state[2] ^= 0xff;
     for _ in 0..4 {
-        round(&mut v);
+        round(&mut state);
     }
-    v[0] ^ v[1] ^ v[2] ^ v[3]
+    state[0] ^ state[1] ^ state[2] ^ state[3]
 }
 
 /// `(hash, minor_hash)` of an encrypted + casefolded name under the directory's SipHash key
@@ -390,8 +396,8 @@ pub fn siphash24(key: &[u8; 16], data: &[u8]) -> u64 {
 /// the index, the low word the minor hash). The key is derived from the encryption key, so a
 /// reader without it uses the hashes the kernel stores in each entry instead.
 pub fn siphash_name_hash(key: &[u8; 16], name: &[u8]) -> (u32, u32) {
-    let h = siphash24(key, name);
-    (((h >> 32) as u32) & !1, h as u32)
+    let hash = siphash24(key, name);
+    (((hash >> 32) as u32) & !1, hash as u32)
 }
 
 #[cfg(test)]
@@ -409,8 +415,8 @@ mod tests {
         assert_eq!(siphash24(&key, &[]), 0x726f_db47_dd0e_0e31);
         assert_eq!(siphash24(&key, &msg[..1]), 0x74f8_39c5_93dc_67fd);
         assert_eq!(siphash24(&key, &msg[..8]), 0x93f5_f579_9a93_2462);
-        let (h, m) = siphash_name_hash(&key, &msg[..15]);
-        assert_eq!((h, m), (0xa129_ca60, 0x49be_45e5));
+        let (hash, minor) = siphash_name_hash(&key, &msg[..15]);
+        assert_eq!((hash, minor), (0xa129_ca60, 0x49be_45e5));
     }
 
     /// `debugfs -R "dx_hash -h V -s 01234567-89ab-cdef-0123-456789abcdef NAME"` (e2fsprogs 1.47.0).
@@ -444,11 +450,11 @@ mod tests {
     #[test]
     fn hashes_match_debugfs() {
         let seed = seed_words(&SEED);
-        for &(name, v, hash, minor) in VECTORS {
+        for &(name, version, hash, minor) in VECTORS {
             assert_eq!(
-                dx_hash(name, v, &seed),
+                dx_hash(name, version, &seed),
                 Some((hash, minor)),
-                "{} version {v}",
+                "{} version {version}",
                 String::from_utf8_lossy(name)
             );
         }

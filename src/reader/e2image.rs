@@ -65,8 +65,9 @@ pub struct E2Image {
 }
 
 impl std::fmt::Debug for E2Image {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("E2Image")
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("E2Image")
             .field("size", &self.size)
             .field("runs", &self.runs.len())
             .finish()
@@ -76,9 +77,9 @@ impl std::fmt::Debug for E2Image {
 impl E2Image {
     /// Open the e2image file in `file` (its first bytes pass [`is_e2image`]).
     pub fn open(file: Source) -> Result<E2Image> {
-        let bad = |m: String| Error::Container {
+        let bad = |message: String| Error::Container {
             path: file.path().to_path_buf(),
-            message: format!("e2image file: {m}"),
+            message: format!("e2image file: {message}"),
         };
         let raw = file.read_partial(0, E2ImageHeader::SIZE as u64);
         let hdr: E2ImageHeader = crate::reader::ondisk::decode(&raw)
@@ -132,13 +133,13 @@ impl E2Image {
     /// The run holding disk byte `pos`, or the start of the next run (the end of the absent
     /// range) when none does.
     fn run_at(&self, pos: u64) -> std::result::Result<&Run, u64> {
-        let i = self.runs.partition_point(|r| r.virt <= pos);
-        if let Some(r) = i.checked_sub(1).and_then(|j| self.runs.get(j)) {
-            if pos < r.end() {
-                return Ok(r);
+        let after = self.runs.partition_point(|r| r.virt <= pos);
+        if let Some(run) = after.checked_sub(1).and_then(|j| self.runs.get(j)) {
+            if pos < run.end() {
+                return Ok(run);
             }
         }
-        Err(self.runs.get(i).map_or(self.size, |r| r.virt))
+        Err(self.runs.get(after).map_or(self.size, |r| r.virt))
     }
 }
 
@@ -166,13 +167,13 @@ fn map_groups(
         })?;
     let ctx = DescContext::new(sb);
     let desc_size = u64::from(geo.desc_size);
-    for i in 0..geo.desc_blocks {
-        let at = crate::reader::fs::desc_block_loc(geo, group_block, zero_adjust, i);
+    for index in 0..geo.desc_blocks {
+        let at = crate::reader::fs::desc_block_loc(geo, group_block, zero_adjust, index);
         if let Some(virt) = at.checked_mul(bs) {
             runs.push(Run {
                 virt,
                 len: bs,
-                src: (2 + i) * bs,
+                src: (2 + index) * bs,
                 held: bs,
             });
         }
@@ -185,18 +186,18 @@ fn map_groups(
     let imap_bytes = u64::from(geo.inodes_per_group / 8);
     // The table is read in runs of descriptor blocks (bounded by the file's size, checked above).
     let per_block = u64::from(geo.desc_per_block.max(1));
-    let mut g: u64 = 0;
+    let mut group: u64 = 0;
     let mut table_off = 0u64;
-    while table_off < table_bytes && g < u64::from(geo.group_count) {
+    while table_off < table_bytes && group < u64::from(geo.group_count) {
         let chunk = (table_bytes - table_off).min(256 * bs);
         let raw = file
             .read(2 * bs + table_off, chunk, "e2image descriptor table")
             .map_err(|e| e.to_string())?;
-        for d in raw.chunks_exact(desc_size as usize) {
-            if g >= u64::from(geo.group_count) || g / per_block >= geo.desc_blocks {
+        for raw_desc in raw.chunks_exact(desc_size as usize) {
+            if group >= u64::from(geo.group_count) || group / per_block >= geo.desc_blocks {
                 break;
             }
-            let gd = GroupDesc::parse(&ctx, g as u32, d);
+            let gd = GroupDesc::parse(&ctx, group as u32, raw_desc);
             let mut add = |blk: u64, len: u64, src: u64, held: u64| {
                 if blk != 0 && blk < geo.blocks_count {
                     if let Some(virt) = blk.checked_mul(bs) {
@@ -212,22 +213,22 @@ fn map_groups(
             add(
                 gd.inode_table,
                 itb * bs,
-                inode_base + g * itb * bs,
+                inode_base + group * itb * bs,
                 itb * bs,
             );
             add(
                 gd.block_bitmap,
                 bs,
-                bmap_base + g * bmap_bytes,
+                bmap_base + group * bmap_bytes,
                 bmap_bytes.min(bs),
             );
             add(
                 gd.inode_bitmap,
                 bs,
-                imap_base + g * imap_bytes,
+                imap_base + group * imap_bytes,
                 imap_bytes.min(bs),
             );
-            g += 1;
+            group += 1;
         }
         table_off += chunk;
     }
@@ -239,19 +240,19 @@ fn map_groups(
 fn merge(mut runs: Vec<Run>) -> Vec<Run> {
     runs.sort_unstable_by_key(|r| (r.virt, r.src));
     let mut out: Vec<Run> = Vec::with_capacity(runs.len());
-    for r in runs {
+    for run in runs {
         if let Some(last) = out.last_mut() {
             let contiguous = last.held == last.len
-                && r.held == r.len
-                && last.end() == r.virt
-                && last.src.checked_add(last.len) == Some(r.src);
+                && run.held == run.len
+                && last.end() == run.virt
+                && last.src.checked_add(last.len) == Some(run.src);
             if contiguous {
-                last.len += r.len;
-                last.held += r.held;
+                last.len += run.len;
+                last.held += run.held;
                 continue;
             }
         }
-        out.push(r);
+        out.push(run);
     }
     out.shrink_to_fit();
     out
@@ -274,11 +275,11 @@ impl Disk for E2Image {
     fn will_need(&self, offset: u64, len: u64) {
         let end = offset.saturating_add(len);
         let first = self.runs.partition_point(|r| r.end() <= offset);
-        for r in self.runs.iter().skip(first).take_while(|r| r.virt < end) {
-            let from = offset.max(r.virt) - r.virt;
-            let to = end.min(r.end()) - r.virt;
-            if from < r.held {
-                self.file.will_need(r.src + from, to.min(r.held) - from);
+        for run in self.runs.iter().skip(first).take_while(|r| r.virt < end) {
+            let from = offset.max(run.virt) - run.virt;
+            let to = end.min(run.end()) - run.virt;
+            if from < run.held {
+                self.file.will_need(run.src + from, to.min(run.held) - from);
             }
         }
     }
@@ -304,12 +305,12 @@ impl Disk for E2Image {
                     })
                 }
             };
-            let n = (run.end() - pos).min(rest) as usize;
-            let Some(dst) = buf.get_mut(done..done + n) else {
+            let len = (run.end() - pos).min(rest) as usize;
+            let Some(dst) = buf.get_mut(done..done + len) else {
                 break;
             };
             fill_from_run(&self.file, run, pos, dst)?;
-            done += n;
+            done += len;
         }
         Ok(())
     }
@@ -333,40 +334,40 @@ mod tests {
 
     #[test]
     fn runs_merge_only_when_contiguous_on_both_sides() {
-        let r = |virt, len, src, held| Run {
+        let run = |virt, len, src, held| Run {
             virt,
             len,
             src,
             held,
         };
-        let m = merge(vec![
-            r(8192, 4096, 20480, 4096),
-            r(4096, 4096, 16384, 4096),
-            r(16384, 4096, 24576, 4096),
-            r(20480, 4096, 28672, 512),
+        let merged = merge(vec![
+            run(8192, 4096, 20480, 4096),
+            run(4096, 4096, 16384, 4096),
+            run(16384, 4096, 24576, 4096),
+            run(20480, 4096, 28672, 512),
         ]);
         assert_eq!(
-            m,
+            merged,
             vec![
-                r(4096, 8192, 16384, 8192),
-                r(16384, 4096, 24576, 4096),
-                r(20480, 4096, 28672, 512)
+                run(4096, 8192, 16384, 8192),
+                run(16384, 4096, 24576, 4096),
+                run(20480, 4096, 28672, 512)
             ]
         );
     }
 
     #[test]
     fn hostile_headers_are_refused_without_panic() {
-        let mut b = vec![0u8; 8192];
-        b[..4].copy_from_slice(&E2IMAGE_MAGIC.to_le_bytes());
+        let mut bytes = vec![0u8; 8192];
+        bytes[..4].copy_from_slice(&E2IMAGE_MAGIC.to_le_bytes());
         for bsz in [0u32, 512, 3000, 1 << 20, u32::MAX] {
-            b[204..208].copy_from_slice(&bsz.to_le_bytes());
-            let src = Source::from_bytes(&b).unwrap();
+            bytes[204..208].copy_from_slice(&bsz.to_le_bytes());
+            let src = Source::from_bytes(&bytes).unwrap();
             assert!(E2Image::open(src).is_err(), "block size {bsz}");
         }
         // A valid block size but no superblock: opens with nothing but the superblock mapped.
-        b[204..208].copy_from_slice(&1024u32.to_le_bytes());
-        let img = E2Image::open(Source::from_bytes(&b).unwrap()).unwrap();
+        bytes[204..208].copy_from_slice(&1024u32.to_le_bytes());
+        let img = E2Image::open(Source::from_bytes(&bytes).unwrap()).unwrap();
         let mut buf = [0u8; 16];
         assert!(matches!(
             img.read_at(0, &mut buf, Access::Metadata),

@@ -12,34 +12,34 @@ pub const MAX_DEPTH: u16 = 5;
 
 impl ExtentHeader {
     /// Decode the 12-byte header.
-    pub fn parse(b: &[u8]) -> Result<ExtentHeader> {
-        let h = match ExtentHeader::decode_fast(b) {
+    pub fn parse(bytes: &[u8]) -> Result<ExtentHeader> {
+        let header = match ExtentHeader::decode_fast(bytes) {
             Some(h) => h,
-            None => ondisk::decode(b)?, // the Short error
+            None => ondisk::decode(bytes)?, // the Short error
         };
-        if h.magic != EXTENT_MAGIC {
+        if header.magic != EXTENT_MAGIC {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
-                format!("bad extent header magic 0x{:04x}", h.magic),
+                format!("bad extent header magic 0x{:04x}", header.magic),
             ));
         }
-        if h.depth > MAX_DEPTH {
+        if header.depth > MAX_DEPTH {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
-                format!("extent tree depth {} exceeds {MAX_DEPTH}", h.depth),
+                format!("extent tree depth {} exceeds {MAX_DEPTH}", header.depth),
             ));
         }
-        let cap = (b.len() - ExtentHeader::SIZE) / RawExtent::SIZE;
-        if usize::from(h.entries) > usize::from(h.max) || usize::from(h.max) > cap {
+        let cap = (bytes.len() - ExtentHeader::SIZE) / RawExtent::SIZE;
+        if usize::from(header.entries) > usize::from(header.max) || usize::from(header.max) > cap {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
                 format!(
                     "extent node claims {} entries (max {}) but holds room for {cap}",
-                    h.entries, h.max
+                    header.entries, header.max
                 ),
             ));
         }
-        Ok(h)
+        Ok(header)
     }
 }
 
@@ -66,28 +66,28 @@ pub struct ExtentIndex {
 }
 
 /// Leaf entries of a node (after a successful header parse).
-pub fn leaf_entries(node: &[u8], h: &ExtentHeader) -> Vec<Extent> {
-    leaf_iter(node, h).collect()
+pub fn leaf_entries(node: &[u8], header: &ExtentHeader) -> Vec<Extent> {
+    leaf_iter(node, header).collect()
 }
 
 /// Leaf entries of a node, without collecting them.
-pub fn leaf_iter<'a>(node: &'a [u8], h: &ExtentHeader) -> impl Iterator<Item = Extent> + 'a {
-    (0..usize::from(h.entries))
+pub fn leaf_iter<'a>(node: &'a [u8], header: &ExtentHeader) -> impl Iterator<Item = Extent> + 'a {
+    (0..usize::from(header.entries))
         .map_while(|i| RawExtent::decode_fast_at(node, entry_offset(i)))
-        .map(|e| {
-            let (len, uninit) = e.length();
+        .map(|raw| {
+            let (len, uninit) = raw.length();
             Extent {
-                logical: e.block,
+                logical: raw.block,
                 len,
                 uninit,
-                physical: e.start(),
+                physical: raw.start(),
             }
         })
 }
 
 /// Index entries of a node.
-pub fn index_entries(node: &[u8], h: &ExtentHeader) -> Vec<ExtentIndex> {
-    (0..usize::from(h.entries))
+pub fn index_entries(node: &[u8], header: &ExtentHeader) -> Vec<ExtentIndex> {
+    (0..usize::from(header.entries))
         .map_while(|i| RawExtentIdx::decode_fast_at(node, entry_offset(i)))
         .map(|ix| ExtentIndex {
             logical: ix.block,
@@ -104,23 +104,23 @@ where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let mut h = ExtentHeader::parse(root)?;
+    let mut header = ExtentHeader::parse(root)?;
     let mut node: Vec<u8> = root.to_vec();
     let mut steps = 0;
     loop {
-        if h.depth == 0 {
-            for e in leaf_entries(&node, &h) {
-                let start = u64::from(e.logical);
-                if u64::from(lblk) >= start && u64::from(lblk) < start + u64::from(e.len) {
-                    if e.uninit {
+        if header.depth == 0 {
+            for extent in leaf_entries(&node, &header) {
+                let start = u64::from(extent.logical);
+                if u64::from(lblk) >= start && u64::from(lblk) < start + u64::from(extent.len) {
+                    if extent.uninit {
                         return Ok(None);
                     }
-                    return Ok(Some(e.physical + (u64::from(lblk) - start)));
+                    return Ok(Some(extent.physical + (u64::from(lblk) - start)));
                 }
             }
             return Ok(None);
         }
-        let idx = index_entries(&node, &h);
+        let idx = index_entries(&node, &header);
         let Some(ix) = idx.iter().rev().find(|ix| ix.logical <= lblk) else {
             return Ok(None);
         };
@@ -133,17 +133,17 @@ where
         }
         let child = read_block(ix.child)?;
         let ch = ExtentHeader::parse(&child)?;
-        if ch.depth + 1 != h.depth {
+        if ch.depth + 1 != header.depth {
             return Err(Error::corrupt(
                 crate::ProblemKind::ExtentTree,
                 format!(
                     "extent block {} has depth {}, its parent {}",
-                    ix.child, ch.depth, h.depth
+                    ix.child, ch.depth, header.depth
                 ),
             ));
         }
         node = child.to_vec();
-        h = ch;
+        header = ch;
     }
 }
 
@@ -160,15 +160,15 @@ where
 {
     let map: IBlockMap = ondisk::decode(iblock)?;
     let per = blockmap::pointers_per_block(block_size);
-    let mut l = u64::from(lblk);
-    if let Some(&b) = map
+    let mut relative = u64::from(lblk);
+    if let Some(&direct) = map
         .direct
-        .get(l as usize)
-        .filter(|_| l < DIRECT_BLOCKS as u64)
+        .get(relative as usize)
+        .filter(|_| relative < DIRECT_BLOCKS as u64)
     {
-        return Ok((b != 0).then_some(u64::from(b)));
+        return Ok((direct != 0).then_some(u64::from(direct)));
     }
-    l -= DIRECT_BLOCKS as u64;
+    relative -= DIRECT_BLOCKS as u64;
     // (levels of indirection, blocks covered)
     let mut levels = [
         (1u32, per),
@@ -176,23 +176,23 @@ where
         (3, per.saturating_pow(3)),
     ];
     for (depth, span) in levels.iter_mut() {
-        if l < *span {
+        if relative < *span {
             let mut blk = u64::from(map.indirect(*depth).unwrap_or(0));
-            let mut rem = l;
+            let mut rem = relative;
             let mut div = *span / per;
             for _ in 0..*depth {
                 if blk == 0 {
                     return Ok(None);
                 }
-                let b = read_block(blk)?;
+                let block = read_block(blk)?;
                 let idx = (rem / div.max(1)) as usize;
                 rem %= div.max(1);
                 div /= per;
-                blk = u64::from(blockmap::pointer(&b, idx)?);
+                blk = u64::from(blockmap::pointer(&block, idx)?);
             }
             return Ok((blk != 0).then_some(blk));
         }
-        l -= *span;
+        relative -= *span;
     }
     Ok(None)
 }
@@ -242,8 +242,8 @@ impl BlockCsum {
 
 /// Checksum of an extent tree block: crc32c(inode seed, header + `max` entry slots); the result is
 /// stored in the 4 bytes right after the last slot (`struct ext4_extent_tail`).
-pub fn extent_block_csum(seed: u32, node: &[u8], h: &ExtentHeader) -> BlockCsum {
-    let tail = entry_offset(usize::from(h.max));
+pub fn extent_block_csum(seed: u32, node: &[u8], header: &ExtentHeader) -> BlockCsum {
+    let tail = entry_offset(usize::from(header.max));
     let computed =
         crate::reader::csum::crc32c_raw(seed, node.get(..tail.min(node.len())).unwrap_or(&[]));
     BlockCsum {
@@ -305,7 +305,7 @@ pub struct ExtentWalk {
 impl ExtentWalk {
     /// Leaf extents in order.
     pub fn leaves(&self) -> impl Iterator<Item = &Extent> {
-        self.items.iter().filter_map(|i| match i {
+        self.items.iter().filter_map(|item| match item {
             ExtentItem::Leaf { extent, .. } => Some(extent),
             ExtentItem::Index { .. } => None,
         })
@@ -321,35 +321,35 @@ where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    let mut w = ExtentWalk::default();
-    walk_extents_into(root, limits, read_block, &mut w)?;
-    Ok(w)
+    let mut walk = ExtentWalk::default();
+    walk_extents_into(root, limits, read_block, &mut walk)?;
+    Ok(walk)
 }
 
-/// [`walk_extents`] into `w`, reusing its buffers (cleared first): what a scan over many inodes
-/// calls so that an inode costs no allocation. On `Err` (unusable root) `w` is left empty.
+/// [`walk_extents`] into `walk`, reusing its buffers (cleared first): what a scan over many inodes
+/// calls so that an inode costs no allocation. On `Err` (unusable root) `walk` is left empty.
 pub fn walk_extents_into<F, B>(
     root: &[u8],
     limits: &WalkLimits,
     mut read_block: F,
-    w: &mut ExtentWalk,
+    walk: &mut ExtentWalk,
 ) -> Result<()>
 where
     F: FnMut(u64) -> Result<B>,
     B: std::ops::Deref<Target = [u8]>,
 {
-    w.items.clear();
-    w.nodes.clear();
-    w.problems.clear();
-    w.depth = 0;
-    w.root = None;
-    let h = ExtentHeader::parse(root)?;
-    w.depth = h.depth;
-    w.root = Some(h);
+    walk.items.clear();
+    walk.nodes.clear();
+    walk.problems.clear();
+    walk.depth = 0;
+    walk.root = None;
+    let header = ExtentHeader::parse(root)?;
+    walk.depth = header.depth;
+    walk.root = Some(header);
     // Tree blocks already read (cycle and shared-node detection): allocates only for trees
     // deeper than the root.
     let mut seen = std::collections::HashSet::new();
-    walk_node(root, &h, 0, limits, &mut read_block, &mut seen, w);
+    walk_node(root, &header, 0, limits, &mut read_block, &mut seen, walk);
     Ok(())
 }
 
@@ -383,13 +383,13 @@ fn walk_node<F, B>(
         let csum = limits
             .csum_seed
             .map(|seed| extent_block_csum(seed, &child, &child_header));
-        if let Some(c) = csum.filter(|c| !c.ok()) {
+        if let Some(csum) = csum.filter(|c| !c.ok()) {
             walk.problems.push(
                 Problem::new(
                     ProblemKind::ExtentTree,
                     format!(
                         "extent tree block {}: checksum 0x{:08x}, should be 0x{:08x}",
-                        index.child, c.stored, c.computed
+                        index.child, csum.stored, csum.computed
                     ),
                 )
                 .with_fault(Fault::Checksum),
@@ -541,12 +541,12 @@ impl BlockMapWalk {
     fn push_data(&mut self, lblk: u64, blk: u64) {
         self.total += 1;
         if let Some(MapRun {
-            kind: MapKind::Data(l),
+            kind: MapKind::Data(start),
             physical,
             len,
         }) = self.runs.last_mut()
         {
-            if *l + *len == lblk && *physical + *len == blk {
+            if *start + *len == lblk && *physical + *len == blk {
                 *len += 1;
                 return;
             }
@@ -688,16 +688,16 @@ mod tests {
         buf[4..6].copy_from_slice(&max.to_le_bytes());
         buf[6..8].copy_from_slice(&depth.to_le_bytes());
     }
-    fn index(buf: &mut [u8], i: usize, logical: u32, child: u32) {
-        let o = 12 + 12 * i;
-        buf[o..o + 4].copy_from_slice(&logical.to_le_bytes());
-        buf[o + 4..o + 8].copy_from_slice(&child.to_le_bytes());
+    fn index(buf: &mut [u8], slot: usize, logical: u32, child: u32) {
+        let offset = 12 + 12 * slot;
+        buf[offset..offset + 4].copy_from_slice(&logical.to_le_bytes());
+        buf[offset + 4..offset + 8].copy_from_slice(&child.to_le_bytes());
     }
-    fn leaf(buf: &mut [u8], i: usize, logical: u32, len: u16, phys: u32) {
-        let o = 12 + 12 * i;
-        buf[o..o + 4].copy_from_slice(&logical.to_le_bytes());
-        buf[o + 4..o + 6].copy_from_slice(&len.to_le_bytes());
-        buf[o + 8..o + 12].copy_from_slice(&phys.to_le_bytes());
+    fn leaf(buf: &mut [u8], slot: usize, logical: u32, len: u16, phys: u32) {
+        let offset = 12 + 12 * slot;
+        buf[offset..offset + 4].copy_from_slice(&logical.to_le_bytes());
+        buf[offset + 4..offset + 6].copy_from_slice(&len.to_le_bytes());
+        buf[offset + 8..offset + 12].copy_from_slice(&phys.to_le_bytes());
     }
     const LIM: WalkLimits = WalkLimits {
         first_data_block: 0,
@@ -715,31 +715,31 @@ mod tests {
         leaf(&mut blk, 0, 0, 3, 20);
         leaf(&mut blk, 1, 5, 32768 + 2, 30);
         let seed = 0xdead_beef;
-        let c = extent_block_csum(seed, &blk, &ExtentHeader::parse(&blk).unwrap());
+        let csum = extent_block_csum(seed, &blk, &ExtentHeader::parse(&blk).unwrap());
         let tail = 12 + 12 * 84;
-        blk[tail..tail + 4].copy_from_slice(&c.computed.to_le_bytes());
+        blk[tail..tail + 4].copy_from_slice(&csum.computed.to_le_bytes());
         let lim = WalkLimits {
             csum_seed: Some(seed),
             ..LIM
         };
-        let w = walk_extents(&root, &lim, |b| {
-            assert_eq!(b, 10);
+        let walk = walk_extents(&root, &lim, |requested| {
+            assert_eq!(requested, 10);
             Ok(&blk[..])
         })
         .unwrap();
-        assert!(w.problems.is_empty(), "{:?}", w.problems);
-        assert_eq!(w.items.len(), 3);
-        assert!(w.nodes[0].csum.unwrap().ok());
-        let l: Vec<_> = w.leaves().copied().collect();
-        assert!(l[1].uninit && l[1].len == 2);
+        assert!(walk.problems.is_empty(), "{:?}", walk.problems);
+        assert_eq!(walk.items.len(), 3);
+        assert!(walk.nodes[0].csum.unwrap().ok());
+        let leaves: Vec<_> = walk.leaves().copied().collect();
+        assert!(leaves[1].uninit && leaves[1].len == 2);
         // Same tree, wrong checksum seed: reported, not fatal.
         let bad = WalkLimits {
             csum_seed: Some(1),
             ..LIM
         };
-        let w = walk_extents(&root, &bad, |_| Ok(&blk[..])).unwrap();
-        assert_eq!(w.problems.len(), 1);
-        assert_eq!(w.problems[0].fault, Fault::Checksum);
+        let walk = walk_extents(&root, &bad, |_| Ok(&blk[..])).unwrap();
+        assert_eq!(walk.problems.len(), 1);
+        assert_eq!(walk.problems[0].fault, Fault::Checksum);
     }
 
     #[test]
@@ -754,19 +754,19 @@ mod tests {
         index(&mut root, 0, 0, 7);
         index(&mut root, 1, 5, 7);
         index(&mut root, 2, 9, 1000);
-        let w = walk_extents(&root, &LIM, |_| Ok(&node[..])).unwrap();
+        let walk = walk_extents(&root, &LIM, |_| Ok(&node[..])).unwrap();
         // block 7 read once; its children (7 again) are refused as repeats.
-        assert_eq!(w.nodes.len(), 1);
-        assert!(w
+        assert_eq!(walk.nodes.len(), 1);
+        assert!(walk
             .problems
             .iter()
             .any(|p| p.message.contains("more than once")));
-        assert!(w.problems.iter().any(|p| p.fault == Fault::OutOfRange));
+        assert!(walk.problems.iter().any(|p| p.fault == Fault::OutOfRange));
         // Depth mismatch.
         let mut flat = vec![0u8; 1024];
         header(&mut flat, 0, 84, 0);
-        let w = walk_extents(&root, &LIM, |_| Ok(&flat[..])).unwrap();
-        assert!(w.problems.iter().any(|p| p.message.contains("depth")));
+        let walk = walk_extents(&root, &LIM, |_| Ok(&flat[..])).unwrap();
+        assert!(walk.problems.iter().any(|p| p.message.contains("depth")));
         // Garbage root is an error.
         assert!(walk_extents(&[0u8; 60], &LIM, |_| Ok(&flat[..])).is_err());
     }
@@ -774,8 +774,9 @@ mod tests {
     #[test]
     fn blockmap_walk_order_and_bounds() {
         let mut ib = [0u8; 60];
-        for i in 0..12u32 {
-            ib[4 * i as usize..4 * i as usize + 4].copy_from_slice(&(20 + i).to_le_bytes());
+        for index in 0..12u32 {
+            ib[4 * index as usize..4 * index as usize + 4]
+                .copy_from_slice(&(20 + index).to_le_bytes());
         }
         ib[48..52].copy_from_slice(&40u32.to_le_bytes()); // IND
         ib[52..56].copy_from_slice(&41u32.to_le_bytes()); // DIND -> itself
@@ -784,29 +785,29 @@ mod tests {
         ind[4..8].copy_from_slice(&33u32.to_le_bytes());
         let mut dind = vec![0u8; 1024];
         dind[0..4].copy_from_slice(&41u32.to_le_bytes());
-        let w = walk_blockmap(&ib, 1024, &LIM, |b| {
-            Ok(if b == 40 { &ind[..] } else { &dind[..] })
+        let walk = walk_blockmap(&ib, 1024, &LIM, |requested| {
+            Ok(if requested == 40 { &ind[..] } else { &dind[..] })
         });
         assert_eq!(
-            w.runs[0],
+            walk.runs[0],
             MapRun {
                 kind: MapKind::Data(0),
                 physical: 20,
                 len: 12
             }
         );
-        assert_eq!(w.runs[1].kind, MapKind::Ind);
-        assert_eq!(w.runs[2].kind, MapKind::Data(12));
-        assert_eq!(w.runs[2].len, 2);
-        assert!(w
+        assert_eq!(walk.runs[1].kind, MapKind::Ind);
+        assert_eq!(walk.runs[2].kind, MapKind::Data(12));
+        assert_eq!(walk.runs[2].len, 2);
+        assert!(walk
             .problems
             .iter()
             .any(|p| p.message.contains("more than once")));
         // A triple indirect block past the end: reported.
         let mut ib2 = [0u8; 60];
         ib2[56..60].copy_from_slice(&5000u32.to_le_bytes());
-        let w = walk_blockmap(&ib2, 1024, &LIM, |_| Ok(&ind[..]));
-        assert_eq!(w.total, 1);
-        assert_eq!(w.problems.len(), 1);
+        let walk = walk_blockmap(&ib2, 1024, &LIM, |_| Ok(&ind[..]));
+        assert_eq!(walk.total, 1);
+        assert_eq!(walk.problems.len(), 1);
     }
 }

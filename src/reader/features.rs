@@ -220,11 +220,11 @@ pub fn mntopt_names(mask: u32) -> Vec<String> {
         _ => {}
     }
     for bit in 0..32u32 {
-        let m = 1u32 << bit;
-        if m & 0x60 != 0 || mask & m == 0 {
+        let bit_mask = 1u32 << bit;
+        if bit_mask & 0x60 != 0 || mask & bit_mask == 0 {
             continue;
         }
-        match NAMES.iter().find(|(v, _)| *v == m) {
+        match NAMES.iter().find(|(v, _)| *v == bit_mask) {
             Some((_, n)) => out.push((*n).to_string()),
             None => out.push(format!("MNTOPT_{bit}")),
         }

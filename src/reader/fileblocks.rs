@@ -61,9 +61,9 @@ pub struct WalkSummary {
 }
 
 impl WalkSummary {
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, problem: Problem) {
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(p);
+            self.problems.push(problem);
         } else {
             self.problems_omitted += 1;
         }
@@ -81,16 +81,16 @@ struct Walker<'a, 'f> {
 }
 
 impl Walker<'_, '_> {
-    fn in_range(&self, b: u64) -> bool {
-        b >= self.limits.first_data_block && b < self.limits.blocks_count
+    fn in_range(&self, blk: u64) -> bool {
+        blk >= self.limits.first_data_block && blk < self.limits.blocks_count
     }
 
-    fn emit(&mut self, e: MapEvent) -> ControlFlow<()> {
-        let r = (self.visit)(e);
-        if r.is_break() {
+    fn emit(&mut self, event: MapEvent) -> ControlFlow<()> {
+        let flow = (self.visit)(event);
+        if flow.is_break() {
             self.sum.stopped = true;
         }
-        r
+        flow
     }
 
     fn flush(&mut self) -> ControlFlow<()> {
@@ -102,9 +102,9 @@ impl Walker<'_, '_> {
 
     fn data_block(&mut self, logical: u64, physical: u64) -> ControlFlow<()> {
         self.sum.total += 1;
-        if let Some(p) = self.pending.as_mut() {
-            if p.logical + p.len == logical && p.physical + p.len == physical {
-                p.len += 1;
+        if let Some(run) = self.pending.as_mut() {
+            if run.logical + run.len == logical && run.physical + run.len == physical {
+                run.len += 1;
                 return ControlFlow::Continue(());
             }
         }
@@ -157,14 +157,14 @@ impl Walker<'_, '_> {
             }
         };
         let span = per.saturating_pow(depth - 1);
-        for i in 0..per {
-            let slot = BlockPointer::SIZE.saturating_mul(i as usize);
+        for index in 0..per {
+            let slot = BlockPointer::SIZE.saturating_mul(index as usize);
             let child =
                 u64::from(ondisk::decode_at::<BlockPointer>(&data, slot).map_or(0, |p| p.0));
             if child == 0 {
                 continue;
             }
-            let lbase = base.saturating_add(i.saturating_mul(span));
+            let lbase = base.saturating_add(index.saturating_mul(span));
             if depth == 1 {
                 self.data_block(lbase, child)?;
             } else {
@@ -174,23 +174,23 @@ impl Walker<'_, '_> {
         ControlFlow::Continue(())
     }
 
-    fn extent_node(&mut self, node: &[u8], h: &ExtentHeader, level: u16) -> ControlFlow<()> {
-        if h.depth == 0 {
-            for e in extent::leaf_entries(node, h) {
-                if e.len == 0 {
+    fn extent_node(&mut self, node: &[u8], header: &ExtentHeader, level: u16) -> ControlFlow<()> {
+        if header.depth == 0 {
+            for extent in extent::leaf_entries(node, header) {
+                if extent.len == 0 {
                     continue;
                 }
-                self.sum.total += u64::from(e.len);
+                self.sum.total += u64::from(extent.len);
                 self.emit(MapEvent::Data(Run {
-                    logical: u64::from(e.logical),
-                    physical: e.physical,
-                    len: u64::from(e.len),
-                    uninit: e.uninit,
+                    logical: u64::from(extent.logical),
+                    physical: extent.physical,
+                    len: u64::from(extent.len),
+                    uninit: extent.uninit,
                 }))?;
             }
             return ControlFlow::Continue(());
         }
-        for ix in extent::index_entries(node, h) {
+        for ix in extent::index_entries(node, header) {
             if !self.in_range(ix.child) {
                 self.sum.problem(Problem::new(
                     ProblemKind::ExtentTree,
@@ -223,13 +223,13 @@ impl Walker<'_, '_> {
                 }
             };
             let ch = match ExtentHeader::parse(&child) {
-                Ok(ch) if ch.depth + 1 == h.depth && level < MAX_DEPTH => ch,
+                Ok(ch) if ch.depth + 1 == header.depth && level < MAX_DEPTH => ch,
                 Ok(ch) => {
                     self.sum.problem(Problem::new(
                         ProblemKind::ExtentTree,
                         format!(
                             "extent tree block {} has depth {}, but its parent has depth {}",
-                            ix.child, ch.depth, h.depth
+                            ix.child, ch.depth, header.depth
                         ),
                     ));
                     continue;
@@ -257,7 +257,7 @@ pub fn walk_block_map(
     visit: &mut dyn FnMut(MapEvent) -> ControlFlow<()>,
 ) -> WalkSummary {
     let per = (fs.block_size() / 4).max(1);
-    let mut w = Walker {
+    let mut walker = Walker {
         fs,
         limits,
         seen: HashSet::new(),
@@ -268,23 +268,23 @@ pub fn walk_block_map(
     let map = ondisk::decode::<IBlockMap>(iblock).ok();
     let slot = |i: usize| u64::from(map.and_then(|m| m.slot(i)).unwrap_or(0));
     let _ = (|| {
-        for i in 0..12u64 {
-            let b = slot(i as usize);
-            if b != 0 {
-                w.data_block(i, b)?;
+        for logical in 0..12u64 {
+            let physical = slot(logical as usize);
+            if physical != 0 {
+                walker.data_block(logical, physical)?;
             }
         }
         let mut base = 12u64;
         for (index, depth) in [(12usize, 1u32), (13, 2), (14, 3)] {
-            let b = slot(index);
-            if b != 0 {
-                w.map_level(b, depth, base, per)?;
+            let blk = slot(index);
+            if blk != 0 {
+                walker.map_level(blk, depth, base, per)?;
             }
             base = base.saturating_add(per.saturating_pow(depth));
         }
-        w.flush()
+        walker.flush()
     })();
-    w.sum
+    walker.sum
 }
 
 /// Walk the extent tree rooted in `i_block`, reporting every leaf extent (uninitialised ones
@@ -295,12 +295,12 @@ pub fn walk_extent_tree(
     limits: WalkLimits,
     visit: &mut dyn FnMut(Run) -> ControlFlow<()>,
 ) -> Result<WalkSummary> {
-    let h = ExtentHeader::parse(iblock)?;
-    let mut adapt = |e: MapEvent| match e {
+    let header = ExtentHeader::parse(iblock)?;
+    let mut adapt = |event: MapEvent| match event {
         MapEvent::Data(r) => visit(r),
         MapEvent::Mapping { .. } => ControlFlow::Continue(()),
     };
-    let mut w = Walker {
+    let mut walker = Walker {
         fs,
         limits,
         seen: HashSet::new(),
@@ -308,8 +308,8 @@ pub fn walk_extent_tree(
         visit: &mut adapt,
         pending: None,
     };
-    let _ = w.extent_node(iblock, &h, 0);
-    Ok(w.sum)
+    let _ = walker.extent_node(iblock, &header, 0);
+    Ok(walker.sum)
 }
 
 /// Walk the data runs of inode `ino` whatever its map (extents or block map), in logical order as
@@ -327,14 +327,14 @@ pub fn for_each_run(
     }
     let limits = inode::walk_limits(fs, ino, inode);
     if inode.has_flag(inode::EXTENTS_FL) {
-        return walk_extent_tree(fs, &inode.block, limits, visit).map_err(|e| {
+        return walk_extent_tree(fs, &inode.block, limits, visit).map_err(|error| {
             Error::corrupt(
                 crate::ProblemKind::BlockMap,
-                format!("inode {ino}: extent tree root: {e}"),
+                format!("inode {ino}: extent tree root: {error}"),
             )
         });
     }
-    let mut adapt = |e: MapEvent| match e {
+    let mut adapt = |event: MapEvent| match event {
         MapEvent::Data(r) => visit(r),
         MapEvent::Mapping { .. } => ControlFlow::Continue(()),
     };
@@ -345,10 +345,10 @@ pub fn for_each_run(
 /// walking only until it is passed.
 pub fn map_block(fs: &Filesystem, ino: u32, inode: &Inode, lblk: u64) -> Result<Option<u64>> {
     let mut found = None;
-    for_each_run(fs, ino, inode, &mut |r| {
-        if lblk >= r.logical && lblk - r.logical < r.len {
-            if !r.uninit {
-                found = Some(r.physical + (lblk - r.logical));
+    for_each_run(fs, ino, inode, &mut |run| {
+        if lblk >= run.logical && lblk - run.logical < run.len {
+            if !run.uninit {
+                found = Some(run.physical + (lblk - run.logical));
             }
             return ControlFlow::Break(());
         }
@@ -371,18 +371,19 @@ pub struct Fragmentation {
 
 /// Count extents and physically contiguous runs of inode `ino`.
 pub fn fragmentation(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Fragmentation> {
-    let mut f = Fragmentation::default();
+    let mut frag = Fragmentation::default();
     let mut last: Option<Run> = None;
-    for_each_run(fs, ino, inode, &mut |r| {
-        f.extents += 1;
-        f.blocks += r.len;
-        let joins = last
-            .is_some_and(|l| l.logical + l.len == r.logical && l.physical + l.len == r.physical);
+    for_each_run(fs, ino, inode, &mut |run| {
+        frag.extents += 1;
+        frag.blocks += run.len;
+        let joins = last.is_some_and(|prev| {
+            prev.logical + prev.len == run.logical && prev.physical + prev.len == run.physical
+        });
         if !joins {
-            f.runs += 1;
+            frag.runs += 1;
         }
-        last = Some(r);
+        last = Some(run);
         ControlFlow::Continue(())
     })?;
-    Ok(f)
+    Ok(frag)
 }

@@ -72,8 +72,9 @@ impl BlockCache {
 }
 
 impl std::fmt::Debug for BlockCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BlockCache")
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("BlockCache")
             .field("per_shard", &self.per_shard)
             .finish()
     }
@@ -139,21 +140,21 @@ pub fn select_window(src: Source, opts: &OpenOptions) -> Result<(Source, Option<
         return Ok((src.window(off, None)?, None));
     }
     let table = partition::read_table(&src);
-    if let Some(n) = opts.partition {
+    if let Some(number) = opts.partition {
         let Some((_, parts)) = table else {
             return Err(Error::Invalid(format!(
-                "{}: --partition {n} given, but the image has no MBR or GPT partition table",
+                "{}: --partition {number} given, but the image has no MBR or GPT partition table",
                 src.path().display()
             )));
         };
-        let Some(p) = parts.iter().find(|p| p.number == n).cloned() else {
+        let Some(part) = parts.iter().find(|p| p.number == number).cloned() else {
             return Err(Error::Invalid(format!(
-                "{}: no partition {n}; the table has: {}",
+                "{}: no partition {number}; the table has: {}",
                 src.path().display(),
                 describe(&parts)
             )));
         };
-        return Ok((src.window(p.offset, Some(p.size))?, Some(p)));
+        return Ok((src.window(part.offset, Some(part.size))?, Some(part)));
     }
     if partition::has_ext_magic(&src, 0) {
         return Ok((src, None));
@@ -161,8 +162,8 @@ pub fn select_window(src: Source, opts: &OpenOptions) -> Result<(Source, Option<
     if let Some((kind, parts)) = table.filter(|(_, p)| !p.is_empty()) {
         let ext: Vec<&Partition> = parts.iter().filter(|p| p.has_ext_magic).collect();
         if ext.len() == 1 {
-            if let Some(p) = ext.first().map(|p| (*p).clone()) {
-                return Ok((src.window(p.offset, Some(p.size))?, Some(p)));
+            if let Some(part) = ext.first().map(|p| (*p).clone()) {
+                return Ok((src.window(part.offset, Some(part.size))?, Some(part)));
             }
         }
         let what = if ext.is_empty() {
@@ -186,15 +187,15 @@ fn describe(parts: &[Partition]) -> String {
     }
     parts
         .iter()
-        .map(|p| {
+        .map(|part| {
             format!(
                 "#{} at byte {} ({} bytes, type {}{}{})",
-                p.number,
-                p.offset,
-                p.size,
-                p.kind,
-                if p.linux { ", Linux" } else { "" },
-                if p.has_ext_magic { ", ext2/3/4" } else { "" }
+                part.number,
+                part.offset,
+                part.size,
+                part.kind,
+                if part.linux { ", Linux" } else { "" },
+                if part.has_ext_magic { ", ext2/3/4" } else { "" }
             )
         })
         .collect::<Vec<_>>()
@@ -247,11 +248,11 @@ impl Filesystem {
             Ok(p) => Ok((p, None)),
             Err(strict) => attempt(false).map(|p| (p, Some(strict))),
         };
-        let (p, strict_failure) = match first {
+        let (opened, strict_failure) = match first {
             Ok(x) => x,
             Err(failure) => {
-                if let Some(c) = crate::reader::container::identify_source(&src) {
-                    return Err(Error::NotExt(c.to_string()));
+                if let Some(container) = crate::reader::container::identify_source(&src) {
+                    return Err(Error::NotExt(container.to_string()));
                 }
                 let mut hint = if failure == OpenFailure::ShortRead {
                     short_read_detail(&src, sb_block, opts.blocksize)
@@ -269,19 +270,19 @@ impl Filesystem {
                 return Err(Error::Open { failure, hint });
             }
         };
-        let cache = BlockCache::new(p.geo.block_size);
+        let cache = BlockCache::new(opened.geo.block_size);
         let fs = Filesystem {
             cache,
             source: src,
-            sb: p.sb,
-            geo: p.geo,
-            ctx: p.ctx,
+            sb: opened.sb,
+            geo: opened.geo,
+            ctx: opened.ctx,
             sb_block,
             strict_failure,
             partition: part,
-            group_block: p.group_block,
-            zero_adjust: p.zero_adjust,
-            has_descs: p.has_descs,
+            group_block: opened.group_block,
+            zero_adjust: opened.zero_adjust,
+            has_descs: opened.has_descs,
             descs: OnceLock::new(),
             replayed: None,
         };
@@ -325,8 +326,8 @@ impl Filesystem {
 
     /// One filesystem block (through the bounded block cache).
     pub fn block(&self, blk: u64) -> Result<Block> {
-        if let Some(b) = self.cache.get(blk) {
-            return Ok(b);
+        if let Some(cached) = self.cache.get(blk) {
+            return Ok(cached);
         }
         let bs = self.geo.block_size;
         let off = self.block_offset(blk)?;
@@ -360,30 +361,32 @@ impl Filesystem {
     pub fn prefetch(&self, blocks: impl IntoIterator<Item = u64>) {
         let bs = self.geo.block_size;
         let mut run: Option<(u64, u64)> = None;
-        let flush = |r: Option<(u64, u64)>| {
-            if let Some((start, len)) = r {
-                if let (Some(off), Some(n)) = (start.checked_mul(bs), len.checked_mul(bs)) {
-                    self.source.will_need(off, n);
+        let flush = |pending: Option<(u64, u64)>| {
+            if let Some((start, len)) = pending {
+                if let (Some(off), Some(byte_len)) = (start.checked_mul(bs), len.checked_mul(bs)) {
+                    self.source.will_need(off, byte_len);
                 }
             }
         };
-        for b in blocks {
+        for blk in blocks {
             run = match run {
-                Some((start, len)) if start.checked_add(len) == Some(b) && len < PREFETCH_SPAN => {
+                Some((start, len))
+                    if start.checked_add(len) == Some(blk) && len < PREFETCH_SPAN =>
+                {
                     Some((start, len + 1))
                 }
                 other => {
                     flush(other);
-                    Some((b, 1))
+                    Some((blk, 1))
                 }
             };
         }
         flush(run);
     }
 
-    /// Block holding descriptor block `i` of the table in use.
-    pub fn desc_block_loc(&self, i: u64) -> u64 {
-        desc_block_loc(&self.geo, self.group_block, self.zero_adjust, i)
+    /// Block holding descriptor block `index` of the table in use.
+    pub fn desc_block_loc(&self, index: u64) -> u64 {
+        desc_block_loc(&self.geo, self.group_block, self.zero_adjust, index)
     }
 
     /// Raw bytes of descriptor `group` (desc_size bytes).
@@ -395,9 +398,9 @@ impl Filesystem {
             )));
         }
         let per = u64::from(self.geo.desc_per_block.max(1));
-        let i = u64::from(group) / per;
+        let index = u64::from(group) / per;
         let within = (u64::from(group) % per) * u64::from(self.geo.desc_size);
-        let blk = self.desc_block_loc(i);
+        let blk = self.desc_block_loc(index);
         let block = self.block(blk)?;
         let start = usize::try_from(within).unwrap_or(usize::MAX);
         start
@@ -449,31 +452,31 @@ impl Filesystem {
         let nblocks = u64::from(groups).div_ceil(per);
         // Runs of consecutive descriptor blocks, at most DESC_READ_RUN blocks each.
         let mut runs: Vec<(u64, u64, u64)> = Vec::new(); // (first index, location, blocks)
-        for i in 0..nblocks {
-            let loc = self.desc_block_loc(i);
+        for index in 0..nblocks {
+            let loc = self.desc_block_loc(index);
             match runs.last_mut() {
                 Some(r) if r.1 + r.2 == loc && r.2 < DESC_READ_RUN => r.2 += 1,
-                _ => runs.push((i, loc, 1)),
+                _ => runs.push((index, loc, 1)),
             }
         }
         let bs = self.geo.block_size;
         let decoded: Option<Vec<Vec<GroupDesc>>> = runs
             .par_iter()
-            .map(|&(first, loc, n)| {
+            .map(|&(first, loc, count)| {
                 let data = self
                     .source
-                    .read(loc.checked_mul(bs)?, n * bs, "group descriptors")
+                    .read(loc.checked_mul(bs)?, count * bs, "group descriptors")
                     .ok()?;
-                let mut out = Vec::with_capacity((n * per) as usize);
-                for b in 0..n {
-                    for k in 0..per {
-                        let g = (first + b) * per + k;
-                        if g >= u64::from(groups) {
+                let mut out = Vec::with_capacity((count * per) as usize);
+                for block in 0..count {
+                    for slot in 0..per {
+                        let group = (first + block) * per + slot;
+                        if group >= u64::from(groups) {
                             break;
                         }
-                        let at = (b * bs + k * ds as u64) as usize;
+                        let at = (block * bs + slot * ds as u64) as usize;
                         let raw = data.get(at..at + ds)?;
-                        out.push(self.decode_desc(g as u32, raw));
+                        out.push(self.decode_desc(group as u32, raw));
                     }
                 }
                 Some(out)
@@ -534,19 +537,20 @@ impl Filesystem {
             return Err(LibError::IllegalInode);
         }
         let gd = self.desc(group)?;
-        let t = gd.inode_table;
-        if t == 0 {
+        let table = gd.inode_table;
+        if table == 0 {
             return Err(LibError::MissingInodeTable);
         }
-        if t < self.geo.first_data_block
-            || t.saturating_add(u64::from(self.geo.inode_blocks_per_group)) > self.geo.blocks_count
+        if table < self.geo.first_data_block
+            || table.saturating_add(u64::from(self.geo.inode_blocks_per_group))
+                > self.geo.blocks_count
         {
             return Err(LibError::BadInodeTable);
         }
-        let off = t
+        let off = table
             .saturating_mul(self.geo.block_size)
             .saturating_add(u64::from((ino - 1) % ipg) * u64::from(self.geo.inode_size));
-        let raw = self.inode_at(off, ino).map_err(|e| match e {
+        let raw = self.inode_at(off, ino).map_err(|error| match error {
             Error::Truncated { .. } => LibError::ShortRead,
             other => LibError::from(other),
         })?;
@@ -585,17 +589,22 @@ impl Filesystem {
     }
 }
 
-/// Where descriptor block `i` is read from, as ext2fs_open2 reads the table.
-pub(crate) fn desc_block_loc(geo: &Geometry, group_block: u64, zero_adjust: u64, i: u64) -> u64 {
+/// Where descriptor block `index` is read from, as ext2fs_open2 reads the table.
+pub(crate) fn desc_block_loc(
+    geo: &Geometry,
+    group_block: u64,
+    zero_adjust: u64,
+    index: u64,
+) -> u64 {
     let classic = if geo.meta_bg {
         u64::from(geo.first_meta_bg).min(geo.desc_blocks)
     } else {
         geo.desc_blocks
     };
-    if i < classic {
-        group_block + zero_adjust + 1 + i
+    if index < classic {
+        group_block + zero_adjust + 1 + index
     } else {
-        geo.descriptor_block_loc(group_block, i)
+        geo.descriptor_block_loc(group_block, index)
     }
 }
 
@@ -637,8 +646,8 @@ fn try_open(
         if sb.magic != crate::reader::superblock::EXT2_MAGIC {
             fail = Some(OpenFailure::BadMagic);
         }
-        if let Some(f) = fail {
-            return Err(f);
+        if let Some(failure) = fail {
+            return Err(failure);
         }
     }
     let geo = Geometry::new(&sb, opts.force)?;
@@ -687,8 +696,8 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
     while bs <= 65536 {
         let bpg = bs * 8;
         let first = u64::from(bs == 1024);
-        for g in [1u64, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343] {
-            let blk = first + g * bpg;
+        for group in [1u64, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343] {
+            let blk = first + group * bpg;
             let Some(raw) = blk.checked_mul(bs).and_then(|o| src.try_read(o, 1024)) else {
                 continue;
             };
@@ -697,11 +706,11 @@ pub fn find_backup_superblocks(src: &Source) -> Vec<(u64, u64)> {
             };
             if sb.block_size_checked() == Some(bs)
                 && Geometry::new(&sb, false).is_ok()
-                && (u64::from(sb.block_group_nr) == g
+                && (u64::from(sb.block_group_nr) == group
                     // mke2fs before 1.41 left s_block_group_nr 0 in backups: accept one whose
                     // own geometry puts group g's first block exactly here.
                     || (sb.block_group_nr == 0
-                        && u64::from(sb.first_data_block) + g * u64::from(sb.blocks_per_group)
+                        && u64::from(sb.first_data_block) + group * u64::from(sb.blocks_per_group)
                             == blk))
             {
                 found.push((blk, bs));
@@ -741,12 +750,12 @@ fn short_read_detail(src: &Source, sb_block: u64, blocksize: Option<u64>) -> Str
         sb_block
     };
     let zero_adjust = u64::from(group_block == 0 && geo.block_size == 1024);
-    for i in [0, geo.desc_blocks.saturating_sub(1)] {
-        let blk = desc_block_loc(&geo, group_block, zero_adjust, i);
+    for index in [0, geo.desc_blocks.saturating_sub(1)] {
+        let blk = desc_block_loc(&geo, group_block, zero_adjust, index);
         let off = blk.saturating_mul(geo.block_size);
         if src.try_read(off, geo.block_size).is_none() {
             return format!(
-                ": group descriptor block {i} (block {blk}, byte offset {off}, {} bytes) lies beyond the end of the image ({len} bytes): image truncated?",
+                ": group descriptor block {index} (block {blk}, byte offset {off}, {} bytes) lies beyond the end of the image ({len} bytes): image truncated?",
                 geo.block_size
             );
         }
@@ -783,11 +792,11 @@ fn backup_hint(src: &Source) -> String {
     if src.len() < 2048 {
         return String::new();
     }
-    let b = find_backup_superblocks(src);
-    if b.is_empty() {
+    let backups = find_backup_superblocks(src);
+    if backups.is_empty() {
         return String::new();
     }
-    let list: Vec<String> = b
+    let list: Vec<String> = backups
         .iter()
         .take(4)
         .map(|(blk, bs)| format!("-o superblock={blk} -o blocksize={bs}"))

@@ -71,21 +71,21 @@ pub struct GroupLayout {
 }
 
 /// The sparse_super rule: groups 0 and 1 and the powers of 3, 5 and 7 carry superblock backups.
-pub fn sparse_super_group(g: u64) -> bool {
-    if g <= 1 {
+pub fn sparse_super_group(group: u64) -> bool {
+    if group <= 1 {
         return true;
     }
-    g & 1 == 1 && (is_power_of(g, 3) || is_power_of(g, 5) || is_power_of(g, 7))
+    group & 1 == 1 && (is_power_of(group, 3) || is_power_of(group, 5) || is_power_of(group, 7))
 }
 
-fn is_power_of(mut n: u64, base: u64) -> bool {
-    while n > 1 {
-        if n % base != 0 {
+fn is_power_of(mut value: u64, base: u64) -> bool {
+    while value > 1 {
+        if value % base != 0 {
             return false;
         }
-        n /= base;
+        value /= base;
     }
-    n == 1
+    value == 1
 }
 
 impl Geometry {
@@ -132,7 +132,7 @@ impl Geometry {
         let journal_dev = sb.has_incompat(INCOMPAT_JOURNAL_DEV);
         let desc_size = sb.desc_size();
         let desc_per_block = (block_size / u64::from(desc_size.max(1))) as u32;
-        let mut g = Geometry {
+        let mut geo = Geometry {
             block_size,
             cluster_bits,
             first_data_block: u64::from(sb.first_data_block),
@@ -156,7 +156,7 @@ impl Geometry {
             journal_dev,
         };
         if journal_dev {
-            return Ok(g);
+            return Ok(geo);
         }
         if sb.inodes_per_group == 0 {
             return Err(CorruptSuperblock);
@@ -169,23 +169,24 @@ impl Geometry {
             || u64::from(sb.blocks_per_group) > max_bpg
             || inode_blocks_per_group > max_ipg
             || desc_per_block == 0
-            || g.first_data_block >= g.blocks_count
+            || geo.first_data_block >= geo.blocks_count
         {
             return Err(CorruptSuperblock);
         }
-        let groups = (g.blocks_count - g.first_data_block).div_ceil(u64::from(sb.blocks_per_group));
+        let groups =
+            (geo.blocks_count - geo.first_data_block).div_ceil(u64::from(sb.blocks_per_group));
         if groups >> 32 != 0 {
             return Err(CorruptSuperblock);
         }
-        g.group_count = groups as u32;
+        geo.group_count = groups as u32;
         if groups * u64::from(sb.inodes_per_group) != u64::from(sb.inodes_count) {
             return Err(CorruptSuperblock);
         }
-        g.desc_blocks = groups.div_ceil(u64::from(desc_per_block));
-        if g.meta_bg && u64::from(sb.first_meta_bg) > g.desc_blocks {
+        geo.desc_blocks = groups.div_ceil(u64::from(desc_per_block));
+        if geo.meta_bg && u64::from(sb.first_meta_bg) > geo.desc_blocks {
             return Err(CorruptSuperblock);
         }
-        Ok(g)
+        Ok(geo)
     }
 
     /// Cluster ratio (blocks per cluster).
@@ -200,35 +201,35 @@ impl Geometry {
     pub fn inodes_count(&self) -> u64 {
         u64::from(self.group_count) * u64::from(self.inodes_per_group)
     }
-    /// First block of group `g` (ext2fs_group_first_block2).
-    pub fn group_first_block(&self, g: u32) -> u64 {
-        self.first_data_block + u64::from(g) * u64::from(self.blocks_per_group)
+    /// First block of group `group` (ext2fs_group_first_block2).
+    pub fn group_first_block(&self, group: u32) -> u64 {
+        self.first_data_block + u64::from(group) * u64::from(self.blocks_per_group)
     }
-    /// Last block of group `g` (ext2fs_group_last_block2).
-    pub fn group_last_block(&self, g: u32) -> u64 {
-        if g + 1 >= self.group_count {
+    /// Last block of group `group` (ext2fs_group_last_block2).
+    pub fn group_last_block(&self, group: u32) -> u64 {
+        if group + 1 >= self.group_count {
             self.blocks_count.saturating_sub(1)
         } else {
-            self.group_first_block(g) + u64::from(self.blocks_per_group) - 1
+            self.group_first_block(group) + u64::from(self.blocks_per_group) - 1
         }
     }
-    /// Number of blocks in group `g`.
-    pub fn group_blocks(&self, g: u32) -> u64 {
-        self.group_last_block(g) + 1 - self.group_first_block(g)
+    /// Number of blocks in group `group`.
+    pub fn group_blocks(&self, group: u32) -> u64 {
+        self.group_last_block(group) + 1 - self.group_first_block(group)
     }
     /// Group containing block `blk` (ext2fs_group_of_blk2).
     pub fn group_of_block(&self, blk: u64) -> u64 {
         blk.saturating_sub(self.first_data_block) / u64::from(self.blocks_per_group.max(1))
     }
-    /// Does group `g` carry a superblock backup (ext2fs_bg_has_super)?
-    pub fn bg_has_super(&self, g: u32) -> bool {
-        if g == 0 {
+    /// Does group `group` carry a superblock backup (ext2fs_bg_has_super)?
+    pub fn bg_has_super(&self, group: u32) -> bool {
+        if group == 0 {
             return true;
         }
         if self.sparse_super2 {
-            return g == self.backup_bgs[0] || g == self.backup_bgs[1];
+            return group == self.backup_bgs[0] || group == self.backup_bgs[1];
         }
-        !self.sparse_super || sparse_super_group(u64::from(g))
+        !self.sparse_super || sparse_super_group(u64::from(group))
     }
     /// Descriptor blocks counted for a group with a classic table copy (meta_bg: first_meta_bg).
     pub fn old_desc_blocks(&self) -> u64 {
@@ -238,42 +239,42 @@ impl Geometry {
             self.desc_blocks + u64::from(self.reserved_gdt_blocks)
         }
     }
-    /// Superblock and descriptor locations of group `g` (ext2fs_super_and_bgd_loc2).
-    pub fn layout(&self, g: u32) -> GroupLayout {
-        let mut group_block = self.group_first_block(g);
+    /// Superblock and descriptor locations of group `group` (ext2fs_super_and_bgd_loc2).
+    pub fn layout(&self, group: u32) -> GroupLayout {
+        let mut group_block = self.group_first_block(group);
         if group_block == 0 && self.block_size == 1024 {
             group_block = 1;
         }
         let mut out = GroupLayout::default();
-        let has_super = self.bg_has_super(g);
+        let has_super = self.bg_has_super(group);
         if has_super {
             out.super_blk = group_block;
             out.used_blks += 1;
         }
         let per = self.desc_per_block.max(1);
-        let meta_bg = g / per;
+        let meta_bg = group / per;
         if !self.meta_bg || meta_bg < self.first_meta_bg {
             if has_super {
                 out.old_desc_blk = group_block + 1;
                 out.used_blks += self.old_desc_blocks();
             }
         } else {
-            let r = g % per;
-            if r == 0 || r == 1 || r == per - 1 {
+            let position = group % per;
+            if position == 0 || position == 1 || position == per - 1 {
                 out.new_desc_blk = group_block + u64::from(has_super);
                 out.used_blks += 1;
             }
         }
         out
     }
-    /// Block holding descriptor block `i` when the table is read relative to `group_block`
+    /// Block holding descriptor block `index` when the table is read relative to `group_block`
     /// (ext2fs_descriptor_block_loc2; `group_block` is first_data_block for the primary copy).
-    pub fn descriptor_block_loc(&self, group_block: u64, i: u64) -> u64 {
-        let adjust = u64::from(i == 0 && self.block_size == 1024 && self.cluster_bits > 0);
-        if !self.meta_bg || i < u64::from(self.first_meta_bg) {
-            return group_block + i + 1 + adjust;
+    pub fn descriptor_block_loc(&self, group_block: u64, index: u64) -> u64 {
+        let adjust = u64::from(index == 0 && self.block_size == 1024 && self.cluster_bits > 0);
+        if !self.meta_bg || index < u64::from(self.first_meta_bg) {
+            return group_block + index + 1 + adjust;
         }
-        let bg64 = u64::from(self.desc_per_block) * i;
+        let bg64 = u64::from(self.desc_per_block) * index;
         let bg = u32::try_from(bg64).unwrap_or(u32::MAX);
         let mut has_super = u64::from(self.bg_has_super(bg));
         let mut ret = self.first_data_block + bg64 * u64::from(self.blocks_per_group);

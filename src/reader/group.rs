@@ -89,16 +89,16 @@ pub fn desc_checksum(ctx: &DescContext, group: u32, raw: &[u8]) -> u16 {
         .get((CHECKSUM_OFFSET + 2).min(size)..size)
         .unwrap_or(&[]);
     if ctx.metadata_csum {
-        let c = crc32c_raw(ctx.seed, &group.to_le_bytes());
-        let c = crc32c_raw(c, head);
-        let c = crc32c_raw(c, &[0, 0][..2.min(size.saturating_sub(CHECKSUM_OFFSET))]);
-        let c = crc32c_raw(c, tail);
-        (c & 0xFFFF) as u16
+        let crc = crc32c_raw(ctx.seed, &group.to_le_bytes());
+        let crc = crc32c_raw(crc, head);
+        let crc = crc32c_raw(crc, &[0, 0][..2.min(size.saturating_sub(CHECKSUM_OFFSET))]);
+        let crc = crc32c_raw(crc, tail);
+        (crc & 0xFFFF) as u16
     } else {
-        let c = crc16(0xFFFF, &ctx.uuid);
-        let c = crc16(c, &group.to_le_bytes());
-        let c = crc16(c, head);
-        crc16(c, tail)
+        let crc = crc16(0xFFFF, &ctx.uuid);
+        let crc = crc16(crc, &group.to_le_bytes());
+        let crc = crc16(crc, head);
+        crc16(crc, tail)
     }
 }
 
@@ -147,26 +147,26 @@ impl GroupDesc {
             return Self::parse(ctx, group, raw);
         }
         let mut buf = [0u8; 1024];
-        let n = raw.len().min(buf.len()).min(ctx.desc_size);
-        if let (Some(dst), Some(src)) = (buf.get_mut(..n), raw.get(..n)) {
+        let len = raw.len().min(buf.len()).min(ctx.desc_size);
+        if let (Some(dst), Some(src)) = (buf.get_mut(..len), raw.get(..len)) {
             dst.copy_from_slice(src);
         }
         let flags = u16::from_le_bytes([buf[FLAGS_OFFSET], buf[FLAGS_OFFSET + 1]])
             & !(BG_BLOCK_UNINIT | BG_INODE_UNINIT);
         buf[FLAGS_OFFSET..FLAGS_OFFSET + 2].copy_from_slice(&flags.to_le_bytes());
         buf[ITABLE_UNUSED_LO_OFFSET..ITABLE_UNUSED_LO_OFFSET + 2].copy_from_slice(&[0, 0]);
-        if ctx.is_64bit && n >= ITABLE_UNUSED_HI_OFFSET + 2 {
+        if ctx.is_64bit && len >= ITABLE_UNUSED_HI_OFFSET + 2 {
             buf[ITABLE_UNUSED_HI_OFFSET..ITABLE_UNUSED_HI_OFFSET + 2].copy_from_slice(&[0, 0]);
         }
-        let raw2 = buf.get(..n).unwrap_or(&[]);
-        let c = desc_checksum(ctx, group, raw2);
-        buf[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 2].copy_from_slice(&c.to_le_bytes());
-        Self::parse(ctx, group, buf.get(..n).unwrap_or(&[]))
+        let raw2 = buf.get(..len).unwrap_or(&[]);
+        let csum = desc_checksum(ctx, group, raw2);
+        buf[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 2].copy_from_slice(&csum.to_le_bytes());
+        Self::parse(ctx, group, buf.get(..len).unwrap_or(&[]))
     }
 
     /// Flag test.
-    pub fn has_flag(&self, f: u16) -> bool {
-        self.flags & f != 0
+    pub fn has_flag(&self, flag: u16) -> bool {
+        self.flags & flag != 0
     }
     /// True when the stored checksum matches (always true without a checksum feature).
     pub fn checksum_ok(&self, ctx: &DescContext) -> bool {
@@ -176,27 +176,27 @@ impl GroupDesc {
 
 /// Names of the flags dumpe2fs prints, in its order.
 pub fn flag_names(flags: u16) -> Vec<&'static str> {
-    let mut v = Vec::new();
+    let mut names = Vec::new();
     if flags & BG_INODE_UNINIT != 0 {
-        v.push("INODE_UNINIT");
+        names.push("INODE_UNINIT");
     }
     if flags & BG_BLOCK_UNINIT != 0 {
-        v.push("BLOCK_UNINIT");
+        names.push("BLOCK_UNINIT");
     }
     if flags & BG_INODE_ZEROED != 0 {
-        v.push("ITABLE_ZEROED");
+        names.push("ITABLE_ZEROED");
     }
-    v
+    names
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len())
             .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
             .collect()
     }
 

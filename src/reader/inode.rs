@@ -198,8 +198,8 @@ impl Inode {
 
     /// Flag test.
     #[inline]
-    pub fn has_flag(&self, f: u32) -> bool {
-        self.flags & f != 0
+    pub fn has_flag(&self, flag: u32) -> bool {
+        self.flags & flag != 0
     }
     /// File type bits of the mode.
     #[inline]
@@ -223,7 +223,7 @@ impl Inode {
     }
     /// Names of the set i_flags bits.
     pub fn flag_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = FLAG_NAMES
+        let mut names: Vec<String> = FLAG_NAMES
             .iter()
             .filter(|(b, _)| self.flags & b != 0)
             .map(|(_, n)| (*n).to_string())
@@ -231,9 +231,9 @@ impl Inode {
         let known: u32 = FLAG_NAMES.iter().map(|(b, _)| b).fold(0, |a, b| a | b);
         let unknown = self.flags & !known;
         if unknown != 0 {
-            v.push(format!("0x{unknown:08x}"));
+            names.push(format!("0x{unknown:08x}"));
         }
-        v
+        names
     }
 }
 
@@ -261,7 +261,7 @@ pub fn inode_checksum_ok(seed: u32, ino: u32, raw: &[u8]) -> bool {
 /// 16 bits of uid and gid, the low 32 bits of i_file_acl). Empty when it is valid. (A checksum
 /// failure is the other trigger; the caller knows it.)
 pub fn bad_blocks_inode_faults(inode: &Inode) -> Vec<&'static str> {
-    let mut v = Vec::new();
+    let mut faults = Vec::new();
     let checks = [
         (inode.mode != 0, "a mode"),
         (inode.uid & 0xFFFF != 0, "an owner"),
@@ -272,10 +272,10 @@ pub fn bad_blocks_inode_faults(inode: &Inode) -> Vec<&'static str> {
     ];
     for (bad, what) in checks {
         if bad {
-            v.push(what);
+            faults.push(what);
         }
     }
-    v
+    faults
 }
 
 #[cfg(test)]
@@ -289,18 +289,18 @@ mod tests {
         raw[1] = 0x81; // 0100644
         raw[0x80] = 32;
         raw[0x9C] = 7;
-        let i = Inode::parse(&raw);
-        assert!(i.is_reg());
-        assert_eq!(i.extra_isize, 32);
-        assert_eq!(i.projid, 7);
+        let inode = Inode::parse(&raw);
+        assert!(inode.is_reg());
+        assert_eq!(inode.extra_isize, 32);
+        assert_eq!(inode.projid, 7);
         let mut raw2 = raw.clone();
         raw2[0x80] = 28;
         assert_eq!(Inode::parse(&raw2).projid, 0);
         assert_eq!(Inode::parse(&raw[..128]).extra_isize, 0);
         raw[I_BLOCK_OFFSET] = 0x0A;
         raw[I_BLOCK_OFFSET + I_BLOCK_SIZE - 1] = 0xF3;
-        let b: InodeBase = ondisk::decode(&raw).unwrap();
-        assert_eq!(Inode::parse(&raw).block, b.block);
+        let base: InodeBase = ondisk::decode(&raw).unwrap();
+        assert_eq!(Inode::parse(&raw).block, base.block);
         assert!(inode_checksum_ok(1, 2, &[0u8; 256]));
     }
 }
@@ -413,13 +413,13 @@ pub fn walk_limits(fs: &Filesystem, ino: u32, inode: &Inode) -> WalkLimits {
 /// precedence). `inline` is the `system.data` value when the inode has one.
 pub fn data_map(fs: &Filesystem, ino: u32, inode: &Inode, inline: Option<&[u8]>) -> DataMap {
     if inode.is_fast_symlink() {
-        let n = (inode.size as usize).min(I_BLOCK_SIZE);
-        return DataMap::FastSymlink(inode.block.get(..n).unwrap_or(&[]).to_vec());
+        let len = (inode.size as usize).min(I_BLOCK_SIZE);
+        return DataMap::FastSymlink(inode.block.get(..len).unwrap_or(&[]).to_vec());
     }
     if inode.is_symlink() && inode.has_flag(INLINE_DATA_FL) {
-        let mut t = inode.block.to_vec();
-        t.extend_from_slice(inline.unwrap_or(&[]));
-        return DataMap::InlineSymlink(t);
+        let mut target = inode.block.to_vec();
+        target.extend_from_slice(inline.unwrap_or(&[]));
+        return DataMap::InlineSymlink(target);
     }
     if matches!(inode.file_type(), 0o060000 | 0o020000) {
         let map = inode.block_map();
@@ -490,11 +490,11 @@ impl XattrLocation {
 }
 
 impl std::fmt::Display for XattrLocation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            XattrLocation::Inode => write!(f, "inode"),
-            XattrLocation::Block(b) => write!(f, "block {b}"),
-            XattrLocation::EaInode(i) => write!(f, "ea_inode {i}"),
+            XattrLocation::Inode => write!(formatter, "inode"),
+            XattrLocation::Block(b) => write!(formatter, "block {b}"),
+            XattrLocation::EaInode(i) => write!(formatter, "ea_inode {i}"),
         }
     }
 }
@@ -557,28 +557,28 @@ impl<'a> InodeXattrs<'a> {
     }
 }
 
-fn item<'a>(e: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
-    let value = e.value.map(std::borrow::Cow::Borrowed);
-    owned_item(e, home, value)
+fn item<'a>(entry: xattr::Entry<'a>, home: XattrLocation) -> XattrItem<'a> {
+    let value = entry.value.map(std::borrow::Cow::Borrowed);
+    owned_item(entry, home, value)
 }
 
 /// An item whose value is copied out of a block buffer that does not outlive the call.
-fn block_item<'a>(e: xattr::Entry<'_>, home: XattrLocation) -> XattrItem<'a> {
-    let value = e.value.map(|v| std::borrow::Cow::Owned(v.to_vec()));
-    owned_item(e, home, value)
+fn block_item<'a>(entry: xattr::Entry<'_>, home: XattrLocation) -> XattrItem<'a> {
+    let value = entry.value.map(|v| std::borrow::Cow::Owned(v.to_vec()));
+    owned_item(entry, home, value)
 }
 
 fn owned_item<'a>(
-    e: xattr::Entry<'_>,
+    entry: xattr::Entry<'_>,
     home: XattrLocation,
     value: Option<std::borrow::Cow<'a, [u8]>>,
 ) -> XattrItem<'a> {
     XattrItem {
-        cost: e.cost(),
-        name: e.name,
-        value_size: e.value_size,
-        location: if e.value_inum != 0 {
-            XattrLocation::EaInode(e.value_inum)
+        cost: entry.cost(),
+        name: entry.name,
+        value_size: entry.value_size,
+        location: if entry.value_inum != 0 {
+            XattrLocation::EaInode(entry.value_inum)
         } else {
             home
         },
@@ -671,10 +671,10 @@ pub(crate) fn inode_xattrs_reading<'a>(
             } else {
                 fs.block(blk).map(|b| add(&b))
             };
-            if let Err(e) = read {
+            if let Err(error) = read {
                 out.problems.push(Problem::new(
                     ProblemKind::Xattr,
-                    format!("xattr block: {e}"),
+                    format!("xattr block: {error}"),
                 ));
             }
         }
@@ -682,23 +682,23 @@ pub(crate) fn inode_xattrs_reading<'a>(
     let ea: Vec<(String, u32, u32)> = out
         .items
         .iter()
-        .filter_map(|x| match x.location {
-            XattrLocation::EaInode(n) => Some((x.name.clone(), n, x.value_size)),
+        .filter_map(|item| match item.location {
+            XattrLocation::EaInode(n) => Some((item.name.clone(), n, item.value_size)),
             _ => None,
         })
         .collect();
-    for (name, n, size) in ea {
-        if let Some(p) = check_ea_inode(fs, &name, n, size) {
-            out.problems.push(p);
+    for (name, ea_ino, size) in ea {
+        if let Some(problem) = check_ea_inode(fs, &name, ea_ino, size) {
+            out.problems.push(problem);
         }
     }
     out
 }
 
-/// Decode the xattr block `blk` (bytes `b`) into `out`: its items, header facts and damage.
-fn add_block_xattrs(fs: &Filesystem, blk: u64, b: &[u8], out: &mut InodeXattrs<'_>) {
+/// Decode the xattr block `blk` (bytes `bytes`) into `out`: its items, header facts and damage.
+fn add_block_xattrs(fs: &Filesystem, blk: u64, bytes: &[u8], out: &mut InodeXattrs<'_>) {
     let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
-    let xb = match xattr::parse_block(b, blk, seed) {
+    let xb = match xattr::parse_block(bytes, blk, seed) {
         Ok(xb) => xb,
         Err(e) => {
             out.problems.push(Problem::new(
@@ -708,12 +708,12 @@ fn add_block_xattrs(fs: &Filesystem, blk: u64, b: &[u8], out: &mut InodeXattrs<'
             return;
         }
     };
-    if let Some(c) = xb.checksum.filter(|c| !c.ok()) {
+    if let Some(csum) = xb.checksum.filter(|c| !c.ok()) {
         out.problems.push(Problem::new(
             ProblemKind::Xattr,
             format!(
                 "xattr block {blk}: checksum 0x{:08x}, should be 0x{:08x}",
-                c.stored, c.computed
+                csum.stored, csum.computed
             ),
         ));
     }

@@ -67,43 +67,43 @@ pub struct JournalSuperblock {
 
 impl JournalSuperblock {
     /// Decode from the first 1024 bytes of the journal; fewer bytes is an error.
-    pub fn decode(b: &[u8]) -> Result<JournalSuperblock> {
-        ondisk::decode(b).map(Self::from_raw)
+    pub fn decode(bytes: &[u8]) -> Result<JournalSuperblock> {
+        ondisk::decode(bytes).map(Self::from_raw)
     }
 
     /// Decode from the first 1024 bytes of the journal, reading missing bytes as zero.
-    pub fn parse(b: &[u8]) -> JournalSuperblock {
-        Self::from_raw(ondisk::decode_zero_extended(b).unwrap_or_default())
+    pub fn parse(bytes: &[u8]) -> JournalSuperblock {
+        Self::from_raw(ondisk::decode_zero_extended(bytes).unwrap_or_default())
     }
 
-    fn from_raw(r: RawJournalSuperblock) -> JournalSuperblock {
+    fn from_raw(raw: RawJournalSuperblock) -> JournalSuperblock {
         JournalSuperblock {
-            magic: r.header.magic,
-            blocktype: r.header.blocktype,
-            header_sequence: r.header.sequence,
-            blocksize: r.blocksize,
-            maxlen: r.maxlen,
-            first: r.first,
-            sequence: r.sequence,
-            start: r.start,
-            errno: r.errno,
-            feature_compat: r.feature_compat,
-            feature_incompat: r.feature_incompat,
-            feature_ro_compat: r.feature_ro_compat,
-            uuid: r.uuid,
-            nr_users: r.nr_users,
-            max_transaction: r.max_transaction,
-            max_trans_data: r.max_trans_data,
-            checksum_type: r.checksum_type,
-            num_fc_blks: r.num_fc_blks,
-            checksum: r.checksum,
-            users: r.users.to_vec(),
+            magic: raw.header.magic,
+            blocktype: raw.header.blocktype,
+            header_sequence: raw.header.sequence,
+            blocksize: raw.blocksize,
+            maxlen: raw.maxlen,
+            first: raw.first,
+            sequence: raw.sequence,
+            start: raw.start,
+            errno: raw.errno,
+            feature_compat: raw.feature_compat,
+            feature_incompat: raw.feature_incompat,
+            feature_ro_compat: raw.feature_ro_compat,
+            uuid: raw.uuid,
+            nr_users: raw.nr_users,
+            max_transaction: raw.max_transaction,
+            max_trans_data: raw.max_trans_data,
+            checksum_type: raw.checksum_type,
+            num_fc_blks: raw.num_fc_blks,
+            checksum: raw.checksum,
+            users: raw.users.to_vec(),
         }
     }
 
     /// Feature names in e2p order (compat, incompat, ro_compat), `FEATURE_I5` for unnamed bits.
     pub fn feature_names(&self) -> Vec<String> {
-        let mut v = Vec::new();
+        let mut names = Vec::new();
         for (letter, word) in [
             ('C', self.feature_compat),
             ('I', self.feature_incompat),
@@ -122,10 +122,10 @@ impl JournalSuperblock {
                     ('I', 4) => "journal_checksum_v3".to_string(),
                     _ => format!("FEATURE_{letter}{bit}"),
                 };
-                v.push(name);
+                names.push(name);
             }
         }
-        v
+        names
     }
 }
 
@@ -143,13 +143,13 @@ pub enum JournalFailure {
 /// Verify an extent block's checksum (ext4_extent_tail after eh_max entries) with the inode's
 /// checksum seed.
 fn extent_block_csum_ok(inode_seed: u32, block: &[u8]) -> bool {
-    let Ok(h) = ondisk::decode::<ExtentHeader>(block) else {
+    let Ok(header) = ondisk::decode::<ExtentHeader>(block) else {
         return false;
     };
-    if ondisk::extent::entry_offset(usize::from(h.max)) > block.len() {
+    if ondisk::extent::entry_offset(usize::from(header.max)) > block.len() {
         return false;
     }
-    extent::extent_block_csum(inode_seed, block, &h).ok()
+    extent::extent_block_csum(inode_seed, block, &header).ok()
 }
 
 /// Read the first 1024 bytes of the internal journal the way dumpe2fs does.
@@ -165,8 +165,8 @@ pub fn read_internal(
     let ind = Inode::parse(&raw);
     let inode_seed = ind.csum_seed(fs.csum_seed(), ino);
     let check = verify_csums && fs.sb.has_metadata_csum();
-    let read = |b: u64| -> Result<crate::reader::fs::Block> {
-        let blk = fs.block(b)?;
+    let read = |pblk: u64| -> Result<crate::reader::fs::Block> {
+        let blk = fs.block(pblk)?;
         if check && !extent_block_csum_ok(inode_seed, &blk) {
             return Err(Error::corrupt(
                 crate::ProblemKind::Journal,
@@ -202,17 +202,17 @@ pub fn read_internal(
 pub fn read_external(fs: &Filesystem) -> std::result::Result<Vec<u8>, JournalFailure> {
     let bs = fs.block_size();
     let off = (u64::from(fs.sb.first_data_block) + 1) * bs;
-    let b = fs
+    let bytes = fs
         .source
         .read(off, 1024, "journal superblock")
         .map_err(|e| JournalFailure::ReadSuper(e.into()))?;
-    let header = ondisk::decode::<Header>(&b);
-    if header.map_or(true, |h| {
-        h.magic != JBD2_MAGIC || h.blocktype != JBD2_SUPERBLOCK_V2
+    let header = ondisk::decode::<Header>(&bytes);
+    if header.map_or(true, |head| {
+        head.magic != JBD2_MAGIC || head.blocktype != JBD2_SUPERBLOCK_V2
     }) {
         return Err(JournalFailure::BadMagic);
     }
-    Ok(b.to_vec())
+    Ok(bytes.to_vec())
 }
 
 pub use super::mmp::{read_mmp, Mmp, MMP_MAGIC};

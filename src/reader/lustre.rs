@@ -30,21 +30,21 @@ impl Fid {
 }
 
 impl From<raw::LuFid> for Fid {
-    fn from(f: raw::LuFid) -> Fid {
+    fn from(fid: raw::LuFid) -> Fid {
         Fid {
-            seq: f.seq,
-            oid: f.oid,
-            ver: f.ver,
+            seq: fid.seq,
+            oid: fid.oid,
+            ver: fid.ver,
         }
     }
 }
 
 impl From<raw::LuFidBe> for Fid {
-    fn from(f: raw::LuFidBe) -> Fid {
+    fn from(fid: raw::LuFidBe) -> Fid {
         Fid {
-            seq: f.seq,
-            oid: f.oid,
-            ver: f.ver,
+            seq: fid.seq,
+            oid: fid.oid,
+            ver: fid.ver,
         }
     }
 }
@@ -119,27 +119,27 @@ pub struct Lma {
 }
 
 /// Decode `trusted.lma`.
-pub fn decode_lma(v: &[u8]) -> Result<Lma> {
-    let l: raw::Lma = ondisk::decode(v)?;
-    let ost = match v.len() >= raw::Lma::SIZE + raw::OstAttrsTail::SIZE {
+pub fn decode_lma(value: &[u8]) -> Result<Lma> {
+    let lma: raw::Lma = ondisk::decode(value)?;
+    let ost = match value.len() >= raw::Lma::SIZE + raw::OstAttrsTail::SIZE {
         true => {
-            let t: raw::OstAttrsTail = ondisk::decode_at(v, raw::Lma::SIZE)?;
+            let tail: raw::OstAttrsTail = ondisk::decode_at(value, raw::Lma::SIZE)?;
             Some(OstAttrs {
-                parent: t.parent_fid.into(),
-                stripe_size: t.stripe_size,
-                comp_id: t.comp_id,
-                comp_start: t.comp_start,
-                comp_end: t.comp_end,
+                parent: tail.parent_fid.into(),
+                stripe_size: tail.stripe_size,
+                comp_id: tail.comp_id,
+                comp_start: tail.comp_start,
+                comp_end: tail.comp_end,
             })
         }
         false => None,
     };
     Ok(Lma {
-        compat: l.compat,
-        compat_names: names(l.compat, LMA_COMPAT),
-        incompat: l.incompat,
-        incompat_names: names(l.incompat, LMA_INCOMPAT),
-        fid: l.self_fid.into(),
+        compat: lma.compat,
+        compat_names: names(lma.compat, LMA_COMPAT),
+        incompat: lma.incompat,
+        incompat_names: names(lma.incompat, LMA_INCOMPAT),
+        fid: lma.self_fid.into(),
         ost,
     })
 }
@@ -169,43 +169,43 @@ pub struct LinkEa {
 /// Decode `trusted.link` as `linkea_init` + `linkea_entry_unpack` read it: the header (byte-swapped
 /// when its magic is), then `leh_reccount` entries of big-endian `reclen` and parent FID and
 /// `reclen - 18` name bytes, all within `leh_len`.
-pub fn decode_link(v: &[u8]) -> Result<LinkEa> {
+pub fn decode_link(value: &[u8]) -> Result<LinkEa> {
     const WHAT: &str = "trusted.link";
-    let mut h: raw::LinkEaHeader = ondisk::decode(v)?;
-    if h.magic == raw::LINK_EA_MAGIC.swap_bytes() {
-        h.reccount = h.reccount.swap_bytes();
-        h.len = h.len.swap_bytes();
-        h.overflow_time = h.overflow_time.swap_bytes();
-    } else if h.magic != raw::LINK_EA_MAGIC {
-        return Err(err(WHAT, format!("bad magic {:#010x}", h.magic)));
+    let mut header: raw::LinkEaHeader = ondisk::decode(value)?;
+    if header.magic == raw::LINK_EA_MAGIC.swap_bytes() {
+        header.reccount = header.reccount.swap_bytes();
+        header.len = header.len.swap_bytes();
+        header.overflow_time = header.overflow_time.swap_bytes();
+    } else if header.magic != raw::LINK_EA_MAGIC {
+        return Err(err(WHAT, format!("bad magic {:#010x}", header.magic)));
     }
-    if h.len > v.len() as u64 || h.len < raw::LinkEaHeader::SIZE as u64 {
+    if header.len > value.len() as u64 || header.len < raw::LinkEaHeader::SIZE as u64 {
         return Err(err(
             WHAT,
-            format!("leh_len {} outside 24..={} bytes", h.len, v.len()),
+            format!("leh_len {} outside 24..={} bytes", header.len, value.len()),
         ));
     }
-    let body = v.get(..h.len as usize).unwrap_or(v);
+    let body = value.get(..header.len as usize).unwrap_or(value);
     let mut pos = raw::LinkEaHeader::SIZE;
     let mut links = Vec::new();
-    for i in 0..h.reccount {
-        let e: raw::LinkEaEntryHead = ondisk::decode_at(body, pos)
-            .map_err(|_| err(WHAT, format!("entry {i} at {pos} lies past leh_len")))?;
-        let reclen = usize::from(e.reclen);
+    for index in 0..header.reccount {
+        let entry: raw::LinkEaEntryHead = ondisk::decode_at(body, pos)
+            .map_err(|_| err(WHAT, format!("entry {index} at {pos} lies past leh_len")))?;
+        let reclen = usize::from(entry.reclen);
         let name = reclen
             .checked_sub(raw::LinkEaEntryHead::SIZE)
             .and_then(|n| body.get(pos + raw::LinkEaEntryHead::SIZE..)?.get(..n))
-            .ok_or_else(|| err(WHAT, format!("entry {i}: reclen {reclen} does not fit")))?;
+            .ok_or_else(|| err(WHAT, format!("entry {index}: reclen {reclen} does not fit")))?;
         links.push(Link {
-            parent: e.parent_fid.into(),
+            parent: entry.parent_fid.into(),
             name: String::from_utf8_lossy(name).into_owned(),
         });
         pos += reclen;
     }
     Ok(LinkEa {
-        reccount: h.reccount,
-        len: h.len,
-        overflow_time: h.overflow_time,
+        reccount: header.reccount,
+        len: header.len,
+        overflow_time: header.overflow_time,
         links,
     })
 }
@@ -374,49 +374,49 @@ pub struct LovForeign {
     pub value_hex: String,
 }
 
-/// Decode a `struct lov_foreign_md` (`v` is exactly the layout: the whole value or one
-/// component's blob). The value is `lfm_length` bytes after the 16-byte header, within `v`.
-pub fn decode_foreign(v: &[u8]) -> Result<LovForeign> {
-    let h: raw::LovForeignMd = ondisk::decode(v)?;
-    if h.magic != raw::LOV_MAGIC_FOREIGN {
+/// Decode a `struct lov_foreign_md` (`bytes` is exactly the layout: the whole value or one
+/// component's blob). The value is `lfm_length` bytes after the 16-byte header, within `bytes`.
+pub fn decode_foreign(bytes: &[u8]) -> Result<LovForeign> {
+    let header: raw::LovForeignMd = ondisk::decode(bytes)?;
+    if header.magic != raw::LOV_MAGIC_FOREIGN {
         return Err(err(
             "trusted.lov",
-            format!("bad foreign magic {:#010x}", h.magic),
+            format!("bad foreign magic {:#010x}", header.magic),
         ));
     }
-    let body = &v[raw::LovForeignMd::SIZE..];
-    let value = body.get(..h.length as usize).ok_or_else(|| {
+    let body = &bytes[raw::LovForeignMd::SIZE..];
+    let value = body.get(..header.length as usize).ok_or_else(|| {
         err(
             "trusted.lov",
             format!(
                 "foreign layout: lfm_length {} past the value's {} bytes after the header",
-                h.length,
+                header.length,
                 body.len()
             ),
         )
     })?;
     let text = value.strip_suffix(b"\0").unwrap_or(value);
     Ok(LovForeign {
-        foreign_type: h.foreign_type,
+        foreign_type: header.foreign_type,
         type_name: raw::LU_FOREIGN_TYPES
             .iter()
-            .find(|(t, _)| *t == h.foreign_type)
+            .find(|(t, _)| *t == header.foreign_type)
             .map(|(_, n)| n.to_string()),
-        flags: h.flags,
-        length: h.length,
+        flags: header.flags,
+        length: header.length,
         value: std::str::from_utf8(text).ok().map(str::to_string),
         value_hex: value.iter().map(|b| format!("{b:02x}")).collect(),
     })
 }
 
-fn decode_plain(v: &[u8]) -> Result<LovPlain> {
+fn decode_plain(value: &[u8]) -> Result<LovPlain> {
     const WHAT: &str = "trusted.lov";
-    let h: raw::LovMdsMd = ondisk::decode(v)?;
-    let (magic, objs_at, pool) = match h.magic {
+    let header: raw::LovMdsMd = ondisk::decode(value)?;
+    let (magic, objs_at, pool) = match header.magic {
         raw::LOV_MAGIC_V1 => ("v1", raw::LovMdsMd::SIZE, None),
         raw::LOV_MAGIC_V3 => {
             let end = raw::LovMdsMd::SIZE + raw::LOV_POOL_NAME_LEN;
-            let name = v
+            let name = value
                 .get(raw::LovMdsMd::SIZE..end)
                 .ok_or_else(|| err(WHAT, "v3 layout truncated in its pool name"))?;
             let name = name.split(|&b| b == 0).next().unwrap_or(&[]);
@@ -425,29 +425,29 @@ fn decode_plain(v: &[u8]) -> Result<LovPlain> {
         }
         m => return Err(err(WHAT, format!("unknown layout magic {m:#010x}"))),
     };
-    let objects = v
+    let objects = value
         .get(objs_at..)
         .unwrap_or(&[])
         .chunks_exact(raw::LovOstData::SIZE)
-        .take(usize::from(h.stripe_count))
+        .take(usize::from(header.stripe_count))
         .filter_map(|c| ondisk::decode::<raw::LovOstData>(c).ok())
-        .map(|o| {
-            let (seq, oid) = ostid(o.oi);
+        .map(|object| {
+            let (seq, oid) = ostid(object.oi);
             LovObject {
                 oid,
                 seq,
-                ost_idx: o.ost_idx,
-                ost_gen: o.ost_gen,
+                ost_idx: object.ost_idx,
+                ost_gen: object.ost_gen,
             }
         })
         .collect();
     Ok(LovPlain {
         magic: magic.to_string(),
-        pattern: h.pattern,
-        pattern_names: names(h.pattern, LOV_PATTERNS),
-        stripe_size: h.stripe_size,
-        stripe_count: h.stripe_count,
-        layout_gen: h.layout_gen,
+        pattern: header.pattern,
+        pattern_names: names(header.pattern, LOV_PATTERNS),
+        stripe_size: header.stripe_size,
+        stripe_count: header.stripe_count,
+        layout_gen: header.layout_gen,
         pool,
         objects,
     })
@@ -459,22 +459,22 @@ enum Component {
     Foreign(LovForeign),
 }
 
-/// The blob of component `e` (`lcme_offset`, `lcme_size` inside `v`): a v1/v3 layout or, by its
+/// The blob of component `entry` (`lcme_offset`, `lcme_size` inside `value`): a v1/v3 layout or, by its
 /// magic, a foreign one.
-fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<Component> {
-    let start = e.offset as usize;
+fn decode_component(value: &[u8], entry: &raw::LovCompMdEntry) -> Result<Component> {
+    let start = entry.offset as usize;
     let blob = start
-        .checked_add(e.size as usize)
-        .and_then(|end| v.get(start..end))
+        .checked_add(entry.size as usize)
+        .and_then(|end| value.get(start..end))
         .ok_or_else(|| {
             err(
                 "trusted.lov",
                 format!(
                     "component {}: offset {} + size {} past the value's {} bytes",
-                    e.id,
-                    e.offset,
-                    e.size,
-                    v.len()
+                    entry.id,
+                    entry.offset,
+                    entry.size,
+                    value.len()
                 ),
             )
         })?;
@@ -486,12 +486,12 @@ fn decode_component(v: &[u8], e: &raw::LovCompMdEntry) -> Result<Component> {
 
 /// Decode `trusted.lov`: a v1 or v3 layout, or a composite one whose `lcm_entry_count`
 /// components each point (`lcme_offset`, `lcme_size`) at a v1/v3 layout inside the value.
-pub fn decode_lov(v: &[u8]) -> Result<Lov> {
-    let magic = v
+pub fn decode_lov(value: &[u8]) -> Result<Lov> {
+    let magic = value
         .get(..4)
         .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     if magic == raw::LOV_MAGIC_FOREIGN {
-        let f = decode_foreign(v)?;
+        let foreign = decode_foreign(value)?;
         return Ok(Lov {
             magic: "foreign".to_string(),
             stripe_size: None,
@@ -504,48 +504,51 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
             mirrors: None,
             flags: None,
             components: None,
-            foreign: Some(f),
+            foreign: Some(foreign),
         });
     }
     if magic != raw::LOV_MAGIC_COMP_V1 {
-        let p = decode_plain(v)?;
+        let plain = decode_plain(value)?;
         return Ok(Lov {
-            magic: p.magic,
-            stripe_size: Some(p.stripe_size),
-            stripe_count: Some(p.stripe_count),
-            pool: p.pool,
-            pattern: Some(p.pattern),
-            pattern_names: Some(p.pattern_names),
-            layout_gen: u32::from(p.layout_gen),
-            objects: p.objects,
+            magic: plain.magic,
+            stripe_size: Some(plain.stripe_size),
+            stripe_count: Some(plain.stripe_count),
+            pool: plain.pool,
+            pattern: Some(plain.pattern),
+            pattern_names: Some(plain.pattern_names),
+            layout_gen: u32::from(plain.layout_gen),
+            objects: plain.objects,
             mirrors: None,
             flags: None,
             components: None,
             foreign: None,
         });
     }
-    let h: raw::LovCompMd = ondisk::decode(v)?;
+    let header: raw::LovCompMd = ondisk::decode(value)?;
     let mut components = Vec::new();
-    for i in 0..usize::from(h.entry_count) {
-        let at = raw::LovCompMd::SIZE + i * raw::LovCompMdEntry::SIZE;
-        let e: raw::LovCompMdEntry = ondisk::decode_at(v, at).map_err(|_| {
+    for index in 0..usize::from(header.entry_count) {
+        let at = raw::LovCompMd::SIZE + index * raw::LovCompMdEntry::SIZE;
+        let entry: raw::LovCompMdEntry = ondisk::decode_at(value, at).map_err(|_| {
             err(
                 "trusted.lov",
-                format!("component {i} of {} lies past the value", h.entry_count),
+                format!(
+                    "component {index} of {} lies past the value",
+                    header.entry_count
+                ),
             )
         })?;
-        let (layout, foreign, decode_error) = match decode_component(v, &e) {
+        let (layout, foreign, decode_error) = match decode_component(value, &entry) {
             Ok(Component::Plain(p)) => (Some(p), None, None),
             Ok(Component::Foreign(f)) => (None, Some(f), None),
             Err(x) => (None, None, Some(x.to_string())),
         };
         components.push(LovComponent {
-            id: e.id,
-            flags: e.flags,
-            flag_names: names(e.flags, LCME_FLAGS),
-            extent_start: e.extent_start,
-            extent_end: e.extent_end,
-            layout_gen: e.layout_gen,
+            id: entry.id,
+            flags: entry.flags,
+            flag_names: names(entry.flags, LCME_FLAGS),
+            extent_start: entry.extent_start,
+            extent_end: entry.extent_end,
+            layout_gen: entry.layout_gen,
             layout,
             foreign,
             decode_error,
@@ -559,10 +562,10 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
         pool: None,
         pattern: None,
         pattern_names: None,
-        layout_gen: h.layout_gen,
+        layout_gen: header.layout_gen,
         objects: layouts().flat_map(|l| l.objects.iter().copied()).collect(),
-        mirrors: Some(u32::from(h.mirror_count) + 1),
-        flags: Some(h.flags),
+        mirrors: Some(u32::from(header.mirror_count) + 1),
+        flags: Some(header.flags),
         components: Some(components),
         foreign: None,
     })
@@ -572,29 +575,29 @@ pub fn decode_lov(v: &[u8]) -> Result<Lov> {
 /// `lmm_stripe_count` of a v1/v3 layout, the largest component's of a composite one, 0 for a
 /// foreign layout (or component), which has no stripes; `None` when the value is no layout this
 /// module decodes.
-pub fn stripe_count(v: &[u8]) -> Option<u16> {
-    let magic = u32::from_le_bytes(v.get(..4)?.try_into().ok()?);
+pub fn stripe_count(value: &[u8]) -> Option<u16> {
+    let magic = u32::from_le_bytes(value.get(..4)?.try_into().ok()?);
     match magic {
         raw::LOV_MAGIC_V1 | raw::LOV_MAGIC_V3 => {
-            Some(ondisk::decode::<raw::LovMdsMd>(v).ok()?.stripe_count)
+            Some(ondisk::decode::<raw::LovMdsMd>(value).ok()?.stripe_count)
         }
         // A foreign layout has no stripes.
-        raw::LOV_MAGIC_FOREIGN => decode_foreign(v).ok().map(|_| 0),
+        raw::LOV_MAGIC_FOREIGN => decode_foreign(value).ok().map(|_| 0),
         raw::LOV_MAGIC_COMP_V1 => {
-            let h: raw::LovCompMd = ondisk::decode(v).ok()?;
+            let header: raw::LovCompMd = ondisk::decode(value).ok()?;
             let mut max = None;
-            for i in 0..usize::from(h.entry_count) {
-                let at = raw::LovCompMd::SIZE + i * raw::LovCompMdEntry::SIZE;
-                let e: raw::LovCompMdEntry = ondisk::decode_at(v, at).ok()?;
-                let blob = v.get(e.offset as usize..)?;
+            for index in 0..usize::from(header.entry_count) {
+                let at = raw::LovCompMd::SIZE + index * raw::LovCompMdEntry::SIZE;
+                let entry: raw::LovCompMdEntry = ondisk::decode_at(value, at).ok()?;
+                let blob = value.get(entry.offset as usize..)?;
                 // A foreign component (no stripes) counts for nothing; its bytes are no
                 // lov_mds_md to read a count from.
                 if blob.get(..4) == Some(&raw::LOV_MAGIC_FOREIGN.to_le_bytes()[..]) {
                     max = max.max(Some(0));
                     continue;
                 }
-                let l: raw::LovMdsMd = ondisk::decode(blob).ok()?;
-                max = max.max(Some(l.stripe_count));
+                let layout: raw::LovMdsMd = ondisk::decode(blob).ok()?;
+                max = max.max(Some(layout.stripe_count));
             }
             max
         }
@@ -640,9 +643,9 @@ pub struct FilterFid {
 
 /// Decode `trusted.fid`: 16 bytes (2.4-2.9), 32 (1.8-2.3, with the object id), 44 (2.10, with the
 /// layout) or 52 and more (2.11 on, with the layout version and range).
-pub fn decode_filter_fid(v: &[u8]) -> Result<FilterFid> {
-    let parent: raw::LuFid = ondisk::decode(v)?;
-    let mut f = FilterFid {
+pub fn decode_filter_fid(value: &[u8]) -> Result<FilterFid> {
+    let parent: raw::LuFid = ondisk::decode(value)?;
+    let mut filter_fid = FilterFid {
         parent: parent.into(),
         stripe_index: parent.ver & 0xffff,
         stripe_size: None,
@@ -656,24 +659,25 @@ pub fn decode_filter_fid(v: &[u8]) -> Result<FilterFid> {
         objseq: None,
     };
     let at = raw::LuFid::SIZE;
-    match v.len() {
+    match value.len() {
         16 => {}
         32 => {
-            let o: raw::FilterFidOld = ondisk::decode_at(v, at)?;
-            f.objid = Some(o.objid);
-            f.objseq = Some(o.seq);
+            let old: raw::FilterFidOld = ondisk::decode_at(value, at)?;
+            filter_fid.objid = Some(old.objid);
+            filter_fid.objseq = Some(old.seq);
         }
         n if n >= at + raw::OstLayout::SIZE => {
-            let l: raw::OstLayout = ondisk::decode_at(v, at)?;
-            f.stripe_size = Some(l.stripe_size);
-            f.stripe_count = Some(l.stripe_count);
-            f.comp_id = Some(l.comp_id);
-            f.comp_start = Some(l.comp_start);
-            f.comp_end = Some(l.comp_end);
-            if let Ok(t) = ondisk::decode_at::<raw::FilterFidVersion>(v, at + raw::OstLayout::SIZE)
+            let layout: raw::OstLayout = ondisk::decode_at(value, at)?;
+            filter_fid.stripe_size = Some(layout.stripe_size);
+            filter_fid.stripe_count = Some(layout.stripe_count);
+            filter_fid.comp_id = Some(layout.comp_id);
+            filter_fid.comp_start = Some(layout.comp_start);
+            filter_fid.comp_end = Some(layout.comp_end);
+            if let Ok(version) =
+                ondisk::decode_at::<raw::FilterFidVersion>(value, at + raw::OstLayout::SIZE)
             {
-                f.layout_version = Some(t.layout_version);
-                f.range = Some(t.range);
+                filter_fid.layout_version = Some(version.layout_version);
+                filter_fid.range = Some(version.range);
             }
         }
         n => {
@@ -683,7 +687,7 @@ pub fn decode_filter_fid(v: &[u8]) -> Result<FilterFid> {
             ))
         }
     }
-    Ok(f)
+    Ok(filter_fid)
 }
 
 /// `SOM_FL_*`.
@@ -703,13 +707,13 @@ pub struct Som {
 }
 
 /// Decode `trusted.som`.
-pub fn decode_som(v: &[u8]) -> Result<Som> {
-    let s: raw::SomAttrs = ondisk::decode(v)?;
+pub fn decode_som(value: &[u8]) -> Result<Som> {
+    let som: raw::SomAttrs = ondisk::decode(value)?;
     Ok(Som {
-        valid: s.valid,
-        valid_names: names(u32::from(s.valid), SOM_FLAGS),
-        size: s.size,
-        blocks: s.blocks,
+        valid: som.valid,
+        valid_names: names(u32::from(som.valid), SOM_FLAGS),
+        size: som.size,
+        blocks: som.blocks,
     })
 }
 
@@ -728,90 +732,93 @@ mod tests {
 
     #[test]
     fn lma_and_som() {
-        let mut v = [&8u32.to_le_bytes()[..], &1u32.to_le_bytes()].concat();
-        v.extend(fid_le(0x2_0000_0401, 1, 0));
-        let l = decode_lma(&v).unwrap();
-        assert_eq!(l.fid.text(), "[0x200000401:0x1:0x0]");
-        assert_eq!(l.compat_names, vec!["FID_ON_OST"]);
-        assert_eq!(l.incompat_names, vec!["RELEASED"]);
-        assert!(l.ost.is_none());
-        assert!(decode_lma(&v[..23]).is_err());
-        let mut s = vec![1, 0, 0, 0, 0, 0, 0, 0];
-        s.extend(4096u64.to_le_bytes());
-        s.extend(8u64.to_le_bytes());
-        let d = decode_som(&s).unwrap();
-        assert_eq!((d.valid, d.size, d.blocks), (1, 4096, 8));
+        let mut value = [&8u32.to_le_bytes()[..], &1u32.to_le_bytes()].concat();
+        value.extend(fid_le(0x2_0000_0401, 1, 0));
+        let lma = decode_lma(&value).unwrap();
+        assert_eq!(lma.fid.text(), "[0x200000401:0x1:0x0]");
+        assert_eq!(lma.compat_names, vec!["FID_ON_OST"]);
+        assert_eq!(lma.incompat_names, vec!["RELEASED"]);
+        assert!(lma.ost.is_none());
+        assert!(decode_lma(&value[..23]).is_err());
+        let mut som_value = vec![1, 0, 0, 0, 0, 0, 0, 0];
+        som_value.extend(4096u64.to_le_bytes());
+        som_value.extend(8u64.to_le_bytes());
+        let som = decode_som(&som_value).unwrap();
+        assert_eq!((som.valid, som.size, som.blocks), (1, 4096, 8));
     }
 
     #[test]
     fn link_entries_and_hostile_counts() {
-        let mut v = Vec::new();
+        let mut value = Vec::new();
         let entry = |name: &[u8]| {
-            let mut e = ((18 + name.len()) as u16).to_be_bytes().to_vec();
-            e.extend(0x2_0000_0007u64.to_be_bytes());
-            e.extend(5u32.to_be_bytes());
-            e.extend(0u32.to_be_bytes());
-            e.extend_from_slice(name);
-            e
+            let mut record = ((18 + name.len()) as u16).to_be_bytes().to_vec();
+            record.extend(0x2_0000_0007u64.to_be_bytes());
+            record.extend(5u32.to_be_bytes());
+            record.extend(0u32.to_be_bytes());
+            record.extend_from_slice(name);
+            record
         };
-        let (a, b) = (entry(b"file"), entry(b"hardlink"));
-        let len = 24 + a.len() + b.len();
-        v.extend(raw::LINK_EA_MAGIC.to_le_bytes());
-        v.extend(2u32.to_le_bytes());
-        v.extend((len as u64).to_le_bytes());
-        v.extend([0u8; 8]);
-        v.extend(&a);
-        v.extend(&b);
-        let l = decode_link(&v).unwrap();
-        assert_eq!(l.links.len(), 2);
-        assert_eq!(l.links[1].name, "hardlink");
-        assert_eq!(l.links[0].parent.text(), "[0x200000007:0x5:0x0]");
-        let mut huge = v.clone();
+        let (first, second) = (entry(b"file"), entry(b"hardlink"));
+        let len = 24 + first.len() + second.len();
+        value.extend(raw::LINK_EA_MAGIC.to_le_bytes());
+        value.extend(2u32.to_le_bytes());
+        value.extend((len as u64).to_le_bytes());
+        value.extend([0u8; 8]);
+        value.extend(&first);
+        value.extend(&second);
+        let link_ea = decode_link(&value).unwrap();
+        assert_eq!(link_ea.links.len(), 2);
+        assert_eq!(link_ea.links[1].name, "hardlink");
+        assert_eq!(link_ea.links[0].parent.text(), "[0x200000007:0x5:0x0]");
+        let mut huge = value.clone();
         huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode_link(&huge).is_err());
-        let mut long = v.clone();
+        let mut long = value.clone();
         long[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decode_link(&long).is_err());
-        let mut bad = v.clone();
+        let mut bad = value.clone();
         bad[24] = 0xff;
         assert!(decode_link(&bad).is_err());
-        for cut in 0..v.len() {
-            assert!(decode_link(&v[..cut]).is_err());
+        for cut in 0..value.len() {
+            assert!(decode_link(&value[..cut]).is_err());
         }
     }
 
     fn lov_v1(count: u16, objs: &[(u64, u64, u32)]) -> Vec<u8> {
-        let mut v = raw::LOV_MAGIC_V1.to_le_bytes().to_vec();
-        v.extend(1u32.to_le_bytes());
-        v.extend(fid_le(0x2_0000_0401, 9, 0));
-        v.extend((1u32 << 20).to_le_bytes());
-        v.extend(count.to_le_bytes());
-        v.extend(3u16.to_le_bytes());
+        let mut value = raw::LOV_MAGIC_V1.to_le_bytes().to_vec();
+        value.extend(1u32.to_le_bytes());
+        value.extend(fid_le(0x2_0000_0401, 9, 0));
+        value.extend((1u32 << 20).to_le_bytes());
+        value.extend(count.to_le_bytes());
+        value.extend(3u16.to_le_bytes());
         for (lo, hi, idx) in objs {
-            v.extend(lo.to_le_bytes());
-            v.extend(hi.to_le_bytes());
-            v.extend(0u32.to_le_bytes());
-            v.extend(idx.to_le_bytes());
+            value.extend(lo.to_le_bytes());
+            value.extend(hi.to_le_bytes());
+            value.extend(0u32.to_le_bytes());
+            value.extend(idx.to_le_bytes());
         }
-        v
+        value
     }
 
     #[test]
     fn lov_plain_and_composite() {
         // An IDIF object (old id 0x1234 on OST 0) and a FID-on-OST object.
         let idif = 0x1_0000_0000u64;
-        let v = lov_v1(2, &[(idif, 0x1234, 0), (0x1_0000_0400_0000 >> 8, 0x77, 3)]);
-        let l = decode_lov(&v).unwrap();
-        assert_eq!(l.magic, "v1");
-        assert_eq!((l.stripe_size, l.stripe_count), (Some(1 << 20), Some(2)));
-        assert_eq!(l.objects[0].oid, 0x1234);
-        assert_eq!(l.objects[0].seq, 0);
-        assert_eq!(l.objects[1].ost_idx, 3);
-        assert_eq!(l.objects[1].seq, 0x1_0000_0400_0000 >> 8);
-        assert_eq!(l.objects[1].oid, 0x77);
+        let value = lov_v1(2, &[(idif, 0x1234, 0), (0x1_0000_0400_0000 >> 8, 0x77, 3)]);
+        let lov = decode_lov(&value).unwrap();
+        assert_eq!(lov.magic, "v1");
+        assert_eq!(
+            (lov.stripe_size, lov.stripe_count),
+            (Some(1 << 20), Some(2))
+        );
+        assert_eq!(lov.objects[0].oid, 0x1234);
+        assert_eq!(lov.objects[0].seq, 0);
+        assert_eq!(lov.objects[1].ost_idx, 3);
+        assert_eq!(lov.objects[1].seq, 0x1_0000_0400_0000 >> 8);
+        assert_eq!(lov.objects[1].oid, 0x77);
         // Stripe count 65535 with one object stored: one object, nothing allocated by the count.
-        let v = lov_v1(u16::MAX, &[(0x10, 0, 1)]);
-        assert_eq!(decode_lov(&v).unwrap().objects.len(), 1);
+        let value = lov_v1(u16::MAX, &[(0x10, 0, 1)]);
+        assert_eq!(decode_lov(&value).unwrap().objects.len(), 1);
         // A composite layout of two components.
         let c1 = lov_v1(1, &[(0x5, 0, 0)]);
         let c2 = lov_v1(2, &[(0x6, 0, 1), (0x7, 0, 2)]);
@@ -823,32 +830,32 @@ mod tests {
         comp.extend(2u16.to_le_bytes());
         comp.extend([0u8; 16]);
         let mut off = 32 + 2 * 48;
-        for (i, c) in [&c1, &c2].iter().enumerate() {
-            comp.extend((i as u32 + 1).to_le_bytes());
+        for (index, component) in [&c1, &c2].iter().enumerate() {
+            comp.extend((index as u32 + 1).to_le_bytes());
             comp.extend(0x10u32.to_le_bytes());
-            comp.extend((i as u64 * (1 << 20)).to_le_bytes());
-            comp.extend(if i == 0 { 1u64 << 20 } else { u64::MAX }.to_le_bytes());
+            comp.extend((index as u64 * (1 << 20)).to_le_bytes());
+            comp.extend(if index == 0 { 1u64 << 20 } else { u64::MAX }.to_le_bytes());
             comp.extend((off as u32).to_le_bytes());
-            comp.extend((c.len() as u32).to_le_bytes());
+            comp.extend((component.len() as u32).to_le_bytes());
             comp.extend(0u32.to_le_bytes());
             comp.extend([0u8; 12]);
-            off += c.len();
+            off += component.len();
         }
         comp.extend(&c1);
         comp.extend(&c2);
-        let l = decode_lov(&comp).unwrap();
-        assert_eq!(l.magic, "comp");
-        assert_eq!(l.layout_gen, 7);
-        assert_eq!(l.objects.len(), 3);
-        assert_eq!(l.stripe_count, Some(2));
-        let comps = l.components.unwrap();
+        let lov = decode_lov(&comp).unwrap();
+        assert_eq!(lov.magic, "comp");
+        assert_eq!(lov.layout_gen, 7);
+        assert_eq!(lov.objects.len(), 3);
+        assert_eq!(lov.stripe_count, Some(2));
+        let comps = lov.components.unwrap();
         assert_eq!(comps[1].extent_end, u64::MAX);
         assert_eq!(comps[0].flag_names, vec!["init"]);
         // A component pointing past the end is reported on it; an entry table past the end fails.
         let mut bad = comp.clone();
         bad[32 + 24..32 + 28].copy_from_slice(&u32::MAX.to_le_bytes());
-        let l = decode_lov(&bad).unwrap();
-        assert!(l.components.unwrap()[0].decode_error.is_some());
+        let lov = decode_lov(&bad).unwrap();
+        assert!(lov.components.unwrap()[0].decode_error.is_some());
         let mut many = comp.clone();
         many[14..16].copy_from_slice(&u16::MAX.to_le_bytes());
         assert!(decode_lov(&many).is_err());
@@ -859,39 +866,39 @@ mod tests {
 
     /// A `lov_foreign_md` as lustre_user.h lays it out: magic, length, type, flags (LE), value.
     fn foreign(length: u32, ftype: u32, flags: u32, value: &[u8]) -> Vec<u8> {
-        let mut v = raw::LOV_MAGIC_FOREIGN.to_le_bytes().to_vec();
-        v.extend(length.to_le_bytes());
-        v.extend(ftype.to_le_bytes());
-        v.extend(flags.to_le_bytes());
-        v.extend(value);
-        v
+        let mut bytes = raw::LOV_MAGIC_FOREIGN.to_le_bytes().to_vec();
+        bytes.extend(length.to_le_bytes());
+        bytes.extend(ftype.to_le_bytes());
+        bytes.extend(flags.to_le_bytes());
+        bytes.extend(value);
+        bytes
     }
 
     #[test]
     fn lov_foreign_known_answers() {
-        let v = foreign(11, 0xda05, 0x3, b"/mnt/s3/obj");
-        let l = decode_lov(&v).unwrap();
-        assert_eq!(l.magic, "foreign");
-        let f = l.foreign.unwrap();
-        assert_eq!(f.foreign_type, 0xda05);
-        assert_eq!(f.type_name.as_deref(), Some("symlink"));
-        assert_eq!(f.flags, 3);
-        assert_eq!(f.length, 11);
-        assert_eq!(f.value.as_deref(), Some("/mnt/s3/obj"));
-        assert_eq!(f.value_hex, "2f6d6e742f73332f6f626a");
-        assert_eq!(stripe_count(&v), Some(0));
+        let value = foreign(11, 0xda05, 0x3, b"/mnt/s3/obj");
+        let lov = decode_lov(&value).unwrap();
+        assert_eq!(lov.magic, "foreign");
+        let layout = lov.foreign.unwrap();
+        assert_eq!(layout.foreign_type, 0xda05);
+        assert_eq!(layout.type_name.as_deref(), Some("symlink"));
+        assert_eq!(layout.flags, 3);
+        assert_eq!(layout.length, 11);
+        assert_eq!(layout.value.as_deref(), Some("/mnt/s3/obj"));
+        assert_eq!(layout.value_hex, "2f6d6e742f73332f6f626a");
+        assert_eq!(stripe_count(&value), Some(0));
         // Binary value, unknown type: no text, hex kept, no name.
-        let f = decode_foreign(&foreign(2, 7, 0, &[0xff, 0x00])).unwrap();
+        let layout = decode_foreign(&foreign(2, 7, 0, &[0xff, 0x00])).unwrap();
         assert_eq!(
-            (f.value, f.value_hex.as_str(), f.type_name),
+            (layout.value, layout.value_hex.as_str(), layout.type_name),
             (None, "ff00", None)
         );
         // A length past the value, and one in the billions, fail without allocating by it.
         assert!(decode_lov(&foreign(12, 0, 0, b"short")).is_err());
         assert!(decode_lov(&foreign(u32::MAX, 0, 0, b"x")).is_err());
         assert_eq!(stripe_count(&foreign(u32::MAX, 0, 0, b"x")), None);
-        for cut in 0..v.len() {
-            let _ = decode_lov(&v[..cut]);
+        for cut in 0..value.len() {
+            let _ = decode_lov(&value[..cut]);
         }
     }
 
@@ -908,55 +915,59 @@ mod tests {
         comp.extend(1u16.to_le_bytes()); // two mirrors
         comp.extend([0u8; 14]);
         let mut off = head;
-        for (i, c) in [&c1, &c2].iter().enumerate() {
-            comp.extend((i as u32 + 1).to_le_bytes());
+        for (index, component) in [&c1, &c2].iter().enumerate() {
+            comp.extend((index as u32 + 1).to_le_bytes());
             comp.extend(0x10u32.to_le_bytes());
             comp.extend(0u64.to_le_bytes());
             comp.extend(u64::MAX.to_le_bytes());
             comp.extend((off as u32).to_le_bytes());
-            comp.extend((c.len() as u32).to_le_bytes());
+            comp.extend((component.len() as u32).to_le_bytes());
             comp.extend(5u32.to_le_bytes());
             comp.extend([0u8; 12]);
-            off += c.len();
+            off += component.len();
         }
         comp.extend(&c1);
         comp.extend(&c2);
-        let l = decode_lov(&comp).unwrap();
-        assert_eq!(l.mirrors, Some(2));
-        let comps = l.components.unwrap();
+        let lov = decode_lov(&comp).unwrap();
+        assert_eq!(lov.mirrors, Some(2));
+        let comps = lov.components.unwrap();
         assert_eq!(comps[0].layout.as_ref().map(|p| p.stripe_count), Some(2));
         assert!(comps[0].foreign.is_none());
         assert!(comps[1].layout.is_none() && comps[1].decode_error.is_none());
-        let f = comps[1].foreign.clone().unwrap();
+        let layout = comps[1].foreign.clone().unwrap();
         assert_eq!(
-            (f.foreign_type, f.flags, f.value.as_deref()),
+            (layout.foreign_type, layout.flags, layout.value.as_deref()),
             (0, 1, Some("hsm"))
         );
         // The summary reads the plain component's count, never the foreign blob's bytes.
         assert_eq!(stripe_count(&comp), Some(2));
-        assert_eq!(l.objects.len(), 2);
+        assert_eq!(lov.objects.len(), 2);
     }
 
     #[test]
     fn filter_fid_sizes() {
-        let mut v = fid_le(0x2_0000_0401, 3, 2);
-        assert_eq!(decode_filter_fid(&v).unwrap().stripe_index, 2);
-        v.extend(9u64.to_le_bytes());
-        v.extend(0u64.to_le_bytes());
-        assert_eq!(decode_filter_fid(&v).unwrap().objid, Some(9));
-        let mut n = fid_le(1, 1, 0);
-        n.extend((1u32 << 20).to_le_bytes());
-        n.extend(4u32.to_le_bytes());
-        n.extend([0u8; 20]);
-        n.extend(5u32.to_le_bytes());
-        n.extend(6u32.to_le_bytes());
-        let f = decode_filter_fid(&n).unwrap();
+        let mut value = fid_le(0x2_0000_0401, 3, 2);
+        assert_eq!(decode_filter_fid(&value).unwrap().stripe_index, 2);
+        value.extend(9u64.to_le_bytes());
+        value.extend(0u64.to_le_bytes());
+        assert_eq!(decode_filter_fid(&value).unwrap().objid, Some(9));
+        let mut newer = fid_le(1, 1, 0);
+        newer.extend((1u32 << 20).to_le_bytes());
+        newer.extend(4u32.to_le_bytes());
+        newer.extend([0u8; 20]);
+        newer.extend(5u32.to_le_bytes());
+        newer.extend(6u32.to_le_bytes());
+        let filter_fid = decode_filter_fid(&newer).unwrap();
         assert_eq!(
-            (f.stripe_count, f.layout_version, f.range),
+            (
+                filter_fid.stripe_count,
+                filter_fid.layout_version,
+                filter_fid.range
+            ),
             (Some(4), Some(5), Some(6))
         );
-        assert!(decode_filter_fid(&n[..20]).is_err());
-        assert!(decode_filter_fid(&n[..44])
+        assert!(decode_filter_fid(&newer[..20]).is_err());
+        assert!(decode_filter_fid(&newer[..44])
             .unwrap()
             .layout_version
             .is_none());

@@ -56,15 +56,15 @@ pub enum MmpSeq {
 impl Mmp {
     /// Decode the fields (no judgement).
     pub fn decode(block: &[u8]) -> Result<Mmp, LibError> {
-        let r: RawMmp = ondisk::decode(block)?;
+        let raw: RawMmp = ondisk::decode(block)?;
         Ok(Mmp {
-            magic: r.magic,
-            seq: r.seq,
-            time: r.time,
-            nodename: r.nodename,
-            bdevname: r.bdevname,
-            check_interval: r.check_interval,
-            checksum: r.checksum,
+            magic: raw.magic,
+            seq: raw.seq,
+            time: raw.time,
+            nodename: raw.nodename,
+            bdevname: raw.bdevname,
+            check_interval: raw.check_interval,
+            checksum: raw.checksum,
         })
     }
     /// The class of the sequence number.
@@ -86,9 +86,9 @@ impl Mmp {
     }
 }
 
-fn c_str(b: &[u8]) -> String {
-    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..n]).into_owned()
+fn c_str(bytes: &[u8]) -> String {
+    let len = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..len]).into_owned()
 }
 
 /// The checksum `mmp_checksum` should hold: crc32c of the bytes before it, seeded as the other
@@ -116,15 +116,15 @@ pub fn read_mmp(fs: &Filesystem, verify_csum: bool) -> std::result::Result<Mmp, 
     if !block_in_range(fs) {
         return Err(LibError::MmpBadBlock);
     }
-    let b = fs.block(fs.sb.mmp_block)?;
-    let m = Mmp::decode(&b)?;
-    if m.magic != MMP_MAGIC {
+    let block = fs.block(fs.sb.mmp_block)?;
+    let mmp = Mmp::decode(&block)?;
+    if mmp.magic != MMP_MAGIC {
         return Err(LibError::MmpMagicInvalid);
     }
-    if verify_csum && fs.sb.has_metadata_csum() && expected_checksum(fs, &b) != m.checksum {
+    if verify_csum && fs.sb.has_metadata_csum() && expected_checksum(fs, &block) != mmp.checksum {
         return Err(LibError::MmpCsumInvalid);
     }
-    Ok(m)
+    Ok(mmp)
 }
 
 /// `EXT4_MMP_MIN_CHECK_INTERVAL`: the shortest update interval `ext2fs_mmp_start` waits on.
@@ -150,10 +150,10 @@ pub enum MmpStart {
 /// How long `ext2fs_mmp_start` watches a node's sequence: twice the larger of the superblock's
 /// and the block's check interval (at least [`MIN_CHECK_INTERVAL`]) plus one second, at most
 /// the interval plus a minute.
-pub fn watch_seconds(fs: &Filesystem, m: &Mmp) -> u64 {
+pub fn watch_seconds(fs: &Filesystem, mmp: &Mmp) -> u64 {
     let interval = u64::from(fs.sb.mmp_update_interval)
         .max(MIN_CHECK_INTERVAL)
-        .max(u64::from(m.check_interval));
+        .max(u64::from(mmp.check_interval));
     (interval * 2 + 1).min(interval + 60)
 }
 
@@ -163,8 +163,8 @@ fn read_for_start(fs: &Filesystem) -> std::result::Result<(Mmp, bool), LibError>
     match read_mmp(fs, true) {
         Ok(m) => Ok((m, true)),
         Err(LibError::MmpCsumInvalid) => {
-            let b = fs.block(fs.sb.mmp_block)?;
-            Ok((Mmp::decode(&b)?, false))
+            let block = fs.block(fs.sb.mmp_block)?;
+            Ok((Mmp::decode(&block)?, false))
         }
         Err(e) => Err(e),
     }
@@ -175,24 +175,24 @@ fn read_for_start(fs: &Filesystem) -> std::result::Result<(Mmp, bool), LibError>
 /// decides how to sleep) and read again: a change means another node is active.
 pub fn start(fs: &Filesystem, wait: &dyn Fn(u64)) -> MmpStart {
     let refused = |message, last| MmpStart::Refused { message, last };
-    let (m, csum_ok) = match read_for_start(fs) {
+    let (mmp, csum_ok) = match read_for_start(fs) {
         Ok(r) => r,
         Err(e) => return MmpStart::Unusable(e),
     };
     if !csum_ok {
-        return refused(crate::error::ext2_err::MMP_CSUM_INVALID, m);
+        return refused(crate::error::ext2_err::MMP_CSUM_INVALID, mmp);
     }
-    match m.seq_state() {
+    match mmp.seq_state() {
         MmpSeq::Clean => return MmpStart::Clean,
-        MmpSeq::Fsck => return refused(crate::error::ext2_err::MMP_FSCK_ON, m),
-        MmpSeq::Unknown => return refused(crate::error::ext2_err::MMP_UNKNOWN_SEQ, m),
+        MmpSeq::Fsck => return refused(crate::error::ext2_err::MMP_FSCK_ON, mmp),
+        MmpSeq::Unknown => return refused(crate::error::ext2_err::MMP_UNKNOWN_SEQ, mmp),
         MmpSeq::InUse => {}
     }
-    wait(watch_seconds(fs, &m));
+    wait(watch_seconds(fs, &mmp));
     match read_for_start(fs) {
         Err(e) => MmpStart::Unusable(e),
         Ok((again, false)) => refused(crate::error::ext2_err::MMP_CSUM_INVALID, again),
-        Ok((again, true)) if again.seq != m.seq => {
+        Ok((again, true)) if again.seq != mmp.seq => {
             refused(crate::error::ext2_err::MMP_FAILED, again)
         }
         Ok(_) => MmpStart::Clean,
@@ -204,12 +204,12 @@ mod tests {
     use super::*;
 
     fn block(seq: u32) -> Vec<u8> {
-        let mut b = vec![0u8; 1024];
-        b[0..4].copy_from_slice(&MMP_MAGIC.to_le_bytes());
-        b[4..8].copy_from_slice(&seq.to_le_bytes());
-        b[16..20].copy_from_slice(b"node");
-        b[80..83].copy_from_slice(b"sdb");
-        b
+        let mut bytes = vec![0u8; 1024];
+        bytes[0..4].copy_from_slice(&MMP_MAGIC.to_le_bytes());
+        bytes[4..8].copy_from_slice(&seq.to_le_bytes());
+        bytes[16..20].copy_from_slice(b"node");
+        bytes[80..83].copy_from_slice(b"sdb");
+        bytes
     }
 
     #[test]
@@ -220,9 +220,9 @@ mod tests {
         assert_eq!(st(0xF000_0000), Some(MmpSeq::Unknown));
         assert_eq!(st(7), Some(MmpSeq::InUse));
         assert_eq!(st(SEQ_MAX), Some(MmpSeq::InUse));
-        let m = Mmp::decode(&block(1)).ok();
-        assert_eq!(m.as_ref().map(Mmp::node_name).as_deref(), Some("node"));
-        assert_eq!(m.as_ref().map(Mmp::device_name).as_deref(), Some("sdb"));
+        let mmp = Mmp::decode(&block(1)).ok();
+        assert_eq!(mmp.as_ref().map(Mmp::node_name).as_deref(), Some("node"));
+        assert_eq!(mmp.as_ref().map(Mmp::device_name).as_deref(), Some("sdb"));
         assert!(Mmp::decode(&[0u8; 100]).is_err());
     }
 }

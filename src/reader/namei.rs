@@ -23,8 +23,8 @@ struct Namei<'a> {
     follows: u32,
 }
 
-fn show(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+fn show(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The target of symlink `ino` (fast, inline or in its first data block).
@@ -41,17 +41,17 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
             format!("symbolic link {ino}: target of {size} bytes is longer than a block"),
         ));
     }
-    let n = size as usize;
+    let len = size as usize;
     if inode.is_fast_symlink() && !inode.has_flag(inode::INLINE_DATA_FL) {
-        return Ok(inode.block.get(..n).unwrap_or(&inode.block).to_vec());
+        return Ok(inode.block.get(..len).unwrap_or(&inode.block).to_vec());
     }
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let raw = fs.inode_raw(ino)?;
         let xa = inode::inode_xattrs(fs, &raw, inode);
-        let mut t = inode.block.to_vec();
-        t.extend_from_slice(xa.inline_data().unwrap_or(&[]));
-        t.truncate(n);
-        return Ok(t);
+        let mut target = inode.block.to_vec();
+        target.extend_from_slice(xa.inline_data().unwrap_or(&[]));
+        target.truncate(len);
+        return Ok(target);
     }
     let blk = fileblocks::map_block(fs, ino, inode, 0)?.ok_or_else(|| {
         Error::corrupt(
@@ -59,8 +59,8 @@ pub fn symlink_target(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8
             format!("symbolic link {ino}: no block holds its target"),
         )
     })?;
-    let b = fs.block(blk)?;
-    Ok(b.get(..n).unwrap_or(&b).to_vec())
+    let block = fs.block(blk)?;
+    Ok(block.get(..len).unwrap_or(&block).to_vec())
 }
 
 impl Namei<'_> {
@@ -80,7 +80,7 @@ impl Namei<'_> {
         } else {
             Vec::new()
         };
-        for (i, comp) in comps.iter().enumerate() {
+        for (index, comp) in comps.iter().enumerate() {
             let raw = self.fs.inode_raw(dir)?;
             let di = Inode::parse(&raw);
             if !di.is_dir() {
@@ -102,7 +102,7 @@ impl Namei<'_> {
                     show(comp)
                 ))
             })?;
-            let last = i + 1 == comps.len();
+            let last = index + 1 == comps.len();
             if last && !follow_last {
                 return Ok(ino);
             }
@@ -160,15 +160,15 @@ pub fn resolve_path(fs: &Filesystem, path: &str) -> Result<u32> {
 }
 
 /// A command-line target: `<N>` or `N` (all digits) is an inode number, anything else a path.
-pub fn parse_target(fs: &Filesystem, t: &str) -> Result<u32> {
-    let digits = t
+pub fn parse_target(fs: &Filesystem, target: &str) -> Result<u32> {
+    let digits = target
         .strip_prefix('<')
         .and_then(|s| s.strip_suffix('>'))
-        .unwrap_or(t);
+        .unwrap_or(target);
     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
         return digits
             .parse::<u32>()
-            .map_err(|_| Error::Invalid(format!("{t}: not an inode number")));
+            .map_err(|_| Error::Invalid(format!("{target}: not an inode number")));
     }
-    resolve(fs, t.as_bytes())
+    resolve(fs, target.as_bytes())
 }

@@ -53,29 +53,29 @@ impl<'a> NdrPull<'a> {
             format!("{}: {msg} (at offset {})", self.what, self.pos),
         )
     }
-    /// Skip padding so the cursor is a multiple of `n` from the start of the stream.
-    pub fn align(&mut self, n: usize) -> Result<()> {
-        let pad = (n - self.pos % n) % n;
+    /// Skip padding so the cursor is a multiple of `multiple` from the start of the stream.
+    pub fn align(&mut self, multiple: usize) -> Result<()> {
+        let pad = (multiple - self.pos % multiple) % multiple;
         self.take(pad, "alignment padding").map(|_| ())
     }
-    /// The next `n` bytes, or an error naming `field` when fewer remain.
-    pub fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+    /// The next `count` bytes, or an error naming `field` when fewer remain.
+    pub fn take(&mut self, count: usize, field: &str) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(count).filter(|&e| e <= self.buf.len());
         match end.and_then(|e| self.buf.get(self.pos..e).map(|s| (s, e))) {
             Some((s, e)) => {
                 self.pos = e;
                 Ok(s)
             }
             None => Err(self.error(format!(
-                "{field}: needs {n} bytes, {} left",
+                "{field}: needs {count} bytes, {} left",
                 self.remaining()
             ))),
         }
     }
     fn array<const N: usize>(&mut self, field: &str) -> Result<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N, field)?);
-        Ok(a)
+        let mut array = [0u8; N];
+        array.copy_from_slice(self.take(N, field)?);
+        Ok(array)
     }
     /// `uint8`.
     pub fn u8(&mut self, field: &str) -> Result<u8> {
@@ -113,9 +113,9 @@ impl<'a> NdrPull<'a> {
         let Some(len) = rest.iter().position(|&b| b == 0) else {
             return Err(self.error(format!("{field}: string without its terminating NUL")));
         };
-        let s = self.take(len, field)?;
+        let bytes = self.take(len, field)?;
         self.take(1, field)?;
-        Ok(s)
+        Ok(bytes)
     }
 }
 
@@ -126,27 +126,27 @@ mod tests {
     #[test]
     fn alignment_is_relative_to_the_stream() {
         // "ab\0", pad, u16 = 7, u32 = 9 at offset 4 after a 1-byte pad, udlong at 8.
-        let b = [
+        let bytes = [
             b'a', b'b', 0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
         ];
-        let mut n = NdrPull::new(&b, "t");
-        assert_eq!(n.nul_string("s").unwrap(), b"ab");
-        assert_eq!(n.u16("v").unwrap(), 7);
+        let mut pull = NdrPull::new(&bytes, "t");
+        assert_eq!(pull.nul_string("s").unwrap(), b"ab");
+        assert_eq!(pull.u16("v").unwrap(), 7);
         // 6 -> aligned to 8
-        assert_eq!(n.u32("w").unwrap(), 9);
-        assert_eq!(n.offset(), 12);
-        assert_eq!(n.udlong("x").unwrap(), 1);
-        assert!(n.u8("y").is_err());
+        assert_eq!(pull.u32("w").unwrap(), 9);
+        assert_eq!(pull.offset(), 12);
+        assert_eq!(pull.udlong("x").unwrap(), 1);
+        assert!(pull.u8("y").is_err());
     }
 
     #[test]
     fn bounded_reads() {
-        let mut n = NdrPull::new(b"abc", "t");
-        assert!(n.nul_string("s").is_err());
-        assert!(n.take(usize::MAX, "huge").is_err());
-        assert!(n.seek(4, "p").is_err());
-        n.seek(3, "p").unwrap();
-        assert!(n.u32("x").is_err());
+        let mut pull = NdrPull::new(b"abc", "t");
+        assert!(pull.nul_string("s").is_err());
+        assert!(pull.take(usize::MAX, "huge").is_err());
+        assert!(pull.seek(4, "p").is_err());
+        pull.seek(3, "p").unwrap();
+        assert!(pull.u32("x").is_err());
         let msg = NdrPull::new(&[1], "t").u32("f").unwrap_err().to_string();
         assert!(msg.contains("f: needs 4 bytes"), "{msg}");
     }

@@ -52,15 +52,15 @@ where
     T::read(&mut std::io::Cursor::new(bytes)).ok()
 }
 
-fn guid_string(g: &[u8; 16]) -> String {
-    let le32 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
-    let le16a = u16::from_le_bytes([g[4], g[5]]);
-    let le16b = u16::from_le_bytes([g[6], g[7]]);
+fn guid_string(guid: &[u8; 16]) -> String {
+    let le32 = u32::from_le_bytes([guid[0], guid[1], guid[2], guid[3]]);
+    let le16a = u16::from_le_bytes([guid[4], guid[5]]);
+    let le16b = u16::from_le_bytes([guid[6], guid[7]]);
     format!(
         "{le32:08X}-{le16a:04X}-{le16b:04X}-{:02X}{:02X}-{}",
-        g[8],
-        g[9],
-        g[10..]
+        guid[8],
+        guid[9],
+        guid[10..]
             .iter()
             .map(|x| format!("{x:02X}"))
             .collect::<String>()
@@ -75,13 +75,13 @@ pub fn has_ext_magic(src: &Source, offset: u64) -> bool {
         .is_some_and(|m| m == crate::reader::superblock::EXT2_MAGIC.to_le_bytes())
 }
 
-fn mbr_partition(src: &Source, number: u32, offset: u64, e: &MbrEntry) -> Partition {
+fn mbr_partition(src: &Source, number: u32, offset: u64, entry: &MbrEntry) -> Partition {
     Partition {
         number,
         offset,
-        size: u64::from(e.nr_sects) * SECTOR,
-        kind: format!("0x{:02x}", e.sys_ind),
-        linux: e.sys_ind == 0x83,
+        size: u64::from(entry.nr_sects) * SECTOR,
+        kind: format!("0x{:02x}", entry.sys_ind),
+        linux: entry.sys_ind == 0x83,
         name: String::new(),
         has_ext_magic: has_ext_magic(src, offset),
     }
@@ -99,15 +99,15 @@ pub fn read_table(src: &Source) -> Option<(TableKind, Vec<Partition>)> {
     }
     let mut parts = Vec::new();
     let mut logical_no = 5;
-    for (i, e) in (1u32..).zip(mbr.entries.iter()) {
-        if !e.is_used() {
+    for (number, entry) in (1u32..).zip(mbr.entries.iter()) {
+        if !entry.is_used() {
             continue;
         }
-        let start = u64::from(e.start_sect) * SECTOR;
-        if e.is_extended() {
+        let start = u64::from(entry.start_sect) * SECTOR;
+        if entry.is_extended() {
             read_ebr_chain(src, start, &mut parts, &mut logical_no);
         } else {
-            parts.push(mbr_partition(src, i, start, e));
+            parts.push(mbr_partition(src, number, start, entry));
         }
     }
     Some((TableKind::Mbr, parts))
@@ -131,15 +131,15 @@ fn read_ebr_chain(src: &Source, ext_start: u64, parts: &mut Vec<Partition>, no: 
         else {
             return;
         };
-        for e in table
+        for entry in table
             .entries
             .iter()
             .filter(|e| e.is_used() && !e.is_extended())
         {
-            let Some(start) = ebr.checked_add(u64::from(e.start_sect) * SECTOR) else {
+            let Some(start) = ebr.checked_add(u64::from(entry.start_sect) * SECTOR) else {
                 continue;
             };
-            parts.push(mbr_partition(src, *no, start, e));
+            parts.push(mbr_partition(src, *no, start, entry));
             *no += 1;
         }
         let Some(link) = table
@@ -157,36 +157,36 @@ fn read_ebr_chain(src: &Source, ext_start: u64, parts: &mut Vec<Partition>, no: 
 }
 
 fn read_gpt(src: &Source, sector: u64) -> Option<Vec<Partition>> {
-    let h: GptHeader = decode(&src.try_read(sector, 92)?)?;
-    let count = h.num_partition_entries.min(MAX_PARTS);
-    let esize = u64::from(h.sizeof_partition_entry);
+    let header: GptHeader = decode(&src.try_read(sector, 92)?)?;
+    let count = header.num_partition_entries.min(MAX_PARTS);
+    let esize = u64::from(header.sizeof_partition_entry);
     if !(128..=4096).contains(&esize) {
         return None;
     }
-    let base = h.partition_entry_lba.checked_mul(sector)?;
+    let base = header.partition_entry_lba.checked_mul(sector)?;
     let mut parts = Vec::new();
-    for i in 0..count {
-        let off = base.checked_add(u64::from(i) * esize)?;
-        let Some(e) = src
+    for index in 0..count {
+        let off = base.checked_add(u64::from(index) * esize)?;
+        let Some(entry) = src
             .try_read(off, esize)
             .and_then(|b| decode::<GptEntry>(&b))
         else {
             break;
         };
-        if let Some(p) = gpt_partition(src, i + 1, sector, &e) {
-            parts.push(p);
+        if let Some(part) = gpt_partition(src, index + 1, sector, &entry) {
+            parts.push(part);
         }
     }
     Some(parts)
 }
 
-fn gpt_partition(src: &Source, number: u32, sector: u64, e: &GptEntry) -> Option<Partition> {
-    let guid = e.partition_type_guid;
-    if guid == [0u8; 16] || e.ending_lba < e.starting_lba {
+fn gpt_partition(src: &Source, number: u32, sector: u64, entry: &GptEntry) -> Option<Partition> {
+    let guid = entry.partition_type_guid;
+    if guid == [0u8; 16] || entry.ending_lba < entry.starting_lba {
         return None;
     }
-    let offset = e.starting_lba.checked_mul(sector)?;
-    let size = (e.ending_lba - e.starting_lba)
+    let offset = entry.starting_lba.checked_mul(sector)?;
+    let size = (entry.ending_lba - entry.starting_lba)
         .checked_add(1)?
         .checked_mul(sector)?;
     Some(Partition {
@@ -195,7 +195,7 @@ fn gpt_partition(src: &Source, number: u32, sector: u64, e: &GptEntry) -> Option
         size,
         kind: guid_string(&guid),
         linux: guid == LINUX_GUID,
-        name: e.name(),
+        name: entry.name(),
         has_ext_magic: has_ext_magic(src, offset),
     })
 }
@@ -213,10 +213,10 @@ mod tests {
     }
 
     fn put_entry(img: &mut [u8], sector_off: usize, slot: usize, kind: u8, start: u32, len: u32) {
-        let e = sector_off + 446 + 16 * slot;
-        img[e + 4] = kind;
-        img[e + 8..e + 12].copy_from_slice(&start.to_le_bytes());
-        img[e + 12..e + 16].copy_from_slice(&len.to_le_bytes());
+        let at = sector_off + 446 + 16 * slot;
+        img[at + 4] = kind;
+        img[at + 8..at + 12].copy_from_slice(&start.to_le_bytes());
+        img[at + 12..at + 16].copy_from_slice(&len.to_le_bytes());
         img[sector_off + 510] = 0x55;
         img[sector_off + 511] = 0xAA;
     }

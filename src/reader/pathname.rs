@@ -75,11 +75,11 @@ fn iterate_live(
     } else {
         dir::iterate_dir_inode
     };
-    iterate(fs, dir, raw, inode, false, &mut |e| {
-        if e.inode == 0 {
+    iterate(fs, dir, raw, inode, false, &mut |entry| {
+        if entry.inode == 0 {
             ControlFlow::Continue(())
         } else {
-            visit(e)
+            visit(entry)
         }
     })
     .map_err(LibError::from)
@@ -169,27 +169,27 @@ impl<'a> PathNamer<'a> {
 
     /// Scan `dir` for `ino` (cached): the last `..` entry before it, and its name.
     fn lookup(&self, dir: u32, ino: u32) -> Lookup {
-        if let Some(l) = self
+        if let Some(cached) = self
             .lookups
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&(dir, ino))
         {
-            return l.clone();
+            return cached.clone();
         }
         let mut parent = 0;
         let mut name = None;
-        let r = lib_dir_iterate(self.fs, dir, &mut |e| {
-            if e.name_len == 2 && e.name.starts_with(b"..") {
-                parent = e.inode;
+        let result = lib_dir_iterate(self.fs, dir, &mut |entry| {
+            if entry.name_len == 2 && entry.name.starts_with(b"..") {
+                parent = entry.inode;
             }
-            if e.inode == ino {
-                name = Some(c_name(e.name).to_vec());
+            if entry.inode == ino {
+                name = Some(c_name(entry.name).to_vec());
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())
         });
-        let l = match r {
+        let lookup = match result {
             Ok(()) => Lookup::Found { parent, name },
             Err(LibError::NoDirectory) => Lookup::NotDir,
             Err(e) => Lookup::Failed(e),
@@ -197,8 +197,8 @@ impl<'a> PathNamer<'a> {
         self.lookups
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert((dir, ino), l.clone());
-        l
+            .insert((dir, ino), lookup.clone());
+        lookup
     }
 }
 

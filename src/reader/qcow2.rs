@@ -82,16 +82,16 @@ impl<V: ?Sized> Cache<V> {
         self.shard(key)?.lock().ok()?.get(&key).cloned()
     }
 
-    fn put(&self, key: u64, v: &Arc<V>) {
-        let Some(Ok(mut m)) = self.shard(key).map(|s| s.lock()) else {
+    fn put(&self, key: u64, value: &Arc<V>) {
+        let Some(Ok(mut shard)) = self.shard(key).map(|s| s.lock()) else {
             return;
         };
-        if m.len() >= self.per_shard {
-            if let Some(victim) = m.keys().next().copied() {
-                m.remove(&victim);
+        if shard.len() >= self.per_shard {
+            if let Some(victim) = shard.keys().next().copied() {
+                shard.remove(&victim);
             }
         }
-        m.insert(key, Arc::clone(v));
+        shard.insert(key, Arc::clone(value));
     }
 }
 
@@ -124,8 +124,9 @@ pub struct Qcow2 {
 }
 
 impl std::fmt::Debug for Qcow2 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Qcow2")
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Qcow2")
             .field("size", &self.size)
             .field("cluster_bits", &self.cluster_bits)
             .field("extended_l2", &self.extended_l2)
@@ -142,9 +143,9 @@ impl Qcow2 {
     /// Open the qcow2 image in `file` (which starts with [`MAGIC`]).
     pub fn open(file: Source) -> Result<Qcow2> {
         let path = file.path().to_path_buf();
-        let bad = |m: String| Error::Container {
+        let bad = |message: String| Error::Container {
             path: path.clone(),
-            message: m,
+            message,
         };
         let head = file.read_partial(0, 4096);
         let v2: Qcow2HeaderV2 = decode(&head)
@@ -192,7 +193,7 @@ impl Qcow2 {
         let entry_bytes: u32 = if extended_l2 { 16 } else { 8 };
         let l2_bits = v2.cluster_bits - entry_bytes.trailing_zeros();
         let l1 = read_l1(&file, &v2, l2_bits).map_err(|m| bad(format!("qcow2 image: {m}")))?;
-        let mut q = Qcow2 {
+        let mut qcow2 = Qcow2 {
             size: v2.size,
             cluster_bits: v2.cluster_bits,
             l2_bits,
@@ -204,25 +205,25 @@ impl Qcow2 {
             metadata_only: false,
             file,
         };
-        q.metadata_only = written_by_e2image(&q, &v2);
-        Ok(q)
+        qcow2.metadata_only = written_by_e2image(&qcow2, &v2);
+        Ok(qcow2)
     }
 
     fn cluster_size(&self) -> u64 {
         1 << self.cluster_bits
     }
 
-    fn corrupt(&self, m: String) -> ReadFailure {
+    fn corrupt(&self, message: String) -> ReadFailure {
         ReadFailure::Error(Error::Container {
             path: self.file.path().to_path_buf(),
-            message: format!("qcow2 image: {m}"),
+            message: format!("qcow2 image: {message}"),
         })
     }
 
     /// The L2 table at file offset `at` (entries as 64-bit words), through the cache.
     fn l2_table(&self, at: u64) -> std::result::Result<Arc<[u64]>, ReadFailure> {
-        if let Some(t) = self.l2_cache.get(at) {
-            return Ok(t);
+        if let Some(table) = self.l2_cache.get(at) {
+            return Ok(table);
         }
         let raw = self
             .file
@@ -293,19 +294,19 @@ impl Qcow2 {
         let sc_bits = self.cluster_bits - SUBCLUSTERS.trailing_zeros();
         let sc_size = 1u64 << sc_bits;
         let within = pos & (self.cluster_size() - 1);
-        let i = within >> sc_bits;
-        let alloc = bitmap >> i & 1 != 0;
-        let zero = bitmap >> (32 + i) & 1 != 0;
+        let index = within >> sc_bits;
+        let alloc = bitmap >> index & 1 != 0;
+        let zero = bitmap >> (32 + index) & 1 != 0;
         let rest = sc_size - (within & (sc_size - 1));
         let piece = match (alloc, zero) {
             (true, true) => {
                 return Err(self.corrupt(format!(
-                    "subcluster {i} at disk byte {pos} is both allocated and zero"
+                    "subcluster {index} at disk byte {pos} is both allocated and zero"
                 )))
             }
             (true, false) if host == 0 => {
                 return Err(self.corrupt(format!(
-                    "subcluster {i} at disk byte {pos} is allocated in an unallocated cluster"
+                    "subcluster {index} at disk byte {pos} is allocated in an unallocated cluster"
                 )))
             }
             (true, false) => Piece::Host(host + within),
@@ -341,9 +342,9 @@ impl Qcow2 {
         need: usize,
     ) -> std::result::Result<Arc<[u8]>, ReadFailure> {
         let cached = self.inflated.get(host);
-        if let Some(c) = &cached {
-            if c.len() >= need {
-                return Ok(Arc::clone(c));
+        if let Some(cluster) = &cached {
+            if cluster.len() >= need {
+                return Ok(Arc::clone(cluster));
             }
         }
         let cs = self.cluster_size() as usize;
@@ -427,20 +428,20 @@ fn v3_features(head: &[u8], cluster_size: u64) -> std::result::Result<(bool, Com
     if len < (Qcow2HeaderV2::SIZE + Qcow2HeaderV3::SIZE) as u64 || len > cluster_size {
         return Err(format!("header_length {len} is invalid"));
     }
-    let f = v3.incompatible_features;
-    if f & INCOMPAT_DATA_FILE != 0 {
+    let features = v3.incompatible_features;
+    if features & INCOMPAT_DATA_FILE != 0 {
         return Err(format!(
             "its data is in an external data file, not in this one: {CONVERT}"
         ));
     }
     let known = INCOMPAT_DIRTY | INCOMPAT_CORRUPT | INCOMPAT_COMPRESSION | INCOMPAT_EXTL2;
-    if f & !known != 0 {
+    if features & !known != 0 {
         return Err(format!(
             "unknown incompatible features 0x{:x}: {CONVERT}",
-            f & !known
+            features & !known
         ));
     }
-    let compression = if f & INCOMPAT_COMPRESSION != 0 {
+    let compression = if features & INCOMPAT_COMPRESSION != 0 {
         let ty = (len > COMPRESSION_TYPE_OFFSET as u64)
             .then(|| head.get(COMPRESSION_TYPE_OFFSET).copied())
             .flatten();
@@ -453,7 +454,7 @@ fn v3_features(head: &[u8], cluster_size: u64) -> std::result::Result<(bool, Com
     } else {
         Compression::Deflate
     };
-    Ok((f & INCOMPAT_EXTL2 != 0, compression))
+    Ok((features & INCOMPAT_EXTL2 != 0, compression))
 }
 
 /// The active L1 table, checked to be bounded, inside the file, and large enough for the disk.
@@ -498,12 +499,12 @@ fn read_l1(
         .collect())
 }
 
-/// True when `q` was written by e2image's qcow2 writer for the filesystem it holds (module
+/// True when `qcow2` was written by e2image's qcow2 writer for the filesystem it holds (module
 /// documentation): version 2, the L1 table in cluster 1 and the refcount table right after it,
 /// and an ext2/3/4 superblock at byte 1024 whose block size is the cluster size and whose
 /// size is the disk's.
-fn written_by_e2image(q: &Qcow2, v2: &Qcow2HeaderV2) -> bool {
-    let cs = q.cluster_size();
+fn written_by_e2image(qcow2: &Qcow2, v2: &Qcow2HeaderV2) -> bool {
+    let cs = qcow2.cluster_size();
     let l1_end = (u64::from(v2.l1_size) * 8).div_ceil(cs) * cs;
     let layout = v2.version == 2
         && v2.nb_snapshots == 0
@@ -513,7 +514,7 @@ fn written_by_e2image(q: &Qcow2, v2: &Qcow2HeaderV2) -> bool {
         return false;
     }
     let mut raw = [0u8; 1024];
-    if q.size < 2048 || q.read_at(1024, &mut raw, Access::Metadata).is_err() {
+    if qcow2.size < 2048 || qcow2.read_at(1024, &mut raw, Access::Metadata).is_err() {
         return false;
     }
     let Ok(sb) = crate::reader::superblock::Superblock::parse(&raw) else {
@@ -521,13 +522,13 @@ fn written_by_e2image(q: &Qcow2, v2: &Qcow2HeaderV2) -> bool {
     };
     sb.magic == crate::reader::superblock::EXT2_MAGIC
         && sb.block_size_checked() == Some(cs)
-        && sb.blocks_count().checked_mul(cs) == Some(q.size)
+        && sb.blocks_count().checked_mul(cs) == Some(qcow2.size)
 }
 
-/// Run `f` with this thread's inflater, reset for a new raw deflate stream (no zlib header,
+/// Run `task` with this thread's inflater, reset for a new raw deflate stream (no zlib header,
 /// as QEMU writes with window bits -12; the default 15 bits read it too, and a reused state
 /// keeps its allocations: one per rayon thread, not one per cluster).
-fn with_inflater<T>(f: impl FnOnce(&mut flate2::Decompress) -> T) -> T {
+fn with_inflater<T>(task: impl FnOnce(&mut flate2::Decompress) -> T) -> T {
     use std::cell::RefCell;
     thread_local! {
         static INFLATER: RefCell<flate2::Decompress> = RefCell::new(flate2::Decompress::new(false));
@@ -535,9 +536,9 @@ fn with_inflater<T>(f: impl FnOnce(&mut flate2::Decompress) -> T) -> T {
     INFLATER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut d) => {
             d.reset(false);
-            f(&mut d)
+            task(&mut d)
         }
-        Err(_) => f(&mut flate2::Decompress::new(false)),
+        Err(_) => task(&mut flate2::Decompress::new(false)),
     })
 }
 
@@ -545,9 +546,9 @@ fn with_inflater<T>(f: impl FnOnce(&mut flate2::Decompress) -> T) -> T {
 /// is a full output buffer: the input runs to the end of a sector, past the end of the stream,
 /// and decoding stops once `out` is full.
 fn inflate_raw(input: &[u8], out: &mut [u8]) -> bool {
-    with_inflater(|d| {
-        let r = d.decompress(input, out, flate2::FlushDecompress::Finish);
-        r.is_ok() && d.total_out() == out.len() as u64
+    with_inflater(|inflater| {
+        let result = inflater.decompress(input, out, flate2::FlushDecompress::Finish);
+        result.is_ok() && inflater.total_out() == out.len() as u64
     })
 }
 
@@ -555,8 +556,9 @@ fn inflate_raw(input: &[u8], out: &mut [u8]) -> bool {
 /// buffer that is not zeroed first; None when the stream is damaged or shorter.
 fn inflate_prefix(input: &[u8], want: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(want);
-    with_inflater(|d| {
-        d.decompress_vec(input, &mut out, flate2::FlushDecompress::Finish)
+    with_inflater(|inflater| {
+        inflater
+            .decompress_vec(input, &mut out, flate2::FlushDecompress::Finish)
             .ok()
     })?;
     // Capacity may exceed `want`: only the bytes asked for count.
@@ -618,22 +620,22 @@ impl Disk for Qcow2 {
             let Ok((piece, span)) = self.piece(pos) else {
                 break;
             };
-            let n = span.min(end - pos);
+            let step = span.min(end - pos);
             if let Piece::Host(h) = piece {
                 match &mut run {
-                    Some((start, l)) if *start + *l == h => *l += n,
+                    Some((start, l)) if *start + *l == h => *l += step,
                     _ => {
-                        if let Some((s, l)) = run.take() {
-                            self.file.will_need(s, l);
+                        if let Some((run_start, run_len)) = run.take() {
+                            self.file.will_need(run_start, run_len);
                         }
-                        run = Some((h, n));
+                        run = Some((h, step));
                     }
                 }
             }
-            pos += n;
+            pos += step;
         }
-        if let Some((s, l)) = run {
-            self.file.will_need(s, l);
+        if let Some((run_start, run_len)) = run {
+            self.file.will_need(run_start, run_len);
         }
     }
 
@@ -645,9 +647,9 @@ impl Disk for Qcow2 {
     ) -> std::result::Result<(), ReadFailure> {
         // Stored pieces that continue each other in the file are read together.
         let mut pending: Option<(usize, u64, usize)> = None;
-        let flush = |p: &mut Option<(usize, u64, usize)>, buf: &mut [u8]| -> Result<()> {
-            if let Some((at, host, n)) = p.take() {
-                if let Some(dst) = buf.get_mut(at..at + n) {
+        let flush = |run: &mut Option<(usize, u64, usize)>, buf: &mut [u8]| -> Result<()> {
+            if let Some((at, host, len)) = run.take() {
+                if let Some(dst) = buf.get_mut(at..at + len) {
                     self.file.read_into(host, dst, "qcow2 data cluster")?;
                 }
             }
@@ -661,22 +663,22 @@ impl Disk for Qcow2 {
         while done < buf.len() {
             let pos = offset + done as u64;
             let (piece, span) = self.piece(pos)?;
-            let n = span.min((buf.len() - done) as u64) as usize;
+            let step = span.min((buf.len() - done) as u64) as usize;
             if let Piece::Host(host) = piece {
                 match &mut pending {
                     Some((at, h, len)) if *at + *len == done && *h + *len as u64 == host => {
-                        *len += n;
+                        *len += step;
                     }
                     _ => {
                         flush(&mut pending, buf)?;
-                        pending = Some((done, host, n));
+                        pending = Some((done, host, step));
                     }
                 }
-                done += n;
+                done += step;
                 continue;
             }
             flush(&mut pending, buf)?;
-            let Some(dst) = buf.get_mut(done..done + n) else {
+            let Some(dst) = buf.get_mut(done..done + step) else {
                 break;
             };
             match piece {
@@ -685,24 +687,24 @@ impl Disk for Qcow2 {
                 Piece::Unallocated if access == Access::FileData && self.metadata_only => {
                     return Err(ReadFailure::Absent {
                         offset: pos,
-                        len: n as u64,
+                        len: step as u64,
                     });
                 }
                 Piece::Unallocated => dst.fill(0),
-                Piece::Compressed(host, len) if n as u64 == self.cluster_size() => {
+                Piece::Compressed(host, len) if step as u64 == self.cluster_size() => {
                     // A whole cluster is wanted: decompressed in place, not through the cache.
-                    whole.push((done, n, host, len));
+                    whole.push((done, step, host, len));
                 }
                 Piece::Compressed(host, len) => {
                     let within = (pos & (self.cluster_size() - 1)) as usize;
-                    let cluster = self.inflate(host, len, within + n)?;
-                    match cluster.get(within..within + n) {
+                    let cluster = self.inflate(host, len, within + step)?;
+                    match cluster.get(within..within + step) {
                         Some(src) => dst.copy_from_slice(src),
                         None => dst.fill(0),
                     }
                 }
             }
-            done += n;
+            done += step;
         }
         flush(&mut pending, buf)?;
         self.inflate_whole(buf, &whole)
@@ -718,8 +720,8 @@ impl Qcow2 {
         jobs: &[(usize, usize, u64, u64)],
     ) -> std::result::Result<(), ReadFailure> {
         use rayon::prelude::*;
-        if let [(at, n, host, len)] = jobs {
-            return match buf.get_mut(*at..*at + *n) {
+        if let [(at, size, host, len)] = jobs {
+            return match buf.get_mut(*at..*at + *size) {
                 Some(dst) => self.inflate_into(*host, *len, dst),
                 None => Ok(()),
             };
@@ -727,18 +729,18 @@ impl Qcow2 {
         let mut parts: Vec<(&mut [u8], u64, u64)> = Vec::with_capacity(jobs.len());
         let mut rest = buf;
         let mut base = 0usize;
-        for &(at, n, host, len) in jobs {
+        for &(at, size, host, len) in jobs {
             let Some(skip) = at.checked_sub(base) else {
                 break;
             };
-            if skip + n > rest.len() {
+            if skip + size > rest.len() {
                 break;
             }
             let (_, tail) = std::mem::take(&mut rest).split_at_mut(skip);
-            let (dst, tail) = tail.split_at_mut(n);
+            let (dst, tail) = tail.split_at_mut(size);
             parts.push((dst, host, len));
             rest = tail;
-            base = at + n;
+            base = at + size;
         }
         // The rayon pool only from one of its own threads: that thread runs the jobs itself
         // while it waits, so nothing depends on the other workers. From any other thread (the
@@ -768,16 +770,16 @@ impl Qcow2 {
             jobs.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let work = || loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let (Some(job), Some(slot)) = (jobs.get(i), results.get(i)) else {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(job), Some(slot)) = (jobs.get(index), results.get(index)) else {
                 return;
             };
             let Ok(mut job) = job.lock() else {
                 continue;
             };
             let (dst, host, len) = &mut *job;
-            if let (Err(e), Ok(mut slot)) = (self.inflate_into(*host, *len, dst), slot.lock()) {
-                *slot = Some(e);
+            if let (Err(error), Ok(mut slot)) = (self.inflate_into(*host, *len, dst), slot.lock()) {
+                *slot = Some(error);
             }
         };
         let helpers = std::thread::available_parallelism()
@@ -805,29 +807,29 @@ mod tests {
     /// A version 2 image of `size` bytes with 512-byte clusters, its L1 at cluster 1 and one L2
     /// table at cluster 2 mapping guest cluster 0 to cluster 3, which holds `0xab`s.
     fn tiny() -> Vec<u8> {
-        let mut f = vec![0u8; 4 * 512];
-        f[..4].copy_from_slice(MAGIC);
-        f[4..8].copy_from_slice(&2u32.to_be_bytes());
-        f[20..24].copy_from_slice(&9u32.to_be_bytes());
-        f[24..32].copy_from_slice(&(64u64 * 512).to_be_bytes());
-        f[36..40].copy_from_slice(&1u32.to_be_bytes());
-        f[40..48].copy_from_slice(&512u64.to_be_bytes());
-        f[512..520].copy_from_slice(&1024u64.to_be_bytes());
-        f[1024..1032].copy_from_slice(&1536u64.to_be_bytes());
-        f[1536..2048].fill(0xab);
-        f
+        let mut image = vec![0u8; 4 * 512];
+        image[..4].copy_from_slice(MAGIC);
+        image[4..8].copy_from_slice(&2u32.to_be_bytes());
+        image[20..24].copy_from_slice(&9u32.to_be_bytes());
+        image[24..32].copy_from_slice(&(64u64 * 512).to_be_bytes());
+        image[36..40].copy_from_slice(&1u32.to_be_bytes());
+        image[40..48].copy_from_slice(&512u64.to_be_bytes());
+        image[512..520].copy_from_slice(&1024u64.to_be_bytes());
+        image[1024..1032].copy_from_slice(&1536u64.to_be_bytes());
+        image[1536..2048].fill(0xab);
+        image
     }
 
-    fn open(b: &[u8]) -> Result<Qcow2> {
-        Qcow2::open(Source::from_bytes(b).unwrap())
+    fn open(bytes: &[u8]) -> Result<Qcow2> {
+        Qcow2::open(Source::from_bytes(bytes).unwrap())
     }
 
     #[test]
     fn maps_allocated_and_unallocated_clusters() {
-        let q = open(&tiny()).unwrap();
-        assert_eq!(q.kind(), ContainerKind::Qcow2);
+        let qcow2 = open(&tiny()).unwrap();
+        assert_eq!(qcow2.kind(), ContainerKind::Qcow2);
         let mut buf = vec![1u8; 1024];
-        q.read_at(0, &mut buf, Access::FileData).unwrap();
+        qcow2.read_at(0, &mut buf, Access::FileData).unwrap();
         assert!(buf[..512].iter().all(|&b| b == 0xab));
         assert!(buf[512..].iter().all(|&b| b == 0));
     }
@@ -848,68 +850,69 @@ mod tests {
             (4, 1u32.to_be_bytes().to_vec(), "version 1"),
             (4, 9u32.to_be_bytes().to_vec(), "unknown version"),
         ];
-        for (at, v, want) in cases {
-            let mut f = tiny();
-            set(&mut f, at, &v);
-            let e = open(&f).unwrap_err().to_string();
-            assert!(e.contains(want), "{want}: {e}");
+        for (at, value, want) in cases {
+            let mut image = tiny();
+            set(&mut image, at, &value);
+            let error = open(&image).unwrap_err().to_string();
+            assert!(error.contains(want), "{want}: {error}");
         }
         assert!(open(&tiny()[..40]).is_err());
     }
 
     #[test]
     fn damaged_tables_are_errors_not_panics() {
-        let mut f = tiny();
+        let mut image = tiny();
         // L2 entry pointing past the end of the file.
-        f[1024..1032].copy_from_slice(&(1u64 << 40).to_be_bytes());
-        let q = open(&f).unwrap();
+        image[1024..1032].copy_from_slice(&(1u64 << 40).to_be_bytes());
+        let qcow2 = open(&image).unwrap();
         let mut buf = [0u8; 512];
-        assert!(q.read_at(0, &mut buf, Access::Metadata).is_err());
+        assert!(qcow2.read_at(0, &mut buf, Access::Metadata).is_err());
         // The zero flag wins over the offset.
-        f[1024..1032].copy_from_slice(&1537u64.to_be_bytes());
-        let q = open(&f).unwrap();
-        q.read_at(0, &mut buf, Access::Metadata).unwrap();
+        image[1024..1032].copy_from_slice(&1537u64.to_be_bytes());
+        let qcow2 = open(&image).unwrap();
+        qcow2.read_at(0, &mut buf, Access::Metadata).unwrap();
         assert_eq!(buf, [0u8; 512]);
         // A compressed entry whose data does not inflate.
-        f[1024..1032].copy_from_slice(&(QCOW_OFLAG_COMPRESSED | 1536).to_be_bytes());
-        let q = open(&f).unwrap();
-        assert!(q.read_at(0, &mut buf, Access::Metadata).is_err());
+        image[1024..1032].copy_from_slice(&(QCOW_OFLAG_COMPRESSED | 1536).to_be_bytes());
+        let qcow2 = open(&image).unwrap();
+        assert!(qcow2.read_at(0, &mut buf, Access::Metadata).is_err());
         // An L1 entry pointing at an L2 table past the end of the file.
-        let mut f = tiny();
-        f[512..520].copy_from_slice(&(1u64 << 45).to_be_bytes());
-        let q = open(&f).unwrap();
-        assert!(q.read_at(0, &mut buf, Access::Metadata).is_err());
+        let mut image = tiny();
+        image[512..520].copy_from_slice(&(1u64 << 45).to_be_bytes());
+        let qcow2 = open(&image).unwrap();
+        assert!(qcow2.read_at(0, &mut buf, Access::Metadata).is_err());
     }
 
     /// `tiny()` with guest clusters 0 and 1 deflate-compressed (`0x11`s and `0x22`s), their
     /// data at file clusters 3 and 4.
     fn tiny_compressed() -> Vec<u8> {
-        let mut f = tiny();
-        f.resize(5 * 512, 0);
-        for (i, fill) in [(0usize, 0x11u8), (1, 0x22)] {
-            let mut z = flate2::Compress::new(flate2::Compression::fast(), false);
+        let mut image = tiny();
+        image.resize(5 * 512, 0);
+        for (index, fill) in [(0usize, 0x11u8), (1, 0x22)] {
+            let mut compressor = flate2::Compress::new(flate2::Compression::fast(), false);
             let mut packed = Vec::with_capacity(512);
-            z.compress_vec(&[fill; 512], &mut packed, flate2::FlushCompress::Finish)
+            compressor
+                .compress_vec(&[fill; 512], &mut packed, flate2::FlushCompress::Finish)
                 .unwrap();
-            let host = (3 + i as u64) * 512;
-            f[host as usize..host as usize + packed.len()].copy_from_slice(&packed);
+            let host = (3 + index as u64) * 512;
+            image[host as usize..host as usize + packed.len()].copy_from_slice(&packed);
             let entry = QCOW_OFLAG_COMPRESSED | host;
-            f[1024 + 8 * i..1032 + 8 * i].copy_from_slice(&entry.to_be_bytes());
+            image[1024 + 8 * index..1032 + 8 * index].copy_from_slice(&entry.to_be_bytes());
         }
-        f
+        image
     }
 
     #[test]
     fn compressed_clusters_read_whole_and_in_part() {
-        let q = open(&tiny_compressed()).unwrap();
+        let qcow2 = open(&tiny_compressed()).unwrap();
         let mut buf = vec![0u8; 1024];
-        q.read_at(0, &mut buf, Access::Metadata).unwrap();
+        qcow2.read_at(0, &mut buf, Access::Metadata).unwrap();
         assert!(buf[..512].iter().all(|&b| b == 0x11) && buf[512..].iter().all(|&b| b == 0x22));
         // A part of a cluster, then a later part of it (cached too short: inflated again).
         let mut part = [0u8; 100];
-        q.read_at(600, &mut part, Access::Metadata).unwrap();
+        qcow2.read_at(600, &mut part, Access::Metadata).unwrap();
         assert_eq!(part, [0x22; 100]);
-        q.read_at(900, &mut part, Access::Metadata).unwrap();
+        qcow2.read_at(900, &mut part, Access::Metadata).unwrap();
         assert_eq!(part, [0x22; 100]);
     }
 
@@ -920,14 +923,14 @@ mod tests {
     fn whole_cluster_reads_do_not_wait_for_a_blocked_pool() {
         use std::sync::{Condvar, Mutex};
         use std::time::Duration;
-        let q = Arc::new(open(&tiny_compressed()).unwrap());
+        let qcow2 = Arc::new(open(&tiny_compressed()).unwrap());
         let gate = Arc::new((Mutex::new((0usize, false)), Condvar::new()));
         let workers = rayon::current_num_threads();
         for _ in 0..workers {
             let gate = Arc::clone(&gate);
             rayon::spawn(move || {
-                let (m, cv) = &*gate;
-                let mut st = m.lock().unwrap();
+                let (counts, cv) = &*gate;
+                let mut st = counts.lock().unwrap();
                 st.0 += 1;
                 cv.notify_all();
                 while !st.1 {
@@ -936,22 +939,22 @@ mod tests {
             });
         }
         {
-            let (m, cv) = &*gate;
-            let mut st = m.lock().unwrap();
+            let (counts, cv) = &*gate;
+            let mut st = counts.lock().unwrap();
             while st.0 < workers {
                 st = cv.wait(st).unwrap();
             }
         }
         let (tx, rx) = std::sync::mpsc::channel();
-        let reader = Arc::clone(&q);
+        let reader = Arc::clone(&qcow2);
         std::thread::spawn(move || {
             let mut buf = vec![0u8; 1024];
-            let r = reader.read_at(0, &mut buf, Access::Metadata);
-            let _ = tx.send((r.is_ok(), buf));
+            let result = reader.read_at(0, &mut buf, Access::Metadata);
+            let _ = tx.send((result.is_ok(), buf));
         });
         let got = rx.recv_timeout(Duration::from_secs(20));
-        let (m, cv) = &*gate;
-        m.lock().unwrap().1 = true;
+        let (counts, cv) = &*gate;
+        counts.lock().unwrap().1 = true;
         cv.notify_all();
         let (ok, buf) = got.expect("the read waited for the blocked rayon pool");
         assert!(ok);
@@ -960,10 +963,13 @@ mod tests {
 
     #[test]
     fn compressed_extent_follows_qemu() {
-        let q = open(&tiny()).unwrap();
+        let qcow2 = open(&tiny()).unwrap();
         // cluster_bits 9: shift 61, one sector count bit.
-        let e = QCOW_OFLAG_COMPRESSED | (1u64 << 61) | 1000;
-        assert_eq!(q.compressed_extent(e), (1000, 2 * 512 - (1000 % 512)));
+        let entry = QCOW_OFLAG_COMPRESSED | (1u64 << 61) | 1000;
+        assert_eq!(
+            qcow2.compressed_extent(entry),
+            (1000, 2 * 512 - (1000 % 512))
+        );
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub struct Dquot {
 }
 
 impl Dquot {
-    fn from_disk(d: &DiskDqblk) -> Dquot {
+    fn from_disk(disk: &DiskDqblk) -> Dquot {
         // v2r1_mem2diskdqblk marks an all-zero entry used by setting dqb_itime to 1; reading
         // back, that lone 1 is dropped.
         let empty = DiskDqblk {
@@ -112,15 +112,15 @@ impl Dquot {
             ..DiskDqblk::default()
         };
         Dquot {
-            id: d.id,
-            space: d.curspace,
-            space_soft: d.bsoftlimit,
-            space_hard: d.bhardlimit,
-            inodes: d.curinodes,
-            inodes_soft: d.isoftlimit,
-            inodes_hard: d.ihardlimit,
-            space_grace_until: d.btime,
-            inodes_grace_until: if *d == empty { 0 } else { d.itime },
+            id: disk.id,
+            space: disk.curspace,
+            space_soft: disk.bsoftlimit,
+            space_hard: disk.bhardlimit,
+            inodes: disk.curinodes,
+            inodes_soft: disk.isoftlimit,
+            inodes_hard: disk.ihardlimit,
+            space_grace_until: disk.btime,
+            inodes_grace_until: if *disk == empty { 0 } else { disk.itime },
         }
     }
     /// An ID without an entry reads as all zeros (`qtree_read_dquot`).
@@ -149,8 +149,8 @@ impl QuotaBlocks for QuotaBytes<'_> {
         buf.fill(0);
         let off = blk as usize * QT_BLKSIZE;
         if let Some(src) = self.0.get(off..) {
-            let n = src.len().min(QT_BLKSIZE);
-            buf[..n].copy_from_slice(&src[..n]);
+            let len = src.len().min(QT_BLKSIZE);
+            buf[..len].copy_from_slice(&src[..len]);
         }
     }
     fn size(&self) -> u64 {
@@ -167,29 +167,30 @@ pub fn read_info(
     src: &mut dyn QuotaBlocks,
     qtype: QuotaType,
 ) -> std::result::Result<QuotaInfo, String> {
-    let mut b = [0u8; QT_BLKSIZE];
-    src.read(0, &mut b);
+    let mut block = [0u8; QT_BLKSIZE];
+    src.read(0, &mut block);
     let size = src.size();
-    let h: DiskDqHeader = ondisk::decode(&b).map_err(|e| e.to_string())?;
+    let header: DiskDqHeader = ondisk::decode(&block).map_err(|e| e.to_string())?;
     if size < (DiskDqHeader::SIZE + DiskDqInfo::SIZE) as u64 {
         return Err(format!("the file is {size} bytes, shorter than its header"));
     }
-    if h.magic != qtype.magic() || h.version != V2_VERSION_R1 {
+    if header.magic != qtype.magic() || header.version != V2_VERSION_R1 {
         return Err(format!(
             "header magic 0x{:08x} version {}, should be 0x{:08x} version {V2_VERSION_R1}",
-            h.magic,
-            h.version,
+            header.magic,
+            header.version,
             qtype.magic()
         ));
     }
-    let d: DiskDqInfo = ondisk::decode_at(&b, DiskDqHeader::SIZE).map_err(|e| e.to_string())?;
+    let disk_info: DiskDqInfo =
+        ondisk::decode_at(&block, DiskDqHeader::SIZE).map_err(|e| e.to_string())?;
     let info = QuotaInfo {
-        block_grace: d.bgrace,
-        inode_grace: d.igrace,
-        flags: d.flags,
-        blocks: d.blocks,
-        free_block: d.free_blk,
-        free_entry: d.free_entry,
+        block_grace: disk_info.bgrace,
+        inode_grace: disk_info.igrace,
+        flags: disk_info.flags,
+        blocks: disk_info.blocks,
+        free_block: disk_info.free_blk,
+        free_entry: disk_info.free_entry,
     };
     let file_blocks = size.div_ceil(QT_BLKSIZE as u64);
     if size > MAX_FILE_SIZE || u64::from(info.blocks) > file_blocks {
@@ -224,20 +225,21 @@ pub struct ScanReport {
 pub const MAX_PROBLEMS: usize = 32;
 
 impl ScanReport {
-    fn problem(&mut self, p: impl FnOnce() -> String) {
+    fn problem(&mut self, describe: impl FnOnce() -> String) {
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(p());
+            self.problems.push(describe());
         }
     }
 }
 
-fn refs(b: &[u8; QT_BLKSIZE]) -> impl Iterator<Item = u32> + '_ {
-    b.chunks_exact(4)
+fn refs(block: &[u8; QT_BLKSIZE]) -> impl Iterator<Item = u32> + '_ {
+    block
+        .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
-fn entry_unused(e: &[u8]) -> bool {
-    e.iter().all(|&b| b == 0)
+fn entry_unused(entry: &[u8]) -> bool {
+    entry.iter().all(|&b| b == 0)
 }
 
 struct Scan<'a, F> {
@@ -257,8 +259,8 @@ impl<F: FnMut(&Dquot) -> ControlFlow<()>> Scan<'_, F> {
         if u64::from(blk) >= self.file_blocks {
             return false;
         }
-        let (w, bit) = (blk as usize / 64, 1u64 << (blk % 64));
-        let Some(word) = self.seen.get_mut(w) else {
+        let (index, bit) = (blk as usize / 64, 1u64 << (blk % 64));
+        let Some(word) = self.seen.get_mut(index) else {
             return false;
         };
         let before = *word & bit != 0;
@@ -267,9 +269,9 @@ impl<F: FnMut(&Dquot) -> ControlFlow<()>> Scan<'_, F> {
     }
     fn check_reference(&mut self, blk: u32) {
         if blk >= self.info.blocks {
-            let n = self.info.blocks;
+            let blocks = self.info.blocks;
             self.report
-                .problem(|| format!("illegal reference ({blk} >= {n})"));
+                .problem(|| format!("illegal reference ({blk} >= {blocks})"));
         }
     }
     /// `report_tree`.
@@ -287,17 +289,17 @@ impl<F: FnMut(&Dquot) -> ControlFlow<()>> Scan<'_, F> {
             // Reads as zeros: no references below.
             return;
         }
-        let mut b = [0u8; QT_BLKSIZE];
-        self.src.read(blk, &mut b);
-        let children: Vec<u32> = refs(&b).filter(|&r| r != 0).collect();
-        for r in children {
-            self.check_reference(r);
+        let mut block = [0u8; QT_BLKSIZE];
+        self.src.read(blk, &mut block);
+        let children: Vec<u32> = refs(&block).filter(|&r| r != 0).collect();
+        for child in children {
+            self.check_reference(child);
             if depth == QT_TREEDEPTH - 1 {
-                if !self.seen_before(r) && u64::from(r) < self.file_blocks {
-                    self.data_block(r);
+                if !self.seen_before(child) && u64::from(child) < self.file_blocks {
+                    self.data_block(child);
                 }
             } else {
-                self.tree(r, depth + 1);
+                self.tree(child, depth + 1);
             }
             if self.stop {
                 return;
@@ -306,32 +308,32 @@ impl<F: FnMut(&Dquot) -> ControlFlow<()>> Scan<'_, F> {
     }
     /// `report_block`.
     fn data_block(&mut self, blk: u32) {
-        let mut b = [0u8; QT_BLKSIZE];
-        self.src.read(blk, &mut b);
-        let Ok(h) = ondisk::decode::<DiskDqdbHeader>(&b) else {
+        let mut block = [0u8; QT_BLKSIZE];
+        self.src.read(blk, &mut block);
+        let Ok(header) = ondisk::decode::<DiskDqdbHeader>(&block) else {
             return;
         };
         let mut used = 0u16;
-        for i in 0..DQSTR_IN_BLK {
-            let off = DiskDqdbHeader::SIZE + i * DiskDqblk::SIZE;
-            let e = &b[off..off + DiskDqblk::SIZE];
-            if entry_unused(e) {
+        for index in 0..DQSTR_IN_BLK {
+            let off = DiskDqdbHeader::SIZE + index * DiskDqblk::SIZE;
+            let entry = &block[off..off + DiskDqblk::SIZE];
+            if entry_unused(entry) {
                 continue;
             }
             used += 1;
-            let Ok(d) = ondisk::decode::<DiskDqblk>(e) else {
+            let Ok(disk) = ondisk::decode::<DiskDqblk>(entry) else {
                 continue;
             };
             self.report.entries += 1;
-            if (self.visit)(&Dquot::from_disk(&d)).is_break() {
+            if (self.visit)(&Dquot::from_disk(&disk)).is_break() {
                 self.stop = true;
                 return;
             }
         }
-        if used != h.entries {
-            let n = h.entries;
+        if used != header.entries {
+            let entries = header.entries;
             self.report
-                .problem(|| format!("data block {blk} says {n} entries, holds {used}"));
+                .problem(|| format!("data block {blk} says {entries} entries, holds {used}"));
         }
     }
 }
@@ -344,7 +346,7 @@ pub fn scan(
     visit: impl FnMut(&Dquot) -> ControlFlow<()>,
 ) -> ScanReport {
     let file_blocks = src.size().min(MAX_FILE_SIZE).div_ceil(QT_BLKSIZE as u64);
-    let mut s = Scan {
+    let mut scanner = Scan {
         src,
         info: *info,
         file_blocks,
@@ -353,34 +355,39 @@ pub fn scan(
         report: ScanReport::default(),
         stop: false,
     };
-    s.tree(QT_TREEOFF, 0);
-    s.report
+    scanner.tree(QT_TREEOFF, 0);
+    scanner.report
 }
 
 /// The entry of `id` (`qtree_read_dquot`: zeros when the tree has none). At most
 /// `QT_TREEDEPTH + 1` blocks are read.
 pub fn find(src: &mut dyn QuotaBlocks, id: u32) -> Dquot {
     let mut blk = QT_TREEOFF;
-    let mut b = [0u8; QT_BLKSIZE];
+    let mut block = [0u8; QT_BLKSIZE];
     for depth in 0..QT_TREEDEPTH {
-        src.read(blk, &mut b);
+        src.read(blk, &mut block);
         let shift = (QT_TREEDEPTH - depth - 1) * 8;
-        let i = ((id >> shift) & 0xff) as usize * 4;
-        blk = u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let slot = ((id >> shift) & 0xff) as usize * 4;
+        blk = u32::from_le_bytes([
+            block[slot],
+            block[slot + 1],
+            block[slot + 2],
+            block[slot + 3],
+        ]);
         if blk == 0 {
             return Dquot::empty(id);
         }
     }
-    src.read(blk, &mut b);
-    for i in 0..DQSTR_IN_BLK {
-        let off = DiskDqdbHeader::SIZE + i * DiskDqblk::SIZE;
-        let e = &b[off..off + DiskDqblk::SIZE];
-        if entry_unused(e) {
+    src.read(blk, &mut block);
+    for index in 0..DQSTR_IN_BLK {
+        let off = DiskDqdbHeader::SIZE + index * DiskDqblk::SIZE;
+        let entry = &block[off..off + DiskDqblk::SIZE];
+        if entry_unused(entry) {
             continue;
         }
-        if let Ok(d) = ondisk::decode::<DiskDqblk>(e) {
-            if d.id == id {
-                return Dquot::from_disk(&d);
+        if let Ok(disk) = ondisk::decode::<DiskDqblk>(entry) {
+            if disk.id == id {
+                return Dquot::from_disk(&disk);
             }
         }
     }
@@ -417,9 +424,9 @@ impl<'a> QuotaInodeBlocks<'a> {
         })
     }
     fn physical(&self, lblk: u64) -> Option<u64> {
-        let i = self.runs.partition_point(|r| r.logical <= lblk);
-        let r = self.runs.get(i.checked_sub(1)?)?;
-        (lblk - r.logical < r.len && !r.uninit).then(|| r.physical + (lblk - r.logical))
+        let after = self.runs.partition_point(|r| r.logical <= lblk);
+        let run = self.runs.get(after.checked_sub(1)?)?;
+        (lblk - run.logical < run.len && !run.uninit).then(|| run.physical + (lblk - run.logical))
     }
 }
 
@@ -432,10 +439,12 @@ impl QuotaBlocks for QuotaInodeBlocks<'_> {
         }
         let want = (self.size - off).min(QT_BLKSIZE as u64) as usize;
         let bs = self.fs.block_size();
-        let Some(p) = self.physical(off / bs) else {
+        let Some(physical) = self.physical(off / bs) else {
             return;
         };
-        let Ok(data) = self.fs.block(p) else { return };
+        let Ok(data) = self.fs.block(physical) else {
+            return;
+        };
         let within = (off % bs) as usize;
         if let Some(src) = data.get(within..within + want) {
             buf[..want].copy_from_slice(src);
@@ -462,17 +471,25 @@ pub enum QuotaOpenError {
 }
 
 impl std::fmt::Display for QuotaOpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             QuotaOpenError::NoInode => {
-                write!(f, "the superblock names no quota inode of this type")
+                write!(
+                    formatter,
+                    "the superblock names no quota inode of this type"
+                )
             }
-            QuotaOpenError::BadInode(i) => write!(f, "quota inode number {i} is out of range"),
-            QuotaOpenError::Unreadable(i, e) => write!(f, "quota inode {i}: {e}"),
+            QuotaOpenError::BadInode(i) => {
+                write!(formatter, "quota inode number {i} is out of range")
+            }
+            QuotaOpenError::Unreadable(i, e) => write!(formatter, "quota inode {i}: {e}"),
             QuotaOpenError::NotRegular(i, m) => {
-                write!(f, "quota inode {i} has mode 0{m:o}, not a regular file")
+                write!(
+                    formatter,
+                    "quota inode {i} has mode 0{m:o}, not a regular file"
+                )
             }
-            QuotaOpenError::Corrupt(i, e) => write!(f, "quota inode {i} corrupted: {e}"),
+            QuotaOpenError::Corrupt(i, e) => write!(formatter, "quota inode {i} corrupted: {e}"),
         }
     }
 }
@@ -540,17 +557,17 @@ pub(crate) mod testing {
             };
             data = Some((dblk, slot + 1));
             let off = DiskDqdbHeader::SIZE + slot * DiskDqblk::SIZE;
-            let e = &mut blocks[dblk as usize];
-            e[off..off + 4].copy_from_slice(&id.to_le_bytes());
-            e[off + 24..off + 32].copy_from_slice(&u64::from(id).to_le_bytes());
-            e[off + 48..off + 56].copy_from_slice(&(u64::from(id) * 1024).to_le_bytes());
-            e[off + 64..off + 72].copy_from_slice(&1u64.to_le_bytes());
-            e[8..10].copy_from_slice(&(slot as u16 + 1).to_le_bytes());
+            let data_block = &mut blocks[dblk as usize];
+            data_block[off..off + 4].copy_from_slice(&id.to_le_bytes());
+            data_block[off + 24..off + 32].copy_from_slice(&u64::from(id).to_le_bytes());
+            data_block[off + 48..off + 56].copy_from_slice(&(u64::from(id) * 1024).to_le_bytes());
+            data_block[off + 64..off + 72].copy_from_slice(&1u64.to_le_bytes());
+            data_block[8..10].copy_from_slice(&(slot as u16 + 1).to_le_bytes());
             // The path.
             let mut blk = QT_TREEOFF as usize;
             for depth in 0..QT_TREEDEPTH {
-                let i = ((id >> ((QT_TREEDEPTH - depth - 1) * 8)) & 0xff) as usize * 4;
-                let cur = u32::from_le_bytes(blocks[blk][i..i + 4].try_into().unwrap());
+                let slot = ((id >> ((QT_TREEDEPTH - depth - 1) * 8)) & 0xff) as usize * 4;
+                let cur = u32::from_le_bytes(blocks[blk][slot..slot + 4].try_into().unwrap());
                 let next = if depth == QT_TREEDEPTH - 1 {
                     dblk
                 } else if cur != 0 {
@@ -559,17 +576,17 @@ pub(crate) mod testing {
                     blocks.push([0; QT_BLKSIZE]);
                     (blocks.len() - 1) as u32
                 };
-                blocks[blk][i..i + 4].copy_from_slice(&next.to_le_bytes());
+                blocks[blk][slot..slot + 4].copy_from_slice(&next.to_le_bytes());
                 blk = next as usize;
             }
         }
-        let n = blocks.len() as u32;
-        let h = &mut blocks[0];
-        h[0..4].copy_from_slice(&qtype.magic().to_le_bytes());
-        h[4..8].copy_from_slice(&V2_VERSION_R1.to_le_bytes());
-        h[8..12].copy_from_slice(&604800u32.to_le_bytes());
-        h[12..16].copy_from_slice(&604800u32.to_le_bytes());
-        h[20..24].copy_from_slice(&n.to_le_bytes());
+        let count = blocks.len() as u32;
+        let header = &mut blocks[0];
+        header[0..4].copy_from_slice(&qtype.magic().to_le_bytes());
+        header[4..8].copy_from_slice(&V2_VERSION_R1.to_le_bytes());
+        header[8..12].copy_from_slice(&604800u32.to_le_bytes());
+        header[12..16].copy_from_slice(&604800u32.to_le_bytes());
+        header[20..24].copy_from_slice(&count.to_le_bytes());
         blocks.concat()
     }
 }
@@ -582,58 +599,62 @@ mod tests {
     fn list(file: &[u8], qtype: QuotaType) -> (Vec<Dquot>, ScanReport) {
         let mut src = QuotaBytes(file);
         let info = read_info(&mut src, qtype).unwrap();
-        let mut v = Vec::new();
-        let r = scan(&mut src, &info, |d| {
-            v.push(*d);
+        let mut dquots = Vec::new();
+        let report = scan(&mut src, &info, |dquot| {
+            dquots.push(*dquot);
             ControlFlow::Continue(())
         });
-        (v, r)
+        (dquots, report)
     }
 
     #[test]
     fn scan_and_find_agree_with_the_layout() {
         let ids: Vec<u32> = (0..40).map(|i| i * 1000 + 7).chain([0, u32::MAX]).collect();
-        let f = build(QuotaType::Project, &ids);
-        let (v, r) = list(&f, QuotaType::Project);
-        assert!(r.problems.is_empty(), "{:?}", r.problems);
-        let mut got: Vec<u32> = v.iter().map(|d| d.id).collect();
+        let file = build(QuotaType::Project, &ids);
+        let (dquots, report) = list(&file, QuotaType::Project);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        let mut got: Vec<u32> = dquots.iter().map(|d| d.id).collect();
         got.sort_unstable();
         let mut want = ids.clone();
         want.sort_unstable();
         assert_eq!(got, want);
-        let mut src = QuotaBytes(&f);
+        let mut src = QuotaBytes(&file);
         for &id in &ids {
-            let d = find(&mut src, id);
+            let dquot = find(&mut src, id);
             assert_eq!(
-                (d.id, d.space, d.inodes),
+                (dquot.id, dquot.space, dquot.inodes),
                 (id, u64::from(id) * 1024, u64::from(id))
             );
         }
         assert_eq!(find(&mut src, 5), Dquot::empty(5));
-        assert!(read_info(&mut QuotaBytes(&f), QuotaType::User).is_err());
+        assert!(read_info(&mut QuotaBytes(&file), QuotaType::User).is_err());
     }
 
     #[test]
     fn hostile_trees_end() {
-        let mut f = build(QuotaType::User, &[1, 2, 3]);
+        let mut file = build(QuotaType::User, &[1, 2, 3]);
         // Root points at itself in every slot, and at the header.
-        for i in 0..256 {
-            let v: u32 = if i % 2 == 0 { 1 } else { 0 };
-            f[1024 + i * 4..1024 + i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        for slot in 0..256 {
+            let reference: u32 = if slot % 2 == 0 { 1 } else { 0 };
+            file[1024 + slot * 4..1024 + slot * 4 + 4].copy_from_slice(&reference.to_le_bytes());
         }
-        let (v, r) = list(&f, QuotaType::User);
-        assert!(v.is_empty());
-        assert!(!r.problems.is_empty());
+        let (dquots, report) = list(&file, QuotaType::User);
+        assert!(dquots.is_empty());
+        assert!(!report.problems.is_empty());
         // References far past the file.
-        let mut f = build(QuotaType::User, &[1, 2, 3]);
-        for i in 0..256 {
-            f[1024 + i * 4..1024 + i * 4 + 4].copy_from_slice(&(u32::MAX - i as u32).to_le_bytes());
+        let mut file = build(QuotaType::User, &[1, 2, 3]);
+        for slot in 0..256 {
+            file[1024 + slot * 4..1024 + slot * 4 + 4]
+                .copy_from_slice(&(u32::MAX - slot as u32).to_le_bytes());
         }
-        let (_, r) = list(&f, QuotaType::User);
-        assert!(r.problems.iter().any(|p| p.contains("illegal reference")));
+        let (_, report) = list(&file, QuotaType::User);
+        assert!(report
+            .problems
+            .iter()
+            .any(|p| p.contains("illegal reference")));
         // A header claiming more blocks than the file has is refused.
-        let mut f = build(QuotaType::User, &[1]);
-        f[20..24].copy_from_slice(&1000u32.to_le_bytes());
-        assert!(read_info(&mut QuotaBytes(&f), QuotaType::User).is_err());
+        let mut file = build(QuotaType::User, &[1]);
+        file[20..24].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(read_info(&mut QuotaBytes(&file), QuotaType::User).is_err());
     }
 }

@@ -138,17 +138,17 @@ pub enum Failure {
 }
 
 impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Read { log_block, why } => {
-                write!(f, "journal block {log_block} cannot be read: {why}")
+                write!(formatter, "journal block {log_block} cannot be read: {why}")
             }
             Failure::DescriptorChecksum { tid, log_block } => write!(
-                f,
+                formatter,
                 "transaction {tid}: descriptor block at journal block {log_block} fails its checksum"
             ),
             Failure::TransactionChecksum { tid, log_block } => write!(
-                f,
+                formatter,
                 "transaction {tid} (commit block at journal block {log_block}) holds a block that fails its checksum"
             ),
             Failure::DataChecksum {
@@ -156,7 +156,7 @@ impl std::fmt::Display for Failure {
                 fs_block,
                 log_block,
             } => write!(
-                f,
+                formatter,
                 "transaction {tid}: the copy of block {fs_block} at journal block {log_block} fails its checksum"
             ),
             Failure::Outside {
@@ -164,20 +164,20 @@ impl std::fmt::Display for Failure {
                 fs_block,
                 log_block,
             } => write!(
-                f,
+                formatter,
                 "transaction {tid}: journal block {log_block} is logged for block {fs_block}, outside the filesystem"
             ),
             Failure::RevokeCount { tid, log_block } => write!(
-                f,
+                formatter,
                 "transaction {tid}: revoke block at journal block {log_block} claims more bytes than a block holds"
             ),
             Failure::FastCommit { tid, why, .. } => write!(
-                f,
+                formatter,
                 "the fast-commit area after transaction {}: {why}",
                 tid.wrapping_sub(1)
             ),
             Failure::PassMismatch { ended, expected } => write!(
-                f,
+                formatter,
                 "a recovery pass ended at transaction {ended}, the scan at {expected}"
             ),
         }
@@ -274,7 +274,7 @@ impl FcOp {
 }
 
 impl std::fmt::Display for FcOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let name = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
         match self {
             FcOp::AddRange {
@@ -284,14 +284,14 @@ impl std::fmt::Display for FcOp {
                 len,
                 unwritten,
             } => write!(
-                f,
+                formatter,
                 "inode {ino}: logical blocks {lblk}-{} mapped to blocks {pblk}-{}{}",
                 u64::from(*lblk) + u64::from(*len).max(1) - 1,
                 pblk + u64::from(*len).max(1) - 1,
                 if *unwritten { " (unwritten)" } else { "" }
             ),
             FcOp::DelRange { ino, lblk, len } => write!(
-                f,
+                formatter,
                 "inode {ino}: logical blocks {lblk}-{} unmapped",
                 u64::from(*lblk) + u64::from(*len).max(1) - 1
             ),
@@ -301,7 +301,7 @@ impl std::fmt::Display for FcOp {
                 name: n,
                 ..
             } => write!(
-                f,
+                formatter,
                 "directory {parent}: entry \"{}\" added for inode {ino}",
                 name(n)
             ),
@@ -310,11 +310,14 @@ impl std::fmt::Display for FcOp {
                 ino,
                 name: n,
             } => write!(
-                f,
+                formatter,
                 "directory {parent}: entry \"{}\" (inode {ino}) removed",
                 name(n)
             ),
-            FcOp::Inode { ino } => write!(f, "inode {ino}: the logged inode replaces the table's"),
+            FcOp::Inode { ino } => write!(
+                formatter,
+                "inode {ino}: the logged inode replaces the table's"
+            ),
         }
     }
 }
@@ -338,7 +341,7 @@ impl FastCommit {
         let mut tids: Vec<u32> = self
             .ops
             .iter()
-            .flat_map(|o| match o {
+            .flat_map(|op| match op {
                 FcOp::AddRange { ino, .. } | FcOp::DelRange { ino, .. } | FcOp::Inode { ino } => {
                     vec![*ino]
                 }
@@ -1303,9 +1306,9 @@ impl FcScan {
 
 /// The operation a tag applies, `None` for PAD.
 fn fc_op(tl: jbd2::FcTl, val: &[u8]) -> Option<FcOp> {
-    let name = |v: &[u8]| -> Vec<u8> {
+    let name = |bytes: &[u8]| -> Vec<u8> {
         let name_len = usize::from(tl.len).saturating_sub(8);
-        v.get(8..8 + name_len).unwrap_or(&[]).to_vec()
+        bytes.get(8..8 + name_len).unwrap_or(&[]).to_vec()
     };
     Some(match tl.tag {
         jbd2::FC_TAG_ADD_RANGE => {
@@ -1563,8 +1566,8 @@ impl Overlay {
         if logged.escaped && within < 4 {
             // The copy's first word was the jbd2 magic, escaped when logged: restore it.
             let magic = JBD2_MAGIC.to_be_bytes();
-            for (i, byte) in dst.iter_mut().take(4 - within as usize).enumerate() {
-                *byte = magic[within as usize + i];
+            for (index, byte) in dst.iter_mut().take(4 - within as usize).enumerate() {
+                *byte = magic[within as usize + index];
             }
         }
         Ok(())
@@ -1769,9 +1772,9 @@ pub fn pending(fs: &Filesystem, external: Option<&Path>) -> Option<Result<Plan>>
     if !needs_recovery(fs) {
         return None;
     }
-    Some(journal_blocks(fs, external).and_then(|j| {
-        let (_, params) = load(fs, &j)?;
-        Ok(plan(&params, &j))
+    Some(journal_blocks(fs, external).and_then(|journal| {
+        let (_, params) = load(fs, &journal)?;
+        Ok(plan(&params, &journal))
     }))
 }
 
@@ -1881,8 +1884,8 @@ mod tests {
             }
         }
         fn tag_csum(&self, data: &[u8], seq: u32) -> u32 {
-            let c = crc32c_raw(self.p.csum_seed, &seq.to_be_bytes());
-            crc32c_raw(c, data)
+            let crc = crc32c_raw(self.p.csum_seed, &seq.to_be_bytes());
+            crc32c_raw(crc, data)
         }
         /// One descriptor and its data blocks; `blocks` are (fs block, data, flags).
         fn descriptor(&mut self, seq: u32, blocks: &[(u64, Vec<u8>, u32)]) -> Vec<u64> {

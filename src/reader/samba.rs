@@ -131,14 +131,14 @@ pub struct DosAttrib {
 
 /// Parse the old Samba 3 form's hex string as `sscanf("%x")` does: leading white space, an
 /// optional `0x`, then hex digits (at least one); what follows them is ignored.
-fn scan_hex(s: &[u8]) -> Option<u32> {
-    let s = s.trim_ascii_start();
-    let s = s
+fn scan_hex(text: &[u8]) -> Option<u32> {
+    let trimmed = text.trim_ascii_start();
+    let number = trimmed
         .strip_prefix(b"0x")
-        .or_else(|| s.strip_prefix(b"0X"))
+        .or_else(|| trimmed.strip_prefix(b"0X"))
         .filter(|r| r.first().is_some_and(u8::is_ascii_hexdigit))
-        .unwrap_or(s);
-    let digits: Vec<u8> = s
+        .unwrap_or(trimmed);
+    let digits: Vec<u8> = number
         .iter()
         .copied()
         .take_while(u8::is_ascii_hexdigit)
@@ -147,8 +147,8 @@ fn scan_hex(s: &[u8]) -> Option<u32> {
         return None;
     }
     // %x into an unsigned int keeps the low 32 bits of an over-long number.
-    Some(digits.iter().fold(0u32, |acc, &d| {
-        acc.wrapping_shl(4) | (d as char).to_digit(16).unwrap_or(0)
+    Some(digits.iter().fold(0u32, |acc, &digit| {
+        acc.wrapping_shl(4) | (digit as char).to_digit(16).unwrap_or(0)
     }))
 }
 
@@ -174,13 +174,13 @@ fn empty_dosattrib(version: u16, attrib_hex: String, attrib: u32) -> DosAttrib {
 
 /// The fields `xattr_DosInfo1` and `xattr_DosInfo2` share, in their IDL order (from `attrib`
 /// to `change_time`).
-fn pull_info_v1_v2(n: &mut NdrPull<'_>, d: &mut DosAttrib) -> Result<()> {
-    d.attrib = n.u32("attrib")?;
-    d.ea_size = Some(n.u32("ea_size")?);
-    d.size = Some(n.udlong("size")?);
-    d.alloc_size = Some(n.udlong("alloc_size")?);
-    d.create_time = Some(NtTime::new(n.udlong("create_time")?));
-    d.change_time = Some(NtTime::new(n.udlong("change_time")?));
+fn pull_info_v1_v2(pull: &mut NdrPull<'_>, dosattrib: &mut DosAttrib) -> Result<()> {
+    dosattrib.attrib = pull.u32("attrib")?;
+    dosattrib.ea_size = Some(pull.u32("ea_size")?);
+    dosattrib.size = Some(pull.udlong("size")?);
+    dosattrib.alloc_size = Some(pull.udlong("alloc_size")?);
+    dosattrib.create_time = Some(NtTime::new(pull.udlong("create_time")?));
+    dosattrib.change_time = Some(NtTime::new(pull.udlong("change_time")?));
     Ok(())
 }
 
@@ -188,59 +188,59 @@ fn pull_info_v1_v2(n: &mut NdrPull<'_>, d: &mut DosAttrib) -> Result<()> {
 /// string, then (unless the value ends there: the old form, version 0xFFFF) the version, the union
 /// level (which must equal it) and the `xattr_DosInfo` arm. Bytes after the arm are ignored, as
 /// Samba's `ndr_pull_struct_blob` ignores them.
-pub fn decode_dosattrib(v: &[u8]) -> Result<DosAttrib> {
-    let mut n = NdrPull::new(v, DOSATTRIB_NAME);
-    let hex = n.nul_string("attrib_hex")?;
+pub fn decode_dosattrib(value: &[u8]) -> Result<DosAttrib> {
+    let mut pull = NdrPull::new(value, DOSATTRIB_NAME);
+    let hex = pull.nul_string("attrib_hex")?;
     let attrib_hex = String::from_utf8_lossy(hex).into_owned();
-    if n.remaining() == 0 {
+    if pull.remaining() == 0 {
         let attrib = scan_hex(hex)
-            .ok_or_else(|| n.error(format!("attrib_hex {attrib_hex:?} is not a hex number")))?;
+            .ok_or_else(|| pull.error(format!("attrib_hex {attrib_hex:?} is not a hex number")))?;
         return Ok(empty_dosattrib(0xFFFF, attrib_hex, attrib));
     }
-    let version = n.u16("version")?;
-    let level = n.u16("union level")?;
+    let version = pull.u16("version")?;
+    let level = pull.u16("union level")?;
     if level != version {
-        return Err(n.error(format!(
+        return Err(pull.error(format!(
             "union level {level} differs from version {version}"
         )));
     }
-    n.align(4)?;
-    let mut d = empty_dosattrib(version, attrib_hex, 0);
+    pull.align(4)?;
+    let mut dosattrib = empty_dosattrib(version, attrib_hex, 0);
     match version {
         1 | 3 => {
             if version == 3 {
-                d.valid_flags = Some(n.u32("valid_flags")?);
+                dosattrib.valid_flags = Some(pull.u32("valid_flags")?);
             }
-            pull_info_v1_v2(&mut n, &mut d)?;
+            pull_info_v1_v2(&mut pull, &mut dosattrib)?;
         }
         2 => {
-            d.flags = Some(n.u32("flags")?);
-            pull_info_v1_v2(&mut n, &mut d)?;
-            d.write_time = Some(NtTime::new(n.udlong("write_time")?));
-            d.name = Some(String::from_utf8_lossy(n.nul_string("name")?).into_owned());
+            dosattrib.flags = Some(pull.u32("flags")?);
+            pull_info_v1_v2(&mut pull, &mut dosattrib)?;
+            dosattrib.write_time = Some(NtTime::new(pull.udlong("write_time")?));
+            dosattrib.name = Some(String::from_utf8_lossy(pull.nul_string("name")?).into_owned());
         }
         4 => {
-            d.valid_flags = Some(n.u32("valid_flags")?);
-            d.attrib = n.u32("attrib")?;
-            d.itime = Some(NtTime::new(n.udlong("itime")?));
-            d.create_time = Some(NtTime::new(n.udlong("create_time")?));
+            dosattrib.valid_flags = Some(pull.u32("valid_flags")?);
+            dosattrib.attrib = pull.u32("attrib")?;
+            dosattrib.itime = Some(NtTime::new(pull.udlong("itime")?));
+            dosattrib.create_time = Some(NtTime::new(pull.udlong("create_time")?));
         }
         5 => {
-            d.valid_flags = Some(n.u32("valid_flags")?);
-            d.attrib = n.u32("attrib")?;
-            d.create_time = Some(NtTime::new(n.udlong("create_time")?));
+            dosattrib.valid_flags = Some(pull.u32("valid_flags")?);
+            dosattrib.attrib = pull.u32("attrib")?;
+            dosattrib.create_time = Some(NtTime::new(pull.udlong("create_time")?));
         }
-        _ => return Err(n.error(format!("unknown version {version}"))),
+        _ => return Err(pull.error(format!("unknown version {version}"))),
     }
-    d.attrib_names = file_attribute_names(d.attrib);
-    d.valid_flag_names = d.valid_flags.map(|f| {
+    dosattrib.attrib_names = file_attribute_names(dosattrib.attrib);
+    dosattrib.valid_flag_names = dosattrib.valid_flags.map(|valid| {
         DOSINFO_VALID_FLAGS
             .iter()
-            .filter(|(b, _)| f & b != 0)
+            .filter(|(b, _)| valid & b != 0)
             .map(|(_, n)| (*n).to_string())
             .collect()
     });
-    Ok(d)
+    Ok(dosattrib)
 }
 
 /// `SEC_DESC_*` control bits (`security_descriptor_type`).
@@ -278,30 +278,30 @@ impl DomSid {
             .id_auth
             .iter()
             .fold(0u64, |a, &b| (a << 8) | u64::from(b));
-        let mut s = if ia >= u64::from(u32::MAX) {
+        let mut text = if ia >= u64::from(u32::MAX) {
             format!("S-{}-{ia:#x}", self.rev)
         } else {
             format!("S-{}-{ia}", self.rev)
         };
         for sa in &self.sub_auths {
-            s.push('-');
-            s.push_str(&sa.to_string());
+            text.push('-');
+            text.push_str(&sa.to_string());
         }
-        s
+        text
     }
 }
 
 /// Pull a `dom_sid` (aligned to 4; `num_auths` above 15 is Samba's range error).
-fn pull_sid(n: &mut NdrPull<'_>, field: &str) -> Result<DomSid> {
-    n.align(4)?;
-    let rev = n.u8(field)?;
-    let num = n.u8(field)?;
+fn pull_sid(pull: &mut NdrPull<'_>, field: &str) -> Result<DomSid> {
+    pull.align(4)?;
+    let rev = pull.u8(field)?;
+    let num = pull.u8(field)?;
     if num > MAX_SUB_AUTHS {
-        return Err(n.error(format!("{field}: {num} sub-authorities (at most 15)")));
+        return Err(pull.error(format!("{field}: {num} sub-authorities (at most 15)")));
     }
-    let id_auth = n.bytes::<6>(field)?;
+    let id_auth = pull.bytes::<6>(field)?;
     let sub_auths = (0..num)
-        .map(|_| n.u32(field))
+        .map(|_| pull.u32(field))
         .collect::<Result<Vec<u32>>>()?;
     Ok(DomSid {
         rev,
@@ -384,50 +384,50 @@ pub struct NtAcl {
 }
 
 /// `GUID_string`: `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` from NDR's little-endian fields.
-fn guid_string(g: &[u8; 16]) -> String {
-    let le32 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
-    let mid = u16::from_le_bytes([g[4], g[5]]);
-    let hi = u16::from_le_bytes([g[6], g[7]]);
+fn guid_string(guid: &[u8; 16]) -> String {
+    let le32 = u32::from_le_bytes([guid[0], guid[1], guid[2], guid[3]]);
+    let mid = u16::from_le_bytes([guid[4], guid[5]]);
+    let hi = u16::from_le_bytes([guid[6], guid[7]]);
     format!(
         "{le32:08x}-{mid:04x}-{hi:04x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-        g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]
+        guid[8], guid[9], guid[10], guid[11], guid[12], guid[13], guid[14], guid[15]
     )
 }
 
 /// The object ACE types (`sec_ace_object()` in Samba 4.17).
-fn is_object_ace(t: u8) -> bool {
-    (5..=8).contains(&t)
+fn is_object_ace(ace_type: u8) -> bool {
+    (5..=8).contains(&ace_type)
 }
 
 /// Pull one `security_ace` as Samba's `ndr_pull_security_ace` does: the fixed part, the object
 /// part of object ACEs, the trustee, then skip to the declared `size` (application data of
 /// callback ACEs), which may not be smaller than what was read.
-fn pull_ace(n: &mut NdrPull<'_>) -> Result<Ace> {
-    n.align(4)?;
-    let start = n.offset();
-    let type_ = n.u8("ACE type")?;
-    let flags = n.u8("ACE flags")?;
-    let size = n.u16("ACE size")?;
-    let access_mask = n.u32("ACE access mask")?;
+fn pull_ace(pull: &mut NdrPull<'_>) -> Result<Ace> {
+    pull.align(4)?;
+    let start = pull.offset();
+    let type_ = pull.u8("ACE type")?;
+    let flags = pull.u8("ACE flags")?;
+    let size = pull.u16("ACE size")?;
+    let access_mask = pull.u32("ACE access mask")?;
     let (mut object_type, mut inherited_object_type) = (None, None);
     if is_object_ace(type_) {
-        let oflags = n.u32("object ACE flags")?;
+        let oflags = pull.u32("object ACE flags")?;
         if oflags & 1 != 0 {
-            n.align(4)?;
-            object_type = Some(guid_string(&n.bytes::<16>("object type GUID")?));
+            pull.align(4)?;
+            object_type = Some(guid_string(&pull.bytes::<16>("object type GUID")?));
         }
         if oflags & 2 != 0 {
-            n.align(4)?;
-            inherited_object_type = Some(guid_string(&n.bytes::<16>("inherited object GUID")?));
+            pull.align(4)?;
+            inherited_object_type = Some(guid_string(&pull.bytes::<16>("inherited object GUID")?));
         }
     }
-    let sid = pull_sid(n, "ACE trustee")?;
-    let used = n.offset() - start;
+    let sid = pull_sid(pull, "ACE trustee")?;
+    let used = pull.offset() - start;
     let Some(pad) = usize::from(size).checked_sub(used) else {
-        return Err(n.error(format!("ACE size {size} smaller than its {used} bytes")));
+        return Err(pull.error(format!("ACE size {size} smaller than its {used} bytes")));
     };
-    n.take(pad, "ACE application data")?;
-    n.align(4)?;
+    pull.take(pad, "ACE application data")?;
+    pull.align(4)?;
     Ok(Ace {
         type_,
         flags,
@@ -440,17 +440,17 @@ fn pull_ace(n: &mut NdrPull<'_>) -> Result<Ace> {
 }
 
 /// Pull a `security_acl`.
-fn pull_acl(n: &mut NdrPull<'_>) -> Result<Acl> {
-    n.align(4)?;
-    let revision = n.u16("ACL revision")?;
-    let _size = n.u16("ACL size")?;
-    let num = n.u32("ACL num_aces")?;
+fn pull_acl(pull: &mut NdrPull<'_>) -> Result<Acl> {
+    pull.align(4)?;
+    let revision = pull.u16("ACL revision")?;
+    let _size = pull.u16("ACL size")?;
+    let num = pull.u32("ACL num_aces")?;
     if num > MAX_ACES {
-        return Err(n.error(format!("{num} ACEs (Samba's limit is {MAX_ACES})")));
+        return Err(pull.error(format!("{num} ACEs (Samba's limit is {MAX_ACES})")));
     }
     let mut aces = Vec::new();
     for _ in 0..num {
-        aces.push(pull_ace(n)?);
+        aces.push(pull_ace(pull)?);
     }
     Ok(Acl { revision, aces })
 }
@@ -465,31 +465,31 @@ struct Descriptor {
     dacl: Option<Acl>,
 }
 
-fn pull_descriptor(n: &mut NdrPull<'_>) -> Result<Descriptor> {
-    n.align(4)?;
-    let _revision = n.u8("descriptor revision")?;
-    let control = n.u16("descriptor type")?;
+fn pull_descriptor(pull: &mut NdrPull<'_>) -> Result<Descriptor> {
+    pull.align(4)?;
+    let _revision = pull.u8("descriptor revision")?;
+    let control = pull.u16("descriptor type")?;
     let offs = [
-        n.u32("owner offset")?,
-        n.u32("group offset")?,
-        n.u32("sacl offset")?,
-        n.u32("dacl offset")?,
+        pull.u32("owner offset")?,
+        pull.u32("group offset")?,
+        pull.u32("sacl offset")?,
+        pull.u32("dacl offset")?,
     ];
-    for (o, what) in offs.iter().zip(["owner", "group", "sacl", "dacl"]) {
-        if *o as usize > n.data().len() {
-            return Err(n.error(format!(
-                "{what} offset {o} past the end ({} bytes)",
-                n.data().len()
+    for (offset, what) in offs.iter().zip(["owner", "group", "sacl", "dacl"]) {
+        if *offset as usize > pull.data().len() {
+            return Err(pull.error(format!(
+                "{what} offset {offset} past the end ({} bytes)",
+                pull.data().len()
             )));
         }
     }
-    let at = |o: u32, what: &str| -> Result<Option<NdrPull<'_>>> {
-        if o == 0 {
+    let at = |offset: u32, what: &str| -> Result<Option<NdrPull<'_>>> {
+        if offset == 0 {
             return Ok(None);
         }
-        let mut c = n.clone();
-        c.seek(o as usize, what)?;
-        Ok(Some(c))
+        let mut cursor = pull.clone();
+        cursor.seek(offset as usize, what)?;
+        Ok(Some(cursor))
     };
     let owner = at(offs[0], "owner")?
         .map(|mut c| pull_sid(&mut c, "owner SID"))
@@ -624,108 +624,111 @@ fn flags_to_string(map: &[(&str, u32)], value: u32, check_all: bool) -> Option<S
         return Some((*name).to_string());
     }
     let mut left = value;
-    let mut s = String::new();
-    for (name, f) in map {
-        if left & f != 0 {
-            s.push_str(name);
-            left &= !f;
+    let mut out = String::new();
+    for (name, bits) in map {
+        if left & bits != 0 {
+            out.push_str(name);
+            left &= !bits;
         }
     }
-    (!check_all || left == 0).then_some(s)
+    (!check_all || left == 0).then_some(out)
 }
 
-fn sddl_sid(s: &str) -> String {
+fn sddl_sid(sid_text: &str) -> String {
     SDDL_SID_CODES
         .iter()
-        .find(|(_, sid)| *sid == s)
-        .map_or_else(|| s.to_string(), |(code, _)| (*code).to_string())
+        .find(|(_, sid)| *sid == sid_text)
+        .map_or_else(|| sid_text.to_string(), |(code, _)| (*code).to_string())
 }
 
 /// `sddl_encode_ace`.
-fn sddl_ace(a: &Ace) -> std::result::Result<String, String> {
-    let t = flags_to_string(SDDL_ACE_TYPES, u32::from(a.type_), true)
-        .ok_or_else(|| format!("ACE type {} has no SDDL letters", a.type_))?;
-    let f = flags_to_string(SDDL_ACE_FLAGS, u32::from(a.flags), true)
-        .ok_or_else(|| format!("ACE flags {:#04x} have no SDDL letters", a.flags))?;
-    let m = flags_to_string(SDDL_ACCESS_MASK, a.access_mask, true)
-        .unwrap_or_else(|| format!("0x{:08x}", a.access_mask));
-    let (o, io) = if is_object_ace(a.type_) {
+fn sddl_ace(ace: &Ace) -> std::result::Result<String, String> {
+    let ace_type = flags_to_string(SDDL_ACE_TYPES, u32::from(ace.type_), true)
+        .ok_or_else(|| format!("ACE type {} has no SDDL letters", ace.type_))?;
+    let flags = flags_to_string(SDDL_ACE_FLAGS, u32::from(ace.flags), true)
+        .ok_or_else(|| format!("ACE flags {:#04x} have no SDDL letters", ace.flags))?;
+    let mask = flags_to_string(SDDL_ACCESS_MASK, ace.access_mask, true)
+        .unwrap_or_else(|| format!("0x{:08x}", ace.access_mask));
+    let (object, io) = if is_object_ace(ace.type_) {
         (
-            a.object_type.clone().unwrap_or_default(),
-            a.inherited_object_type.clone().unwrap_or_default(),
+            ace.object_type.clone().unwrap_or_default(),
+            ace.inherited_object_type.clone().unwrap_or_default(),
         )
     } else {
         (String::new(), String::new())
     };
-    Ok(format!("{t};{f};{m};{o};{io};{}", sddl_sid(&a.trustee)))
+    Ok(format!(
+        "{ace_type};{flags};{mask};{object};{io};{}",
+        sddl_sid(&ace.trustee)
+    ))
 }
 
 /// `sddl_encode_acl`: the ACL flags from the descriptor's control word, then each ACE in
 /// parentheses.
 fn sddl_acl(acl: &Acl, control: u32) -> std::result::Result<String, String> {
-    let mut s = flags_to_string(SDDL_ACL_FLAGS, control, false).unwrap_or_default();
-    for a in &acl.aces {
-        s.push('(');
-        s.push_str(&sddl_ace(a)?);
-        s.push(')');
+    let mut out = flags_to_string(SDDL_ACL_FLAGS, control, false).unwrap_or_default();
+    for ace in &acl.aces {
+        out.push('(');
+        out.push_str(&sddl_ace(ace)?);
+        out.push(')');
     }
-    Ok(s)
+    Ok(out)
 }
 
 /// `sddl_encode` with no domain SID: owner, group, then the DACL and the SACL when both their
 /// `*_PRESENT` bit is set and the pointer is non-null (the SACL's flags are the control word
 /// shifted right by one, as Samba passes them).
-fn sddl_encode(d: &NtAcl) -> std::result::Result<String, String> {
-    let control = u32::from(d.control.unwrap_or(0));
-    let mut s = String::new();
-    if let Some(o) = &d.owner {
-        s.push_str("O:");
-        s.push_str(&sddl_sid(o));
+fn sddl_encode(ntacl: &NtAcl) -> std::result::Result<String, String> {
+    let control = u32::from(ntacl.control.unwrap_or(0));
+    let mut out = String::new();
+    if let Some(owner) = &ntacl.owner {
+        out.push_str("O:");
+        out.push_str(&sddl_sid(owner));
     }
-    if let Some(g) = &d.group {
-        s.push_str("G:");
-        s.push_str(&sddl_sid(g));
+    if let Some(group) = &ntacl.group {
+        out.push_str("G:");
+        out.push_str(&sddl_sid(group));
     }
-    if let Some(acl) = d
+    if let Some(acl) = ntacl
         .dacl
         .as_ref()
         .filter(|_| control & u32::from(sd_control::DACL_PRESENT) != 0)
     {
-        s.push_str("D:");
-        s.push_str(&sddl_acl(acl, control)?);
+        out.push_str("D:");
+        out.push_str(&sddl_acl(acl, control)?);
     }
-    if let Some(acl) = d
+    if let Some(acl) = ntacl
         .sacl
         .as_ref()
         .filter(|_| control & u32::from(sd_control::SACL_PRESENT) != 0)
     {
-        s.push_str("S:");
-        s.push_str(&sddl_acl(acl, control >> 1)?);
+        out.push_str("S:");
+        out.push_str(&sddl_acl(acl, control >> 1)?);
     }
-    Ok(s)
+    Ok(out)
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|c| format!("{c:02x}")).collect()
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|c| format!("{c:02x}")).collect()
 }
 
 /// Decode a `security.NTACL` value as Samba's `ndr_pull_xattr_NTACL` does: the version, the union
 /// level (equal to it), a unique pointer to the descriptor (v1) or to a
 /// `security_descriptor_hash_v2..v4` whose own pointer leads to the descriptor; then the
 /// descriptor written as SDDL. Bytes after the descriptor are ignored.
-pub fn decode_ntacl(v: &[u8]) -> Result<NtAcl> {
-    let mut n = NdrPull::new(v, NTACL_NAME);
-    let version = n.u16("version")?;
-    let level = n.u16("union level")?;
+pub fn decode_ntacl(value: &[u8]) -> Result<NtAcl> {
+    let mut pull = NdrPull::new(value, NTACL_NAME);
+    let version = pull.u16("version")?;
+    let level = pull.u16("union level")?;
     if level != version {
-        return Err(n.error(format!(
+        return Err(pull.error(format!(
             "union level {level} differs from version {version}"
         )));
     }
     if !(1..=4).contains(&version) {
-        return Err(n.error(format!("unknown version {version}")));
+        return Err(pull.error(format!("unknown version {version}")));
     }
-    let mut d = NtAcl {
+    let mut ntacl = NtAcl {
         version,
         hash_type: None,
         hash_type_name: None,
@@ -741,60 +744,60 @@ pub fn decode_ntacl(v: &[u8]) -> Result<NtAcl> {
         dacl: None,
         sacl: None,
     };
-    let mut has_sd = n.unique_ptr("info pointer")?;
+    let mut has_sd = pull.unique_ptr("info pointer")?;
     if version >= 2 && has_sd {
-        n.align(4)?;
-        has_sd = n.unique_ptr("descriptor pointer")?;
+        pull.align(4)?;
+        has_sd = pull.unique_ptr("descriptor pointer")?;
         if version >= 3 {
-            let ht = n.u16("hash_type")?;
-            d.hash_type = Some(ht);
-            d.hash_type_name = Some(match ht {
+            let ht = pull.u16("hash_type")?;
+            ntacl.hash_type = Some(ht);
+            ntacl.hash_type_name = Some(match ht {
                 0 => "none".to_string(),
                 1 => "sha256".to_string(),
                 other => format!("unknown ({other})"),
             });
-            d.hash = Some(hex(&n.bytes::<64>("hash")?));
+            ntacl.hash = Some(hex(&pull.bytes::<64>("hash")?));
         } else {
-            d.hash = Some(hex(&n.bytes::<16>("hash")?));
+            ntacl.hash = Some(hex(&pull.bytes::<16>("hash")?));
         }
         if version == 4 {
-            d.description =
-                Some(String::from_utf8_lossy(n.nul_string("description")?).into_owned());
-            d.time = Some(NtTime::new(n.udlong("time")?));
-            d.sys_acl_hash = Some(hex(&n.bytes::<64>("sys_acl_hash")?));
+            ntacl.description =
+                Some(String::from_utf8_lossy(pull.nul_string("description")?).into_owned());
+            ntacl.time = Some(NtTime::new(pull.udlong("time")?));
+            ntacl.sys_acl_hash = Some(hex(&pull.bytes::<64>("sys_acl_hash")?));
         }
-        n.align(4)?;
+        pull.align(4)?;
     }
     if !has_sd {
-        d.sddl_error = Some("the value holds no security descriptor".to_string());
-        return Ok(d);
+        ntacl.sddl_error = Some("the value holds no security descriptor".to_string());
+        return Ok(ntacl);
     }
-    let sd = pull_descriptor(&mut n)?;
-    d.control = Some(sd.control);
-    d.owner = sd.owner.as_ref().map(DomSid::string);
-    d.group = sd.group.as_ref().map(DomSid::string);
-    d.dacl = sd.dacl;
-    d.sacl = sd.sacl;
-    for acl in d.dacl.iter_mut().chain(d.sacl.iter_mut()) {
-        for a in &mut acl.aces {
-            a.sddl = sddl_ace(a).ok();
+    let sd = pull_descriptor(&mut pull)?;
+    ntacl.control = Some(sd.control);
+    ntacl.owner = sd.owner.as_ref().map(DomSid::string);
+    ntacl.group = sd.group.as_ref().map(DomSid::string);
+    ntacl.dacl = sd.dacl;
+    ntacl.sacl = sd.sacl;
+    for acl in ntacl.dacl.iter_mut().chain(ntacl.sacl.iter_mut()) {
+        for ace in &mut acl.aces {
+            ace.sddl = sddl_ace(ace).ok();
         }
     }
-    match sddl_encode(&d) {
-        Ok(s) => d.sddl = Some(s),
-        Err(e) => d.sddl_error = Some(format!("Samba's sddl_encode fails: {e}")),
+    match sddl_encode(&ntacl) {
+        Ok(s) => ntacl.sddl = Some(s),
+        Err(e) => ntacl.sddl_error = Some(format!("Samba's sddl_encode fails: {e}")),
     }
-    Ok(d)
+    Ok(ntacl)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
             .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
             .collect()
     }
 
@@ -802,21 +805,24 @@ mod tests {
     fn dosattrib_versions_as_samba_packs_them() {
         // python3-samba 4.17: ndr_pack(xattr.DOSATTRIB) of each version.
         let v3 = unhex("3078323000000300030000001100000020000000000000000000000000000000000000000000000000005af64cf5d4010000000000000000");
-        let d = decode_dosattrib(&v3).unwrap();
-        assert_eq!((d.version, d.attrib, d.valid_flags), (3, 0x20, Some(0x11)));
-        assert_eq!(d.attrib_hex, "0x20");
-        let ct = d.create_time.unwrap();
+        let dosattrib = decode_dosattrib(&v3).unwrap();
+        assert_eq!(
+            (dosattrib.version, dosattrib.attrib, dosattrib.valid_flags),
+            (3, 0x20, Some(0x11))
+        );
+        assert_eq!(dosattrib.attrib_hex, "0x20");
+        let ct = dosattrib.create_time.unwrap();
         assert_eq!(ct.nttime, 132_000_000_000_000_000);
         assert_eq!(ct.utc.as_deref(), Some("2019-04-17T18:40:00Z"));
-        assert_eq!(d.attrib_names, vec!["ARCHIVE"]);
+        assert_eq!(dosattrib.attrib_names, vec!["ARCHIVE"]);
         let v4 = unhex("00000400040000005100000021000000010000000000000000005af64cf5d401");
-        let d = decode_dosattrib(&v4).unwrap();
-        assert_eq!((d.version, d.attrib), (4, 0x21));
-        assert_eq!(d.itime.unwrap().nttime, 1);
+        let dosattrib = decode_dosattrib(&v4).unwrap();
+        assert_eq!((dosattrib.version, dosattrib.attrib), (4, 0x21));
+        assert_eq!(dosattrib.itime.unwrap().nttime, 1);
         let v5 = unhex("0000050005000000110000002200000000005af64cf5d401");
-        let d = decode_dosattrib(&v5).unwrap();
-        assert_eq!((d.version, d.attrib), (5, 0x22));
-        assert_eq!(d.attrib_names, vec!["HIDDEN", "ARCHIVE"]);
+        let dosattrib = decode_dosattrib(&v5).unwrap();
+        assert_eq!((dosattrib.version, dosattrib.attrib), (5, 0x22));
+        assert_eq!(dosattrib.attrib_names, vec!["HIDDEN", "ARCHIVE"]);
         for cut in 0..v5.len() {
             assert!(decode_dosattrib(&v5[..cut]).is_err(), "cut {cut}");
         }
@@ -824,8 +830,8 @@ mod tests {
 
     #[test]
     fn dosattrib_old_form_and_errors() {
-        let d = decode_dosattrib(b"0x21\0").unwrap();
-        assert_eq!((d.version, d.attrib), (0xFFFF, 0x21));
+        let dosattrib = decode_dosattrib(b"0x21\0").unwrap();
+        assert_eq!((dosattrib.version, dosattrib.attrib), (0xFFFF, 0x21));
         assert_eq!(decode_dosattrib(b" 1f\0").unwrap().attrib, 0x1f);
         assert!(decode_dosattrib(b"zz\0").is_err());
         assert!(decode_dosattrib(b"0x20").is_err());
@@ -846,17 +852,17 @@ mod tests {
     fn ntacl_versions_as_samba_packs_them() {
         // python3-samba 4.17: ndr_pack(xattr.NTACL) of "O:BAG:SYD:(A;;FA;;;WD)" in each version.
         let v1 = unhex("0100010000000200010004801c0000002c00000000000000380000000102000000000005200000002002000001010000000000051200000004001c000100000000001400ff010000010100000000000100000000");
-        let d = decode_ntacl(&v1).unwrap();
+        let ntacl = decode_ntacl(&v1).unwrap();
         assert_eq!(
-            d.sddl.as_deref(),
+            ntacl.sddl.as_deref(),
             Some("O:BAG:SYD:(A;;RPWPCRCCDCLCLODTSW;;;WD)")
         );
-        assert_eq!(d.owner.as_deref(), Some("S-1-5-32-544"));
+        assert_eq!(ntacl.owner.as_deref(), Some("S-1-5-32-544"));
         let v3 = unhex("0300030000000200040002000100000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f000001000480640000007400000000000000800000000102000000000005200000002002000001010000000000051200000004001c000100000000001400ff010000010100000000000100000000");
-        let d = decode_ntacl(&v3).unwrap();
-        assert_eq!(d.hash_type, Some(1));
+        let ntacl = decode_ntacl(&v3).unwrap();
+        assert_eq!(ntacl.hash_type, Some(1));
         assert_eq!(
-            d.sddl.as_deref(),
+            ntacl.sddl.as_deref(),
             Some("O:BAG:SYD:(A;;RPWPCRCCDCLCLODTSW;;;WD)")
         );
         for cut in 0..v3.len() {

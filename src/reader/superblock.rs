@@ -9,9 +9,9 @@ pub use crate::reader::ondisk::superblock::{
 impl Superblock {
     /// Decode a superblock from at least 1024 bytes. Fails only when fewer bytes are given; the
     /// magic and every other field are for the caller to judge.
-    pub fn parse(b: &[u8]) -> Result<Superblock> {
-        let mut sb: Superblock = crate::reader::ondisk::decode(b)?;
-        sb.raw = b.get(..SUPERBLOCK_SIZE).unwrap_or_default().to_vec();
+    pub fn parse(bytes: &[u8]) -> Result<Superblock> {
+        let mut sb: Superblock = crate::reader::ondisk::decode(bytes)?;
+        sb.raw = bytes.get(..SUPERBLOCK_SIZE).unwrap_or_default().to_vec();
         Ok(sb)
     }
 
@@ -152,24 +152,24 @@ impl Superblock {
 }
 
 /// Bytes of a fixed-size field up to its first NUL (`%.*s` semantics).
-pub fn cstr(b: &[u8]) -> &[u8] {
-    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    b.get(..n).unwrap_or(b)
+pub fn cstr(bytes: &[u8]) -> &[u8] {
+    let len = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+    bytes.get(..len).unwrap_or(bytes)
 }
 
 /// Format a UUID like e2p_uuid2str: lowercase 8-4-4-4-12, `<none>` when all zero.
-pub fn uuid_string(u: &[u8; 16]) -> String {
-    if u.iter().all(|&b| b == 0) {
+pub fn uuid_string(bytes: &[u8; 16]) -> String {
+    if bytes.iter().all(|&b| b == 0) {
         return "<none>".to_string();
     }
-    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
+    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",
-        h[0..4].concat(),
-        h[4..6].concat(),
-        h[6..8].concat(),
-        h[8..10].concat(),
-        h[10..16].concat()
+        hex[0..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..16].concat()
     )
 }
 
@@ -184,20 +184,20 @@ mod tests {
 
     #[test]
     fn decodes_fields() {
-        let mut b = vec![0u8; 1024];
-        b[0x38] = 0x53;
-        b[0x39] = 0xEF;
-        b[0x18] = 2;
-        b[0x60] = 0x80; // 64bit
-        b[0x4] = 1;
-        b[0x150] = 2;
-        let sb = Superblock::parse(&b).unwrap();
+        let mut bytes = vec![0u8; 1024];
+        bytes[0x38] = 0x53;
+        bytes[0x39] = 0xEF;
+        bytes[0x18] = 2;
+        bytes[0x60] = 0x80; // 64bit
+        bytes[0x4] = 1;
+        bytes[0x150] = 2;
+        let sb = Superblock::parse(&bytes).unwrap();
         assert_eq!(sb.magic, EXT2_MAGIC);
         assert_eq!(sb.block_size(), 4096);
         assert_eq!(sb.blocks_count(), (2u64 << 32) | 1);
         assert_eq!(uuid_string(&[0; 16]), "<none>");
-        let mut u = [0u8; 16];
-        u[15] = 0xab;
-        assert_eq!(uuid_string(&u), "00000000-0000-0000-0000-0000000000ab");
+        let mut bytes = [0u8; 16];
+        bytes[15] = 0xab;
+        assert_eq!(uuid_string(&bytes), "00000000-0000-0000-0000-0000000000ab");
     }
 }

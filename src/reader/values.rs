@@ -80,27 +80,27 @@ impl Time {
 pub fn iso8601_utc(secs: i64, nsec: u32) -> String {
     let days = secs.div_euclid(86_400);
     let tod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
+    let (year, month, day) = civil_from_days(days);
     let (hh, mm, ss) = (tod / 3600, tod / 60 % 60, tod % 60);
     if nsec == 0 {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+        format!("{year:04}-{month:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}Z")
     } else {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{nsec:09}Z")
+        format!("{year:04}-{month:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}.{nsec:09}Z")
     }
 }
 
 /// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let shifted = days + 719_468;
+    let era = shifted.div_euclid(146_097);
+    let doe = shifted.rem_euclid(146_097);
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// An inode mode: the stored value and its octal spelling (`100755`), as `stat` shows it.
@@ -123,21 +123,21 @@ impl Mode {
 }
 
 /// 16 bytes as a canonical UUID string; all zeros (no UUID) is the nil UUID, never `<none>`.
-pub fn uuid_text(u: &[u8; 16]) -> String {
-    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+pub fn uuid_text(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
     )
 }
 
 /// Serialize 16 bytes as a UUID string (`serialize_with`), documented as a `uuid` string.
-pub fn uuid<S: serde::Serializer>(u: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&uuid_text(u))
+pub fn uuid<S: serde::Serializer>(bytes: &[u8; 16], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&uuid_text(bytes))
 }
 
 /// Schema of what [`uuid`] writes (`schemars(schema_with)`).
@@ -146,8 +146,8 @@ pub fn uuid_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// Serialize a list of 16-byte values as UUID strings.
-pub fn uuids<S: serde::Serializer>(u: &[[u8; 16]], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(u.iter().map(uuid_text))
+pub fn uuids<S: serde::Serializer>(list: &[[u8; 16]], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(list.iter().map(uuid_text))
 }
 
 /// Schema of what [`uuids`] writes.
@@ -174,11 +174,11 @@ mod tests {
 
     #[test]
     fn uuids_are_canonical() {
-        let mut u = [0u8; 16];
-        assert_eq!(uuid_text(&u), "00000000-0000-0000-0000-000000000000");
-        u[0] = 0x4e;
-        u[15] = 0x5b;
-        assert_eq!(uuid_text(&u), "4e000000-0000-0000-0000-00000000005b");
+        let mut bytes = [0u8; 16];
+        assert_eq!(uuid_text(&bytes), "00000000-0000-0000-0000-000000000000");
+        bytes[0] = 0x4e;
+        bytes[15] = 0x5b;
+        assert_eq!(uuid_text(&bytes), "4e000000-0000-0000-0000-00000000005b");
     }
 
     #[test]

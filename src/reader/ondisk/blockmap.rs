@@ -45,11 +45,11 @@ impl IBlockMap {
             _ => None,
         }
     }
-    /// Slot `i` of the 15 as e2fsprogs numbers them (0..12 direct, 12..15 indirect).
-    pub fn slot(&self, i: usize) -> Option<u32> {
-        match i {
-            _ if i < DIRECT_BLOCKS => self.direct.get(i).copied(),
-            _ => self.indirect(u32::try_from(i - DIRECT_BLOCKS + 1).ok()?),
+    /// Slot `index` of the 15 as e2fsprogs numbers them (0..12 direct, 12..15 indirect).
+    pub fn slot(&self, index: usize) -> Option<u32> {
+        match index {
+            _ if index < DIRECT_BLOCKS => self.direct.get(index).copied(),
+            _ => self.indirect(u32::try_from(index - DIRECT_BLOCKS + 1).ok()?),
         }
     }
 }
@@ -59,9 +59,9 @@ pub fn pointers_per_block(block_size: u64) -> u64 {
     block_size / BlockPointer::SIZE as u64
 }
 
-/// Pointer `i` of an indirect block; past the end of the block is an error the caller sees.
-pub fn pointer(block: &[u8], i: usize) -> crate::error::Result<u32> {
-    let at = i.saturating_mul(BlockPointer::SIZE);
+/// Pointer `index` of an indirect block; past the end of the block is an error the caller sees.
+pub fn pointer(block: &[u8], index: usize) -> crate::error::Result<u32> {
+    let at = index.saturating_mul(BlockPointer::SIZE);
     super::decode_at::<BlockPointer>(block, at).map(|p| p.0)
 }
 
@@ -86,17 +86,17 @@ mod tests {
 
     #[test]
     fn slots_and_pointers() {
-        let mut b = [0u8; 60];
-        b[0] = 1;
-        b[48] = 12;
-        b[56] = 14;
-        let m: IBlockMap = decode(&b).unwrap();
+        let mut iblock = [0u8; 60];
+        iblock[0] = 1;
+        iblock[48] = 12;
+        iblock[56] = 14;
+        let map: IBlockMap = decode(&iblock).unwrap();
         assert_eq!(
-            (m.slot(0), m.slot(12), m.slot(14), m.slot(15)),
+            (map.slot(0), map.slot(12), map.slot(14), map.slot(15)),
             (Some(1), Some(12), Some(14), None)
         );
-        assert_eq!(pointer(&b, 12).unwrap(), 12);
-        assert!(pointer(&b, 15).is_err());
-        assert_eq!(pointers(&b).count(), 15);
+        assert_eq!(pointer(&iblock, 12).unwrap(), 12);
+        assert!(pointer(&iblock, 15).is_err());
+        assert_eq!(pointers(&iblock).count(), 15);
     }
 }

@@ -29,8 +29,8 @@ impl DirEntry2 {
     /// `fast_entry_reader_agrees`): the header at `pos` of `area`, `None` when fewer than 8
     /// bytes remain there.
     pub fn decode_fast_at(area: &[u8], pos: usize) -> Option<DirEntry2> {
-        let mut r = super::LeFields::new(area.get(pos..pos.checked_add(8)?)?);
-        Some(DirEntry2::read_le(&mut r))
+        let mut fields = super::LeFields::new(area.get(pos..pos.checked_add(8)?)?);
+        Some(DirEntry2::read_le(&mut fields))
     }
 }
 

@@ -64,13 +64,13 @@ mod tests {
     #[test]
     fn size_and_offsets() {
         assert_size::<E2ImageHeader>();
-        let mut b = vec![0u8; E2ImageHeader::SIZE];
-        b[204..208].copy_from_slice(&4096u32.to_le_bytes());
-        b[284..288].copy_from_slice(&0x1000u32.to_le_bytes());
-        b[296..300].copy_from_slice(&0x40_3000u32.to_le_bytes());
-        let h: E2ImageHeader = crate::reader::ondisk::decode(&b).unwrap();
-        assert_eq!(h.fs_blocksize, 4096);
-        assert_eq!(h.offset_super, 0x1000);
-        assert_eq!(h.offset_blockmap, 0x40_3000);
+        let mut bytes = vec![0u8; E2ImageHeader::SIZE];
+        bytes[204..208].copy_from_slice(&4096u32.to_le_bytes());
+        bytes[284..288].copy_from_slice(&0x1000u32.to_le_bytes());
+        bytes[296..300].copy_from_slice(&0x40_3000u32.to_le_bytes());
+        let header: E2ImageHeader = crate::reader::ondisk::decode(&bytes).unwrap();
+        assert_eq!(header.fs_blocksize, 4096);
+        assert_eq!(header.offset_super, 0x1000);
+        assert_eq!(header.offset_blockmap, 0x40_3000);
     }
 }

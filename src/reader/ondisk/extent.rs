@@ -87,9 +87,9 @@ impl OnDisk for ExtentTail {
 /// Entries and index entries have the same size.
 pub const ENTRY_SIZE: usize = RawExtent::SIZE;
 
-/// Byte offset of entry slot `i` of a node.
-pub fn entry_offset(i: usize) -> usize {
-    ExtentHeader::SIZE + ENTRY_SIZE * i
+/// Byte offset of entry slot `index` of a node.
+pub fn entry_offset(index: usize) -> usize {
+    ExtentHeader::SIZE + ENTRY_SIZE * index
 }
 
 impl RawExtentIdx {
@@ -122,8 +122,8 @@ impl ExtentHeader {
     /// Decode the header at the start of `bytes`.
     #[inline]
     pub fn decode_fast(bytes: &[u8]) -> Option<ExtentHeader> {
-        let mut r = super::LeFields::new(bytes.get(..Self::SIZE)?);
-        Some(ExtentHeader::read_le(&mut r))
+        let mut fields = super::LeFields::new(bytes.get(..Self::SIZE)?);
+        Some(ExtentHeader::read_le(&mut fields))
     }
 }
 
@@ -131,8 +131,8 @@ impl RawExtentIdx {
     /// Decode the index entry at byte `offset` of `bytes`.
     pub fn decode_fast_at(bytes: &[u8], offset: usize) -> Option<RawExtentIdx> {
         let end = offset.checked_add(Self::SIZE)?;
-        let mut r = super::LeFields::new(bytes.get(offset..end)?);
-        Some(RawExtentIdx::read_le(&mut r))
+        let mut fields = super::LeFields::new(bytes.get(offset..end)?);
+        Some(RawExtentIdx::read_le(&mut fields))
     }
 }
 
@@ -141,8 +141,8 @@ impl RawExtent {
     #[inline]
     pub fn decode_fast_at(bytes: &[u8], offset: usize) -> Option<RawExtent> {
         let end = offset.checked_add(Self::SIZE)?;
-        let mut r = super::LeFields::new(bytes.get(offset..end)?);
-        Some(RawExtent::read_le(&mut r))
+        let mut fields = super::LeFields::new(bytes.get(offset..end)?);
+        Some(RawExtent::read_le(&mut fields))
     }
 }
 
@@ -164,13 +164,13 @@ mod tests {
         use crate::reader::ondisk::{decode, decode_at, testing::noise};
         for seed in 1..200u64 {
             let raw = noise(seed, 40);
-            let h: ExtentHeader = decode(&raw).unwrap();
-            assert_eq!(ExtentHeader::decode_fast(&raw), Some(h));
+            let header: ExtentHeader = decode(&raw).unwrap();
+            assert_eq!(ExtentHeader::decode_fast(&raw), Some(header));
             for off in [0, 7, 12, 28] {
                 let ix: RawExtentIdx = decode_at(&raw, off).unwrap();
                 assert_eq!(RawExtentIdx::decode_fast_at(&raw, off), Some(ix));
-                let e: RawExtent = decode_at(&raw, off).unwrap();
-                assert_eq!(RawExtent::decode_fast_at(&raw, off), Some(e));
+                let extent: RawExtent = decode_at(&raw, off).unwrap();
+                assert_eq!(RawExtent::decode_fast_at(&raw, off), Some(extent));
             }
             assert_eq!(RawExtent::decode_fast_at(&raw, 29), None);
             assert_eq!(RawExtentIdx::decode_fast_at(&raw, usize::MAX), None);

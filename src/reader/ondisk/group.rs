@@ -94,16 +94,16 @@ mod tests {
 
     #[test]
     fn patch_offsets_match_declaration() {
-        let mut b = [0u8; 64];
-        b[FLAGS_OFFSET] = 1;
-        b[ITABLE_UNUSED_LO_OFFSET] = 2;
-        b[CHECKSUM_OFFSET] = 3;
-        b[ITABLE_UNUSED_HI_OFFSET] = 4;
-        let lo: GroupDesc32 = decode(&b).unwrap();
-        let hi: GroupDescHi = decode(&b[GroupDesc32::SIZE..]).unwrap();
+        let mut bytes = [0u8; 64];
+        bytes[FLAGS_OFFSET] = 1;
+        bytes[ITABLE_UNUSED_LO_OFFSET] = 2;
+        bytes[CHECKSUM_OFFSET] = 3;
+        bytes[ITABLE_UNUSED_HI_OFFSET] = 4;
+        let lo: GroupDesc32 = decode(&bytes).unwrap();
+        let hi: GroupDescHi = decode(&bytes[GroupDesc32::SIZE..]).unwrap();
         assert_eq!((lo.flags, lo.itable_unused_lo, lo.checksum), (1, 2, 3));
         assert_eq!(hi.itable_unused_hi, 4);
-        let short: GroupDescHi = decode_zero_extended(&b[GroupDesc32::SIZE..][..0x1A]).unwrap();
+        let short: GroupDescHi = decode_zero_extended(&bytes[GroupDesc32::SIZE..][..0x1A]).unwrap();
         assert_eq!(short.block_bitmap_csum_hi, 0);
     }
 }

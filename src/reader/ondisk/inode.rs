@@ -183,8 +183,8 @@ impl InodeBase {
     /// `None` when `raw` is shorter than the base record.
     #[inline]
     pub fn decode_fast(raw: &[u8]) -> Option<InodeBase> {
-        let mut r = super::LeFields::new(raw.get(..BASE_SIZE)?);
-        Some(InodeBase::read_le(&mut r))
+        let mut fields = super::LeFields::new(raw.get(..BASE_SIZE)?);
+        Some(InodeBase::read_le(&mut fields))
     }
 
     /// `i_links_count` and `i_file_acl` (with its high half) alone, for a pass that looks at
@@ -195,8 +195,8 @@ impl InodeBase {
         const FILE_ACL_LO: usize = InodeBase::OFFSETS.file_acl_lo;
         const FILE_ACL_HIGH: usize = InodeBase::OFFSETS.file_acl_high;
         let base = raw.get(..BASE_SIZE)?;
-        let u16_at = |o: usize| {
-            base.get(o..o + 2)
+        let u16_at = |offset: usize| {
+            base.get(offset..offset + 2)
                 .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
         };
         let lo = base
@@ -238,14 +238,14 @@ impl InodeLarge {
         // pieces other than those written, which stalls every inode of a scan.
         let mut buf = [0u8; 32];
         let whole = bytes.get(..buf.len());
-        let mut r = super::LeFields::new(whole.unwrap_or_else(|| {
-            let n = bytes.len().min(buf.len());
-            if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+        let mut fields = super::LeFields::new(whole.unwrap_or_else(|| {
+            let len = bytes.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..len), bytes.get(..len)) {
                 dst.copy_from_slice(src);
             }
             &buf
         }));
-        InodeLarge::read_le(&mut r)
+        InodeLarge::read_le(&mut fields)
     }
 }
 
@@ -272,8 +272,8 @@ pub fn large_in_use(raw: &[u8]) -> InodeLarge {
 /// The per-inode checksum seed: crc32c over the inode number and generation, seeded with the
 /// filesystem's. Inode, extent-block, directory-block and htree checksums all start from it.
 pub fn csum_seed(fs_seed: u32, ino: u32, generation: u32) -> u32 {
-    let c = crc32c_raw(fs_seed, &ino.to_le_bytes());
-    crc32c_raw(c, &generation.to_le_bytes())
+    let crc = crc32c_raw(fs_seed, &ino.to_le_bytes());
+    crc32c_raw(crc, &generation.to_le_bytes())
 }
 
 /// Does the record carry i_checksum_hi (ext2fs_inode_csum's `has_hi`)?
@@ -298,18 +298,18 @@ pub fn checksum(inode_seed: u32, raw: &[u8]) -> u32 {
     let has_hi = has_checksum_hi(raw);
     let part = |a: usize, b: usize| raw.get(a.min(raw.len())..b.min(raw.len())).unwrap_or(&[]);
     let lo_end = CHECKSUM_LO_OFFSET + 2;
-    let mut c = crc32c_raw(inode_seed, part(0, CHECKSUM_LO_OFFSET));
-    c = crc32c_raw(
-        c,
+    let mut crc = crc32c_raw(inode_seed, part(0, CHECKSUM_LO_OFFSET));
+    crc = crc32c_raw(
+        crc,
         &[0u8; 2][..2.min(raw.len().saturating_sub(CHECKSUM_LO_OFFSET))],
     );
     if has_hi {
-        c = crc32c_raw(c, part(lo_end, CHECKSUM_HI_OFFSET));
-        c = crc32c_raw(c, &[0u8; 2]);
-        c = crc32c_raw(c, part(CHECKSUM_HI_OFFSET + 2, raw.len()));
-        c
+        crc = crc32c_raw(crc, part(lo_end, CHECKSUM_HI_OFFSET));
+        crc = crc32c_raw(crc, &[0u8; 2]);
+        crc = crc32c_raw(crc, part(CHECKSUM_HI_OFFSET + 2, raw.len()));
+        crc
     } else {
-        crc32c_raw(c, part(lo_end, raw.len())) & 0xFFFF
+        crc32c_raw(crc, part(lo_end, raw.len())) & 0xFFFF
     }
 }
 
@@ -345,8 +345,9 @@ fn record_checksum_ok_one_pass(fs_seed: u32, ino: u32, raw: &[u8]) -> Option<boo
     // The four fields the check needs, read where they lie (see `checksum_fields_agree`).
     const GENERATION: usize = 0x64;
     let base = raw.get(..BASE_SIZE)?;
-    let u16_at = |b: &[u8], o: usize| {
-        b.get(o..o + 2)
+    let u16_at = |bytes: &[u8], offset: usize| {
+        bytes
+            .get(offset..offset + 2)
             .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
     };
     let generation = base
@@ -404,14 +405,14 @@ fn checksum_ok_fields(
     let stored = u32::from(checksum_lo) | (u32::from(if has_hi { checksum_hi } else { 0 }) << 16);
     // The common 256-byte record in three independent lanes; other sizes through a stack
     // buffer no larger than needed (it is zeroed first).
-    let c = if let Ok(rec) = <&[u8; 256]>::try_from(raw) {
+    let crc = if let Ok(rec) = <&[u8; 256]>::try_from(raw) {
         Some(crc_256_three_lanes(fs_seed, ino, generation, rec, has_hi))
     } else if len <= 256 {
         crc_with_header::<{ 8 + 256 }>(fs_seed, ino, generation, raw, has_hi)
     } else {
         crc_with_header::<{ 8 + ONE_PASS_MAX }>(fs_seed, ino, generation, raw, has_hi)
     }?;
-    let computed = if has_hi { c } else { c & 0xFFFF };
+    let computed = if has_hi { crc } else { crc & 0xFFFF };
     Some(computed == stored || raw.iter().take(BASE_SIZE).all(|&b| b == 0))
 }
 
@@ -452,49 +453,50 @@ const CRC32C_POLY: u32 = 0x82F6_3B78;
 const LANE: usize = (8 + 256) / 3;
 
 /// The raw CRC32C register advanced through `nbytes` zero bytes, as a linear map applied one
-/// byte of the register at a time: `table[k][b]` is the image of byte `k` of the register
-/// holding `b`. (Appending zeros is linear in the register, so the images of its 32 bits add.)
+/// byte of the register at a time: `table[index][byte]` is the image of byte `index` of the
+/// register holding `byte`. (Appending zeros is linear in the register, so the images of its 32
+/// bits add.)
 const fn zero_advance_tables(nbytes: usize) -> [[u32; 256]; 4] {
     let mut bit_image = [0u32; 32];
-    let mut j = 0;
-    while j < 32 {
-        let mut r = 1u32 << j;
+    let mut bit = 0;
+    while bit < 32 {
+        let mut reg = 1u32 << bit;
         let mut step = 0;
         while step < nbytes * 8 {
-            r = (r >> 1) ^ (CRC32C_POLY & (r & 1).wrapping_neg());
+            reg = (reg >> 1) ^ (CRC32C_POLY & (reg & 1).wrapping_neg());
             step += 1;
         }
-        bit_image[j] = r;
-        j += 1;
+        bit_image[bit] = reg;
+        bit += 1;
     }
-    let mut t = [[0u32; 256]; 4];
-    let mut k = 0;
-    while k < 4 {
-        let mut b = 0;
-        while b < 256 {
-            let mut v = 0u32;
-            let mut i = 0;
-            while i < 8 {
-                if b & (1 << i) != 0 {
-                    v ^= bit_image[8 * k + i];
+    let mut table = [[0u32; 256]; 4];
+    let mut index = 0;
+    while index < 4 {
+        let mut byte = 0;
+        while byte < 256 {
+            let mut image = 0u32;
+            let mut bit_in_byte = 0;
+            while bit_in_byte < 8 {
+                if byte & (1 << bit_in_byte) != 0 {
+                    image ^= bit_image[8 * index + bit_in_byte];
                 }
-                i += 1;
+                bit_in_byte += 1;
             }
-            t[k][b] = v;
-            b += 1;
+            table[index][byte] = image;
+            byte += 1;
         }
-        k += 1;
+        index += 1;
     }
-    t
+    table
 }
 
 /// [`zero_advance_tables`] for one lane.
 static ADVANCE_LANE: [[u32; 256]; 4] = zero_advance_tables(LANE);
 
-/// The raw register `r` advanced through one lane of zero bytes.
+/// The raw register `reg` advanced through one lane of zero bytes.
 #[inline]
-fn advance_lane(r: u32) -> u32 {
-    let [b0, b1, b2, b3] = r.to_le_bytes();
+fn advance_lane(reg: u32) -> u32 {
+    let [b0, b1, b2, b3] = reg.to_le_bytes();
     ADVANCE_LANE[0][usize::from(b0)]
         ^ ADVANCE_LANE[1][usize::from(b1)]
         ^ ADVANCE_LANE[2][usize::from(b2)]
@@ -521,31 +523,31 @@ fn crc_256_three_lanes(
     let ino_gen = u64::from(ino) | (u64::from(generation) << 32);
     head.0[..8].copy_from_slice(&ino_gen.to_le_bytes());
     head.0[8..].copy_from_slice(&rec[..first]);
-    let a = crc32c_raw(fs_seed, &head.0);
+    let crc_head = crc32c_raw(fs_seed, &head.0);
     // Lane 2: record bytes 80..168, the checksum fields read as zero (copied word by word, so
     // that the CRC's 8-byte loads match the stores).
     let mut mid = Lane([0u8; LANE]);
-    for (i, (dst, src)) in mid
+    for (word_index, (dst, src)) in mid
         .0
         .chunks_exact_mut(8)
         .zip(rec[first..first + LANE].chunks_exact(8))
         .enumerate()
     {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(src);
-        let at = first + 8 * i;
-        for f in [CHECKSUM_LO_OFFSET, CHECKSUM_HI_OFFSET] {
-            if (at..at + 8).contains(&f) && (f == CHECKSUM_LO_OFFSET || has_hi) {
-                w[f - at] = 0;
-                w[f - at + 1] = 0;
+        let mut word = [0u8; 8];
+        word.copy_from_slice(src);
+        let at = first + 8 * word_index;
+        for field in [CHECKSUM_LO_OFFSET, CHECKSUM_HI_OFFSET] {
+            if (at..at + 8).contains(&field) && (field == CHECKSUM_LO_OFFSET || has_hi) {
+                word[field - at] = 0;
+                word[field - at + 1] = 0;
             }
         }
-        dst.copy_from_slice(&w);
+        dst.copy_from_slice(&word);
     }
-    let b = crc32c_raw(0, &mid.0);
+    let crc_mid = crc32c_raw(0, &mid.0);
     // Lane 3: record bytes 168..256.
-    let c = crc32c_raw(0, &rec[first + LANE..]);
-    advance_lane(advance_lane(a) ^ b) ^ c
+    let crc_tail = crc32c_raw(0, &rec[first + LANE..]);
+    advance_lane(advance_lane(crc_head) ^ crc_mid) ^ crc_tail
 }
 
 #[cfg(test)]
@@ -617,10 +619,10 @@ mod tests {
         use crate::reader::ondisk::testing::noise;
         for seed in 1..200u64 {
             let raw = noise(seed, 128);
-            let b: InodeBase = decode(&raw).unwrap();
+            let base: InodeBase = decode(&raw).unwrap();
             assert_eq!(
                 InodeBase::links_and_file_acl(&raw),
-                Some((b.links_count, b.file_acl()))
+                Some((base.links_count, base.file_acl()))
             );
         }
         assert_eq!(InodeBase::links_and_file_acl(&[0u8; 127]), None);
@@ -640,12 +642,12 @@ mod tests {
                 let general = checksum_ok(csum_seed(7, 11, record_generation(&raw)), &raw);
                 assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), Some(general));
                 // A record with its checksum made right passes both ways.
-                let c = checksum(csum_seed(7, 11, record_generation(&raw)), &raw);
+                let crc = checksum(csum_seed(7, 11, record_generation(&raw)), &raw);
                 raw[CHECKSUM_LO_OFFSET..CHECKSUM_LO_OFFSET + 2]
-                    .copy_from_slice(&(c as u16).to_le_bytes());
+                    .copy_from_slice(&(crc as u16).to_le_bytes());
                 if has_checksum_hi(&raw) {
                     raw[CHECKSUM_HI_OFFSET..CHECKSUM_HI_OFFSET + 2]
-                        .copy_from_slice(&((c >> 16) as u16).to_le_bytes());
+                        .copy_from_slice(&((crc >> 16) as u16).to_le_bytes());
                 }
                 assert!(checksum_ok(csum_seed(7, 11, record_generation(&raw)), &raw));
                 assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), Some(true));
@@ -665,13 +667,13 @@ mod tests {
                     raw[BASE_SIZE] = (seed % 8) as u8;
                     raw[BASE_SIZE + 1] = 0;
                 }
-                let b = InodeBase::decode_fast(&raw).unwrap();
+                let base = InodeBase::decode_fast(&raw).unwrap();
                 let decoded = checksum_ok_decoded(
                     7,
                     11,
                     &raw,
-                    b.generation,
-                    b.checksum_lo,
+                    base.generation,
+                    base.checksum_lo,
                     &large_in_record(&raw),
                 );
                 assert_eq!(record_checksum_ok_one_pass(7, 11, &raw), decoded);
@@ -713,8 +715,8 @@ mod tests {
         raw[CHECKSUM_LO_OFFSET] = 0x34;
         raw[CHECKSUM_HI_OFFSET] = 0x12;
         raw[BASE_SIZE] = CHECKSUM_HI_EXTRA_ISIZE as u8;
-        let b: InodeBase = decode(&raw).unwrap();
-        assert_eq!(b.checksum_lo, 0x34);
+        let base: InodeBase = decode(&raw).unwrap();
+        assert_eq!(base.checksum_lo, 0x34);
         assert_eq!(large_in_record(&raw).checksum_hi, 0x12);
         assert_eq!(stored_checksum(&raw), 0x0012_0034);
     }

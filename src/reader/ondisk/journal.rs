@@ -188,8 +188,8 @@ where
     for<'a> T::Args<'a>: Default,
 {
     let mut buf = vec![0u8; size];
-    let n = bytes.len().min(size);
-    buf[..n].copy_from_slice(&bytes[..n]);
+    let len = bytes.len().min(size);
+    buf[..len].copy_from_slice(&bytes[..len]);
     Cursor::new(buf).read_ne().unwrap_or_default()
 }
 
@@ -208,9 +208,9 @@ pub struct Header {
 impl Header {
     /// Bytes on disk.
     pub const SIZE: usize = 12;
-    /// Decode from `b` (zero-padded when short).
-    pub fn parse(b: &[u8]) -> Header {
-        read_padded(b, Self::SIZE)
+    /// Decode from `bytes` (zero-padded when short).
+    pub fn parse(bytes: &[u8]) -> Header {
+        read_padded(bytes, Self::SIZE)
     }
 }
 
@@ -295,24 +295,24 @@ impl TagFormat {
         }
     }
 
-    /// Decode one tag at the start of `b`.
-    pub fn parse(&self, b: &[u8]) -> Tag {
+    /// Decode one tag at the start of `bytes`.
+    pub fn parse(&self, bytes: &[u8]) -> Tag {
         if self.csum_v3 {
-            let t: Tag3 = read_padded(b, 16);
+            let tag: Tag3 = read_padded(bytes, 16);
             Tag {
-                blocknr: t.blocknr,
-                blocknr_high: if self.is_64bit { t.blocknr_high } else { 0 },
-                flags: t.flags,
-                checksum: t.checksum,
+                blocknr: tag.blocknr,
+                blocknr_high: if self.is_64bit { tag.blocknr_high } else { 0 },
+                flags: tag.flags,
+                checksum: tag.checksum,
             }
         } else {
-            let t: Tag2 = read_padded(b, 12);
+            let tag: Tag2 = read_padded(bytes, 12);
             Tag {
-                blocknr: t.blocknr,
-                blocknr_high: if self.is_64bit { t.blocknr_high } else { 0 },
-                flags: u32::from(t.flags),
+                blocknr: tag.blocknr,
+                blocknr_high: if self.is_64bit { tag.blocknr_high } else { 0 },
+                flags: u32::from(tag.flags),
                 checksum: if self.csum_v2 {
-                    u32::from(t.checksum)
+                    u32::from(tag.checksum)
                 } else {
                     0
                 },
@@ -346,9 +346,9 @@ impl Commit {
     pub const SIZE: usize = 60;
     /// Byte offset of `chksum[0]`, the word a v2/v3 commit checksum is computed over as zero.
     pub const CHECKSUM_OFFSET: usize = 16;
-    /// Decode from `b` (zero-padded when short).
-    pub fn parse(b: &[u8]) -> Commit {
-        read_padded(b, Self::SIZE)
+    /// Decode from `bytes` (zero-padded when short).
+    pub fn parse(bytes: &[u8]) -> Commit {
+        read_padded(bytes, Self::SIZE)
     }
 }
 
@@ -388,9 +388,9 @@ pub struct RevokeHeader {
 impl RevokeHeader {
     /// Bytes on disk.
     pub const SIZE: usize = 16;
-    /// Decode from `b` (zero-padded when short).
-    pub fn parse(b: &[u8]) -> RevokeHeader {
-        read_padded(b, Self::SIZE)
+    /// Decode from `bytes` (zero-padded when short).
+    pub fn parse(bytes: &[u8]) -> RevokeHeader {
+        read_padded(bytes, Self::SIZE)
     }
 }
 
@@ -402,19 +402,19 @@ struct Be64(u64);
 #[br(big)]
 struct Be32(u32);
 
-/// One revoke record at the start of `b`.
-pub fn revoke_entry(b: &[u8], is_64bit: bool) -> u64 {
+/// One revoke record at the start of `bytes`.
+pub fn revoke_entry(bytes: &[u8], is_64bit: bool) -> u64 {
     if is_64bit {
-        read_padded::<Be64>(b, 8).0
+        read_padded::<Be64>(bytes, 8).0
     } else {
-        u64::from(read_padded::<Be32>(b, 4).0)
+        u64::from(read_padded::<Be32>(bytes, 4).0)
     }
 }
 
 /// The descriptor/revoke block tail (jbd2_journal_block_tail).
-pub fn block_tail(b: &[u8]) -> u32 {
-    let start = b.len().saturating_sub(4);
-    read_padded::<Be32>(b.get(start..).unwrap_or(&[]), 4).0
+pub fn block_tail(bytes: &[u8]) -> u32 {
+    let start = bytes.len().saturating_sub(4);
+    read_padded::<Be32>(bytes.get(start..).unwrap_or(&[]), 4).0
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,9 +469,9 @@ pub struct FcTl {
 impl FcTl {
     /// Bytes on disk.
     pub const SIZE: usize = 4;
-    /// Decode from `b` (zero-padded when short).
-    pub fn parse(b: &[u8]) -> FcTl {
-        read_padded(b, Self::SIZE)
+    /// Decode from `bytes` (zero-padded when short).
+    pub fn parse(bytes: &[u8]) -> FcTl {
+        read_padded(bytes, Self::SIZE)
     }
 }
 
@@ -544,9 +544,9 @@ pub struct FcInode {
 macro_rules! padded_parse {
     ($($t:ty = $n:expr),*) => {$(
         impl $t {
-            /// Decode from `b` (zero-padded when short).
-            pub fn parse(b: &[u8]) -> $t {
-                read_padded(b, $n)
+            /// Decode from `bytes` (zero-padded when short).
+            pub fn parse(bytes: &[u8]) -> $t {
+                read_padded(bytes, $n)
             }
         }
     )*};
@@ -574,55 +574,55 @@ mod tests {
 
     #[test]
     fn fields_after_gaps() {
-        let mut b = vec![0u8; 1024];
-        b[0x57] = 3; // s_num_fc_blks
-        b[0xFF] = 4; // s_checksum
-        b[0x100] = 5; // s_users[0][0]
-        let j: RawJournalSuperblock = decode(&b).unwrap();
-        assert_eq!((j.num_fc_blks, j.checksum, j.users[0][0]), (3, 4, 5));
-        let mut m = vec![0u8; 1024];
-        m[MMP_CHECKSUM_OFFSET] = 6;
-        m[112] = 7; // mmp_check_interval
-        let mmp: RawMmp = decode(&m).unwrap();
+        let mut block = vec![0u8; 1024];
+        block[0x57] = 3; // s_num_fc_blks
+        block[0xFF] = 4; // s_checksum
+        block[0x100] = 5; // s_users[0][0]
+        let jsb: RawJournalSuperblock = decode(&block).unwrap();
+        assert_eq!((jsb.num_fc_blks, jsb.checksum, jsb.users[0][0]), (3, 4, 5));
+        let mut mmp_bytes = vec![0u8; 1024];
+        mmp_bytes[MMP_CHECKSUM_OFFSET] = 6;
+        mmp_bytes[112] = 7; // mmp_check_interval
+        let mmp: RawMmp = decode(&mmp_bytes).unwrap();
         assert_eq!((mmp.checksum, mmp.check_interval), (6, 7));
     }
 
     mod log_blocks {
         #[test]
         fn commit_checksum_offset_and_block_tail() {
-            let mut b = vec![0u8; 1024];
-            b[super::super::Commit::CHECKSUM_OFFSET..super::super::Commit::CHECKSUM_OFFSET + 4]
+            let mut block = vec![0u8; 1024];
+            block[super::super::Commit::CHECKSUM_OFFSET..super::super::Commit::CHECKSUM_OFFSET + 4]
                 .copy_from_slice(&0x1234_5678u32.to_be_bytes());
-            b[1020..].copy_from_slice(&0x9abc_def0u32.to_be_bytes());
-            assert_eq!(super::super::Commit::parse(&b).chksum[0], 0x1234_5678);
-            assert_eq!(super::super::BlockTail::of(&b).checksum, 0x9abc_def0);
+            block[1020..].copy_from_slice(&0x9abc_def0u32.to_be_bytes());
+            assert_eq!(super::super::Commit::parse(&block).chksum[0], 0x1234_5678);
+            assert_eq!(super::super::BlockTail::of(&block).checksum, 0x9abc_def0);
         }
 
         use super::super::*;
 
         #[test]
         fn tag_sizes() {
-            let f = |i| TagFormat::from_incompat(i).tag_bytes();
-            assert_eq!(f(0), 8);
-            assert_eq!(f(INCOMPAT_64BIT), 12);
-            assert_eq!(f(INCOMPAT_CSUM_V2), 10);
-            assert_eq!(f(INCOMPAT_CSUM_V2 | INCOMPAT_64BIT), 14);
-            assert_eq!(f(INCOMPAT_CSUM_V3), 16);
+            let tag_size = |i| TagFormat::from_incompat(i).tag_bytes();
+            assert_eq!(tag_size(0), 8);
+            assert_eq!(tag_size(INCOMPAT_64BIT), 12);
+            assert_eq!(tag_size(INCOMPAT_CSUM_V2), 10);
+            assert_eq!(tag_size(INCOMPAT_CSUM_V2 | INCOMPAT_64BIT), 14);
+            assert_eq!(tag_size(INCOMPAT_CSUM_V3), 16);
         }
 
         #[test]
         fn decodes_big_endian_and_pads() {
-            let h = Header::parse(&[0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 1, 0, 0]);
-            assert_eq!(h.magic, 0xC03B_3998);
-            assert_eq!(h.blocktype, 1);
-            assert_eq!(h.sequence, 0);
-            let t = TagFormat::from_incompat(INCOMPAT_CSUM_V3 | INCOMPAT_64BIT).parse(&[
+            let header = Header::parse(&[0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 1, 0, 0]);
+            assert_eq!(header.magic, 0xC03B_3998);
+            assert_eq!(header.blocktype, 1);
+            assert_eq!(header.sequence, 0);
+            let tag = TagFormat::from_incompat(INCOMPAT_CSUM_V3 | INCOMPAT_64BIT).parse(&[
                 0, 0, 0, 9, 0, 0, 0, 0x0A, 0, 0, 0, 1, 0xDE, 0xAD, 0xBE, 0xEF,
             ]);
-            assert_eq!((t.blocknr, t.flags, t.blocknr_high), (9, 0x0A, 1));
-            assert_eq!(t.checksum, 0xDEAD_BEEF);
-            let t = TagFormat::from_incompat(0).parse(&[0, 0, 1, 0, 0, 0, 0, 8]);
-            assert_eq!((t.blocknr, t.flags), (256, 8));
+            assert_eq!((tag.blocknr, tag.flags, tag.blocknr_high), (9, 0x0A, 1));
+            assert_eq!(tag.checksum, 0xDEAD_BEEF);
+            let tag = TagFormat::from_incompat(0).parse(&[0, 0, 1, 0, 0, 0, 0, 8]);
+            assert_eq!((tag.blocknr, tag.flags), (256, 8));
             assert_eq!(revoke_entry(&[0, 0, 0, 0, 0, 0, 1, 2], true), 258);
             assert_eq!(FcTl::parse(&[9, 0, 8]).tag, FC_TAG_HEAD);
         }

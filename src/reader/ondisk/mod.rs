@@ -53,11 +53,11 @@ macro_rules! le_struct {
             /// Bytes the fields occupy (their sizes summed).
             pub const LE_SIZE: usize = 0 $( + <$ty as $crate::reader::ondisk::LeField>::LE_SIZE )*;
 
-            /// The fields read in declaration order (zeros once `r` is exhausted).
+            /// The fields read in declaration order (zeros once `fields` is exhausted).
             #[inline]
-            pub(crate) fn read_le(r: &mut $crate::reader::ondisk::LeFields<'_>) -> $name {
+            pub(crate) fn read_le(fields: &mut $crate::reader::ondisk::LeFields<'_>) -> $name {
                 $name {
-                    $( $field: $crate::reader::ondisk::LeField::take(r), )*
+                    $( $field: $crate::reader::ondisk::LeField::take(fields), )*
                 }
             }
         }
@@ -114,8 +114,8 @@ pub fn decode_at<T: OnDisk>(bytes: &[u8], offset: usize) -> Result<T> {
 /// absent 64-bit half); everything else uses [`decode`].
 pub fn decode_zero_extended<T: OnDisk>(bytes: &[u8]) -> Result<T> {
     let mut buf = [0u8; 1024];
-    let n = bytes.len().min(T::SIZE).min(buf.len());
-    if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+    let len = bytes.len().min(T::SIZE).min(buf.len());
+    if let (Some(dst), Some(src)) = (buf.get_mut(..len), bytes.get(..len)) {
         dst.copy_from_slice(src);
     }
     decode(&buf)
@@ -162,38 +162,38 @@ pub(crate) trait LeField: Sized {
     /// Bytes on disk.
     const LE_SIZE: usize;
     /// Read the next field.
-    fn take(r: &mut LeFields<'_>) -> Self;
+    fn take(fields: &mut LeFields<'_>) -> Self;
 }
 
 impl LeField for u8 {
     const LE_SIZE: usize = 1;
     #[inline]
-    fn take(r: &mut LeFields<'_>) -> u8 {
-        r.bytes::<1>()[0]
+    fn take(fields: &mut LeFields<'_>) -> u8 {
+        fields.bytes::<1>()[0]
     }
 }
 
 impl LeField for u16 {
     const LE_SIZE: usize = 2;
     #[inline]
-    fn take(r: &mut LeFields<'_>) -> u16 {
-        r.u16()
+    fn take(fields: &mut LeFields<'_>) -> u16 {
+        fields.u16()
     }
 }
 
 impl LeField for u32 {
     const LE_SIZE: usize = 4;
     #[inline]
-    fn take(r: &mut LeFields<'_>) -> u32 {
-        r.u32()
+    fn take(fields: &mut LeFields<'_>) -> u32 {
+        fields.u32()
     }
 }
 
 impl<const N: usize> LeField for [u8; N] {
     const LE_SIZE: usize = N;
     #[inline]
-    fn take(r: &mut LeFields<'_>) -> [u8; N] {
-        r.bytes()
+    fn take(fields: &mut LeFields<'_>) -> [u8; N] {
+        fields.bytes()
     }
 }
 
@@ -205,9 +205,14 @@ pub(crate) mod testing {
     /// an error the caller sees.
     pub fn assert_size<T: OnDisk>() {
         let buf = vec![0u8; T::SIZE + 64];
-        let mut c = Cursor::new(&buf[..]);
-        T::read(&mut c).expect("decodes from zeros");
-        assert_eq!(c.position() as usize, T::SIZE, "{}: declared SIZE", T::WHAT);
+        let mut cursor = Cursor::new(&buf[..]);
+        T::read(&mut cursor).expect("decodes from zeros");
+        assert_eq!(
+            cursor.position() as usize,
+            T::SIZE,
+            "{}: declared SIZE",
+            T::WHAT
+        );
         assert!(
             T::SIZE <= 1024,
             "{} larger than decode_zero_extended's buffer",
@@ -222,13 +227,13 @@ pub(crate) mod testing {
 
     /// Pseudo-random bytes (xorshift), deterministic per seed.
     pub fn noise(seed: u64, len: usize) -> Vec<u8> {
-        let mut x = seed | 1;
+        let mut state = seed | 1;
         (0..len)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
             })
             .collect()
     }

@@ -42,13 +42,13 @@ mod tests {
     #[test]
     fn size_and_position() {
         assert_size::<OrphanBlockTail>();
-        let mut b = vec![0u8; 1024];
-        b[1016..1020].copy_from_slice(&ORPHAN_BLOCK_MAGIC.to_le_bytes());
+        let mut bytes = vec![0u8; 1024];
+        bytes[1016..1020].copy_from_slice(&ORPHAN_BLOCK_MAGIC.to_le_bytes());
         assert_eq!(
-            OrphanBlockTail::of_block(&b).unwrap().magic,
+            OrphanBlockTail::of_block(&bytes).unwrap().magic,
             ORPHAN_BLOCK_MAGIC
         );
-        assert!(OrphanBlockTail::of_block(&b[..4]).is_err());
+        assert!(OrphanBlockTail::of_block(&bytes[..4]).is_err());
         assert_eq!(OrphanBlockTail::slots(1024), 254);
     }
 }

@@ -99,13 +99,13 @@ mod tests {
     fn sizes_and_offsets() {
         assert_size::<Qcow2HeaderV2>();
         assert_size::<Qcow2HeaderV3>();
-        let mut b = vec![0u8; 72];
-        b[..4].copy_from_slice(b"QFI\xfb");
-        b[20..24].copy_from_slice(&16u32.to_be_bytes());
-        b[36..40].copy_from_slice(&7u32.to_be_bytes());
-        let h: Qcow2HeaderV2 = crate::reader::ondisk::decode(&b).unwrap();
-        assert_eq!(h.magic, QCOW_MAGIC);
-        assert_eq!(h.cluster_bits, 16);
-        assert_eq!(h.l1_size, 7);
+        let mut bytes = vec![0u8; 72];
+        bytes[..4].copy_from_slice(b"QFI\xfb");
+        bytes[20..24].copy_from_slice(&16u32.to_be_bytes());
+        bytes[36..40].copy_from_slice(&7u32.to_be_bytes());
+        let header: Qcow2HeaderV2 = crate::reader::ondisk::decode(&bytes).unwrap();
+        assert_eq!(header.magic, QCOW_MAGIC);
+        assert_eq!(header.cluster_bits, 16);
+        assert_eq!(header.l1_size, 7);
     }
 }

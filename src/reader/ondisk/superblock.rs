@@ -266,12 +266,12 @@ mod tests {
 
     #[test]
     fn offsets_of_fields_after_gaps() {
-        let mut b = vec![0u8; SUPERBLOCK_SIZE];
-        b[0x178] = 5; // s_kbytes_written
-        b[0x280] = 9; // s_orphan_file_inum
-        b[CHECKSUM_OFFSET] = 0x77;
-        b[0x38..0x3A].copy_from_slice(&EXT2_MAGIC.to_le_bytes());
-        let sb: Superblock = crate::reader::ondisk::decode(&b).unwrap();
+        let mut bytes = vec![0u8; SUPERBLOCK_SIZE];
+        bytes[0x178] = 5; // s_kbytes_written
+        bytes[0x280] = 9; // s_orphan_file_inum
+        bytes[CHECKSUM_OFFSET] = 0x77;
+        bytes[0x38..0x3A].copy_from_slice(&EXT2_MAGIC.to_le_bytes());
+        let sb: Superblock = crate::reader::ondisk::decode(&bytes).unwrap();
         assert_eq!(sb.kbytes_written, 5);
         assert_eq!(sb.orphan_file_inum, 9);
         assert_eq!(sb.checksum, 0x77);

@@ -153,8 +153,8 @@ mod tests {
 
     #[test]
     fn checksum_offset_matches_declaration() {
-        let mut b = [0u8; 32];
-        b[BLOCK_CHECKSUM_OFFSET] = 9;
-        assert_eq!(decode::<BlockHeader>(&b).unwrap().checksum, 9);
+        let mut bytes = [0u8; 32];
+        bytes[BLOCK_CHECKSUM_OFFSET] = 9;
+        assert_eq!(decode::<BlockHeader>(&bytes).unwrap().checksum, 9);
     }
 }
