@@ -20,8 +20,8 @@ use crate::reader::ondisk::journal::{
     INCOMPAT_CSUM_V2, INCOMPAT_CSUM_V3, INCOMPAT_FAST_COMMIT,
 };
 
-fn bad_inode(f: &mut Findings, ino: u32, why: String) {
-    f.push(
+fn bad_inode(findings: &mut Findings, ino: u32, why: String) {
+    findings.push(
         Finding::new(
             RuleId::JournalInode,
             None,
@@ -40,7 +40,7 @@ fn walk_extents(
     budget: &mut u64,
     last: &mut Option<u64>,
 ) -> Result<(), Problem> {
-    let h =
+    let header =
         ExtentHeader::parse(node).map_err(|e| Problem::new(ProblemKind::Journal, e.to_string()))?;
     if *budget == 0 {
         return Err(Problem::new(
@@ -50,34 +50,34 @@ fn walk_extents(
     }
     *budget -= 1;
     let (first, end) = (fs.geo.first_data_block, fs.geo.blocks_count);
-    if h.depth == 0 {
-        for e in leaf_entries(node, &h) {
-            let p_end = e.physical.saturating_add(u64::from(e.len));
-            if e.len > 0 && (e.physical < first || p_end > end) {
+    if header.depth == 0 {
+        for leaf in leaf_entries(node, &header) {
+            let p_end = leaf.physical.saturating_add(u64::from(leaf.len));
+            if leaf.len > 0 && (leaf.physical < first || p_end > end) {
                 return Err(Problem::new(
                     ProblemKind::Journal,
                     format!(
                         "extent at logical block {} maps blocks {}-{}, outside the filesystem",
-                        e.logical,
-                        e.physical,
+                        leaf.logical,
+                        leaf.physical,
                         p_end - 1
                     ),
                 ));
             }
-            if e.len > 0 {
-                let l = u64::from(e.logical) + u64::from(e.len) - 1;
-                *last = Some(last.map_or(l, |x| x.max(l)));
+            if leaf.len > 0 {
+                let last_block = u64::from(leaf.logical) + u64::from(leaf.len) - 1;
+                *last = Some(last.map_or(last_block, |x| x.max(last_block)));
             }
         }
         return Ok(());
     }
-    if h.depth > depth_left {
+    if header.depth > depth_left {
         return Err(Problem::new(
             ProblemKind::Journal,
-            format!("extent tree depth {} is too deep", h.depth),
+            format!("extent tree depth {} is too deep", header.depth),
         ));
     }
-    for ix in index_entries(node, &h) {
+    for ix in index_entries(node, &header) {
         if ix.child < first || ix.child >= end {
             return Err(Problem::new(
                 ProblemKind::Journal,
@@ -90,13 +90,13 @@ fn walk_extents(
         let journal = |e: crate::Error| Problem::new(ProblemKind::Journal, e.to_string());
         let child = fs.block(ix.child).map_err(journal)?;
         let ch = ExtentHeader::parse(&child).map_err(journal)?;
-        if ch.depth + 1 != h.depth {
+        if ch.depth + 1 != header.depth {
             return Err(Problem::new(
                 ProblemKind::Journal,
                 format!("extent block {} has the wrong depth", ix.child),
             ));
         }
-        walk_extents(fs, &child, h.depth - 1, budget, last)?;
+        walk_extents(fs, &child, header.depth - 1, budget, last)?;
     }
     Ok(())
 }
@@ -408,34 +408,34 @@ fn fast_commit_finding(jsb: &JournalSuperblock) -> Option<Finding> {
 /// `e2fsck_check_ext3_journal`: a non-zero `s_start` without needs_recovery ("journal has data",
 /// ignored when answered no) and an `s_errno` left by a kernel that aborted the journal (copied
 /// into the superblock's error state). Both leave e2fsck -n at exit 0.
-fn check_start_and_errno(fs: &Filesystem, j: &JournalSuperblock, f: &mut Findings) {
+fn check_start_and_errno(fs: &Filesystem, journal: &JournalSuperblock, findings: &mut Findings) {
     if fs.sb.has_incompat(INCOMPAT_RECOVER) {
         return;
     }
-    if j.start != 0 {
-        f.push(
+    if journal.start != 0 {
+        findings.push(
             Finding::new(
                 RuleId::JournalStartWithoutRecovery,
                 None,
                 format!(
                     "the journal has data (s_start {}) but needs_recovery is clear: it will not be replayed",
-                    j.start
+                    journal.start
                 ),
             )
-            .with("stored", j.start),
+            .with("stored", journal.start),
         );
     }
-    if j.errno != 0 {
-        f.push(
+    if journal.errno != 0 {
+        findings.push(
             Finding::new(
                 RuleId::JournalErrno,
                 None,
                 format!(
                     "the journal superblock records error {} (the kernel aborted the journal)",
-                    j.errno
+                    journal.errno
                 ),
             )
-            .with("stored", j.errno),
+            .with("stored", journal.errno),
         );
     }
 }

@@ -11,13 +11,13 @@ use crate::reader::fs::Filesystem;
 use crate::reader::mmp::{self, Mmp, MmpSeq, MMP_MAGIC};
 
 /// Check the MMP block, when the superblock names one.
-pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
+pub(super) fn check(fs: &Filesystem, findings: &mut Findings) {
     if !mmp::has_mmp(fs) {
         return;
     }
     let blk = fs.sb.mmp_block;
     if !mmp::block_in_range(fs) {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::MmpBlockRange,
                 None,
@@ -32,7 +32,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
         return;
     }
     let Ok(raw) = fs.block(blk) else {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::MmpBlockRange,
                 None,
@@ -42,19 +42,19 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
         );
         return;
     };
-    let Ok(m) = Mmp::decode(&raw) else { return };
+    let Ok(mmp) = Mmp::decode(&raw) else { return };
     // ext2fs_mmp_read: a wrong magic overrides a checksum failure.
-    if m.magic != MMP_MAGIC {
-        f.push(
+    if mmp.magic != MMP_MAGIC {
+        findings.push(
             Finding::new(
                 RuleId::MmpMagic,
                 None,
                 format!(
                     "MMP block {blk} magic is 0x{:08x}, should be 0x{MMP_MAGIC:08x}",
-                    m.magic
+                    mmp.magic
                 ),
             )
-            .with("stored", m.magic)
+            .with("stored", mmp.magic)
             .with("expected", MMP_MAGIC)
             .with("block", blk),
         );
@@ -62,36 +62,36 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) {
     }
     if fs.sb.has_metadata_csum() {
         let want = mmp::expected_checksum(fs, &raw);
-        if want != m.checksum {
-            f.push(
+        if want != mmp.checksum {
+            findings.push(
                 Finding::new(
                     RuleId::MmpChecksum,
                     None,
                     format!(
                         "MMP block {blk} checksum is 0x{:08x}, should be 0x{want:08x}",
-                        m.checksum
+                        mmp.checksum
                     ),
                 )
-                .with("stored", m.checksum)
+                .with("stored", mmp.checksum)
                 .with("expected", want)
                 .with("block", blk),
             );
             return;
         }
     }
-    check_sequence(&m, f);
+    check_sequence(&mmp, findings);
 }
 
 /// `ext2fs_mmp_start`: e2fsck running or an unknown sequence refuses the open; a node's counter
 /// means the filesystem may be mounted elsewhere (e2fsck and the kernel wait to see it change).
-fn check_sequence(m: &Mmp, f: &mut Findings) {
+fn check_sequence(mmp: &Mmp, findings: &mut Findings) {
     let who = format!(
         "node '{}' (device '{}') at {}",
-        m.node_name(),
-        m.device_name(),
-        super::state::utc_date(m.time as i64)
+        mmp.node_name(),
+        mmp.device_name(),
+        super::state::utc_date(mmp.time as i64)
     );
-    let (rule, what) = match m.seq_state() {
+    let (rule, what) = match mmp.seq_state() {
         MmpSeq::Clean => return,
         MmpSeq::Fsck => (
             RuleId::MmpSequence,
@@ -101,22 +101,22 @@ fn check_sequence(m: &Mmp, f: &mut Findings) {
             RuleId::MmpSequence,
             format!(
                 "MMP sequence 0x{:08x} is unknown (undergoing an unknown operation): last updated by {who}",
-                m.seq
+                mmp.seq
             ),
         ),
         MmpSeq::InUse => (
             RuleId::MmpInUse,
             format!(
                 "the filesystem may be in use by another node: MMP sequence {} last updated by {who}, every {} s",
-                m.seq, m.check_interval
+                mmp.seq, mmp.check_interval
             ),
         ),
     };
-    f.push(
+    findings.push(
         Finding::new(rule, None, what)
-            .with("sequence", m.seq)
-            .with("node", m.node_name())
-            .with("device", m.device_name())
-            .with_time("time", m.time as i64),
+            .with("sequence", mmp.seq)
+            .with("node", mmp.node_name())
+            .with("device", mmp.device_name())
+            .with_time("time", mmp.time as i64),
     );
 }

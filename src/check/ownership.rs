@@ -35,8 +35,8 @@ pub struct DenseClaims {
 }
 
 impl std::fmt::Debug for DenseClaims {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DenseClaims({} clusters)", self.clusters)
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "DenseClaims({} clusters)", self.clusters)
     }
 }
 
@@ -59,47 +59,47 @@ impl DenseClaims {
     /// twice meanwhile goes to `multi` at once), any other word flushes it first. Neighbouring
     /// small files claim neighbouring clusters, so one atomic operation serves many claims.
     fn claim(&self, start: u64, end: u64, pending: &mut Option<(usize, u64)>) {
-        let mut c = start;
-        while c < end {
-            let w = (c / 64) as usize;
-            let bit = c % 64;
-            let n = (end - c).min(64 - bit);
-            let mask = if n == 64 {
+        let mut cluster = start;
+        while cluster < end {
+            let word = (cluster / 64) as usize;
+            let bit = cluster % 64;
+            let count = (end - cluster).min(64 - bit);
+            let mask = if count == 64 {
                 !0
             } else {
-                ((1u64 << n) - 1) << bit
+                ((1u64 << count) - 1) << bit
             };
             match pending {
-                Some((pw, held)) if *pw == w => {
+                Some((pw, held)) if *pw == word => {
                     let again = *held & mask;
                     if again != 0 {
-                        self.mark_multi(w, again);
+                        self.mark_multi(word, again);
                     }
                     *held |= mask;
                 }
                 _ => {
                     self.flush(pending);
-                    *pending = Some((w, mask));
+                    *pending = Some((word, mask));
                 }
             }
-            c += n;
+            cluster += count;
         }
     }
     /// Write the gathered word of [`DenseClaims::claim`] into the shared bitmaps.
     fn flush(&self, pending: &mut Option<(usize, u64)>) {
-        let Some((w, mask)) = pending.take() else {
+        let Some((word, mask)) = pending.take() else {
             return;
         };
-        let Some(used) = self.used.get(w) else {
+        let Some(used) = self.used.get(word) else {
             return;
         };
         let again = used.fetch_or(mask, Ordering::Relaxed) & mask;
         if again != 0 {
-            self.mark_multi(w, again);
+            self.mark_multi(word, again);
         }
     }
-    fn mark_multi(&self, w: usize, bits: u64) {
-        if let Some(multi) = self.multi.get(w) {
+    fn mark_multi(&self, word: usize, bits: u64) {
+        if let Some(multi) = self.multi.get(word) {
             multi.fetch_or(bits, Ordering::Relaxed);
         }
     }
@@ -150,12 +150,12 @@ impl Claims {
     /// claims made afterwards go to them directly.
     pub fn settle(&mut self) {
         self.flush();
-        if let Some(d) = self.dense.take() {
-            let used = DenseClaims::to_roaring(&d.used);
+        if let Some(dense) = self.dense.take() {
+            let used = DenseClaims::to_roaring(&dense.used);
             // Claims past the plain bitmaps went to `used` directly.
             let again = &self.used & &used;
             self.multi |= again;
-            self.multi |= DenseClaims::to_roaring(&d.multi);
+            self.multi |= DenseClaims::to_roaring(&dense.multi);
             self.used |= used;
         }
     }
@@ -165,23 +165,23 @@ impl Claims {
             return;
         }
         let end = start.saturating_add(len);
-        if let Some(d) = self.dense.as_deref().filter(|d| end <= d.clusters) {
-            d.claim(start, end, &mut self.pending);
+        if let Some(dense) = self.dense.as_deref().filter(|dense| end <= dense.clusters) {
+            dense.claim(start, end, &mut self.pending);
             return;
         }
         if len <= SMALL_CLAIM {
-            for c in start..end {
-                if !self.used.insert(c) {
-                    self.multi.insert(c);
+            for cluster in start..end {
+                if !self.used.insert(cluster) {
+                    self.multi.insert(cluster);
                 }
             }
             return;
         }
-        let mut r = RoaringTreemap::new();
-        r.insert_range(start..end);
-        let again = &self.used & &r;
+        let mut range_map = RoaringTreemap::new();
+        range_map.insert_range(start..end);
+        let again = &self.used & &range_map;
         self.multi |= again;
-        self.used |= r;
+        self.used |= range_map;
     }
     /// Metadata claims clusters `[start, start + len)`.
     pub fn claim_meta(&mut self, start: u64, len: u64) {
@@ -205,15 +205,15 @@ impl Claims {
     }
     /// Write the claims gathered in `pending` into the shared bitmaps.
     fn flush(&mut self) {
-        if let Some(d) = self.dense.as_deref() {
-            d.flush(&mut self.pending);
+        if let Some(dense) = self.dense.as_deref() {
+            dense.flush(&mut self.pending);
         }
     }
     /// Clusters claimed more than once: by two inodes, or by an inode and metadata.
     pub fn conflicts(&self) -> RoaringTreemap {
-        let mut c = &self.used & &self.meta;
-        c |= &self.multi;
-        c
+        let mut clusters = &self.used & &self.meta;
+        clusters |= &self.multi;
+        clusters
     }
     /// Every claimed cluster (what the block bitmap should say).
     pub fn in_use(&self) -> RoaringTreemap {
@@ -235,13 +235,15 @@ pub fn claim_metadata(fs: &Filesystem, claims: &mut Claims) {
     let chunk = (groups / 64).clamp(256, 1 << 16);
     let mut runs: Vec<(u64, u64)> = (0..groups.div_ceil(chunk))
         .into_par_iter()
-        .map(|c| {
-            let mut v = Vec::new();
-            for g in c * chunk..(c * chunk).saturating_add(chunk).min(groups) {
-                group_metadata(fs, g, &mut v);
+        .map(|chunk_index| {
+            let mut chunk_runs = Vec::new();
+            for group in
+                chunk_index * chunk..(chunk_index * chunk).saturating_add(chunk).min(groups)
+            {
+                group_metadata(fs, group, &mut chunk_runs);
             }
-            normalise(&mut v);
-            v
+            normalise(&mut chunk_runs);
+            chunk_runs
         })
         .flatten_iter()
         .collect();
@@ -267,11 +269,11 @@ fn meta_range(fs: &Filesystem, start: u64, len: u64, out: &mut Vec<(u64, u64)>) 
     }
 }
 
-/// The metadata of group `g` (`mark_table_blocks` for one group).
-fn group_metadata(fs: &Filesystem, g: u32, out: &mut Vec<(u64, u64)>) {
+/// The metadata of `group` (`mark_table_blocks` for one group).
+fn group_metadata(fs: &Filesystem, group: u32, out: &mut Vec<(u64, u64)>) {
     let geo = &fs.geo;
-    let lay = geo.layout(g);
-    if geo.bg_has_super(g) {
+    let lay = geo.layout(group);
+    if geo.bg_has_super(group) {
         meta_range(fs, lay.super_blk, 1, out);
     }
     if lay.old_desc_blk != 0 {
@@ -280,7 +282,7 @@ fn group_metadata(fs: &Filesystem, g: u32, out: &mut Vec<(u64, u64)>) {
     if lay.new_desc_blk != 0 {
         meta_range(fs, lay.new_desc_blk, 1, out);
     }
-    if let Ok(gd) = fs.desc(g) {
+    if let Ok(gd) = fs.desc(group) {
         meta_range(fs, gd.block_bitmap, 1, out);
         meta_range(fs, gd.inode_bitmap, 1, out);
         meta_range(
@@ -298,16 +300,16 @@ pub fn normalise(ranges: &mut Vec<(u64, u64)>) {
     ranges.retain(|r| r.1 > 0);
     ranges.sort_unstable();
     let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for &(s, l) in ranges.iter() {
-        let e = s.saturating_add(l);
+    for &(start, len) in ranges.iter() {
+        let end = start.saturating_add(len);
         if let Some(last) = out.last_mut() {
-            let le = last.0 + last.1;
-            if s <= le {
-                last.1 = e.max(le) - last.0;
+            let last_end = last.0 + last.1;
+            if start <= last_end {
+                last.1 = end.max(last_end) - last.0;
                 continue;
             }
         }
-        out.push((s, l));
+        out.push((start, len));
     }
     *ranges = out;
 }
@@ -321,36 +323,36 @@ pub fn ranges_text(
     let mut parts = Vec::new();
     let mut count = 0u64;
     let mut run: Option<(u64, u64)> = None;
-    let flush = |r: (u64, u64), parts: &mut Vec<String>| {
+    let flush = |range: (u64, u64), parts: &mut Vec<String>| {
         if parts.len() < max_items {
-            if r.0 == r.1 {
-                parts.push(format!("{sign}{}", r.0));
+            if range.0 == range.1 {
+                parts.push(format!("{sign}{}", range.0));
             } else {
-                parts.push(format!("{sign}({}--{})", r.0, r.1));
+                parts.push(format!("{sign}({}--{})", range.0, range.1));
             }
         }
     };
-    for v in values {
+    for value in values {
         count += 1;
         run = match run {
-            Some((s, e)) if v == e + 1 => Some((s, v)),
-            Some(r) => {
-                flush(r, &mut parts);
-                Some((v, v))
+            Some((start, end)) if value == end + 1 => Some((start, value)),
+            Some(range) => {
+                flush(range, &mut parts);
+                Some((value, value))
             }
-            None => Some((v, v)),
+            None => Some((value, value)),
         };
     }
     let mut more = false;
-    if let Some(r) = run {
+    if let Some(range) = run {
         more = parts.len() >= max_items;
-        flush(r, &mut parts);
+        flush(range, &mut parts);
     }
-    let mut s = parts.join(" ");
+    let mut text = parts.join(" ");
     if more {
-        s.push_str(" ...");
+        text.push_str(" ...");
     }
-    (s, count)
+    (text, count)
 }
 
 #[cfg(test)]
@@ -359,27 +361,27 @@ mod tests {
 
     #[test]
     fn claims_find_double_use() {
-        let mut a = Claims::default();
-        a.claim(10, 5);
-        a.claim(14, 1);
-        let mut b = Claims::default();
-        b.claim(100, 200);
-        b.claim(12, 1);
-        b.claim_meta(299, 2);
-        let m = a.merge(b);
-        let c: Vec<u64> = m.conflicts().iter().collect();
-        assert_eq!(c, vec![12, 14, 299]);
-        assert_eq!(m.in_use().len(), 5 + 200 + 1);
+        let mut first = Claims::default();
+        first.claim(10, 5);
+        first.claim(14, 1);
+        let mut second = Claims::default();
+        second.claim(100, 200);
+        second.claim(12, 1);
+        second.claim_meta(299, 2);
+        let merged = first.merge(second);
+        let conflicts: Vec<u64> = merged.conflicts().iter().collect();
+        assert_eq!(conflicts, vec![12, 14, 299]);
+        assert_eq!(merged.in_use().len(), 5 + 200 + 1);
     }
 
     #[test]
     fn dense_claims_agree_with_roaring() {
         let dense = Arc::new(DenseClaims::new(1000).unwrap());
-        let mut a = Claims::sharing(&dense);
-        let mut b = Claims::sharing(&dense);
+        let mut first = Claims::sharing(&dense);
+        let mut second = Claims::sharing(&dense);
         let mut plain = Claims::default();
         // Runs across word boundaries, a whole word, repeats, and one past the bitmaps.
-        for (s, l) in [
+        for (start, len) in [
             (10, 5),
             (14, 1),
             (60, 70),
@@ -394,29 +396,29 @@ mod tests {
             (202, 3),
             (64, 1),
         ] {
-            a.claim(s, l);
-            b.claim(s + 1, l);
-            plain.claim(s, l);
-            plain.claim(s + 1, l);
+            first.claim(start, len);
+            second.claim(start + 1, len);
+            plain.claim(start, len);
+            plain.claim(start + 1, len);
         }
-        let mut m = a.merge(b);
-        m.settle();
-        assert_eq!(m.used, plain.used);
-        assert_eq!(m.multi, plain.multi);
+        let mut merged = first.merge(second);
+        merged.settle();
+        assert_eq!(merged.used, plain.used);
+        assert_eq!(merged.multi, plain.multi);
         assert!(DenseClaims::new(DENSE_MAX_CLUSTERS + 1).is_none());
     }
 
     #[test]
     fn ranges_print_like_e2fsck() {
-        let (s, n) = ranges_text([1234, 1235, 1236, 5000].into_iter(), "-", 10);
-        assert_eq!(s, "-(1234--1236) -5000");
-        assert_eq!(n, 4);
+        let (text, count) = ranges_text([1234, 1235, 1236, 5000].into_iter(), "-", 10);
+        assert_eq!(text, "-(1234--1236) -5000");
+        assert_eq!(count, 4);
     }
 
     #[test]
     fn normalise_merges_overlaps() {
-        let mut r = vec![(5, 2), (0, 3), (2, 1), (6, 4)];
-        normalise(&mut r);
-        assert_eq!(r, vec![(0, 3), (5, 5)]);
+        let mut ranges = vec![(5, 2), (0, 3), (2, 1), (6, 4)];
+        normalise(&mut ranges);
+        assert_eq!(ranges, vec![(0, 3), (5, 5)]);
     }
 }

@@ -276,14 +276,14 @@ fn push_unreadable(acc: &mut Acc, group: u32, message: String) {
 pub(super) fn run(
     fs: &Filesystem,
     orphans: Vec<u32>,
-    f: &mut Findings,
+    findings: &mut Findings,
     progress: &ProgressHook,
 ) -> Pass1Result {
     let mut orphans = orphans;
     orphans.sort_unstable();
     orphans.dedup();
     let ctx = Ctx::new(fs, &orphans);
-    check_quota_inums(fs, f);
+    check_quota_inums(fs, findings);
     let clusters = fs.geo.blocks_count.div_ceil(1 << fs.geo.cluster_bits);
     let visitor = Pass1Visitor {
         fs,
@@ -304,8 +304,8 @@ pub(super) fn run(
         },
         || InodeIndex::from_lists(lists, fs.geo.inodes_per_group),
     );
-    let merged = std::mem::take(f).merge(std::mem::take(&mut acc.findings));
-    *f = merged;
+    let merged = std::mem::take(findings).merge(std::mem::take(&mut acc.findings));
+    *findings = merged;
     let groups = fs.geo.group_count as usize;
     let mut group_read = vec![false; groups];
     let mut group_dirs = vec![0; groups];
@@ -322,7 +322,7 @@ pub(super) fn run(
         extras: ctx.take_extras(),
         quota: acc.quota,
     };
-    report_multiply_claimed(fs, &ctx, &result, f);
+    report_multiply_claimed(fs, &ctx, &result, findings);
     result
 }
 
@@ -407,19 +407,19 @@ fn map_extents(
     ctx: &Ctx,
     ino: u32,
     inode: &Inode,
-    w: &mut extent::ExtentWalk,
-    m: &mut Mapped,
+    walk: &mut extent::ExtentWalk,
+    mapped: &mut Mapped,
 ) {
-    if let Some(h) = leaf_root(&inode.block) {
+    if let Some(header) = leaf_root(&inode.block) {
         // The tree is its root's leaf entries: the walk would list them and find nothing else
         // (no tree block to read or checksum, nothing to optimise at depth 0).
         let mut leaves = LeafCheck::default();
-        for e in extent::leaf_iter(&inode.block, &h) {
-            leaves.judge(ctx, inode, &e, m);
+        for leaf in extent::leaf_iter(&inode.block, &header) {
+            leaves.judge(ctx, inode, &leaf, mapped);
         }
         return;
     }
-    map_extents_walked(fs, ctx, ino, inode, w, m);
+    map_extents_walked(fs, ctx, ino, inode, walk, mapped);
 }
 
 /// [`map_extents`] through the general tree walk (any root; what the leaf-root shortcut must
@@ -429,8 +429,8 @@ fn map_extents_walked(
     ctx: &Ctx,
     ino: u32,
     inode: &Inode,
-    w: &mut extent::ExtentWalk,
-    m: &mut Mapped,
+    walk: &mut extent::ExtentWalk,
+    mapped: &mut Mapped,
 ) {
     let mut limits = ctx.limits;
     // Only tree blocks carry checksums: no per-inode seed for a tree held in i_block.
@@ -440,50 +440,53 @@ fn map_extents_walked(
         .seed
         .filter(|_| has_tree_blocks)
         .map(|s| extent::inode_csum_seed(s, ino, inode.generation));
-    if let Err(e) = extent::walk_extents_into(&inode.block, &limits, |b| fs.block(b), w) {
-        m.problem(RuleId::ExtentHeader, format!("extent tree root: {e}"));
+    if let Err(error) = extent::walk_extents_into(&inode.block, &limits, |b| fs.block(b), walk) {
+        mapped.problem(RuleId::ExtentHeader, format!("extent tree root: {error}"));
         return;
     }
-    for p in &w.problems {
-        if p.fault == Fault::OutOfRange {
+    for problem in &walk.problems {
+        if problem.fault == Fault::OutOfRange {
             continue; // judged below from the entries themselves
         }
-        let rule = if p.fault == Fault::Checksum {
+        let rule = if problem.fault == Fault::Checksum {
             RuleId::ExtentChecksum
         } else {
             RuleId::ExtentHeader
         };
-        m.problem(rule, p.message.clone());
+        mapped.problem(rule, problem.message.clone());
     }
-    for n in &w.nodes {
-        m.ranges.push((n.block, 1));
+    for node in &walk.nodes {
+        mapped.ranges.push((node.block, 1));
     }
-    if w.problems.is_empty() {
-        if let Some(why) = optimizable(ctx, w) {
-            m.notes.push((RuleId::ExtentOptimizable, why));
+    if walk.problems.is_empty() {
+        if let Some(why) = optimizable(ctx, walk) {
+            mapped.notes.push((RuleId::ExtentOptimizable, why));
         }
     }
     let mut leaves = LeafCheck::default();
     let mut pending_index: Option<(u16, u32)> = None;
-    for item in &w.items {
+    for item in &walk.items {
         match *item {
             ExtentItem::Index {
                 level,
                 logical,
                 child,
             } => {
-                check_index_start(&mut pending_index, level, logical, m);
+                check_index_start(&mut pending_index, level, logical, mapped);
                 if !in_fs(ctx, child, 1) {
-                    m.problem(
+                    mapped.problem(
                         RuleId::ExtentBlockRange,
                         format!("extent index (logical {logical}) points to block {child}, outside the filesystem"),
                     );
                 }
                 pending_index = Some((level, logical));
             }
-            ExtentItem::Leaf { level, extent: e } => {
-                check_index_start(&mut pending_index, level, e.logical, m);
-                leaves.judge(ctx, inode, &e, m);
+            ExtentItem::Leaf {
+                level,
+                extent: leaf,
+            } => {
+                check_index_start(&mut pending_index, level, leaf.logical, mapped);
+                leaves.judge(ctx, inode, &leaf, mapped);
             }
         }
     }
@@ -512,18 +515,18 @@ struct LeafCheck {
 }
 
 impl LeafCheck {
-    fn judge(&mut self, ctx: &Ctx, inode: &Inode, e: &extent::Extent, m: &mut Mapped) {
-        let lblk = u64::from(e.logical);
-        let len = u64::from(e.len);
+    fn judge(&mut self, ctx: &Ctx, inode: &Inode, leaf: &extent::Extent, mapped: &mut Mapped) {
+        let lblk = u64::from(leaf.logical);
+        let len = u64::from(leaf.len);
         if len == 0 {
-            m.problem(
+            mapped.problem(
                 RuleId::ExtentEntry,
                 format!("extent at logical {lblk} has length 0"),
             );
             return;
         }
         if lblk < self.next_logical {
-            m.problem(
+            mapped.problem(
                 RuleId::ExtentOrder,
                 format!(
                     "extent at logical {lblk} ({len} blocks) overlaps or precedes the previous one (ends at {})",
@@ -532,61 +535,61 @@ impl LeafCheck {
             );
         }
         self.next_logical = self.next_logical.max(lblk + len);
-        if !in_fs(ctx, e.physical, len) || e.physical == 0 {
-            m.problem(
+        if !in_fs(ctx, leaf.physical, len) || leaf.physical == 0 {
+            mapped.problem(
                 RuleId::ExtentBlockRange,
                 format!(
                     "extent (logical {lblk}, {len} blocks) maps to blocks {}..{}, outside the filesystem (blocks {}..{})",
-                    e.physical,
-                    e.physical.saturating_add(len),
+                    leaf.physical,
+                    leaf.physical.saturating_add(len),
                     ctx.limits.first_data_block,
                     ctx.limits.blocks_count
                 ),
             );
             return;
         }
-        let expected = m.last_block.map_or(0, |l| l + 1);
+        let expected = mapped.last_block.map_or(0, |l| l + 1);
         if inode.is_dir() && lblk > expected {
-            m.problem(
+            mapped.problem(
                 RuleId::ExtentDirHole,
                 format!("directory block at logical {lblk} should be at {expected} (hole in the directory)"),
             );
         }
-        if e.uninit && inode.is_dir() {
-            m.problem(
+        if leaf.uninit && inode.is_dir() {
+            mapped.problem(
                 RuleId::ExtentUninitDir,
                 format!("directory extent at logical {lblk} is marked uninitialised"),
             );
         }
-        check_cluster_alignment(ctx, self.last_mapped, lblk, e.physical, len, m);
-        self.last_mapped = Some((lblk + len - 1, e.physical + len - 1));
-        m.ranges.push((e.physical, len));
-        m.data(lblk, len, !e.uninit);
+        check_cluster_alignment(ctx, self.last_mapped, lblk, leaf.physical, len, mapped);
+        self.last_mapped = Some((lblk + len - 1, leaf.physical + len - 1));
+        mapped.ranges.push((leaf.physical, len));
+        mapped.data(lblk, len, !leaf.uninit);
     }
 }
 
 /// e2fsck's `e2fsck_should_rebuild_extents`: a level whose nodes leave more than a block's worth
 /// of entries free could be narrower; a level with fewer entries than an upper level could hold
 /// could be shorter. (e2fsck offers the optimisation and exits 0: `PR_NOT_A_FIX`.)
-fn optimizable(ctx: &Ctx, w: &extent::ExtentWalk) -> Option<String> {
-    let h = w.root?;
-    let depth = usize::from(h.depth).min(usize::from(extent::MAX_DEPTH));
+fn optimizable(ctx: &Ctx, walk: &extent::ExtentWalk) -> Option<String> {
+    let root = walk.root?;
+    let depth = usize::from(root.depth).min(usize::from(extent::MAX_DEPTH));
     let mut num = [0u64; extent::MAX_DEPTH as usize + 1];
     let mut max = [0u64; extent::MAX_DEPTH as usize + 1];
-    num[0] = u64::from(h.entries);
-    max[0] = u64::from(h.max);
-    for n in &w.nodes {
-        let l = usize::from(n.level).min(depth);
-        num[l] += u64::from(n.header.entries);
-        max[l] += u64::from(n.header.max);
+    num[0] = u64::from(root.entries);
+    max[0] = u64::from(root.max);
+    for node in &walk.nodes {
+        let level = usize::from(node.level).min(depth);
+        num[level] += u64::from(node.header.entries);
+        max[level] += u64::from(node.header.max);
     }
     let per_block = (ctx.block_size - 12) / 12;
-    for i in 0..=depth {
-        if max[i].saturating_sub(num[i]) > per_block {
-            return Some(format!("extent tree (at level {i}) could be narrower"));
+    for level in 0..=depth {
+        if max[level].saturating_sub(num[level]) > per_block {
+            return Some(format!("extent tree (at level {level}) could be narrower"));
         }
-        if (0..i).any(|j| num[i] < max[j]) {
-            return Some(format!("extent tree (at level {i}) could be shorter"));
+        if (0..level).any(|j| num[level] < max[j]) {
+            return Some(format!("extent tree (at level {level}) could be shorter"));
         }
     }
     None
@@ -613,27 +616,27 @@ fn check_index_start(
 }
 
 /// Map a classic block-mapped inode.
-fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, m: &mut Mapped) {
-    let w = extent::walk_blockmap(&inode.block, ctx.block_size, &ctx.limits, |b| fs.block(b));
-    for p in &w.problems {
-        m.problem(RuleId::BlockmapRange, p.message.clone());
+fn map_blockmap(fs: &Filesystem, ctx: &Ctx, inode: &Inode, mapped: &mut Mapped) {
+    let walk = extent::walk_blockmap(&inode.block, ctx.block_size, &ctx.limits, |b| fs.block(b));
+    for problem in &walk.problems {
+        mapped.problem(RuleId::BlockmapRange, problem.message.clone());
     }
-    for r in &w.runs {
-        if !in_fs(ctx, r.physical, r.len) {
-            if let MapKind::Data(l) = r.kind {
-                m.problem(
+    for run in &walk.runs {
+        if !in_fs(ctx, run.physical, run.len) {
+            if let MapKind::Data(l) = run.kind {
+                mapped.problem(
                     RuleId::BlockmapRange,
                     format!(
                         "logical block {l} maps to block {}, outside the filesystem (blocks {}..{})",
-                        r.physical, ctx.limits.first_data_block, ctx.limits.blocks_count
+                        run.physical, ctx.limits.first_data_block, ctx.limits.blocks_count
                     ),
                 );
             }
             continue;
         }
-        m.ranges.push((r.physical, r.len));
-        if let MapKind::Data(l) = r.kind {
-            m.data(l, r.len, true);
+        mapped.ranges.push((run.physical, run.len));
+        if let MapKind::Data(l) = run.kind {
+            mapped.data(l, run.len, true);
         }
     }
 }
@@ -645,10 +648,10 @@ fn map_inode(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode) -> Mapped {
     scratch.mapped
 }
 
-/// [`map_inode`] into the worker's scratch buffers (`s.mapped` holds the result).
-fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut Scratch) {
-    let m = &mut s.mapped;
-    m.clear();
+/// [`map_inode`] into the worker's scratch buffers (`scratch.mapped` holds the result).
+fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, scratch: &mut Scratch) {
+    let mapped = &mut scratch.mapped;
+    mapped.clear();
     let ft = inode.file_type();
     let devlike = matches!(ft, 0o020000 | 0o060000 | 0o010000 | 0o140000);
     if devlike || inode.has_flag(INLINE_DATA_FL) || inode.is_fast_symlink() && inode.blocks_raw == 0
@@ -665,9 +668,9 @@ fn map_inode_into(fs: &Filesystem, ctx: &Ctx, ino: u32, inode: &Inode, s: &mut S
         }
     }
     if inode.has_flag(EXTENTS_FL) {
-        map_extents(fs, ctx, ino, inode, &mut s.ext, m);
+        map_extents(fs, ctx, ino, inode, &mut scratch.ext, mapped);
     } else {
-        map_blockmap(fs, ctx, inode, m);
+        map_blockmap(fs, ctx, inode, mapped);
     }
 }
 
@@ -1153,10 +1156,10 @@ impl InodeCheck<'_> {
                 r.ea_inodes
             }
             None => {
-                let r = self.read_xattr_block(blk, acc);
-                let e = r.ea_inodes;
-                acc.xattr_blocks.insert(blk, r);
-                e
+                let xattr_ref = self.read_xattr_block(blk, acc);
+                let ea_inodes = xattr_ref.ea_inodes;
+                acc.xattr_blocks.insert(blk, xattr_ref);
+                ea_inodes
             }
         };
         let (block_quota, block_ea_inodes) = if block_ea {
@@ -1565,22 +1568,22 @@ fn claim_only(ctx: &Ctx, mapped: &Mapped, acc: &mut Acc) {
 fn settle_xattr_blocks(fs: &Filesystem, ctx: &Ctx, acc: &mut Acc) {
     let mut blocks: Vec<(u64, XattrRef)> = acc.xattr_blocks.drain().collect();
     blocks.sort_unstable_by_key(|b| b.0);
-    for (blk, r) in blocks {
-        if r.ea_inodes {
+    for (blk, xattr_ref) in blocks {
+        if xattr_ref.ea_inodes {
             count_block_ea_inode_refs(fs, ctx, blk);
         }
         acc.claims.claim(blk >> ctx.cluster_bits, 1);
-        if let Some(rc) = r.refcount.filter(|&rc| rc != r.refs) {
-            let group =
-                ((u64::from(r.first_ino) - 1) / u64::from(fs.geo.inodes_per_group.max(1))) as u32;
+        if let Some(rc) = xattr_ref.refcount.filter(|&rc| rc != xattr_ref.refs) {
+            let group = ((u64::from(xattr_ref.first_ino) - 1)
+                / u64::from(fs.geo.inodes_per_group.max(1))) as u32;
             acc.findings.push_with(RuleId::XattrRefcount, || {
                 Finding::inode(
                     RuleId::XattrRefcount,
                     group,
-                    r.first_ino,
+                    xattr_ref.first_ino,
                     format!(
                         "xattr block {blk} has reference count {rc}, {} inode(s) refer to it",
-                        r.refs
+                        xattr_ref.refs
                     ),
                 )
                 .with("block", blk)
@@ -1742,15 +1745,15 @@ fn lock(mutex: &Mutex<ExtrasAcc>) -> std::sync::MutexGuard<'_, ExtrasAcc> {
 impl Ctx {
     /// Hand over what the walk collected (called once, after it).
     fn take_extras(&self) -> Extras {
-        let mut x = std::mem::take(&mut *lock(&self.extras));
-        let mut ea_inode_refs: Vec<(u32, u32)> = x.ea_refs.into_iter().collect();
+        let mut collected = std::mem::take(&mut *lock(&self.extras));
+        let mut ea_inode_refs: Vec<(u32, u32)> = collected.ea_refs.into_iter().collect();
         ea_inode_refs.sort_unstable();
-        x.policies.sort_unstable();
-        x.bb_inodes.sort_unstable();
+        collected.policies.sort_unstable();
+        collected.bb_inodes.sort_unstable();
         Extras {
             ea_inode_refs,
-            policies: x.policies,
-            bb_inodes: x.bb_inodes,
+            policies: collected.policies,
+            bb_inodes: collected.bb_inodes,
         }
     }
 }
@@ -1773,21 +1776,23 @@ fn bad_block_list(fs: &Filesystem) -> Vec<u64> {
         blocks_count: fs.geo.blocks_count,
         csum_seed: None,
     };
-    let w = extent::walk_blockmap(&inode.block, fs.block_size(), &limits, |b| fs.block(b));
-    let mut v: Vec<u64> = Vec::new();
-    for r in &w.runs {
-        if let MapKind::Data(_) = r.kind {
-            for b in r.physical..r.physical.saturating_add(r.len) {
-                if v.len() >= MAX_BAD_BLOCKS {
+    let walk = extent::walk_blockmap(&inode.block, fs.block_size(), &limits, |block| {
+        fs.block(block)
+    });
+    let mut bad_blocks: Vec<u64> = Vec::new();
+    for run in &walk.runs {
+        if let MapKind::Data(_) = run.kind {
+            for block in run.physical..run.physical.saturating_add(run.len) {
+                if bad_blocks.len() >= MAX_BAD_BLOCKS {
                     break;
                 }
-                v.push(b);
+                bad_blocks.push(block);
             }
         }
     }
-    v.sort_unstable();
-    v.dedup();
-    v
+    bad_blocks.sort_unstable();
+    bad_blocks.dedup();
+    bad_blocks
 }
 
 /// e2fsck's inode scan (`EXT2_ET_BAD_BLOCK_IN_INODE_TABLE`): inode `ino` lies in an inode
@@ -1887,9 +1892,9 @@ fn count_block_ea_inode_refs(fs: &Filesystem, ctx: &Ctx, blk: u64) {
     let Ok(xb) = xattr::parse_block(&data, blk, None) else {
         return;
     };
-    let mut x = lock(&ctx.extras);
-    for e in xb.entries.iter().filter(|e| e.value_inum != 0) {
-        count_ea_inode_ref(ctx, &mut x, e.value_inum);
+    let mut extras = lock(&ctx.extras);
+    for entry in xb.entries.iter().filter(|entry| entry.value_inum != 0) {
+        count_ea_inode_ref(ctx, &mut extras, entry.value_inum);
     }
 }
 
@@ -2017,22 +2022,22 @@ mod tests {
 
     #[test]
     fn leaf_root_shortcut_agrees_with_the_walk() {
-        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
-        let fs = Filesystem::open(std::path::Path::new(p), &Default::default()).unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
+        let fs = Filesystem::open(std::path::Path::new(path), &Default::default()).unwrap();
         let ctx = Ctx::new(&fs, &[]);
         let mut inode = Inode::parse(&[0u8; 256]);
         inode.flags = EXTENTS_FL;
-        let (mut w, mut m_fast, mut m_walk) = Default::default();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let (mut walk, mut m_fast, mut m_walk) = Default::default();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut shortcut = 0;
-        for i in 0..20_000u32 {
-            inode.mode = if i % 3 == 0 { 0o040755 } else { 0o100644 };
-            inode.block = random_root(&mut x, fs.geo.blocks_count);
+        for round in 0..20_000u32 {
+            inode.mode = if round % 3 == 0 { 0o040755 } else { 0o100644 };
+            inode.block = random_root(&mut state, fs.geo.blocks_count);
             shortcut += usize::from(leaf_root(&inode.block).is_some());
             m_fast = Mapped::default();
-            map_extents(&fs, &ctx, 12, &inode, &mut w, &mut m_fast);
+            map_extents(&fs, &ctx, 12, &inode, &mut walk, &mut m_fast);
             m_walk = Mapped::default();
-            map_extents_walked(&fs, &ctx, 12, &inode, &mut w, &mut m_walk);
+            map_extents_walked(&fs, &ctx, 12, &inode, &mut walk, &mut m_walk);
             assert_eq!(m_fast, m_walk, "i_block {:02x?}", inode.block);
         }
         // Both outcomes of the shortcut's test were exercised.

@@ -111,32 +111,41 @@ impl Ctx {
 }
 
 /// Run pass 2 over every in-use directory of `index`, counting references into it.
-pub fn run(fs: &Filesystem, index: &InodeIndex, extras: &Extras, f: &mut Findings) -> Pass2Result {
+pub fn run(
+    fs: &Filesystem,
+    index: &InodeIndex,
+    extras: &Extras,
+    findings: &mut Findings,
+) -> Pass2Result {
     let ctx = Ctx::new(fs);
     let (found, lost_found, mut scratch) = (0..index.dir_count())
         .into_par_iter()
         .fold(
             || (Findings::default(), None, Scratch::default()),
-            |(mut acc, mut lf, scratch), i| {
-                let mut d = DirCheck::new(&ctx, index, extras, index.dir(i), scratch);
-                d.run(fs);
-                if d.lost_found.is_some() {
-                    lf = d.lost_found;
+            |(mut acc, mut lf, scratch), dir_index| {
+                let mut check = DirCheck::new(&ctx, index, extras, index.dir(dir_index), scratch);
+                check.run(fs);
+                if check.lost_found.is_some() {
+                    lf = check.lost_found;
                 }
-                acc = acc.merge(std::mem::take(&mut d.f));
-                (acc, lf, d.into_scratch())
+                acc = acc.merge(std::mem::take(&mut check.f));
+                (acc, lf, check.into_scratch())
             },
         )
         .reduce(
             || (Findings::default(), None, Scratch::default()),
-            |(a, la, mut sa), (b, lb, sb)| {
-                sa.links.extend(sb.links);
-                (a.merge(b), la.or(lb), sa)
+            |(found_a, lost_found_a, mut scratch_a), (found_b, lost_found_b, scratch_b)| {
+                scratch_a.links.extend(scratch_b.links);
+                (
+                    found_a.merge(found_b),
+                    lost_found_a.or(lost_found_b),
+                    scratch_a,
+                )
             },
         );
     let links = &mut scratch.links;
-    *f = std::mem::take(f).merge(found);
-    report_links_to_dirs(index, links, ctx.ipg, f);
+    *findings = std::mem::take(findings).merge(found);
+    report_links_to_dirs(index, links, ctx.ipg, findings);
     // The root names itself as its own parent (e2fsck_pass2 sets it before the scan).
     if let Some(root) = index.get(dir::ROOT_INO) {
         root.set_parent(dir::ROOT_INO);
@@ -165,18 +174,21 @@ fn report_links_to_dirs(
     index: &InodeIndex,
     links: &mut [LinkCandidate],
     ipg: u32,
-    f: &mut Findings,
+    findings: &mut Findings,
 ) {
-    links.sort_unstable_by_key(|c| c.key);
-    for c in links.iter_mut() {
-        if index.get(c.target).is_none_or(|t| t.first_link() == c.key) {
+    links.sort_unstable_by_key(|candidate| candidate.key);
+    for candidate in links.iter_mut() {
+        if index
+            .get(candidate.target)
+            .is_none_or(|t| t.first_link() == candidate.key)
+        {
             continue;
         }
-        let dir = (c.key >> 32) as u32;
-        let g = (dir - 1) / ipg.max(1);
-        let msg = std::mem::take(&mut c.message);
-        f.push_with(RuleId::DirLinkDir, || {
-            Finding::inode(RuleId::DirLinkDir, g, dir, msg)
+        let dir = (candidate.key >> 32) as u32;
+        let group = (dir - 1) / ipg.max(1);
+        let msg = std::mem::take(&mut candidate.message);
+        findings.push_with(RuleId::DirLinkDir, || {
+            Finding::inode(RuleId::DirLinkDir, group, dir, msg)
         });
     }
 }
@@ -268,9 +280,10 @@ impl<'a> DirCheck<'a> {
     }
 
     fn report(&mut self, rule: RuleId, msg: String) {
-        let g = (self.ino - 1) / self.ctx.ipg.max(1);
+        let group = (self.ino - 1) / self.ctx.ipg.max(1);
         let ino = self.ino;
-        self.f.push_with(rule, || Finding::inode(rule, g, ino, msg));
+        self.f
+            .push_with(rule, || Finding::inode(rule, group, ino, msg));
     }
 
     /// Check the directory; returns the number of blocks read.
@@ -319,18 +332,27 @@ impl<'a> DirCheck<'a> {
         let mut read = 0;
         let mut has_block0 = false;
         let mut data = std::mem::take(&mut self.block_buf);
-        for &(l, p) in &blocks {
-            if let Err(e) = read_dir_block(fs, p, &mut data) {
+        for &(logical, physical) in &blocks {
+            if let Err(error) = read_dir_block(fs, physical, &mut data) {
                 self.report(
                     RuleId::DirBlockUnreadable,
-                    format!("logical block {l} (block {p}) cannot be read: {e}"),
+                    format!("logical block {logical} (block {physical}) cannot be read: {error}"),
                 );
                 continue;
             }
             read += 1;
-            has_block0 |= l == 0;
-            let role = dx.as_mut().and_then(|(_, v)| v.get(l as usize).copied());
-            self.check_block(&inode, l, p, &data, role, dx.as_ref().map(|d| d.0));
+            has_block0 |= logical == 0;
+            let role = dx
+                .as_mut()
+                .and_then(|(_, v)| v.get(logical as usize).copied());
+            self.check_block(
+                &inode,
+                logical,
+                physical,
+                &data,
+                role,
+                dx.as_ref().map(|d| d.0),
+            );
         }
         self.block_buf = data;
         if !has_block0 && nblocks > 0 && blocks.is_empty() {
@@ -373,17 +395,17 @@ impl<'a> DirCheck<'a> {
         let mut expect = 0u64;
         let mut holes = 0u64;
         let mut first = None;
-        for (l, len) in ranges {
-            if l > expect {
-                holes += l - expect;
+        for (logical, len) in ranges {
+            if logical > expect {
+                holes += logical - expect;
                 first.get_or_insert(expect);
             }
-            expect = expect.max(l.saturating_add(len));
+            expect = expect.max(logical.saturating_add(len));
         }
-        if let Some(h) = first {
+        if let Some(first_hole) = first {
             self.report(
                 RuleId::DirHole,
-                format!("directory has {holes} unallocated block(s) below its last mapped block, the first at logical block {h}"),
+                format!("directory has {holes} unallocated block(s) below its last mapped block, the first at logical block {first_hole}"),
             );
         }
     }
@@ -424,16 +446,18 @@ impl<'a> DirCheck<'a> {
             for (lblk, data, at) in level {
                 let entries = self.dx_entries(inode, lblk, &data, at)?;
                 let (parent_min, parent_max) = (roles[lblk as usize].min, roles[lblk as usize].max);
-                for (i, &(hash, blk)) in entries.iter().enumerate() {
-                    let next_min = entries.get(i + 1).map_or(parent_max, |e| e.0 & !1);
+                for (entry_index, &(hash, blk)) in entries.iter().enumerate() {
+                    let next_min = entries
+                        .get(entry_index + 1)
+                        .map_or(parent_max, |e| e.0 & !1);
                     if blk as usize >= slots || u64::from(blk) >= nblocks || blk == 0 {
                         self.report(
                             RuleId::HtreeBlock,
-                            format!("htree index block {lblk} entry {i} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
+                            format!("htree index block {lblk} entry {entry_index} points to logical block {blk}, not one of the directory's blocks 1..{nblocks}"),
                         );
                         continue;
                     }
-                    if i > 0 && ((hash & !1) < parent_min || (hash & !1) > parent_max) {
+                    if entry_index > 0 && ((hash & !1) < parent_min || (hash & !1) > parent_max) {
                         self.report(
                             RuleId::HtreeLeafHash,
                             format!("htree index block {lblk}: entry hash {hash:#010x} outside the range {parent_min:#010x}..{parent_max:#010x} its parent gives"),
@@ -451,9 +475,13 @@ impl<'a> DirCheck<'a> {
                     *role = DxBlock {
                         refs: 1,
                         node: depth <= levels,
-                        min: if i == 0 { parent_min } else { hash & !1 },
+                        min: if entry_index == 0 {
+                            parent_min
+                        } else {
+                            hash & !1
+                        },
                         max: next_min,
-                        first: i == 0,
+                        first: entry_index == 0,
                     };
                     if depth <= levels {
                         match self.index_node(fs, blocks, blk, depth, levels) {
@@ -573,7 +601,7 @@ impl<'a> DirCheck<'a> {
     fn dx_entries(
         &mut self,
         inode: &Inode,
-        l: u64,
+        logical: u64,
         data: &[u8],
         at: usize,
     ) -> Option<Vec<(u32, u32)>> {
@@ -589,13 +617,13 @@ impl<'a> DirCheck<'a> {
         if limit != expect {
             self.report(
                 RuleId::HtreeLimit,
-                format!("htree index block {l}: limit {limit}, should be {expect}"),
+                format!("htree index block {logical}: limit {limit}, should be {expect}"),
             );
         }
         if count == 0 || count > expect {
             self.report(
                 RuleId::HtreeCount,
-                format!("htree index block {l}: count {count}, should be 1..={expect}"),
+                format!("htree index block {logical}: count {count}, should be 1..={expect}"),
             );
             if count == 0 {
                 return None;
@@ -605,19 +633,20 @@ impl<'a> DirCheck<'a> {
         if self.ctx.metadata_csum && limit == expect {
             let seed = extent_seed(self.ino, inode, self.ctx);
             let size = at + count * DxEntry::SIZE;
-            let t = at + limit * DxEntry::SIZE;
-            if let Ok(dx_tail) = ondisk::decode_at::<DxTail>(data, t) {
-                let mut c = crate::reader::csum::crc32c_raw(seed, &data[..size]);
+            let tail_at = at + limit * DxEntry::SIZE;
+            if let Ok(dx_tail) = ondisk::decode_at::<DxTail>(data, tail_at) {
+                let mut computed = crate::reader::csum::crc32c_raw(seed, &data[..size]);
                 // dt_reserved, then the checksum field itself as zero (ext4_dx_csum).
-                c = crate::reader::csum::crc32c_raw(c, &dx_tail.reserved.to_le_bytes());
-                c = crate::reader::csum::crc32c_raw(c, &[0; 4]);
+                computed =
+                    crate::reader::csum::crc32c_raw(computed, &dx_tail.reserved.to_le_bytes());
+                computed = crate::reader::csum::crc32c_raw(computed, &[0; 4]);
                 let stored = dx_tail.checksum;
-                if c != stored {
+                if computed != stored {
                     self.report(
                         RuleId::HtreeCsum,
                         format!(
-                            "htree {} block {l}: checksum {stored:#010x}, should be {c:#010x}",
-                            if l == 0 { "root" } else { "node" }
+                            "htree {} block {logical}: checksum {stored:#010x}, should be {computed:#010x}",
+                            if logical == 0 { "root" } else { "node" }
                         ),
                     );
                 }
@@ -625,18 +654,18 @@ impl<'a> DirCheck<'a> {
         }
         let mut prev = 0u32;
         let mut out = Vec::with_capacity(count);
-        for i in 0..count {
-            let entry = ondisk::decode_at::<DxEntry>(data, at + DxEntry::SIZE * i).ok();
-            let hash = if i == 0 {
+        for entry_index in 0..count {
+            let entry = ondisk::decode_at::<DxEntry>(data, at + DxEntry::SIZE * entry_index).ok();
+            let hash = if entry_index == 0 {
                 0
             } else {
                 entry.map_or(0, |e| e.hash)
             };
             let blk = entry.map_or(0, |e| e.logical_block());
-            if i > 0 && (hash & !1) < prev {
+            if entry_index > 0 && (hash & !1) < prev {
                 self.report(
                     RuleId::HtreeHashOrder,
-                    format!("htree index block {l}: entry {i} hash {hash:#010x} below the previous {prev:#010x}"),
+                    format!("htree index block {logical}: entry {entry_index} hash {hash:#010x} below the previous {prev:#010x}"),
                 );
             }
             prev = hash & !1;
@@ -646,19 +675,19 @@ impl<'a> DirCheck<'a> {
     }
 
     fn check_dx_refs(&mut self, roles: &[DxBlock], present: &HashSet<u64>) {
-        for (b, r) in roles.iter().enumerate().skip(1) {
-            if r.refs > 1 {
+        for (block, role) in roles.iter().enumerate().skip(1) {
+            if role.refs > 1 {
                 self.report(
                     RuleId::HtreeRefs,
                     format!(
-                        "htree block {b} is referenced {} times by the index",
-                        r.refs
+                        "htree block {block} is referenced {} times by the index",
+                        role.refs
                     ),
                 );
-            } else if r.refs == 0 && present.contains(&(b as u64)) {
+            } else if role.refs == 0 && present.contains(&(block as u64)) {
                 self.report(
                     RuleId::HtreeRefs,
-                    format!("htree block {b} is not referenced by the index"),
+                    format!("htree block {block} is not referenced by the index"),
                 );
             }
         }
@@ -668,8 +697,8 @@ impl<'a> DirCheck<'a> {
     fn check_block(
         &mut self,
         inode: &Inode,
-        l: u64,
-        p: u64,
+        logical: u64,
+        physical: u64,
         data: &[u8],
         role: Option<DxBlock>,
         hash_v: Option<u8>,
@@ -684,19 +713,19 @@ impl<'a> DirCheck<'a> {
                     if !c.ok() {
                         self.report(
                             RuleId::DirCsum,
-                            format!("directory block {l} (block {p}): checksum {:#010x}, should be {:#010x}", c.stored, c.computed),
+                            format!("directory block {logical} (block {physical}): checksum {:#010x}, should be {:#010x}", c.stored, c.computed),
                         );
                     }
                     area = &data[..bs - TAIL_SIZE];
                 }
                 None => self.report(
                     RuleId::DirCsumMissing,
-                    format!("directory block {l} (block {p}) has no checksum tail"),
+                    format!("directory block {logical} (block {physical}) has no checksum tail"),
                 ),
             }
         }
         let leaf = role.filter(|r| !r.node && r.refs > 0).zip(hash_v);
-        let mut dot_state = if l == 0 { 0 } else { 2 };
+        let mut dot_state = if logical == 0 { 0 } else { 2 };
         let mut hashes = LeafHashes::default();
         let mut it = AreaEntries::new(area, 12);
         let mut count = 0usize;
@@ -704,16 +733,16 @@ impl<'a> DirCheck<'a> {
         // its entries: it is looked for ahead at the first entry the general path takes.
         // Entries no check finds fault with (`clean_entry`) report nothing.
         let mut bad_reported = false;
-        while let Some(e) = it.next() {
-            let e = &e;
+        while let Some(entry) = it.next() {
+            let entry = &entry;
             count += 1;
-            if is_tail(e) {
+            if is_tail(entry) {
                 dot_state += 1;
                 continue;
             }
-            if self.fast && dot_state > 1 && self.clean_entry(e) {
-                if let (Some((r, v)), true) = (leaf, e.inode != 0) {
-                    self.note_leaf_hash(e, r, v, area, &mut hashes);
+            if self.fast && dot_state > 1 && self.clean_entry(entry) {
+                if let (Some((leaf_role, version)), true) = (leaf, entry.inode != 0) {
+                    self.note_leaf_hash(entry, leaf_role, version, area, &mut hashes);
                 }
                 dot_state += 1;
                 continue;
@@ -722,30 +751,30 @@ impl<'a> DirCheck<'a> {
                 bad_reported = true;
                 let mut rest = it.clone();
                 rest.by_ref().for_each(drop);
-                self.report_bad_entry(l, p, rest.bad);
+                self.report_bad_entry(logical, physical, rest.bad);
             }
-            self.check_entry(e, dot_state, l);
+            self.check_entry(entry, dot_state, logical);
             if self.hash_in_dirent && dot_state > 1 {
-                self.check_dirent_hash_room(e, l);
+                self.check_dirent_hash_room(entry, logical);
             }
-            if let (Some((r, v)), true) = (leaf, e.inode != 0 && dot_state > 1) {
-                self.note_leaf_hash(e, r, v, area, &mut hashes);
+            if let (Some((leaf_role, version)), true) = (leaf, entry.inode != 0 && dot_state > 1) {
+                self.note_leaf_hash(entry, leaf_role, version, area, &mut hashes);
             }
             dot_state += 1;
         }
         if !bad_reported {
-            self.report_bad_entry(l, p, it.bad);
+            self.report_bad_entry(logical, physical, it.bad);
         }
-        if let (Some((r, _)), Some((name, h))) = (leaf, hashes.first_out) {
+        if let (Some((leaf_role, _)), Some((name, hash))) = (leaf, hashes.first_out) {
             self.report(
                 RuleId::HtreeLeafHash,
                 format!(
-                    "htree leaf block {l}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {h:#010x})",
-                    hashes.out, r.min, r.max, hashes.low, hashes.high
+                    "htree leaf block {logical}: {} names hash outside the block's range {:#010x}..={:#010x} (hashes {:#010x}..={:#010x}; '{name}' hashes to {hash:#010x})",
+                    hashes.out, leaf_role.min, leaf_role.max, hashes.low, hashes.high
                 ),
             );
         }
-        if l == 0 && count < 2 && it.bad.is_none() {
+        if logical == 0 && count < 2 && it.bad.is_none() {
             if count == 0 {
                 self.report(RuleId::DirMissingDot, "block 0 has no '.' entry".into());
             }
@@ -753,12 +782,17 @@ impl<'a> DirCheck<'a> {
         }
     }
 
-    /// `(offset, rec_len, name_len)` of the entry of block `l` (at `p`) that does not fit.
-    fn report_bad_entry(&mut self, l: u64, p: u64, bad: Option<(usize, usize, usize)>) {
+    /// `(offset, rec_len, name_len)` of the entry of block `logical` (at `physical`) that does not fit.
+    fn report_bad_entry(
+        &mut self,
+        logical: u64,
+        physical: u64,
+        bad: Option<(usize, usize, usize)>,
+    ) {
         if let Some((off, rec_len, name_len)) = bad {
             self.report(
                 RuleId::DirEntryCorrupt,
-                format!("directory block {l} (block {p}), offset {off}: rec_len {rec_len}, name_len {name_len} do not fit (rec_len >= 12, multiple of 4, inside the block, >= name_len + 8)"),
+                format!("directory block {logical} (block {physical}), offset {off}: rec_len {rec_len}, name_len {name_len} do not fit (rec_len >= 12, multiple of 4, inside the block, >= name_len + 8)"),
             );
         }
     }
@@ -766,21 +800,21 @@ impl<'a> DirCheck<'a> {
     /// Fold the hash of a leaf entry's name into the block's summary.
     fn note_leaf_hash(
         &self,
-        e: &AreaEntry<'_>,
-        r: DxBlock,
+        entry: &AreaEntry<'_>,
+        role: DxBlock,
         version: u8,
         area: &[u8],
         hashes: &mut LeafHashes,
     ) {
-        let Some(h) = self.leaf_hash(e, version, area) else {
+        let Some(hash) = self.leaf_hash(entry, version, area) else {
             return;
         };
-        hashes.low = hashes.low.min(h);
-        hashes.high = hashes.high.max(h);
-        if (!r.first && h < r.min) || h > r.max {
+        hashes.low = hashes.low.min(hash);
+        hashes.high = hashes.high.max(hash);
+        if (!role.first && hash < role.min) || hash > role.max {
             hashes.out += 1;
             if hashes.first_out.is_none() {
-                hashes.first_out = Some((String::from_utf8_lossy(e.name).into_owned(), h));
+                hashes.first_out = Some((String::from_utf8_lossy(entry.name).into_owned(), hash));
             }
         }
     }
@@ -789,18 +823,18 @@ impl<'a> DirCheck<'a> {
     /// [`DirCheck::check_entry`] would report, taken with the same effects (ordinal, name
     /// remembered, reference counted): true. False, with nothing changed, when the entry needs
     /// the general path (anything to report, a directory, a full name set).
-    fn clean_entry(&mut self, e: &AreaEntry<'_>) -> bool {
-        let ino = e.inode;
+    fn clean_entry(&mut self, entry: &AreaEntry<'_>) -> bool {
+        let ino = entry.inode;
         if ino == 0 {
             self.ordinal = self.ordinal.saturating_add(1);
             return true;
         }
-        let c = self.ctx;
+        let ctx = self.ctx;
         if ino == self.ino
             || ino == dir::ROOT_INO
-            || ino < c.first_ino
-            || ino > c.inodes_count
-            || matches!(e.name, b"" | b"." | b"..")
+            || ino < ctx.first_ino
+            || ino > ctx.inodes_count
+            || matches!(entry.name, b"" | b"." | b"..")
             || self.names.full
         {
             return false;
@@ -812,15 +846,15 @@ impl<'a> DirCheck<'a> {
         let Some(target) = self.index.get_in_group(ino, span.group, ino - span.first) else {
             return false;
         };
-        let want = if c.filetype {
+        let want = if ctx.filetype {
             file_type_of_mode(target.mode())
         } else {
             0
         };
-        if e.file_type != want || target.is_dir() {
+        if entry.file_type != want || target.is_dir() {
             return false;
         }
-        let (print, plain) = scan_name(e.name);
+        let (print, plain) = scan_name(entry.name);
         if !plain || !self.names.insert(print) {
             return false;
         }
@@ -859,15 +893,15 @@ impl<'a> DirCheck<'a> {
 
     /// The hash of a leaf entry's name: the one stored in the entry when the directory is
     /// encrypted and casefolded (SipHash keyed by the encryption key), else computed.
-    fn leaf_hash(&self, e: &AreaEntry<'_>, version: u8, area: &[u8]) -> Option<u32> {
+    fn leaf_hash(&self, entry: &AreaEntry<'_>, version: u8, area: &[u8]) -> Option<u32> {
         if self.hash_in_dirent {
-            return stored_dirent_hash(area, e).map(|(h, _)| h);
+            return stored_dirent_hash(area, entry).map(|(h, _)| h);
         }
         if version == dirhash::HASH_SIPHASH {
             return None;
         }
         let fold = self.casefold && !self.encrypted;
-        dirhash::name_hash(e.name, version, &self.ctx.seed, fold).map(|(h, _)| h)
+        dirhash::name_hash(entry.name, version, &self.ctx.seed, fold).map(|(h, _)| h)
     }
 
     /// A name for directory `target`: every name but the first (in the order of
@@ -896,48 +930,48 @@ impl<'a> DirCheck<'a> {
     }
 
     /// The entry checks of `check_dir_block`, in e2fsck's order.
-    fn check_entry(&mut self, e: &AreaEntry<'_>, dot_state: u32, l: u64) {
+    fn check_entry(&mut self, entry: &AreaEntry<'_>, dot_state: u32, logical: u64) {
         self.ordinal = self.ordinal.saturating_add(1);
         // Formatted only into a finding (this runs for every entry).
-        let name = EName(e.name);
-        let at = EAt(l, e.offset);
-        self.check_dot_entries(e, dot_state, &name, &at);
-        if e.inode == 0 || !self.entry_inode_valid(e, &name, &at) {
+        let name = EName(entry.name);
+        let at = EAt(logical, entry.offset);
+        self.check_dot_entries(entry, dot_state, &name, &at);
+        if entry.inode == 0 || !self.entry_inode_valid(entry, &name, &at) {
             return;
         }
         let dot = dot_state < 2;
         if !dot {
-            self.check_special_name(e, &name, &at);
+            self.check_special_name(entry, &name, &at);
         }
         let ipg = self.ctx.ipg.max(1);
-        let group = (e.inode - 1) / ipg;
-        self.check_inode_initialized(e, group, &name, &at);
-        let Some(target) = self
-            .index
-            .get_in_group(e.inode, group, (e.inode - 1) - group * ipg)
+        let group = (entry.inode - 1) / ipg;
+        self.check_inode_initialized(entry, group, &name, &at);
+        let Some(target) =
+            self.index
+                .get_in_group(entry.inode, group, (entry.inode - 1) - group * ipg)
         else {
             self.report(
                 RuleId::DirUnusedInode,
                 format!(
                     "entry '{name}' ({at}) names inode {}, which is not in use",
-                    e.inode
+                    entry.inode
                 ),
             );
             return;
         };
         if !dot {
-            self.check_name(e, &name, &at);
-            self.check_encryption_policy(e, target, &name, &at);
+            self.check_name(entry, &name, &at);
+            self.check_encryption_policy(entry, target, &name, &at);
         }
-        self.check_filetype(e, target, &name, &at);
+        self.check_filetype(entry, target, &name, &at);
         if !dot && target.is_dir() {
             self.link_to_dir(target, &name, &at);
             target.offer_parent(self.ino);
         }
         if !dot {
-            self.check_duplicate(e, &name, &at);
-            if self.ino == dir::ROOT_INO && e.name == b"lost+found" {
-                self.lost_found = Some(e.inode);
+            self.check_duplicate(entry, &name, &at);
+            if self.ino == dir::ROOT_INO && entry.name == b"lost+found" {
+                self.lost_found = Some(entry.inode);
             }
         }
         target.count_reference();
@@ -946,29 +980,35 @@ impl<'a> DirCheck<'a> {
     /// `check_dot` and `check_dotdot`: the first entry must be '.' naming the directory, the
     /// second '..' (whose inode is remembered for pass 3); a later entry naming the directory
     /// itself is a link to '.'. `dot_state` is the entry's position (0, 1, then 2 for the rest).
-    fn check_dot_entries(&mut self, e: &AreaEntry<'_>, dot_state: u32, name: &EName<'_>, at: &EAt) {
+    fn check_dot_entries(
+        &mut self,
+        entry: &AreaEntry<'_>,
+        dot_state: u32,
+        name: &EName<'_>,
+        at: &EAt,
+    ) {
         if dot_state == 0 {
-            if e.inode == 0 || e.name != b"." {
+            if entry.inode == 0 || entry.name != b"." {
                 self.report(
                     RuleId::DirMissingDot,
-                    format!("first entry is '{name}' (inode {}), not '.'", e.inode),
+                    format!("first entry is '{name}' (inode {}), not '.'", entry.inode),
                 );
-            } else if e.inode != self.ino {
+            } else if entry.inode != self.ino {
                 self.report(
                     RuleId::DirDotInode,
-                    format!("'.' names inode {}, not the directory itself", e.inode),
+                    format!("'.' names inode {}, not the directory itself", entry.inode),
                 );
             }
         } else if dot_state == 1 {
-            if e.inode == 0 || e.name != b".." {
+            if entry.inode == 0 || entry.name != b".." {
                 self.report(
                     RuleId::DirMissingDotdot,
-                    format!("second entry is '{name}' (inode {}), not '..'", e.inode),
+                    format!("second entry is '{name}' (inode {}), not '..'", entry.inode),
                 );
             } else {
-                self.slot.set_dotdot(e.inode);
+                self.slot.set_dotdot(entry.inode);
             }
-        } else if e.inode == self.ino {
+        } else if entry.inode == self.ino {
             self.report(
                 RuleId::DirLinkDot,
                 format!("entry '{name}' ({at}) links to the directory itself"),
@@ -979,24 +1019,26 @@ impl<'a> DirCheck<'a> {
     /// The entry's inode number is one an entry may name: the root or a non-reserved inode
     /// within the count, and not one lying in a bad block of the inode table (e2fsck clears
     /// such an entry, so nothing more is checked of it).
-    fn entry_inode_valid(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) -> bool {
+    fn entry_inode_valid(&mut self, entry: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) -> bool {
         let ctx = self.ctx;
-        if (e.inode != dir::ROOT_INO && e.inode < ctx.first_ino) || e.inode > ctx.inodes_count {
+        if (entry.inode != dir::ROOT_INO && entry.inode < ctx.first_ino)
+            || entry.inode > ctx.inodes_count
+        {
             self.report(
                 RuleId::DirBadInode,
                 format!(
                     "entry '{name}' ({at}) has inode {}, outside 2 and {}..={}",
-                    e.inode, ctx.first_ino, ctx.inodes_count
+                    entry.inode, ctx.first_ino, ctx.inodes_count
                 ),
             );
             return false;
         }
-        if self.extras.is_bb_inode(e.inode) {
+        if self.extras.is_bb_inode(entry.inode) {
             self.report(
                 RuleId::DirBbInode,
                 format!(
                     "entry '{name}' ({at}) names inode {}, which lies in a bad block of the inode table",
-                    e.inode
+                    entry.inode
                 ),
             );
             return false;
@@ -1006,20 +1048,20 @@ impl<'a> DirCheck<'a> {
 
     /// An entry past '..' named '.' or '..', linking to the root, or with an empty name: one
     /// finding at most, the first that applies in e2fsck's order.
-    fn check_special_name(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
-        if e.name == b"." {
+    fn check_special_name(&mut self, entry: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
+        if entry.name == b"." {
             self.report(RuleId::DirDupDot, format!("second '.' entry ({at})"));
-        } else if e.name == b".." {
+        } else if entry.name == b".." {
             self.report(RuleId::DirDupDot, format!("second '..' entry ({at})"));
-        } else if e.inode == dir::ROOT_INO {
+        } else if entry.inode == dir::ROOT_INO {
             self.report(
                 RuleId::DirLinkRoot,
                 format!("entry '{name}' ({at}) links to the root directory"),
             );
-        } else if e.name.is_empty() {
+        } else if entry.name.is_empty() {
             self.report(
                 RuleId::DirNullName,
-                format!("entry with an empty name ({at}), inode {}", e.inode),
+                format!("entry with an empty name ({at}), inode {}", entry.inode),
             );
         }
     }
@@ -1028,7 +1070,7 @@ impl<'a> DirCheck<'a> {
     /// INODE_UNINIT, or past the group's used part (`bg_itable_unused`).
     fn check_inode_initialized(
         &mut self,
-        e: &AreaEntry<'_>,
+        entry: &AreaEntry<'_>,
         group: u32,
         name: &EName<'_>,
         at: &EAt,
@@ -1037,31 +1079,31 @@ impl<'a> DirCheck<'a> {
             if uninit {
                 self.report(
                     RuleId::DirInodeUninit,
-                    format!("entry '{name}' ({at}) names inode {} in group {group}, whose inode table is INODE_UNINIT", e.inode),
+                    format!("entry '{name}' ({at}) names inode {} in group {group}, whose inode table is INODE_UNINIT", entry.inode),
                 );
-            } else if e.inode >= first_unused {
+            } else if entry.inode >= first_unused {
                 self.report(
                     RuleId::DirInodeUninit,
-                    format!("entry '{name}' ({at}) names inode {} in the unused tail of group {group}'s inode table", e.inode),
+                    format!("entry '{name}' ({at}) names inode {} in the unused tail of group {group}'s inode table", entry.inode),
                 );
             }
         }
     }
 
-    fn check_name(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
+    fn check_name(&mut self, entry: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
         if self.policy.is_some() {
-            if e.name.len() < CRYPTO_BLOCK {
+            if entry.name.len() < CRYPTO_BLOCK {
                 self.report(
                     RuleId::DirEncryptedName,
                     format!(
                         "encrypted entry '{name}' ({at}) is {} bytes, shorter than a cipher block",
-                        e.name.len()
+                        entry.name.len()
                     ),
                 );
             }
             return;
         }
-        if e.name.iter().any(|&b| b == b'/' || b == 0) {
+        if entry.name.iter().any(|&b| b == b'/' || b == 0) {
             self.report(
                 RuleId::DirBadName,
                 format!(
@@ -1070,7 +1112,7 @@ impl<'a> DirCheck<'a> {
                 ),
             );
         }
-        if self.casefold && self.ctx.strict_encoding && std::str::from_utf8(e.name).is_err() {
+        if self.casefold && self.ctx.strict_encoding && std::str::from_utf8(entry.name).is_err() {
             self.report(
                 RuleId::DirEncodedName,
                 format!(
@@ -1086,7 +1128,7 @@ impl<'a> DirCheck<'a> {
     /// directories and symlinks (the entry's file type says, or the mode without filetype).
     fn check_encryption_policy(
         &mut self,
-        e: &AreaEntry<'_>,
+        entry: &AreaEntry<'_>,
         target: InodeSlot<'_>,
         name: &EName<'_>,
         at: &EAt,
@@ -1106,7 +1148,7 @@ impl<'a> DirCheck<'a> {
             ),
             None => {
                 let ft = if self.ctx.filetype {
-                    e.file_type
+                    entry.file_type
                 } else {
                     file_type_of_mode(target.mode())
                 };
@@ -1126,14 +1168,14 @@ impl<'a> DirCheck<'a> {
 
     /// An encrypted + casefolded directory's entries have room for the 8-byte hash after the
     /// name (`ext2fs_dir_rec_len(name_len, extended)`).
-    fn check_dirent_hash_room(&mut self, e: &AreaEntry<'_>, l: u64) {
-        let need = ((8 + e.name.len() + 3) & !3) + 8;
-        if e.rec_len < need {
+    fn check_dirent_hash_room(&mut self, entry: &AreaEntry<'_>, logical: u64) {
+        let need = ((8 + entry.name.len() + 3) & !3) + 8;
+        if entry.rec_len < need {
             self.report(
                 RuleId::DirEntryCorrupt,
                 format!(
-                    "directory block {l}, offset {}: rec_len {} leaves no room for the hash an encrypted casefolded entry carries (needs {need})",
-                    e.offset, e.rec_len
+                    "directory block {logical}, offset {}: rec_len {} leaves no room for the hash an encrypted casefolded entry carries (needs {need})",
+                    entry.offset, entry.rec_len
                 ),
             );
         }
@@ -1154,18 +1196,18 @@ impl<'a> DirCheck<'a> {
 
     fn check_filetype(
         &mut self,
-        e: &AreaEntry<'_>,
+        entry: &AreaEntry<'_>,
         target: InodeSlot<'_>,
         name: &EName<'_>,
         at: &EAt,
     ) {
         if !self.ctx.filetype {
-            if e.file_type != 0 {
+            if entry.file_type != 0 {
                 self.report(
                     RuleId::DirFiletype,
                     format!(
                         "entry '{name}' ({at}) has file type {} without the filetype feature",
-                        e.file_type
+                        entry.file_type
                     ),
                 );
             }
@@ -1173,36 +1215,36 @@ impl<'a> DirCheck<'a> {
         }
         let want = file_type_of_mode(target.mode());
         // An unset type (0) is PR_2_SET_FILETYPE, which e2fsck -n accepts (PR_NO_OK).
-        if e.file_type == 0 && want != 0 {
+        if entry.file_type == 0 && want != 0 {
             self.report(
                 RuleId::DirFiletypeUnset,
                 format!(
                     "entry '{name}' ({at}) has file type 0 (unknown), inode {} is type {want}",
-                    e.inode
+                    entry.inode
                 ),
             );
-        } else if e.file_type != want {
+        } else if entry.file_type != want {
             self.report(
                 RuleId::DirFiletype,
                 format!(
                     "entry '{name}' ({at}) has file type {}, inode {} needs {want}",
-                    e.file_type, e.inode
+                    entry.file_type, entry.inode
                 ),
             );
         }
     }
 
-    fn check_duplicate(&mut self, e: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
+    fn check_duplicate(&mut self, entry: &AreaEntry<'_>, name: &EName<'_>, at: &EAt) {
         if self.names.full {
             return;
         }
         let key = if self.casefold && !self.encrypted {
-            match dirhash::casefold(e.name) {
+            match dirhash::casefold(entry.name) {
                 Some(folded) => name_fingerprint(&folded),
-                None => name_fingerprint(e.name),
+                None => name_fingerprint(entry.name),
             }
         } else {
-            name_fingerprint(e.name)
+            name_fingerprint(entry.name)
         };
         if !self.names.insert(key) {
             self.report(
@@ -1228,15 +1270,15 @@ impl<'a> DirCheck<'a> {
         // The '.' is implicit: the directory references itself.
         self.slot.count_reference();
         self.check_entry(&dotdot, 1, 0);
-        for (i, area) in dir::inline_areas(fs, raw, inode).iter().enumerate() {
+        for (area_index, area) in dir::inline_areas(fs, raw, inode).iter().enumerate() {
             if let (_, Some((off, rec_len, name_len))) = AreaEntries::survey(area, 8) {
                 self.report(
                     RuleId::DirEntryCorrupt,
-                    format!("inline directory {} area, offset {off}: rec_len {rec_len}, name_len {name_len} do not fit", if i == 0 { "i_block" } else { "system.data" }),
+                    format!("inline directory {} area, offset {off}: rec_len {rec_len}, name_len {name_len} do not fit", if area_index == 0 { "i_block" } else { "system.data" }),
                 );
             }
-            for e in AreaEntries::new(area, 8) {
-                self.check_entry(&e, 2, 0);
+            for entry in AreaEntries::new(area, 8) {
+                self.check_entry(&entry, 2, 0);
             }
         }
     }
@@ -1256,8 +1298,8 @@ struct GroupSpan {
 }
 
 /// The padding entry that holds a leaf block's checksum tail.
-fn is_tail(e: &AreaEntry<'_>) -> bool {
-    e.file_type == TAIL_FILE_TYPE && e.inode == 0 && e.rec_len == TAIL_SIZE
+fn is_tail(entry: &AreaEntry<'_>) -> bool {
+    entry.file_type == TAIL_FILE_TYPE && entry.inode == 0 && entry.rec_len == TAIL_SIZE
 }
 
 /// The hashes of one htree leaf block's names against the range its index gives.
@@ -1285,8 +1327,8 @@ impl Default for LeafHashes {
 struct EName<'a>(&'a [u8]);
 
 impl std::fmt::Display for EName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.0))
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&String::from_utf8_lossy(self.0))
     }
 }
 
@@ -1301,8 +1343,8 @@ impl EName<'_> {
 struct EAt(u64, usize);
 
 impl std::fmt::Display for EAt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "block {}, offset {}", self.0, self.1)
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "block {}, offset {}", self.0, self.1)
     }
 }
 
@@ -1313,12 +1355,12 @@ fn extent_seed(ino: u32, inode: &Inode, ctx: &Ctx) -> u32 {
 
 /// `EXT2_DIRENT_HASHES`: the (hash, minor hash) an entry of an encrypted casefolded directory
 /// stores after its name (at the next 4-byte boundary), when the entry holds them.
-fn stored_dirent_hash(area: &[u8], e: &AreaEntry<'_>) -> Option<(u32, u32)> {
-    let off = (DirEntry2::SIZE + e.name.len() + 3) & !3;
-    if off + DirEntryHash::SIZE > e.rec_len {
+fn stored_dirent_hash(area: &[u8], entry: &AreaEntry<'_>) -> Option<(u32, u32)> {
+    let off = (DirEntry2::SIZE + entry.name.len() + 3) & !3;
+    if off + DirEntryHash::SIZE > entry.rec_len {
         return None;
     }
-    let at = e.offset + off;
+    let at = entry.offset + off;
     ondisk::decode_at::<DirEntryHash>(area, at)
         .ok()
         .map(|h| (h.hash, h.minor_hash))
@@ -1332,18 +1374,18 @@ struct Scratch {
     block_buf: Vec<u8>,
 }
 
-/// Read directory block `p` into `buf` straight from the source (no cache: each directory
+/// Read directory block `block` into `buf` straight from the source (no cache: each directory
 /// block is read once); on any failure the block cache's read gives the block or the error.
-fn read_dir_block(fs: &Filesystem, p: u64, buf: &mut Vec<u8>) -> crate::error::Result<()> {
+fn read_dir_block(fs: &Filesystem, block: u64, buf: &mut Vec<u8>) -> crate::error::Result<()> {
     let bs = fs.block_size();
     buf.resize(usize::try_from(bs).unwrap_or(0), 0);
-    let direct = p
+    let direct = block
         .checked_mul(bs)
         .is_some_and(|off| fs.source.read_into(off, buf, "directory block").is_ok());
     if !direct {
-        let b = fs.block(p)?;
+        let cached = fs.block(block)?;
         buf.clear();
-        buf.extend_from_slice(&b);
+        buf.extend_from_slice(&cached);
     }
     Ok(())
 }
@@ -1368,8 +1410,8 @@ struct NameSet {
 impl NameSet {
     /// Remember `h`; false when it was already there.
     #[inline]
-    fn insert(&mut self, h: u64) -> bool {
-        if h == 0 {
+    fn insert(&mut self, fingerprint: u64) -> bool {
+        if fingerprint == 0 {
             let fresh = !self.has_zero;
             self.has_zero = true;
             self.len += usize::from(fresh);
@@ -1380,18 +1422,18 @@ impl NameSet {
         }
         let bits = self.slots.len().trailing_zeros();
         let mask = self.slots.len() - 1;
-        let mut i = (h >> (64 - bits)) as usize;
+        let mut slot_index = (fingerprint >> (64 - bits)) as usize;
         loop {
-            let s = &mut self.slots[i];
-            if *s == 0 {
-                *s = h;
+            let slot = &mut self.slots[slot_index];
+            if *slot == 0 {
+                *slot = fingerprint;
                 self.len += 1;
                 return true;
             }
-            if *s == h {
+            if *slot == fingerprint {
                 return false;
             }
-            i = (i + 1) & mask;
+            slot_index = (slot_index + 1) & mask;
         }
     }
 
@@ -1403,8 +1445,8 @@ impl NameSet {
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
         let (len, has_zero) = (self.len, self.has_zero);
         self.len = 0;
-        for h in old.into_iter().filter(|&h| h != 0) {
-            self.insert(h);
+        for fingerprint in old.into_iter().filter(|&fingerprint| fingerprint != 0) {
+            self.insert(fingerprint);
         }
         self.len = len;
         self.has_zero = has_zero;
@@ -1448,11 +1490,11 @@ fn name_fingerprint(name: &[u8]) -> u64 {
     scan_name(name).0
 }
 
-/// Per byte of `v`: the high bit set in (at least) the lowest zero byte; 0 when no byte is
+/// Per byte of `word`: the high bit set in (at least) the lowest zero byte; 0 when no byte is
 /// zero.
 #[inline]
-fn zero_bytes(v: u64) -> u64 {
-    v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(0x0101_0101_0101_0101) & !word & 0x8080_8080_8080_8080
 }
 
 /// [`name_fingerprint`] of `name`, and whether the name is free of '/' and NUL, tested on the
@@ -1461,55 +1503,56 @@ fn zero_bytes(v: u64) -> u64 {
 fn scan_name(name: &[u8]) -> (u64, bool) {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     const SLASHES: u64 = 0x2F2F_2F2F_2F2F_2F2F;
-    let odd = |w: u64| zero_bytes(w) | zero_bytes(w ^ SLASHES);
-    let step = |h: u64, w: u64| {
-        let h = (h ^ w).wrapping_mul(K);
-        h ^ (h >> 29)
+    let odd = |packed: u64| zero_bytes(packed) | zero_bytes(packed ^ SLASHES);
+    let step = |hash: u64, packed: u64| {
+        let mixed = (hash ^ packed).wrapping_mul(K);
+        mixed ^ (mixed >> 29)
     };
-    let word = |b: &[u8]| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(b);
-        u64::from_le_bytes(w)
+    let word = |bytes: &[u8]| {
+        let mut le_bytes = [0u8; 8];
+        le_bytes.copy_from_slice(bytes);
+        u64::from_le_bytes(le_bytes)
     };
-    let half = |b: &[u8]| {
-        let mut w = [0u8; 4];
-        w.copy_from_slice(b);
-        u64::from(u32::from_le_bytes(w))
+    let half = |bytes: &[u8]| {
+        let mut le_bytes = [0u8; 4];
+        le_bytes.copy_from_slice(bytes);
+        u64::from(u32::from_le_bytes(le_bytes))
     };
-    let n = name.len();
+    let len = name.len();
     // The length through a whole step of its own (xored straight into the first word, it
     // could cancel a one-bit difference of the data: '0000' and '10000').
-    let mut h = step(fingerprint_key(), n as u64);
+    let mut hash = step(fingerprint_key(), len as u64);
     let mut bad = 0;
-    match n {
+    match len {
         0 => {}
         1..=3 => {
-            let w =
-                u64::from(name[0]) | (u64::from(name[n / 2]) << 8) | (u64::from(name[n - 1]) << 16);
-            h = step(h, w);
+            let packed = u64::from(name[0])
+                | (u64::from(name[len / 2]) << 8)
+                | (u64::from(name[len - 1]) << 16);
+            hash = step(hash, packed);
             // The five bytes above the name's are neither 0 nor '/'.
-            bad = odd(w | 0xFFFF_FFFF_FF00_0000);
+            bad = odd(packed | 0xFFFF_FFFF_FF00_0000);
         }
         4..=8 => {
-            let w = half(&name[..4]) | (half(&name[n - 4..]) << 32);
-            h = step(h, w);
-            bad = odd(w);
+            let packed = half(&name[..4]) | (half(&name[len - 4..]) << 32);
+            hash = step(hash, packed);
+            bad = odd(packed);
         }
         _ => {
             let mut words = name.chunks_exact(8);
-            for c in &mut words {
-                let w = word(c);
-                h = step(h, w);
-                bad |= odd(w);
+            for chunk in &mut words {
+                let packed = word(chunk);
+                hash = step(hash, packed);
+                bad |= odd(packed);
             }
             if !words.remainder().is_empty() {
-                let w = word(&name[n - 8..]);
-                h = step(h, w);
-                bad |= odd(w);
+                let packed = word(&name[len - 8..]);
+                hash = step(hash, packed);
+                bad |= odd(packed);
             }
         }
     }
-    (step(h, h >> 32), bad == 0)
+    (step(hash, hash >> 32), bad == 0)
 }
 
 /// What [`DirCheck::index_node`] found at an index entry's block.
@@ -1537,13 +1580,13 @@ mod tests {
     #[test]
     fn fingerprints_differ_across_lengths_and_words() {
         let names: Vec<Vec<u8>> = (0..20_000u32)
-            .flat_map(|i| {
+            .flat_map(|number| {
                 [
-                    format!("{i}"),
-                    format!("{i:04}"),
-                    format!("1{i:04}"),
-                    format!("{i:x}"),
-                    format!("file_{i:08}.txt"),
+                    format!("{number}"),
+                    format!("{number:04}"),
+                    format!("1{number:04}"),
+                    format!("{number:x}"),
+                    format!("file_{number:08}.txt"),
                 ]
             })
             .map(String::into_bytes)
@@ -1563,13 +1606,13 @@ mod tests {
     #[test]
     fn scan_name_finds_every_slash_and_nul() {
         let bytes = [0u8, 1, b'.', b'/', b'0', b'a', 0x7F, 0x80, 0xAF, 0xD0, 0xFF];
-        for n in 0..=40usize {
-            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        for len in 0..=40usize {
+            let base: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             assert!(scan_name(&base).1);
-            for at in 0..n {
-                for &b in &bytes {
+            for at in 0..len {
+                for &byte in &bytes {
                     let mut name = base.clone();
-                    name[at] = b;
+                    name[at] = byte;
                     let plain = !name.iter().any(|&c| c == b'/' || c == 0);
                     let (print, ok) = scan_name(&name);
                     assert_eq!(ok, plain, "{name:?}");
@@ -1578,14 +1621,14 @@ mod tests {
             }
         }
         // Names of the awkward bytes only (borrows across bytes), pseudo-random.
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
         for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let n = (x % 24) as usize;
-            let name: Vec<u8> = (0..n)
-                .map(|i| bytes[((x >> (i * 2 % 60)) % bytes.len() as u64) as usize])
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 24) as usize;
+            let name: Vec<u8> = (0..len)
+                .map(|i| bytes[((state >> (i * 2 % 60)) % bytes.len() as u64) as usize])
                 .collect();
             let plain = !name.iter().any(|&c| c == b'/' || c == 0);
             assert_eq!(scan_name(&name).1, plain, "{name:?}");
@@ -1597,8 +1640,11 @@ mod tests {
     fn name_set_finds_repeats_through_growth_and_reuse() {
         let mut set = NameSet::default();
         for round in 0..2 {
-            for h in (0..5_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
-                assert!(set.insert(h), "round {round}: {h:#x} is new");
+            for fingerprint in (0..5_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+                assert!(
+                    set.insert(fingerprint),
+                    "round {round}: {fingerprint:#x} is new"
+                );
             }
             assert_eq!(set.len(), 5_000);
             assert!(!set.insert(0), "0 was inserted (i = 0)");

@@ -20,11 +20,11 @@ enum State {
 }
 
 /// Run pass 3.
-pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
+pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, findings: &mut Findings) {
     let group = |ino: u32| (ino - 1) / ipg.max(1);
     let root_ok = match index.get(ROOT_INO) {
         None => {
-            f.push(Finding::inode(
+            findings.push(Finding::inode(
                 RuleId::ConnectRoot,
                 0,
                 ROOT_INO,
@@ -33,7 +33,7 @@ pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
             false
         }
         Some(r) if !r.is_dir() => {
-            f.push(Finding::inode(
+            findings.push(Finding::inode(
                 RuleId::ConnectRoot,
                 0,
                 ROOT_INO,
@@ -45,28 +45,28 @@ pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
     };
     // Over the directories only (in inode order), as e2fsck's pass 3 walks its dir_info.
     let mut state = vec![State::Unknown; index.dir_count()];
-    if let Some(r) = index.dir_position(ROOT_INO) {
-        state[r] = if root_ok {
+    if let Some(root_position) = index.dir_position(ROOT_INO) {
+        state[root_position] = if root_ok {
             State::Connected
         } else {
             State::Unconnected
         };
     }
     let mut chain = Vec::new();
-    for i in 0..index.dir_count() {
-        if state[i] != State::Unknown {
+    for position in 0..index.dir_count() {
+        if state[position] != State::Unknown {
             continue;
         }
         // Follow parents until a directory whose state is known, a missing parent, or a loop.
         chain.clear();
-        let mut cur = i;
+        let mut cur = position;
         let outcome = loop {
             match state[cur] {
                 State::Connected => break State::Connected,
                 State::Unconnected => break State::Unconnected,
                 State::OnChain => {
                     let ino = index.dir(cur).ino();
-                    f.push(Finding::inode(
+                    findings.push(Finding::inode(
                         RuleId::ConnectUnconnectedDir,
                         group(ino),
                         ino,
@@ -80,12 +80,12 @@ pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
             chain.push(cur);
             let parent = index.dir(cur).parent();
             match (parent != 0).then(|| index.dir_position(parent)).flatten() {
-                Some(p) => cur = p,
+                Some(parent_position) => cur = parent_position,
                 _ => {
-                    let d = index.dir(cur);
-                    let ino = d.ino();
-                    let dotdot = d.dotdot();
-                    f.push(
+                    let dir = index.dir(cur);
+                    let ino = dir.ino();
+                    let dotdot = dir.dotdot();
+                    findings.push(
                         Finding::inode(
                             RuleId::ConnectUnconnectedDir,
                             group(ino),
@@ -98,24 +98,24 @@ pub fn run(index: &InodeIndex, p2: &Pass2Result, ipg: u32, f: &mut Findings) {
                 }
             }
         };
-        for &c in &chain {
-            state[c] = outcome;
+        for &position in &chain {
+            state[position] = outcome;
         }
     }
-    check_dotdot(index, ipg, f);
-    check_lost_found(index, p2, f);
+    check_dotdot(index, ipg, findings);
+    check_lost_found(index, p2, findings);
 }
 
 /// `..` of every directory names the directory that holds its name.
-fn check_dotdot(index: &InodeIndex, ipg: u32, f: &mut Findings) {
-    for s in index.dirs() {
-        let parent = s.parent();
-        let dotdot = s.dotdot();
+fn check_dotdot(index: &InodeIndex, ipg: u32, findings: &mut Findings) {
+    for dir in index.dirs() {
+        let parent = dir.parent();
+        let dotdot = dir.dotdot();
         if parent == 0 || parent == dotdot {
             continue;
         }
-        let ino = s.ino();
-        f.push_with(RuleId::ConnectDotdot, || {
+        let ino = dir.ino();
+        findings.push_with(RuleId::ConnectDotdot, || {
             Finding::inode(
                 RuleId::ConnectDotdot,
                 (ino - 1) / ipg.max(1),
@@ -130,19 +130,19 @@ fn check_dotdot(index: &InodeIndex, ipg: u32, f: &mut Findings) {
 
 /// `/lost+found` exists and is a directory (e2fsck -n does not look for it unless it must
 /// reconnect something, and a read-write e2fsck creates it: a warning).
-fn check_lost_found(index: &InodeIndex, p2: &Pass2Result, f: &mut Findings) {
+fn check_lost_found(index: &InodeIndex, p2: &Pass2Result, findings: &mut Findings) {
     if index.get(ROOT_INO).is_none() {
         return;
     }
     match p2.lost_found {
-        None => f.push(Finding::new(
+        None => findings.push(Finding::new(
             RuleId::ConnectLostFound,
             None,
             "/lost+found not found (e2fsck would create it)",
         )),
         Some(ino) => {
             if !index.get(ino).is_some_and(|s| s.is_dir()) {
-                f.push(Finding::new(
+                findings.push(Finding::new(
                     RuleId::ConnectLostFound,
                     None,
                     format!("/lost+found (inode {ino}) is not a directory in use"),

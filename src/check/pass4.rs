@@ -54,7 +54,7 @@ pub fn run(
     index: &InodeIndex,
     orphans: &[u32],
     extras: &Extras,
-    f: &mut Findings,
+    findings: &mut Findings,
 ) {
     use rayon::prelude::*;
     let sb = &fs.sb;
@@ -83,34 +83,34 @@ pub fn run(
     }
     let found = (0..index.group_count())
         .into_par_iter()
-        .fold(Findings::default, |mut acc, g| {
+        .fold(Findings::default, |mut acc, group| {
             // The others name an inode as often as its links_count says: nothing to report.
-            for s in index.group_unsettled(g, ctx.first_ino) {
-                check_slot(&ctx, s, &mut acc);
+            for slot in index.group_unsettled(group, ctx.first_ino) {
+                check_slot(&ctx, slot, &mut acc);
             }
             acc
         })
         .reduce(Findings::default, Findings::merge);
-    let merged = std::mem::take(f).merge(found);
-    *f = merged;
+    let merged = std::mem::take(findings).merge(found);
+    *findings = merged;
 }
 
 /// Pass 4 for one in-use inode.
-fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
-    let ino = s.ino();
+fn check_slot(ctx: &Ctx<'_>, slot: InodeSlot<'_>, findings: &mut Findings) {
+    let ino = slot.ino();
     if ctx.skipped(ino) {
         return;
     }
     // Computed only for a finding (a division per in-use inode otherwise).
     let group = || (ino - 1) / ctx.ipg;
-    let mut counted = s.refs();
-    if counted == 0 && s.flags() & EA_INODE_FL != 0 {
-        counted = check_ea_inode(ctx.fs, ino, group(), ctx.extras.ea_refs(ino), f);
+    let mut counted = slot.refs();
+    if counted == 0 && slot.flags() & EA_INODE_FL != 0 {
+        counted = check_ea_inode(ctx.fs, ino, group(), ctx.extras.ea_refs(ino), findings);
     }
-    let stored = u32::from(s.links_count());
+    let stored = u32::from(slot.links_count());
     if counted == 0 {
-        let zero = s.no_blocks() && (s.is_dir() || s.mode() & S_IFMT == S_IFREG);
-        f.push_with(RuleId::LinkUnattached, || {
+        let zero = slot.no_blocks() && (slot.is_dir() || slot.mode() & S_IFMT == S_IFREG);
+        findings.push_with(RuleId::LinkUnattached, || {
             Finding::inode(
                 RuleId::LinkUnattached,
                 group(),
@@ -124,9 +124,9 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
         });
         return;
     }
-    if s.is_dir() && counted > LINK_MAX {
+    if slot.is_dir() && counted > LINK_MAX {
         if ctx.nlink_report == Some(ino) {
-            f.push(Finding::inode(
+            findings.push(Finding::inode(
                 RuleId::LinkDirNlink,
                 group(),
                 ino,
@@ -140,10 +140,10 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
     }
     // A directory that once exceeded the limit keeps 1 until e2fsck -f rewrites it: not an
     // error (pass4.c "i_link_count was previously exceeded").
-    if s.is_dir() && counted > 1 && stored == 1 && s.flags() & INDEX_FL != 0 {
+    if slot.is_dir() && counted > 1 && stored == 1 && slot.flags() & INDEX_FL != 0 {
         return;
     }
-    f.push_with(RuleId::LinkCount, || {
+    findings.push_with(RuleId::LinkCount, || {
         Finding::inode(
             RuleId::LinkCount,
             group(),
@@ -158,7 +158,13 @@ fn check_slot(ctx: &Ctx<'_>, s: InodeSlot<'_>, f: &mut Findings) {
 /// An EA inode no entry names: with `xattr_refs` references its stored count
 /// (`i_ctime << 32 | i_version`) must match them, unless `i_ctime` equals `i_atime` (Lustre's
 /// older EA inodes store no count). Returns the links it counts for: 1 when referenced, else 0.
-fn check_ea_inode(fs: &Filesystem, ino: u32, group: u32, xattr_refs: u32, f: &mut Findings) -> u32 {
+fn check_ea_inode(
+    fs: &Filesystem,
+    ino: u32,
+    group: u32,
+    xattr_refs: u32,
+    findings: &mut Findings,
+) -> u32 {
     if xattr_refs == 0 {
         return 0;
     }
@@ -168,7 +174,7 @@ fn check_ea_inode(fs: &Filesystem, ino: u32, group: u32, xattr_refs: u32, f: &mu
     let inode = crate::reader::inode::Inode::parse(&raw);
     let stored = (u64::from(inode.ctime) << 32) | u64::from(inode.version);
     if stored != u64::from(xattr_refs) && inode.ctime != inode.atime {
-        f.push_with(RuleId::XattrEaInodeRefcount, || {
+        findings.push_with(RuleId::XattrEaInodeRefcount, || {
             Finding::inode(
                 RuleId::XattrEaInodeRefcount,
                 group,

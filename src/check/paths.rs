@@ -62,16 +62,16 @@ pub fn resolve_paths(
         let found: Vec<(u32, u32, Vec<u8>)> = (0..index.dir_count())
             .into_par_iter()
             .map(|i| index.dir(i).ino())
-            .flat_map_iter(|d| {
-                names_in_dir(fs, d, &non_dirs)
+            .flat_map_iter(|dir_ino| {
+                names_in_dir(fs, dir_ino, &non_dirs)
                     .into_iter()
-                    .map(move |(c, n)| (c, d, n))
+                    .map(move |(c, n)| (c, dir_ino, n))
             })
             .collect();
-        for (child, d, name) in found {
-            let v = links.entry(child).or_default();
-            if v.len() < MAX_PATHS_PER_INODE {
-                v.push((d, name));
+        for (child, dir_ino, name) in found {
+            let names = links.entry(child).or_default();
+            if names.len() < MAX_PATHS_PER_INODE {
+                names.push((dir_ino, name));
             }
         }
     }
@@ -88,8 +88,9 @@ pub fn resolve_paths(
                 .get(&ino)
                 .into_iter()
                 .flatten()
-                .filter_map(|(d, name)| {
-                    dir_path(fs, index, *d, &mut dir_paths).map(|p| join(&p, &name_string(name)))
+                .filter_map(|(dir_ino, name)| {
+                    dir_path(fs, index, *dir_ino, &mut dir_paths)
+                        .map(|p| join(&p, &name_string(name)))
                 })
                 .collect()
         };
@@ -116,8 +117,8 @@ fn dir_path(
     ino: u32,
     cache: &mut HashMap<u32, Option<String>>,
 ) -> Option<String> {
-    if let Some(p) = cache.get(&ino) {
-        return p.clone();
+    if let Some(cached) = cache.get(&ino) {
+        return cached.clone();
     }
     // The chain up to the root, a known directory, a break or a loop (bounded).
     let mut chain = Vec::new();
@@ -127,8 +128,8 @@ fn dir_path(
         if cur == dir::ROOT_INO {
             break Some("/".to_string());
         }
-        if let Some(p) = cache.get(&cur) {
-            break p.clone();
+        if let Some(cached) = cache.get(&cur) {
+            break cached.clone();
         }
         let parent = index.get(cur).map_or(0, |s| s.parent());
         if parent == 0 || !seen.insert(cur) || chain.len() >= MAX_DEPTH {
@@ -138,31 +139,31 @@ fn dir_path(
         cur = parent;
     };
     let mut path = prefix;
-    for &(d, parent) in chain.iter().rev() {
-        path = path.map(|p| {
-            let want: HashSet<u32> = [d].into();
+    for &(dir_ino, parent) in chain.iter().rev() {
+        path = path.map(|parent_path| {
+            let want: HashSet<u32> = [dir_ino].into();
             let name = names_in_dir(fs, parent, &want)
                 .into_iter()
                 .next()
-                .map_or_else(|| format!("<{d}>"), |(_, n)| name_string(&n));
-            join(&p, &name)
+                .map_or_else(|| format!("<{dir_ino}>"), |(_, n)| name_string(&n));
+            join(&parent_path, &name)
         });
-        cache.insert(d, path.clone());
+        cache.insert(dir_ino, path.clone());
     }
     cache.insert(ino, path.clone());
     path
 }
 
 /// Fill `paths` of every kept finding that names an inode.
-pub fn annotate_paths(fs: &Filesystem, index: &InodeIndex, f: &mut Findings) {
-    let wanted: HashSet<u32> = f.list.iter().filter_map(|x| x.inode).collect();
+pub fn annotate_paths(fs: &Filesystem, index: &InodeIndex, findings: &mut Findings) {
+    let wanted: HashSet<u32> = findings.list.iter().filter_map(|x| x.inode).collect();
     if wanted.is_empty() {
         return;
     }
     let paths = resolve_paths(fs, index, &wanted);
-    for x in &mut f.list {
-        if let Some(p) = x.inode.and_then(|i| paths.get(&i)) {
-            x.paths.clone_from(p);
+    for finding in &mut findings.list {
+        if let Some(finding_paths) = finding.inode.and_then(|i| paths.get(&i)) {
+            finding.paths.clone_from(finding_paths);
         }
     }
 }

@@ -350,14 +350,19 @@ mod tests {
 
     #[test]
     fn codes_are_unique_and_follow_ups_exist() {
-        for (i, p) in PROBLEMS.iter().enumerate() {
+        for (index, entry) in PROBLEMS.iter().enumerate() {
             assert!(
-                PROBLEMS[..i].iter().all(|q| q.code != p.code),
+                PROBLEMS[..index].iter().all(|q| q.code != entry.code),
                 "{} twice",
-                p.code
+                entry.code
             );
-            if !p.then.is_empty() {
-                assert!(problem(p.then).is_some(), "{} defers to {}", p.code, p.then);
+            if !entry.then.is_empty() {
+                assert!(
+                    problem(entry.then).is_some(),
+                    "{} defers to {}",
+                    entry.code,
+                    entry.then
+                );
             }
         }
         assert_eq!(

@@ -32,8 +32,8 @@ impl Phase {
 pub trait Progress: Send + Sync {
     /// A phase begins; `total` units of work when known.
     fn phase(&self, phase: Phase, total: Option<u64>);
-    /// `n` more units of the current phase are done.
-    fn advance(&self, n: u64);
+    /// `units` more units of the current phase are done.
+    fn advance(&self, units: u64);
 }
 
 /// An optional progress receiver, carried in [`super::CheckOptions`].
@@ -41,25 +41,25 @@ pub trait Progress: Send + Sync {
 pub struct ProgressHook(Option<Arc<dyn Progress>>);
 
 impl ProgressHook {
-    /// Report to `p`.
-    pub fn new(p: Arc<dyn Progress>) -> ProgressHook {
-        ProgressHook(Some(p))
+    /// Report to `receiver`.
+    pub fn new(receiver: Arc<dyn Progress>) -> ProgressHook {
+        ProgressHook(Some(receiver))
     }
     pub(crate) fn phase(&self, phase: Phase, total: Option<u64>) {
-        if let Some(p) = &self.0 {
-            p.phase(phase, total);
+        if let Some(receiver) = &self.0 {
+            receiver.phase(phase, total);
         }
     }
-    pub(crate) fn advance(&self, n: u64) {
-        if let Some(p) = &self.0 {
-            p.advance(n);
+    pub(crate) fn advance(&self, units: u64) {
+        if let Some(receiver) = &self.0 {
+            receiver.advance(units);
         }
     }
 }
 
 impl std::fmt::Debug for ProgressHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(if self.0.is_some() {
             "ProgressHook(set)"
         } else {
             "ProgressHook(none)"

@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 const MAX_ENTRIES: usize = 1 << 22;
 
 /// Check the quota feature, inodes and files, and compare the usage `usage` charged by pass 1.
-pub(super) fn check(fs: &Filesystem, usage: &QuotaUsage, f: &mut Findings) {
+pub(super) fn check(fs: &Filesystem, usage: &QuotaUsage, findings: &mut Findings) {
     let feature = fs.sb.has_ro_compat(RO_COMPAT_QUOTA);
     let inodes: Vec<(QuotaType, u32)> = QuotaType::ALL
         .into_iter()
@@ -23,7 +23,7 @@ pub(super) fn check(fs: &Filesystem, usage: &QuotaUsage, f: &mut Findings) {
         .filter(|&(_, i)| i != 0)
         .collect();
     if feature && inodes.is_empty() {
-        f.push(Finding::new(
+        findings.push(Finding::new(
             RuleId::QuotaFeature,
             None,
             "the quota feature is set but the superblock names no quota inode",
@@ -31,14 +31,14 @@ pub(super) fn check(fs: &Filesystem, usage: &QuotaUsage, f: &mut Findings) {
         return;
     }
     if !feature {
-        for (t, ino) in inodes {
-            f.push(
+        for (qtype, ino) in inodes {
+            findings.push(
                 Finding::new(
                     RuleId::QuotaFeature,
                     None,
                     format!(
                         "the superblock names {} quota inode {ino} without the quota feature",
-                        t.name()
+                        qtype.name()
                     ),
                 )
                 .with("inode", ino),
@@ -46,25 +46,31 @@ pub(super) fn check(fs: &Filesystem, usage: &QuotaUsage, f: &mut Findings) {
         }
         return;
     }
-    for (t, ino) in inodes {
-        check_file(fs, t, ino, usage, f);
+    for (qtype, ino) in inodes {
+        check_file(fs, qtype, ino, usage, findings);
     }
 }
 
-fn check_file(fs: &Filesystem, t: QuotaType, ino: u32, usage: &QuotaUsage, f: &mut Findings) {
-    let name = t.name();
-    let mut qf = match quota::open(fs, t) {
+fn check_file(
+    fs: &Filesystem,
+    qtype: QuotaType,
+    ino: u32,
+    usage: &QuotaUsage,
+    findings: &mut Findings,
+) {
+    let name = qtype.name();
+    let mut qf = match quota::open(fs, qtype) {
         Ok(q) => q,
         Err(QuotaOpenError::BadInode(_)) => return, // inode.quota_inum reports it
         Err(e @ QuotaOpenError::NotRegular(..)) => {
-            f.push(
+            findings.push(
                 Finding::new(RuleId::QuotaInodeType, None, format!("{name} quota: {e}"))
                     .with("inode", ino),
             );
             return;
         }
         Err(e) => {
-            f.push(
+            findings.push(
                 Finding::new(RuleId::QuotaFile, None, format!("{name} quota: {e}"))
                     .with("inode", ino),
             );
@@ -73,26 +79,26 @@ fn check_file(fs: &Filesystem, t: QuotaType, ino: u32, usage: &QuotaUsage, f: &m
     };
     let mut stored: Vec<Dquot> = Vec::new();
     let info = qf.info;
-    let rep = quota::scan(&mut qf.blocks, &info, |d| {
-        stored.push(*d);
+    let rep = quota::scan(&mut qf.blocks, &info, |dquot| {
+        stored.push(*dquot);
         if stored.len() >= MAX_ENTRIES {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
         }
     });
-    for p in &rep.problems {
-        f.push(
+    for problem in &rep.problems {
+        findings.push(
             Finding::new(
                 RuleId::QuotaFile,
                 None,
-                format!("{name} quota file (inode {ino}): {p}"),
+                format!("{name} quota file (inode {ino}): {problem}"),
             )
             .with("inode", ino),
         );
     }
     if stored.len() >= MAX_ENTRIES {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::QuotaFile,
                 None,
@@ -102,25 +108,25 @@ fn check_file(fs: &Filesystem, t: QuotaType, ino: u32, usage: &QuotaUsage, f: &m
         );
         return;
     }
-    for m in compare(usage, t, &stored) {
-        let computed = serde_json::json!({"space": m.computed.space, "inodes": m.computed.inodes});
-        let msg = match m.stored {
+    for mismatch in compare(usage, qtype, &stored) {
+        let computed = serde_json::json!({"space": mismatch.computed.space, "inodes": mismatch.computed.inodes});
+        let msg = match mismatch.stored {
             Some(s) => format!(
                 "{name} ID {}: usage inconsistent: computed ({}, {}) != stored ({}, {}) (bytes, inodes)",
-                m.id, m.computed.space, m.computed.inodes, s.space, s.inodes
+                mismatch.id, mismatch.computed.space, mismatch.computed.inodes, s.space, s.inodes
             ),
             None => format!(
                 "{name} ID {}: missing quota entry: computed ({}, {}) (bytes, inodes)",
-                m.id, m.computed.space, m.computed.inodes
+                mismatch.id, mismatch.computed.space, mismatch.computed.inodes
             ),
         };
-        let stored = m
+        let stored = mismatch
             .stored
             .map(|s| serde_json::json!({"space": s.space, "inodes": s.inodes}));
-        f.push(
+        findings.push(
             Finding::new(RuleId::QuotaUsage, None, msg)
                 .with("quota_type", name)
-                .with("id", m.id)
+                .with("id", mismatch.id)
                 .with("computed", computed)
                 .with("stored", stored.unwrap_or(serde_json::Value::Null)),
         );

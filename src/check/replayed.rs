@@ -13,18 +13,18 @@ use crate::reader::source::Source;
 use std::path::Path;
 
 /// `src` as after recovery when it needs recovery (with the findings saying so), else `src`.
-pub(super) fn apply(src: Source, journal: Option<&Path>, f: &mut Findings) -> Source {
+pub(super) fn apply(src: Source, journal: Option<&Path>, findings: &mut Findings) -> Source {
     match replay::replay_source(src.clone(), journal) {
         Ok(None) => src,
         Ok(Some((replayed, plan))) => {
-            report(&plan, f);
-            journal_inode_on_disk(&src, f);
+            report(&plan, findings);
+            journal_inode_on_disk(&src, findings);
             replayed
         }
         // A filesystem that does not open is judged by the superblock checks, as it is.
         Err(Error::Open { .. }) => src,
         Err(e) => {
-            f.push(Finding::new(
+            findings.push(Finding::new(
                 RuleId::JournalUnreplayable,
                 None,
                 format!("the journal cannot be replayed ({e}); the image is checked as it is"),
@@ -36,7 +36,7 @@ pub(super) fn apply(src: Source, journal: Option<&Path>, f: &mut Findings) -> So
 
 /// The journal inode as the kernel finds it before recovering (see
 /// [`super::journal::check_inode_before_replay`]); the replayed image may have a good one.
-fn journal_inode_on_disk(src: &Source, f: &mut Findings) {
+fn journal_inode_on_disk(src: &Source, findings: &mut Findings) {
     let open = OpenOptions {
         offset: Some(0),
         force: true,
@@ -44,11 +44,11 @@ fn journal_inode_on_disk(src: &Source, f: &mut Findings) {
     };
     // The replay opened it just before: an error here leaves the judgement to the passes.
     if let Ok(fs) = Filesystem::from_source(src.clone(), &open) {
-        super::journal::check_inode_before_replay(&fs, f);
+        super::journal::check_inode_before_replay(&fs, findings);
     }
 }
 
-fn report(plan: &Plan, f: &mut Findings) {
+fn report(plan: &Plan, findings: &mut Findings) {
     let mut msg = format!(
         "the image needed recovery: {} committed journal transactions replayed in memory before checking (--no-replay checks the bytes as they are)",
         plan.committed()
@@ -59,13 +59,13 @@ fn report(plan: &Plan, f: &mut Findings) {
             fc.tid
         ));
     }
-    f.push(
+    findings.push(
         Finding::new(RuleId::JournalReplayed, None, msg)
             .with("transactions", plan.committed())
             .with("first_transaction", plan.start_tid),
     );
     if let Some(fc) = &plan.fast_commit {
-        fast_commit(fc, f);
+        fast_commit(fc, findings);
     }
     for fail in &plan.failures {
         if let replay::Failure::FastCommit {
@@ -74,21 +74,21 @@ fn report(plan: &Plan, f: &mut Findings) {
         } = fail
         {
             // e2fsck 1.47 fails recovery on it; the kernel mounts: not a damage finding.
-            f.push(Finding::new(
+            findings.push(Finding::new(
                 RuleId::JournalFastCommit,
                 None,
                 format!("journal recovery by e2fsck 1.47 fails, nothing is replayed: {fail}"),
             ));
             continue;
         }
-        f.push(Finding::new(
+        findings.push(Finding::new(
             RuleId::JournalUnreplayable,
             None,
             format!("journal recovery fails, the kernel refuses to mount: {fail}"),
         ));
     }
     if let Some(tid) = plan.failed_commit {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::JournalUnreplayable,
                 None,
@@ -103,13 +103,13 @@ fn report(plan: &Plan, f: &mut Findings) {
 
 /// What the fast-commit transaction would change and the checked state does not hold: one
 /// finding naming every tag e2fsck 1.47 applies (`journal.fast_commit`).
-fn fast_commit(fc: &replay::FastCommit, f: &mut Findings) {
+fn fast_commit(fc: &replay::FastCommit, findings: &mut Findings) {
     let mut ops: Vec<String> = fc.ops.iter().map(|o| format!("{} {o}", o.tag())).collect();
     if fc.more_ops > 0 {
         ops.push(format!("and {} more", fc.more_ops));
     }
     let inodes: Vec<String> = fc.inodes().iter().map(u32::to_string).collect();
-    f.push(
+    findings.push(
         Finding::new(
             RuleId::JournalFastCommit,
             None,

@@ -112,24 +112,24 @@ impl Kernel {
     }
 }
 
-/// The severity the stated rule gives `r` (see the module documentation): the kernel's verdict
+/// The severity the stated rule gives `rule` (see the module documentation): the kernel's verdict
 /// when it refuses or repairs, else e2fsck's, else libext2fs's.
-pub fn derived_severity(r: &Rule) -> Severity {
-    match r.kernel {
+pub fn derived_severity(rule: &Rule) -> Severity {
+    match rule.kernel {
         Kernel::Refuses(_) => Severity::Error,
         Kernel::Repairs(_) => Severity::Warning,
-        Kernel::None | Kernel::Accepts(_) => e2fsck_severity(r),
+        Kernel::None | Kernel::Accepts(_) => e2fsck_severity(rule),
     }
 }
 
 /// The severity from e2fsck's problem flags (and libext2fs refusing to open) alone.
-pub fn e2fsck_severity(r: &Rule) -> Severity {
+pub fn e2fsck_severity(rule: &Rule) -> Severity {
     use super::problems::{problem, Verdict};
-    let uncorrected = r
+    let uncorrected = rule
         .e2fsck
         .iter()
         .any(|c| problem(c).is_none_or(|p| p.verdict() != Verdict::Accepted));
-    let unopened = r
+    let unopened = rule
         .enforced_by
         .iter()
         .any(|e| matches!(e, Enforcer::LibOpen | Enforcer::LibCheckDesc));
@@ -141,8 +141,8 @@ pub fn e2fsck_severity(r: &Rule) -> Severity {
 }
 
 impl Serialize for RuleId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -162,8 +162,8 @@ impl schemars::JsonSchema for RuleId {
 }
 
 impl std::fmt::Display for RuleId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
     }
 }
 
@@ -459,17 +459,17 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_well_formed() {
-        for (i, r) in RULES.iter().enumerate() {
-            assert_eq!(r.id as usize, i, "{}", r.id);
+        for (index, rule) in RULES.iter().enumerate() {
+            assert_eq!(rule.id as usize, index, "{}", rule.id);
         }
-        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
+        let mut ids: Vec<&str> = RULES.iter().map(|rule| rule.id.as_str()).collect();
         ids.sort_unstable();
-        let n = ids.len();
+        let count = ids.len();
         ids.dedup();
-        assert_eq!(ids.len(), n, "duplicate rule ID");
-        for r in RULES {
-            assert!(FAMILIES.contains(&r.id.family()), "{}", r.id);
-            assert!(!r.description.is_empty());
+        assert_eq!(ids.len(), count, "duplicate rule ID");
+        for rule in RULES {
+            assert!(FAMILIES.contains(&rule.id.family()), "{}", rule.id);
+            assert!(!rule.description.is_empty());
         }
         assert_eq!(
             rule("gd.checksum").map(|r| r.severity),
@@ -483,28 +483,28 @@ mod tests {
     #[test]
     fn severity_follows_the_stated_rule() {
         let mut wrong = Vec::new();
-        for r in RULES {
-            for c in r.e2fsck {
-                if super::super::problems::problem(c).is_none() {
-                    wrong.push(format!("{}: {c} is not in problems::PROBLEMS", r.id));
+        for rule in RULES {
+            for code in rule.e2fsck {
+                if super::super::problems::problem(code).is_none() {
+                    wrong.push(format!("{}: {code} is not in problems::PROBLEMS", rule.id));
                 }
             }
-            let derived = derived_severity(r);
-            if r.severity != derived {
+            let derived = derived_severity(rule);
+            if rule.severity != derived {
                 wrong.push(format!(
                     "{}: catalogue says {}, the rule derives {} (kernel {:?}, e2fsck {:?})",
-                    r.id,
-                    r.severity.name(),
+                    rule.id,
+                    rule.severity.name(),
                     derived.name(),
-                    r.kernel,
-                    r.e2fsck
+                    rule.kernel,
+                    rule.e2fsck
                 ));
             }
-            let overrides = derived != e2fsck_severity(r);
-            if overrides && r.deviation.is_empty() {
+            let overrides = derived != e2fsck_severity(rule);
+            if overrides && rule.deviation.is_empty() {
                 wrong.push(format!(
                     "{}: the kernel overrides e2fsck's verdict without a deviation note",
-                    r.id
+                    rule.id
                 ));
             }
         }

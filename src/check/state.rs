@@ -23,21 +23,21 @@ const MAX_ORPHAN_CHAIN: u32 = 1 << 16;
 const MAX_ORPHAN_FILE_BLOCKS: u64 = 1 << 12;
 
 /// `seconds since the epoch` as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
-pub fn utc_date(t: i64) -> String {
-    let days = t.div_euclid(86400);
-    let secs = t.rem_euclid(86400);
+pub fn utc_date(timestamp: i64) -> String {
+    let days = timestamp.div_euclid(86400);
+    let secs = timestamp.rem_euclid(86400);
     // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
+    let shifted_days = days + 719_468;
+    let era = shifted_days.div_euclid(146_097);
+    let doe = shifted_days - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
         secs / 3600,
         secs / 60 % 60,
         secs % 60
@@ -45,26 +45,26 @@ pub fn utc_date(t: i64) -> String {
 }
 
 /// State rules that need only the superblock.
-pub(super) fn check_superblock(sb: &Superblock, f: &mut Findings) {
+pub(super) fn check_superblock(sb: &Superblock, findings: &mut Findings) {
     if sb.state & STATE_ERROR_FS != 0 {
-        f.push(Finding::new(
+        findings.push(Finding::new(
             RuleId::StateErrors,
             None,
             "the superblock state says \"not clean with errors\": the kernel met an error and e2fsck has not repaired it since",
         ));
     }
     if sb.error_count > 0 {
-        f.push(error_record(sb));
+        findings.push(error_record(sb));
     }
     if sb.has_incompat(INCOMPAT_RECOVER) {
-        f.push(Finding::new(
+        findings.push(Finding::new(
             RuleId::StateNeedsRecovery,
             None,
             "the journal needs recovery (needs_recovery): the image was taken while mounted or after a crash, so it is not a finished image; transactions in the journal are not yet written to their home blocks, and inconsistencies reported below may be ones that journal replay (mount, or e2fsck without -n) would fix",
         ));
     }
     if sb.last_orphan != 0 {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::StateOrphanList,
                 None,
@@ -79,7 +79,7 @@ pub(super) fn check_superblock(sb: &Superblock, f: &mut Findings) {
     let written_max = sb.blocks_count().saturating_mul(sb.block_size()) / 1024;
     // No device survives being rewritten a million times over.
     if sb.kbytes_written > written_max.saturating_mul(1 << 20).max(1 << 40) {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::StateKbytesWritten,
                 None,
@@ -133,12 +133,12 @@ pub fn device_mounted(path: &std::path::Path) -> Option<String> {
 }
 
 /// The mounted-device rule.
-pub(super) fn check_mounted(path: &std::path::Path, is_device: bool, f: &mut Findings) {
+pub(super) fn check_mounted(path: &std::path::Path, is_device: bool, findings: &mut Findings) {
     if !is_device {
         return;
     }
     if let Some(dir) = device_mounted(path) {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::StateMounted,
                 None,
@@ -188,23 +188,23 @@ fn orphan_file_blocks(fs: &Filesystem, ino: u32, inode: &Inode) -> Vec<(u64, u64
     let count = (inode.size / fs.block_size().max(1)).min(MAX_ORPHAN_FILE_BLOCKS);
     let mut blocks = Vec::new();
     match data_map(fs, ino, inode, None) {
-        DataMap::Extents(w) => {
-            for e in w.leaves().filter(|e| !e.uninit) {
-                for i in 0..u64::from(e.len) {
-                    blocks.push((u64::from(e.logical) + i, e.physical + i));
+        DataMap::Extents(walk) => {
+            for leaf in walk.leaves().filter(|leaf| !leaf.uninit) {
+                for offset in 0..u64::from(leaf.len) {
+                    blocks.push((u64::from(leaf.logical) + offset, leaf.physical + offset));
                 }
                 if blocks.len() as u64 > MAX_ORPHAN_FILE_BLOCKS {
                     break;
                 }
             }
         }
-        DataMap::Blocks(w) => {
-            for r in &w.runs {
-                let crate::reader::extent::MapKind::Data(logical) = r.kind else {
+        DataMap::Blocks(walk) => {
+            for run in &walk.runs {
+                let crate::reader::extent::MapKind::Data(logical) = run.kind else {
                     continue;
                 };
-                for i in 0..r.len {
-                    blocks.push((logical + i, r.physical + i));
+                for offset in 0..run.len {
+                    blocks.push((logical + offset, run.physical + offset));
                 }
                 if blocks.len() as u64 > MAX_ORPHAN_FILE_BLOCKS {
                     break;
@@ -262,11 +262,12 @@ fn read_orphan_file(fs: &Filesystem) -> OrphanFile {
         {
             out.bad.push(bad("checksum"));
         }
-        let n = OrphanBlockTail::slots(data.len());
-        for i in 0..n {
-            let v = u32::from_le_bytes(data[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
-            if v != 0 {
-                out.entries.push(v);
+        let slot_count = OrphanBlockTail::slots(data.len());
+        for slot in 0..slot_count {
+            let entry =
+                u32::from_le_bytes(data[4 * slot..4 * slot + 4].try_into().unwrap_or([0; 4]));
+            if entry != 0 {
+                out.entries.push(entry);
             }
         }
     }
@@ -274,9 +275,9 @@ fn read_orphan_file(fs: &Filesystem) -> OrphanFile {
 }
 
 /// `state.orphan_file_block`: the first block failing its tail, and how many do.
-fn bad_orphan_blocks(fs: &Filesystem, bad: &[BadOrphanBlock], f: &mut Findings) {
+fn bad_orphan_blocks(fs: &Filesystem, bad: &[BadOrphanBlock], findings: &mut Findings) {
     let Some(first) = bad.first() else { return };
-    f.push(
+    findings.push(
         Finding::new(
             RuleId::StateOrphanFileBlock,
             None,
@@ -302,15 +303,15 @@ fn bad_orphan_blocks(fs: &Filesystem, bad: &[BadOrphanBlock], f: &mut Findings) 
 }
 
 /// Orphan rules that need the filesystem; returns every orphan inode (list and file).
-pub(super) fn check_orphans(fs: &Filesystem, f: &mut Findings) -> Vec<u32> {
+pub(super) fn check_orphans(fs: &Filesystem, findings: &mut Findings) -> Vec<u32> {
     let mut orphans = orphan_chain(fs);
     let OrphanFile {
         entries: in_file,
         bad,
     } = read_orphan_file(fs);
-    bad_orphan_blocks(fs, &bad, f);
+    bad_orphan_blocks(fs, &bad, findings);
     if !in_file.is_empty() {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::StateOrphanFile,
                 None,
@@ -323,7 +324,7 @@ pub(super) fn check_orphans(fs: &Filesystem, f: &mut Findings) -> Vec<u32> {
             .with("count", in_file.len()),
         );
     } else if fs.sb.has_ro_compat(RO_COMPAT_ORPHAN_PRESENT) {
-        f.push(Finding::new(
+        findings.push(Finding::new(
             RuleId::StateOrphanFile,
             None,
             "orphan_present is set (the filesystem was in use, or not cleanly unmounted) although the orphan file lists no inode",

@@ -7,22 +7,22 @@ use crate::reader::fs::Filesystem;
 use crate::reader::geometry::Geometry;
 use crate::reader::superblock::{Superblock, EXT2_MAGIC, SUPERBLOCK_SIZE};
 
-fn hex(v: u32) -> String {
-    format!("0x{v:x}")
+fn hex(value: u32) -> String {
+    format!("0x{value:x}")
 }
 
-fn push(f: &mut Findings, rule: RuleId, msg: String) {
-    f.push(Finding::new(rule, None, msg));
+fn push(findings: &mut Findings, rule: RuleId, msg: String) {
+    findings.push(Finding::new(rule, None, msg));
 }
 
 /// Check the primary superblock. Returns true when its geometry is usable for the group walk.
-pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings) -> bool {
-    if !check_identity(sb, f) {
+pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, findings: &mut Findings) -> bool {
+    if !check_identity(sb, findings) {
         return false;
     }
     let Some(bs) = sb.block_size_checked() else {
         push(
-            f,
+            findings,
             RuleId::SbBlockSize,
             format!(
                 "log_block_size is {}, at most 6 (64 KiB blocks)",
@@ -31,18 +31,18 @@ pub(super) fn check(sb: &Superblock, image_len: u64, now: u64, f: &mut Findings)
         );
         return false;
     };
-    check_sizes(sb, bs, f);
-    check_group_geometry(sb, bs, image_len, f);
-    check_feature_combinations(sb, f);
-    check_totals(sb, f);
-    check_times(sb, now, f);
+    check_sizes(sb, bs, findings);
+    check_group_geometry(sb, bs, image_len, findings);
+    check_feature_combinations(sb, findings);
+    check_totals(sb, findings);
+    check_times(sb, now, findings);
     Geometry::new(sb, true).is_ok()
 }
 
 /// Magic, checksum, revision and feature bits known to libext2fs. False without the magic.
-fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
+fn check_identity(sb: &Superblock, findings: &mut Findings) -> bool {
     if sb.magic != EXT2_MAGIC {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbMagic,
                 None,
@@ -56,7 +56,7 @@ fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
     }
     if sb.has_metadata_csum() {
         if sb.checksum_type != 1 {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbChecksumType,
                     None,
@@ -69,29 +69,32 @@ fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
                 .with("expected", 1),
             );
         }
-        let c = sb.computed_checksum();
-        if c != sb.checksum {
-            f.push(
+        let computed = sb.computed_checksum();
+        if computed != sb.checksum {
+            findings.push(
                 Finding::new(
                     RuleId::SbChecksum,
                     None,
-                    format!("checksum is 0x{:08x}, should be 0x{c:08x}", sb.checksum),
+                    format!(
+                        "checksum is 0x{:08x}, should be 0x{computed:08x}",
+                        sb.checksum
+                    ),
                 )
                 .with("stored", sb.checksum)
-                .with("expected", c),
+                .with("expected", computed),
             );
         }
     }
     if sb.rev_level > 1 {
         push(
-            f,
+            findings,
             RuleId::SbRevLevel,
             format!("revision level is {}, should be 0 or 1", sb.rev_level),
         );
     }
     let unknown_in = sb.feature_incompat & !LIB_INCOMPAT_SUPP;
     if unknown_in != 0 {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbIncompatUnknown,
                 None,
@@ -106,7 +109,7 @@ fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
     }
     let unknown_ro = sb.feature_ro_compat & !LIB_RO_COMPAT_SUPP;
     if unknown_ro != 0 {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbRoCompatUnknown,
                 None,
@@ -123,7 +126,7 @@ fn check_identity(sb: &Superblock, f: &mut Findings) -> bool {
 }
 
 /// Cluster, flex group, inode and descriptor sizes, first inode and extra isize.
-fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
+fn check_sizes(sb: &Superblock, bs: u64, findings: &mut Findings) {
     let bigalloc = sb.is_bigalloc();
     let cluster_ok = if bigalloc {
         sb.log_cluster_size >= sb.log_block_size && sb.log_cluster_size <= 19
@@ -139,7 +142,7 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
                 sb.log_block_size
             )
         };
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbClusterSize,
                 None,
@@ -153,7 +156,7 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     }
     if sb.log_groups_per_flex > 31 {
         push(
-            f,
+            findings,
             RuleId::SbLogGroupsPerFlex,
             format!(
                 "log_groups_per_flex is {}, at most 31",
@@ -163,7 +166,7 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     }
     let isize = u64::from(sb.inode_size());
     if isize < 128 || isize > bs || !isize.is_power_of_two() {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbInodeSize,
                 None,
@@ -174,7 +177,7 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     }
     let first_ino = sb.first_ino();
     if first_ino < 11 || first_ino > sb.inodes_count {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbFirstIno,
                 None,
@@ -188,21 +191,21 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     }
     if sb.rev_level >= 1 {
         let room = isize.saturating_sub(128);
-        for (what, v) in [
+        for (what, value) in [
             ("required", sb.min_extra_isize),
             ("desired", sb.want_extra_isize),
         ] {
-            let v64 = u64::from(v);
-            if v != 0 && (v < 4 || v64 > room || v % 4 != 0) {
-                f.push(
+            let v64 = u64::from(value);
+            if value != 0 && (value < 4 || v64 > room || value % 4 != 0) {
+                findings.push(
                     Finding::new(
                         RuleId::SbExtraIsize,
                         None,
                         format!(
-                            "{what} extra isize is {v}, should be 0 or a multiple of 4 in [4, {room}]"
+                            "{what} extra isize is {value}, should be 0 or a multiple of 4 in [4, {room}]"
                         ),
                     )
-                    .with("stored", v)
+                    .with("stored", value)
                     .with("which", what),
                 );
             }
@@ -211,7 +214,7 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
     if sb.is_64bit() {
         let ds = u32::from(sb.desc_size);
         if !(64..=1024).contains(&ds) || !ds.is_power_of_two() {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbDescSize,
                     None,
@@ -226,11 +229,11 @@ fn check_sizes(sb: &Superblock, bs: u64, f: &mut Findings) {
 /// Blocks and inodes per group, first data block, device size, group count and what derives
 /// from it, reserved blocks and reserved GDT blocks (e2fsck's `check_super_block`, in its
 /// order).
-fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
-    check_per_group_counts(sb, bs, f);
-    check_filesystem_extent(sb, bs, image_len, f);
-    check_derived_counts(sb, bs, f);
-    check_reserved_counts(sb, bs, f);
+fn check_group_geometry(sb: &Superblock, bs: u64, image_len: u64, findings: &mut Findings) {
+    check_per_group_counts(sb, bs, findings);
+    check_filesystem_extent(sb, bs, image_len, findings);
+    check_derived_counts(sb, bs, findings);
+    check_reserved_counts(sb, bs, findings);
 }
 
 /// log2 of blocks per cluster, as the superblock gives it (0 without bigalloc), bounded so that
@@ -243,14 +246,14 @@ fn cluster_bits(sb: &Superblock) -> u32 {
 
 /// Blocks, clusters and inodes per group within what a group's bitmap of one block can hold
 /// (`check_super_value` on `s_clusters_per_group`, `s_inodes_per_group`).
-fn check_per_group_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+fn check_per_group_counts(sb: &Superblock, bs: u64, findings: &mut Findings) {
     let isize = u64::from(sb.inode_size());
     let cbits = cluster_bits(sb);
     let cpg_max = (8 * bs).min(65528);
     let cpg = u64::from(sb.clusters_per_group);
     let bpg = u64::from(sb.blocks_per_group);
     if !(8..=cpg_max).contains(&cpg) || bpg != cpg << cbits {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbBlocksPerGroup,
                 None,
@@ -267,7 +270,7 @@ fn check_per_group_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
     let ipg = u64::from(sb.inodes_per_group);
     let ipg_max = (8 * bs).min(65536 - ipb);
     if ipg < ipb || ipg > ipg_max {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbInodesPerGroup,
                 None,
@@ -280,13 +283,13 @@ fn check_per_group_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
 
 /// The first data block (1 on 1 KiB blocks without bigalloc, else 0) and the block count
 /// against the size of the image.
-fn check_filesystem_extent(sb: &Superblock, bs: u64, image_len: u64, f: &mut Findings) {
+fn check_filesystem_extent(sb: &Superblock, bs: u64, image_len: u64, findings: &mut Findings) {
     let cbits = cluster_bits(sb);
     let blocks = sb.blocks_count();
     let fdb = u64::from(sb.first_data_block);
     let want_fdb = u64::from(bs == 1024 && cbits == 0);
     if fdb != want_fdb || fdb >= blocks {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbFirstDataBlock,
                 None,
@@ -298,7 +301,7 @@ fn check_filesystem_extent(sb: &Superblock, bs: u64, image_len: u64, f: &mut Fin
     }
     let image_blocks = image_len / bs;
     if blocks > image_blocks {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbBlocksCountDevice,
                 None,
@@ -315,7 +318,7 @@ fn check_filesystem_extent(sb: &Superblock, bs: u64, image_len: u64, f: &mut Fin
 /// What the group count derives: the inode count (groups x inodes per group) and
 /// `s_first_meta_bg` within the descriptor blocks. The group count itself must leave a
 /// descriptor block's worth of group numbers below 2^32.
-fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+fn check_derived_counts(sb: &Superblock, bs: u64, findings: &mut Findings) {
     let blocks = sb.blocks_count();
     let fdb = u64::from(sb.first_data_block);
     let bpg = u64::from(sb.blocks_per_group);
@@ -328,7 +331,7 @@ fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
         let group_count = (blocks - fdb).div_ceil(bpg);
         if group_count > (1u64 << 32) - dpb {
             push(
-                f,
+                findings,
                 RuleId::SbGroupCount,
                 format!("{group_count} groups, at most {}", (1u64 << 32) - dpb),
             );
@@ -339,7 +342,7 @@ fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
     if let Some(group_count) = groups {
         let want = group_count * ipg;
         if u64::from(sb.inodes_count) != want {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbInodesCount,
                     None,
@@ -354,7 +357,7 @@ fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
         }
         let desc_blocks = group_count.div_ceil(dpb);
         if sb.has_incompat(INCOMPAT_META_BG) && u64::from(sb.first_meta_bg) > desc_blocks {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbFirstMetaBg,
                     None,
@@ -372,10 +375,10 @@ fn check_derived_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
 
 /// Reserved blocks at most half the filesystem, reserved GDT blocks at most a block of block
 /// numbers (`check_super_value` on `r_blocks_count` and `reserved_gdt_blocks`).
-fn check_reserved_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
+fn check_reserved_counts(sb: &Superblock, bs: u64, findings: &mut Findings) {
     let blocks = sb.blocks_count();
     if sb.r_blocks_count() > blocks / 2 {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbRBlocksCount,
                 None,
@@ -389,7 +392,7 @@ fn check_reserved_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
         );
     }
     if u64::from(sb.reserved_gdt_blocks) > bs / 4 {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbReservedGdtBlocks,
                 None,
@@ -405,39 +408,39 @@ fn check_reserved_counts(sb: &Superblock, bs: u64, f: &mut Findings) {
 }
 
 /// Feature combinations libext2fs, the kernel or e2fsck refuse.
-fn check_feature_combinations(sb: &Superblock, f: &mut Findings) {
+fn check_feature_combinations(sb: &Superblock, findings: &mut Findings) {
     let bigalloc = sb.is_bigalloc();
     if sb.has_metadata_csum() && sb.has_ro_compat(RO_COMPAT_GDT_CSUM) {
         push(
-            f,
+            findings,
             RuleId::SbFeatureCsumRedundant,
             "metadata_csum and uninit_bg are both set; uninit_bg is ignored".into(),
         );
     }
     if sb.has_incompat(INCOMPAT_CSUM_SEED) && !sb.has_metadata_csum() {
         push(
-            f,
+            findings,
             RuleId::SbFeatureCsumSeed,
             "metadata_csum_seed is set without metadata_csum".into(),
         );
     }
     if sb.is_64bit() && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
-            f,
+            findings,
             RuleId::SbFeature64bitExtents,
             "64bit is set without extent".into(),
         );
     }
     if sb.has_compat(COMPAT_RESIZE_INODE) && sb.has_incompat(INCOMPAT_META_BG) {
         push(
-            f,
+            findings,
             RuleId::SbFeatureResizeMetaBg,
             "resize_inode and meta_bg are both set; they cannot be used together".into(),
         );
     }
     if bigalloc && !sb.has_incompat(INCOMPAT_EXTENTS) {
         push(
-            f,
+            findings,
             RuleId::SbFeatureBigallocExtents,
             "bigalloc is set without extent".into(),
         );
@@ -445,10 +448,10 @@ fn check_feature_combinations(sb: &Superblock, f: &mut Findings) {
 }
 
 /// Free block and inode totals against the counts.
-fn check_totals(sb: &Superblock, f: &mut Findings) {
+fn check_totals(sb: &Superblock, findings: &mut Findings) {
     let blocks = sb.blocks_count();
     if sb.free_blocks_count() > blocks {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbFreeBlocksTotal,
                 None,
@@ -461,7 +464,7 @@ fn check_totals(sb: &Superblock, f: &mut Findings) {
         );
     }
     if sb.free_inodes_count > sb.inodes_count {
-        f.push(
+        findings.push(
             Finding::new(
                 RuleId::SbFreeInodesTotal,
                 None,
@@ -476,7 +479,7 @@ fn check_totals(sb: &Superblock, f: &mut Findings) {
 }
 
 /// Last mount and last write times (40-bit) not in the future, printed as dates.
-fn check_times(sb: &Superblock, now: u64, f: &mut Findings) {
+fn check_times(sb: &Superblock, now: u64, findings: &mut Findings) {
     let now_i = i64::try_from(now).unwrap_or(i64::MAX);
     // e2fsck accepts up to a day of clock skew (accept_time_fudge).
     let times = [
@@ -489,19 +492,19 @@ fn check_times(sb: &Superblock, now: u64, f: &mut Findings) {
             i64::from(sb.wtime) | (i64::from(sb.wtime_hi) << 32),
         ),
     ];
-    for (what, t) in times {
-        if t > now_i.saturating_add(86400) {
-            f.push(
+    for (what, time) in times {
+        if time > now_i.saturating_add(86400) {
+            findings.push(
                 Finding::new(
                     RuleId::SbTimeFuture,
                     None,
                     format!(
                         "{what} time {} is in the future (now {})",
-                        super::state::utc_date(t),
+                        super::state::utc_date(time),
                         super::state::utc_date(now_i)
                     ),
                 )
-                .with_time("stored", t)
+                .with_time("stored", time)
                 .with_time("now", now_i),
             );
         }
@@ -536,42 +539,45 @@ pub(super) fn use_backup_finding(backups: &[(u64, u64)]) -> Finding {
 }
 
 /// Compare every backup superblock with the primary on what e2fsck compares.
-pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
+pub(super) fn check_backups(fs: &Filesystem, findings: &mut Findings) {
     let geo = &fs.geo;
-    let p = &fs.sb;
+    let primary = &fs.sb;
     const IGNORE_IN: u32 = INCOMPAT_EXTENTS | INCOMPAT_RECOVER;
     const IGNORE_RO: u32 = RO_COMPAT_LARGE_FILE | RO_COMPAT_DIR_NLINK;
-    for g in 1..geo.group_count {
-        if !geo.bg_has_super(g) {
+    for group in 1..geo.group_count {
+        if !geo.bg_has_super(group) {
             continue;
         }
-        let blk = geo.group_first_block(g);
+        let blk = geo.group_first_block(group);
         let Some(raw) = blk
             .checked_mul(geo.block_size)
             .and_then(|o| fs.source.try_read(o, SUPERBLOCK_SIZE as u64))
         else {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbBackupInvalid,
-                    Some(g),
+                    Some(group),
                     format!("backup superblock at block {blk} lies beyond the end of the image"),
                 )
                 .with("block", blk),
             );
             continue;
         };
-        let Ok(b) = Superblock::parse(&raw) else {
+        let Ok(backup) = Superblock::parse(&raw) else {
             continue;
         };
-        if b.magic != EXT2_MAGIC || b.rev_level > 1 || b.log_block_size > 6 || b.inode_size() < 128
+        if backup.magic != EXT2_MAGIC
+            || backup.rev_level > 1
+            || backup.log_block_size > 6
+            || backup.inode_size() < 128
         {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbBackupInvalid,
-                    Some(g),
+                    Some(group),
                     format!(
                         "backup superblock at block {blk} is not valid (magic 0x{:04x})",
-                        b.magic
+                        backup.magic
                     ),
                 )
                 .with("block", blk),
@@ -579,48 +585,50 @@ pub(super) fn check_backups(fs: &Filesystem, f: &mut Findings) {
             continue;
         }
         let mut diff = Vec::new();
-        if p.feature_compat != b.feature_compat {
+        if primary.feature_compat != backup.feature_compat {
             diff.push(format!(
                 "compat features {} vs {}",
-                hex(b.feature_compat),
-                hex(p.feature_compat)
+                hex(backup.feature_compat),
+                hex(primary.feature_compat)
             ));
         }
-        if p.feature_incompat & !IGNORE_IN != b.feature_incompat & !IGNORE_IN {
+        if primary.feature_incompat & !IGNORE_IN != backup.feature_incompat & !IGNORE_IN {
             diff.push(format!(
                 "incompat features {} vs {}",
-                hex(b.feature_incompat),
-                hex(p.feature_incompat)
+                hex(backup.feature_incompat),
+                hex(primary.feature_incompat)
             ));
         }
-        if p.feature_ro_compat & !IGNORE_RO != b.feature_ro_compat & !IGNORE_RO {
+        if primary.feature_ro_compat & !IGNORE_RO != backup.feature_ro_compat & !IGNORE_RO {
             diff.push(format!(
                 "ro_compat features {} vs {}",
-                hex(b.feature_ro_compat),
-                hex(p.feature_ro_compat)
+                hex(backup.feature_ro_compat),
+                hex(primary.feature_ro_compat)
             ));
         }
-        if p.blocks_count_lo != b.blocks_count_lo || p.blocks_count_hi != b.blocks_count_hi {
+        if primary.blocks_count_lo != backup.blocks_count_lo
+            || primary.blocks_count_hi != backup.blocks_count_hi
+        {
             diff.push(format!(
                 "block count {} vs {}",
-                b.blocks_count(),
-                p.blocks_count()
+                backup.blocks_count(),
+                primary.blocks_count()
             ));
         }
-        if p.inodes_count != b.inodes_count {
+        if primary.inodes_count != backup.inodes_count {
             diff.push(format!(
                 "inode count {} vs {}",
-                b.inodes_count, p.inodes_count
+                backup.inodes_count, primary.inodes_count
             ));
         }
-        if p.uuid != b.uuid {
+        if primary.uuid != backup.uuid {
             diff.push("UUID differs".into());
         }
         if !diff.is_empty() {
-            f.push(
+            findings.push(
                 Finding::new(
                     RuleId::SbBackupMismatch,
-                    Some(g),
+                    Some(group),
                     format!(
                         "backup superblock at block {blk} disagrees with the primary: {} (backup vs primary)",
                         diff.join(", ")

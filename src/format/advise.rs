@@ -28,17 +28,17 @@ pub fn render(advice: &Advice) -> String {
 
 /// One row per parameter: the value chosen, mke2fs's default, why, and the source.
 fn rationale_table(advice: &Advice) -> table::Styled {
-    let mut t = table::table(&["parameter", "chosen", "mke2fs default", "why", "source"]);
-    for r in &advice.rationale {
-        t.add_row(vec![
-            r.parameter.clone(),
-            r.value.clone(),
-            r.mke2fs_default.clone(),
-            r.why.clone(),
-            r.source.clone(),
+    let mut grid = table::table(&["parameter", "chosen", "mke2fs default", "why", "source"]);
+    for row in &advice.rationale {
+        grid.add_row(vec![
+            row.parameter.clone(),
+            row.value.clone(),
+            row.mke2fs_default.clone(),
+            row.why.clone(),
+            row.source.clone(),
         ]);
     }
-    t
+    grid
 }
 
 /// A percentage with two decimals, `-` of nothing.
@@ -118,44 +118,44 @@ const LAYOUT_ROWS: &[LayoutRow] = &[
 
 /// The predicted layout of the advised command beside plain mkfs.ext4 (`-` when unknown).
 fn layout_table(layout: &Layout, default: Option<&Layout>) -> table::Styled {
-    let mut t = table::table(&["", "this command", "plain mkfs.ext4"]);
+    let mut grid = table::table(&["", "this command", "plain mkfs.ext4"]);
     for (label, show) in LAYOUT_ROWS {
-        t.add_row(vec![
+        grid.add_row(vec![
             label.to_string(),
             show(layout),
             default.map_or_else(|| "-".into(), show),
         ]);
     }
-    t
+    grid
 }
 
 /// One row per inode size: usable and needed bytes, the share all in-inode, the chosen one.
 fn fit_table(fit: &FitAdvice) -> table::Styled {
-    let mut t = table::table(&[
+    let mut grid = table::table(&[
         "inode size",
         "usable bytes",
         "needed bytes",
         "all in-inode",
         "",
     ]);
-    for r in &fit.sizes {
-        t.add_row(vec![
-            r.inode_size.to_string(),
-            r.usable_bytes.to_string(),
-            if r.needed_bytes > 0 {
-                r.needed_bytes.to_string()
+    for row in &fit.sizes {
+        grid.add_row(vec![
+            row.inode_size.to_string(),
+            row.usable_bytes.to_string(),
+            if row.needed_bytes > 0 {
+                row.needed_bytes.to_string()
             } else {
                 "-".into()
             },
-            format!("{:.1}%", r.share_all_in_inode * 100.0),
-            if r.inode_size == fit.inode_size {
+            format!("{:.1}%", row.share_all_in_inode * 100.0),
+            if row.inode_size == fit.inode_size {
                 "<- chosen".into()
             } else {
                 String::new()
             },
         ]);
     }
-    t
+    grid
 }
 
 /// The outliers at the advised inode size and what larger sizes would cost (empty when none).
@@ -163,7 +163,7 @@ fn render_outliers(fit: &FitAdvice, inode_size: u32) -> String {
     if fit.outlier_inodes == 0 {
         return String::new();
     }
-    let listed: u64 = fit.outliers.iter().map(|o| o.inodes).sum();
+    let listed: u64 = fit.outliers.iter().map(|outlier| outlier.inodes).sum();
     let worst = if listed < fit.outlier_inodes {
         format!(" (the {} worst)", fit.outliers.len())
     } else {
@@ -185,51 +185,53 @@ fn render_outliers(fit: &FitAdvice, inode_size: u32) -> String {
 
 /// One row per outlier file: what it needs and what covering it would cost.
 fn outlier_table(fit: &FitAdvice) -> table::Styled {
-    let mut t = table::table(&[
+    let mut grid = table::table(&[
         "path",
         "inodes",
         "bytes needed",
         "inode size needed",
         "extra inode tables",
     ]);
-    for o in &fit.outliers {
-        let path = match (&o.path, o.ino) {
+    for outlier in &fit.outliers {
+        let path = match (&outlier.path, outlier.ino) {
             (Some(p), _) => p.clone(),
             (None, Some(i)) => format!("inode {i}"),
             (None, None) => "-".into(),
         };
-        t.add_row(vec![
+        grid.add_row(vec![
             path,
-            o.inodes.to_string(),
-            o.needed_bytes.to_string(),
-            o.inode_size_needed
+            outlier.inodes.to_string(),
+            outlier.needed_bytes.to_string(),
+            outlier
+                .inode_size_needed
                 .map_or("none up to the block size".into(), |s| s.to_string()),
-            o.extra_inode_table_bytes
+            outlier
+                .extra_inode_table_bytes
                 .map_or("-".into(), |b| format!("+{}", human_bytes(b))),
         ]);
     }
-    t
+    grid
 }
 
 /// One row per larger inode size: outliers covered and the inode-table cost.
 fn cover_cost_table(fit: &FitAdvice) -> table::Styled {
-    let mut t = table::table(&[
+    let mut grid = table::table(&[
         "-I",
         "outlier inodes covered",
         "extra inode tables",
         "inode tables of device",
     ]);
-    for c in &fit.cover_costs {
-        t.add_row(vec![
-            c.inode_size.to_string(),
-            format!("{} of {}", c.outlier_inodes_covered, fit.outlier_inodes),
-            c.extra_inode_table_bytes
+    for cost in &fit.cover_costs {
+        grid.add_row(vec![
+            cost.inode_size.to_string(),
+            format!("{} of {}", cost.outlier_inodes_covered, fit.outlier_inodes),
+            cost.extra_inode_table_bytes
                 .map_or("mke2fs would refuse".into(), |b| {
                     format!("+{}", human_bytes(b))
                 }),
-            c.inode_table_percent
+            cost.inode_table_percent
                 .map_or("-".into(), |p| format!("{p:.2}%")),
         ]);
     }
-    t
+    grid
 }

@@ -11,45 +11,45 @@
 use crate::check::Finding;
 
 /// Where a finding is: `group 3, inode 12 (/a/b, /c)`, or empty.
-pub fn location(f: &Finding) -> String {
+pub fn location(finding: &Finding) -> String {
     let mut parts = Vec::new();
-    if let Some(g) = f.group {
-        parts.push(format!("group {g}"));
+    if let Some(group) = finding.group {
+        parts.push(format!("group {group}"));
     }
-    if let Some(i) = f.inode {
-        parts.push(format!("inode {i}"));
+    if let Some(ino) = finding.inode {
+        parts.push(format!("inode {ino}"));
     }
-    let mut s = parts.join(", ");
-    if !f.paths.is_empty() {
-        if !s.is_empty() {
-            s.push(' ');
+    let mut text = parts.join(", ");
+    if !finding.paths.is_empty() {
+        if !text.is_empty() {
+            text.push(' ');
         }
-        s.push('(');
-        s.push_str(&f.paths.join(", "));
-        s.push(')');
+        text.push('(');
+        text.push_str(&finding.paths.join(", "));
+        text.push(')');
     }
-    s
+    text
 }
 
 /// The finding's location and message: `group 3, inode 12 (/a): message`, or the message alone.
-pub fn located_message(f: &Finding) -> String {
-    let at = location(f);
+pub fn located_message(finding: &Finding) -> String {
+    let at = location(finding);
     if at.is_empty() {
-        f.message.clone()
+        finding.message.clone()
     } else {
-        format!("{at}: {}", f.message)
+        format!("{at}: {}", finding.message)
     }
 }
 
 /// The whole line (without newline): `IMAGE: error[RULE] group N, inode M (PATH): message`.
-pub fn line(image: &str, f: &Finding) -> String {
-    let at = location(f);
+pub fn line(image: &str, finding: &Finding) -> String {
+    let at = location(finding);
     let sep = if at.is_empty() { "" } else { " " };
     format!(
         "{image}: {}[{}]{sep}{at}: {}",
-        f.severity.name(),
-        f.rule,
-        f.message
+        finding.severity.name(),
+        finding.rule,
+        finding.message
     )
 }
 
@@ -60,17 +60,23 @@ mod tests {
 
     #[test]
     fn lines_name_image_severity_rule_and_place() {
-        let mut f = Finding::inode(RuleId::InodeMode, 0, 12, "bad mode");
-        f.paths = vec!["/a".into(), "/b".into()];
+        let mut inode_finding = Finding::inode(RuleId::InodeMode, 0, 12, "bad mode");
+        inode_finding.paths = vec!["/a".into(), "/b".into()];
         assert_eq!(
-            line("x.img", &f),
+            line("x.img", &inode_finding),
             "x.img: error[inode.mode] group 0, inode 12 (/a, /b): bad mode"
         );
-        let g = Finding::new(RuleId::GdChecksum, Some(3), "crc");
-        assert_eq!(line("x.img", &g), "x.img: error[gd.checksum] group 3: crc");
-        let mut s = Finding::new(RuleId::SbMagic, None, "magic");
-        s.severity = Severity::Warning;
-        assert_eq!(line("x.img", &s), "x.img: warning[sb.magic]: magic");
-        assert_eq!(located_message(&g), "group 3: crc");
+        let group_finding = Finding::new(RuleId::GdChecksum, Some(3), "crc");
+        assert_eq!(
+            line("x.img", &group_finding),
+            "x.img: error[gd.checksum] group 3: crc"
+        );
+        let mut sb_finding = Finding::new(RuleId::SbMagic, None, "magic");
+        sb_finding.severity = Severity::Warning;
+        assert_eq!(
+            line("x.img", &sb_finding),
+            "x.img: warning[sb.magic]: magic"
+        );
+        assert_eq!(located_message(&group_finding), "group 3: crc");
     }
 }

@@ -41,22 +41,23 @@ pub struct LsReport {
 
 /// debugfs `print_filename` (1.47.0): control bytes, DEL and above, and `\\` as `\xNN`.
 pub fn escape_name(name: &[u8]) -> Vec<u8> {
-    let mut o = Vec::with_capacity(name.len());
-    for &c in name {
-        if !(32..127).contains(&c) || c == b'\\' {
-            o.extend_from_slice(format!("\\x{c:02x}").as_bytes());
+    let mut escaped = Vec::with_capacity(name.len());
+    for &byte in name {
+        if !(32..127).contains(&byte) || byte == b'\\' {
+            escaped.extend_from_slice(format!("\\x{byte:02x}").as_bytes());
         } else {
-            o.push(c);
+            escaped.push(byte);
         }
     }
-    o
+    escaped
 }
 
 /// `%2d-%s-%4d %02d:%02d` of `secs` in local time, built from `ctime()`'s fields.
 fn ls_date(secs: i64) -> String {
-    let c = super::sys::ctime(secs);
-    let f: Vec<&str> = c.split_whitespace().collect();
-    let (Some(mon), Some(day), Some(hm), Some(year)) = (f.get(1), f.get(2), f.get(3), f.get(4))
+    let ctime_text = super::sys::ctime(secs);
+    let fields: Vec<&str> = ctime_text.split_whitespace().collect();
+    let (Some(mon), Some(day), Some(hm), Some(year)) =
+        (fields.get(1), fields.get(2), fields.get(3), fields.get(4))
     else {
         return " ".repeat(17);
     };
@@ -88,24 +89,28 @@ impl<W: Write + ?Sized> Lister<'_, W> {
         }
     }
 
-    fn name(&self, e: &IterEntry<'_>, raw: bool) -> Vec<u8> {
+    fn name(&self, entry: &IterEntry<'_>, raw: bool) -> Vec<u8> {
         if self.encrypted && !raw {
-            format!("<encrypted ({})>", e.name_len).into_bytes()
+            format!("<encrypted ({})>", entry.name_len).into_bytes()
         } else {
-            escape_name(e.name)
+            escape_name(entry.name)
         }
     }
 
-    fn entry(&mut self, e: &IterEntry<'_>) -> io::Result<()> {
+    fn entry(&mut self, entry: &IterEntry<'_>) -> io::Result<()> {
         let raw = self.opts.raw || self.state < 2;
         self.state = (self.state + 1).min(2);
-        let (lbr, rbr) = if e.deleted { ('<', '>') } else { (' ', ' ') };
-        let ino = if e.deleted { 0 } else { e.inode };
+        let (lbr, rbr) = if entry.deleted {
+            ('<', '>')
+        } else {
+            (' ', ' ')
+        };
+        let ino = if entry.deleted { 0 } else { entry.inode };
         let zero = Inode::parse(&[0u8; 128]);
         if self.opts.parse {
-            let i = if ino != 0 {
+            let inode = if ino != 0 {
                 match self.read_inode(ino) {
-                    Some(i) => i,
+                    Some(inode) => inode,
                     None => return Ok(()),
                 }
             } else {
@@ -114,20 +119,20 @@ impl<W: Write + ?Sized> Lister<'_, W> {
             write!(
                 self.out,
                 "/{ino}/{:06o}/{}/{}/",
-                i.mode, i.uid as i32, i.gid as i32
+                inode.mode, inode.uid as i32, inode.gid as i32
             )?;
-            self.out.write_all(e.name)?;
-            if i.is_dir() {
+            self.out.write_all(entry.name)?;
+            if inode.is_dir() {
                 self.out.write_all(b"//\n")?;
             } else {
-                writeln!(self.out, "/{}/", i.size)?;
+                writeln!(self.out, "/{}/", inode.size)?;
             }
         } else if self.opts.long {
-            let (i, date) = if ino != 0 {
+            let (inode, date) = if ino != 0 {
                 match self.read_inode(ino) {
-                    Some(i) => {
-                        let d = ls_date(i64::from(i.mtime));
-                        (i, d)
+                    Some(inode) => {
+                        let mtime_text = ls_date(i64::from(inode.mtime));
+                        (inode, mtime_text)
                     }
                     None => return Ok(()),
                 }
@@ -137,19 +142,19 @@ impl<W: Write + ?Sized> Lister<'_, W> {
             write!(
                 self.out,
                 "{lbr}{ino:6}{rbr} {:6o} ({})  {:5}  {:5}   ",
-                i.mode, e.file_type, i.uid as i32, i.gid as i32
+                inode.mode, entry.file_type, inode.uid as i32, inode.gid as i32
             )?;
-            if i.is_dir() {
-                write!(self.out, "{:5}", i.size as u32 as i32)?;
+            if inode.is_dir() {
+                write!(self.out, "{:5}", inode.size as u32 as i32)?;
             } else {
-                write!(self.out, "{:5}", i.size)?;
+                write!(self.out, "{:5}", inode.size)?;
             }
             write!(self.out, " {date} ")?;
-            self.out.write_all(&self.name(e, raw))?;
+            self.out.write_all(&self.name(entry, raw))?;
             self.out.write_all(b"\n")?;
         } else {
-            let tmp = format!("{lbr}{}{rbr} ({}) ", e.inode, e.rec_len_raw);
-            let name = self.name(e, raw);
+            let tmp = format!("{lbr}{}{rbr} ({}) ", entry.inode, entry.rec_len_raw);
+            let name = self.name(entry, raw);
             let len = tmp.len() + 3 + name.len();
             if self.col + len > 80 {
                 self.out.write_all(b"\n")?;
@@ -175,7 +180,7 @@ pub fn list(
         .inode_raw(ino)
         .map(|r| Inode::parse(&r).has_flag(dir::ENCRYPT_FL))
         .unwrap_or(false);
-    let mut l = Lister {
+    let mut lister = Lister {
         fs,
         opts,
         encrypted,
@@ -185,22 +190,27 @@ pub fn list(
         report: LsReport::default(),
         io_err: None,
     };
-    let res = dir::iterate_dir(fs, ino, opts.deleted, &mut |e| match l.entry(&e) {
-        Ok(()) => ControlFlow::Continue(()),
-        Err(err) => {
-            l.io_err = Some(err);
-            ControlFlow::Break(())
-        }
-    });
-    if let Some(e) = l.io_err.take() {
-        return Err(e);
+    let res = dir::iterate_dir(
+        fs,
+        ino,
+        opts.deleted,
+        &mut |entry| match lister.entry(&entry) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(err) => {
+                lister.io_err = Some(err);
+                ControlFlow::Break(())
+            }
+        },
+    );
+    if let Some(error) = lister.io_err.take() {
+        return Err(error);
     }
-    l.out.write_all(b"\n")?;
-    if let Err(e) = res {
-        l.report.absent = e.is_absent();
-        l.report.error = Some(e.to_string());
+    lister.out.write_all(b"\n")?;
+    if let Err(error) = res {
+        lister.report.absent = error.is_absent();
+        lister.report.error = Some(error.to_string());
     }
-    Ok(l.report)
+    Ok(lister.report)
 }
 
 /// An inode time for JSON: with nanoseconds when the inode has the extra field.
@@ -274,60 +284,60 @@ pub struct LsInode {
     pub crtime: Option<Time>,
 }
 
-fn entry_json(fs: &Filesystem, e: &IterEntry<'_>, report: &mut LsReport) -> LsEntry {
-    let mut o = LsEntry {
-        name: String::from_utf8_lossy(e.name).into_owned(),
-        name_bytes: std::str::from_utf8(e.name)
+fn entry_json(fs: &Filesystem, entry: &IterEntry<'_>, report: &mut LsReport) -> LsEntry {
+    let mut ls_entry = LsEntry {
+        name: String::from_utf8_lossy(entry.name).into_owned(),
+        name_bytes: std::str::from_utf8(entry.name)
             .is_err()
-            .then(|| e.name.to_vec()),
-        inode: e.inode,
-        file_type: Named::new(e.file_type, file_type_name(e.file_type)),
-        rec_len: e.rec_len_raw,
-        deleted: e.deleted,
+            .then(|| entry.name.to_vec()),
+        inode: entry.inode,
+        file_type: Named::new(entry.file_type, file_type_name(entry.file_type)),
+        rec_len: entry.rec_len_raw,
+        deleted: entry.deleted,
         inode_data: None,
     };
-    if !e.deleted && e.inode != 0 {
-        match fs.read_inode_checked(e.inode, true) {
+    if !entry.deleted && entry.inode != 0 {
+        match fs.read_inode_checked(entry.inode, true) {
             Ok(raw) => {
-                let i = Inode::parse(&raw);
-                let x = |f: u32| i.has_extra_field(f).then_some(());
-                o.inode_data = Some(LsInode {
-                    kind: i.type_name(),
-                    mode: Mode::new(i.mode),
-                    uid: i.uid,
-                    gid: i.gid,
-                    links_count: i.links_count,
-                    size: i.size,
-                    atime: time_json(i.atime, x(0x90).map(|_| i.atime_extra)),
-                    mtime: time_json(i.mtime, x(0x8C).map(|_| i.mtime_extra)),
-                    ctime: time_json(i.ctime, x(0x88).map(|_| i.ctime_extra)),
-                    crtime: i
+                let inode = Inode::parse(&raw);
+                let with_extra = |offset: u32| inode.has_extra_field(offset).then_some(());
+                ls_entry.inode_data = Some(LsInode {
+                    kind: inode.type_name(),
+                    mode: Mode::new(inode.mode),
+                    uid: inode.uid,
+                    gid: inode.gid,
+                    links_count: inode.links_count,
+                    size: inode.size,
+                    atime: time_json(inode.atime, with_extra(0x90).map(|_| inode.atime_extra)),
+                    mtime: time_json(inode.mtime, with_extra(0x8C).map(|_| inode.mtime_extra)),
+                    ctime: time_json(inode.ctime, with_extra(0x88).map(|_| inode.ctime_extra)),
+                    crtime: inode
                         .has_extra_field(0x98)
-                        .then(|| time_json(i.crtime, Some(i.crtime_extra))),
+                        .then(|| time_json(inode.crtime, Some(inode.crtime_extra))),
                 });
             }
             Err(m) => report
                 .stderr
-                .push(format!("ls: {m} while reading inode {}", e.inode)),
+                .push(format!("ls: {m} while reading inode {}", entry.inode)),
         }
     }
-    o
+    ls_entry
 }
 
 /// The entries of directory `ino` as JSON objects (name, inode, type, mode, size, times), in
 /// the order `ls` lists them; deleted entries (with `deleted`) are marked and carry no inode data.
 pub fn list_json(fs: &Filesystem, ino: u32, deleted: bool) -> (Vec<LsEntry>, LsReport) {
-    let mut v = Vec::new();
+    let mut entries = Vec::new();
     let mut report = LsReport::default();
-    let res = dir::iterate_dir(fs, ino, deleted, &mut |e| {
-        v.push(entry_json(fs, &e, &mut report));
+    let res = dir::iterate_dir(fs, ino, deleted, &mut |entry| {
+        entries.push(entry_json(fs, &entry, &mut report));
         ControlFlow::Continue(())
     });
-    if let Err(e) = res {
-        report.absent = e.is_absent();
-        report.error = Some(e.to_string());
+    if let Err(error) = res {
+        report.absent = error.is_absent();
+        report.error = Some(error.to_string());
     }
-    (v, report)
+    (entries, report)
 }
 
 /// An entry standing for a target that is not a directory (listed on its own, as ls(1) lists a
@@ -357,7 +367,7 @@ pub fn list_single(
     opts: LsOptions,
     out: &mut dyn Write,
 ) -> io::Result<LsReport> {
-    let mut l = Lister {
+    let mut lister = Lister {
         fs,
         opts,
         encrypted: false,
@@ -367,16 +377,16 @@ pub fn list_single(
         report: LsReport::default(),
         io_err: None,
     };
-    l.entry(&single_entry(fs, ino, name))?;
-    l.out.write_all(b"\n")?;
-    Ok(l.report)
+    lister.entry(&single_entry(fs, ino, name))?;
+    lister.out.write_all(b"\n")?;
+    Ok(lister.report)
 }
 
 /// [`list_single`] as JSON.
 pub fn list_single_json(fs: &Filesystem, ino: u32, name: &[u8]) -> (Vec<LsEntry>, LsReport) {
     let mut report = LsReport::default();
-    let v = vec![entry_json(fs, &single_entry(fs, ino, name), &mut report)];
-    (v, report)
+    let entries = vec![entry_json(fs, &single_entry(fs, ino, name), &mut report)];
+    (entries, report)
 }
 
 #[cfg(test)]

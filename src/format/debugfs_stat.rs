@@ -18,23 +18,26 @@ fn ctime_string(secs: i64) -> String {
 }
 
 /// debugfs' print_c_string, appended to `out` ([`super::escape::c_string`]).
-fn c_string(out: &mut String, b: &[u8]) {
-    out.push_str(&super::escape::c_string(b));
+fn c_string(out: &mut String, bytes: &[u8]) {
+    out.push_str(&super::escape::c_string(bytes));
 }
 
 /// debugfs' `print_xattr_string`: hex bytes unless more than 7/8 of them are printable, else a C
 /// string (quoted unless `noquotes`).
-fn xattr_string(out: &mut String, v: &[u8], quoted: bool) {
-    let printable = v.iter().filter(|c| (32..=126).contains(*c)).count();
-    if printable <= v.len() * 7 / 8 {
-        for c in v {
-            let _ = write!(out, "{c:02x} ");
+fn xattr_string(out: &mut String, value: &[u8], quoted: bool) {
+    let printable = value
+        .iter()
+        .filter(|byte| (32..=126).contains(*byte))
+        .count();
+    if printable <= value.len() * 7 / 8 {
+        for byte in value {
+            let _ = write!(out, "{byte:02x} ");
         }
     } else {
         if quoted {
             out.push('"');
         }
-        c_string(out, v);
+        c_string(out, value);
         if quoted {
             out.push('"');
         }
@@ -42,8 +45,8 @@ fn xattr_string(out: &mut String, v: &[u8], quoted: bool) {
 }
 
 /// debugfs' value display in stat format: quoted when printable enough, else hex bytes.
-fn xattr_value(out: &mut String, v: &[u8]) {
-    xattr_string(out, v, true);
+fn xattr_value(out: &mut String, value: &[u8]) {
+    xattr_string(out, value, true);
 }
 
 fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
@@ -66,8 +69,12 @@ fn time_line(out: &mut Vec<u8>, label: &str, secs: u32, extra: Option<u32>) {
 }
 
 /// The part debugfs prints, byte for byte.
-pub fn debugfs_text(fs: &Filesystem, r: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
-    debugfs_text_with(fs, r, "", true, out)
+pub fn debugfs_text(
+    fs: &Filesystem,
+    report: &Report<'_>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    debugfs_text_with(fs, report, "", true, out)
 }
 
 /// debugfs' `internal_dump_inode(out, "    ", ino, copy, 0)` for `logdump -i`: the inode record
@@ -82,151 +89,179 @@ pub fn logdump_inode_text(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let disk = fs.inode_raw(ino).unwrap_or_default();
-    let r =
+    let report =
         crate::views::inode::logged_report(fs, ino, copy, &disk).map_err(std::io::Error::other)?;
-    debugfs_text_with(fs, &r, "    ", false, out)
+    debugfs_text_with(fs, &report, "    ", false, out)
 }
 
 /// The stat text with `prefix` where debugfs prints one, and the block list when `blocks`.
 fn debugfs_text_with(
     fs: &Filesystem,
-    r: &Report<'_>,
-    p: &str,
+    report: &Report<'_>,
+    prefix: &str,
     blocks: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let mut o: Vec<u8> = Vec::new();
-    stat_identity(&mut o, r, p);
-    stat_times(&mut o, r, p);
-    if r.raw.len() > 128 {
-        let _ = writeln!(o, "Size of extra inode fields: {}", r.inode.extra_isize);
+    let mut text: Vec<u8> = Vec::new();
+    stat_identity(&mut text, report, prefix);
+    stat_times(&mut text, report, prefix);
+    if report.raw.len() > 128 {
+        let _ = writeln!(
+            text,
+            "Size of extra inode fields: {}",
+            report.inode.extra_isize
+        );
     }
-    stat_xattrs(&mut o, r);
-    stat_checksum(&mut o, fs, r);
-    stat_data_map(fs, r, p, blocks, &mut o, out)?;
-    out.write_all(&o)
+    stat_xattrs(&mut text, report);
+    stat_checksum(&mut text, fs, report);
+    stat_data_map(fs, report, prefix, blocks, &mut text, out)?;
+    out.write_all(&text)
 }
 
 /// Number, type, mode, flags, generation, owner, size, ACL block, links and fragment.
-fn stat_identity(o: &mut Vec<u8>, r: &Report<'_>, p: &str) {
-    let i = &r.inode;
+fn stat_identity(text: &mut Vec<u8>, report: &Report<'_>, prefix: &str) {
+    let inode = &report.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
-    let rec = &i.in_record;
-    let large = r.raw.len() > 128;
-    let extra = i.extra_isize;
+    let rec = &inode.in_record;
+    let large = report.raw.len() > 128;
+    let extra = inode.extra_isize;
     let _ = writeln!(
-        o,
-        "{p}Inode: {}   Type: {}    {p}Mode:  0{:03o}   Flags: 0x{:x}",
-        r.ino,
-        i.type_name(),
-        i.mode & 0o7777,
-        i.flags
+        text,
+        "{prefix}Inode: {}   Type: {}    {prefix}Mode:  0{:03o}   Flags: 0x{:x}",
+        report.ino,
+        inode.type_name(),
+        inode.mode & 0o7777,
+        inode.flags
     );
     if large && extra >= 24 {
         // debugfs reads i_version_hi from the record even when i_extra_isize does not cover it.
         let _ = writeln!(
-            o,
-            "{p}Generation: {}    Version: 0x{:08x}:{:08x}",
-            i.generation, rec.version_hi, i.version
+            text,
+            "{prefix}Generation: {}    Version: 0x{:08x}:{:08x}",
+            inode.generation, rec.version_hi, inode.version
         );
     } else {
         let _ = writeln!(
-            o,
-            "{p}Generation: {}    Version: 0x{:08x}",
-            i.generation, i.version
+            text,
+            "{prefix}Generation: {}    Version: 0x{:08x}",
+            inode.generation, inode.version
         );
     }
-    let _ = write!(o, "{p}User: {:5}   Group: {:5}", i.uid as i32, i.gid as i32);
+    let _ = write!(
+        text,
+        "{prefix}User: {:5}   Group: {:5}",
+        inode.uid as i32, inode.gid as i32
+    );
     if large && extra >= 32 {
-        let _ = write!(o, "   Project: {:5}", rec.projid as i32);
+        let _ = write!(text, "   Project: {:5}", rec.projid as i32);
     }
-    if i.is_reg() || i.is_dir() {
-        let _ = writeln!(o, "   Size: {}", i.size);
+    if inode.is_reg() || inode.is_dir() {
+        let _ = writeln!(text, "   Size: {}", inode.size);
     } else {
-        let _ = writeln!(o, "   Size: {}", i.size & 0xFFFF_FFFF);
+        let _ = writeln!(text, "   Size: {}", inode.size & 0xFFFF_FFFF);
     }
-    let _ = writeln!(o, "{p}File ACL: {}", i.file_acl);
+    let _ = writeln!(text, "{prefix}File ACL: {}", inode.file_acl);
     let _ = writeln!(
-        o,
-        "{p}Links: {}   Blockcount: {}",
-        i.links_count, i.blocks_raw
+        text,
+        "{prefix}Links: {}   Blockcount: {}",
+        inode.links_count, inode.blocks_raw
     );
     let _ = writeln!(
-        o,
-        "{p}Fragment:  Address: {}    Number: 0    Size: 0",
-        i.obso_faddr
+        text,
+        "{prefix}Fragment:  Address: {}    Number: 0    Size: 0",
+        inode.obso_faddr
     );
 }
 
 /// The ctime, atime, mtime (crtime on large inodes) and dtime lines.
-fn stat_times(o: &mut Vec<u8>, r: &Report<'_>, p: &str) {
-    let i = &r.inode;
+fn stat_times(text: &mut Vec<u8>, report: &Report<'_>, prefix: &str) {
+    let inode = &report.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
-    let rec = &i.in_record;
-    let large = r.raw.len() > 128;
-    let extra = i.extra_isize;
+    let rec = &inode.in_record;
+    let large = report.raw.len() > 128;
+    let extra = inode.extra_isize;
     if large && extra >= 24 {
-        time_line(o, &format!("{p} ctime"), i.ctime, Some(rec.ctime_extra));
-        time_line(o, &format!("{p} atime"), i.atime, Some(rec.atime_extra));
-        time_line(o, &format!("{p} mtime"), i.mtime, Some(rec.mtime_extra));
-        time_line(o, &format!("{p}crtime"), rec.crtime, Some(rec.crtime_extra));
-        if i.dtime != 0 {
-            let x = rec.ctime_extra;
+        time_line(
+            text,
+            &format!("{prefix} ctime"),
+            inode.ctime,
+            Some(rec.ctime_extra),
+        );
+        time_line(
+            text,
+            &format!("{prefix} atime"),
+            inode.atime,
+            Some(rec.atime_extra),
+        );
+        time_line(
+            text,
+            &format!("{prefix} mtime"),
+            inode.mtime,
+            Some(rec.mtime_extra),
+        );
+        time_line(
+            text,
+            &format!("{prefix}crtime"),
+            rec.crtime,
+            Some(rec.crtime_extra),
+        );
+        if inode.dtime != 0 {
+            let ctime_extra = rec.ctime_extra;
             let _ = write!(
-                o,
-                "{p} dtime: 0x{:08x}:({x:08x}) -- {}",
-                i.dtime,
-                ctime_string(inode::time_secs(i.dtime, x))
+                text,
+                "{prefix} dtime: 0x{:08x}:({ctime_extra:08x}) -- {}",
+                inode.dtime,
+                ctime_string(inode::time_secs(inode.dtime, ctime_extra))
             );
         }
     } else {
-        time_line(o, &format!("{p}ctime"), i.ctime, None);
-        time_line(o, &format!("{p}atime"), i.atime, None);
-        time_line(o, &format!("{p}mtime"), i.mtime, None);
-        if i.dtime != 0 {
-            time_line(o, &format!("{p}dtime"), i.dtime, None);
+        time_line(text, &format!("{prefix}ctime"), inode.ctime, None);
+        time_line(text, &format!("{prefix}atime"), inode.atime, None);
+        time_line(text, &format!("{prefix}mtime"), inode.mtime, None);
+        if inode.dtime != 0 {
+            time_line(text, &format!("{prefix}dtime"), inode.dtime, None);
         }
     }
 }
 
 /// The extended attributes (names as debugfs builds them, short values shown).
-fn stat_xattrs(o: &mut Vec<u8>, r: &Report<'_>) {
-    if !r.xattrs.items.is_empty() && r.xattrs.problems.is_empty() {
-        o.extend_from_slice(b"Extended attributes:\n");
-        let same = r.debugfs_names.len() == r.xattrs.items.len();
-        for (k, x) in r.xattrs.items.iter().enumerate() {
-            let name = match r.debugfs_names.get(k) {
+fn stat_xattrs(text: &mut Vec<u8>, report: &Report<'_>) {
+    if !report.xattrs.items.is_empty() && report.xattrs.problems.is_empty() {
+        text.extend_from_slice(b"Extended attributes:\n");
+        let same = report.debugfs_names.len() == report.xattrs.items.len();
+        for (item_index, item) in report.xattrs.items.iter().enumerate() {
+            let name = match report.debugfs_names.get(item_index) {
                 Some(n) if same => n.as_slice(),
-                _ => x.name.as_bytes(),
+                _ => item.name.as_bytes(),
             };
-            let mut t = String::from("  ");
-            xattr_string(&mut t, name, false);
-            let _ = write!(t, " ({})", x.value_size);
-            if name != b"system.data" && x.value_size != 0 && x.value_size < 40 {
-                if let Some(v) = &x.value {
-                    t.push_str(" = ");
-                    xattr_value(&mut t, v);
+            let mut line = String::from("  ");
+            xattr_string(&mut line, name, false);
+            let _ = write!(line, " ({})", item.value_size);
+            if name != b"system.data" && item.value_size != 0 && item.value_size < 40 {
+                if let Some(value) = &item.value {
+                    line.push_str(" = ");
+                    xattr_value(&mut line, value);
                 }
             }
-            t.push('\n');
-            o.extend_from_slice(t.as_bytes());
+            line.push('\n');
+            text.extend_from_slice(line.as_bytes());
         }
     }
 }
 
 /// The inode checksum on metadata_csum filesystems.
-fn stat_checksum(o: &mut Vec<u8>, fs: &Filesystem, r: &Report<'_>) {
-    let i = &r.inode;
+fn stat_checksum(text: &mut Vec<u8>, fs: &Filesystem, report: &Report<'_>) {
+    let inode = &report.inode;
     // Large-part fields as the record holds them: debugfs prints them whatever i_extra_isize says.
-    let rec = &i.in_record;
-    let large = r.raw.len() > 128;
-    let extra = i.extra_isize;
+    let rec = &inode.in_record;
+    let large = report.raw.len() > 128;
+    let extra = inode.extra_isize;
     if fs.sb.has_metadata_csum() {
-        let mut c = u32::from(i.checksum_lo);
+        let mut checksum = u32::from(inode.checksum_lo);
         if large && extra >= 2 {
-            c |= u32::from(rec.checksum_hi) << 16;
+            checksum |= u32::from(rec.checksum_hi) << 16;
         }
-        let _ = writeln!(o, "Inode checksum: 0x{c:08x}");
+        let _ = writeln!(text, "Inode checksum: 0x{checksum:08x}");
     }
 }
 
@@ -234,23 +269,23 @@ fn stat_checksum(o: &mut Vec<u8>, fs: &Filesystem, r: &Report<'_>) {
 /// list.
 fn stat_data_map(
     fs: &Filesystem,
-    r: &Report<'_>,
-    p: &str,
+    report: &Report<'_>,
+    prefix: &str,
     blocks: bool,
-    o: &mut Vec<u8>,
+    text: &mut Vec<u8>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let until_nul = |b: &[u8]| -> Vec<u8> {
-        let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        b.get(..n).unwrap_or(&[]).to_vec()
+    let until_nul = |bytes: &[u8]| -> Vec<u8> {
+        let len = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+        bytes.get(..len).unwrap_or(&[]).to_vec()
     };
-    match &r.map {
+    match &report.map {
         DataMap::FastSymlink(t) | DataMap::InlineSymlink(t) => {
             // debugfs prints the target's bytes as they are.
-            o.extend_from_slice(p.as_bytes());
-            o.extend_from_slice(b"Fast link dest: \"");
-            o.extend_from_slice(&until_nul(t));
-            o.extend_from_slice(b"\"\n");
+            text.extend_from_slice(prefix.as_bytes());
+            text.extend_from_slice(b"Fast link dest: \"");
+            text.extend_from_slice(&until_nul(t));
+            text.extend_from_slice(b"\"\n");
         }
         DataMap::Device {
             major,
@@ -258,43 +293,43 @@ fn stat_data_map(
             new_style,
         } => {
             let _ = writeln!(
-                o,
+                text,
                 "{}Device major/minor number: {major:02}:{minor:02} (hex {major:02x}:{minor:02x})",
                 if *new_style { "(New-style) " } else { "" }
             );
         }
         _ if !blocks => {}
-        DataMap::Extents(w) => extents_text(o, w),
+        DataMap::Extents(w) => extents_text(text, w),
         DataMap::Inline { size } => {
-            let _ = writeln!(o, "Size of inline data: {size}");
+            let _ = writeln!(text, "Size of inline data: {size}");
         }
-        DataMap::Blocks(w) => blocks_text(fs, r, w, o, out)?,
+        DataMap::Blocks(w) => blocks_text(fs, report, w, text, out)?,
         DataMap::Unreadable(_) => {}
     }
     Ok(())
 }
 
 /// debugfs' EXTENTS list: index blocks as `(ETBn):b`, leaves as logical:physical ranges.
-fn extents_text(o: &mut Vec<u8>, w: &crate::reader::extent::ExtentWalk) {
-    o.extend_from_slice("EXTENTS:\n".as_bytes());
+fn extents_text(text: &mut Vec<u8>, walk: &crate::reader::extent::ExtentWalk) {
+    text.extend_from_slice("EXTENTS:\n".as_bytes());
     let mut printed = false;
-    for it in &w.items {
+    for it in &walk.items {
         let sep = if printed { ", " } else { "" };
         match it {
             ExtentItem::Index { level, child, .. } => {
-                let _ = write!(o, "{sep}(ETB{level}):{child}");
+                let _ = write!(text, "{sep}(ETB{level}):{child}");
             }
             ExtentItem::Leaf { extent: e, .. } => {
                 if e.len == 0 {
                     continue;
                 }
-                let u = if e.uninit { "[u]" } else { "" };
+                let uninit = if e.uninit { "[u]" } else { "" };
                 if e.len == 1 {
-                    let _ = write!(o, "{sep}({}{u}):{}", e.logical, e.physical);
+                    let _ = write!(text, "{sep}({}{uninit}):{}", e.logical, e.physical);
                 } else {
                     let _ = write!(
-                        o,
-                        "{sep}({}-{}{u}):{}-{}",
+                        text,
+                        "{sep}({}-{}{uninit}):{}-{}",
                         e.logical,
                         u64::from(e.logical) + u64::from(e.len) - 1,
                         e.physical,
@@ -306,7 +341,7 @@ fn extents_text(o: &mut Vec<u8>, w: &crate::reader::extent::ExtentWalk) {
         printed = true;
     }
     if printed {
-        o.push(b'\n');
+        text.push(b'\n');
     }
 }
 
@@ -314,76 +349,81 @@ fn extents_text(o: &mut Vec<u8>, w: &crate::reader::extent::ExtentWalk) {
 /// walked again, writing to `out` as it goes.
 fn blocks_text(
     fs: &Filesystem,
-    r: &Report<'_>,
-    w: &BlockMapWalk,
-    o: &mut Vec<u8>,
+    report: &Report<'_>,
+    walk: &BlockMapWalk,
+    text: &mut Vec<u8>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let i = &r.inode;
-    o.extend_from_slice(b"BLOCKS:\n");
-    if r.runs_omitted == 0 {
-        let runs: Vec<String> = w.runs.iter().map(run_text).collect();
-        o.extend_from_slice(runs.join(", ").as_bytes());
+    let inode = &report.inode;
+    text.extend_from_slice(b"BLOCKS:\n");
+    if report.runs_omitted == 0 {
+        let runs: Vec<String> = walk.runs.iter().map(run_text).collect();
+        text.extend_from_slice(runs.join(", ").as_bytes());
     } else {
         // Too many runs to hold: walk the map again, writing as we go.
-        out.write_all(o)?;
-        o.clear();
+        out.write_all(text)?;
+        text.clear();
         let mut first = true;
         let mut err = None;
-        fileblocks::walk_block_map(fs, &i.block, inode::walk_limits(fs, r.ino, i), &mut |e| {
-            let sep = if first { "" } else { ", " };
-            first = false;
-            match write!(out, "{sep}{}", run_text(&map_run(e))) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    err = Some(e);
-                    ControlFlow::Break(())
+        fileblocks::walk_block_map(
+            fs,
+            &inode.block,
+            inode::walk_limits(fs, report.ino, inode),
+            &mut |item| {
+                let sep = if first { "" } else { ", " };
+                first = false;
+                match write!(out, "{sep}{}", run_text(&map_run(item))) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(error) => {
+                        err = Some(error);
+                        ControlFlow::Break(())
+                    }
                 }
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
+            },
+        );
+        if let Some(error) = err {
+            return Err(error);
         }
     }
-    if w.total > 0 {
-        let _ = write!(o, "\nTOTAL: {}\n", w.total);
+    if walk.total > 0 {
+        let _ = write!(text, "\nTOTAL: {}\n", walk.total);
     }
-    o.push(b'\n');
+    text.push(b'\n');
     Ok(())
 }
 
 /// One entry of debugfs' BLOCKS list.
-fn run_text(r: &MapRun) -> String {
-    match r.kind {
-        MapKind::Data(l) if r.len == 1 => format!("({l}):{}", r.physical),
+fn run_text(run: &MapRun) -> String {
+    match run.kind {
+        MapKind::Data(l) if run.len == 1 => format!("({l}):{}", run.physical),
         MapKind::Data(l) => format!(
             "({l}-{}):{}-{}",
-            l + r.len - 1,
-            r.physical,
-            r.physical + r.len - 1
+            l + run.len - 1,
+            run.physical,
+            run.physical + run.len - 1
         ),
-        MapKind::Ind => format!("(IND):{}", r.physical),
-        MapKind::Dind => format!("(DIND):{}", r.physical),
-        MapKind::Tind => format!("(TIND):{}", r.physical),
+        MapKind::Ind => format!("(IND):{}", run.physical),
+        MapKind::Dind => format!("(DIND):{}", run.physical),
+        MapKind::Tind => format!("(TIND):{}", run.physical),
     }
 }
 
 /// Our additions after the debugfs part.
-pub fn details_text(fs: &Filesystem, r: &Report<'_>) -> String {
-    let mut o = String::from("Details:\n");
-    details_flags_times_allocation(&mut o, fs, r);
-    details_checksum_and_map(&mut o, fs, r);
-    details_xattrs(&mut o, r);
-    details_problems(&mut o, r);
-    o
+pub fn details_text(fs: &Filesystem, report: &Report<'_>) -> String {
+    let mut text = String::from("Details:\n");
+    details_flags_times_allocation(&mut text, fs, report);
+    details_checksum_and_map(&mut text, fs, report);
+    details_xattrs(&mut text, report);
+    details_problems(&mut text, report);
+    text
 }
 
 /// Flag names, times with nanoseconds, allocation in the bitmap, 512-byte block count.
-fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
-    let i = &r.inode;
-    let names = i.flag_names();
+fn details_flags_times_allocation(text: &mut String, fs: &Filesystem, report: &Report<'_>) {
+    let inode = &report.inode;
+    let names = inode.flag_names();
     let _ = writeln!(
-        o,
+        text,
         "  Flags: {}",
         if names.is_empty() {
             "(none)".into()
@@ -391,32 +431,38 @@ fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_
             names.join(" ")
         }
     );
-    if i.extra_isize >= 24 || r.raw.len() <= 128 {
-        let t = |s: u32, x: u32| format!("{}.{:09}", inode::time_secs(s, x), inode::time_nsec(x));
+    if inode.extra_isize >= 24 || report.raw.len() <= 128 {
+        let stamp = |secs: u32, extra: u32| {
+            format!(
+                "{}.{:09}",
+                inode::time_secs(secs, extra),
+                inode::time_nsec(extra)
+            )
+        };
         let _ = writeln!(
-            o,
+            text,
             "  Times (s.ns): atime {} mtime {} ctime {} crtime {}",
-            t(i.atime, i.atime_extra),
-            t(i.mtime, i.mtime_extra),
-            t(i.ctime, i.ctime_extra),
-            t(i.crtime, i.crtime_extra)
+            stamp(inode.atime, inode.atime_extra),
+            stamp(inode.mtime, inode.mtime_extra),
+            stamp(inode.ctime, inode.ctime_extra),
+            stamp(inode.crtime, inode.crtime_extra)
         );
     }
-    match r.allocated {
+    match report.allocated {
         Some(false) => {
             let _ = writeln!(
-                o,
+                text,
                 "  Allocation: UNALLOCATED (the inode bitmap marks inode {} free)",
-                r.ino
+                report.ino
             );
         }
-        Some(true) => o.push_str("  Allocation: in use\n"),
-        None => o.push_str("  Allocation: unknown (inode bitmap unreadable)\n"),
+        Some(true) => text.push_str("  Allocation: in use\n"),
+        None => text.push_str("  Allocation: unknown (inode bitmap unreadable)\n"),
     }
     let _ = writeln!(
-        o,
+        text,
         "  Blocks (512-byte units): {}",
-        i.blocks_512(
+        inode.blocks_512(
             fs.sb
                 .has_ro_compat(crate::reader::features::RO_COMPAT_HUGE_FILE),
             fs.block_size()
@@ -425,37 +471,37 @@ fn details_flags_times_allocation(o: &mut String, fs: &Filesystem, r: &Report<'_
 }
 
 /// Inode checksum, extent tree nodes, fragmentation and htree root.
-fn details_checksum_and_map(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
-    if let Some((s, c)) = r.csum {
-        let ok = inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw);
+fn details_checksum_and_map(text: &mut String, fs: &Filesystem, report: &Report<'_>) {
+    if let Some((stored, computed)) = report.csum {
+        let ok = inode::inode_checksum_ok(fs.csum_seed(), report.ino, report.raw);
         let _ = writeln!(
-            o,
-            "  Inode checksum: 0x{s:08x} {}",
+            text,
+            "  Inode checksum: 0x{stored:08x} {}",
             if ok {
                 "ok".to_string()
             } else {
-                format!("BAD (computed 0x{c:08x})")
+                format!("BAD (computed 0x{computed:08x})")
             }
         );
     }
-    if let DataMap::Extents(w) = &r.map {
+    if let DataMap::Extents(w) = &report.map {
         let _ = writeln!(
-            o,
+            text,
             "  Extent tree: depth {}, {} tree blocks, {} extents",
             w.depth,
             w.nodes.len(),
             w.leaves().count()
         );
-        for n in &w.nodes {
+        for node in &w.nodes {
             let _ = writeln!(
-                o,
+                text,
                 "    block {} level {} depth {} entries {}/{}{}",
-                n.block,
-                n.level,
-                n.header.depth,
-                n.header.entries,
-                n.header.max,
-                match n.csum {
+                node.block,
+                node.level,
+                node.header.depth,
+                node.header.entries,
+                node.header.max,
+                match node.csum {
                     Some(c) if c.ok() => " checksum ok".to_string(),
                     Some(c) => format!(
                         " checksum 0x{:08x} BAD (computed 0x{:08x})",
@@ -466,52 +512,52 @@ fn details_checksum_and_map(o: &mut String, fs: &Filesystem, r: &Report<'_>) {
             );
         }
     }
-    if let Some(f) = &r.frag {
+    if let Some(frag) = &report.frag {
         let _ = writeln!(
-            o,
+            text,
             "  Fragmentation: {} extent{}, {} contiguous run{} (as filefrag counts), {} blocks",
-            f.extents,
-            if f.extents == 1 { "" } else { "s" },
-            f.runs,
-            if f.runs == 1 { "" } else { "s" },
-            f.blocks
+            frag.extents,
+            if frag.extents == 1 { "" } else { "s" },
+            frag.runs,
+            if frag.runs == 1 { "" } else { "s" },
+            frag.blocks
         );
     }
-    if let Some(h) = &r.htree {
+    if let Some(htree) = &report.htree {
         let _ = writeln!(
-            o,
+            text,
             "  Htree: hash version {}, {} indirect levels, root index {}/{} entries",
-            h.hash_version, h.indirect_levels, h.index.count, h.index.limit
+            htree.hash_version, htree.indirect_levels, htree.index.count, htree.index.limit
         );
     }
 }
 
 /// In-inode and block xattr space, then each xattr with its location and cost.
-fn details_xattrs(o: &mut String, r: &Report<'_>) {
-    let sp = &r.xattrs.inode_space;
+fn details_xattrs(text: &mut String, report: &Report<'_>) {
+    let sp = &report.xattrs.inode_space;
     let _ = writeln!(
-        o,
+        text,
         "  In-inode xattr space: {} bytes usable, {} used, {} free{}",
         sp.capacity,
         sp.used,
         sp.free,
-        if r.xattrs.ibody_present {
+        if report.xattrs.ibody_present {
             ""
         } else {
             " (no in-inode xattr area)"
         }
     );
-    if let Some(b) = &r.xattrs.block {
+    if let Some(xattr_block) = &report.xattrs.block {
         let _ = writeln!(
-            o,
+            text,
             "  Xattr block {}: refcount {}, hash 0x{:08x}, {} bytes usable, {} used, {} free{}",
-            b.block,
-            b.refcount,
-            b.hash,
-            b.space.capacity,
-            b.space.used,
-            b.space.free,
-            match b.checksum {
+            xattr_block.block,
+            xattr_block.refcount,
+            xattr_block.hash,
+            xattr_block.space.capacity,
+            xattr_block.space.used,
+            xattr_block.space.free,
+            match xattr_block.checksum {
                 Some(c) if c.ok() => ", checksum ok".to_string(),
                 Some(c) => format!(
                     ", checksum 0x{:08x} BAD (computed 0x{:08x})",
@@ -521,48 +567,52 @@ fn details_xattrs(o: &mut String, r: &Report<'_>) {
             }
         );
     }
-    if !r.xattrs.items.is_empty() {
-        o.push_str("  Xattrs (name, location, value size, bytes used there):\n");
-        for x in &r.xattrs.items {
-            o.push_str("    ");
-            c_string(o, x.name.as_bytes());
-            let _ = write!(o, " [{}] {} {}", x.location, x.value_size, x.cost);
-            match x
+    if !report.xattrs.items.is_empty() {
+        text.push_str("  Xattrs (name, location, value size, bytes used there):\n");
+        for item in &report.xattrs.items {
+            text.push_str("    ");
+            c_string(text, item.name.as_bytes());
+            let _ = write!(
+                text,
+                " [{}] {} {}",
+                item.location, item.value_size, item.cost
+            );
+            match item
                 .value
                 .as_deref()
-                .and_then(|v| xattr::decode_value(&x.name, v))
+                .and_then(|v| xattr::decode_value(&item.name, v))
             {
                 Some(Ok(dv)) => {
-                    let _ = write!(o, " {}", describe_decoded(&dv));
+                    let _ = write!(text, " {}", describe_decoded(&dv));
                 }
                 // A value of a known format that does not decode says why (escaped: the
                 // message may quote bytes of the value).
                 Some(Err(e)) => {
-                    o.push_str(" (not decoded: ");
-                    c_string(o, e.to_string().as_bytes());
-                    o.push(')');
+                    text.push_str(" (not decoded: ");
+                    c_string(text, e.to_string().as_bytes());
+                    text.push(')');
                 }
                 None => {}
             }
-            o.push('\n');
+            text.push('\n');
         }
     }
 }
 
 /// The problems found, escaped.
-fn details_problems(o: &mut String, r: &Report<'_>) {
-    if !r.problems.is_empty() {
-        o.push_str("  Problems:\n");
-        for p in &r.problems {
-            o.push_str("    ");
-            c_string(o, p.message.as_bytes());
-            o.push('\n');
+fn details_problems(text: &mut String, report: &Report<'_>) {
+    if !report.problems.is_empty() {
+        text.push_str("  Problems:\n");
+        for problem in &report.problems {
+            text.push_str("    ");
+            c_string(text, problem.message.as_bytes());
+            text.push('\n');
         }
     }
 }
 
-fn describe_decoded(d: &xattr::Decoded) -> String {
-    match d {
+fn describe_decoded(decoded: &xattr::Decoded) -> String {
+    match decoded {
         xattr::Decoded::PosixAcl { entries } => describe_acl(entries),
         xattr::Decoded::Capability(c) => format!(
             "capability v{} permitted 0x{:x} inheritable 0x{:x}{}",

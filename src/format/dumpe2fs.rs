@@ -848,14 +848,14 @@ struct GroupPlace {
 }
 
 impl GroupPlace {
-    fn new(fs: &Filesystem, g: u32, gd: crate::reader::group::GroupDesc) -> GroupPlace {
+    fn new(fs: &Filesystem, group: u32, gd: crate::reader::group::GroupDesc) -> GroupPlace {
         let geo = &fs.geo;
         GroupPlace {
-            g,
+            g: group,
             gd,
-            first: geo.group_first_block(g),
-            last: geo.group_last_block(g),
-            lay: geo.layout(g),
+            first: geo.group_first_block(group),
+            last: geo.group_last_block(group),
+            lay: geo.layout(group),
             old_desc_blocks: if geo.meta_bg {
                 u64::from(geo.first_meta_bg)
             } else {
@@ -1500,26 +1500,29 @@ mod tests {
     /// patterns with runs crossing byte and 64-byte boundaries, and past the bitmap's end.
     #[test]
     fn next_bit_matches_bit_by_bit() {
-        let slow = |b: &[u8], from: u64, limit: u64, set: bool| {
+        let slow = |bits: &[u8], from: u64, limit: u64, set: bool| {
             (from..limit)
-                .find(|&i| bitmap::test_bit(b, i as usize) == set)
+                .find(|&i| bitmap::test_bit(bits, i as usize) == set)
                 .unwrap_or(limit)
         };
         let mut patterns: Vec<Vec<u8>> = vec![vec![0u8; 150], vec![0xFF; 150]];
         for bit in [0usize, 7, 8, 511, 512, 513, 1023, 1199] {
-            let mut z = vec![0u8; 150];
-            z[bit / 8] |= 1 << (bit % 8);
-            let mut o = vec![0xFFu8; 150];
-            o[bit / 8] &= !(1 << (bit % 8));
-            patterns.push(z);
-            patterns.push(o);
+            let mut one_set = vec![0u8; 150];
+            one_set[bit / 8] |= 1 << (bit % 8);
+            let mut one_clear = vec![0xFFu8; 150];
+            one_clear[bit / 8] &= !(1 << (bit % 8));
+            patterns.push(one_set);
+            patterns.push(one_clear);
         }
         patterns.push((0..150u32).map(|i| (i * 37 % 251) as u8).collect());
-        for b in &patterns {
+        for pattern in &patterns {
             for from in (0..1300u64).step_by(7) {
                 for limit in [from, from + 1, from + 9, from + 513, 1200, 1300] {
                     for set in [false, true] {
-                        assert_eq!(next_bit(b, from, limit, set), slow(b, from, limit, set));
+                        assert_eq!(
+                            next_bit(pattern, from, limit, set),
+                            slow(pattern, from, limit, set)
+                        );
                     }
                 }
             }

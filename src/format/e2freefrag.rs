@@ -11,37 +11,41 @@ pub fn write_header(out: &mut dyn Write, device: &str, block_size: u64) -> io::R
 }
 
 /// Everything after the header.
-pub fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
-    writeln!(out, "Total blocks: {}", r.total_blocks)?;
+pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    writeln!(out, "Total blocks: {}", report.total_blocks)?;
     writeln!(
         out,
         "Free blocks: {} ({:.1}%)",
-        r.free_blocks, r.free_percent
+        report.free_blocks, report.free_percent
     )?;
-    if let Some(c) = &r.chunks {
+    if let Some(chunks) = &report.chunks {
         writeln!(
             out,
             "\nChunksize: {} bytes ({} blocks)",
-            c.chunk_bytes, c.blocks_per_chunk
+            chunks.chunk_bytes, chunks.blocks_per_chunk
         )?;
-        writeln!(out, "Total chunks: {}", c.total)?;
-        writeln!(out, "Free chunks: {} ({:.1}%)", c.free, c.free_percent)?;
+        writeln!(out, "Total chunks: {}", chunks.total)?;
+        writeln!(
+            out,
+            "Free chunks: {} ({:.1}%)",
+            chunks.free, chunks.free_percent
+        )?;
     }
-    writeln!(out, "\nMin. free extent: {} KB ", r.min_extent_kb)?;
-    writeln!(out, "Max. free extent: {} KB", r.max_extent_kb)?;
-    writeln!(out, "Avg. free extent: {} KB", r.avg_extent_kb)?;
-    writeln!(out, "Num. free extent: {}", r.free_extents)?;
+    writeln!(out, "\nMin. free extent: {} KB ", report.min_extent_kb)?;
+    writeln!(out, "Max. free extent: {} KB", report.max_extent_kb)?;
+    writeln!(out, "Avg. free extent: {} KB", report.avg_extent_kb)?;
+    writeln!(out, "Num. free extent: {}", report.free_extents)?;
     writeln!(out, "\nHISTOGRAM OF FREE EXTENT SIZES:")?;
     writeln!(
         out,
         "Extent Size Range :  {:>12}  {:>12}  {:>7}",
         "Free extents", "Free Blocks", "Percent"
     )?;
-    for b in &r.histogram {
+    for bucket in &report.histogram {
         writeln!(
             out,
             "{}  :  {:>12}  {:>12}  {:>6.2}%",
-            b.label, b.extents, b.blocks, b.percent
+            bucket.label, bucket.extents, bucket.blocks, bucket.percent
         )?;
     }
     Ok(())

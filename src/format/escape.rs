@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 /// debugfs' `print_c_string`: `\n`, `\t`, `\\`, `\'`, `\"` and friends, other bytes outside
 /// 32..=126 as three octal digits (`\033`).
-pub fn c_string(b: &[u8]) -> String {
-    let mut out = String::with_capacity(b.len());
-    for &c in b {
-        match c {
+pub fn c_string(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        match byte {
             7 => out.push_str("\\a"),
             8 => out.push_str("\\b"),
             12 => out.push_str("\\f"),
@@ -19,10 +19,10 @@ pub fn c_string(b: &[u8]) -> String {
             b'\\' => out.push_str("\\\\"),
             b'\'' => out.push_str("\\'"),
             b'"' => out.push_str("\\\""),
-            c if !(32..=126).contains(&c) => {
-                let _ = write!(out, "\\{c:03o}");
+            byte if !(32..=126).contains(&byte) => {
+                let _ = write!(out, "\\{byte:03o}");
             }
-            c => out.push(c as char),
+            byte => out.push(byte as char),
         }
     }
     out

@@ -87,65 +87,66 @@ pub struct NamedFile {
 /// The built-in profiles: one row per attribute with its size, in-inode cost (256-byte inode)
 /// and source.
 pub fn profile_table() -> table::Styled {
-    let mut t = table::styled();
-    t.set_header(vec![
+    let mut grid = table::styled();
+    grid.set_header(vec![
         "profile",
         "attribute",
         "bytes",
         "in-inode cost",
         "source",
     ]);
-    table::no_wrap(&mut t, &[1]);
-    for p in profiles::PROFILES {
-        for (i, a) in p.attrs.iter().enumerate() {
-            let cost = fit::inode_cost(&FitParams::new(256), &Attr::new(a.name, a.value_size));
-            t.add_row(vec![
-                Cell::new(if i == 0 { p.name } else { "" }),
-                Cell::new(a.name),
-                Cell::new(a.value_size).set_alignment(CellAlignment::Right),
+    table::no_wrap(&mut grid, &[1]);
+    for profile in profiles::PROFILES {
+        for (index, attr) in profile.attrs.iter().enumerate() {
+            let cost =
+                fit::inode_cost(&FitParams::new(256), &Attr::new(attr.name, attr.value_size));
+            grid.add_row(vec![
+                Cell::new(if index == 0 { profile.name } else { "" }),
+                Cell::new(attr.name),
+                Cell::new(attr.value_size).set_alignment(CellAlignment::Right),
                 Cell::new(cost).set_alignment(CellAlignment::Right),
-                Cell::new(a.source),
+                Cell::new(attr.source),
             ]);
         }
     }
-    t
+    grid
 }
 
 /// The explicit attributes placed at each inode size, then one summary row per size.
 pub fn write_explicit(out: &mut String, results: &[FitResult]) -> std::fmt::Result {
-    for r in results {
-        write_placements(out, r)?;
+    for result in results {
+        write_placements(out, result)?;
     }
     writeln!(out, "{}", explicit_table(results))
 }
 
 /// One inode size: its space, where each attribute goes (and why), and a better order if any.
-fn write_placements(out: &mut String, r: &FitResult) -> std::fmt::Result {
-    let inline = if r.inline_data_bytes > 0 {
-        format!(" (system.data takes {})", r.inline_data_bytes)
+fn write_placements(out: &mut String, result: &FitResult) -> std::fmt::Result {
+    let inline = if result.inline_data_bytes > 0 {
+        format!(" (system.data takes {})", result.inline_data_bytes)
     } else {
         String::new()
     };
     writeln!(
         out,
         "Inode size {} (extra isize {}, block size {}): {} bytes usable, {} needed, {} free{inline}",
-        r.inode_size, r.extra_isize, r.block_size, r.usable_bytes, r.needed_bytes, r.free_bytes,
+        result.inode_size, result.extra_isize, result.block_size, result.usable_bytes, result.needed_bytes, result.free_bytes,
     )?;
-    for p in &r.placements {
-        let mut location = p.location.as_str().to_string();
-        if let Some(entry) = p.entry_location {
+    for placement in &result.placements {
+        let mut location = placement.location.as_str().to_string();
+        if let Some(entry) = placement.entry_location {
             location.push_str(&format!(" (entry in {})", entry.as_str()));
         }
         writeln!(
             out,
             "  {:<32} {:>6} bytes  cost {:>5}  {}",
-            p.name, p.value_size, p.inode_cost, location
+            placement.name, placement.value_size, placement.inode_cost, location
         )?;
-        if let Some(why) = &p.reason {
+        if let Some(why) = &placement.reason {
             writeln!(out, "    {why}")?;
         }
     }
-    if let Some(better) = &r.better_order {
+    if let Some(better) = &result.better_order {
         writeln!(
             out,
             "  setting them in the order {} would keep {} in the inode",
@@ -158,7 +159,7 @@ fn write_placements(out: &mut String, r: &FitResult) -> std::fmt::Result {
 
 /// One row per inode size: space and how many attributes go where.
 fn explicit_table(results: &[FitResult]) -> table::Styled {
-    let mut t = table::table(&[
+    let mut grid = table::table(&[
         "inode size",
         "usable",
         "needed",
@@ -169,74 +170,82 @@ fn explicit_table(results: &[FitResult]) -> table::Styled {
         "none",
         "all in inode",
     ]);
-    for r in results {
-        t.add_row(vec![
-            right(r.inode_size),
-            right(r.usable_bytes),
-            right(r.needed_bytes),
-            right(r.free_bytes),
-            right(r.count(Location::Inode)),
-            right(r.count(Location::Block)),
-            right(r.count(Location::EaInode)),
-            right(r.count(Location::None)),
-            Cell::new(if r.all_in_inode { "yes" } else { "no" }),
+    for result in results {
+        grid.add_row(vec![
+            right(result.inode_size),
+            right(result.usable_bytes),
+            right(result.needed_bytes),
+            right(result.free_bytes),
+            right(result.count(Location::Inode)),
+            right(result.count(Location::Block)),
+            right(result.count(Location::EaInode)),
+            right(result.count(Location::None)),
+            Cell::new(if result.all_in_inode { "yes" } else { "no" }),
         ]);
     }
-    t
+    grid
 }
 
-fn right(v: impl ToString) -> Cell {
-    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
+fn right(value: impl ToString) -> Cell {
+    Cell::new(value.to_string()).set_alignment(CellAlignment::Right)
 }
 
-fn pct(n: u64, d: u64) -> String {
-    if d == 0 {
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
         "-".into()
     } else {
-        format!("{:.1}%", n as f64 * 100.0 / d as f64)
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
     }
 }
 
 /// The scanned image or tree: counts, one row per inode size, the smallest sizes and the
 /// files named.
-pub fn write_aggregate(out: &mut String, a: &Aggregate, s: &SourceSummary) -> std::fmt::Result {
-    let unreadable = if s.unreadable > 0 {
-        format!(", {} unreadable (skipped)", s.unreadable)
+pub fn write_aggregate(
+    out: &mut String,
+    aggregate: &Aggregate,
+    summary: &SourceSummary,
+) -> std::fmt::Result {
+    let unreadable = if summary.unreadable > 0 {
+        format!(", {} unreadable (skipped)", summary.unreadable)
     } else {
         String::new()
     };
     writeln!(
         out,
         "{} {}: {} inodes scanned, {} with xattrs{unreadable}",
-        s.kind,
-        s.path.display(),
-        s.inodes_scanned,
-        s.inodes_with_xattrs,
+        summary.kind,
+        summary.path.display(),
+        summary.inodes_scanned,
+        summary.inodes_with_xattrs,
     )?;
-    if let Some(agrees) = s.model_agrees {
+    if let Some(agrees) = summary.model_agrees {
         writeln!(
             out,
             "model reproduces the on-disk placement for {agrees} of {} inodes with xattrs",
-            s.inodes_with_xattrs
+            summary.inodes_with_xattrs
         )?;
     }
-    writeln!(out, "{}", size_table(a, s.reference_inode_size))?;
+    writeln!(
+        out,
+        "{}",
+        size_table(aggregate, summary.reference_inode_size)
+    )?;
     let show =
         |v: Option<u32>| v.map_or("none up to the block size".to_string(), |s| s.to_string());
     writeln!(
         out,
         "smallest inode size with all xattrs in-inode: 100% {}, 99% {}, 90% {}",
-        show(s.smallest_inode_size_for_100),
-        show(s.smallest_inode_size_for_99),
-        show(s.smallest_inode_size_for_90)
+        show(summary.smallest_inode_size_for_100),
+        show(summary.smallest_inode_size_for_99),
+        show(summary.smallest_inode_size_for_90)
     )?;
-    write_named_files(out, s)
+    write_named_files(out, summary)
 }
 
 /// One row per inode size of the scanned population.
-fn size_table(a: &Aggregate, reference_inode_size: u32) -> table::Styled {
+fn size_table(aggregate: &Aggregate, reference_inode_size: u32) -> table::Styled {
     let saved = format!("block reads saved vs {reference_inode_size}");
-    let mut t = table::table(&[
+    let mut grid = table::table(&[
         "inode size",
         "usable",
         "all in inode",
@@ -246,8 +255,8 @@ fn size_table(a: &Aggregate, reference_inode_size: u32) -> table::Styled {
         "cannot store",
         saved.as_str(),
     ]);
-    for st in &a.sizes {
-        t.add_row(vec![
+    for st in &aggregate.sizes {
+        grid.add_row(vec![
             right(st.inode_size),
             right(st.usable_bytes),
             right(st.all_in_inode),
@@ -258,20 +267,20 @@ fn size_table(a: &Aggregate, reference_inode_size: u32) -> table::Styled {
             right(st.block_io_saved),
         ]);
     }
-    t
+    grid
 }
 
 /// The files whose xattrs do not all stay in the inode, biggest need first.
-fn write_named_files(out: &mut String, s: &SourceSummary) -> std::fmt::Result {
-    if s.files_not_all_in_inode.is_empty() {
+fn write_named_files(out: &mut String, summary: &SourceSummary) -> std::fmt::Result {
+    if summary.files_not_all_in_inode.is_empty() {
         return Ok(());
     }
     writeln!(
         out,
         "files not all in-inode at {} bytes, biggest need first:",
-        s.reference_inode_size
+        summary.reference_inode_size
     )?;
-    for file in &s.files_not_all_in_inode {
+    for file in &summary.files_not_all_in_inode {
         let verdict = &file.verdict;
         let mut why = Vec::new();
         if verdict.uses_block {

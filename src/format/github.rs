@@ -43,41 +43,41 @@ pub struct Annotation<'a> {
 }
 
 /// Escape a message (the data after `::`).
-pub fn escape_data(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
+pub fn escape_data(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
-            c => out.push(c),
+            character => out.push(character),
         }
     }
     out
 }
 
 /// Escape a property value (`file=`, `title=`).
-pub fn escape_property(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in escape_data(s).chars() {
-        match c {
+pub fn escape_property(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in escape_data(text).chars() {
+        match character {
             ':' => out.push_str("%3A"),
             ',' => out.push_str("%2C"),
-            c => out.push(c),
+            character => out.push(character),
         }
     }
     out
 }
 
 /// Write one annotation as a workflow command line.
-pub fn write_annotation(out: &mut dyn Write, a: &Annotation<'_>) -> io::Result<()> {
+pub fn write_annotation(out: &mut dyn Write, annotation: &Annotation<'_>) -> io::Result<()> {
     writeln!(
         out,
         "::{} file={},title={}::{}",
-        a.level.command(),
-        escape_property(a.file),
-        escape_property(a.title),
-        escape_data(a.message)
+        annotation.level.command(),
+        escape_property(annotation.file),
+        escape_property(annotation.title),
+        escape_data(annotation.message)
     )
 }
 
@@ -94,13 +94,13 @@ mod tests {
     #[test]
     fn one_line_per_annotation() {
         let mut out = Vec::new();
-        let a = Annotation {
+        let annotation = Annotation {
             level: Level::Error,
             file: "dir/x,y.img",
             title: "sb.magic",
             message: "bad\nmagic",
         };
-        write_annotation(&mut out, &a).unwrap();
+        write_annotation(&mut out, &annotation).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "::error file=dir/x%2Cy.img,title=sb.magic::bad%0Amagic\n"

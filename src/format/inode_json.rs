@@ -284,81 +284,82 @@ pub struct HtreeJson {
     pub blocks: Vec<u32>,
 }
 
-fn xattr_json(x: &inode::XattrItem<'_>) -> XattrJson {
-    let decoded = x
+fn xattr_json(item: &inode::XattrItem<'_>) -> XattrJson {
+    let decoded = item
         .value
         .as_deref()
-        .and_then(|val| xattr::decode_value(&x.name, val));
+        .and_then(|val| xattr::decode_value(&item.name, val));
     let (decoded, decode_error) = match decoded {
         Some(Ok(d)) => (Some(d), None),
         Some(Err(e)) => (None, Some(e.to_string())),
         None => (None, None),
     };
     XattrJson {
-        name: x.name.clone(),
-        value_size: x.value_size,
-        location: x.location.kind(),
-        block: match x.location {
+        name: item.name.clone(),
+        value_size: item.value_size,
+        location: item.location.kind(),
+        block: match item.location {
             XattrLocation::Block(b) => Some(b),
             _ => None,
         },
-        ea_inode: match x.location {
+        ea_inode: match item.location {
             XattrLocation::EaInode(n) => Some(n),
             _ => None,
         },
-        used_bytes: x.cost,
-        value_hex: x.value.as_deref().map(hex),
+        used_bytes: item.cost,
+        value_hex: item.value.as_deref().map(hex),
         decoded,
         decode_error,
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter()
-        .fold(String::with_capacity(b.len() * 2), |mut s, c| {
-            let _ = write!(s, "{c:02x}");
-            s
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
+            let _ = write!(text, "{byte:02x}");
+            text
         })
 }
 
-fn data_json(r: &Report<'_>) -> DataJson {
-    match &r.map {
-        DataMap::Extents(w) => DataJson::Extents {
-            depth: w.depth,
-            extents: w
+fn data_json(report: &Report<'_>) -> DataJson {
+    match &report.map {
+        DataMap::Extents(walk) => DataJson::Extents {
+            depth: walk.depth,
+            extents: walk
                 .leaves()
                 .take(MAX_LISTED)
-                .map(|e| ExtentJson {
-                    logical: e.logical,
-                    len: e.len,
-                    physical: e.physical,
-                    uninit: e.uninit,
+                .map(|leaf| ExtentJson {
+                    logical: leaf.logical,
+                    len: leaf.len,
+                    physical: leaf.physical,
+                    uninit: leaf.uninit,
                 })
                 .collect(),
-            extents_omitted: w.leaves().count().saturating_sub(MAX_LISTED),
-            tree_blocks: w
+            extents_omitted: walk.leaves().count().saturating_sub(MAX_LISTED),
+            tree_blocks: walk
                 .nodes
                 .iter()
                 .take(MAX_LISTED)
-                .map(|n| TreeBlockJson {
-                    block: n.block,
-                    level: n.level,
-                    depth: n.header.depth,
-                    entries: n.header.entries,
-                    max: n.header.max,
-                    checksum_ok: n.csum.map(|c| c.ok()),
+                .map(|node| TreeBlockJson {
+                    block: node.block,
+                    level: node.level,
+                    depth: node.header.depth,
+                    entries: node.header.entries,
+                    max: node.header.max,
+                    checksum_ok: node.csum.map(|c| c.ok()),
                 })
                 .collect(),
-            tree_blocks_omitted: w.nodes.len().saturating_sub(MAX_LISTED),
+            tree_blocks_omitted: walk.nodes.len().saturating_sub(MAX_LISTED),
         },
-        DataMap::Blocks(w) => DataJson::Blocks {
-            total: w.total,
-            runs_omitted: r.runs_omitted,
-            runs: w
+        DataMap::Blocks(walk) => DataJson::Blocks {
+            total: walk.total,
+            runs_omitted: report.runs_omitted,
+            runs: walk
                 .runs
                 .iter()
-                .map(|r| {
-                    let (kind, logical) = match r.kind {
+                .map(|run| {
+                    let (kind, logical) = match run.kind {
                         MapKind::Data(l) => ("data", Some(l)),
                         MapKind::Ind => ("ind", None),
                         MapKind::Dind => ("dind", None),
@@ -367,8 +368,8 @@ fn data_json(r: &Report<'_>) -> DataJson {
                     RunJson {
                         kind,
                         logical,
-                        physical: r.physical,
-                        len: r.len,
+                        physical: run.physical,
+                        len: run.len,
                     }
                 })
                 .collect(),
@@ -397,44 +398,46 @@ fn data_json(r: &Report<'_>) -> DataJson {
 }
 
 /// The JSON entry of one found inode (`target` as the user gave it).
-pub fn json_of(fs: &Filesystem, target: &str, r: &Report<'_>) -> InodeJson {
-    let i = &r.inode;
-    let time = |s: u32, x: u32| Time::with_nsec(inode::time_secs(s, x), inode::time_nsec(x));
+pub fn json_of(fs: &Filesystem, target: &str, report: &Report<'_>) -> InodeJson {
+    let inode = &report.inode;
+    let time = |secs: u32, extra: u32| {
+        Time::with_nsec(inode::time_secs(secs, extra), inode::time_nsec(extra))
+    };
     InodeJson {
         target: target.to_string(),
-        ino: r.ino,
-        kind: i.type_name(),
-        mode: Mode::new(i.mode),
-        uid: i.uid,
-        gid: i.gid,
-        size: i.size,
-        links_count: i.links_count,
-        flags: Flags::new(i.flags, i.flag_names()),
-        generation: i.generation,
-        version: (u64::from(i.version_hi) << 32) | u64::from(i.version),
-        blocks_raw: i.blocks_raw,
-        blocks_512: i.blocks_512(
+        ino: report.ino,
+        kind: inode.type_name(),
+        mode: Mode::new(inode.mode),
+        uid: inode.uid,
+        gid: inode.gid,
+        size: inode.size,
+        links_count: inode.links_count,
+        flags: Flags::new(inode.flags, inode.flag_names()),
+        generation: inode.generation,
+        version: (u64::from(inode.version_hi) << 32) | u64::from(inode.version),
+        blocks_raw: inode.blocks_raw,
+        blocks_512: inode.blocks_512(
             fs.sb
                 .has_ro_compat(crate::reader::features::RO_COMPAT_HUGE_FILE),
             fs.block_size(),
         ),
-        file_acl: i.file_acl,
-        extra_isize: i.extra_isize,
-        projid: i.projid,
-        atime: time(i.atime, i.atime_extra),
-        mtime: time(i.mtime, i.mtime_extra),
-        ctime: time(i.ctime, i.ctime_extra),
-        crtime: time(i.crtime, i.crtime_extra),
-        dtime: Time::secs(i64::from(i.dtime)),
-        checksum: r.csum.map(|(stored, computed)| ChecksumJson {
+        file_acl: inode.file_acl,
+        extra_isize: inode.extra_isize,
+        projid: inode.projid,
+        atime: time(inode.atime, inode.atime_extra),
+        mtime: time(inode.mtime, inode.mtime_extra),
+        ctime: time(inode.ctime, inode.ctime_extra),
+        crtime: time(inode.crtime, inode.crtime_extra),
+        dtime: Time::secs(i64::from(inode.dtime)),
+        checksum: report.csum.map(|(stored, computed)| ChecksumJson {
             stored,
             computed,
-            ok: inode::inode_checksum_ok(fs.csum_seed(), r.ino, r.raw),
+            ok: inode::inode_checksum_ok(fs.csum_seed(), report.ino, report.raw),
         }),
-        xattrs: r.xattrs.items.iter().map(xattr_json).collect(),
+        xattrs: report.xattrs.items.iter().map(xattr_json).collect(),
         xattr_space: XattrSpaceJson {
-            inode: r.xattrs.inode_space,
-            block: r.xattrs.block.as_ref().map(|b| XattrBlockJson {
+            inode: report.xattrs.inode_space,
+            block: report.xattrs.block.as_ref().map(|b| XattrBlockJson {
                 block: b.block,
                 refcount: b.refcount,
                 hash: b.hash,
@@ -443,16 +446,16 @@ pub fn json_of(fs: &Filesystem, target: &str, r: &Report<'_>) -> InodeJson {
                 sorted: b.sorted,
             }),
         },
-        data: data_json(r),
-        htree: r.htree.as_ref().map(|h| HtreeJson {
+        data: data_json(report),
+        htree: report.htree.as_ref().map(|h| HtreeJson {
             hash_version: crate::format::json::hash_version(h.hash_version),
             indirect_levels: h.indirect_levels,
             count: h.index.count,
             limit: h.index.limit,
             blocks: h.index.entries.iter().map(|e| e.1).collect(),
         }),
-        problems: r.problems.iter().map(ToString::to_string).collect(),
-        allocated: r.allocated,
-        fragmentation: r.frag,
+        problems: report.problems.iter().map(ToString::to_string).collect(),
+        allocated: report.allocated,
+        fragmentation: report.frag,
     }
 }

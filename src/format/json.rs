@@ -21,8 +21,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct SchemaVersion;
 
 impl Serialize for SchemaVersion {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u32(SCHEMA_VERSION)
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(SCHEMA_VERSION)
     }
 }
 
@@ -212,14 +212,15 @@ fn sb_time(lo: u32, hi: u8) -> Time {
 
 /// The superblock view of `sb`.
 pub fn superblock(sb: &Superblock) -> SuperblockJson<'_> {
-    let s = |b: &[u8]| String::from_utf8_lossy(crate::reader::superblock::cstr(b)).into_owned();
+    let cstring =
+        |b: &[u8]| String::from_utf8_lossy(crate::reader::superblock::cstr(b)).into_owned();
     SuperblockJson {
         raw: sb,
-        volume_name: s(&sb.volume_name),
-        last_mounted: s(&sb.last_mounted),
-        mount_opts: s(&sb.mount_opts),
-        first_error_func: s(&sb.first_error_func),
-        last_error_func: s(&sb.last_error_func),
+        volume_name: cstring(&sb.volume_name),
+        last_mounted: cstring(&sb.last_mounted),
+        mount_opts: cstring(&sb.mount_opts),
+        first_error_func: cstring(&sb.first_error_func),
+        last_error_func: cstring(&sb.last_error_func),
         uuid: sb.uuid,
         journal_uuid: sb.journal_uuid,
         hash_seed: sb.hash_seed,
@@ -290,23 +291,23 @@ pub struct GroupRead {
     pub new_desc_block: u64,
 }
 
-/// Group `g` of `fs`.
-pub fn group(fs: &Filesystem, g: u32) -> GroupJson {
-    let lay = fs.geo.layout(g);
-    match fs.desc(g) {
+/// Group `group` of `fs`.
+pub fn group(fs: &Filesystem, group: u32) -> GroupJson {
+    let lay = fs.geo.layout(group);
+    match fs.desc(group) {
         Ok(gd) => GroupJson::Read(GroupRead {
-            first_block: fs.geo.group_first_block(g),
-            last_block: fs.geo.group_last_block(g),
+            first_block: fs.geo.group_first_block(group),
+            last_block: fs.geo.group_last_block(group),
             flags: Flags::new(gd.flags, flag_names(gd.flags)),
             checksum_ok: gd.checksum_ok(&fs.ctx),
             superblock: lay.super_blk,
-            has_superblock: g == 0 || lay.super_blk != 0,
+            has_superblock: group == 0 || lay.super_blk != 0,
             old_desc_block: lay.old_desc_blk,
             new_desc_block: lay.new_desc_blk,
             desc: gd,
         }),
         Err(e) => GroupJson::Unreadable {
-            group: g,
+            group,
             error: e.to_string(),
         },
     }
@@ -316,8 +317,11 @@ pub fn group(fs: &Filesystem, g: u32) -> GroupJson {
 pub struct Groups<'a>(&'a Filesystem, u32);
 
 impl Serialize for Groups<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq((0..self.1).map(|g| group(self.0, g)))
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq((0..self.1).map(|g| group(self.0, g)))
     }
 }
 
@@ -325,8 +329,8 @@ impl JsonSchema for Groups<'_> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Groups".into()
     }
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        <Vec<GroupJson>>::json_schema(g)
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<GroupJson>>::json_schema(generator)
     }
 }
 
@@ -344,9 +348,9 @@ pub enum JournalJson {
 }
 
 /// Why the journal superblock could not be read, in dumpe2fs' words.
-fn journal_failure(e: &crate::reader::journal::JournalFailure) -> String {
+fn journal_failure(failure: &crate::reader::journal::JournalFailure) -> String {
     use crate::reader::journal::JournalFailure as F;
-    match e {
+    match failure {
         F::ReadInode(m) => format!("{m} while reading journal inode"),
         F::ReadSuper(m) => format!("{m} while reading journal super block"),
         F::BadMagic => "Journal superblock magic number invalid!".to_string(),
@@ -390,7 +394,7 @@ pub fn document<'a>(fs: &'a Filesystem, image: &str, header_only: bool) -> Docum
     } else {
         None
     };
-    let n = if header_only || !fs.has_descriptors() {
+    let group_count = if header_only || !fs.has_descriptors() {
         0
     } else {
         fs.geo.group_count
@@ -401,7 +405,7 @@ pub fn document<'a>(fs: &'a Filesystem, image: &str, header_only: bool) -> Docum
         superblock: superblock(&fs.sb),
         geometry: &fs.geo,
         journal,
-        groups: Groups(fs, n),
+        groups: Groups(fs, group_count),
         superblock_checksum_failure: fs.strict_failure.map(|f| f.message()),
     }
 }
@@ -418,15 +422,15 @@ mod tests {
     /// The document has no key twice: the decoded superblock values replace the raw ones.
     #[test]
     fn superblock_keys_are_unique() {
-        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
-        let fs = Filesystem::open(std::path::Path::new(p), &Default::default()).unwrap();
-        let text = serde_json::to_string(&document(&fs, p, false)).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let n = v["superblock"].as_object().unwrap().len();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example.img");
+        let fs = Filesystem::open(std::path::Path::new(path), &Default::default()).unwrap();
+        let text = serde_json::to_string(&document(&fs, path, false)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let key_count = doc["superblock"].as_object().unwrap().len();
         let sb_text = serde_json::to_string(&superblock(&fs.sb)).unwrap();
         assert_eq!(sb_text.matches("\"uuid\":").count(), 1);
         assert_eq!(sb_text.matches("\"state\":").count(), 1);
-        assert!(n > 100, "{n} superblock keys");
-        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        assert!(key_count > 100, "{key_count} superblock keys");
+        assert_eq!(doc["schema_version"], SCHEMA_VERSION);
     }
 }

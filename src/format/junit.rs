@@ -58,8 +58,8 @@ pub struct Problem {
 }
 
 impl Suite {
-    fn count(&self, f: impl Fn(&Case) -> bool) -> usize {
-        self.cases.iter().filter(|c| f(c)).count()
+    fn count(&self, predicate: impl Fn(&Case) -> bool) -> usize {
+        self.cases.iter().filter(|c| predicate(c)).count()
     }
     fn failures(&self) -> usize {
         self.count(|c| !c.failures.is_empty() && c.errors.is_empty())
@@ -74,104 +74,115 @@ impl Suite {
 
 /// Replace characters XML 1.0 does not allow (C0 controls other than tab, LF, CR; U+FFFE,
 /// U+FFFF) with U+FFFD.
-pub fn xml_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\t' | '\n' | '\r' => c,
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
-            c => c,
+pub fn xml_safe(text: &str) -> String {
+    text.chars()
+        .map(|character| match character {
+            '\t' | '\n' | '\r' => character,
+            character
+                if (character as u32) < 0x20
+                    || character == '\u{FFFE}'
+                    || character == '\u{FFFF}' =>
+            {
+                '\u{FFFD}'
+            }
+            character => character,
         })
         .collect()
 }
 
 fn start<'a>(name: &'a str, attrs: &[(&str, String)]) -> BytesStart<'a> {
-    let mut e = BytesStart::new(name);
-    for (k, v) in attrs {
-        e.push_attribute((*k, xml_safe(v).as_str()));
+    let mut tag = BytesStart::new(name);
+    for (key, value) in attrs {
+        tag.push_attribute((*key, xml_safe(value).as_str()));
     }
-    e
+    tag
 }
 
 fn element<W: Write>(
-    w: &mut Writer<W>,
+    writer: &mut Writer<W>,
     name: &str,
     attrs: &[(&str, String)],
     text: &str,
 ) -> io::Result<()> {
-    let e = start(name, attrs);
+    let tag = start(name, attrs);
     if text.is_empty() {
-        return w.write_event(Event::Empty(e));
+        return writer.write_event(Event::Empty(tag));
     }
-    w.write_event(Event::Start(e))?;
-    w.write_event(Event::Text(BytesText::new(&xml_safe(text))))?;
-    w.write_event(Event::End(BytesEnd::new(name)))
+    writer.write_event(Event::Start(tag))?;
+    writer.write_event(Event::Text(BytesText::new(&xml_safe(text))))?;
+    writer.write_event(Event::End(BytesEnd::new(name)))
 }
 
-fn write_problem<W: Write>(w: &mut Writer<W>, tag: &str, p: &Problem) -> io::Result<()> {
-    let attrs = [("message", p.message.clone()), ("type", p.kind.clone())];
-    element(w, tag, &attrs, &p.text)
-}
-
-fn write_case<W: Write>(w: &mut Writer<W>, c: &Case) -> io::Result<()> {
+fn write_problem<W: Write>(writer: &mut Writer<W>, tag: &str, problem: &Problem) -> io::Result<()> {
     let attrs = [
-        ("name", c.name.clone()),
-        ("classname", c.classname.clone()),
+        ("message", problem.message.clone()),
+        ("type", problem.kind.clone()),
+    ];
+    element(writer, tag, &attrs, &problem.text)
+}
+
+fn write_case<W: Write>(writer: &mut Writer<W>, case: &Case) -> io::Result<()> {
+    let attrs = [
+        ("name", case.name.clone()),
+        ("classname", case.classname.clone()),
         ("time", "0".to_string()),
     ];
-    let empty =
-        c.failures.is_empty() && c.errors.is_empty() && c.skipped.is_none() && c.output.is_empty();
+    let empty = case.failures.is_empty()
+        && case.errors.is_empty()
+        && case.skipped.is_none()
+        && case.output.is_empty();
     if empty {
-        return w.write_event(Event::Empty(start("testcase", &attrs)));
+        return writer.write_event(Event::Empty(start("testcase", &attrs)));
     }
-    w.write_event(Event::Start(start("testcase", &attrs)))?;
-    if let Some(why) = &c.skipped {
-        element(w, "skipped", &[("message", why.clone())], "")?;
+    writer.write_event(Event::Start(start("testcase", &attrs)))?;
+    if let Some(why) = &case.skipped {
+        element(writer, "skipped", &[("message", why.clone())], "")?;
     }
-    for p in &c.errors {
-        write_problem(w, "error", p)?;
+    for problem in &case.errors {
+        write_problem(writer, "error", problem)?;
     }
-    for p in &c.failures {
-        write_problem(w, "failure", p)?;
+    for problem in &case.failures {
+        write_problem(writer, "failure", problem)?;
     }
-    if !c.output.is_empty() {
-        element(w, "system-out", &[], &c.output)?;
+    if !case.output.is_empty() {
+        element(writer, "system-out", &[], &case.output)?;
     }
-    w.write_event(Event::End(BytesEnd::new("testcase")))
+    writer.write_event(Event::End(BytesEnd::new("testcase")))
 }
 
-fn write_suite<W: Write>(w: &mut Writer<W>, s: &Suite) -> io::Result<()> {
+fn write_suite<W: Write>(writer: &mut Writer<W>, suite: &Suite) -> io::Result<()> {
     let attrs = [
-        ("name", s.name.clone()),
-        ("tests", s.cases.len().to_string()),
-        ("failures", s.failures().to_string()),
-        ("errors", s.errors().to_string()),
-        ("skipped", s.skipped().to_string()),
+        ("name", suite.name.clone()),
+        ("tests", suite.cases.len().to_string()),
+        ("failures", suite.failures().to_string()),
+        ("errors", suite.errors().to_string()),
+        ("skipped", suite.skipped().to_string()),
         ("time", "0".to_string()),
     ];
-    w.write_event(Event::Start(start("testsuite", &attrs)))?;
-    for c in &s.cases {
-        write_case(w, c)?;
+    writer.write_event(Event::Start(start("testsuite", &attrs)))?;
+    for case in &suite.cases {
+        write_case(writer, case)?;
     }
-    w.write_event(Event::End(BytesEnd::new("testsuite")))
+    writer.write_event(Event::End(BytesEnd::new("testsuite")))
 }
 
 /// Write the report as an XML document (UTF-8, indented, ending in a newline).
-pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
-    let mut w = Writer::new_with_indent(&mut *out, b' ', 2);
-    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    let sum = |f: fn(&Suite) -> usize| r.suites.iter().map(f).sum::<usize>().to_string();
+pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let mut writer = Writer::new_with_indent(&mut *out, b' ', 2);
+    writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let sum = |f: fn(&Suite) -> usize| report.suites.iter().map(f).sum::<usize>().to_string();
     let attrs = [
-        ("name", r.name.clone()),
+        ("name", report.name.clone()),
         ("tests", sum(|s| s.cases.len())),
         ("failures", sum(Suite::failures)),
         ("errors", sum(Suite::errors)),
         ("time", "0".to_string()),
     ];
-    w.write_event(Event::Start(start("testsuites", &attrs)))?;
-    for s in &r.suites {
-        write_suite(&mut w, s)?;
+    writer.write_event(Event::Start(start("testsuites", &attrs)))?;
+    for suite in &report.suites {
+        write_suite(&mut writer, suite)?;
     }
-    w.write_event(Event::End(BytesEnd::new("testsuites")))?;
+    writer.write_event(Event::End(BytesEnd::new("testsuites")))?;
     writeln!(out)
 }
 
@@ -215,24 +226,24 @@ mod tests {
     fn escapes_and_counts() {
         let mut out = Vec::new();
         write(&mut out, &sample()).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let xml = String::from_utf8(out).unwrap();
         assert!(
-            s.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"),
-            "{s}"
+            xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"),
+            "{xml}"
         );
         assert!(
-            s.contains("name=\"a&lt;b&gt;&amp;&quot;c&quot;.img\""),
-            "{s}"
+            xml.contains("name=\"a&lt;b&gt;&amp;&quot;c&quot;.img\""),
+            "{xml}"
         );
-        assert!(s.contains("bad &amp; &lt;worse&gt;\u{FFFD}"), "{s}");
+        assert!(xml.contains("bad &amp; &lt;worse&gt;\u{FFFD}"), "{xml}");
         assert!(
-            s.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
-            "{s}"
+            xml.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            "{xml}"
         );
         assert!(
-            s.contains("<testcase name=\"gd\" classname=\"x\" time=\"0\"/>"),
-            "{s}"
+            xml.contains("<testcase name=\"gd\" classname=\"x\" time=\"0\"/>"),
+            "{xml}"
         );
-        assert!(!s.contains('\u{1}'));
+        assert!(!xml.contains('\u{1}'));
     }
 }

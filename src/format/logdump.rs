@@ -6,8 +6,8 @@ use crate::views::logdump::Event;
 use std::io::{self, Write};
 
 /// debugfs' type_to_name.
-pub fn type_name(t: u32) -> &'static str {
-    match t {
+pub fn type_name(block_type: u32) -> &'static str {
+    match block_type {
         jbd2::DESCRIPTOR_BLOCK => "descriptor block",
         jbd2::COMMIT_BLOCK => "commit block",
         jbd2::SUPERBLOCK_V1 => "V1 superblock",
@@ -21,61 +21,65 @@ pub fn type_name(t: u32) -> &'static str {
 /// buffer per block (a `-a -c` dump of a busy journal is millions of lines).
 pub fn hexdump(out: &mut dyn Write, buf: &[u8]) -> io::Result<()> {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s: Vec<u8> = Vec::with_capacity(buf.len().div_ceil(16) * 72);
-    let hex = |s: &mut Vec<u8>, v: u32, digits: u32| {
-        for k in (0..digits).rev() {
-            s.push(HEX[((v >> (4 * k)) & 0xF) as usize]);
+    let mut text: Vec<u8> = Vec::with_capacity(buf.len().div_ceil(16) * 72);
+    let hex = |text: &mut Vec<u8>, value: u32, digits: u32| {
+        for nibble in (0..digits).rev() {
+            text.push(HEX[((value >> (4 * nibble)) & 0xF) as usize]);
         }
     };
-    for (i, line) in buf.chunks(16).enumerate() {
-        s.extend_from_slice(b"    ");
-        let off = (i * 16) as u32;
+    for (line_index, line) in buf.chunks(16).enumerate() {
+        text.extend_from_slice(b"    ");
+        let off = (line_index * 16) as u32;
         // %04x: at least four digits.
         let digits = (8 - off.leading_zeros() / 4).max(4);
-        hex(&mut s, off, digits);
-        s.extend_from_slice(b":  ");
-        for w in 0..4 {
-            let mut a = [0u8; 4];
-            for (k, b) in a.iter_mut().enumerate() {
-                *b = line.get(w * 4 + k).copied().unwrap_or(0);
+        hex(&mut text, off, digits);
+        text.extend_from_slice(b":  ");
+        for word in 0..4 {
+            let mut le_bytes = [0u8; 4];
+            for (byte_index, byte) in le_bytes.iter_mut().enumerate() {
+                *byte = line.get(word * 4 + byte_index).copied().unwrap_or(0);
             }
-            hex(&mut s, u32::from_le_bytes(a), 8);
-            s.push(b' ');
+            hex(&mut text, u32::from_le_bytes(le_bytes), 8);
+            text.push(b' ');
         }
-        for k in 0..16 {
-            let c = line.get(k).copied().unwrap_or(0);
-            s.push(if (b' '..127).contains(&c) { c } else { b'.' });
+        for column in 0..16 {
+            let byte = line.get(column).copied().unwrap_or(0);
+            text.push(if (b' '..127).contains(&byte) {
+                byte
+            } else {
+                b'.'
+            });
         }
-        s.push(b'\n');
+        text.push(b'\n');
     }
-    out.write_all(&s)
+    out.write_all(&text)
 }
 
 /// Write one event as debugfs does. Read errors and stops go to `err` (debugfs' stderr).
-pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, e: &Event) -> io::Result<()> {
-    match e {
+pub fn write_event(out: &mut dyn Write, err: &mut dyn Write, event: &Event) -> io::Result<()> {
+    match event {
         Event::ExternalHeader { .. }
         | Event::Superblock { .. }
         | Event::BadSuperblockMagic
         | Event::BadBlockSize { .. }
-        | Event::Start { .. } => write_opening(out, e),
+        | Event::Start { .. } => write_opening(out, event),
         Event::FcHead { .. }
         | Event::FcTail { .. }
         | Event::FcAddRange { .. }
         | Event::FcDelRange { .. }
         | Event::FcDentry { .. }
         | Event::FcInode { .. }
-        | Event::FcPad => write_fast_commit(out, e),
+        | Event::FcPad => write_fast_commit(out, event),
         Event::ReadError { message } => writeln!(err, "logdump: {message}"),
         Event::Stopped { reason } => writeln!(err, "e4inspect: logdump stopped: {reason}"),
-        _ => write_record(out, e),
+        _ => write_record(out, event),
     }
 }
 
 /// The lines before the walk: the external journal's ext2 header, the journal superblock, and
 /// where the walk starts (or why it cannot).
-fn write_opening(out: &mut dyn Write, e: &Event) -> io::Result<()> {
-    match e {
+fn write_opening(out: &mut dyn Write, event: &Event) -> io::Result<()> {
+    match event {
         Event::ExternalHeader {
             uuid,
             blocksize,
@@ -96,9 +100,9 @@ fn write_opening(out: &mut dyn Write, e: &Event) -> io::Result<()> {
         Event::Superblock {
             raw, fs_block_size, ..
         } => {
-            let mut s = String::new();
-            list_journal(raw, *fs_block_size, false, &mut s);
-            out.write_all(s.as_bytes())?;
+            let mut text = String::new();
+            list_journal(raw, *fs_block_size, false, &mut text);
+            out.write_all(text.as_bytes())?;
             writeln!(out)?;
         }
         Event::BadSuperblockMagic => writeln!(out, "Journal superblock magic number invalid!")?,
@@ -116,8 +120,8 @@ fn write_opening(out: &mut dyn Write, e: &Event) -> io::Result<()> {
 
 /// One step of the walk over the log: a block found (or the end), a descriptor's tags, a revoke
 /// block's entries, and `-a`/`-b`/`-O` detail.
-fn write_record(out: &mut dyn Write, e: &Event) -> io::Result<()> {
-    match e {
+fn write_record(out: &mut dyn Write, event: &Event) -> io::Result<()> {
+    match event {
         Event::NoMagic { block } => {
             writeln!(out, "No magic number at block {block}: end of journal.")?
         }
@@ -152,8 +156,8 @@ fn write_record(out: &mut dyn Write, e: &Event) -> io::Result<()> {
             ..
         } => {
             write!(out, "  FS block {fs_block} logged at ")?;
-            if let Some(s) = sequence {
-                write!(out, "sequence {s}, ")?;
+            if let Some(seq) = sequence {
+                write!(out, "sequence {seq}, ")?;
             }
             writeln!(out, "journal block {journal_block} (flags 0x{flags:x})")?;
         }
@@ -190,8 +194,8 @@ fn write_record(out: &mut dyn Write, e: &Event) -> io::Result<()> {
 
 /// One tag of the fast-commit area, as debugfs' `journal.c` prints it (inode numbers and
 /// lengths as signed ints, the way its `%d` formats show them).
-fn write_fast_commit(out: &mut dyn Write, e: &Event) -> io::Result<()> {
-    match e {
+fn write_fast_commit(out: &mut dyn Write, event: &Event) -> io::Result<()> {
+    match event {
         Event::FcHead { features, tid } => {
             writeln!(out, "\n*** Fast Commit Area ***")?;
             writeln!(
@@ -244,14 +248,14 @@ fn write_fast_commit(out: &mut dyn Write, e: &Event) -> io::Result<()> {
 mod tests {
     #[test]
     fn hexdump_lines() {
-        let mut b = vec![0u8; 32];
-        b[0..4].copy_from_slice(b"AB\x01C");
-        b[16] = 0xFF;
+        let mut block = vec![0u8; 32];
+        block[0..4].copy_from_slice(b"AB\x01C");
+        block[16] = 0xFF;
         let mut out = Vec::new();
-        super::hexdump(&mut out, &b).unwrap();
-        let t = String::from_utf8(out).unwrap();
+        super::hexdump(&mut out, &block).unwrap();
+        let text = String::from_utf8(out).unwrap();
         assert_eq!(
-            t,
+            text,
             "    0000:  43014241 00000000 00000000 00000000 AB.C............\n    0010:  000000ff 00000000 00000000 00000000 ................\n"
         );
     }

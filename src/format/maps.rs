@@ -12,8 +12,8 @@ pub fn ncheck_text(report: &Report, out: &mut dyn Write) -> io::Result<Vec<Strin
     if report.header {
         out.write_all(b"Inode\tPathname\n")?;
     }
-    for l in &report.lines {
-        match l {
+    for line in &report.lines {
+        match line {
             Line::Name {
                 inode,
                 path,
@@ -38,10 +38,10 @@ pub fn ncheck_text(report: &Report, out: &mut dyn Write) -> io::Result<Vec<Strin
 /// [`Found::table_printed`]).
 pub fn icheck_text(blocks: &[u64], found: &Found, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(b"Block\tInode number\n")?;
-    for b in blocks {
-        match found.owners.get(b) {
-            Some(o) => writeln!(out, "{b}\t{}", o.inode)?,
-            None => writeln!(out, "{b}\t<block not found>")?,
+    for block in blocks {
+        match found.owners.get(block) {
+            Some(owner) => writeln!(out, "{block}\t{}", owner.inode)?,
+            None => writeln!(out, "{block}\t<block not found>")?,
         }
     }
     Ok(())
@@ -60,20 +60,22 @@ pub fn role_text(inode: u32, role: &Role) -> String {
 }
 
 /// A metadata role in words.
-fn meta_text(m: &Meta) -> String {
-    let g = m.group.map_or_else(String::new, |g| g.to_string());
-    match m.kind {
+fn meta_text(meta: &Meta) -> String {
+    let group_text = meta
+        .group
+        .map_or_else(String::new, |group| group.to_string());
+    match meta.kind {
         MetaKind::BootBlock => "boot block (before the superblock)".into(),
         MetaKind::Superblock => "primary superblock".into(),
-        MetaKind::BackupSuperblock => format!("backup superblock (group {g})"),
-        MetaKind::GroupDescriptors => format!("group descriptor table (group {g})"),
+        MetaKind::BackupSuperblock => format!("backup superblock (group {group_text})"),
+        MetaKind::GroupDescriptors => format!("group descriptor table (group {group_text})"),
         MetaKind::BackupGroupDescriptors => {
-            format!("backup group descriptor table (group {g})")
+            format!("backup group descriptor table (group {group_text})")
         }
-        MetaKind::ReservedGdt => format!("reserved GDT block (group {g})"),
-        MetaKind::BlockBitmap => format!("block bitmap of group {g}"),
-        MetaKind::InodeBitmap => format!("inode bitmap of group {g}"),
-        MetaKind::InodeTable => format!("inode table of group {g}"),
+        MetaKind::ReservedGdt => format!("reserved GDT block (group {group_text})"),
+        MetaKind::BlockBitmap => format!("block bitmap of group {group_text}"),
+        MetaKind::InodeBitmap => format!("inode bitmap of group {group_text}"),
+        MetaKind::InodeTable => format!("inode table of group {group_text}"),
         MetaKind::Mmp => "MMP block".into(),
         MetaKind::BeyondEnd => "beyond the end of the filesystem".into(),
     }
@@ -83,15 +85,15 @@ fn meta_text(m: &Meta) -> String {
 /// metadata it holds, or whether the bitmap has it free.
 pub fn block_text(fs: &Filesystem, info: &BlockInfo, paths: &[String]) -> String {
     let mut parts: Vec<String> = Vec::new();
-    if let Some(o) = &info.owner {
-        let mut t = role_text(o.inode, &o.role);
+    if let Some(owner) = &info.owner {
+        let mut text = role_text(owner.inode, &owner.role);
         if info.journal {
-            t = format!("internal journal: {t}");
+            text = format!("internal journal: {text}");
         }
         if !paths.is_empty() {
-            t = format!("{t}: {}", paths.join(", "));
+            text = format!("{text}: {}", paths.join(", "));
         }
-        parts.push(t);
+        parts.push(text);
     }
     parts.extend(info.metadata.iter().map(meta_text));
     if info.owner.is_none() && info.metadata.is_empty() {

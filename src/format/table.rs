@@ -51,26 +51,26 @@ impl TableStyle {
 
     /// A new table in this style with `header`.
     pub fn table<S: AsRef<str>>(&self, header: &[S]) -> Styled {
-        let mut t = Table::new();
-        t.load_preset(if self.unicode {
+        let mut table = Table::new();
+        table.load_preset(if self.unicode {
             presets::UTF8_FULL_CONDENSED
         } else {
             presets::ASCII_FULL_CONDENSED
         });
         match self.width {
             Some(width) => {
-                t.set_content_arrangement(ContentArrangement::Dynamic);
-                t.set_width(width);
+                table.set_content_arrangement(ContentArrangement::Dynamic);
+                table.set_width(width);
             }
             None => {
-                t.set_content_arrangement(ContentArrangement::Disabled);
+                table.set_content_arrangement(ContentArrangement::Disabled);
             }
         }
         if !header.is_empty() {
-            t.set_header(header.iter().map(AsRef::as_ref).collect::<Vec<&str>>());
+            table.set_header(header.iter().map(AsRef::as_ref).collect::<Vec<&str>>());
         }
         Styled {
-            table: t,
+            table,
             fit: self.width.is_some(),
         }
     }
@@ -99,9 +99,9 @@ impl DerefMut for Styled {
 }
 
 impl std::fmt::Display for Styled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if !self.fit {
-            return self.table.fmt(f);
+            return self.table.fmt(formatter);
         }
         let mut table = self.table.clone();
         let widths = content_widths(&table);
@@ -122,13 +122,13 @@ impl std::fmt::Display for Styled {
             .map(|(_, w)| w + 3)
             .sum();
         if others + 1 + 3 + MIN_WRAPPED <= width {
-            for i in (0..widths.len()).filter(|&i| Some(i) != wrapping) {
-                if let Some(c) = table.column_mut(i) {
-                    c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+            for index in (0..widths.len()).filter(|&index| Some(index) != wrapping) {
+                if let Some(column) = table.column_mut(index) {
+                    column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
                 }
             }
         }
-        table.fmt(f)
+        table.fmt(formatter)
     }
 }
 
@@ -140,15 +140,15 @@ fn content_widths(table: &Table) -> Vec<usize> {
     let mut widths = vec![0usize; table.column_iter().count()];
     let rows = table.header().into_iter().chain(table.row_iter());
     for row in rows {
-        for (i, cell) in row.cell_iter().enumerate() {
+        for (index, cell) in row.cell_iter().enumerate() {
             let widest = cell
                 .content()
                 .lines()
                 .map(|l| l.chars().count())
                 .max()
                 .unwrap_or(0);
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(widest);
+            if let Some(width) = widths.get_mut(index) {
+                *width = (*width).max(widest);
             }
         }
     }
@@ -162,10 +162,10 @@ pub fn styled() -> Styled {
 
 /// Never wrap the cells of `columns` (identifiers such as rule IDs and attribute names, which
 /// must stay greppable), even when one of them is the longest column.
-pub fn no_wrap(t: &mut Table, columns: &[usize]) {
-    for &i in columns {
-        if let Some(c) = t.column_mut(i) {
-            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+pub fn no_wrap(table: &mut Table, columns: &[usize]) {
+    for &index in columns {
+        if let Some(column) = table.column_mut(index) {
+            column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
     }
 }
@@ -182,9 +182,9 @@ pub fn utf8_locale(env: &impl Fn(&str) -> Option<String>) -> bool {
     ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
         .find_map(|k| env(k).filter(|v| !v.is_empty()))
-        .is_some_and(|v| {
-            let v = v.to_ascii_lowercase();
-            v.contains("utf-8") || v.contains("utf8")
+        .is_some_and(|value| {
+            let lower = value.to_ascii_lowercase();
+            lower.contains("utf-8") || lower.contains("utf8")
         })
 }
 
@@ -209,9 +209,9 @@ mod tests {
     use super::*;
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| {
+        move |key| {
             vars.iter()
-                .find(|(n, _)| *n == k)
+                .find(|(n, _)| *n == key)
                 .map(|(_, v)| v.to_string())
         }
     }
@@ -246,12 +246,12 @@ mod tests {
         assert!(!TableStyle::from_env(env(&[("LANG", "C")]), None).unicode);
         assert!(!TableStyle::from_env(env(&[]), None).unicode);
         // LC_ALL overrides LANG; an empty LC_ALL does not.
-        let v = [("LC_ALL", "C"), ("LANG", "en_US.UTF-8")];
-        assert!(!TableStyle::from_env(env(&v), None).unicode);
-        let v = [("LC_ALL", ""), ("LC_CTYPE", "C.utf8")];
-        assert!(TableStyle::from_env(env(&v), None).unicode);
-        let v = [("LANG", "en_US.UTF-8"), ("TERM", "dumb")];
-        assert!(!TableStyle::from_env(env(&v), None).unicode);
+        let vars = [("LC_ALL", "C"), ("LANG", "en_US.UTF-8")];
+        assert!(!TableStyle::from_env(env(&vars), None).unicode);
+        let vars = [("LC_ALL", ""), ("LC_CTYPE", "C.utf8")];
+        assert!(TableStyle::from_env(env(&vars), None).unicode);
+        let vars = [("LANG", "en_US.UTF-8"), ("TERM", "dumb")];
+        assert!(!TableStyle::from_env(env(&vars), None).unicode);
     }
 
     #[test]
@@ -260,11 +260,11 @@ mod tests {
             width: Some(40),
             unicode: false,
         };
-        let mut t = style.table(&["rule", "description"]);
-        t.add_row(vec!["sb.magic", &"a long description ".repeat(10)]);
-        no_wrap(&mut t, &[0]);
-        t.add_row(vec!["a.rule_id_that_is_long", "x"]);
-        let text = t.to_string();
+        let mut table = style.table(&["rule", "description"]);
+        table.add_row(vec!["sb.magic", &"a long description ".repeat(10)]);
+        no_wrap(&mut table, &[0]);
+        table.add_row(vec!["a.rule_id_that_is_long", "x"]);
+        let text = table.to_string();
         assert!(text.lines().count() > 4, "{text}");
         assert!(text.contains("a.rule_id_that_is_long"), "{text}");
         for line in text.lines() {
@@ -279,10 +279,10 @@ mod layout_tests {
     use super::*;
 
     fn rows(style: TableStyle) -> String {
-        let mut t = style.table(&["id", "size", "note"]);
-        t.add_row(vec!["a.first", "12", &"a long note ".repeat(12)]);
-        t.add_row(vec!["b.second", "3456", "short"]);
-        t.to_string()
+        let mut table = style.table(&["id", "size", "note"]);
+        table.add_row(vec!["a.first", "12", &"a long note ".repeat(12)]);
+        table.add_row(vec!["b.second", "3456", "short"]);
+        table.to_string()
     }
 
     #[test]

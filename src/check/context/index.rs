@@ -167,22 +167,22 @@ impl<'a> InodeSlot<'a> {
     }
     /// For a directory: record the inode its `..` names.
     pub fn set_dotdot(&self, ino: u32) {
-        if let Some(l) = self.links() {
-            l.dotdot.store(ino, Relaxed);
+        if let Some(links) = self.links() {
+            links.dotdot.store(ino, Relaxed);
         }
     }
     /// For a directory: `dir` holds a name for it (the smallest such directory is kept).
     pub fn offer_parent(&self, dir: u32) {
-        if let Some(l) = self.links() {
-            let _ = l.parent.fetch_update(Relaxed, Relaxed, |cur| {
+        if let Some(links) = self.links() {
+            let _ = links.parent.fetch_update(Relaxed, Relaxed, |cur| {
                 (cur == 0 || dir < cur).then_some(dir)
             });
         }
     }
     /// For a directory: a name for it with ordering key `key` (the lowest is kept).
     pub fn offer_link(&self, key: u64) {
-        if let Some(l) = self.links() {
-            l.first_link.fetch_min(key, Relaxed);
+        if let Some(links) = self.links() {
+            links.first_link.fetch_min(key, Relaxed);
         }
     }
     /// For a directory: the lowest key offered (`u64::MAX` = none).
@@ -192,8 +192,8 @@ impl<'a> InodeSlot<'a> {
     }
     /// For a directory: its parent is `dir`, whatever was recorded.
     pub fn set_parent(&self, dir: u32) {
-        if let Some(l) = self.links() {
-            l.parent.store(dir, Relaxed);
+        if let Some(links) = self.links() {
+            links.parent.store(dir, Relaxed);
         }
     }
 }
@@ -201,8 +201,8 @@ impl<'a> InodeSlot<'a> {
 /// The rank words, directories and counters of group `g` (its `facts`), in one pass over them;
 /// `None` when the facts are not strictly ascending inodes of that group (then the index is
 /// built the slow way).
-fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
-    let base = u64::try_from(g).ok()? * u64::from(ipg);
+fn build_group(facts: &[InodeFacts], group: usize, ipg: u32) -> Option<GroupBuilt> {
+    let base = u64::try_from(group).ok()? * u64::from(ipg);
     let words_per_group = ipg.div_ceil(64) as usize;
     // Dense when a word per 64 inodes costs at most one word per in-use inode.
     let dense = facts.len() >= words_per_group;
@@ -214,24 +214,24 @@ fn build_group(facts: &[InodeFacts], g: usize, ipg: u32) -> Option<GroupBuilt> {
     let mut dirs = Vec::new();
     let mut counts = Vec::with_capacity(facts.len());
     let mut prev: Option<u32> = None;
-    for (i, f) in facts.iter().enumerate() {
-        let bit = u64::from(f.ino).checked_sub(1)?.checked_sub(base)?;
-        if bit >= u64::from(ipg) || prev.is_some_and(|p| p >= f.ino) {
+    for (index, fact) in facts.iter().enumerate() {
+        let bit = u64::from(fact.ino).checked_sub(1)?.checked_sub(base)?;
+        if bit >= u64::from(ipg) || prev.is_some_and(|p| p >= fact.ino) {
             return None;
         }
-        prev = Some(f.ino);
+        prev = Some(fact.ino);
         if dense {
             words[(bit / 64) as usize].bits |= 1 << (bit % 64);
         }
-        if f.is_dir() {
-            dirs.push(u32::try_from(i).ok()?);
+        if fact.is_dir() {
+            dirs.push(u32::try_from(index).ok()?);
         }
-        counts.push(AtomicU32::new(u32::from(f.links_count)));
+        counts.push(AtomicU32::new(u32::from(fact.links_count)));
     }
     let mut rank = 0;
-    for w in &mut words {
-        w.rank = rank;
-        rank += w.bits.count_ones();
+    for word in &mut words {
+        word.rank = rank;
+        rank += word.bits.count_ones();
     }
     Some(GroupBuilt {
         words,
@@ -249,12 +249,12 @@ fn by_group(mut facts: Vec<InodeFacts>, ipg: u32) -> Vec<Vec<InodeFacts>> {
         facts.dedup_by_key(|f| f.ino);
     }
     let mut groups: Vec<Vec<InodeFacts>> = Vec::new();
-    for f in facts.into_iter().filter(|f| f.ino != 0) {
-        let g = ((f.ino - 1) / ipg) as usize;
-        if groups.len() <= g {
-            groups.resize_with(g + 1, Vec::new);
+    for fact in facts.into_iter().filter(|fact| fact.ino != 0) {
+        let group = ((fact.ino - 1) / ipg) as usize;
+        if groups.len() <= group {
+            groups.resize_with(group + 1, Vec::new);
         }
-        groups[g].push(f);
+        groups[group].push(fact);
     }
     groups
 }
@@ -278,9 +278,9 @@ impl GroupList {
         if facts.capacity() - facts.len() > facts.len() / 8 {
             facts.shrink_to_fit();
         }
-        let built = facts.first().filter(|_| ipg != 0).and_then(|f| {
-            let g = (f.ino.max(1) - 1) / ipg;
-            Some((g as usize, build_group(&facts, g as usize, ipg)?))
+        let built = facts.first().filter(|_| ipg != 0).and_then(|first| {
+            let group = (first.ino.max(1) - 1) / ipg;
+            Some((group as usize, build_group(&facts, group as usize, ipg)?))
         });
         GroupList { facts, built }
     }
@@ -295,14 +295,14 @@ fn place_lists(lists: Vec<GroupList>, ipg: u32) -> Vec<(Vec<InodeFacts>, Option<
         let Some(first) = list.facts.first() else {
             continue;
         };
-        let g = list
+        let group = list
             .built
             .as_ref()
             .map_or(((first.ino.max(1) - 1) / ipg) as usize, |b| b.0);
-        if out.len() <= g {
-            out.resize_with(g + 1, Default::default);
+        if out.len() <= group {
+            out.resize_with(group + 1, Default::default);
         }
-        let slot = &mut out[g];
+        let slot = &mut out[group];
         if slot.0.is_empty() {
             *slot = (list.facts, list.built.map(|b| b.1));
         } else {
@@ -373,24 +373,28 @@ impl InodeIndex {
         let mut words = Vec::new();
         let mut dir_count = 0usize;
         let mut segs = Vec::with_capacity(groups.len());
-        for ((facts, _), b) in groups.into_iter().zip(built) {
-            let at = if b.words.is_empty() {
+        for ((facts, _), group_built) in groups.into_iter().zip(built) {
+            let at = if group_built.words.is_empty() {
                 SPARSE
             } else {
                 u32::try_from(words.len()).unwrap_or(SPARSE)
             };
             if at != SPARSE {
-                words.extend_from_slice(&b.words);
+                words.extend_from_slice(&group_built.words);
             }
             let dir_first = dir_count as u32;
-            dir_count += b.dirs.len();
+            dir_count += group_built.dirs.len();
             segs.push(Segment {
                 words: at,
                 dir_first,
                 facts,
-                counts: b.counts,
-                links: b.dirs.iter().map(|_| DirLinks::default()).collect(),
-                dirs: b.dirs,
+                counts: group_built.counts,
+                links: group_built
+                    .dirs
+                    .iter()
+                    .map(|_| DirLinks::default())
+                    .collect(),
+                dirs: group_built.dirs,
             });
         }
         Ok(InodeIndex {
@@ -403,10 +407,10 @@ impl InodeIndex {
 
     /// The slot of `ino` when it is in use.
     pub fn get(&self, ino: u32) -> Option<InodeSlot<'_>> {
-        let n = ino.checked_sub(1)?;
+        let offset = ino.checked_sub(1)?;
         let ipg = self.ipg.max(1);
-        let g = n / ipg;
-        self.find_in_group(ino, g, n - g * ipg)
+        let group = offset / ipg;
+        self.find_in_group(ino, group, offset - group * ipg)
     }
 
     /// [`InodeIndex::get`] for a caller that has split `ino - 1` by the inodes per group
@@ -421,21 +425,21 @@ impl InodeIndex {
     /// `ino`'s slot, `ino - 1` being `bit` in group `group` (`bit` below the inodes per group):
     /// a bit test and a popcount in a dense group, a binary search within a sparse one.
     fn find_in_group(&self, ino: u32, group: u32, bit: u32) -> Option<InodeSlot<'_>> {
-        let s = self.segs.get(group as usize)?;
-        let i = if s.words == SPARSE {
-            s.facts.binary_search_by_key(&ino, |f| f.ino).ok()?
+        let seg = self.segs.get(group as usize)?;
+        let position = if seg.words == SPARSE {
+            seg.facts.binary_search_by_key(&ino, |f| f.ino).ok()?
         } else {
-            let w = self.words.get(s.words as usize + (bit / 64) as usize)?;
-            let below = w.bits & ((1u64 << (bit % 64)) - 1);
-            if (w.bits >> (bit % 64)) & 1 == 0 {
+            let word = self.words.get(seg.words as usize + (bit / 64) as usize)?;
+            let below = word.bits & ((1u64 << (bit % 64)) - 1);
+            if (word.bits >> (bit % 64)) & 1 == 0 {
                 return None;
             }
-            w.rank as usize + below.count_ones() as usize
+            word.rank as usize + below.count_ones() as usize
         };
-        s.facts.get(i).filter(|f| f.ino == ino)?;
+        seg.facts.get(position).filter(|f| f.ino == ino)?;
         Some(InodeSlot {
-            seg: s,
-            i: i as u32,
+            seg,
+            i: position as u32,
         })
     }
 
@@ -450,67 +454,67 @@ impl InodeIndex {
         self.segs.len()
     }
 
-    /// Number of in-use inodes in group `g`.
-    pub fn group_len(&self, g: usize) -> usize {
-        self.segs.get(g).map_or(0, |s| s.facts.len())
+    /// Number of in-use inodes in `group`.
+    pub fn group_len(&self, group: usize) -> usize {
+        self.segs.get(group).map_or(0, |s| s.facts.len())
     }
 
-    /// Group `g`'s in-use inodes, by number (none past [`InodeIndex::group_count`]).
-    pub fn group_slots(&self, g: usize) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
+    /// `group`'s in-use inodes, by number (none past [`InodeIndex::group_count`]).
+    pub fn group_slots(&self, group: usize) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
         self.segs
-            .get(g)
+            .get(group)
             .into_iter()
             .flat_map(|s| (0..s.facts.len() as u32).map(move |i| InodeSlot { seg: s, i }))
     }
 
-    /// Group `g`'s in-use inodes whose references do not (yet) equal `i_links_count`, the
+    /// `group`'s in-use inodes whose references do not (yet) equal `i_links_count`, the
     /// directories, and the inodes below `below`: by number, found from the counters, the
     /// directory list and the group's first inodes, without reading every inode's facts.
     pub fn group_unsettled(
         &self,
-        g: usize,
+        group: usize,
         below: u32,
     ) -> impl Iterator<Item = InodeSlot<'_>> + '_ {
-        self.segs.get(g).into_iter().flat_map(move |s| {
-            let low = s.facts.partition_point(|f| f.ino < below);
-            let mut dirs = s.dirs.iter().map(|&i| i as usize).peekable();
-            s.counts
+        self.segs.get(group).into_iter().flat_map(move |seg| {
+            let low = seg.facts.partition_point(|f| f.ino < below);
+            let mut dirs = seg.dirs.iter().map(|&slot| slot as usize).peekable();
+            seg.counts
                 .iter()
                 .enumerate()
-                .filter(move |&(i, c)| {
+                .filter(move |&(slot, count)| {
                     // Advanced at every slot, whatever decides.
-                    let dir = dirs.next_if_eq(&i).is_some();
-                    dir || i < low || c.load(Relaxed) != 0
+                    let dir = dirs.next_if_eq(&slot).is_some();
+                    dir || slot < low || count.load(Relaxed) != 0
                 })
-                .map(move |(i, _)| InodeSlot {
-                    seg: s,
-                    i: i as u32,
+                .map(move |(slot, _)| InodeSlot {
+                    seg,
+                    i: slot as u32,
                 })
         })
     }
 
-    /// Group `g`'s in-use inodes as a little-endian bitmap of its `ipg` inodes (bit `i`:
-    /// inode `g * ipg + i + 1`), into `out`: the rank words of a dense group, else set from the
+    /// `group`'s in-use inodes as a little-endian bitmap of its `ipg` inodes (bit `bit`:
+    /// inode `group * ipg + bit + 1`), into `out`: the rank words of a dense group, else set from the
     /// group's inodes.
-    pub fn group_bitmap(&self, g: usize, out: &mut Vec<u8>) {
+    pub fn group_bitmap(&self, group: usize, out: &mut Vec<u8>) {
         let nbytes = (self.ipg as usize).div_ceil(8);
         out.clear();
-        let Some(s) = self.segs.get(g) else {
+        let Some(seg) = self.segs.get(group) else {
             out.resize(nbytes, 0);
             return;
         };
-        if s.words != SPARSE {
-            let n = (self.ipg as usize).div_ceil(64);
-            let words = &self.words[s.words as usize..s.words as usize + n];
+        if seg.words != SPARSE {
+            let word_count = (self.ipg as usize).div_ceil(64);
+            let words = &self.words[seg.words as usize..seg.words as usize + word_count];
             out.extend(words.iter().flat_map(|w| w.bits.to_le_bytes()));
             out.truncate(nbytes);
             return;
         }
         out.resize(nbytes, 0);
-        let base = g as u64 * u64::from(self.ipg) + 1;
-        for f in &s.facts {
-            let i = (u64::from(f.ino) - base) as usize;
-            out[i / 8] |= 1 << (i % 8);
+        let base = group as u64 * u64::from(self.ipg) + 1;
+        for fact in &seg.facts {
+            let bit = (u64::from(fact.ino) - base) as usize;
+            out[bit / 8] |= 1 << (bit % 8);
         }
     }
 
@@ -522,21 +526,24 @@ impl InodeIndex {
     pub fn dir_count(&self) -> usize {
         self.dir_count
     }
-    /// The `i`-th directory (in inode order; `i` below [`InodeIndex::dir_count`]).
-    pub fn dir(&self, i: usize) -> InodeSlot<'_> {
-        // The last group whose directories start at or before `i` holds it (groups without
-        // directories before it start where it starts; those after it start past `i`).
-        let g = self.segs.partition_point(|s| s.dir_first as usize <= i) - 1;
-        let s = &self.segs[g];
+    /// The `position`-th directory (in inode order; `position` below [`InodeIndex::dir_count`]).
+    pub fn dir(&self, position: usize) -> InodeSlot<'_> {
+        // The last group whose directories start at or before `position` holds it (groups without
+        // directories before it start where it starts; those after it start past `position`).
+        let group = self
+            .segs
+            .partition_point(|seg| seg.dir_first as usize <= position)
+            - 1;
+        let seg = &self.segs[group];
         InodeSlot {
-            seg: s,
-            i: s.dirs[i - s.dir_first as usize],
+            seg,
+            i: seg.dirs[position - seg.dir_first as usize],
         }
     }
     /// Position of directory `ino` among [`InodeIndex::dirs`].
     pub fn dir_position(&self, ino: u32) -> Option<usize> {
-        let s = self.get(ino)?;
-        Some(s.seg.dir_first as usize + s.dir_index()?)
+        let slot = self.get(ino)?;
+        Some(slot.seg.dir_first as usize + slot.dir_index()?)
     }
 }
 
@@ -570,9 +577,9 @@ mod tests {
             let got = index.get(ino).map(|s| s.ino());
             assert_eq!(got, want, "inode {ino}");
             if ino > 0 {
-                let g = (ino - 1) / ipg;
+                let group = (ino - 1) / ipg;
                 let got = index
-                    .get_in_group(ino, g, ino - 1 - g * ipg)
+                    .get_in_group(ino, group, ino - 1 - group * ipg)
                     .map(|s| s.ino());
                 assert_eq!(got, want, "inode {ino} by group");
             }
@@ -623,14 +630,14 @@ mod tests {
         inos.extend([101, 200]);
         let index = InodeIndex::new(facts(&inos), ipg);
         let mut out = Vec::new();
-        for g in 0..4usize {
-            index.group_bitmap(g, &mut out);
+        for group in 0..4usize {
+            index.group_bitmap(group, &mut out);
             let mut want = vec![0u8; 13];
-            for &i in inos.iter().filter(|&&i| (i - 1) / ipg == g as u32) {
-                let b = (i - 1 - g as u32 * ipg) as usize;
-                want[b / 8] |= 1 << (b % 8);
+            for &ino in inos.iter().filter(|&&ino| (ino - 1) / ipg == group as u32) {
+                let bit = (ino - 1 - group as u32 * ipg) as usize;
+                want[bit / 8] |= 1 << (bit % 8);
             }
-            assert_eq!(out, want, "group {g}");
+            assert_eq!(out, want, "group {group}");
         }
         assert_eq!(index.group_len(0), dense.len());
         assert_eq!((index.group_len(1), index.group_len(2)), (2, 0));
@@ -646,8 +653,8 @@ mod tests {
         let refs: Vec<u32> = index.slots().map(|s| s.refs()).collect();
         assert_eq!(refs, [1, 0, 1, 0, 2, 1, 1, 0]);
         let mut got = Vec::new();
-        for g in 0..index.group_count() {
-            got.extend(index.group_unsettled(g, 3).map(|s| s.ino()));
+        for group in 0..index.group_count() {
+            got.extend(index.group_unsettled(group, 3).map(|s| s.ino()));
         }
         // 1, 2: below 3; 7, 14: directories; 2, 7, 9, 15: counts differ.
         assert_eq!(got, [1, 2, 7, 9, 14, 15]);
@@ -666,18 +673,21 @@ mod tests {
         let (early, late) = (lists(ipg), lists(0));
         assert!(early.iter().all(|l| l.built.is_some()));
         assert!(late.iter().all(|l| l.built.is_none()));
-        let (a, b) = (
+        let (early_index, late_index) = (
             InodeIndex::from_lists(early, ipg),
             InodeIndex::from_lists(late, ipg),
         );
         for ino in 0..320 {
-            assert_eq!(a.get(ino).map(|s| s.ino()), b.get(ino).map(|s| s.ino()));
-            assert_eq!(a.dir_position(ino), b.dir_position(ino));
+            assert_eq!(
+                early_index.get(ino).map(|s| s.ino()),
+                late_index.get(ino).map(|s| s.ino())
+            );
+            assert_eq!(early_index.dir_position(ino), late_index.dir_position(ino));
         }
         let mut bits = (Vec::new(), Vec::new());
-        for g in 0..6 {
-            a.group_bitmap(g, &mut bits.0);
-            b.group_bitmap(g, &mut bits.1);
+        for group in 0..6 {
+            early_index.group_bitmap(group, &mut bits.0);
+            late_index.group_bitmap(group, &mut bits.1);
             assert_eq!(bits.0, bits.1);
         }
     }
@@ -715,12 +725,12 @@ mod tests {
     #[test]
     fn first_link_and_parent_keep_the_lowest() {
         let index = InodeIndex::new(facts(&[2, 7, 14]), 8);
-        let d = index.get(14).unwrap();
-        d.offer_parent(7);
-        d.offer_parent(2);
-        d.offer_link(9 << 32);
-        d.offer_link(3 << 32 | 5);
-        assert_eq!((d.parent(), d.first_link()), (2, 3 << 32 | 5));
+        let dir = index.get(14).unwrap();
+        dir.offer_parent(7);
+        dir.offer_parent(2);
+        dir.offer_link(9 << 32);
+        dir.offer_link(3 << 32 | 5);
+        assert_eq!((dir.parent(), dir.first_link()), (2, 3 << 32 | 5));
         let file = index.get(2);
         assert!(file.is_some_and(|f| !f.is_dir() && f.first_link() == u64::MAX));
     }
