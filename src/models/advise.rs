@@ -54,9 +54,12 @@ pub struct Raid {
 impl Raid {
     /// From a RAID level (0, 1, 4, 5, 6, 10) and the total disk count.
     pub fn from_level(level: &str, disks: u32, chunk_bytes: Option<u64>) -> Result<Raid> {
-        let l = level.trim().to_ascii_lowercase();
-        let l = l.strip_prefix("raid").unwrap_or(&l).to_string();
-        let (data, min) = match l.as_str() {
+        let raid_level = level.trim().to_ascii_lowercase();
+        let raid_level = raid_level
+            .strip_prefix("raid")
+            .unwrap_or(&raid_level)
+            .to_string();
+        let (data, min) = match raid_level.as_str() {
             "0" => (disks, 2),
             "4" | "5" => (disks.saturating_sub(1), 3),
             "6" => (disks.saturating_sub(2), 4),
@@ -74,7 +77,7 @@ impl Raid {
         };
         if disks < min {
             return Err(Error::Invalid(format!(
-                "RAID{l} needs at least {min} disks, got {disks}"
+                "RAID{raid_level} needs at least {min} disks, got {disks}"
             )));
         }
         let chunk = chunk_bytes.unwrap_or(MDADM_DEFAULT_CHUNK);
@@ -82,7 +85,7 @@ impl Raid {
             chunk_bytes: chunk,
             data_disks: data,
             description: format!(
-                "RAID{l} of {disks} disks = {data} data disks, chunk {}{}",
+                "RAID{raid_level} of {disks} disks = {data} data disks, chunk {}{}",
                 human_bytes(chunk),
                 if chunk_bytes.is_none() {
                     " (mdadm default)"
@@ -144,9 +147,9 @@ impl SetSampler {
             return;
         }
         let key = (set.attrs.clone(), set.inline_data);
-        if let Some(&i) = self.index.get(&key) {
-            if let Some(s) = self.sets.get_mut(i) {
-                s.count += count;
+        if let Some(&index) = self.index.get(&key) {
+            if let Some(sampled) = self.sets.get_mut(index) {
+                sampled.count += count;
             }
         } else if self.sets.len() < MAX_DISTINCT_SETS {
             self.index.insert(key, self.sets.len());
@@ -165,8 +168,8 @@ impl SetSampler {
     /// added as if met after these, so the first path or inode of a set stays the first met.
     pub fn merge(mut self, later: SetSampler) -> SetSampler {
         self.unsampled += later.unsampled;
-        for s in later.sets {
-            self.add(s.set, s.count, s.path, s.ino);
+        for sampled in later.sets {
+            self.add(sampled.set, sampled.count, sampled.path, sampled.ino);
         }
         self
     }
@@ -380,59 +383,59 @@ pub const FEATURE_KERNELS: &[(&str, (u32, u32))] = &[
     ("orphan_file", (5, 15)),
 ];
 
-fn feature_kernel(f: &str) -> Option<(u32, u32)> {
+fn feature_kernel(feature: &str) -> Option<(u32, u32)> {
     FEATURE_KERNELS
         .iter()
-        .find(|(n, _)| *n == f)
+        .find(|(n, _)| *n == feature)
         .map(|&(_, k)| k)
 }
 
 /// Parse "5.15", "4.18.0-553.el8" or "3.10" into (major, minor).
-pub fn parse_kernel(s: &str) -> Result<(u32, u32)> {
-    let mut it = s.trim().split(['.', '-']);
+pub fn parse_kernel(version: &str) -> Result<(u32, u32)> {
+    let mut it = version.trim().split(['.', '-']);
     let maj = it.next().and_then(|x| x.parse().ok());
     let min = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
     match maj {
         Some(m) => Ok((m, min)),
         None => Err(Error::Invalid(format!(
-            "kernel version '{s}' is not MAJOR.MINOR"
+            "kernel version '{version}' is not MAJOR.MINOR"
         ))),
     }
 }
 
 /// "1.5 GiB"-style rendering (powers of 1024).
-pub fn human_bytes(b: u64) -> String {
+pub fn human_bytes(bytes: u64) -> String {
     const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
+    let mut scaled = bytes as f64;
+    let mut unit = 0;
+    while scaled >= 1024.0 && unit + 1 < U.len() {
+        scaled /= 1024.0;
+        unit += 1;
     }
-    if i == 0 {
-        format!("{b} B")
-    } else if v.fract() == 0.0 {
-        format!("{} {}", v as u64, U[i])
+    if unit == 0 {
+        format!("{bytes} B")
+    } else if scaled.fract() == 0.0 {
+        format!("{} {}", scaled as u64, U[unit])
     } else {
-        format!("{v:.1} {}", U[i])
+        format!("{scaled:.1} {}", U[unit])
     }
 }
 
-fn floor_pow2(x: u64) -> u64 {
-    if x == 0 {
+fn floor_pow2(value: u64) -> u64 {
+    if value == 0 {
         0
     } else {
-        1u64 << (63 - x.leading_zeros())
+        1u64 << (63 - value.leading_zeros())
     }
 }
 
 /// The inode sizes mke2fs accepts for a block size: 128, 256, ... up to the block size.
 fn inode_ladder(block_size: u32) -> Vec<u32> {
     let mut ladder = Vec::new();
-    let mut s = 128u32;
-    while s <= block_size {
-        ladder.push(s);
-        s *= 2;
+    let mut size = 128u32;
+    while size <= block_size {
+        ladder.push(size);
+        size *= 2;
     }
     ladder
 }
@@ -464,14 +467,14 @@ pub fn evaluated_sets(xattrs: &[Attr], sample: &[SampledSet]) -> Vec<SampledSet>
     }
     sample
         .iter()
-        .map(|s| {
-            let mut s = s.clone();
-            for a in xattrs {
-                if s.set.attrs.iter().all(|x| x.name != a.name) {
-                    s.set.attrs.push(a.clone());
+        .map(|sampled| {
+            let mut sampled = sampled.clone();
+            for attr in xattrs {
+                if sampled.set.attrs.iter().all(|x| x.name != attr.name) {
+                    sampled.set.attrs.push(attr.clone());
                 }
             }
-            s
+            sampled
         })
         .collect()
 }
@@ -491,19 +494,19 @@ pub fn fit_inode_size(
     let explicit = sample.is_empty();
     let sets = evaluated_sets(xattrs, sample);
     let mut ev = fit::Evaluator::new(base, &ladder, floor.min(block_size))?;
-    for s in &sets {
-        ev.add_counted(&s.set, s.count);
+    for sampled in &sets {
+        ev.add_counted(&sampled.set, sampled.count);
     }
     let agg = ev.finish();
     let mut rows = Vec::new();
     let mut chosen = None;
     for st in &agg.sizes {
         let (usable, needed) = if explicit {
-            let mut p = base;
-            p.inode_size = st.inode_size;
-            p.extra_isize = fit::default_extra_isize(st.inode_size);
-            let r = fit::place(&p, xattrs)?;
-            (r.usable_bytes, r.needed_bytes)
+            let mut params = base;
+            params.inode_size = st.inode_size;
+            params.extra_isize = fit::default_extra_isize(st.inode_size);
+            let placed = fit::place(&params, xattrs)?;
+            (placed.usable_bytes, placed.needed_bytes)
         } else {
             (st.usable_bytes, 0)
         };
@@ -529,10 +532,10 @@ pub fn fit_inode_size(
         )));
     };
     let placements = if explicit {
-        let mut p = base;
-        p.inode_size = inode_size;
-        p.extra_isize = fit::default_extra_isize(inode_size);
-        Some(fit::place(&p, xattrs)?)
+        let mut params = base;
+        params.inode_size = inode_size;
+        params.extra_isize = fit::default_extra_isize(inode_size);
+        Some(fit::place(&params, xattrs)?)
     } else {
         None
     };
@@ -567,36 +570,36 @@ pub fn name_outliers(sets: &[SampledSet], block_size: u32, inode_size: u32) -> R
     let mut ev = fit::Evaluator::new(fit_base(block_size), &ladder, inode_size.min(block_size))?;
     let mut found: Vec<(fit::SetVerdict, &SampledSet)> = Vec::new();
     let mut scan = OutlierScan::default();
-    for s in sets {
-        let v = ev.add_counted(&s.set, s.count);
-        if v.needs_naming() {
-            scan.total += s.count;
-            found.push((v, s));
+    for sampled in sets {
+        let verdict = ev.add_counted(&sampled.set, sampled.count);
+        if verdict.needs_naming() {
+            scan.total += sampled.count;
+            found.push((verdict, sampled));
         }
     }
     found.sort_by_key(|f| std::cmp::Reverse(f.0.rank()));
     scan.named = found
         .iter()
         .take(MAX_NAMED_OUTLIERS)
-        .map(|(v, s)| Outlier {
-            path: s.path.clone(),
-            ino: s.ino,
-            inodes: s.count,
-            needed_bytes: v.needed_bytes,
-            inode_size_needed: v.smallest_all_in_inode,
+        .map(|(verdict, sampled)| Outlier {
+            path: sampled.path.clone(),
+            ino: sampled.ino,
+            inodes: sampled.count,
+            needed_bytes: verdict.needed_bytes,
+            inode_size_needed: verdict.smallest_all_in_inode,
             extra_inode_table_bytes: None,
         })
         .collect();
     for &size in ladder.iter().filter(|&&l| l > inode_size) {
-        let n: u64 = found
+        let covered: u64 = found
             .iter()
             .filter(|(v, _)| v.smallest_all_in_inode.is_some_and(|need| need <= size))
             .map(|(_, s)| s.count)
             .sum();
-        if n > 0 {
-            scan.covered.push((size, n));
+        if covered > 0 {
+            scan.covered.push((size, covered));
         }
-        if n == scan.total {
+        if covered == scan.total {
             break;
         }
     }
@@ -606,36 +609,36 @@ pub fn name_outliers(sets: &[SampledSet], block_size: u32, inode_size: u32) -> R
 /// Build the advice for a workload: the steps below follow the order of mke2fs' own decisions
 /// (block size, features, inode size and count, journal, RAID geometry, reserved blocks), each
 /// recording its rationale, then the result is checked against the mke2fs predictor.
-pub fn advise(w: &Workload, conf: &MkfsConf) -> Result<Advice> {
-    check_workload(w)?;
-    let mut d = Draft::new(w, conf);
-    let bs = d.block_size(conf)?;
-    d.kernel_features();
-    let (inode_size, fit_advice) = d.inode_size(bs)?;
-    let wanted_inodes = d.inode_count(inode_size)?;
-    d.journal(bs)?;
-    d.raid(bs)?;
-    d.workload_features()?;
-    d.reserved_blocks();
-    d.finish(conf, wanted_inodes, fit_advice)
+pub fn advise(workload: &Workload, conf: &MkfsConf) -> Result<Advice> {
+    check_workload(workload)?;
+    let mut draft = Draft::new(workload, conf);
+    let bs = draft.block_size(conf)?;
+    draft.kernel_features();
+    let (inode_size, fit_advice) = draft.inode_size(bs)?;
+    let wanted_inodes = draft.inode_count(inode_size)?;
+    draft.journal(bs)?;
+    draft.raid(bs)?;
+    draft.workload_features()?;
+    draft.reserved_blocks();
+    draft.finish(conf, wanted_inodes, fit_advice)
 }
 
-fn invalid<T>(m: String) -> Result<T> {
-    Err(Error::Invalid(m))
+fn invalid<T>(message: String) -> Result<T> {
+    Err(Error::Invalid(message))
 }
 
 /// Workload values no advice can start from.
-fn check_workload(w: &Workload) -> Result<()> {
-    if w.device_bytes < 8 * MIB {
+fn check_workload(workload: &Workload) -> Result<()> {
+    if workload.device_bytes < 8 * MIB {
         return invalid(format!(
             "device too small: {} (advice starts at 8 MiB; below that ext4 has no room for a journal worth having)",
-            human_bytes(w.device_bytes)
+            human_bytes(workload.device_bytes)
         ));
     }
-    if !(w.fit_share > 0.0 && w.fit_share <= 1.0) {
+    if !(workload.fit_share > 0.0 && workload.fit_share <= 1.0) {
         return invalid(format!(
             "--fit-share must be in (0, 100] percent, got {}",
-            w.fit_share * 100.0
+            workload.fit_share * 100.0
         ));
     }
     Ok(())
@@ -657,30 +660,31 @@ struct Draft<'a> {
 }
 
 impl<'a> Draft<'a> {
-    fn new(w: &'a Workload, conf: &MkfsConf) -> Self {
+    fn new(workload: &'a Workload, conf: &MkfsConf) -> Self {
         Draft {
-            w,
+            w: workload,
             o: MkfsOptions::default(),
             why: Vec::new(),
             warnings: Vec::new(),
             features: Vec::new(),
-            default_layout: mkfs::predict(w.device_bytes, &MkfsOptions::default(), conf).ok(),
+            default_layout: mkfs::predict(workload.device_bytes, &MkfsOptions::default(), conf)
+                .ok(),
             cover: Vec::new(),
             returned: 0,
         }
     }
 
     /// A value of mke2fs' default layout, `-` when mke2fs would refuse the device.
-    fn dflt(&self, f: &dyn Fn(&Layout) -> String) -> String {
+    fn dflt(&self, value_of: &dyn Fn(&Layout) -> String) -> String {
         self.default_layout
             .as_ref()
-            .map(f)
+            .map(value_of)
             .unwrap_or_else(|| "-".into())
     }
 
     /// Does the target kernel know feature `f`?
-    fn kernel_ok(&self, f: &str) -> bool {
-        match (self.w.kernel, feature_kernel(f)) {
+    fn kernel_ok(&self, feature: &str) -> bool {
+        match (self.w.kernel, feature_kernel(feature)) {
             (Some(k), Some(need)) => k >= need,
             _ => true,
         }
@@ -730,19 +734,19 @@ impl<'a> Draft<'a> {
 
     /// Kernel compatibility: switch off default features the target kernel does not know.
     fn kernel_features(&mut self) {
-        if let Some(k) = self.w.kernel {
+        if let Some(kernel) = self.w.kernel {
             if let Some(dl) = &self.default_layout {
-                for f in &dl.features {
-                    if let Some(need) = feature_kernel(f) {
-                        if k < need {
-                            self.features.push(format!("^{f}"));
+                for feature in &dl.features {
+                    if let Some(need) = feature_kernel(feature) {
+                        if kernel < need {
+                            self.features.push(format!("^{feature}"));
                             self.why.push(Rationale {
-                                parameter: format!("-O ^{f}"),
+                                parameter: format!("-O ^{feature}"),
                                 value: "off".into(),
                                 mke2fs_default: "on".into(),
                                 why: format!(
-                                    "kernel {}.{} predates {f} (needs {}.{})",
-                                    k.0, k.1, need.0, need.1
+                                    "kernel {}.{} predates {feature} (needs {}.{})",
+                                    kernel.0, kernel.1, need.0, need.1
                                 ),
                                 source: "kernel fs/ext4 feature history".into(),
                             });
@@ -783,8 +787,8 @@ impl<'a> Draft<'a> {
         let mut sets = evaluated_sets(&self.w.xattrs, &self.w.population.xattr_sets);
         if self.w.population.xattr_sets.is_empty() {
             let label = self.xattr_label();
-            for s in &mut sets {
-                s.path = Some(label.clone());
+            for sampled in &mut sets {
+                sampled.path = Some(label.clone());
             }
         }
         let scan = name_outliers(&sets, bs, inode_size)?;
@@ -818,28 +822,28 @@ impl<'a> Draft<'a> {
         let what = self.xattr_label();
         let row = fa.sizes.iter().find(|r| r.inode_size == inode_size);
         let smaller = fa.sizes.iter().find(|r| r.inode_size == inode_size / 2);
-        let mut s = format!(
+        let mut why = format!(
             "smallest size keeping all xattrs in-inode for {:.0}% of inodes ({what})",
             self.w.fit_share * 100.0
         );
-        if let Some(r) = row {
-            if r.needed_bytes > 0 {
-                s.push_str(&format!(
+        if let Some(fit_row) = row {
+            if fit_row.needed_bytes > 0 {
+                why.push_str(&format!(
                     "; needs {} of {} body bytes",
-                    r.needed_bytes, r.usable_bytes
+                    fit_row.needed_bytes, fit_row.usable_bytes
                 ));
             }
         }
-        if let Some(r) = smaller {
-            if !r.meets_share && inode_size > floor {
-                s.push_str(&format!(
+        if let Some(fit_row) = smaller {
+            if !fit_row.meets_share && inode_size > floor {
+                why.push_str(&format!(
                     "; {} would keep only {:.1}% in-inode (every spill costs a block read per lookup)",
-                    r.inode_size,
-                    r.share_all_in_inode * 100.0
+                    fit_row.inode_size,
+                    fit_row.share_all_in_inode * 100.0
                 ));
             }
         }
-        Ok(Some((fa, s)))
+        Ok(Some((fa, why)))
     }
 
     /// `-I`: xattr fit, then a requested size, then project quota's 256-byte floor.
@@ -940,15 +944,15 @@ impl<'a> Draft<'a> {
             _ => None,
         };
         let mut wanted_inodes = None;
-        if let Some((n, what)) = needed {
-            let target = n * INODE_HEADROOM;
-            if n > mkfs::MAX_32 as f64 {
+        if let Some((needed, what)) = needed {
+            let target = needed * INODE_HEADROOM;
+            if needed > mkfs::MAX_32 as f64 {
                 return invalid(format!(
-                    "{n:.0} inodes needed but ext4 holds at most 4294967295 (2^32-1) per filesystem; split the data over several filesystems"
+                    "{needed:.0} inodes needed but ext4 holds at most 4294967295 (2^32-1) per filesystem; split the data over several filesystems"
                 ));
             }
             let target = target.min(mkfs::MAX_32 as f64).max(16.0);
-            wanted_inodes = Some(n.ceil() as u64);
+            wanted_inodes = Some(needed.ceil() as u64);
             let raw_ratio = (self.w.device_bytes as f64 / target).floor() as u64;
             let ratio = floor_pow2(raw_ratio).clamp(1024, 64 * MIB);
             if raw_ratio < 2 * u64::from(inode_size) {
@@ -1038,43 +1042,45 @@ impl<'a> Draft<'a> {
     /// Say what the inode count returns to data (against the same command with the count
     /// left to mke2fs), and what larger inode sizes covering the outliers would cost.
     fn cost_alternatives(&mut self, conf: &MkfsConf, layout: &Layout, fit: Option<&mut FitAdvice>) {
-        let w = self.w;
+        let workload = self.w;
         let mut unlowered = self.o.clone();
         unlowered.inodes = None;
         unlowered.inode_ratio = None;
-        let returned = mkfs::predict(w.device_bytes, &unlowered, conf)
+        let returned = mkfs::predict(workload.device_bytes, &unlowered, conf)
             .map(|l| l.inode_table_bytes.saturating_sub(layout.inode_table_bytes))
             .unwrap_or(0);
         self.returned = returned;
         if returned > 0 {
-            if let Some(r) = self
+            if let Some(rationale) = self
                 .why
                 .iter_mut()
-                .find(|r| r.parameter == "-N" || r.parameter == "-i")
+                .find(|rationale| rationale.parameter == "-N" || rationale.parameter == "-i")
             {
-                r.why.push_str(&format!(
+                rationale.why.push_str(&format!(
                     "; returns {} of inode tables to data ({:.2}% of the device)",
                     human_bytes(returned),
-                    100.0 * returned as f64 / w.device_bytes as f64
+                    100.0 * returned as f64 / workload.device_bytes as f64
                 ));
             }
         }
         let Some(fa) = fit else { return };
         for &(size, covered) in &self.cover {
-            let mut o = self.o.clone();
-            o.inode_size = Some(size);
-            let l = mkfs::predict(w.device_bytes, &o, conf).ok();
+            let mut options = self.o.clone();
+            options.inode_size = Some(size);
+            let cover_layout = mkfs::predict(workload.device_bytes, &options, conf).ok();
             fa.cover_costs.push(CoverCost {
                 inode_size: size,
                 outlier_inodes_covered: covered,
-                extra_inode_table_bytes: l
-                    .as_ref()
-                    .map(|l| l.inode_table_bytes.saturating_sub(layout.inode_table_bytes)),
-                inode_table_percent: l.as_ref().map(Layout::inode_table_percent),
+                extra_inode_table_bytes: cover_layout.as_ref().map(|cover_layout| {
+                    cover_layout
+                        .inode_table_bytes
+                        .saturating_sub(layout.inode_table_bytes)
+                }),
+                inode_table_percent: cover_layout.as_ref().map(Layout::inode_table_percent),
             });
         }
-        for o in &mut fa.outliers {
-            o.extra_inode_table_bytes = o.inode_size_needed.and_then(|need| {
+        for outlier in &mut fa.outliers {
+            outlier.extra_inode_table_bytes = outlier.inode_size_needed.and_then(|need| {
                 fa.cover_costs
                     .iter()
                     .find(|c| c.inode_size == need)
@@ -1144,18 +1150,18 @@ impl<'a> Draft<'a> {
 
     /// `-E stride,stripe_width` from the RAID geometry.
     fn raid(&mut self, bs: u32) -> Result<()> {
-        if let Some(r) = &self.w.raid {
-            if r.chunk_bytes < u64::from(bs) || r.chunk_bytes % u64::from(bs) != 0 {
+        if let Some(raid) = &self.w.raid {
+            if raid.chunk_bytes < u64::from(bs) || raid.chunk_bytes % u64::from(bs) != 0 {
                 return invalid(format!(
                     "RAID chunk {} is not a multiple of the block size {bs}",
-                    human_bytes(r.chunk_bytes)
+                    human_bytes(raid.chunk_bytes)
                 ));
             }
-            if r.data_disks == 0 {
+            if raid.data_disks == 0 {
                 return invalid("RAID with no data disk".into());
             }
-            let stride = r.chunk_bytes / u64::from(bs);
-            let sw = stride * u64::from(r.data_disks);
+            let stride = raid.chunk_bytes / u64::from(bs);
+            let sw = stride * u64::from(raid.data_disks);
             if stride > u64::from(u32::MAX) || sw > u64::from(u32::MAX) {
                 return invalid("RAID stride or stripe width out of range".into());
             }
@@ -1167,7 +1173,7 @@ impl<'a> Draft<'a> {
                 mke2fs_default: "from device topology (none on a file)".into(),
                 why: format!(
                     "{}: stride = chunk / block size, stripe width = stride x data disks, so the allocator fills whole stripes (no read-modify-write)",
-                    r.description
+                    raid.description
                 ),
                 source: "mke2fs(8) -E stride, stripe_width".into(),
             });
@@ -1249,8 +1255,8 @@ impl<'a> Draft<'a> {
         wanted_inodes: Option<u64>,
         fit_advice: Option<FitAdvice>,
     ) -> Result<Advice> {
-        let w = self.w;
-        let layout = mkfs::predict(w.device_bytes, &self.o, conf).map_err(|e| {
+        let workload = self.w;
+        let layout = mkfs::predict(workload.device_bytes, &self.o, conf).map_err(|e| {
             Error::Invalid(format!(
                 "mke2fs would refuse {}: {e}",
                 self.o.to_args().join(" ")
@@ -1266,13 +1272,13 @@ impl<'a> Draft<'a> {
                 ));
             }
         }
-        if let Some(j) = self.o.journal_size_mib {
-            if w.device_bytes < 4 * j * MIB {
+        if let Some(journal_mib) = self.o.journal_size_mib {
+            if workload.device_bytes < 4 * journal_mib * MIB {
                 self.warnings
                     .push("the device is less than 4x the journal".into());
             }
         }
-        if w.device_bytes < 64 * MIB && w.metadata_heavy {
+        if workload.device_bytes < 64 * MIB && workload.metadata_heavy {
             self.warnings.push(
                 "a metadata-heavy load on a device under 64 MiB: consider a bigger device".into(),
             );
@@ -1296,98 +1302,102 @@ impl<'a> Draft<'a> {
 /// One line on the inodes left out of the inode, and the cheapest size covering all of them.
 fn outlier_warning(fa: &FitAdvice, inode_size: u32) -> String {
     let share = 100.0 * fa.outlier_inodes as f64 / fa.inodes.max(1) as f64;
-    let mut m = format!(
+    let mut warning = format!(
         "{} of {} inodes with xattrs ({share:.1}%) keep some outside the inode at {inode_size} bytes (one extra block read per lookup)",
         fa.outlier_inodes, fa.inodes
     );
-    if let Some(e) = fa.outlier_inodes_expected {
-        m.push_str(&format!(", about {e} at the expected file count"));
+    if let Some(expected) = fa.outlier_inodes_expected {
+        warning.push_str(&format!(", about {expected} at the expected file count"));
     }
     match fa
         .cover_costs
         .iter()
-        .find(|c| c.outlier_inodes_covered == fa.outlier_inodes)
+        .find(|cover| cover.outlier_inodes_covered == fa.outlier_inodes)
     {
-        Some(c) => match c.extra_inode_table_bytes {
-            Some(b) => m.push_str(&format!(
+        Some(cover) => match cover.extra_inode_table_bytes {
+            Some(extra_bytes) => warning.push_str(&format!(
                 "; covering them all needs -I {} (+{} of inode tables, {:.1}% of the device)",
-                c.inode_size,
-                human_bytes(b),
-                c.inode_table_percent.unwrap_or(0.0)
+                cover.inode_size,
+                human_bytes(extra_bytes),
+                cover.inode_table_percent.unwrap_or(0.0)
             )),
-            None => m.push_str(&format!(
+            None => warning.push_str(&format!(
                 "; covering them all needs -I {}, which mke2fs would refuse here",
-                c.inode_size
+                cover.inode_size
             )),
         },
-        None => m.push_str("; no inode size up to the block size holds them all"),
+        None => warning.push_str("; no inode size up to the block size holds them all"),
     }
-    m
+    warning
 }
 
 impl Advice {
     /// Fill in `command` for a device path (or the `DEVICE` placeholder).
     pub fn with_device(mut self, device: Option<&str>) -> Advice {
-        let mut c = String::from("mkfs.ext4");
-        for a in &self.args {
-            c.push(' ');
-            c.push_str(&shell_quote(a));
+        let mut command = String::from("mkfs.ext4");
+        for arg in &self.args {
+            command.push(' ');
+            command.push_str(&shell_quote(arg));
         }
-        c.push(' ');
-        c.push_str(&shell_quote(device.unwrap_or("DEVICE")));
-        self.command = c;
+        command.push(' ');
+        command.push_str(&shell_quote(device.unwrap_or("DEVICE")));
+        self.command = command;
         self
     }
 }
 
 /// Quote one word for a POSIX shell when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_=,./:^+@%".contains(c))
     {
-        s.to_string()
+        word.to_string()
     } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
 /// Parse a size with an optional K/M/G/T/P suffix (powers of 1024; `B`, `iB` accepted), a plain
 /// byte count (exact, hex with `0x`), or a decimal fraction with a suffix (`1.5T`).
-pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(h, 16)
-            .map_err(|_| Error::Invalid(format!("'{s}' is not a hexadecimal number")));
+pub fn parse_size(text: &str) -> Result<u64> {
+    let trimmed = text.trim();
+    if let Some(hex) = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+    {
+        return u64::from_str_radix(hex, 16)
+            .map_err(|_| Error::Invalid(format!("'{text}' is not a hexadecimal number")));
     }
-    let t2 = t.trim_end_matches(['b', 'B']).trim_end_matches('i');
+    let t2 = trimmed.trim_end_matches(['b', 'B']).trim_end_matches('i');
     let (num, mult) = match t2.chars().last() {
-        Some(c) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
+        Some(suffix) if suffix.is_ascii_alphabetic() => {
+            let factor: u64 = match suffix.to_ascii_uppercase() {
                 'K' => 1 << 10,
                 'M' => 1 << 20,
                 'G' => GIB,
                 'T' => TIB,
                 'P' => 1 << 50,
-                _ => return Err(Error::Invalid(format!("bad size suffix in '{s}'"))),
+                _ => return Err(Error::Invalid(format!("bad size suffix in '{text}'"))),
             };
-            (&t2[..t2.len() - 1], m)
+            (&t2[..t2.len() - 1], factor)
         }
         _ => (t2, 1),
     };
     let num = num.trim();
-    if let Ok(n) = num.parse::<u64>() {
-        return n
+    if let Ok(exact) = num.parse::<u64>() {
+        return exact
             .checked_mul(mult)
-            .ok_or_else(|| Error::Invalid(format!("size '{s}' out of range")));
+            .ok_or_else(|| Error::Invalid(format!("size '{text}' out of range")));
     }
-    let v: f64 = num
+    let fraction: f64 = num
         .parse()
-        .map_err(|_| Error::Invalid(format!("'{s}' is not a size (e.g. 4T, 512M, 1048576)")))?;
-    if v.is_nan() || v < 0.0 || v * mult as f64 > u64::MAX as f64 {
-        return Err(Error::Invalid(format!("size '{s}' out of range")));
+        .map_err(|_| Error::Invalid(format!("'{text}' is not a size (e.g. 4T, 512M, 1048576)")))?;
+    if fraction.is_nan() || fraction < 0.0 || fraction * mult as f64 > u64::MAX as f64 {
+        return Err(Error::Invalid(format!("size '{text}' out of range")));
     }
-    Ok((v * mult as f64).round() as u64)
+    Ok((fraction * mult as f64).round() as u64)
 }
 
 #[cfg(test)]
@@ -1411,28 +1421,33 @@ mod tests {
 
     #[test]
     fn plain_size_gives_defaults_and_4k_blocks() {
-        let a = advise(&Workload::new(100 * GIB), &conf()).unwrap();
-        assert!(a.args.is_empty(), "{:?}", a.args);
-        let a = advise(&Workload::new(256 * MIB), &conf()).unwrap();
-        assert_eq!(a.args, vec!["-b", "4096"]);
-        assert_eq!(a.layout.block_size, 4096);
+        let advice = advise(&Workload::new(100 * GIB), &conf()).unwrap();
+        assert!(advice.args.is_empty(), "{:?}", advice.args);
+        let advice = advise(&Workload::new(256 * MIB), &conf()).unwrap();
+        assert_eq!(advice.args, vec!["-b", "4096"]);
+        assert_eq!(advice.layout.block_size, 4096);
     }
 
     #[test]
     fn xattrs_raise_inode_size_to_smallest_fit() {
-        let mut w = Workload::new(100 * GIB);
+        let mut workload = Workload::new(100 * GIB);
         // 31-byte SELinux label (56 bytes) + 60-byte value: 56 + 80 = 136 > 88 usable at 256.
-        w.xattrs = vec![
+        workload.xattrs = vec![
             Attr::new("security.selinux", 31),
             Attr::new("user.DOSATTRIB", 60),
         ];
-        let a = advise(&w, &conf()).unwrap();
-        assert_eq!(a.layout.inode_size, 512);
-        let f = a.fit.unwrap();
-        let r256 = f.sizes.iter().find(|r| r.inode_size == 256).unwrap();
+        let advice = advise(&workload, &conf()).unwrap();
+        assert_eq!(advice.layout.inode_size, 512);
+        let fit_advice = advice.fit.unwrap();
+        let r256 = fit_advice
+            .sizes
+            .iter()
+            .find(|r| r.inode_size == 256)
+            .unwrap();
         assert!(!r256.meets_share);
         assert!(
-            f.sizes
+            fit_advice
+                .sizes
                 .iter()
                 .find(|r| r.inode_size == 512)
                 .unwrap()
@@ -1442,128 +1457,140 @@ mod tests {
 
     #[test]
     fn raid6_stride() {
-        let mut w = Workload::new(10 * TIB);
-        w.raid = Some(Raid::from_level("6", 8, Some(256 * 1024)).unwrap());
-        let a = advise(&w, &conf()).unwrap();
-        assert_eq!(a.layout.stride, Some(64));
-        assert_eq!(a.layout.stripe_width, Some(384));
+        let mut workload = Workload::new(10 * TIB);
+        workload.raid = Some(Raid::from_level("6", 8, Some(256 * 1024)).unwrap());
+        let advice = advise(&workload, &conf()).unwrap();
+        assert_eq!(advice.layout.stride, Some(64));
+        assert_eq!(advice.layout.stripe_width, Some(384));
         assert!(Raid::from_level("6", 3, None).is_err());
     }
 
     #[test]
     fn refusals() {
-        let mut w = Workload::new(GIB);
-        w.population.files = Some(5_000_000_000);
-        assert!(advise(&w, &conf()).is_err());
-        let mut w = Workload::new(GIB);
-        w.population.files = Some(10_000_000);
-        assert!(advise(&w, &conf()).is_err());
+        let mut workload = Workload::new(GIB);
+        workload.population.files = Some(5_000_000_000);
+        assert!(advise(&workload, &conf()).is_err());
+        let mut workload = Workload::new(GIB);
+        workload.population.files = Some(10_000_000);
+        assert!(advise(&workload, &conf()).is_err());
         assert!(advise(&Workload::new(MIB), &conf()).is_err());
-        let mut w = Workload::new(GIB);
-        w.block_size = Some(3000);
-        assert!(advise(&w, &conf()).is_err());
-        let mut w = Workload::new(GIB);
-        w.xattrs = vec![Attr::new("user.big", 8000)];
-        assert!(advise(&w, &conf()).is_err());
+        let mut workload = Workload::new(GIB);
+        workload.block_size = Some(3000);
+        assert!(advise(&workload, &conf()).is_err());
+        let mut workload = Workload::new(GIB);
+        workload.xattrs = vec![Attr::new("user.big", 8000)];
+        assert!(advise(&workload, &conf()).is_err());
     }
 
     #[test]
     fn kernel_drops_unknown_features() {
-        let mut w = Workload::new(100 * GIB);
-        w.kernel = Some((3, 10));
-        let a = advise(&w, &conf()).unwrap();
+        let mut workload = Workload::new(100 * GIB);
+        workload.kernel = Some((3, 10));
+        let advice = advise(&workload, &conf()).unwrap();
         assert!(
-            a.args.contains(&"^metadata_csum".to_string()),
+            advice.args.contains(&"^metadata_csum".to_string()),
             "{:?}",
-            a.args
+            advice.args
         );
-        assert!(!a.layout.features.contains(&"metadata_csum".to_string()));
+        assert!(!advice
+            .layout
+            .features
+            .contains(&"metadata_csum".to_string()));
     }
 
     #[test]
     fn files_set_inode_ratio() {
-        let mut w = Workload::new(100 * GIB);
-        w.population.files = Some(50_000_000);
-        let a = advise(&w, &conf()).unwrap();
-        assert!(a.layout.inodes_count >= 50_000_000);
-        assert_eq!(a.options.inode_ratio, Some(1024));
+        let mut workload = Workload::new(100 * GIB);
+        workload.population.files = Some(50_000_000);
+        let advice = advise(&workload, &conf()).unwrap();
+        assert!(advice.layout.inodes_count >= 50_000_000);
+        assert_eq!(advice.options.inode_ratio, Some(1024));
     }
 
-    fn sample_with_one_big(n: usize) -> Vec<SampledSet> {
-        let mut v: Vec<SampledSet> = (0..n)
-            .map(|i| {
+    fn sample_with_one_big(count: usize) -> Vec<SampledSet> {
+        let mut sets: Vec<SampledSet> = (0..count)
+            .map(|index| {
                 let set = XattrSet {
                     attrs: vec![Attr::new("user.a", 20)],
                     inline_data: None,
                 };
-                SampledSet::at_path(set, format!("/s/f{i}"))
+                SampledSet::at_path(set, format!("/s/f{index}"))
             })
             .collect();
         let big = XattrSet {
             attrs: vec![Attr::new("user.big", 3500)],
             inline_data: None,
         };
-        v.push(SampledSet::at_path(big, "/s/big"));
-        v
+        sets.push(SampledSet::at_path(big, "/s/big"));
+        sets
     }
 
     #[test]
     fn one_outlier_does_not_decide_the_inode_size() {
-        let mut w = Workload::new(100 * GIB);
-        w.population.xattr_sets = sample_with_one_big(206);
-        w.population.sample_inodes = 207;
-        w.population.avg_file_size = Some(MIB);
-        let a = advise(&w, &conf()).unwrap();
-        assert_eq!(a.layout.inode_size, 256);
-        let f = a.fit.unwrap();
-        assert_eq!(f.outlier_inodes, 1);
-        assert_eq!(f.outliers[0].path.as_deref(), Some("/s/big"));
-        assert_eq!(f.outliers[0].inode_size_needed, Some(4096));
-        let cost = f.outliers[0].extra_inode_table_bytes.unwrap();
-        assert_eq!(cost, f.cover_costs[0].extra_inode_table_bytes.unwrap());
+        let mut workload = Workload::new(100 * GIB);
+        workload.population.xattr_sets = sample_with_one_big(206);
+        workload.population.sample_inodes = 207;
+        workload.population.avg_file_size = Some(MIB);
+        let advice = advise(&workload, &conf()).unwrap();
+        assert_eq!(advice.layout.inode_size, 256);
+        let fit_advice = advice.fit.unwrap();
+        assert_eq!(fit_advice.outlier_inodes, 1);
+        assert_eq!(fit_advice.outliers[0].path.as_deref(), Some("/s/big"));
+        assert_eq!(fit_advice.outliers[0].inode_size_needed, Some(4096));
+        let cost = fit_advice.outliers[0].extra_inode_table_bytes.unwrap();
+        assert_eq!(
+            cost,
+            fit_advice.cover_costs[0].extra_inode_table_bytes.unwrap()
+        );
         assert!(cost > 0);
-        assert!(a.warnings.iter().any(|m| m.contains("-I 4096")));
+        assert!(advice.warnings.iter().any(|m| m.contains("-I 4096")));
         // At 100% the outlier decides, as asked.
-        w.fit_share = 1.0;
-        assert_eq!(advise(&w, &conf()).unwrap().layout.inode_size, 4096);
+        workload.fit_share = 1.0;
+        assert_eq!(advise(&workload, &conf()).unwrap().layout.inode_size, 4096);
     }
 
     #[test]
     fn few_files_lower_the_inode_count() {
         for (size, files) in [(100 * GIB, 10u64), (8 * TIB, 30_000_000)] {
-            let mut w = Workload::new(size);
-            w.population.files = Some(files);
-            let a = advise(&w, &conf()).unwrap();
+            let mut workload = Workload::new(size);
+            workload.population.files = Some(files);
+            let advice = advise(&workload, &conf()).unwrap();
             let safe = files * INODE_SAFETY_FACTOR + INODE_SAFETY_HEADROOM;
-            assert_eq!(a.options.inodes, Some(safe));
-            let d = a.default_layout.as_ref().unwrap();
-            assert!(a.layout.inodes_count >= safe && a.layout.inodes_count < d.inodes_count);
+            assert_eq!(advice.options.inodes, Some(safe));
+            let default_layout = advice.default_layout.as_ref().unwrap();
+            assert!(
+                advice.layout.inodes_count >= safe
+                    && advice.layout.inodes_count < default_layout.inodes_count
+            );
             assert_eq!(
-                a.inode_table_bytes_returned,
-                d.inode_table_bytes - a.layout.inode_table_bytes
+                advice.inode_table_bytes_returned,
+                default_layout.inode_table_bytes - advice.layout.inode_table_bytes
             );
         }
         // Near the default, the default stays.
-        let mut w = Workload::new(100 * GIB);
-        w.population.files = Some(2_000_000);
-        let a = advise(&w, &conf()).unwrap();
-        assert_eq!((a.options.inodes, a.options.inode_ratio), (None, None));
+        let mut workload = Workload::new(100 * GIB);
+        workload.population.files = Some(2_000_000);
+        let advice = advise(&workload, &conf()).unwrap();
+        assert_eq!(
+            (advice.options.inodes, advice.options.inode_ratio),
+            (None, None)
+        );
     }
 
     #[test]
     fn sampler_groups_identical_sets_and_keeps_the_first_path() {
         let mut sm = SetSampler::default();
-        let set = |n: u32| XattrSet {
-            attrs: vec![Attr::new("user.a", n)],
+        let set = |value_size: u32| XattrSet {
+            attrs: vec![Attr::new("user.a", value_size)],
             inline_data: None,
         };
         sm.add(set(10), 1, Some("/a".into()), None);
         sm.add(set(10), 3, Some("/b".into()), None);
         sm.add(set(20), 1, Some("/c".into()), None);
         sm.add(XattrSet::default(), 5, None, None);
-        let v = sm.finish();
-        assert_eq!(v.len(), 2);
-        assert_eq!((v[0].count, v[0].path.as_deref()), (4, Some("/a")));
-        assert_eq!(v[1].count, 1);
+        let sets = sm.finish();
+        assert_eq!(sets.len(), 2);
+        assert_eq!((sets[0].count, sets[0].path.as_deref()), (4, Some("/a")));
+        assert_eq!(sets[1].count, 1);
     }
 }

@@ -138,8 +138,8 @@ pub fn default_extra_isize(inode_size: u32) -> u16 {
 }
 
 /// Bytes usable for in-inode xattrs in an empty inode.
-pub fn usable_body(p: &FitParams) -> usize {
-    ibody_capacity(p.inode_size as usize, p.extra_isize as usize)
+pub fn usable_body(params: &FitParams) -> usize {
+    ibody_capacity(params.inode_size as usize, params.extra_isize as usize)
 }
 
 /// `EXT4_XATTR_MIN_LARGE_EA_SIZE`: with ea_inode, a value whose padded size exceeds this goes to an
@@ -256,19 +256,19 @@ struct AreaState {
 }
 
 impl AreaState {
-    fn body(p: &FitParams) -> AreaState {
-        let cap = usable_body(p);
+    fn body(params: &FitParams) -> AreaState {
+        let cap = usable_body(params);
         // base = first entry; end - base = capacity + terminator.
         AreaState {
             min_offs: cap + TERMINATOR_SIZE,
             last: 0,
             first: 0,
-            usable: usable_body_raw(p),
+            usable: usable_body_raw(params),
         }
     }
-    fn block(p: &FitParams) -> AreaState {
+    fn block(params: &FitParams) -> AreaState {
         AreaState {
-            min_offs: p.block_size as usize,
+            min_offs: params.block_size as usize,
             last: BLOCK_HEADER_SIZE,
             first: BLOCK_HEADER_SIZE,
             usable: true,
@@ -285,8 +285,8 @@ impl AreaState {
         if !self.usable || self.free() < entry_len(name_len) + new_size {
             return false;
         }
-        if let Some(r) = reserve {
-            if new_size > 0 && self.min_offs - new_size < r {
+        if let Some(min_free) = reserve {
+            if new_size > 0 && self.min_offs - new_size < min_free {
                 return false;
             }
         }
@@ -297,33 +297,33 @@ impl AreaState {
 }
 
 /// True when `EXT4_INODE_HAS_XATTR_SPACE` holds (128 + extra + 4 + 4 <= inode size).
-fn usable_body_raw(p: &FitParams) -> bool {
-    p.extra_isize != 0 && 128 + p.extra_isize as usize + 8 <= p.inode_size as usize
+fn usable_body_raw(params: &FitParams) -> bool {
+    params.extra_isize != 0 && 128 + params.extra_isize as usize + 8 <= params.inode_size as usize
 }
 
 /// Check a name and value the way the VFS and ext4 would; returns the stored name length.
-fn check_attr(a: &Attr) -> std::result::Result<usize, Problem> {
-    let Some((_, suffix)) = split_name(&a.name) else {
+fn check_attr(attr: &Attr) -> std::result::Result<usize, Problem> {
+    let Some((_, suffix)) = split_name(&attr.name) else {
         return Err(Problem::new(
             ProblemKind::Request,
             format!(
                 "{}: no ext4 name index for this prefix (EOPNOTSUPP)",
-                a.name
+                attr.name
             ),
         ));
     };
-    if a.name.len() > NAME_MAX {
+    if attr.name.len() > NAME_MAX {
         return Err(Problem::new(
             ProblemKind::Request,
-            format!("{}: name longer than 255 bytes (ERANGE)", a.name),
+            format!("{}: name longer than 255 bytes (ERANGE)", attr.name),
         ));
     }
-    if a.value_size > VFS_VALUE_MAX {
+    if attr.value_size > VFS_VALUE_MAX {
         return Err(Problem::new(
             ProblemKind::Request,
             format!(
                 "{}: value of {} bytes exceeds the 64 KiB VFS limit (E2BIG)",
-                a.name, a.value_size
+                attr.name, attr.value_size
             ),
         ));
     }
@@ -332,75 +332,75 @@ fn check_attr(a: &Attr) -> std::result::Result<usize, Problem> {
 
 /// The in-inode cost of `a`: entry + name + padded value, or entry + name only when the value
 /// goes to an EA inode from the start.
-pub fn inode_cost(p: &FitParams, a: &Attr) -> usize {
-    let n = split_name(&a.name).map_or(a.name.len(), |(_, s)| s.len());
-    let v = value_size(a.value_size as usize);
-    if p.ea_inode && v > ea_inode_threshold(p.block_size) {
-        entry_len(n)
+pub fn inode_cost(params: &FitParams, attr: &Attr) -> usize {
+    let name_len = split_name(&attr.name).map_or(attr.name.len(), |(_, s)| s.len());
+    let stored = value_size(attr.value_size as usize);
+    if params.ea_inode && stored > ea_inode_threshold(params.block_size) {
+        entry_len(name_len)
     } else {
-        entry_len(n) + v
+        entry_len(name_len) + stored
     }
 }
 
 /// Place attributes set one after another, exactly as the kernel does.
-pub fn place(p: &FitParams, attrs: &[Attr]) -> Result<FitResult> {
-    p.validate()?;
+pub fn place(params: &FitParams, attrs: &[Attr]) -> Result<FitResult> {
+    params.validate()?;
     let mut seen = std::collections::HashSet::new();
-    for a in attrs {
-        if !seen.insert(a.name.as_str()) {
+    for attr in attrs {
+        if !seen.insert(attr.name.as_str()) {
             return Err(Error::Invalid(format!(
                 "{} is given twice; each attribute may appear once",
-                a.name
+                attr.name
             )));
         }
     }
-    let mut r = place_unchecked(p, attrs);
-    let given = r.count(Location::Inode);
+    let mut result = place_unchecked(params, attrs);
+    let given = result.count(Location::Inode);
     let mut order: Vec<&Attr> = attrs.iter().collect();
-    order.sort_by_key(|a| (inode_cost(p, a), a.value_size));
+    order.sort_by_key(|attr| (inode_cost(params, attr), attr.value_size));
     let sorted: Vec<Attr> = order.into_iter().cloned().collect();
-    let alt = place_unchecked(p, &sorted);
+    let alt = place_unchecked(params, &sorted);
     let best = alt.count(Location::Inode);
     if best > given {
-        r.better_order = Some(BetterOrder {
-            order: sorted.into_iter().map(|a| a.name).collect(),
+        result.better_order = Some(BetterOrder {
+            order: sorted.into_iter().map(|attr| attr.name).collect(),
             in_inode: best,
         });
     }
-    Ok(r)
+    Ok(result)
 }
 
 /// [`place`] without parameter validation, duplicate check and the better-order search.
-fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
-    let mut body = AreaState::body(p);
-    let mut block = AreaState::block(p);
-    let bs = p.block_size as usize;
-    let reserve = p.ea_inode.then(|| block_reserve(p.block_size));
-    let threshold = ea_inode_threshold(p.block_size);
+fn place_unchecked(params: &FitParams, attrs: &[Attr]) -> FitResult {
+    let mut body = AreaState::body(params);
+    let mut block = AreaState::block(params);
+    let bs = params.block_size as usize;
+    let reserve = params.ea_inode.then(|| block_reserve(params.block_size));
+    let threshold = ea_inode_threshold(params.block_size);
 
     let mut inline_data_bytes = 0;
-    if let Some(size) = p.inline_data {
-        let v = value_size(size.saturating_sub(INLINE_IBLOCK_BYTES) as usize);
+    if let Some(size) = params.inline_data {
+        let inline_value = value_size(size.saturating_sub(INLINE_IBLOCK_BYTES) as usize);
         // system.data: index 7, name "data"; always in the body.
-        if body.try_add(4, v, None) {
-            inline_data_bytes = entry_len(4) + v;
+        if body.try_add(4, inline_value, None) {
+            inline_data_bytes = entry_len(4) + inline_value;
         }
     }
     let usable_bytes = body.free();
     let mut placements = Vec::with_capacity(attrs.len());
     let mut needed = 0;
-    for a in attrs {
-        let cost = inode_cost(p, a);
+    for attr in attrs {
+        let cost = inode_cost(params, attr);
         needed += cost;
         let mut pl = Placement {
-            name: a.name.clone(),
-            value_size: a.value_size,
+            name: attr.name.clone(),
+            value_size: attr.value_size,
             location: Location::None,
             entry_location: None,
             inode_cost: cost,
             reason: None,
         };
-        let name_len = match check_attr(a) {
+        let name_len = match check_attr(attr) {
             Ok(n) => n,
             Err(why) => {
                 pl.reason = Some(why.message);
@@ -408,8 +408,8 @@ fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
                 continue;
             }
         };
-        let vsize = value_size(a.value_size as usize);
-        let mut in_ea = p.ea_inode && vsize > threshold;
+        let vsize = value_size(attr.value_size as usize);
+        let mut in_ea = params.ea_inode && vsize > threshold;
         loop {
             let stored = if in_ea { 0 } else { vsize };
             if body.try_add(name_len, stored, None) {
@@ -430,13 +430,13 @@ fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
                 };
                 break;
             }
-            if p.ea_inode && a.value_size > 0 && !in_ea {
+            if params.ea_inode && attr.value_size > 0 && !in_ea {
                 in_ea = true;
                 continue;
             }
             pl.reason = Some(format!(
                 "{}: no room in the inode nor in the {bs}-byte xattr block (ENOSPC)",
-                a.name
+                attr.name
             ));
             break;
         }
@@ -444,9 +444,9 @@ fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
     }
     let block_used = block.used(bs);
     FitResult {
-        inode_size: p.inode_size,
-        extra_isize: p.extra_isize,
-        block_size: p.block_size,
+        inode_size: params.inode_size,
+        extra_isize: params.extra_isize,
+        block_size: params.block_size,
         usable_bytes,
         needed_bytes: needed,
         free_bytes: body.free(),
@@ -461,15 +461,15 @@ fn place_unchecked(p: &FitParams, attrs: &[Attr]) -> FitResult {
 
 /// Largest value size for an attribute named `name` that still fits in an empty inode body
 /// (`None` when not even an empty value fits).
-pub fn largest_inode_value(p: &FitParams, name: &str) -> Option<u32> {
-    let n = split_name(name)?.1.len();
-    let free = usable_body(p);
-    let room = free.checked_sub(entry_len(n))?;
-    let mut v = room as u32; // room is a multiple of 4: SIZE(room) == room
-    if p.ea_inode && value_size(v as usize) > ea_inode_threshold(p.block_size) {
-        v = ea_inode_threshold(p.block_size) as u32;
+pub fn largest_inode_value(params: &FitParams, name: &str) -> Option<u32> {
+    let name_len = split_name(name)?.1.len();
+    let free = usable_body(params);
+    let room = free.checked_sub(entry_len(name_len))?;
+    let mut largest = room as u32; // room is a multiple of 4: SIZE(room) == room
+    if params.ea_inode && value_size(largest as usize) > ea_inode_threshold(params.block_size) {
+        largest = ea_inode_threshold(params.block_size) as u32;
     }
-    Some(v.min(VFS_VALUE_MAX))
+    Some(largest.min(VFS_VALUE_MAX))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -564,26 +564,29 @@ impl Evaluator {
     /// inode size `block_io_saved` is measured against (e.g. the image's own).
     pub fn new(base: FitParams, sizes: &[u32], reference: u32) -> Result<Evaluator> {
         let mk = |is: u32| -> Result<FitParams> {
-            let mut p = base.for_inode_size(is);
-            p.inline_data = None;
-            p.validate()?;
-            Ok(p)
+            let mut sized = base.for_inode_size(is);
+            sized.inline_data = None;
+            sized.validate()?;
+            Ok(sized)
         };
-        let params = sizes.iter().map(|&s| mk(s)).collect::<Result<Vec<_>>>()?;
+        let params = sizes
+            .iter()
+            .map(|&size| mk(size))
+            .collect::<Result<Vec<_>>>()?;
         let reference_p = mk(reference)?;
         let mut ladder = Vec::new();
-        let mut s = 128u32;
-        while s <= base.block_size {
-            ladder.push(s);
-            s *= 2;
+        let mut size = 128u32;
+        while size <= base.block_size {
+            ladder.push(size);
+            size *= 2;
         }
         let agg = Aggregate {
             sizes: params
                 .iter()
-                .map(|p| SizeStats {
-                    inode_size: p.inode_size,
-                    extra_isize: p.extra_isize,
-                    usable_bytes: usable_body(p),
+                .map(|sized| SizeStats {
+                    inode_size: sized.inode_size,
+                    extra_isize: sized.extra_isize,
+                    usable_bytes: usable_body(sized),
                     share_all_in_inode: 1.0,
                     ..SizeStats::default()
                 })
@@ -601,10 +604,10 @@ impl Evaluator {
         })
     }
 
-    fn params_for(&self, p: &FitParams, set: &XattrSet) -> FitParams {
-        let mut q = *p;
-        q.inline_data = set.inline_data;
-        q
+    fn params_for(&self, params: &FitParams, set: &XattrSet) -> FitParams {
+        let mut adjusted = *params;
+        adjusted.inline_data = set.inline_data;
+        adjusted
     }
 
     /// Account one inode's xattr set.
@@ -613,77 +616,81 @@ impl Evaluator {
     }
 
     /// Account `n` inodes with the same xattr set (placed once), and say how it fares.
-    pub fn add_counted(&mut self, set: &XattrSet, n: u64) -> SetVerdict {
-        self.agg.inodes_scanned += n;
-        let mut v = SetVerdict::default();
-        if set.attrs.is_empty() || n == 0 {
-            return v;
+    pub fn add_counted(&mut self, set: &XattrSet, count: u64) -> SetVerdict {
+        self.agg.inodes_scanned += count;
+        let mut verdict = SetVerdict::default();
+        if set.attrs.is_empty() || count == 0 {
+            return verdict;
         }
-        self.agg.inodes_with_xattrs += n;
+        self.agg.inodes_with_xattrs += count;
         let rp = self.params_for(&self.reference, set);
         let rr = place_unchecked(&rp, &set.attrs);
-        v.uses_block = rr.uses_block();
-        v.ea_inode = rr.count(Location::EaInode) > 0;
-        v.not_stored = rr.count(Location::None) > 0;
-        v.needed_bytes = rr.needed_bytes;
-        if v.uses_block {
-            self.agg.reference_blocks += n;
+        verdict.uses_block = rr.uses_block();
+        verdict.ea_inode = rr.count(Location::EaInode) > 0;
+        verdict.not_stored = rr.count(Location::None) > 0;
+        verdict.needed_bytes = rr.needed_bytes;
+        if verdict.uses_block {
+            self.agg.reference_blocks += count;
         }
-        for i in 0..self.sizes.len() {
-            let Some(p) = self.sizes.get(i).map(|p| self.params_for(p, set)) else {
+        for index in 0..self.sizes.len() {
+            let Some(params) = self
+                .sizes
+                .get(index)
+                .map(|params| self.params_for(params, set))
+            else {
                 continue;
             };
-            let r = place_unchecked(&p, &set.attrs);
-            if let Some(st) = self.agg.sizes.get_mut(i) {
-                st.inodes += n;
-                st.all_in_inode += n * r.all_in_inode as u64;
-                st.spill_to_block += n * r.uses_block() as u64;
-                st.use_ea_inode += n * (r.count(Location::EaInode) > 0) as u64;
-                st.not_stored += n * (r.count(Location::None) > 0) as u64;
-                st.attrs_inode += n * r.count(Location::Inode) as u64;
-                st.attrs_block += n * r.count(Location::Block) as u64;
-                st.attrs_ea_inode += n * r.count(Location::EaInode) as u64;
-                st.attrs_none += n * r.count(Location::None) as u64;
-                st.free_bytes_total += n * r.free_bytes as u64;
+            let placed = place_unchecked(&params, &set.attrs);
+            if let Some(st) = self.agg.sizes.get_mut(index) {
+                st.inodes += count;
+                st.all_in_inode += count * placed.all_in_inode as u64;
+                st.spill_to_block += count * placed.uses_block() as u64;
+                st.use_ea_inode += count * (placed.count(Location::EaInode) > 0) as u64;
+                st.not_stored += count * (placed.count(Location::None) > 0) as u64;
+                st.attrs_inode += count * placed.count(Location::Inode) as u64;
+                st.attrs_block += count * placed.count(Location::Block) as u64;
+                st.attrs_ea_inode += count * placed.count(Location::EaInode) as u64;
+                st.attrs_none += count * placed.count(Location::None) as u64;
+                st.free_bytes_total += count * placed.free_bytes as u64;
             }
         }
         // Smallest ladder size holding everything: fit is monotonic in the inode size, so a
         // binary search over the ladder would do; the ladder has at most 10 rungs.
-        for (j, &s) in self.agg.ladder.iter().enumerate() {
-            let mut p = self.base.for_inode_size(s);
-            p.inline_data = set.inline_data;
-            if place_unchecked(&p, &set.attrs).all_in_inode {
-                if let Some(c) = self.agg.ladder_fit.get_mut(j) {
-                    *c += n;
+        for (rung, &size) in self.agg.ladder.iter().enumerate() {
+            let mut params = self.base.for_inode_size(size);
+            params.inline_data = set.inline_data;
+            if place_unchecked(&params, &set.attrs).all_in_inode {
+                if let Some(fit_count) = self.agg.ladder_fit.get_mut(rung) {
+                    *fit_count += count;
                 }
-                v.smallest_all_in_inode = Some(s);
+                verdict.smallest_all_in_inode = Some(size);
                 break;
             }
         }
-        v
+        verdict
     }
 
     /// Combine two evaluators built by cloning one (the same sizes), each having counted part of
     /// the inodes (a parallel scan's workers); [`Evaluator::finish`] then sees them all.
     pub fn merge(mut self, other: Evaluator) -> Evaluator {
-        let (a, b) = (&mut self.agg, other.agg);
-        a.inodes_scanned += b.inodes_scanned;
-        a.inodes_with_xattrs += b.inodes_with_xattrs;
-        a.reference_blocks += b.reference_blocks;
-        for (x, y) in a.ladder_fit.iter_mut().zip(b.ladder_fit) {
-            *x += y;
+        let (ours, theirs) = (&mut self.agg, other.agg);
+        ours.inodes_scanned += theirs.inodes_scanned;
+        ours.inodes_with_xattrs += theirs.inodes_with_xattrs;
+        ours.reference_blocks += theirs.reference_blocks;
+        for (into, from) in ours.ladder_fit.iter_mut().zip(theirs.ladder_fit) {
+            *into += from;
         }
-        for (x, y) in a.sizes.iter_mut().zip(b.sizes) {
-            x.inodes += y.inodes;
-            x.all_in_inode += y.all_in_inode;
-            x.spill_to_block += y.spill_to_block;
-            x.use_ea_inode += y.use_ea_inode;
-            x.not_stored += y.not_stored;
-            x.attrs_inode += y.attrs_inode;
-            x.attrs_block += y.attrs_block;
-            x.attrs_ea_inode += y.attrs_ea_inode;
-            x.attrs_none += y.attrs_none;
-            x.free_bytes_total += y.free_bytes_total;
+        for (into, from) in ours.sizes.iter_mut().zip(theirs.sizes) {
+            into.inodes += from.inodes;
+            into.all_in_inode += from.all_in_inode;
+            into.spill_to_block += from.spill_to_block;
+            into.use_ea_inode += from.use_ea_inode;
+            into.not_stored += from.not_stored;
+            into.attrs_inode += from.attrs_inode;
+            into.attrs_block += from.attrs_block;
+            into.attrs_ea_inode += from.attrs_ea_inode;
+            into.attrs_none += from.attrs_none;
+            into.free_bytes_total += from.free_bytes_total;
         }
         self
     }
@@ -695,7 +702,7 @@ impl Evaluator {
 
     /// Finish: compute shares and percentiles.
     pub fn finish(mut self) -> Aggregate {
-        let n = self.agg.inodes_with_xattrs;
+        let with_xattrs = self.agg.inodes_with_xattrs;
         let refb = self.agg.reference_blocks as i64;
         for st in &mut self.agg.sizes {
             st.share_all_in_inode = if st.inodes == 0 {
@@ -706,15 +713,15 @@ impl Evaluator {
             st.block_io_saved = refb - st.spill_to_block as i64;
         }
         let smallest = |pct: u64| -> Option<u32> {
-            if n == 0 {
+            if with_xattrs == 0 {
                 return self.agg.ladder.first().copied();
             }
             let mut acc = 0u64;
-            for (j, &s) in self.agg.ladder.iter().enumerate() {
-                acc += self.agg.ladder_fit.get(j).copied().unwrap_or(0);
+            for (rung, &size) in self.agg.ladder.iter().enumerate() {
+                acc += self.agg.ladder_fit.get(rung).copied().unwrap_or(0);
                 // acc / n >= pct / 100, in integers
-                if acc * 100 >= n * pct {
-                    return Some(s);
+                if acc * 100 >= with_xattrs * pct {
+                    return Some(size);
                 }
             }
             None
@@ -761,8 +768,8 @@ where
     I: IntoIterator<Item = XattrSet>,
 {
     let mut ev = Evaluator::new(base, sizes, reference)?;
-    for s in sets {
-        ev.add(&s);
+    for set in sets {
+        ev.add(&set);
     }
     Ok(ev.finish())
 }
@@ -806,23 +813,24 @@ pub fn raw_inode_xattrs(
     let mut set = XattrSet::default();
     let mut observed = Vec::new();
     let ea_inode = fs.sb.has_incompat(INCOMPAT_EA_INODE);
-    let mut push = |e: &crate::reader::xattr::Entry<'_>, here: Location| -> Result<()> {
-        if e.value_inum != 0 && !ea_inode {
+    let mut push = |entry: &crate::reader::xattr::Entry<'_>, here: Location| -> Result<()> {
+        if entry.value_inum != 0 && !ea_inode {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
                 format!(
                     "inode {ino}: {} refers to EA inode {} without the ea_inode feature",
-                    e.name, e.value_inum
+                    entry.name, entry.value_inum
                 ),
             ));
         }
-        if e.name == "system.data" {
+        if entry.name == "system.data" {
             // i_block holds the first 60 bytes, system.data the rest.
-            set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(e.value_size));
+            set.inline_data = Some(INLINE_IBLOCK_BYTES.saturating_add(entry.value_size));
             return Ok(());
         }
-        set.attrs.push(Attr::new(e.name.clone(), e.value_size));
-        observed.push(if e.value_inum != 0 {
+        set.attrs
+            .push(Attr::new(entry.name.clone(), entry.value_size));
+        observed.push(if entry.value_inum != 0 {
             Location::EaInode
         } else {
             here
@@ -831,8 +839,8 @@ pub fn raw_inode_xattrs(
     };
     let body = parse_ibody(raw, extra)
         .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
-    for e in &body.entries {
-        push(e, Location::Inode)?;
+    for entry in &body.entries {
+        push(entry, Location::Inode)?;
     }
     if inode.file_acl != 0 {
         let blk = fs.block(inode.file_acl)?;
@@ -842,8 +850,8 @@ pub fn raw_inode_xattrs(
             .then(|| fs.csum_seed());
         let xb = parse_block(&blk, inode.file_acl, seed)
             .map_err(|e| Error::corrupt(crate::ProblemKind::Xattr, format!("inode {ino}: {e}")))?;
-        for e in &xb.entries {
-            push(e, Location::Block)?;
+        for entry in &xb.entries {
+            push(entry, Location::Block)?;
         }
     }
     Ok(ObservedSet {
@@ -925,8 +933,13 @@ fn body_set(
         ino,
         ea_inode,
     };
-    for e in &body.entries {
-        entries.push(&e.name, e.value_size, e.value_inum, Location::Inode)?;
+    for entry in &body.entries {
+        entries.push(
+            &entry.name,
+            entry.value_size,
+            entry.value_inum,
+            Location::Inode,
+        )?;
     }
     Ok((set, observed))
 }
@@ -975,13 +988,14 @@ fn add_block_entries(
     set: &mut XattrSet,
     observed: &mut Vec<Location>,
 ) -> Result<()> {
-    let d = cache.get(fs, blk);
-    if d.info.is_none() {
+    let cached = cache.get(fs, blk);
+    if cached.info.is_none() {
         return Err(Error::corrupt(
             crate::ProblemKind::Xattr,
             format!(
                 "inode {ino}: {}",
-                d.problems
+                cached
+                    .problems
                     .iter()
                     .map(|p| p.message.as_str())
                     .collect::<Vec<_>>()
@@ -998,12 +1012,12 @@ fn add_block_entries(
         ino,
         ea_inode,
     };
-    for e in &d.entries {
-        let inum = match e.location {
+    for entry in &cached.entries {
+        let inum = match entry.location {
             crate::reader::inode::XattrLocation::EaInode(n) => n,
             _ => 0,
         };
-        entries.push(&e.name, e.value_size, inum, Location::Block)?;
+        entries.push(&entry.name, entry.value_size, inum, Location::Block)?;
     }
     Ok(())
 }
@@ -1020,12 +1034,12 @@ struct SetWorker<S> {
 fn flush_pending<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
-    w: &mut SetWorker<S>,
+    worker: &mut SetWorker<S>,
     visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
 ) {
     // In the order of their first inode (not the map's), so that what the caller keeps of the
     // first sets met (advise's labels) does not change from run to run.
-    let mut groups: Vec<_> = w.pending.drain().collect();
+    let mut groups: Vec<_> = worker.pending.drain().collect();
     groups.sort_unstable_by_key(|(_, (_, inodes))| inodes.first().copied());
     for ((blk, attrs, observed, inline, extra), (count, inodes)) in groups {
         let mut set = XattrSet {
@@ -1034,13 +1048,13 @@ fn flush_pending<S>(
         };
         let mut observed = observed;
         let first = inodes.first().copied().unwrap_or(0);
-        if let Err(e) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
-            w.walk.unreadable(count, &e.to_string());
+        if let Err(err) = add_block_entries(fs, cache, first, blk, &mut set, &mut observed) {
+            worker.walk.unreadable(count, &err.to_string());
             continue;
         }
-        w.walk.groups += 1;
+        worker.walk.groups += 1;
         visit(
-            &mut w.user,
+            &mut worker.user,
             SetGroup {
                 set,
                 observed,
@@ -1058,19 +1072,19 @@ fn flush_pending<S>(
 fn add_pending<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
-    w: &mut SetWorker<S>,
+    worker: &mut SetWorker<S>,
     visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
     key: GroupKey,
     (count, inodes): (u64, Vec<u32>),
     keep: usize,
 ) {
-    if !w.pending.contains_key(&key) && w.pending.len() >= MAX_PENDING_GROUPS {
-        flush_pending(fs, cache, w, visit);
+    if !worker.pending.contains_key(&key) && worker.pending.len() >= MAX_PENDING_GROUPS {
+        flush_pending(fs, cache, worker, visit);
     }
-    let e = w.pending.entry(key).or_insert((0, Vec::new()));
-    e.0 += count;
-    let room = keep.max(1).saturating_sub(e.1.len());
-    e.1.extend(inodes.into_iter().take(room));
+    let pending = worker.pending.entry(key).or_insert((0, Vec::new()));
+    pending.0 += count;
+    let room = keep.max(1).saturating_sub(pending.1.len());
+    pending.1.extend(inodes.into_iter().take(room));
 }
 
 /// One in-use inode of the walk, as [`image_set_groups_par`] takes it: skipped unless it is the root
@@ -1079,14 +1093,15 @@ fn add_pending<S>(
 fn set_of_inode<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
-    w: &mut SetWorker<S>,
+    worker: &mut SetWorker<S>,
     visit: &(impl Fn(&mut S, SetGroup) + ?Sized),
     keep: usize,
     ino: u32,
     raw: &[u8],
 ) {
     let inode = crate::reader::inode::Inode::parse(raw);
-    w.walk
+    worker
+        .walk
         .seen
         .add(fs.geo.inodes_per_group, ino, inode.is_dir());
     if !scanned_by_fit(fs, ino, &inode) {
@@ -1100,12 +1115,12 @@ fn set_of_inode<S>(
     let (set, observed) = match body_set(fs, ino, raw, extra) {
         Ok(b) => b,
         Err(e) => {
-            w.walk.unreadable(1, &e.to_string());
+            worker.walk.unreadable(1, &e.to_string());
             return;
         }
     };
     if inode.file_acl == 0 {
-        w.walk.groups += 1;
+        worker.walk.groups += 1;
         let group = SetGroup {
             set,
             observed,
@@ -1113,11 +1128,11 @@ fn set_of_inode<S>(
             count: 1,
             inodes: vec![ino],
         };
-        visit(&mut w.user, group);
+        visit(&mut worker.user, group);
         return;
     }
     let key = (inode.file_acl, set.attrs, observed, set.inline_data, extra);
-    add_pending(fs, cache, w, visit, key, (1, vec![ino]), keep);
+    add_pending(fs, cache, worker, visit, key, (1, vec![ino]), keep);
 }
 
 /// The in-use inodes of an image (`scanned_by_fit`: the root and linked inodes from
@@ -1151,44 +1166,47 @@ where
         pending: HashMap::new(),
         walk: GroupWalk::default(),
     };
-    let combine = |mut a: SetWorker<S>, b: SetWorker<S>| {
+    let combine = |mut merged: SetWorker<S>, later: SetWorker<S>| {
         let SetWorker {
             user,
             pending,
             walk,
-        } = b;
-        a.user = merge(a.user, user);
-        a.walk.unreadable += walk.unreadable;
-        a.walk.groups += walk.groups;
-        a.walk.absent = a.walk.absent.or(walk.absent);
-        a.walk.seen = std::mem::take(&mut a.walk.seen).merge(walk.seen);
+        } = later;
+        merged.user = merge(merged.user, user);
+        merged.walk.unreadable += walk.unreadable;
+        merged.walk.groups += walk.groups;
+        merged.walk.absent = merged.walk.absent.or(walk.absent);
+        merged.walk.seen = std::mem::take(&mut merged.walk.seen).merge(walk.seen);
         for (key, (count, inodes)) in pending {
-            add_pending(fs, cache, &mut a, &visit, key, (count, inodes), keep);
+            add_pending(fs, cache, &mut merged, &visit, key, (count, inodes), keep);
         }
-        a
+        merged
     };
-    let (mut w, counts) = crate::reader::itable::scan_in_use(
+    let (mut worker, counts) = crate::reader::itable::scan_in_use(
         fs,
         new,
-        |w: &mut SetWorker<S>, _counts: &mut crate::reader::itable::ScanCounts, ino, raw| {
-            set_of_inode(fs, cache, w, &visit, keep, ino, raw)
+        |worker: &mut SetWorker<S>, _counts: &mut crate::reader::itable::ScanCounts, ino, raw| {
+            set_of_inode(fs, cache, worker, &visit, keep, ino, raw)
         },
         combine,
         progress,
     );
-    flush_pending(fs, cache, &mut w, &visit);
+    flush_pending(fs, cache, &mut worker, &visit);
     // A group that could not be read (its descriptor, bitmap or table) counts once, as does a
     // failed read of part of a table.
-    w.walk.unreadable += counts.problem_count;
-    if let Some(p) = counts
+    worker.walk.unreadable += counts.problem_count;
+    if let Some(problem) = counts
         .problems
         .iter()
-        .find(|p| p.message.contains(crate::error::ABSENT))
+        .find(|problem| problem.message.contains(crate::error::ABSENT))
     {
-        w.walk.absent.get_or_insert_with(|| p.message.clone());
+        worker
+            .walk
+            .absent
+            .get_or_insert_with(|| problem.message.clone());
     }
-    w.walk.blocks_decoded = cache.decoded();
-    (w.user, w.walk, counts)
+    worker.walk.blocks_decoded = cache.decoded();
+    (worker.user, worker.walk, counts)
 }
 
 /// Fit parameters of an image: its inode size, block size, ea_inode feature and preferred
@@ -1376,8 +1394,8 @@ mod tests {
         FitParams::new(inode_size)
     }
 
-    fn locs(r: &FitResult) -> Vec<Location> {
-        r.placements.iter().map(|x| x.location).collect()
+    fn locs(placed: &FitResult) -> Vec<Location> {
+        placed.placements.iter().map(|x| x.location).collect()
     }
 
     #[test]
@@ -1392,9 +1410,9 @@ mod tests {
             (4096, 32, 3928),
             (4096, 28, 3932),
         ] {
-            let mut q = p(is);
-            q.extra_isize = ex;
-            assert_eq!(usable_body(&q), want, "{is}/{ex}");
+            let mut params = p(is);
+            params.extra_isize = ex;
+            assert_eq!(usable_body(&params), want, "{is}/{ex}");
         }
         assert_eq!(ea_inode_threshold(1024), 968);
         assert_eq!(ea_inode_threshold(4096), 4040);
@@ -1408,30 +1426,30 @@ mod tests {
         // 31-byte label: LEN("selinux") = 24, SIZE(31) = 32 -> 56.
         let label = Attr::new("security.selinux", 31);
         let cap = Attr::new("security.capability", 20);
-        let r = place(&p(256), std::slice::from_ref(&label)).unwrap();
-        assert_eq!(r.usable_bytes, 88);
-        assert_eq!(r.placements[0].inode_cost, 56);
-        assert_eq!(r.free_bytes, 32);
-        assert!(r.all_in_inode);
+        let placed = place(&p(256), std::slice::from_ref(&label)).unwrap();
+        assert_eq!(placed.usable_bytes, 88);
+        assert_eq!(placed.placements[0].inode_cost, 56);
+        assert_eq!(placed.free_bytes, 32);
+        assert!(placed.all_in_inode);
         // capability v2: LEN("capability") = 28, SIZE(20) = 20 -> 48; 56 + 48 = 104 > 88.
-        let r = place(&p(256), &[label.clone(), cap.clone()]).unwrap();
-        assert_eq!(r.needed_bytes, 104);
-        assert_eq!(locs(&r), vec![Location::Inode, Location::Block]);
-        assert_eq!(r.free_bytes, 32);
+        let placed = place(&p(256), &[label.clone(), cap.clone()]).unwrap();
+        assert_eq!(placed.needed_bytes, 104);
+        assert_eq!(locs(&placed), vec![Location::Inode, Location::Block]);
+        assert_eq!(placed.free_bytes, 32);
         // block: 32 header + 28 entry ... used = 28 + 20
-        assert_eq!(r.block_used_bytes, 48);
-        assert_eq!(r.block_free_bytes, Some(4096 - 32 - 4 - 48));
-        assert!(r.better_order.is_none());
+        assert_eq!(placed.block_used_bytes, 48);
+        assert_eq!(placed.block_free_bytes, Some(4096 - 32 - 4 - 48));
+        assert!(placed.better_order.is_none());
         // In 512 both fit.
-        let r = place(&p(512), &[label, cap]).unwrap();
-        assert!(r.all_in_inode);
-        assert_eq!(r.free_bytes, 344 - 104);
+        let placed = place(&p(512), &[label, cap]).unwrap();
+        assert!(placed.all_in_inode);
+        assert_eq!(placed.free_bytes, 344 - 104);
     }
 
     #[test]
     fn acl_pair_exactly_fills_256() {
         // access + default ACL with one named entry each: 16 + 28 = 44 each -> 88.
-        let r = place(
+        let placed = place(
             &p(256),
             &[
                 Attr::new("system.posix_acl_access", 28),
@@ -1441,15 +1459,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            locs(&r),
+            locs(&placed),
             vec![Location::Inode, Location::Inode, Location::Block]
         );
-        assert_eq!(r.free_bytes, 0);
+        assert_eq!(placed.free_bytes, 0);
     }
 
     #[test]
     fn later_small_attribute_still_goes_to_body() {
-        let r = place(
+        let placed = place(
             &p(256),
             &[
                 Attr::new("user.a", 40), // 20 + 40 = 60
@@ -1459,10 +1477,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            locs(&r),
+            locs(&placed),
             vec![Location::Inode, Location::Block, Location::Inode]
         );
-        assert_eq!(r.free_bytes, 0);
+        assert_eq!(placed.free_bytes, 0);
     }
 
     #[test]
@@ -1473,69 +1491,69 @@ mod tests {
             Attr::new("user.s2", 4),   // 24
             Attr::new("user.s3", 4),   // 24
         ];
-        let r = place(&p(256), &attrs).unwrap();
-        assert_eq!(r.count(Location::Inode), 1);
-        let b = r.better_order.unwrap();
-        assert_eq!(b.in_inode, 3);
-        assert_eq!(b.order[0], "user.s1");
+        let placed = place(&p(256), &attrs).unwrap();
+        assert_eq!(placed.count(Location::Inode), 1);
+        let better = placed.better_order.unwrap();
+        assert_eq!(better.in_inode, 3);
+        assert_eq!(better.order[0], "user.s1");
     }
 
     #[test]
     fn enospc_without_ea_inode_and_ea_inode_with_it() {
-        let mut q = p(256);
-        q.block_size = 1024;
+        let mut params = p(256);
+        params.block_size = 1024;
         let attrs = [Attr::new("user.a", 900), Attr::new("user.b", 900)];
-        let r = place(&q, &attrs).unwrap();
-        assert_eq!(locs(&r), vec![Location::Block, Location::None]);
-        assert!(r.placements[1]
+        let placed = place(&params, &attrs).unwrap();
+        assert_eq!(locs(&placed), vec![Location::Block, Location::None]);
+        assert!(placed.placements[1]
             .reason
             .as_deref()
             .unwrap()
             .contains("ENOSPC"));
-        q.ea_inode = true;
-        let r = place(&q, &attrs).unwrap();
+        params.ea_inode = true;
+        let placed = place(&params, &attrs).unwrap();
         // 1 KiB block: reserve 128; a's value at 1024-900=124 < 128 -> EA inode, entry in body.
-        assert_eq!(locs(&r), vec![Location::EaInode, Location::EaInode]);
-        assert_eq!(r.placements[0].entry_location, Some(Location::Inode));
+        assert_eq!(locs(&placed), vec![Location::EaInode, Location::EaInode]);
+        assert_eq!(placed.placements[0].entry_location, Some(Location::Inode));
         // Over the threshold from the start: 968 < SIZE(970).
-        let r = place(&q, &[Attr::new("user.c", 970)]).unwrap();
-        assert_eq!(r.placements[0].location, Location::EaInode);
-        assert_eq!(r.placements[0].inode_cost, 20);
+        let placed = place(&params, &[Attr::new("user.c", 970)]).unwrap();
+        assert_eq!(placed.placements[0].location, Location::EaInode);
+        assert_eq!(placed.placements[0].inode_cost, 20);
     }
 
     #[test]
     fn no_body_in_128_byte_inodes() {
-        let r = place(&p(128), &[Attr::new("user.a", 0)]).unwrap();
-        assert_eq!(r.usable_bytes, 0);
-        assert_eq!(locs(&r), vec![Location::Block]);
+        let placed = place(&p(128), &[Attr::new("user.a", 0)]).unwrap();
+        assert_eq!(placed.usable_bytes, 0);
+        assert_eq!(locs(&placed), vec![Location::Block]);
     }
 
     #[test]
     fn inline_data_takes_body_space() {
-        let mut q = p(256);
-        q.inline_data = Some(10); // system.data with empty value: 20 bytes
-        let r = place(&q, &[Attr::new("security.selinux", 31)]).unwrap();
-        assert_eq!(r.inline_data_bytes, 20);
-        assert_eq!(r.usable_bytes, 68);
-        assert!(r.all_in_inode);
-        assert_eq!(r.free_bytes, 12);
-        q.inline_data = Some(128); // value 68 -> 20 + 68 = 88: body full
-        let r = place(&q, &[Attr::new("user.a", 0)]).unwrap();
-        assert_eq!(r.usable_bytes, 0);
-        assert_eq!(locs(&r), vec![Location::Block]);
+        let mut params = p(256);
+        params.inline_data = Some(10); // system.data with empty value: 20 bytes
+        let placed = place(&params, &[Attr::new("security.selinux", 31)]).unwrap();
+        assert_eq!(placed.inline_data_bytes, 20);
+        assert_eq!(placed.usable_bytes, 68);
+        assert!(placed.all_in_inode);
+        assert_eq!(placed.free_bytes, 12);
+        params.inline_data = Some(128); // value 68 -> 20 + 68 = 88: body full
+        let placed = place(&params, &[Attr::new("user.a", 0)]).unwrap();
+        assert_eq!(placed.usable_bytes, 0);
+        assert_eq!(locs(&placed), vec![Location::Block]);
     }
 
     #[test]
     fn bad_input() {
         assert!(place(&p(300), &[]).is_err());
-        let mut q = p(4096);
-        q.block_size = 1024;
-        assert!(place(&q, &[]).is_err());
+        let mut params = p(4096);
+        params.block_size = 1024;
+        assert!(place(&params, &[]).is_err());
         assert!(place(&p(256), &[Attr::new("user.a", 1), Attr::new("user.a", 2)]).is_err());
-        let r = place(&p(256), &[Attr::new("bogus.a", 1)]).unwrap();
-        assert_eq!(r.placements[0].location, Location::None);
-        let r = place(&p(256), &[Attr::new("user.a", 70000)]).unwrap();
-        assert_eq!(r.placements[0].location, Location::None);
+        let placed = place(&p(256), &[Attr::new("bogus.a", 1)]).unwrap();
+        assert_eq!(placed.placements[0].location, Location::None);
+        let placed = place(&p(256), &[Attr::new("user.a", 70000)]).unwrap();
+        assert_eq!(placed.placements[0].location, Location::None);
     }
 
     #[test]
@@ -1543,10 +1561,10 @@ mod tests {
         assert_eq!(largest_inode_value(&p(256), "user.a"), Some(68));
         assert_eq!(largest_inode_value(&p(256), "security.selinux"), Some(64));
         assert_eq!(largest_inode_value(&p(128), "user.a"), None);
-        let r = place(&p(256), &[Attr::new("user.a", 68)]).unwrap();
-        assert!(r.all_in_inode);
-        let r = place(&p(256), &[Attr::new("user.a", 69)]).unwrap();
-        assert!(!r.all_in_inode);
+        let placed = place(&p(256), &[Attr::new("user.a", 68)]).unwrap();
+        assert!(placed.all_in_inode);
+        let placed = place(&p(256), &[Attr::new("user.a", 69)]).unwrap();
+        assert!(!placed.all_in_inode);
     }
 
     #[test]
@@ -1595,8 +1613,8 @@ mod tests {
         let agg = evaluate(p(256), &[128, 256, 512, 1024], 256, sets).unwrap();
         assert_eq!(agg.inodes_scanned, 4);
         assert_eq!(agg.inodes_with_xattrs, 3);
-        let s: Vec<_> = agg.sizes.iter().map(|s| s.all_in_inode).collect();
-        assert_eq!(s, vec![0, 1, 2, 3]);
+        let all_in_inode: Vec<_> = agg.sizes.iter().map(|s| s.all_in_inode).collect();
+        assert_eq!(all_in_inode, vec![0, 1, 2, 3]);
         // reference 256: two inodes need the block.
         let saved: Vec<_> = agg.sizes.iter().map(|s| s.block_io_saved).collect();
         assert_eq!(saved, vec![-1, 0, 1, 2]);

@@ -161,33 +161,33 @@ impl MkfsConf {
         }
     }
 
-    fn type_value(&self, t: &str, opt: &str) -> Option<&str> {
+    fn type_value(&self, fs_type: &str, opt: &str) -> Option<&str> {
         self.fs_types
-            .get(t)
+            .get(fs_type)
             .and_then(|m| m.get(opt))
             .map(|s| s.as_str())
     }
 
     /// `get_int_from_profile`: `[defaults]`, then every type in order overrides.
     pub fn int(&self, types: &[String], opt: &str, def: i64) -> i64 {
-        let mut v = self
+        let mut value = self
             .defaults
             .get(opt)
             .and_then(|s| parse_c_int(s))
             .unwrap_or(def);
-        for t in types {
-            if let Some(x) = self.type_value(t, opt).and_then(parse_c_int) {
-                v = x;
+        for usage_type in types {
+            if let Some(typed) = self.type_value(usage_type, opt).and_then(parse_c_int) {
+                value = typed;
             }
         }
-        v
+        value
     }
 
     /// `get_string_from_profile`: the last type that sets it, else `[defaults]`, else `def`.
     pub fn string(&self, types: &[String], opt: &str, def: &str) -> String {
-        for t in types.iter().rev() {
-            if let Some(v) = self.type_value(t, opt) {
-                return v.to_string();
+        for usage_type in types.iter().rev() {
+            if let Some(value) = self.type_value(usage_type, opt) {
+                return value.to_string();
             }
         }
         self.defaults
@@ -197,17 +197,19 @@ impl MkfsConf {
     }
 
     /// `fs_types.TYPE.features` for one type (empty when unset).
-    pub fn type_features(&self, t: &str) -> String {
-        self.type_value(t, "features").unwrap_or("").to_string()
+    pub fn type_features(&self, fs_type: &str) -> String {
+        self.type_value(fs_type, "features")
+            .unwrap_or("")
+            .to_string()
     }
 }
 
-fn parse_c_int(s: &str) -> Option<i64> {
-    let s = s.trim();
-    if let Some(h) = s.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()
+fn parse_c_int(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if let Some(hex) = text.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()
     } else {
-        s.parse().ok()
+        text.parse().ok()
     }
 }
 
@@ -263,11 +265,11 @@ impl MkfsOptions {
     /// The argv after `mkfs.ext4`, without the device: only the options that differ from "unset".
     pub fn to_args(&self) -> Vec<String> {
         let mut ext = Vec::new();
-        if let Some(s) = self.stride {
-            ext.push(format!("stride={s}"));
+        if let Some(stride) = self.stride {
+            ext.push(format!("stride={stride}"));
         }
-        if let Some(s) = self.stripe_width {
-            ext.push(format!("stripe_width={s}"));
+        if let Some(width) = self.stripe_width {
+            ext.push(format!("stripe_width={width}"));
         }
         let nonempty = |v: Vec<String>| (!v.is_empty()).then(|| v.join(","));
         let flags: [(&str, Option<String>); 11] = [
@@ -294,51 +296,55 @@ impl MkfsOptions {
     /// [`MkfsOptions::to_args`]; `-E` options other than stride/stripe_width, `-F`, `-q`, `-n`,
     /// `-U`, `-L` are accepted and ignored because they do not change the layout).
     pub fn from_args(args: &[String]) -> Result<MkfsOptions> {
-        let mut o = MkfsOptions::default();
+        let mut options = MkfsOptions::default();
         let mut it = args.iter();
-        while let Some(a) = it.next() {
+        while let Some(arg) = it.next() {
             let mut val = |name: &str| -> Result<String> {
                 it.next()
                     .cloned()
                     .ok_or_else(|| Error::Invalid(format!("option {name} needs a value")))
             };
-            match a.as_str() {
-                "-t" => o.fs_type = val("-t")?,
-                "-T" => o.usage_types = Some(val("-T")?.split(',').map(String::from).collect()),
-                "-b" => o.block_size = Some(parse_number(&val("-b")?, "block size")?),
-                "-I" => o.inode_size = Some(parse_number(&val("-I")?, "inode size")?),
-                "-i" => o.inode_ratio = Some(parse_number(&val("-i")?, "inode ratio")?),
-                "-N" => o.inodes = Some(parse_number(&val("-N")?, "inode count")?),
-                "-m" => o.reserved_percent = Some(parse_number(&val("-m")?, "reserved percent")?),
-                "-G" => o.flex_bg_size = Some(parse_number(&val("-G")?, "flex_bg size")?),
+            match arg.as_str() {
+                "-t" => options.fs_type = val("-t")?,
+                "-T" => {
+                    options.usage_types = Some(val("-T")?.split(',').map(String::from).collect())
+                }
+                "-b" => options.block_size = Some(parse_number(&val("-b")?, "block size")?),
+                "-I" => options.inode_size = Some(parse_number(&val("-I")?, "inode size")?),
+                "-i" => options.inode_ratio = Some(parse_number(&val("-i")?, "inode ratio")?),
+                "-N" => options.inodes = Some(parse_number(&val("-N")?, "inode count")?),
+                "-m" => {
+                    options.reserved_percent = Some(parse_number(&val("-m")?, "reserved percent")?)
+                }
+                "-G" => options.flex_bg_size = Some(parse_number(&val("-G")?, "flex_bg size")?),
                 "-J" => {
-                    let v = val("-J")?;
-                    for part in v.split(',') {
-                        if let Some(s) = part.strip_prefix("size=") {
-                            o.journal_size_mib = Some(parse_number(s, "journal size")?);
+                    let value = val("-J")?;
+                    for part in value.split(',') {
+                        if let Some(size) = part.strip_prefix("size=") {
+                            options.journal_size_mib = Some(parse_number(size, "journal size")?);
                         }
                     }
                 }
                 "-E" => {
-                    let v = val("-E")?;
-                    for part in v.split(',') {
-                        if let Some(s) = part.strip_prefix("stride=") {
-                            o.stride = Some(parse_number(s, "stride")?);
-                        } else if let Some(s) = part.strip_prefix("stripe_width=") {
-                            o.stripe_width = Some(parse_number(s, "stripe_width")?);
-                        } else if let Some(s) = part.strip_prefix("stripe-width=") {
-                            o.stripe_width = Some(parse_number(s, "stripe_width")?);
+                    let value = val("-E")?;
+                    for part in value.split(',') {
+                        if let Some(number) = part.strip_prefix("stride=") {
+                            options.stride = Some(parse_number(number, "stride")?);
+                        } else if let Some(number) = part.strip_prefix("stripe_width=") {
+                            options.stripe_width = Some(parse_number(number, "stripe_width")?);
+                        } else if let Some(number) = part.strip_prefix("stripe-width=") {
+                            options.stripe_width = Some(parse_number(number, "stripe_width")?);
                         }
                     }
                 }
-                "-O" => o.features.extend(
+                "-O" => options.features.extend(
                     val("-O")?
                         .split(',')
                         .filter(|s| !s.is_empty())
                         .map(String::from),
                 ),
                 "-U" | "-L" | "-M" | "-e" | "-o" => {
-                    val(a)?;
+                    val(arg)?;
                 }
                 "-F" | "-q" | "-n" | "-v" => {}
                 other => {
@@ -348,15 +354,15 @@ impl MkfsOptions {
                 }
             }
         }
-        Ok(o)
+        Ok(options)
     }
 }
 
-fn format_percent(m: f64) -> String {
-    if m.fract() == 0.0 {
-        format!("{}", m as u64)
+fn format_percent(percent: f64) -> String {
+    if percent.fract() == 0.0 {
+        format!("{}", percent as u64)
     } else {
-        format!("{m}")
+        format!("{percent}")
     }
 }
 
@@ -461,25 +467,25 @@ pub fn size_type(bytes: u64) -> &'static str {
 }
 
 /// Whether group `g` carries a superblock backup (sparse_super: 0, 1 and powers of 3, 5, 7).
-pub fn group_has_super(g: u64, sparse_super: bool) -> bool {
-    !sparse_super || crate::reader::geometry::sparse_super_group(g)
+pub fn group_has_super(group: u64, sparse_super: bool) -> bool {
+    !sparse_super || crate::reader::geometry::sparse_super_group(group)
 }
 
 /// Apply a mke2fs feature edit string (`a,^b,none`) to a set.
 fn edit_features(set: &mut BTreeSet<String>, edits: &str) {
-    for f in edits.split([',', ' ', '\t']).filter(|s| !s.is_empty()) {
-        if f == "none" || f == "clear" {
+    for feature in edits.split([',', ' ', '\t']).filter(|s| !s.is_empty()) {
+        if feature == "none" || feature == "clear" {
             set.clear();
-        } else if let Some(n) = f.strip_prefix('^') {
-            set.remove(n);
+        } else if let Some(name) = feature.strip_prefix('^') {
+            set.remove(name);
         } else {
-            set.insert(f.to_string());
+            set.insert(feature.to_string());
         }
     }
 }
 
-fn ceil_div(a: u64, b: u64) -> u64 {
-    a.div_ceil(b)
+fn ceil_div(dividend: u64, divisor: u64) -> u64 {
+    dividend.div_ceil(divisor)
 }
 
 /// Predict what `mke2fs -t ext4 OPTIONS DEVICE` creates on a device (or file) of `device_bytes`
@@ -556,30 +562,32 @@ pub fn predict(device_bytes: u64, opts: &MkfsOptions, conf: &MkfsConf) -> Result
     })
 }
 
-fn invalid<T>(m: String) -> Result<T> {
-    Err(Error::Invalid(m))
+fn invalid<T>(message: String) -> Result<T> {
+    Err(Error::Invalid(message))
 }
 
 /// The option values mke2fs' argument parsing refuses outright.
 fn check_options(opts: &MkfsOptions) -> Result<()> {
     let inv = invalid::<()>;
-    if let Some(b) = opts.block_size {
-        if !(1024..=65536).contains(&b) || !b.is_power_of_two() {
-            return inv(format!("invalid block size - {b}"));
+    if let Some(block_size) = opts.block_size {
+        if !(1024..=65536).contains(&block_size) || !block_size.is_power_of_two() {
+            return inv(format!("invalid block size - {block_size}"));
         }
     }
-    if let Some(i) = opts.inode_ratio {
-        if !(1024..=65536 * 1024).contains(&i) {
-            return inv(format!("invalid inode ratio {i} (min 1024/max 67108864)"));
+    if let Some(ratio) = opts.inode_ratio {
+        if !(1024..=65536 * 1024).contains(&ratio) {
+            return inv(format!(
+                "invalid inode ratio {ratio} (min 1024/max 67108864)"
+            ));
         }
     }
-    if let Some(m) = opts.reserved_percent {
-        if !(0.0..=50.0).contains(&m) || m.is_nan() {
-            return inv(format!("invalid reserved blocks percent - {m}"));
+    if let Some(percent) = opts.reserved_percent {
+        if !(0.0..=50.0).contains(&percent) || percent.is_nan() {
+            return inv(format!("invalid reserved blocks percent - {percent}"));
         }
     }
-    if let Some(g) = opts.flex_bg_size {
-        if g == 0 || !g.is_power_of_two() {
+    if let Some(flex_bg_size) = opts.flex_bg_size {
+        if flex_bg_size == 0 || !flex_bg_size.is_power_of_two() {
             return inv("flex_bg size must be a power of 2".into());
         }
     }
@@ -685,14 +693,14 @@ fn pick_block_size(types: &[String], opts: &MkfsOptions, conf: &MkfsConf) -> Res
     let inv = invalid::<u64>;
     let types = types.to_vec();
     let block_size: u64 = match opts.block_size {
-        Some(b) => u64::from(b),
+        Some(size) => u64::from(size),
         None => {
-            let b = conf.int(&types, "blocksize", 4096);
-            let b = if b == -1 { PAGE_SIZE as i64 } else { b };
-            if !(1024..=65536).contains(&b) || !(b as u64).is_power_of_two() {
-                return inv(format!("invalid block size in mke2fs.conf - {b}"));
+            let size = conf.int(&types, "blocksize", 4096);
+            let size = if size == -1 { PAGE_SIZE as i64 } else { size };
+            if !(1024..=65536).contains(&size) || !(size as u64).is_power_of_two() {
+                return inv(format!("invalid block size in mke2fs.conf - {size}"));
             }
-            b as u64
+            size as u64
         }
     };
     Ok(block_size)
@@ -718,8 +726,8 @@ fn pick_features(
             "sparse_super,large_file,filetype,resize_inode,dir_index",
         ),
     );
-    for t in &types {
-        edit_features(&mut feats, &conf.type_features(t));
+    for usage_type in &types {
+        edit_features(&mut feats, &conf.type_features(usage_type));
     }
     if opts.features.is_empty() {
         edit_features(&mut feats, &conf.string(&types, "default_features", ""));
@@ -767,14 +775,14 @@ fn pick_flex_bg(
     let inv = invalid::<Option<u32>>;
     let types = types.to_vec();
     let flex_bg_size = if feats.contains("flex_bg") {
-        let g = opts
+        let size = opts
             .flex_bg_size
             .map(i64::from)
             .unwrap_or_else(|| conf.int(&types, "flex_bg_size", 16));
-        if g <= 0 || !(g as u64).is_power_of_two() || g > i64::from(u32::MAX / 2) {
+        if size <= 0 || !(size as u64).is_power_of_two() || size > i64::from(u32::MAX / 2) {
             return inv("flex_bg size must be a power of 2".into());
         }
-        Some(g as u32)
+        Some(size as u32)
     } else {
         if opts.flex_bg_size.is_some() {
             return inv("Flex_bg feature not enabled, so flex_bg size may not be specified".into());
@@ -795,20 +803,20 @@ fn pick_inode_size(
     let inv = invalid::<(u64, u64)>;
     let types = types.to_vec();
     let inode_ratio = match opts.inode_ratio {
-        Some(i) => i,
+        Some(size) => size,
         None => {
-            let r = conf.int(&types, "inode_ratio", 8192);
-            (r.max(1) as u64).max(block_size)
+            let ratio = conf.int(&types, "inode_ratio", 8192);
+            (ratio.max(1) as u64).max(block_size)
         }
     };
     let inode_size = match opts.inode_size {
-        Some(i) => u64::from(i),
+        Some(size) => u64::from(size),
         None => {
-            let i = conf.int(&types, "inode_size", 0);
-            if i <= 0 {
+            let size = conf.int(&types, "inode_size", 0);
+            if size <= 0 {
                 256
             } else {
-                i as u64
+                size as u64
             }
         }
     };
@@ -832,21 +840,21 @@ fn inode_count(
 ) -> Result<u64> {
     let inv = invalid::<u64>;
     let inodes_param = match opts.inodes {
-        Some(n) if n > MAX_32 => {
-            return inv(format!("too many inodes ({n}), specify < 2^32 inodes"));
+        Some(count) if count > MAX_32 => {
+            return inv(format!("too many inodes ({count}), specify < 2^32 inodes"));
         }
-        Some(n) => n,
+        Some(count) => count,
         None => {
-            let n = (u128::from(blocks_param) * u128::from(block_size) / u128::from(inode_ratio))
-                as u64;
-            if n > MAX_32 {
+            let count = (u128::from(blocks_param) * u128::from(block_size)
+                / u128::from(inode_ratio)) as u64;
+            if count > MAX_32 {
                 if bit64 {
                     MAX_32
                 } else {
-                    return inv(format!("too many inodes ({n}), raise inode ratio?"));
+                    return inv(format!("too many inodes ({count}), raise inode ratio?"));
                 }
             } else {
-                n
+                count
             }
         }
     };
@@ -1043,8 +1051,8 @@ fn reserved_gdt_blocks(
         MAX_32
     };
     let rsv_groups = ceil_div(max_blocks - first_data_block, bpg);
-    let r = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
-    u64::from(r)
+    let reserved = (ceil_div(rsv_groups, desc_per_block) as u32).wrapping_sub(desc_blocks as u32);
+    u64::from(reserved)
 }
 
 /// figure_journal_size: the journal and fast-commit blocks (0 without has_journal, which is
@@ -1072,10 +1080,10 @@ fn figure_journal_size(
                 } else {
                     0
                 };
-                let j = match journal_size_mib {
+                let journal = match journal_size_mib {
                     Some(mib) => {
-                        let j = mib * 1024 / (block_size / 1024);
-                        let total = j + fc;
+                        let journal = mib * 1024 / (block_size / 1024);
+                        let total = journal + fc;
                         if !(JOURNAL_MIN_BLOCKS..=JOURNAL_MAX_BLOCKS).contains(&total) {
                             return inv(format!(
                                 "The total requested journal size is {total} blocks; it must be between 1024 and 10240000 blocks."
@@ -1093,11 +1101,11 @@ fn figure_journal_size(
                         if total > free / 2 {
                             return inv("Total journal size too big for filesystem.".into());
                         }
-                        j
+                        journal
                     }
                     None => def,
                 };
-                (j + fc, fc)
+                (journal + fc, fc)
             }
         }
     } else {
@@ -1108,9 +1116,9 @@ fn figure_journal_size(
 }
 
 /// A numeric option value, or mke2fs-style "invalid WHAT 'V'".
-fn parse_number<T: std::str::FromStr>(v: &str, what: &str) -> Result<T> {
-    v.parse()
-        .map_err(|_| Error::Invalid(format!("invalid {what} '{v}'")))
+fn parse_number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T> {
+    text.parse()
+        .map_err(|_| Error::Invalid(format!("invalid {what} '{text}'")))
 }
 
 #[cfg(test)]
@@ -1123,10 +1131,10 @@ mod tests {
     const T: u64 = 1 << 40;
 
     fn p(bytes: u64, args: &[&str]) -> Result<Layout> {
-        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         predict(
             bytes,
-            &MkfsOptions::from_args(&a).unwrap(),
+            &MkfsOptions::from_args(&owned).unwrap(),
             &MkfsConf::builtin(),
         )
     }
@@ -1134,15 +1142,26 @@ mod tests {
     // Figures below were measured with mke2fs 1.47.0 + dumpe2fs -h on sparse files.
     #[test]
     fn small_1k_filesystem() {
-        let l = p(100 * M, &[]).unwrap();
+        let layout = p(100 * M, &[]).unwrap();
         assert_eq!(
-            (l.block_size, l.blocks_count, l.groups, l.inodes_count),
+            (
+                layout.block_size,
+                layout.blocks_count,
+                layout.groups,
+                layout.inodes_count
+            ),
             (1024, 102400, 13, 25584)
         );
-        assert_eq!((l.inodes_per_group, l.inode_blocks_per_group), (1968, 492));
-        assert_eq!((l.journal_blocks, l.reserved_blocks), (4096, 5120));
-        assert_eq!(l.overhead_blocks, Some(12067));
-        assert_eq!(l.reserved_gdt_blocks, 256);
+        assert_eq!(
+            (layout.inodes_per_group, layout.inode_blocks_per_group),
+            (1968, 492)
+        );
+        assert_eq!(
+            (layout.journal_blocks, layout.reserved_blocks),
+            (4096, 5120)
+        );
+        assert_eq!(layout.overhead_blocks, Some(12067));
+        assert_eq!(layout.reserved_gdt_blocks, 256);
     }
 
     #[test]
@@ -1153,30 +1172,33 @@ mod tests {
 
     #[test]
     fn bpg_shrinks_and_reserved_follows_the_last_trim() {
-        let l = p(G, &["-i", "1024"]).unwrap();
-        assert_eq!(l.blocks_per_group, 8384);
-        assert_eq!((l.groups, l.inodes_per_group), (32, 32768));
-        assert_eq!(l.reserved_blocks, 13007);
-        assert_eq!(l.reserved_gdt_blocks, 500);
-        assert_eq!(l.overhead_blocks, Some(77808));
+        let layout = p(G, &["-i", "1024"]).unwrap();
+        assert_eq!(layout.blocks_per_group, 8384);
+        assert_eq!((layout.groups, layout.inodes_per_group), (32, 32768));
+        assert_eq!(layout.reserved_blocks, 13007);
+        assert_eq!(layout.reserved_gdt_blocks, 500);
+        assert_eq!(layout.overhead_blocks, Some(77808));
     }
 
     #[test]
     fn inode_count_capped_at_32_bits() {
-        let l = p(100 * T, &["-T", "default"]).unwrap();
-        assert_eq!((l.inodes_count, l.inodes_per_group), (4286054400, 5232));
-        let l = p(1000 * T, &[]).unwrap();
-        assert_eq!((l.inodes_count, l.groups), (4194304000, 8192000));
-        assert!(l.meta_bg);
+        let layout = p(100 * T, &["-T", "default"]).unwrap();
+        assert_eq!(
+            (layout.inodes_count, layout.inodes_per_group),
+            (4286054400, 5232)
+        );
+        let layout = p(1000 * T, &[]).unwrap();
+        assert_eq!((layout.inodes_count, layout.groups), (4194304000, 8192000));
+        assert!(layout.meta_bg);
     }
 
     #[test]
     fn big_filesystem() {
-        let l = p(15 * T, &[]).unwrap();
-        assert_eq!(l.inodes_count, 503316480);
-        assert_eq!(l.reserved_gdt_blocks, 128);
-        assert_eq!(l.overhead_blocks, Some(32016409));
-        assert_eq!(l.journal_blocks, 262144);
+        let layout = p(15 * T, &[]).unwrap();
+        assert_eq!(layout.inodes_count, 503316480);
+        assert_eq!(layout.reserved_gdt_blocks, 128);
+        assert_eq!(layout.overhead_blocks, Some(32016409));
+        assert_eq!(layout.journal_blocks, 262144);
     }
 
     #[test]
@@ -1213,11 +1235,11 @@ mod tests {
 
     #[test]
     fn conf_resolution() {
-        let c = MkfsConf::builtin();
-        let t = vec!["ext4".to_string(), "small".to_string()];
-        assert_eq!(c.int(&t, "blocksize", 4096), 1024);
-        assert_eq!(c.int(&t, "inode_ratio", 8192), 4096);
-        assert!(c.type_features("ext4").contains("metadata_csum"));
+        let conf = MkfsConf::builtin();
+        let types = vec!["ext4".to_string(), "small".to_string()];
+        assert_eq!(conf.int(&types, "blocksize", 4096), 1024);
+        assert_eq!(conf.int(&types, "inode_ratio", 8192), 4096);
+        assert!(conf.type_features("ext4").contains("metadata_csum"));
         assert!(group_has_super(49, true));
         assert!(!group_has_super(45, true));
     }

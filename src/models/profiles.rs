@@ -223,14 +223,14 @@ pub fn get(name: &str) -> Option<&'static Profile> {
 pub fn resolve(list: &str) -> Result<Vec<Attr>> {
     let mut out: Vec<Attr> = Vec::new();
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let p = get(name).ok_or_else(|| {
+        let profile = get(name).ok_or_else(|| {
             let known: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
             Error::Invalid(format!(
                 "unknown profile {name:?}; known: {}",
                 known.join(", ")
             ))
         })?;
-        for pa in p.attrs {
+        for pa in profile.attrs {
             if out.iter().all(|x| x.name != pa.name) {
                 out.push(Attr::new(pa.name, pa.value_size));
             }
@@ -247,9 +247,9 @@ mod tests {
 
     #[test]
     fn every_profile_is_storable() {
-        for p in PROFILES {
-            assert!(!p.attrs.is_empty(), "{}", p.name);
-            for at in p.attrs {
+        for profile in PROFILES {
+            assert!(!profile.attrs.is_empty(), "{}", profile.name);
+            for at in profile.attrs {
                 assert!(split_name(at.name).is_some(), "{}", at.name);
                 assert!(!at.source.is_empty());
             }
@@ -264,9 +264,9 @@ mod tests {
     fn resolve_and_place() {
         let attrs = resolve("selinux,capabilities").unwrap();
         assert_eq!(attrs.len(), 2);
-        let r = place(&FitParams::new(256), &attrs).unwrap();
-        assert_eq!(r.needed_bytes, 104);
-        assert_eq!(r.placements[1].location, Location::Block);
+        let placed = place(&FitParams::new(256), &attrs).unwrap();
+        assert_eq!(placed.needed_bytes, 104);
+        assert_eq!(placed.placements[1].location, Location::Block);
         assert_eq!(resolve("samba,samba-v3").unwrap().len(), 2);
         assert!(resolve("nope").is_err());
         // Lustre MDT: lma 44 + lov 76 + link 100 + som 44 = 264 fits 512 (344), not 256.

@@ -31,8 +31,8 @@ pub struct Owner {
 }
 
 impl Owner {
-    fn id(&self, t: QuotaType) -> u32 {
-        match t {
+    fn id(&self, qtype: QuotaType) -> u32 {
+        match qtype {
             QuotaType::User => self.uid,
             QuotaType::Group => self.gid,
             QuotaType::Project => self.projid,
@@ -51,12 +51,12 @@ impl std::hash::Hasher for IdHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (u64::from(n) ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    fn write_u32(&mut self, value: u32) {
+        self.0 = (u64::from(value) ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -89,20 +89,21 @@ impl QuotaUsage {
     /// Charge one inode: `space` bytes and `inodes` inodes (`quota_data_add` +
     /// `quota_data_inodes`).
     pub fn add(&mut self, owner: Owner, space: u64, inodes: u64) {
-        for t in QuotaType::ALL {
-            let i = t.index();
-            if !self.enabled[i] {
+        for qtype in QuotaType::ALL {
+            let index = qtype.index();
+            if !self.enabled[index] {
                 continue;
             }
-            let id = owner.id(t);
-            match &mut self.pending[i] {
-                Some((p, u)) if *p == id => {
-                    u.space = u.space.saturating_add(space);
-                    u.inodes = u.inodes.saturating_add(inodes);
+            let id = owner.id(qtype);
+            match &mut self.pending[index] {
+                Some((pending_id, pending)) if *pending_id == id => {
+                    pending.space = pending.space.saturating_add(space);
+                    pending.inodes = pending.inodes.saturating_add(inodes);
                 }
                 slot => {
-                    if let Some((p, u)) = slot.replace((id, Usage { space, inodes })) {
-                        add_one(&mut self.maps[i], p, u);
+                    if let Some((pending_id, pending)) = slot.replace((id, Usage { space, inodes }))
+                    {
+                        add_one(&mut self.maps[index], pending_id, pending);
                     }
                 }
             }
@@ -110,9 +111,9 @@ impl QuotaUsage {
     }
     /// Move the pending charges into the maps.
     fn flush(&mut self) {
-        for (map, p) in self.maps.iter_mut().zip(self.pending.iter_mut()) {
-            if let Some((id, u)) = p.take() {
-                add_one(map, id, u);
+        for (map, pending) in self.maps.iter_mut().zip(self.pending.iter_mut()) {
+            if let Some((id, usage)) = pending.take() {
+                add_one(map, id, usage);
             }
         }
     }
@@ -133,35 +134,38 @@ impl QuotaUsage {
         }
     }
     /// The computed usage of `id` (zeros when nothing is charged to it).
-    pub fn get(&self, t: QuotaType, id: u32) -> Usage {
-        let mut u = self.maps[t.index()].get(&id).copied().unwrap_or_default();
-        if let Some((p, pu)) = self.pending[t.index()] {
-            if p == id {
-                u.space = u.space.saturating_add(pu.space);
-                u.inodes = u.inodes.saturating_add(pu.inodes);
+    pub fn get(&self, qtype: QuotaType, id: u32) -> Usage {
+        let mut usage = self.maps[qtype.index()]
+            .get(&id)
+            .copied()
+            .unwrap_or_default();
+        if let Some((pending_id, pending_usage)) = self.pending[qtype.index()] {
+            if pending_id == id {
+                usage.space = usage.space.saturating_add(pending_usage.space);
+                usage.inodes = usage.inodes.saturating_add(pending_usage.inodes);
             }
         }
-        u
+        usage
     }
     /// Every ID charged, sorted.
-    pub fn ids(&self, t: QuotaType) -> Vec<u32> {
-        let mut v: Vec<u32> = self.maps[t.index()].keys().copied().collect();
-        v.extend(self.pending[t.index()].map(|p| p.0));
-        v.sort_unstable();
-        v.dedup();
-        v
+    pub fn ids(&self, qtype: QuotaType) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.maps[qtype.index()].keys().copied().collect();
+        ids.extend(self.pending[qtype.index()].map(|p| p.0));
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 }
 
-fn add_one(into: &mut IdMap, id: u32, u: Usage) {
-    let e = into.entry(id).or_default();
-    e.space = e.space.saturating_add(u.space);
-    e.inodes = e.inodes.saturating_add(u.inodes);
+fn add_one(into: &mut IdMap, id: u32, usage: Usage) {
+    let entry = into.entry(id).or_default();
+    entry.space = entry.space.saturating_add(usage.space);
+    entry.inodes = entry.inodes.saturating_add(usage.inodes);
 }
 
 fn add_all(into: &mut IdMap, from: IdMap) {
-    for (id, u) in from {
-        add_one(into, id, u);
+    for (id, usage) in from {
+        add_one(into, id, usage);
     }
 }
 
@@ -180,33 +184,33 @@ pub struct Mismatch {
 
 /// Compare the stored entries (`stored`, any order) with the computed usage of type `t`
 /// (`quota_compare_and_update`): every stored ID and every computed one.
-pub fn compare(usage: &QuotaUsage, t: QuotaType, stored: &[Dquot]) -> Vec<Mismatch> {
+pub fn compare(usage: &QuotaUsage, qtype: QuotaType, stored: &[Dquot]) -> Vec<Mismatch> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::with_capacity(stored.len());
-    for d in stored {
-        if !seen.insert(d.id) {
+    for dquot in stored {
+        if !seen.insert(dquot.id) {
             continue;
         }
-        let c = usage.get(t, d.id);
-        let s = Usage {
-            space: d.space,
-            inodes: d.inodes,
+        let computed = usage.get(qtype, dquot.id);
+        let on_disk = Usage {
+            space: dquot.space,
+            inodes: dquot.inodes,
         };
-        if s != c {
+        if on_disk != computed {
             out.push(Mismatch {
-                id: d.id,
-                stored: Some(s),
-                computed: c,
+                id: dquot.id,
+                stored: Some(on_disk),
+                computed,
             });
         }
     }
-    for id in usage.ids(t) {
+    for id in usage.ids(qtype) {
         if !seen.contains(&id) {
-            let c = usage.get(t, id);
+            let computed = usage.get(qtype, id);
             out.push(Mismatch {
                 id,
                 stored: None,
-                computed: c,
+                computed,
             });
         }
     }
@@ -220,33 +224,33 @@ mod tests {
 
     #[test]
     fn charges_each_enabled_type_and_merges() {
-        let mut a = QuotaUsage::new([true, false, true]);
-        let o = Owner {
+        let mut usage = QuotaUsage::new([true, false, true]);
+        let owner = Owner {
             uid: 5,
             gid: 6,
             projid: 7,
         };
-        a.add(o, 4096, 1);
-        let mut b = QuotaUsage::new([true, false, true]);
-        b.add(o, 1024, 1);
-        a.merge(b);
+        usage.add(owner, 4096, 1);
+        let mut other = QuotaUsage::new([true, false, true]);
+        other.add(owner, 1024, 1);
+        usage.merge(other);
         assert_eq!(
-            a.get(QuotaType::User, 5),
+            usage.get(QuotaType::User, 5),
             Usage {
                 space: 5120,
                 inodes: 2
             }
         );
-        assert_eq!(a.get(QuotaType::Group, 6), Usage::default());
-        assert_eq!(a.get(QuotaType::Project, 7).inodes, 2);
+        assert_eq!(usage.get(QuotaType::Group, 6), Usage::default());
+        assert_eq!(usage.get(QuotaType::Project, 7).inodes, 2);
         let stored = [Dquot {
             id: 5,
             space: 5120,
             inodes: 2,
             ..Dquot::default()
         }];
-        assert!(compare(&a, QuotaType::User, &stored).is_empty());
-        let m = compare(&a, QuotaType::Project, &stored);
-        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(compare(&usage, QuotaType::User, &stored).is_empty());
+        let mismatches = compare(&usage, QuotaType::Project, &stored);
+        assert_eq!(mismatches.len(), 2, "{mismatches:?}");
     }
 }
