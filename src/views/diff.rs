@@ -218,8 +218,8 @@ fn time_text(secs: i64, nsec: u32) -> String {
     format!("{secs}.{nsec:09}")
 }
 
-fn hex(v: &[u8]) -> String {
-    v.iter().map(|b| format!("{b:02x}")).collect()
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The metadata of image inode `ino` as a user sees it (read again: for paths whose
@@ -229,71 +229,75 @@ fn image_meta(fs: &Filesystem, ino: u32) -> Result<Meta> {
     image_meta_of(fs, ino, &raw, &Inode::parse(&raw))
 }
 
-/// The metadata of image inode `ino` stored as `raw` (parsed as `i`): what both [`image_meta`]
-/// and the inode walk's fingerprints render.
-fn image_meta_of(fs: &Filesystem, ino: u32, raw: &[u8], i: &Inode) -> Result<Meta> {
-    if i.has_flag(ENCRYPT_FL) {
+/// The metadata of image inode `ino` stored as `raw` (parsed as `inode`): what both
+/// [`image_meta`] and the inode walk's fingerprints render.
+fn image_meta_of(fs: &Filesystem, ino: u32, raw: &[u8], inode: &Inode) -> Result<Meta> {
+    if inode.has_flag(ENCRYPT_FL) {
         return Err(Error::Invalid(format!(
             "inode {ino} is encrypted (fscrypt): not compared"
         )));
     }
-    let extra = fs.sb.inode_size() > 128 && i.extra_isize >= 8;
-    let t = |s: u32, x: u32| {
+    let extra = fs.sb.inode_size() > 128 && inode.extra_isize >= 8;
+    let stamp = |secs: u32, time_extra: u32| {
         if extra {
-            time_text(inode::time_secs(s, x), inode::time_nsec(x))
+            time_text(
+                inode::time_secs(secs, time_extra),
+                inode::time_nsec(time_extra),
+            )
         } else {
-            time_text(i64::from(s as i32), 0)
+            time_text(i64::from(secs as i32), 0)
         }
     };
-    let xa = inode::inode_xattrs(fs, raw, i);
+    let xa = inode::inode_xattrs(fs, raw, inode);
     let mut xattrs = BTreeMap::new();
-    for x in &xa.items {
-        if x.name == "system.data"
-            || x.name.starts_with("encryption.")
-            || x.name.starts_with("index")
+    for item in &xa.items {
+        if item.name == "system.data"
+            || item.name.starts_with("encryption.")
+            || item.name.starts_with("index")
         {
             continue;
         }
         // At most XATTR_SIZE_MAX bytes (no larger value can be set), whatever the entry says.
-        let value = extract::xattr_value(fs, x)
-            .map_err(|why| Error::Invalid(format!("inode {ino}: xattr {}: {why}", x.name)))?;
-        let value = if x.name.starts_with("system.posix_acl_") {
+        let value = extract::xattr_value(fs, item)
+            .map_err(|why| Error::Invalid(format!("inode {ino}: xattr {}: {why}", item.name)))?;
+        let value = if item.name.starts_with("system.posix_acl_") {
             extract::acl_to_vfs(&value)?
         } else {
             value
         };
-        xattrs.insert(x.name.clone(), hex(&value));
+        xattrs.insert(item.name.clone(), hex(&value));
     }
-    let mode = u32::from(i.mode);
+    let mode = u32::from(inode.mode);
     let kind = kind_of(mode);
     let target = (kind == "symlink")
-        .then(|| extract::symlink_target(fs, ino, i, &xa))
+        .then(|| extract::symlink_target(fs, ino, inode, &xa))
         .transpose()
         .map_err(|p| Error::Invalid(p.message))?
         .map(|t| String::from_utf8_lossy(&t).into_owned());
-    let device =
-        matches!(kind, "chardev" | "blockdev").then(|| match inode::data_map(fs, ino, i, None) {
+    let device = matches!(kind, "chardev" | "blockdev").then(|| {
+        match inode::data_map(fs, ino, inode, None) {
             DataMap::Device { major, minor, .. } => format!("{major}:{minor}"),
             _ => "0:0".into(),
-        });
+        }
+    });
     let meta = Meta {
         kind: kind.into(),
-        size: (kind != "dir").then_some(i.size),
+        size: (kind != "dir").then_some(inode.size),
         mode: format!("{:04o}", mode & 0o7777),
-        owner: format!("{}:{}", i.uid, i.gid),
-        mtime: t(i.mtime, i.mtime_extra),
-        atime: Some(t(i.atime, i.atime_extra)),
-        ctime: Some(t(i.ctime, i.ctime_extra)),
-        crtime: (fs.sb.inode_size() > 128 && i.extra_isize >= 24).then(|| {
+        owner: format!("{}:{}", inode.uid, inode.gid),
+        mtime: stamp(inode.mtime, inode.mtime_extra),
+        atime: Some(stamp(inode.atime, inode.atime_extra)),
+        ctime: Some(stamp(inode.ctime, inode.ctime_extra)),
+        crtime: (fs.sb.inode_size() > 128 && inode.extra_isize >= 24).then(|| {
             time_text(
-                inode::time_secs(i.crtime, i.crtime_extra),
-                inode::time_nsec(i.crtime_extra),
+                inode::time_secs(inode.crtime, inode.crtime_extra),
+                inode::time_nsec(inode.crtime_extra),
             )
         }),
         xattrs,
         target,
         device,
-        links: u64::from(i.links_count),
+        links: u64::from(inode.links_count),
         inode: u64::from(ino),
     };
     Ok(meta)
@@ -302,84 +306,88 @@ fn image_meta_of(fs: &Filesystem, ino: u32, raw: &[u8], i: &Inode) -> Result<Met
 fn tree_meta(path: &Path) -> Result<Meta> {
     use std::os::unix::fs::MetadataExt;
     let io = |op: &'static str| {
-        let p = path.to_path_buf();
+        let owned_path = path.to_path_buf();
         move |source| Error::Io {
-            path: p,
+            path: owned_path,
             op,
             source,
         }
     };
-    let m = std::fs::symlink_metadata(path).map_err(io("cannot stat"))?;
-    let kind = kind_of(m.mode());
+    let meta = std::fs::symlink_metadata(path).map_err(io("cannot stat"))?;
+    let kind = kind_of(meta.mode());
     let mut xattrs = BTreeMap::new();
     for name in crate::reader::os::at::list_xattrs(path).map_err(io("cannot list xattrs"))? {
-        let v = crate::reader::os::at::get_xattr(path, &name).map_err(io("cannot read xattr"))?;
-        xattrs.insert(String::from_utf8_lossy(&name).into_owned(), hex(&v));
+        let value =
+            crate::reader::os::at::get_xattr(path, &name).map_err(io("cannot read xattr"))?;
+        xattrs.insert(String::from_utf8_lossy(&name).into_owned(), hex(&value));
     }
     let target = (kind == "symlink")
         .then(|| std::fs::read_link(path).map_err(io("cannot read link")))
         .transpose()?
         .map(|t| String::from_utf8_lossy(t.as_os_str().as_bytes()).into_owned());
-    let rdev = m.rdev();
+    let rdev = meta.rdev();
     let device = matches!(kind, "chardev" | "blockdev")
         .then(|| format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
     Ok(Meta {
         kind: kind.into(),
-        size: (kind != "dir").then_some(m.size()),
-        mode: format!("{:04o}", m.mode() & 0o7777),
-        owner: format!("{}:{}", m.uid(), m.gid()),
-        mtime: time_text(m.mtime(), m.mtime_nsec() as u32),
+        size: (kind != "dir").then_some(meta.size()),
+        mode: format!("{:04o}", meta.mode() & 0o7777),
+        owner: format!("{}:{}", meta.uid(), meta.gid()),
+        mtime: time_text(meta.mtime(), meta.mtime_nsec() as u32),
         atime: None,
         ctime: None,
         crtime: None,
         xattrs,
         target,
         device,
-        links: m.nlink(),
-        inode: m.ino(),
+        links: meta.nlink(),
+        inode: meta.ino(),
     })
 }
 
-/// The fields in which `a` and `b` differ (content not included).
-fn differing(a: &Meta, b: &Meta, opts: &DiffOptions, images: bool) -> Vec<String> {
-    let mut f = Vec::new();
+/// The fields in which `meta_a` and `meta_b` differ (content not included).
+fn differing(meta_a: &Meta, meta_b: &Meta, opts: &DiffOptions, images: bool) -> Vec<String> {
+    let mut fields = Vec::new();
     let mut check = |name: &str, same: bool| {
         if !same && !opts.ignores(name) {
-            f.push(name.to_string());
+            fields.push(name.to_string());
         }
     };
-    check("type", a.kind == b.kind);
-    if a.kind != b.kind {
-        return f;
+    check("type", meta_a.kind == meta_b.kind);
+    if meta_a.kind != meta_b.kind {
+        return fields;
     }
-    check("size", a.size == b.size);
-    check("mode", a.mode == b.mode);
-    check("owner", a.owner == b.owner);
+    check("size", meta_a.size == meta_b.size);
+    check("mode", meta_a.mode == meta_b.mode);
+    check("owner", meta_a.owner == meta_b.owner);
     // `mke2fs -d` keeps whole seconds: against a tree only the seconds are compared.
     let secs = |t: &str| t.split('.').next().unwrap_or(t).to_string();
     check(
         "mtime",
         if images {
-            a.mtime == b.mtime
+            meta_a.mtime == meta_b.mtime
         } else {
-            secs(&a.mtime) == secs(&b.mtime)
+            secs(&meta_a.mtime) == secs(&meta_b.mtime)
         },
     );
     if images {
-        check("atime", a.atime == b.atime);
-        check("ctime", a.ctime == b.ctime);
-        check("crtime", a.crtime == b.crtime);
+        check("atime", meta_a.atime == meta_b.atime);
+        check("ctime", meta_a.ctime == meta_b.ctime);
+        check("crtime", meta_a.crtime == meta_b.crtime);
     }
-    check("target", a.target == b.target);
-    check("device", a.device == b.device);
+    check("target", meta_a.target == meta_b.target);
+    check("device", meta_a.device == meta_b.device);
     if opts.inodes && images {
-        check("inode", a.inode == b.inode);
+        check("inode", meta_a.inode == meta_b.inode);
     }
-    let names: BTreeSet<&String> = a.xattrs.keys().chain(b.xattrs.keys()).collect();
-    for n in names {
-        check(&format!("xattr.{n}"), a.xattrs.get(n) == b.xattrs.get(n));
+    let names: BTreeSet<&String> = meta_a.xattrs.keys().chain(meta_b.xattrs.keys()).collect();
+    for name in names {
+        check(
+            &format!("xattr.{name}"),
+            meta_a.xattrs.get(name) == meta_b.xattrs.get(name),
+        );
     }
-    f
+    fields
 }
 
 /// What the directory walk knows of one path on one side before comparing: from the inode
@@ -419,49 +427,50 @@ fn kind_name(kind: &str) -> &'static str {
 }
 
 impl<'a> Walker<'a> {
-    fn meta(&self, side: &Side<'_>, h: &Handle) -> Result<Meta> {
-        match (side, h) {
+    fn meta(&self, side: &Side<'_>, handle: &Handle) -> Result<Meta> {
+        match (side, handle) {
             (Side::Image(fs), Handle::Ino(ino)) => image_meta(fs, *ino),
             (Side::Tree(_), Handle::Path(p)) => tree_meta(p),
             _ => Err(Error::Invalid("mismatched side".into())),
         }
     }
 
-    /// What the index says of `h` on side `b` (false: A), else its metadata read in full.
-    fn seen(&self, b: bool, h: &Handle) -> Result<Seen> {
-        if let (Some(index), Handle::Ino(ino)) = (&self.index, h) {
-            if let Some(s) = index[usize::from(b)].get(*ino) {
+    /// What the index says of `handle` on side `side_b` (false: A), else its metadata read in
+    /// full.
+    fn seen(&self, side_b: bool, handle: &Handle) -> Result<Seen> {
+        if let (Some(index), Handle::Ino(ino)) = (&self.index, handle) {
+            if let Some(entry) = index[usize::from(side_b)].get(*ino) {
                 return Ok(Seen {
-                    kind: kind_of(u32::from(s.file_type)),
-                    size: s.size,
-                    links: u64::from(s.links),
+                    kind: kind_of(u32::from(entry.file_type)),
+                    size: entry.size,
+                    links: u64::from(entry.links),
                     inode: u64::from(*ino),
-                    fp: Some(s.fp),
+                    fp: Some(entry.fp),
                     meta: None,
                 });
             }
         }
-        self.meta(if b { self.b } else { self.a }, h)
+        self.meta(if side_b { self.b } else { self.a }, handle)
             .map(Seen::full)
     }
 
-    /// The metadata of `seen` (handle `h` on side `b`), read in full when it was not.
-    fn full_meta(&self, b: bool, h: &Handle, seen: &mut Seen) -> Result<Meta> {
-        if let Some(m) = &seen.meta {
-            return Ok(m.clone());
+    /// The metadata of `seen` (`handle` on side `side_b`), read in full when it was not.
+    fn full_meta(&self, side_b: bool, handle: &Handle, seen: &mut Seen) -> Result<Meta> {
+        if let Some(meta) = &seen.meta {
+            return Ok(meta.clone());
         }
-        let m = self.meta(if b { self.b } else { self.a }, h)?;
-        seen.meta = Some(m.clone());
-        Ok(m)
+        let meta = self.meta(if side_b { self.b } else { self.a }, handle)?;
+        seen.meta = Some(meta.clone());
+        Ok(meta)
     }
 
     /// The entries of a directory, sorted by name.
-    fn list(&self, side: &Side<'_>, h: &Handle) -> Result<Vec<(Box<[u8]>, Handle)>> {
-        let mut v: Vec<(Box<[u8]>, Handle)> = match (side, h) {
+    fn list(&self, side: &Side<'_>, handle: &Handle) -> Result<Vec<(Box<[u8]>, Handle)>> {
+        let mut entries: Vec<(Box<[u8]>, Handle)> = match (side, handle) {
             (Side::Image(fs), Handle::Ino(ino)) => {
                 let raw = fs.inode_raw(*ino)?;
-                let i = Inode::parse(&raw);
-                extract::list_dir(fs, *ino, &raw, &i)?
+                let inode = Inode::parse(&raw);
+                extract::list_dir(fs, *ino, &raw, &inode)?
                     .into_iter()
                     .map(|(n, ino)| (n, Handle::Ino(ino)))
                     .collect()
@@ -472,33 +481,36 @@ impl<'a> Walker<'a> {
                     op: "cannot read directory",
                     source,
                 })?;
-                let mut v = Vec::new();
-                for e in rd {
-                    let e = e.map_err(|source| Error::Io {
+                let mut entries = Vec::new();
+                for entry in rd {
+                    let entry = entry.map_err(|source| Error::Io {
                         path: p.clone(),
                         op: "cannot read directory",
                         source,
                     })?;
-                    v.push((e.file_name().as_bytes().into(), Handle::Path(e.path())));
+                    entries.push((
+                        entry.file_name().as_bytes().into(),
+                        Handle::Path(entry.path()),
+                    ));
                 }
-                v
+                entries
             }
             _ => return Err(Error::Invalid("mismatched side".into())),
         };
-        v.sort_unstable_by(|x, y| x.0.cmp(&y.0));
-        Ok(v)
+        entries.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        Ok(entries)
     }
 
-    fn push(&self, c: Change) {
+    fn push(&self, change: Change) {
         self.changes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(c);
+            .push(change);
     }
 
-    fn unreadable(&self, path: &str, e: &Error) {
-        let line = format!("{path}: {e}");
-        if e.is_absent() || line.contains(crate::error::ABSENT) {
+    fn unreadable(&self, path: &str, err: &Error) {
+        let line = format!("{path}: {err}");
+        if err.is_absent() || line.contains(crate::error::ABSENT) {
             // A metadata-only image (e2image) lacks what is compared: no report can be made,
             // so the walk stops at the first such read and the comparison fails as a whole.
             self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -568,8 +580,8 @@ impl<'a> Walker<'a> {
         let member = |s: &Seen| s.kind != "dir" && s.links > 1;
         if member(&sa) || member(&sb) {
             let mut linked = self.linked.lock().unwrap_or_else(|p| p.into_inner());
-            for (s, side_b) in [(&sa, false), (&sb, true)] {
-                linked.push((path.clone(), side_b, s.inode, member(s)));
+            for (seen, side_b) in [(&sa, false), (&sb, true)] {
+                linked.push((path.clone(), side_b, seen.inode, member(seen)));
             }
         }
         let both_dirs = sa.kind == "dir" && sb.kind == "dir";
@@ -609,11 +621,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// True the first time image directory `h` of side `b` is to be listed (always for a
-    /// tree: its directories cannot loop).
-    fn first_visit(&self, b: bool, h: &Handle) -> bool {
-        match h {
-            Handle::Ino(ino) => self.visited[usize::from(b)]
+    /// True the first time image directory `handle` of side `side_b` is to be listed (always
+    /// for a tree: its directories cannot loop).
+    fn first_visit(&self, side_b: bool, handle: &Handle) -> bool {
+        match handle {
+            Handle::Ino(ino) => self.visited[usize::from(side_b)]
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(*ino),
@@ -621,16 +633,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn one_side(&self, path: String, h: &Handle, in_b: bool) {
+    fn one_side(&self, path: String, handle: &Handle, in_b: bool) {
         let side = if in_b { self.b } else { self.a };
-        match self.meta(side, h) {
+        match self.meta(side, handle) {
             Ok(m) => {
                 // What `mke2fs -d` adds to every image: an empty lost+found at the root.
                 let made_by_mke2fs = !self.images
                     && path == "/lost+found"
                     && matches!(side, Side::Image(_))
                     && m.kind == "dir"
-                    && self.list(side, h).is_ok_and(|v| v.is_empty());
+                    && self.list(side, handle).is_ok_and(|v| v.is_empty());
                 if made_by_mke2fs {
                     return;
                 }
@@ -672,39 +684,39 @@ impl<'a> Walker<'a> {
             (Err(e), _) | (_, Err(e)) => return self.unreadable(&path, &e),
         };
         let child = |name: &[u8]| {
-            let n = String::from_utf8_lossy(name);
+            let name_text = String::from_utf8_lossy(name);
             if path == "/" {
-                format!("/{n}")
+                format!("/{name_text}")
             } else {
-                format!("{path}/{n}")
+                format!("{path}/{name_text}")
             }
         };
-        let (mut i, mut j) = (0, 0);
-        while i < la.len() || j < lb.len() {
-            let ord = match (la.get(i), lb.get(j)) {
+        let (mut pos_a, mut pos_b) = (0, 0);
+        while pos_a < la.len() || pos_b < lb.len() {
+            let ord = match (la.get(pos_a), lb.get(pos_b)) {
                 (Some(x), Some(y)) => x.0.cmp(&y.0),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 _ => std::cmp::Ordering::Greater,
             };
             match ord {
                 std::cmp::Ordering::Less => {
-                    self.one_side(child(&la[i].0), &la[i].1, false);
-                    i += 1;
+                    self.one_side(child(&la[pos_a].0), &la[pos_a].1, false);
+                    pos_a += 1;
                 }
                 std::cmp::Ordering::Greater => {
-                    self.one_side(child(&lb[j].0), &lb[j].1, true);
-                    j += 1;
+                    self.one_side(child(&lb[pos_b].0), &lb[pos_b].1, true);
+                    pos_b += 1;
                 }
                 std::cmp::Ordering::Equal => {
                     self.pair(
                         scope,
-                        child(&la[i].0),
-                        la[i].1.clone(),
-                        lb[j].1.clone(),
+                        child(&la[pos_a].0),
+                        la[pos_a].1.clone(),
+                        lb[pos_b].1.clone(),
                         depth,
                     );
-                    i += 1;
-                    j += 1;
+                    pos_a += 1;
+                    pos_b += 1;
                 }
             }
         }
@@ -724,37 +736,39 @@ impl<'a> Walker<'a> {
         let mut groups: [HashMap<u64, Vec<&str>>; 2] = Default::default();
         let mut ino_of: [HashMap<&str, u64>; 2] = Default::default();
         let mut member_of: [HashMap<&str, u64>; 2] = Default::default();
-        for (p, side_b, ino, member) in &linked {
-            let s = usize::from(*side_b);
+        for (path, side_b, ino, member) in &linked {
+            let side = usize::from(*side_b);
             if *member {
-                groups[s].entry(*ino).or_default().push(p);
-                member_of[s].insert(p, *ino);
+                groups[side].entry(*ino).or_default().push(path);
+                member_of[side].insert(path, *ino);
             }
-            ino_of[s].insert(p, *ino);
+            ino_of[side].insert(path, *ino);
         }
-        for g in groups.iter_mut().flat_map(|g| g.values_mut()) {
-            g.sort_unstable();
+        for group in groups.iter_mut().flat_map(|group| group.values_mut()) {
+            group.sort_unstable();
         }
-        // The group of `path` on side `s`, `path` itself included (alone when not linked there).
-        let group_of = |s: usize, path: &str| -> Option<&Vec<&str>> {
-            member_of[s].get(path).and_then(|ino| groups[s].get(ino))
+        // The group of `path` on side `side`, `path` itself included (alone when not linked there).
+        let group_of = |side: usize, path: &str| -> Option<&Vec<&str>> {
+            member_of[side]
+                .get(path)
+                .and_then(|ino| groups[side].get(ino))
         };
         let mut same_pair: HashMap<(Option<u64>, Option<u64>), bool> = HashMap::new();
         let mut differ: BTreeMap<&str, [Option<u64>; 2]> = BTreeMap::new();
-        for (p, _, _, _) in &linked {
-            let member = |s: usize| member_of[s].get(p.as_str()).copied();
+        for (path, _, _, _) in &linked {
+            let member = |side: usize| member_of[side].get(path.as_str()).copied();
             let key = (member(0), member(1));
             let same = *same_pair.entry(key).or_insert_with(|| {
-                match (group_of(0, p), group_of(1, p)) {
+                match (group_of(0, path), group_of(1, path)) {
                     (Some(x), Some(y)) => x == y,
                     // Linked on one side only: the same when no other name shares it.
-                    (Some(g), None) | (None, Some(g)) => g.len() == 1,
+                    (Some(group), None) | (None, Some(group)) => group.len() == 1,
                     (None, None) => true,
                 }
             });
             if !same {
-                let ino = |s: usize| ino_of[s].get(p.as_str()).copied();
-                differ.insert(p, [ino(0), ino(1)]);
+                let ino = |side: usize| ino_of[side].get(path.as_str()).copied();
+                differ.insert(path, [ino(0), ino(1)]);
             }
         }
         let mut changes = self.changes.lock().unwrap_or_else(|p| p.into_inner());
@@ -763,19 +777,19 @@ impl<'a> Walker<'a> {
             .enumerate()
             .map(|(i, c)| (c.path.clone(), i))
             .collect();
-        for (p, inos) in differ {
-            match at.get(p).map(|&i| &mut changes[i]) {
+        for (path, inos) in differ {
+            match at.get(path).map(|&i| &mut changes[i]) {
                 Some(c) if c.kind == Kind::Modified => c.fields.push("links".into()),
                 Some(_) => {} // added or removed: said already
                 None => {
-                    let a = self.meta_again(self.a, p, inos[0]);
-                    let b = self.meta_again(self.b, p, inos[1]);
+                    let meta_a = self.meta_again(self.a, path, inos[0]);
+                    let meta_b = self.meta_again(self.b, path, inos[1]);
                     changes.push(Change {
-                        path: p.to_string(),
+                        path: path.to_string(),
                         kind: Kind::Modified,
                         fields: vec!["links".into()],
-                        a,
-                        b,
+                        a: meta_a,
+                        b: meta_b,
                     });
                 }
             }
@@ -801,27 +815,27 @@ impl<'a> Walker<'a> {
 /// --json` names them; checksums left out: they follow from the others), less those ignored
 /// (`times`: any field naming a time; `uuid`, `hash_seed`, or a field by name).
 pub fn object_changes(
-    x: &serde_json::Map<String, serde_json::Value>,
-    y: &serde_json::Map<String, serde_json::Value>,
+    obj_a: &serde_json::Map<String, serde_json::Value>,
+    obj_b: &serde_json::Map<String, serde_json::Value>,
     opts: &DiffOptions,
 ) -> Vec<SuperblockChange> {
     if opts.ignore.contains("superblock") {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (k, va) in x {
-        let vb = y.get(k).cloned().unwrap_or(serde_json::Value::Null);
-        if *va == vb || k.contains("checksum") {
+    for (key, va) in obj_a {
+        let vb = obj_b.get(key).cloned().unwrap_or(serde_json::Value::Null);
+        if *va == vb || key.contains("checksum") {
             continue;
         }
-        let time = k.contains("time") || k.contains("lastcheck");
+        let time = key.contains("time") || key.contains("lastcheck");
         let ignored = (time && opts.ignore.contains("times"))
-            || (k.contains("uuid") && opts.ignore.contains("uuid"))
-            || (k.contains("hash_seed") && opts.ignore.contains("hash_seed"))
-            || opts.ignore.contains(k.as_str());
+            || (key.contains("uuid") && opts.ignore.contains("uuid"))
+            || (key.contains("hash_seed") && opts.ignore.contains("hash_seed"))
+            || opts.ignore.contains(key.as_str());
         if !ignored {
             out.push(SuperblockChange {
-                field: k.clone(),
+                field: key.clone(),
                 a: va.clone(),
                 b: vb,
             });
@@ -830,23 +844,24 @@ pub fn object_changes(
     out
 }
 
-/// Compare `a` with `b`. Fails (no partial report) when a side is a metadata-only image that
-/// lacks blocks the comparison needs (a normal e2image file holds no directory or data block).
-pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
-    let root = |s: &Side<'_>| match s {
+/// Compare `side_a` with `side_b`. Fails (no partial report) when a side is a metadata-only
+/// image that lacks blocks the comparison needs (a normal e2image file holds no directory or
+/// data block).
+pub fn diff(side_a: &Side<'_>, side_b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
+    let root = |side: &Side<'_>| match side {
         Side::Image(_) => Handle::Ino(ROOT_INO),
         Side::Tree(p) => Handle::Path(p.clone()),
     };
-    let (index, images) = match (a, b) {
+    let (index, images) = match (side_a, side_b) {
         (Side::Image(x), Side::Image(y)) => {
             let keys = index::Keys::new();
             (Some(index::index_both(x, y, opts, &keys)), true)
         }
         _ => (None, false),
     };
-    let w = Walker {
-        a,
-        b,
+    let walker = Walker {
+        a: side_a,
+        b: side_b,
         opts,
         images,
         index,
@@ -857,16 +872,26 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>, opts: &DiffOptions) -> Result<Report> {
         absent: Mutex::new(None),
         stop: Default::default(),
     };
-    let w_ref = &w;
-    rayon::scope(|s| w_ref.pair(s, "/".into(), root(a), root(b), 0));
-    let absent = w.absent.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let walker_ref = &walker;
+    rayon::scope(|scope| walker_ref.pair(scope, "/".into(), root(side_a), root(side_b), 0));
+    let absent = walker
+        .absent
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
     if let Some(line) = absent {
         return Err(Error::Invalid(line));
     }
-    w.link_groups();
-    let mut changes = w.changes.into_inner().unwrap_or_else(|p| p.into_inner());
+    walker.link_groups();
+    let mut changes = walker
+        .changes
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     changes.sort_by(|x, y| x.path.cmp(&y.path));
-    let mut unreadable = w.unreadable.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut unreadable = walker
+        .unreadable
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     unreadable.sort();
     Ok(Report {
         changes,
@@ -893,22 +918,25 @@ mod tests {
 
     #[test]
     fn fields_that_differ_and_ignore() {
-        let a = meta();
-        let mut b = meta();
-        b.mode = "0600".into();
-        b.atime = Some("3.000000000".into());
-        b.xattrs.insert("user.x".into(), "00".into());
-        let o = DiffOptions::default();
+        let meta_a = meta();
+        let mut meta_b = meta();
+        meta_b.mode = "0600".into();
+        meta_b.atime = Some("3.000000000".into());
+        meta_b.xattrs.insert("user.x".into(), "00".into());
+        let opts = DiffOptions::default();
         assert_eq!(
-            differing(&a, &b, &o, true),
+            differing(&meta_a, &meta_b, &opts, true),
             ["mode", "atime", "xattr.user.x"]
         );
         // Against a tree atime is not compared.
-        assert_eq!(differing(&a, &b, &o, false), ["mode", "xattr.user.x"]);
-        let o = DiffOptions {
+        assert_eq!(
+            differing(&meta_a, &meta_b, &opts, false),
+            ["mode", "xattr.user.x"]
+        );
+        let opts = DiffOptions {
             ignore: ["times", "xattrs"].iter().map(|s| s.to_string()).collect(),
             inodes: false,
         };
-        assert_eq!(differing(&a, &b, &o, true), ["mode"]);
+        assert_eq!(differing(&meta_a, &meta_b, &opts, true), ["mode"]);
     }
 }

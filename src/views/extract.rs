@@ -110,13 +110,13 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
-fn count_reason(m: &mut BTreeMap<String, u64>, reason: &str) {
-    if let Some(c) = m.get_mut(reason) {
-        *c += 1;
-    } else if m.len() < MAX_REASONS {
-        m.insert(reason.to_string(), 1);
+fn count_reason(counts: &mut BTreeMap<String, u64>, reason: &str) {
+    if let Some(count) = counts.get_mut(reason) {
+        *count += 1;
+    } else if counts.len() < MAX_REASONS {
+        counts.insert(reason.to_string(), 1);
     } else {
-        *m.entry("other".into()).or_insert(0) += 1;
+        *counts.entry("other".into()).or_insert(0) += 1;
     }
 }
 
@@ -211,19 +211,21 @@ struct Creation {
 /// The process umask, read from `/proc/self/status` (changing it to read it would race with other
 /// threads); `None` when unknown, and then every mode is set explicitly.
 fn current_umask() -> Option<u32> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let v = s.lines().find_map(|l| l.strip_prefix("Umask:"))?;
-    u32::from_str_radix(v.trim(), 8).ok()
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+    u32::from_str_radix(value.trim(), 8).ok()
 }
 
 /// Is the destination directory `fd` plain (no set-group-ID bit, no default ACL)? Unsure is no.
 fn is_plain_dir(fd: BorrowedFd<'_>, path: &std::path::Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(f) = fd.try_clone_to_owned().map(std::fs::File::from) else {
+    let Ok(file) = fd.try_clone_to_owned().map(std::fs::File::from) else {
         return false;
     };
-    let Ok(m) = f.metadata() else { return false };
-    if m.mode() & libc::S_ISGID != 0 {
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if meta.mode() & libc::S_ISGID != 0 {
         return false;
     }
     match at::get_xattr(path, b"system.posix_acl_default") {
@@ -255,19 +257,19 @@ impl Fixups {
 /// without privilege a file with attributes to set is created writable by its owner and changed
 /// afterwards (setting an xattr needs write permission on the inode).
 fn creation_plan(
-    c: Option<Creation>,
+    creation: Option<Creation>,
     privileged: bool,
     inode: &Inode,
     has_xattrs: bool,
 ) -> (u32, Fixups) {
     let mode = u32::from(inode.mode) & 0o7777;
-    let Some(c) = c else {
+    let Some(creation) = creation else {
         return (0o600, Fixups::ALL);
     };
-    let same_owner = inode.uid == c.euid && inode.gid == c.egid;
+    let same_owner = inode.uid == creation.euid && inode.gid == creation.egid;
     let chown = privileged && !same_owner;
     let keeps_mode = mode & 0o7000 == 0
-        && mode & c.umask == 0
+        && mode & creation.umask == 0
         && (privileged || !has_xattrs || mode & 0o200 != 0);
     if keeps_mode {
         (
@@ -282,11 +284,11 @@ fn creation_plan(
     }
 }
 
-pub(crate) fn os_err(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
+pub(crate) fn os_err(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(pos) => text[..pos].to_string(),
+        None => text,
     }
 }
 
@@ -298,12 +300,12 @@ impl Ctx<'_> {
     /// Destination-relative path of `name` in directory `dir` (for messages).
     fn path_of(&self, st: &State, dir: usize, name: &[u8]) -> String {
         let mut parts: Vec<&[u8]> = vec![name];
-        let mut d = dir;
+        let mut idx = dir;
         let mut guard = 0;
-        while d != 0 && guard <= MAX_DEPTH {
-            let Some(n) = st.dirs.get(d) else { break };
-            parts.push(&n.name);
-            d = n.parent;
+        while idx != 0 && guard <= MAX_DEPTH {
+            let Some(node) = st.dirs.get(idx) else { break };
+            parts.push(&node.name);
+            idx = node.parent;
             guard += 1;
         }
         parts.reverse();
@@ -318,8 +320,8 @@ impl Ctx<'_> {
 
     fn skip(&self, dir: usize, name: &[u8], reason: &str) {
         let mut st = self.lock();
-        let p = self.path_of(&st, dir, name);
-        st.summary.skip(p, reason);
+        let path = self.path_of(&st, dir, name);
+        st.summary.skip(path, reason);
     }
 
     /// Open the destination directory of arena entry `idx`, component by component from the
@@ -327,20 +329,20 @@ impl Ctx<'_> {
     fn open_dir(&self, idx: usize) -> std::io::Result<OwnedFd> {
         let chain: Vec<Box<[u8]>> = {
             let st = self.lock();
-            let mut v = Vec::new();
-            let mut d = idx;
-            while d != 0 && v.len() <= MAX_DEPTH as usize {
-                let Some(n) = st.dirs.get(d) else { break };
-                v.push(n.name.clone());
-                d = n.parent;
+            let mut names = Vec::new();
+            let mut cur = idx;
+            while cur != 0 && names.len() <= MAX_DEPTH as usize {
+                let Some(node) = st.dirs.get(cur) else { break };
+                names.push(node.name.clone());
+                cur = node.parent;
             }
-            v.reverse();
-            v
+            names.reverse();
+            names
         };
         let mut fd = self.top.as_fd().try_clone_to_owned()?;
         for name in chain {
-            let c = at::component(&name)?;
-            fd = at::open_dir_at(fd.as_fd(), &c)?;
+            let cname = at::component(&name)?;
+            fd = at::open_dir_at(fd.as_fd(), &cname)?;
         }
         Ok(fd)
     }
@@ -353,12 +355,12 @@ pub(crate) fn timespec(secs: u32, extra: u32) -> Timespec {
     }
 }
 
-fn system_time(t: Timespec) -> std::time::SystemTime {
-    let nanos = std::time::Duration::from_nanos(u64::from(t.nsec.min(999_999_999)));
-    if t.secs >= 0 {
-        std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.secs as u64) + nanos
+fn system_time(time: Timespec) -> std::time::SystemTime {
+    let nanos = std::time::Duration::from_nanos(u64::from(time.nsec.min(999_999_999)));
+    if time.secs >= 0 {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(time.secs as u64) + nanos
     } else {
-        std::time::UNIX_EPOCH - std::time::Duration::from_secs(t.secs.unsigned_abs()) + nanos
+        std::time::UNIX_EPOCH - std::time::Duration::from_secs(time.secs.unsigned_abs()) + nanos
     }
 }
 
@@ -398,14 +400,14 @@ pub(crate) fn data_pieces(
         DataMap::Inline { .. } => {
             let mut data = inode.block.to_vec();
             data.extend_from_slice(inline.unwrap_or(&[]));
-            let n = usize::try_from(size).unwrap_or(usize::MAX).min(data.len());
-            if size > n as u64 {
+            let len_kept = usize::try_from(size).unwrap_or(usize::MAX).min(data.len());
+            if size > len_kept as u64 {
                 problems.push(Problem::new(
                     ProblemKind::InlineData,
-                    format!("inline data holds {n} of {size} bytes"),
+                    format!("inline data holds {len_kept} of {size} bytes"),
                 ));
             }
-            data.truncate(n);
+            data.truncate(len_kept);
             return Ok(Pieces::Inline(data));
         }
         DataMap::Extents(w) => {
@@ -419,8 +421,8 @@ pub(crate) fn data_pieces(
             problems.extend(w.problems.iter().cloned());
             w.runs
                 .iter()
-                .filter_map(|r| match r.kind {
-                    MapKind::Data(l) => Some((l, r.physical, r.len)),
+                .filter_map(|run| match run.kind {
+                    MapKind::Data(logical) => Some((logical, run.physical, run.len)),
                     _ => None,
                 })
                 .collect()
@@ -431,31 +433,32 @@ pub(crate) fn data_pieces(
     let nblocks = size.div_ceil(bs);
     let mut next_free = 0u64; // first logical block not yet taken: runs must not overlap
     let mut out = Vec::with_capacity(runs.len());
-    for (l, p, len) in runs {
-        if l < next_free {
+    for (logical, physical, len) in runs {
+        if logical < next_free {
             problems.push(Problem::new(
                 kind,
-                format!("blocks {l}.. overlap earlier ones; not copied again"),
+                format!("blocks {logical}.. overlap earlier ones; not copied again"),
             ));
             continue;
         }
-        let len = len.min(nblocks.saturating_sub(l));
+        let len = len.min(nblocks.saturating_sub(logical));
         if len == 0 {
             continue;
         }
-        if p < fs.geo.first_data_block || p.saturating_add(len) > fs.geo.blocks_count {
+        if physical < fs.geo.first_data_block || physical.saturating_add(len) > fs.geo.blocks_count
+        {
             problems.push(Problem::new(
                 kind,
                 format!(
-                    "blocks {p}..{} lie outside the filesystem; left as a hole",
-                    p.saturating_add(len)
+                    "blocks {physical}..{} lie outside the filesystem; left as a hole",
+                    physical.saturating_add(len)
                 ),
             ));
             continue;
         }
-        next_free = l + len;
-        let off = l * bs;
-        out.push((off, p * bs, (len * bs).min(size - off)));
+        next_free = logical + len;
+        let off = logical * bs;
+        out.push((off, physical * bs, (len * bs).min(size - off)));
     }
     Ok(Pieces::Runs(out))
 }
@@ -499,12 +502,12 @@ pub(crate) fn read_chunks(
 ) -> Result<()> {
     let mut done = 0u64;
     while done < len {
-        let n = CHUNK_BYTES.min(len - done);
-        with_read_buffer(n as usize, |buf| {
+        let chunk = CHUNK_BYTES.min(len - done);
+        with_read_buffer(chunk as usize, |buf| {
             fs.source.read_data_into(img + done, buf, "file data")?;
             sink(done, buf)
         })?;
-        done += n;
+        done += chunk;
     }
     Ok(())
 }
@@ -514,16 +517,16 @@ thread_local! {
     static READ_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Run `f` on a buffer of `len` bytes (at most [`CHUNK_BYTES`]) borrowed from this thread's
+/// Run `body` on a buffer of `len` bytes (at most [`CHUNK_BYTES`]) borrowed from this thread's
 /// reusable one, so that copying many small files allocates nothing per file.
-fn with_read_buffer<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
+fn with_read_buffer<T>(len: usize, body: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
     let mut buf = READ_BUFFER.with(|b| b.take());
     if buf.len() < len {
         buf.resize(len, 0);
     }
-    let r = f(&mut buf[..len]);
+    let result = body(&mut buf[..len]);
     READ_BUFFER.with(|b| b.set(buf));
-    r
+    result
 }
 
 /// An xattr's value wherever it lives (in the inode, a block, or an EA inode of at most
@@ -531,14 +534,15 @@ fn with_read_buffer<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Re
 /// and `extract --tar` both restore.
 pub(crate) fn xattr_value(
     fs: &Filesystem,
-    x: &inode::XattrItem<'_>,
+    item: &inode::XattrItem<'_>,
 ) -> std::result::Result<Vec<u8>, String> {
-    match (x.location, x.value.as_deref()) {
-        (XattrLocation::EaInode(n), _) => {
-            if x.value_size > XATTR_SIZE_MAX {
+    match (item.location, item.value.as_deref()) {
+        (XattrLocation::EaInode(ea_ino), _) => {
+            if item.value_size > XATTR_SIZE_MAX {
                 return Err("value larger than the kernel's XATTR_SIZE_MAX (64 KiB)".into());
             }
-            read_ea_value(fs, n, x.value_size).map_err(|e| format!("EA inode unreadable: {e}"))
+            read_ea_value(fs, ea_ino, item.value_size)
+                .map_err(|e| format!("EA inode unreadable: {e}"))
         }
         (_, Some(v)) => Ok(v.to_vec()),
         (_, None) => Err("value unreadable".into()),
@@ -555,25 +559,25 @@ pub(crate) fn read_ea_value(fs: &Filesystem, ea_ino: u32, size: u32) -> Result<V
             format!("inode {ea_ino} is not its EA inode"),
         ));
     }
-    let mut v = vec![0u8; size as usize];
-    for_each_data(fs, ea_ino, &ea, None, |off, b| {
-        let o = off as usize;
-        if let Some(d) = v.get_mut(o..o + b.len()) {
-            d.copy_from_slice(b);
+    let mut value = vec![0u8; size as usize];
+    for_each_data(fs, ea_ino, &ea, None, |off, bytes| {
+        let start = off as usize;
+        if let Some(dest) = value.get_mut(start..start + bytes.len()) {
+            dest.copy_from_slice(bytes);
         }
         Ok(())
     })?;
-    Ok(v)
+    Ok(value)
 }
 
 /// ext4's compact ACL turned into the VFS form `setxattr` takes.
-pub(crate) fn acl_to_vfs(v: &[u8]) -> Result<Vec<u8>> {
-    let entries = crate::reader::xattr::decode_acl_disk(v)?;
+pub(crate) fn acl_to_vfs(disk: &[u8]) -> Result<Vec<u8>> {
+    let entries = crate::reader::xattr::decode_acl_disk(disk)?;
     let mut out = crate::reader::xattr::ACL_VFS_VERSION.to_le_bytes().to_vec();
-    for e in entries {
-        out.extend_from_slice(&e.tag.to_le_bytes());
-        out.extend_from_slice(&e.perm.to_le_bytes());
-        out.extend_from_slice(&e.id.unwrap_or(u32::MAX).to_le_bytes());
+    for entry in entries {
+        out.extend_from_slice(&entry.tag.to_le_bytes());
+        out.extend_from_slice(&entry.perm.to_le_bytes());
+        out.extend_from_slice(&entry.id.unwrap_or(u32::MAX).to_le_bytes());
     }
     Ok(out)
 }
@@ -588,16 +592,16 @@ enum XattrTarget<'a> {
     At(BorrowedFd<'a>, &'a CString),
 }
 
-fn why_not_set(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
+fn why_not_set(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
         Some(libc::EPERM) | Some(libc::EACCES) => {
-            format!("not permitted: needs privilege ({})", os_err(e))
+            format!("not permitted: needs privilege ({})", os_err(err))
         }
         Some(libc::EOPNOTSUPP) => "not supported by the destination filesystem".into(),
         Some(libc::ENOSPC) | Some(libc::E2BIG) => {
-            format!("no room on the destination: {}", os_err(e))
+            format!("no room on the destination: {}", os_err(err))
         }
-        _ => format!("refused: {}", os_err(e)),
+        _ => format!("refused: {}", os_err(err)),
     }
 }
 
@@ -608,52 +612,53 @@ fn set_xattrs(
     xa: &InodeXattrs<'_>,
     target: XattrTarget<'_>,
 ) {
-    for x in &xa.items {
+    for item in &xa.items {
         let dropped = |reason: &str| {
             let mut st = ctx.lock();
-            let p = ctx.path_of(&st, dir, name);
-            st.summary.drop_xattr(p, &x.name, reason);
+            let path = ctx.path_of(&st, dir, name);
+            st.summary.drop_xattr(path, &item.name, reason);
         };
-        if x.name == "system.data" {
+        if item.name == "system.data" {
             dropped("inline data: the file's own contents, restored as such");
             continue;
         }
-        if x.name.starts_with("encryption.") {
+        if item.name.starts_with("encryption.") {
             dropped("encryption context: not a VFS attribute");
             continue;
         }
-        if x.name.starts_with("index") {
+        if item.name.starts_with("index") {
             dropped("unknown name index: no VFS name");
             continue;
         }
-        let value = match xattr_value(ctx.fs, x) {
+        let value = match xattr_value(ctx.fs, item) {
             Ok(v) => v,
             Err(reason) => {
                 dropped(&reason);
                 continue;
             }
         };
-        let value = if x.name == "system.posix_acl_access" || x.name == "system.posix_acl_default" {
-            match acl_to_vfs(&value) {
-                Ok(v) => v,
-                Err(e) => {
-                    dropped(&format!("malformed ACL: {e}"));
-                    continue;
+        let value =
+            if item.name == "system.posix_acl_access" || item.name == "system.posix_acl_default" {
+                match acl_to_vfs(&value) {
+                    Ok(v) => v,
+                    Err(err) => {
+                        dropped(&format!("malformed ACL: {err}"));
+                        continue;
+                    }
                 }
-            }
-        } else {
-            value
-        };
-        let Ok(cname) = CString::new(x.name.as_bytes()) else {
+            } else {
+                value
+            };
+        let Ok(cname) = CString::new(item.name.as_bytes()) else {
             dropped("name has NUL");
             continue;
         };
-        let r = match &target {
+        let result = match &target {
             XattrTarget::Fd(fd) => at::set_xattr_fd(*fd, &cname, &value),
             XattrTarget::At(d, n) => at::set_xattr_at(*d, n, &cname, &value),
         };
-        if let Err(e) = r {
-            dropped(&why_not_set(&e));
+        if let Err(err) = result {
+            dropped(&why_not_set(&err));
         }
     }
 }
@@ -715,8 +720,8 @@ fn create_new<T>(
     }
 }
 
-fn type_word(t: u32) -> &'static str {
-    match t {
+fn type_word(file_type: u32) -> &'static str {
+    match file_type {
         libc::S_IFDIR => "a directory",
         libc::S_IFLNK => "a symlink",
         libc::S_IFREG => "a file",
@@ -734,13 +739,13 @@ struct Target<'a> {
 
 fn write_regular(
     ctx: &Ctx<'_>,
-    t: &Target<'_>,
+    entry: &Target<'_>,
     plain: bool,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<u64, Problem> {
-    let (dir, dirfd, name, cname) = (t.dir, t.fd, t.name, t.cname);
+    let (dir, dirfd, name, cname) = (entry.dir, entry.fd, entry.name, entry.cname);
     let has_xattrs = xa.items.iter().any(|x| x.name != "system.data");
     let (mode, fixups) = creation_plan(
         plain.then_some(ctx.creation),
@@ -748,59 +753,60 @@ fn write_regular(
         inode,
         has_xattrs,
     );
-    let f = create_new(ctx, dirfd, cname, "cannot create", || {
+    let file = create_new(ctx, dirfd, cname, "cannot create", || {
         at::create_file_at(dirfd, cname, mode)
     })?;
-    let write_err = |e: std::io::Error| Error::Io {
+    let write_err = |err: std::io::Error| Error::Io {
         path: ctx.path_of(&ctx.lock(), dir, name).into(),
         op: "cannot write",
-        source: e,
+        source: err,
     };
     let (mut bytes, mut end) = (0u64, 0u64);
     let mut problems = Vec::new();
-    let copied = data_pieces(ctx.fs, ino, inode, xa.inline_data(), &mut problems).and_then(|p| {
-        match p {
-            Pieces::Inline(d) => {
-                f.write_all_at(&d, 0).map_err(write_err)?;
-                bytes = d.len() as u64;
-                end = bytes;
-            }
-            Pieces::Runs(runs) => {
-                // The copy's file position: a run starting there is copied inside the kernel.
-                let mut pos = 0u64;
-                for (off, img, len) in runs {
-                    let sent = (off == pos)
-                        .then(|| ctx.fs.source.send_to(img, len, &f, "file data"))
-                        .flatten();
-                    match sent {
-                        Some(r) => {
-                            r?;
-                            pos += len;
+    let copied =
+        data_pieces(ctx.fs, ino, inode, xa.inline_data(), &mut problems).and_then(|pieces| {
+            match pieces {
+                Pieces::Inline(d) => {
+                    file.write_all_at(&d, 0).map_err(write_err)?;
+                    bytes = d.len() as u64;
+                    end = bytes;
+                }
+                Pieces::Runs(runs) => {
+                    // The copy's file position: a run starting there is copied inside the kernel.
+                    let mut pos = 0u64;
+                    for (off, img, len) in runs {
+                        let sent = (off == pos)
+                            .then(|| ctx.fs.source.send_to(img, len, &file, "file data"))
+                            .flatten();
+                        match sent {
+                            Some(r) => {
+                                r?;
+                                pos += len;
+                            }
+                            None => read_chunks(ctx.fs, img, len, |within, chunk| {
+                                file.write_all_at(chunk, off + within).map_err(write_err)
+                            })?,
                         }
-                        None => read_chunks(ctx.fs, img, len, |k, b| {
-                            f.write_all_at(b, off + k).map_err(write_err)
-                        })?,
+                        bytes += len;
+                        end = end.max(off + len);
+                        (ctx.progress)(0, len);
                     }
-                    bytes += len;
-                    end = end.max(off + len);
-                    (ctx.progress)(0, len);
                 }
             }
-        }
-        Ok(())
-    });
+            Ok(())
+        });
     copied.map_err(|e| refused(format!("contents: {e}")))?;
     if end < inode.size {
         // A hole at the end: only the size says it is there.
-        f.set_len(inode.size)
+        file.set_len(inode.size)
             .map_err(|e| refused(format!("cannot set the size: {}", os_err(&e))))?;
     }
-    for p in problems {
+    for problem in problems {
         let mut st = ctx.lock();
         let path = ctx.path_of(&st, dir, name);
-        st.summary.problem(path, format!("inode {ino}: {p}"));
+        st.summary.problem(path, format!("inode {ino}: {problem}"));
     }
-    finish_fd(ctx, dir, name, &f, inode, xa, fixups)
+    finish_fd(ctx, dir, name, &file, inode, xa, fixups)
         .map_err(|e| refused(format!("cannot set owner, mode or times: {}", os_err(&e))))?;
     Ok(bytes)
 }
@@ -813,7 +819,7 @@ fn finish_fd(
     ctx: &Ctx<'_>,
     dir: usize,
     name: &[u8],
-    f: &std::fs::File,
+    file: &std::fs::File,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
     fixups: Fixups,
@@ -822,30 +828,30 @@ fn finish_fd(
     let mode = std::fs::Permissions::from_mode(u32::from(inode.mode) & 0o7777);
     if ctx.opts.privileged {
         if fixups.chown {
-            std::os::unix::fs::fchown(f, Some(inode.uid), Some(inode.gid))?;
+            std::os::unix::fs::fchown(file, Some(inode.uid), Some(inode.gid))?;
         }
         if fixups.chmod {
-            f.set_permissions(mode)?;
+            file.set_permissions(mode)?;
         }
-        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
+        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(file.as_fd()));
     } else {
-        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(f.as_fd()));
+        set_xattrs(ctx, dir, name, xa, XattrTarget::Fd(file.as_fd()));
         if fixups.chmod {
-            f.set_permissions(mode)?;
+            file.set_permissions(mode)?;
         }
     }
-    f.set_times(file_times(inode))
+    file.set_times(file_times(inode))
 }
 
 /// The same for an entry that cannot be opened (symlink, node; `chmod` only for nodes).
 fn finish_at(
     ctx: &Ctx<'_>,
-    t: &Target<'_>,
+    entry: &Target<'_>,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
     chmod: bool,
 ) -> std::io::Result<()> {
-    let (dirfd, cname) = (t.fd, t.cname);
+    let (dirfd, cname) = (entry.fd, entry.cname);
     let mode = u32::from(inode.mode) & 0o7777;
     if ctx.opts.privileged {
         at::chown_at(dirfd, cname, inode.uid, inode.gid)?;
@@ -853,7 +859,13 @@ fn finish_at(
     if chmod {
         at::chmod_at(dirfd, cname, mode)?;
     }
-    set_xattrs(ctx, t.dir, t.name, xa, XattrTarget::At(dirfd, cname));
+    set_xattrs(
+        ctx,
+        entry.dir,
+        entry.name,
+        xa,
+        XattrTarget::At(dirfd, cname),
+    );
     at::set_times_at(
         dirfd,
         cname,
@@ -869,10 +881,10 @@ pub(crate) fn symlink_target(
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<Vec<u8>, Problem> {
     match inode::data_map(fs, ino, inode, xa.inline_data()) {
-        DataMap::FastSymlink(t) => Ok(t),
-        DataMap::InlineSymlink(mut t) => {
-            t.truncate(usize::try_from(inode.size).unwrap_or(usize::MAX));
-            Ok(t)
+        DataMap::FastSymlink(target) => Ok(target),
+        DataMap::InlineSymlink(mut target) => {
+            target.truncate(usize::try_from(inode.size).unwrap_or(usize::MAX));
+            Ok(target)
         }
         _ => {
             if inode.size > fs.block_size() || inode.size >= 4096 {
@@ -881,28 +893,28 @@ pub(crate) fn symlink_target(
                     format!("symlink target of {} bytes is too long", inode.size),
                 ));
             }
-            let mut t = vec![0u8; inode.size as usize];
-            for_each_data(fs, ino, inode, None, |off, b| {
-                let o = off as usize;
-                if let Some(d) = t.get_mut(o..o + b.len()) {
-                    d.copy_from_slice(b);
+            let mut target = vec![0u8; inode.size as usize];
+            for_each_data(fs, ino, inode, None, |off, bytes| {
+                let start = off as usize;
+                if let Some(dest) = target.get_mut(start..start + bytes.len()) {
+                    dest.copy_from_slice(bytes);
                 }
                 Ok(())
             })
             .map_err(|e| Problem::new(ProblemKind::Symlink, format!("symlink target: {e}")))?;
-            Ok(t)
+            Ok(target)
         }
     }
 }
 
 fn write_symlink(
     ctx: &Ctx<'_>,
-    t: &Target<'_>,
+    entry: &Target<'_>,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
 ) -> std::result::Result<(), Problem> {
-    let (dirfd, cname) = (t.fd, t.cname);
+    let (dirfd, cname) = (entry.fd, entry.cname);
     let target = symlink_target(ctx.fs, ino, inode, xa)?;
     if target.is_empty() || target.contains(&0) {
         return Err(Problem::new(
@@ -913,13 +925,13 @@ fn write_symlink(
     create_new(ctx, dirfd, cname, "cannot create symlink", || {
         at::symlink_at(&target, dirfd, cname)
     })?;
-    finish_at(ctx, t, inode, xa, false)
+    finish_at(ctx, entry, inode, xa, false)
         .map_err(|e| refused(format!("cannot set owner or times: {}", os_err(&e))))
 }
 
 fn write_node(
     ctx: &Ctx<'_>,
-    t: &Target<'_>,
+    entry: &Target<'_>,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
@@ -928,12 +940,12 @@ fn write_node(
         DataMap::Device { major, minor, .. } => (major, minor),
         _ => (0, 0),
     };
-    let (dirfd, cname) = (t.fd, t.cname);
+    let (dirfd, cname) = (entry.fd, entry.cname);
     let mode = u32::from(inode.mode);
     create_new(ctx, dirfd, cname, "cannot create", || {
         at::mknod_at(dirfd, cname, mode, major, minor)
     })?;
-    finish_at(ctx, t, inode, xa, true)
+    finish_at(ctx, entry, inode, xa, true)
         .map_err(|e| refused(format!("cannot set owner, mode or times: {}", os_err(&e))))
 }
 
@@ -957,8 +969,8 @@ pub fn list_dir(
     if inode.has_flag(inode::INLINE_DATA_FL) {
         let xa = inode::inode_xattrs(fs, raw, inode);
         let mut areas: Vec<&[u8]> = vec![inode.block.get(4..).unwrap_or(&[])];
-        if let Some(v) = xa.inline_data() {
-            areas.push(v);
+        if let Some(inline) = xa.inline_data() {
+            areas.push(inline);
         }
         for area in areas {
             let mut pos = 0usize;
@@ -981,9 +993,9 @@ pub fn list_dir(
         return Ok(out);
     }
     for (_, pblk) in dir::dir_blocks(fs, ino, inode)? {
-        let b = fs.block(pblk)?;
-        for e in dir::parse_dir_block(&b, None).entries {
-            keep(e.name, e.inode);
+        let block = fs.block(pblk)?;
+        for entry in dir::parse_dir_block(&block, None).entries {
+            keep(entry.name, entry.inode);
         }
     }
     Ok(out)
@@ -998,7 +1010,7 @@ struct OpenDir {
     plain: bool,
 }
 
-fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, d: OpenDir, ino: u32) {
+fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, dir: OpenDir, ino: u32) {
     let listed = ctx.fs.inode_raw(ino).and_then(|raw| {
         let inode = Inode::parse(&raw);
         list_dir(ctx.fs, ino, &raw, &inode)
@@ -1007,19 +1019,19 @@ fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, d: OpenD
         Ok(v) => v,
         Err(e) => {
             let mut st = ctx.lock();
-            let p = ctx.path_of(&st, d.idx, b"");
-            st.summary.skip(p, &format!("directory unreadable: {e}"));
+            let path = ctx.path_of(&st, dir.idx, b"");
+            st.summary.skip(path, &format!("directory unreadable: {e}"));
             return;
         }
     };
-    let d = Arc::new(d);
+    let dir = Arc::new(dir);
     let mut it = entries.into_iter().peekable();
     while it.peek().is_some() {
         let chunk: Vec<(Box<[u8]>, u32)> = it.by_ref().take(ENTRIES_PER_TASK).collect();
-        let d = Arc::clone(&d);
-        scope.spawn(move |s| {
+        let dir = Arc::clone(&dir);
+        scope.spawn(move |task_scope| {
             for (name, child) in chunk {
-                extract_entry(ctx, s, &d, &name, child);
+                extract_entry(ctx, task_scope, &dir, &name, child);
             }
         });
     }
@@ -1028,47 +1040,53 @@ fn extract_dir_contents<'s>(ctx: &'s Ctx<'s>, scope: &rayon::Scope<'s>, d: OpenD
 fn extract_entry<'s>(
     ctx: &'s Ctx<'s>,
     scope: &rayon::Scope<'s>,
-    d: &OpenDir,
+    parent: &OpenDir,
     name: &[u8],
     ino: u32,
 ) {
     (ctx.progress)(1, 0);
     let cname = match at::component(name) {
         Ok(c) => c,
-        Err(_) => return ctx.skip(d.idx, name, "invalid name: not a single path component"),
+        Err(_) => {
+            return ctx.skip(
+                parent.idx,
+                name,
+                "invalid name: not a single path component",
+            )
+        }
     };
     let raw = match ctx.fs.inode_raw(ino) {
         Ok(r) => r,
-        Err(e) => return ctx.skip(d.idx, name, &format!("inode unreadable: {e}")),
+        Err(err) => return ctx.skip(parent.idx, name, &format!("inode unreadable: {err}")),
     };
     let inode = Inode::parse(&raw);
     if inode.has_flag(ENCRYPT_FL) {
         return ctx.skip(
-            d.idx,
+            parent.idx,
             name,
             "encrypted (fscrypt): contents and names are ciphertext without the key; refused",
         );
     }
     if inode.links_count == 0 || inode.mode == 0 {
-        return ctx.skip(d.idx, name, &format!("inode {ino} is not in use"));
+        return ctx.skip(parent.idx, name, &format!("inode {ino} is not in use"));
     }
     if !ctx.opts.privileged && (inode.uid != ctx.creation.euid || inode.gid != ctx.creation.egid) {
         // Without privilege the copy belongs to the caller: counted once, said in one note.
         ctx.lock().summary.owners_not_kept += 1;
     }
-    let dirfd = d.fd.as_fd();
+    let dirfd = parent.fd.as_fd();
     if inode.is_dir() {
-        return enter_dir(ctx, scope, d, name, &cname, ino);
+        return enter_dir(ctx, scope, parent, name, &cname, ino);
     }
     let xa = inode::inode_xattrs(ctx.fs, &raw, &inode);
     let target = Target {
-        dir: d.idx,
+        dir: parent.idx,
         fd: dirfd,
         name,
         cname: &cname,
     };
     let res = match inode.file_type() {
-        0o100000 => match extract_regular(ctx, &target, d, ino, &inode, &xa) {
+        0o100000 => match extract_regular(ctx, &target, parent, ino, &inode, &xa) {
             Some(written) => written,
             None => return,
         },
@@ -1083,12 +1101,12 @@ fn extract_entry<'s>(
         }
         t => Err(refused(format!("unknown file type {t:#o}"))),
     };
-    if let Err(e) = res {
+    if let Err(err) = res {
         if inode.links_count > 1 && inode.is_reg() {
             // Later names cannot link to a copy that does not exist.
             ctx.lock().linked.remove(&ino);
         }
-        ctx.skip(d.idx, name, &e.message);
+        ctx.skip(parent.idx, name, &err.message);
     }
 }
 
@@ -1097,7 +1115,7 @@ fn extract_entry<'s>(
 fn extract_regular(
     ctx: &Ctx<'_>,
     target: &Target<'_>,
-    d: &OpenDir,
+    parent: &OpenDir,
     ino: u32,
     inode: &Inode,
     xa: &InodeXattrs<'_>,
@@ -1109,7 +1127,7 @@ fn extract_regular(
             st.pending_links.push((
                 ino,
                 Place {
-                    dir: d.idx,
+                    dir: parent.idx,
                     name: name.into(),
                 },
             ));
@@ -1118,16 +1136,16 @@ fn extract_regular(
         st.linked.insert(
             ino,
             Place {
-                dir: d.idx,
+                dir: parent.idx,
                 name: name.into(),
             },
         );
     }
     Some(
-        write_regular(ctx, target, d.plain, ino, inode, xa).map(|n| {
+        write_regular(ctx, target, parent.plain, ino, inode, xa).map(|written| {
             let mut st = ctx.lock();
             st.summary.files += 1;
-            st.summary.bytes += n;
+            st.summary.bytes += written;
         }),
     )
 }
@@ -1166,22 +1184,22 @@ fn extract_node(
 fn enter_dir<'s>(
     ctx: &'s Ctx<'s>,
     scope: &rayon::Scope<'s>,
-    d: &OpenDir,
+    parent: &OpenDir,
     name: &[u8],
     cname: &CString,
     ino: u32,
 ) {
-    if d.depth >= MAX_DEPTH {
+    if parent.depth >= MAX_DEPTH {
         return ctx.skip(
-            d.idx,
+            parent.idx,
             name,
             &format!("deeper than {MAX_DEPTH} levels: not descended"),
         );
     }
     if !ctx.lock().visited.insert(ino) {
-        return ctx.skip(d.idx, name, &format!("directory inode {ino} reached twice (a loop or a linked directory): not descended again"));
+        return ctx.skip(parent.idx, name, &format!("directory inode {ino} reached twice (a loop or a linked directory): not descended again"));
     }
-    let dirfd = d.fd.as_fd();
+    let dirfd = parent.fd.as_fd();
     // `fresh`: made now (not an existing directory reused with --force).
     let made = match at::mkdir_at(dirfd, cname, 0o700) {
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => make_room(ctx, dirfd, cname, true)
@@ -1204,13 +1222,13 @@ fn enter_dir<'s>(
     });
     let (fd, fresh) = match made {
         Ok(v) => v,
-        Err(e) => return ctx.skip(d.idx, name, &e.message),
+        Err(e) => return ctx.skip(parent.idx, name, &e.message),
     };
     let idx = {
         let mut st = ctx.lock();
         st.summary.dirs += 1;
         st.dirs.push(DirNode {
-            parent: d.idx,
+            parent: parent.idx,
             name: name.into(),
             ino,
             apply_meta: true,
@@ -1223,8 +1241,8 @@ fn enter_dir<'s>(
         OpenDir {
             idx,
             fd: Arc::new(fd),
-            depth: d.depth + 1,
-            plain: fresh && d.plain,
+            depth: parent.depth + 1,
+            plain: fresh && parent.plain,
         },
         ino,
     );
@@ -1294,11 +1312,11 @@ fn finish_dirs(ctx: &Ctx<'_>) {
                 )
                 .map_err(|e| os_err(&e))
             });
-        if let Err(e) = res {
+        if let Err(err) = res {
             let mut st = ctx.lock();
-            let p = ctx.path_of(&st, idx, b"");
+            let path = ctx.path_of(&st, idx, b"");
             st.summary
-                .problem(p, format!("cannot set owner, mode or times: {e}"));
+                .problem(path, format!("cannot set owner, mode or times: {err}"));
         }
     }
 }
@@ -1441,17 +1459,17 @@ fn extract_as(
 }
 
 /// The one-line notes for what an unprivileged run cannot keep.
-fn unprivileged_notes(s: &mut Summary) {
-    if s.devices_not_made > 0 {
-        s.notes.push(format!(
+fn unprivileged_notes(summary: &mut Summary) {
+    if summary.devices_not_made > 0 {
+        summary.notes.push(format!(
             "{} device nodes not made: making them needs privilege (run as root, or use --tar, which keeps them)",
-            s.devices_not_made
+            summary.devices_not_made
         ));
     }
-    if s.owners_not_kept > 0 {
-        s.notes.push(format!(
+    if summary.owners_not_kept > 0 {
+        summary.notes.push(format!(
             "owners not kept: {} entries belong to another user or group in the image and are owned by the caller here (run as root, or use --tar, which keeps them)",
-            s.owners_not_kept
+            summary.owners_not_kept
         ));
     }
 }
@@ -1469,21 +1487,21 @@ mod tests {
         disk.extend([4, 0, 4, 0]);
         disk.extend([0x10, 0, 4, 0]);
         disk.extend([0x20, 0, 0, 0]);
-        let v = acl_to_vfs(&disk).unwrap();
-        assert_eq!(v.len(), 4 + 5 * 8);
-        assert_eq!(&v[..4], &2u32.to_le_bytes());
-        assert_eq!(&v[4..12], &[1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff]);
-        assert_eq!(&v[12..20], &[2, 0, 4, 0, 0xe8, 3, 0, 0]);
-        let back = crate::reader::xattr::decode_acl_vfs(&v).unwrap();
+        let vfs = acl_to_vfs(&disk).unwrap();
+        assert_eq!(vfs.len(), 4 + 5 * 8);
+        assert_eq!(&vfs[..4], &2u32.to_le_bytes());
+        assert_eq!(&vfs[4..12], &[1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(&vfs[12..20], &[2, 0, 4, 0, 0xe8, 3, 0, 0]);
+        let back = crate::reader::xattr::decode_acl_vfs(&vfs).unwrap();
         assert_eq!(back, crate::reader::xattr::decode_acl_disk(&disk).unwrap());
         assert!(acl_to_vfs(&[2, 0, 0, 0]).is_err());
     }
 
     #[test]
     fn negative_and_nanosecond_times() {
-        let t = timespec(u32::MAX, 1 << 2); // -1 s, 1 ns
-        assert_eq!(t, Timespec { secs: -1, nsec: 1 });
-        let st = system_time(t);
+        let time = timespec(u32::MAX, 1 << 2); // -1 s, 1 ns
+        assert_eq!(time, Timespec { secs: -1, nsec: 1 });
+        let st = system_time(time);
         assert_eq!(
             std::time::UNIX_EPOCH.duration_since(st).unwrap(),
             std::time::Duration::from_nanos(999_999_999)
@@ -1492,47 +1510,56 @@ mod tests {
 
     #[test]
     fn creation_plan_skips_only_calls_that_change_nothing() {
-        let c = Creation {
+        let creation = Creation {
             umask: 0o022,
             euid: 0,
             egid: 0,
         };
-        let mut i = Inode::parse(&[0u8; 256]);
-        i.mode = 0o100644;
+        let mut inode = Inode::parse(&[0u8; 256]);
+        inode.mode = 0o100644;
         let none = Fixups {
             chown: false,
             chmod: false,
         };
-        assert_eq!(creation_plan(Some(c), true, &i, false), (0o644, none));
+        assert_eq!(
+            creation_plan(Some(creation), true, &inode, false),
+            (0o644, none)
+        );
         // Unknown umask or a directory that is not plain: everything is set.
-        assert_eq!(creation_plan(None, true, &i, false), (0o600, Fixups::ALL));
+        assert_eq!(
+            creation_plan(None, true, &inode, false),
+            (0o600, Fixups::ALL)
+        );
         // Another owner: chown, still no chmod.
-        i.uid = 1000;
-        let (m, f) = creation_plan(Some(c), true, &i, false);
-        assert_eq!((m, f.chown, f.chmod), (0o644, true, false));
+        inode.uid = 1000;
+        let (mode, fixups) = creation_plan(Some(creation), true, &inode, false);
+        assert_eq!((mode, fixups.chown, fixups.chmod), (0o644, true, false));
         // Not run as root: never chown.
-        assert!(!creation_plan(Some(c), false, &i, false).1.chown);
+        assert!(!creation_plan(Some(creation), false, &inode, false).1.chown);
         // Bits the umask removes, set-ID bits: chmod.
-        i.mode = 0o100666;
-        assert!(creation_plan(Some(c), true, &i, false).1.chmod);
-        i.mode = 0o104755;
-        assert!(creation_plan(Some(c), true, &i, false).1.chmod);
+        inode.mode = 0o100666;
+        assert!(creation_plan(Some(creation), true, &inode, false).1.chmod);
+        inode.mode = 0o104755;
+        assert!(creation_plan(Some(creation), true, &inode, false).1.chmod);
         // Read-only file with xattrs, unprivileged: created writable, chmod after the xattrs.
-        i.mode = 0o100444;
-        assert_eq!(creation_plan(Some(c), false, &i, true).0, 0o600);
-        assert_eq!(creation_plan(Some(c), false, &i, false).0, 0o444);
+        inode.mode = 0o100444;
+        assert_eq!(creation_plan(Some(creation), false, &inode, true).0, 0o600);
+        assert_eq!(creation_plan(Some(creation), false, &inode, false).0, 0o444);
     }
 
     #[test]
     fn reasons_are_counted_by_kind() {
-        let mut s = Summary::default();
-        for i in 0..MAX_LISTED + 5 {
-            s.skip(format!("f{i}"), "device node: made only when run as root");
+        let mut summary = Summary::default();
+        for index in 0..MAX_LISTED + 5 {
+            summary.skip(
+                format!("f{index}"),
+                "device node: made only when run as root",
+            );
         }
-        assert_eq!(s.skipped.len(), MAX_LISTED);
-        assert_eq!(s.skipped_count, MAX_LISTED as u64 + 5);
+        assert_eq!(summary.skipped.len(), MAX_LISTED);
+        assert_eq!(summary.skipped_count, MAX_LISTED as u64 + 5);
         assert_eq!(
-            s.skipped_by_reason.get("device node"),
+            summary.skipped_by_reason.get("device node"),
             Some(&(MAX_LISTED as u64 + 5))
         );
     }

@@ -106,16 +106,16 @@ pub struct TraceJson {
 }
 
 impl From<Trace> for TraceJson {
-    fn from(t: Trace) -> TraceJson {
+    fn from(trace: Trace) -> TraceJson {
         let set = |b: u64| (b != ANY_BLOCK).then_some(b);
-        let inode_set = t.inode_block != ANY_BLOCK;
+        let inode_set = trace.inode_block != ANY_BLOCK;
         TraceJson {
-            block: set(t.block),
-            bitmap: set(t.bitmap),
-            bitmap_bit: set(t.bitmap).map(|_| t.bitmap_bit),
-            inode: inode_set.then_some(t.inode),
-            inode_block: set(t.inode_block),
-            inode_offset: inode_set.then_some(t.inode_offset),
+            block: set(trace.block),
+            bitmap: set(trace.bitmap),
+            bitmap_bit: set(trace.bitmap).map(|_| trace.bitmap_bit),
+            inode: inode_set.then_some(trace.inode),
+            inode_block: set(trace.inode_block),
+            inode_offset: inode_set.then_some(trace.inode_offset),
         }
     }
 }
@@ -125,8 +125,8 @@ impl schemars::JsonSchema for Trace {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         TraceJson::schema_name()
     }
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        TraceJson::json_schema(g)
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        TraceJson::json_schema(generator)
     }
 }
 
@@ -138,49 +138,49 @@ impl Trace {
 
     /// Does a logged copy of filesystem block `fs_block` (32 bits in a tag) concern the trace?
     fn matches(&self, fs_block: u32) -> bool {
-        let b = u64::from(fs_block);
-        b == self.block || b == self.inode_block || b == self.bitmap
+        let block = u64::from(fs_block);
+        block == self.block || block == self.inode_block || block == self.bitmap
     }
 
     /// `-b BLOCK` on filesystem `fs`: the bitmap block and bit are those of the block's group
     /// (none when the block lies outside every group: debugfs would read past its descriptors).
     pub fn for_block(fs: &Filesystem, block: u64) -> Trace {
-        let mut t = Trace {
+        let mut trace = Trace {
             block,
             ..Trace::default()
         };
         let fdb = fs.geo.first_data_block;
         let bpg = u64::from(fs.sb.blocks_per_group);
         if let Some(rel) = block.checked_sub(fdb) {
-            if let Some(g) = rel.checked_div(bpg) {
-                let desc = u32::try_from(g)
+            if let Some(group) = rel.checked_div(bpg) {
+                let desc = u32::try_from(group)
                     .ok()
-                    .filter(|&g| g < fs.group_count())
-                    .and_then(|g| fs.desc(g).ok());
+                    .filter(|&group| group < fs.group_count())
+                    .and_then(|group| fs.desc(group).ok());
                 if let Some(loc) = desc.map(|d| d.block_bitmap) {
-                    t.bitmap = loc;
-                    t.bitmap_bit = (rel % bpg) as u32;
+                    trace.bitmap = loc;
+                    trace.bitmap_bit = (rel % bpg) as u32;
                 }
             }
         }
-        t
+        trace
     }
 
     /// `-i` for inode `ino` (debugfs: the inode table block and offset counted in 128-byte
     /// inodes); `None` when the group has no descriptor.
-    pub fn for_inode(fs: &Filesystem, ino: u32, mut t: Trace) -> Option<Trace> {
+    pub fn for_inode(fs: &Filesystem, ino: u32, mut trace: Trace) -> Option<Trace> {
         let ipg = fs.sb.inodes_per_group;
-        let g = ino.wrapping_sub(1).checked_div(ipg)?;
+        let group = ino.wrapping_sub(1).checked_div(ipg)?;
         let off = ino.wrapping_sub(1) % ipg;
         let per_block = (fs.block_size() / 128).max(1) as u32;
-        let table = (g < fs.group_count())
-            .then(|| fs.desc(g).ok())
+        let table = (group < fs.group_count())
+            .then(|| fs.desc(group).ok())
             .flatten()?
             .inode_table;
-        t.inode = ino;
-        t.inode_block = table.wrapping_add(u64::from(off / per_block));
-        t.inode_offset = (off % per_block) * 128;
-        Some(t)
+        trace.inode = ino;
+        trace.inode_block = table.wrapping_add(u64::from(off / per_block));
+        trace.inode_offset = (off % per_block) * 128;
+        Some(trace)
     }
 }
 
@@ -437,8 +437,11 @@ pub enum Event {
 }
 
 /// A jbd2 block type with its name (JSON).
-fn blocktype_json<S: serde::Serializer>(t: &u32, s: S) -> std::result::Result<S::Ok, S::Error> {
-    let name = match *t {
+fn blocktype_json<S: serde::Serializer>(
+    block_type: &u32,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let name = match *block_type {
         1 => "descriptor",
         2 => "commit",
         3 => "superblock_v1",
@@ -446,18 +449,18 @@ fn blocktype_json<S: serde::Serializer>(t: &u32, s: S) -> std::result::Result<S:
         5 => "revoke",
         _ => "unknown",
     };
-    crate::reader::values::Named::new(*t, name).serialize(s)
+    crate::reader::values::Named::new(*block_type, name).serialize(serializer)
 }
 
 /// A commit time as seconds, nanoseconds and ISO 8601 UTC (JSON).
 fn commit_time_json<S: serde::Serializer>(
-    t: &Option<(u64, u32)>,
-    s: S,
+    time: &Option<(u64, u32)>,
+    serializer: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    t.map(|(sec, nsec)| {
+    time.map(|(sec, nsec)| {
         crate::reader::values::Time::with_nsec(i64::try_from(sec).unwrap_or(i64::MAX), nsec)
     })
-    .serialize(s)
+    .serialize(serializer)
 }
 
 /// Where the journal is read from.
@@ -468,8 +471,8 @@ pub trait JournalSource {
     fn byte_len(&self) -> u64;
     /// Blocks of `bs` bytes that hold data (bounds the walk).
     fn mapped_blocks(&self, bs: u32) -> u64;
-    /// First journal block at or after `b` that may hold data (`None`: cannot tell).
-    fn next_data_block(&self, b: u64, bs: u32) -> Option<u64>;
+    /// First journal block at or after `block` that may hold data (`None`: cannot tell).
+    fn next_data_block(&self, block: u64, bs: u32) -> Option<u64>;
 }
 
 fn short_read(got: usize, size: usize) -> Problem {
@@ -514,19 +517,19 @@ impl<'a> InternalJournal<'a> {
         }
         // debugfs builds the inode from s_jnl_blocks: a regular file, mode 0600, one link, the
         // 15 block pointers, i_size_high from word 15 and i_size from word 16, no flags.
-        let b = &fs.sb.jnl_blocks;
+        let words = &fs.sb.jnl_blocks;
         let mut inode = Inode::parse(&[0u8; 128]);
         inode.mode = 0o100600;
         inode.links_count = 1;
-        inode.size = (u64::from(b[15]) << 32) | u64::from(b[16]);
-        for (slot, w) in inode.block.chunks_exact_mut(4).zip(&b[..15]) {
-            slot.copy_from_slice(&w.to_le_bytes());
+        inode.size = (u64::from(words[15]) << 32) | u64::from(words[16]);
+        for (slot, word) in inode.block.chunks_exact_mut(4).zip(&words[..15]) {
+            slot.copy_from_slice(&word.to_le_bytes());
         }
         Ok(Self::with_inode(fs, ino, inode, true))
     }
 
     fn with_inode(fs: &'a Filesystem, ino: u32, inode: Inode, ignore_csum: bool) -> Self {
-        let mut j = InternalJournal {
+        let mut journal = InternalJournal {
             fs,
             ino,
             inode,
@@ -534,8 +537,8 @@ impl<'a> InternalJournal<'a> {
             runs: None,
             mapped: 0,
         };
-        j.collect_runs();
-        j
+        journal.collect_runs();
+        journal
     }
 
     fn limits(&self) -> WalkLimits {
@@ -554,53 +557,54 @@ impl<'a> InternalJournal<'a> {
         let mut runs: Vec<(u64, u64)> = Vec::new();
         let clean = if self.inode.has_flag(inode::EXTENTS_FL) {
             match extent::walk_extents(&self.inode.block, &limits, |b| fs.block(b)) {
-                Ok(w) => {
-                    for e in w.leaves() {
-                        if !e.uninit && e.len > 0 {
-                            runs.push((u64::from(e.logical), u64::from(e.len)));
+                Ok(walk) => {
+                    for leaf in walk.leaves() {
+                        if !leaf.uninit && leaf.len > 0 {
+                            runs.push((u64::from(leaf.logical), u64::from(leaf.len)));
                         }
                     }
-                    w.problems.is_empty() && w.nodes.iter().all(|n| n.csum.is_none_or(|c| c.ok()))
+                    walk.problems.is_empty()
+                        && walk.nodes.iter().all(|n| n.csum.is_none_or(|c| c.ok()))
                 }
                 Err(_) => false,
             }
         } else {
-            let w =
+            let walk =
                 extent::walk_blockmap(&self.inode.block, fs.block_size(), &limits, |b| fs.block(b));
-            for r in &w.runs {
-                if let extent::MapKind::Data(l) = r.kind {
-                    runs.push((l, r.len));
+            for run in &walk.runs {
+                if let extent::MapKind::Data(logical) = run.kind {
+                    runs.push((logical, run.len));
                 }
             }
-            w.problems.is_empty()
+            walk.problems.is_empty()
         };
         runs.sort_unstable();
-        self.mapped = runs.iter().map(|r| r.1).sum();
+        self.mapped = runs.iter().map(|run| run.1).sum();
         self.runs = clean.then_some(runs);
     }
 
     /// Physical block of journal block `lblk` (`None`: a hole or uninitialised).
     fn map(&self, lblk: u64) -> Result<Option<u64>> {
-        let Ok(l) = u32::try_from(lblk) else {
+        let Ok(lblk32) = u32::try_from(lblk) else {
             return Ok(None);
         };
         let fs = self.fs;
         let geo = &fs.geo;
-        let in_fs = |b: u64| b >= geo.first_data_block && b < geo.blocks_count;
+        let in_fs = |pblk: u64| pblk >= geo.first_data_block && pblk < geo.blocks_count;
         if self.inode.has_flag(inode::EXTENTS_FL) {
             let seed = extent::inode_csum_seed(fs.csum_seed(), self.ino, self.inode.generation);
             let verify = self.verify_csum;
-            extent::map_extent(&self.inode.block, l, |b| {
-                if !in_fs(b) {
+            extent::map_extent(&self.inode.block, lblk32, |pblk| {
+                if !in_fs(pblk) {
                     return Err(Error::corrupt(
                         crate::ProblemKind::Journal,
                         "Corrupt extent index",
                     ));
                 }
-                let blk = fs.block(b)?;
+                let blk = fs.block(pblk)?;
                 if verify {
-                    if let Ok(h) = extent::ExtentHeader::parse(&blk) {
-                        if !extent::extent_block_csum(seed, &blk, &h).ok() {
+                    if let Ok(header) = extent::ExtentHeader::parse(&blk) {
+                        if !extent::extent_block_csum(seed, &blk, &header).ok() {
                             return Err(Error::corrupt(
                                 crate::ProblemKind::Journal,
                                 crate::error::ext2_err::EXTENT_CSUM_INVALID,
@@ -611,14 +615,14 @@ impl<'a> InternalJournal<'a> {
                 Ok(blk)
             })
         } else {
-            extent::map_blockmap(&self.inode.block, fs.block_size(), l, |b| {
-                if !in_fs(b) {
+            extent::map_blockmap(&self.inode.block, fs.block_size(), lblk32, |pblk| {
+                if !in_fs(pblk) {
                     return Err(Error::corrupt(
                         crate::ProblemKind::Journal,
                         "Illegal indirect block found",
                     ));
                 }
-                fs.block(b)
+                fs.block(pblk)
             })
         }
     }
@@ -634,11 +638,11 @@ impl JournalSource for InternalJournal<'_> {
             let abs = offset + pos as u64;
             let lblk = abs / bs;
             let within = (abs % bs) as usize;
-            let n = (bs as usize - within).min(avail - pos);
-            if let Some(p) = self.map(lblk).map_err(|m| {
-                Problem::new(ProblemKind::Journal, format!("{m} while reading journal"))
+            let len = (bs as usize - within).min(avail - pos);
+            if let Some(pblk) = self.map(lblk).map_err(|err| {
+                Problem::new(ProblemKind::Journal, format!("{err} while reading journal"))
             })? {
-                let blk = self.fs.block(p).map_err(|_| {
+                let blk = self.fs.block(pblk).map_err(|_| {
                     Problem::new(
                         ProblemKind::Journal,
                         format!(
@@ -647,9 +651,9 @@ impl JournalSource for InternalJournal<'_> {
                         ),
                     )
                 })?;
-                out[pos..pos + n].copy_from_slice(&blk[within..within + n]);
+                out[pos..pos + len].copy_from_slice(&blk[within..within + len]);
             }
-            pos += n;
+            pos += len;
         }
         if avail != size {
             return Err(short_read(avail, size));
@@ -668,15 +672,15 @@ impl JournalSource for InternalJournal<'_> {
             .unwrap_or(0)
     }
 
-    fn next_data_block(&self, b: u64, bs: u32) -> Option<u64> {
+    fn next_data_block(&self, block: u64, bs: u32) -> Option<u64> {
         let runs = self.runs.as_ref()?;
         let fsbs = self.fs.block_size();
         if u64::from(bs) != fsbs {
             return None;
         }
-        let i = runs.partition_point(|&(s, l)| s + l <= b);
-        Some(match runs.get(i) {
-            Some(&(s, _)) => s.max(b),
+        let idx = runs.partition_point(|&(s, l)| s + l <= block);
+        Some(match runs.get(idx) {
+            Some(&(s, _)) => s.max(block),
             None => u64::MAX,
         })
     }
@@ -718,8 +722,8 @@ impl JournalSource for ExternalJournal {
         self.src.len() / u64::from(bs.max(1))
     }
 
-    fn next_data_block(&self, b: u64, _bs: u32) -> Option<u64> {
-        Some(b)
+    fn next_data_block(&self, block: u64, _bs: u32) -> Option<u64> {
+        Some(block)
     }
 }
 
@@ -742,8 +746,8 @@ impl JournalSource for MemJournal {
     fn mapped_blocks(&self, bs: u32) -> u64 {
         self.0.len() as u64 / u64::from(bs.max(1))
     }
-    fn next_data_block(&self, b: u64, _: u32) -> Option<u64> {
-        Some(b)
+    fn next_data_block(&self, block: u64, _: u32) -> Option<u64> {
+        Some(block)
     }
 }
 
@@ -785,14 +789,16 @@ impl Walker<'_, '_> {
     /// Read into debugfs' buffer.
     fn read_buf(&mut self, offset: u64, size: usize) -> std::io::Result<bool> {
         match self.src.read(offset, size) {
-            Ok(d) => {
-                let n = d.len().min(BUF_SIZE);
-                self.buf[..n].copy_from_slice(&d[..n]);
+            Ok(data) => {
+                let len = data.len().min(BUF_SIZE);
+                self.buf[..len].copy_from_slice(&data[..len]);
                 Ok(true)
             }
-            Err(m) => {
+            Err(problem) => {
                 self.out.read_error = true;
-                (self.emit)(Event::ReadError { message: m.message })?;
+                (self.emit)(Event::ReadError {
+                    message: problem.message,
+                })?;
                 Ok(false)
             }
         }
@@ -816,11 +822,11 @@ impl Walker<'_, '_> {
     }
 
     fn block_csum(&self, block: &[u8], zero_at: usize) -> u32 {
-        let mut b = block.to_vec();
-        if let Some(s) = b.get_mut(zero_at..zero_at + 4) {
-            s.fill(0);
+        let mut copy = block.to_vec();
+        if let Some(field) = copy.get_mut(zero_at..zero_at + 4) {
+            field.fill(0);
         }
-        crc32c_raw(self.csum_seed, &b)
+        crc32c_raw(self.csum_seed, &copy)
     }
 
     fn header_checksum(&self, blocktype: u32) -> Option<Csum> {
@@ -957,8 +963,8 @@ impl Walker<'_, '_> {
             if !self.read_buf(self.block_offset(blocknr), bs)? {
                 break;
             }
-            let h = Header::parse(&self.buf[..bs]);
-            if h.magic != JBD2_MAGIC {
+            let header = Header::parse(&self.buf[..bs]);
+            if header.magic != JBD2_MAGIC {
                 if !no_magic_seen {
                     no_magic_seen = true;
                     (self.emit)(Event::NoMagic { block: blocknr })?;
@@ -971,9 +977,9 @@ impl Walker<'_, '_> {
                 }
                 break;
             }
-            if h.sequence != *transaction {
+            if header.sequence != *transaction {
                 (self.emit)(Event::SequenceMismatch {
-                    found: h.sequence,
+                    found: header.sequence,
                     expected: *transaction,
                     block: blocknr,
                 })?;
@@ -981,20 +987,20 @@ impl Walker<'_, '_> {
                     break;
                 }
             }
-            let commit_time = (h.blocktype == jbd2::COMMIT_BLOCK).then(|| {
-                let c = jbd2::Commit::parse(&self.buf[..bs]);
-                (c.commit_sec, c.commit_nsec)
+            let commit_time = (header.blocktype == jbd2::COMMIT_BLOCK).then(|| {
+                let commit = jbd2::Commit::parse(&self.buf[..bs]);
+                (commit.commit_sec, commit.commit_nsec)
             });
-            let checksum = self.header_checksum(h.blocktype);
+            let checksum = self.header_checksum(header.blocktype);
             (self.emit)(Event::Block {
-                sequence: h.sequence,
-                blocktype: h.blocktype,
+                sequence: header.sequence,
+                blocktype: header.blocktype,
                 block: blocknr,
                 commit_time,
                 checksum,
                 quiet: self.opts.trace.active(),
             })?;
-            match h.blocktype {
+            match header.blocktype {
                 jbd2::DESCRIPTOR_BLOCK => {
                     blocknr = self.descriptor(blocknr, *transaction)?;
                 }
@@ -1041,9 +1047,9 @@ impl Walker<'_, '_> {
         if may_stop && first_blocknr >= blocknr && first_blocknr < target {
             target = first_blocknr;
         }
-        let mut b = target;
-        self.wrap(&mut b);
-        b
+        let mut wrapped = target;
+        self.wrap(&mut wrapped);
+        wrapped
     }
 
     fn descriptor(&mut self, start: u32, transaction: u32) -> std::io::Result<u32> {
@@ -1115,8 +1121,8 @@ impl Walker<'_, '_> {
         };
         let checksum = match (&data, self.opts.verify) {
             (Some(d), true) if self.fmt.csum_v2 || self.fmt.csum_v3 => {
-                let c = crc32c_raw(self.csum_seed, &transaction.to_be_bytes());
-                let mut computed = crc32c_raw(c, d);
+                let seed = crc32c_raw(self.csum_seed, &transaction.to_be_bytes());
+                let mut computed = crc32c_raw(seed, d);
                 if !self.fmt.csum_v3 {
                     computed &= 0xFFFF;
                 }
@@ -1173,18 +1179,18 @@ impl Walker<'_, '_> {
         }
         let is64 = self.fmt.is_64bit;
         let size = if is64 { 8 } else { 4 };
-        let h = RevokeHeader::parse(&self.buf);
-        let mut max = h.count;
+        let header = RevokeHeader::parse(&self.buf);
+        let mut max = header.count;
         if max > self.blocksize {
             (self.emit)(Event::RevokeCountInvalid { count: max })?;
             max = self.blocksize;
         }
         let mut offset = RevokeHeader::SIZE as u32;
         while offset < max {
-            let r = jbd2::revoke_entry(&self.buf[offset as usize..], is64);
-            if self.opts.all || r == self.opts.trace.block {
+            let revoked = jbd2::revoke_entry(&self.buf[offset as usize..], is64);
+            if self.opts.all || revoked == self.opts.trace.block {
                 (self.emit)(Event::Revoke {
-                    fs_block: r,
+                    fs_block: revoked,
                     at: (!self.opts.all).then_some((blocknr, transaction)),
                 })?;
             }
@@ -1194,11 +1200,11 @@ impl Walker<'_, '_> {
     }
 
     fn fast_commit(&mut self, transaction: u32) -> std::io::Result<()> {
-        let n = match JournalSuperblock::parse(&self.jsb).num_fc_blks {
+        let fc_blocks = match JournalSuperblock::parse(&self.jsb).num_fc_blks {
             0 => jbd2::DEFAULT_FAST_COMMIT_BLOCKS,
             v => v,
         };
-        let mut blocknr = self.maxlen.wrapping_sub(n).wrapping_add(1);
+        let mut blocknr = self.maxlen.wrapping_sub(fc_blocks).wrapping_add(1);
         let bs = self.blocksize as usize;
         while blocknr <= self.maxlen {
             if !self.spend()? {
@@ -1217,11 +1223,13 @@ impl Walker<'_, '_> {
             blocknr = next;
             // A run of holes reads as zeros: no tags, and done.
             if self.opts.old {
-                if let Some(d) = self.src.next_data_block(u64::from(blocknr), self.blocksize) {
-                    if d > u64::from(blocknr) {
+                if let Some(next_data) =
+                    self.src.next_data_block(u64::from(blocknr), self.blocksize)
+                {
+                    if next_data > u64::from(blocknr) {
                         self.buf[..bs].fill(0);
-                        match u32::try_from(d) {
-                            Ok(d) if d <= self.maxlen => blocknr = d,
+                        match u32::try_from(next_data) {
+                            Ok(next_data) if next_data <= self.maxlen => blocknr = next_data,
                             _ => break,
                         }
                     }
@@ -1241,29 +1249,29 @@ impl Walker<'_, '_> {
             let val = self.buf.get(cur + 4..).unwrap_or(&[]);
             let ev = match tl.tag {
                 jbd2::FC_TAG_ADD_RANGE => {
-                    let a = jbd2::FcAddRange::parse(val);
-                    let len = if a.ee_len > 32768 {
-                        a.ee_len - 32768
+                    let add = jbd2::FcAddRange::parse(val);
+                    let len = if add.ee_len > 32768 {
+                        add.ee_len - 32768
                     } else {
-                        a.ee_len
+                        add.ee_len
                     };
                     Some(Event::FcAddRange {
-                        ino: a.ino,
-                        lblk: a.ee_block,
-                        pblk: u64::from(a.ee_start) + (u64::from(a.ee_start_hi) << 32),
+                        ino: add.ino,
+                        lblk: add.ee_block,
+                        pblk: u64::from(add.ee_start) + (u64::from(add.ee_start_hi) << 32),
                         len: u64::from(len),
                     })
                 }
                 jbd2::FC_TAG_DEL_RANGE => {
-                    let d = jbd2::FcDelRange::parse(val);
+                    let del = jbd2::FcDelRange::parse(val);
                     Some(Event::FcDelRange {
-                        ino: d.ino,
-                        lblk: d.lblk,
-                        len: d.len,
+                        ino: del.ino,
+                        lblk: del.lblk,
+                        len: del.len,
                     })
                 }
                 jbd2::FC_TAG_LINK | jbd2::FC_TAG_UNLINK | jbd2::FC_TAG_CREAT => {
-                    let d = jbd2::FcDentry::parse(val);
+                    let dentry = jbd2::FcDentry::parse(val);
                     let name: Vec<u8> = val
                         .get(8..)
                         .unwrap_or(&[])
@@ -1273,8 +1281,8 @@ impl Walker<'_, '_> {
                         .collect();
                     Some(Event::FcDentry {
                         tag: tl.tag,
-                        parent: d.parent_ino,
-                        ino: d.ino,
+                        parent: dentry.parent_ino,
+                        ino: dentry.ino,
                         name: String::from_utf8_lossy(&name).into_owned(),
                         raw_name: name,
                     })
@@ -1284,20 +1292,20 @@ impl Walker<'_, '_> {
                 }),
                 jbd2::FC_TAG_PAD => Some(Event::FcPad),
                 jbd2::FC_TAG_TAIL => {
-                    let t = jbd2::FcTail::parse(val);
-                    (self.emit)(Event::FcTail { tid: t.tid })?;
-                    if !self.opts.old && t.tid < transaction {
+                    let tail = jbd2::FcTail::parse(val);
+                    (self.emit)(Event::FcTail { tid: tail.tid })?;
+                    if !self.opts.old && tail.tid < transaction {
                         return Ok(true);
                     }
                     None
                 }
                 jbd2::FC_TAG_HEAD => {
-                    let h = jbd2::FcHead::parse(val);
+                    let head = jbd2::FcHead::parse(val);
                     (self.emit)(Event::FcHead {
-                        features: h.features,
-                        tid: h.tid,
+                        features: head.features,
+                        tid: head.tid,
                     })?;
-                    if !self.opts.old && h.tid < transaction {
+                    if !self.opts.old && head.tid < transaction {
                         return Ok(true);
                     }
                     None
@@ -1307,8 +1315,8 @@ impl Walker<'_, '_> {
                     None
                 }
             };
-            if let Some(e) = ev {
-                (self.emit)(e)?;
+            if let Some(event) = ev {
+                (self.emit)(event)?;
             }
             cur += FcTlSize + usize::from(tl.len);
         }
@@ -1328,7 +1336,7 @@ pub fn walk(
     opts: Options,
     emit: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> std::io::Result<Outcome> {
-    let mut w = Walker {
+    let mut walker = Walker {
         src,
         opts,
         emit,
@@ -1343,8 +1351,8 @@ pub fn walk(
         out: Outcome::default(),
         inode_size: inode_size.clamp(128, BUF_SIZE),
     };
-    w.run(fs_block_size)?;
-    Ok(w.out)
+    walker.run(fs_block_size)?;
+    Ok(walker.out)
 }
 
 /// Where debugfs looks for an external journal (`blkid_get_devname` by the journal UUID, then
@@ -1352,8 +1360,8 @@ pub fn walk(
 /// `s_journal_dev` (glibc's dev_t encoding) as sysfs names it.
 pub fn find_external_journal(uuid: &[u8; 16], journal_dev: u32) -> Option<std::path::PathBuf> {
     let by_uuid = Path::new("/dev/disk/by-uuid").join(crate::reader::superblock::uuid_string(uuid));
-    if let Ok(p) = std::fs::canonicalize(&by_uuid) {
-        return Some(p);
+    if let Ok(path) = std::fs::canonicalize(&by_uuid) {
+        return Some(path);
     }
     if journal_dev == 0 {
         return None;
@@ -1389,10 +1397,13 @@ pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
     let (retried, ignore) = match fs.strict_failure {
         None => (false, false),
         Some(OpenFailure::SbCsumInvalid) => (true, true),
-        Some(f) => return DebugfsOpen::Fails(f.message().into()),
+        Some(failure) => return DebugfsOpen::Fails(failure.message().into()),
     };
-    if let Err(f) = crate::reader::bitmap::read_check(fs, ignore) {
-        return DebugfsOpen::Fails(format!("{} while reading allocation bitmaps", f.message()));
+    if let Err(failure) = crate::reader::bitmap::read_check(fs, ignore) {
+        return DebugfsOpen::Fails(format!(
+            "{} while reading allocation bitmaps",
+            failure.message()
+        ));
     }
     DebugfsOpen::Open {
         retried,
@@ -1404,44 +1415,44 @@ pub fn debugfs_open(fs: &Filesystem) -> DebugfsOpen {
 mod tests {
     use super::*;
 
-    fn put32(v: &mut [u8], off: usize, x: u32) {
-        v[off..off + 4].copy_from_slice(&x.to_be_bytes());
+    fn put32(buf: &mut [u8], off: usize, value: u32) {
+        buf[off..off + 4].copy_from_slice(&value.to_be_bytes());
     }
 
     /// Random journals with a valid magic and random fields (block sizes down to 1 byte, any
     /// s_first/s_maxlen/s_start, random block headers): never a panic, always an end.
     #[test]
     fn random_journals_end() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
         };
         for round in 0..400 {
             let bs = 1u32 << (next() % 13);
             let len = 1024 + (next() % 16384) as usize;
-            let mut j: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            put32(&mut j, 0, JBD2_MAGIC);
-            put32(&mut j, 12, bs);
-            put32(&mut j, 16, (next() % 64) as u32);
-            put32(&mut j, 20, (next() % 8) as u32);
-            put32(&mut j, 28, (next() % 16) as u32);
-            put32(&mut j, 0x28, (next() % 64) as u32);
+            let mut journal: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            put32(&mut journal, 0, JBD2_MAGIC);
+            put32(&mut journal, 12, bs);
+            put32(&mut journal, 16, (next() % 64) as u32);
+            put32(&mut journal, 20, (next() % 8) as u32);
+            put32(&mut journal, 28, (next() % 16) as u32);
+            put32(&mut journal, 0x28, (next() % 64) as u32);
             if round % 3 == 0 {
-                put32(&mut j, 0x54, (next() % 8) as u32);
+                put32(&mut journal, 0x54, (next() % 8) as u32);
             }
             // Plant headers at random block starts.
             for _ in 0..8 {
-                let b = (next() as usize % 16) * bs as usize;
-                if b + 12 <= j.len() {
-                    put32(&mut j, b, JBD2_MAGIC);
-                    put32(&mut j, b + 4, 1 + (next() % 5) as u32);
-                    let seq = JournalSuperblock::parse(&j)
+                let block_start = (next() as usize % 16) * bs as usize;
+                if block_start + 12 <= journal.len() {
+                    put32(&mut journal, block_start, JBD2_MAGIC);
+                    put32(&mut journal, block_start + 4, 1 + (next() % 5) as u32);
+                    let seq = JournalSuperblock::parse(&journal)
                         .sequence
                         .wrapping_add((next() % 3) as u32);
-                    put32(&mut j, b + 8, seq);
+                    put32(&mut journal, block_start + 8, seq);
                 }
             }
             for opts in [
@@ -1464,13 +1475,13 @@ mod tests {
                 },
             ] {
                 for fsbs in [None, Some(bs)] {
-                    let mut n = 0u64;
-                    walk(&MemJournal(j.clone()), fsbs, 256, opts, &mut |_| {
-                        n += 1;
+                    let mut events = 0u64;
+                    walk(&MemJournal(journal.clone()), fsbs, 256, opts, &mut |_| {
+                        events += 1;
                         Ok(())
                     })
                     .unwrap();
-                    assert!(n < 200_000, "round {round}: {n} events");
+                    assert!(events < 200_000, "round {round}: {events} events");
                 }
             }
         }
@@ -1481,34 +1492,34 @@ mod tests {
     #[test]
     fn endless_log_is_bounded() {
         let bs = 1024;
-        let mut j = vec![0u8; 16 * bs];
-        put32(&mut j, 0, JBD2_MAGIC);
-        put32(&mut j, 4, 4);
-        put32(&mut j, 12, bs as u32);
-        put32(&mut j, 16, 16);
-        put32(&mut j, 20, 1);
-        put32(&mut j, 24, 7);
-        put32(&mut j, 28, 1);
-        for b in 1..16 {
-            put32(&mut j, b * bs, JBD2_MAGIC);
-            put32(&mut j, b * bs + 4, 1);
-            put32(&mut j, b * bs + 8, 7);
+        let mut journal = vec![0u8; 16 * bs];
+        put32(&mut journal, 0, JBD2_MAGIC);
+        put32(&mut journal, 4, 4);
+        put32(&mut journal, 12, bs as u32);
+        put32(&mut journal, 16, 16);
+        put32(&mut journal, 20, 1);
+        put32(&mut journal, 24, 7);
+        put32(&mut journal, 28, 1);
+        for block in 1..16 {
+            put32(&mut journal, block * bs, JBD2_MAGIC);
+            put32(&mut journal, block * bs + 4, 1);
+            put32(&mut journal, block * bs + 8, 7);
             // one tag, LAST_TAG | SAME_UUID
-            put32(&mut j, b * bs + 16, 0x0A);
+            put32(&mut journal, block * bs + 16, 0x0A);
         }
-        let mut n = 0;
+        let mut events = 0;
         let out = walk(
-            &MemJournal(j),
+            &MemJournal(journal),
             Some(1024),
             128,
             Options::default(),
             &mut |_| {
-                n += 1;
+                events += 1;
                 Ok(())
             },
         )
         .unwrap();
         assert!(out.cut_short);
-        assert!(n < 10_000, "{n} events");
+        assert!(events < 10_000, "{events} events");
     }
 }

@@ -25,15 +25,16 @@ pub(super) enum Content<'f> {
 }
 
 impl<'f> Content<'f> {
-    /// Open the file `h` of `side`.
-    pub fn open(side: &'f Side<'f>, h: &Handle) -> Result<Content<'f>> {
-        match (side, h) {
+    /// Open the file `handle` of `side`.
+    pub fn open(side: &'f Side<'f>, handle: &Handle) -> Result<Content<'f>> {
+        match (side, handle) {
             (Side::Image(fs), Handle::Ino(ino)) => {
                 let raw = fs.inode_raw(*ino)?;
-                let i = Inode::parse(&raw);
-                let xa = inode::inode_xattrs(fs, &raw, &i);
+                let inode = Inode::parse(&raw);
+                let xa = inode::inode_xattrs(fs, &raw, &inode);
                 Ok(
-                    match extract::data_pieces(fs, *ino, &i, xa.inline_data(), &mut Vec::new())? {
+                    match extract::data_pieces(fs, *ino, &inode, xa.inline_data(), &mut Vec::new())?
+                    {
                         Pieces::Inline(d) => Content::Inline(d),
                         Pieces::Runs(r) => Content::Runs(fs, r),
                     },
@@ -44,9 +45,9 @@ impl<'f> Content<'f> {
                     let path = p.clone();
                     move |source| Error::Io { path, op, source }
                 };
-                let f = std::fs::File::open(p).map_err(io("cannot open"))?;
-                let len = f.metadata().map_err(io("cannot stat"))?.len();
-                Ok(Content::File(f, len))
+                let file = std::fs::File::open(p).map_err(io("cannot open"))?;
+                let len = file.metadata().map_err(io("cannot stat"))?.len();
+                Ok(Content::File(file, len))
             }
             _ => Err(Error::Invalid("mismatched side".into())),
         }
@@ -68,23 +69,24 @@ impl<'f> Content<'f> {
         match self {
             Content::Runs(fs, runs) => {
                 // The first run ending after `off`; runs are sorted and disjoint.
-                let first = runs.partition_point(|&(o, _, len)| o.saturating_add(len) <= off);
-                for &(o, img, len) in &runs[first..] {
-                    if o >= end {
+                let first =
+                    runs.partition_point(|&(run_off, _, len)| run_off.saturating_add(len) <= off);
+                for &(run_off, img, len) in &runs[first..] {
+                    if run_off >= end {
                         break;
                     }
-                    let from = o.max(off);
-                    let to = o.saturating_add(len).min(end);
+                    let from = run_off.max(off);
+                    let to = run_off.saturating_add(len).min(end);
                     let dst = &mut buf[(from - off) as usize..(to - off) as usize];
                     fs.source
-                        .read_data_into(img + (from - o), dst, "file data")?;
+                        .read_data_into(img + (from - run_off), dst, "file data")?;
                 }
                 Ok(())
             }
-            Content::Inline(d) => {
-                let d = d.get(off as usize..).unwrap_or(&[]);
-                let n = d.len().min(buf.len());
-                buf[..n].copy_from_slice(&d[..n]);
+            Content::Inline(data) => {
+                let data = data.get(off as usize..).unwrap_or(&[]);
+                let count = data.len().min(buf.len());
+                buf[..count].copy_from_slice(&data[..count]);
                 Ok(())
             }
             Content::File(f, _) => {
@@ -92,7 +94,7 @@ impl<'f> Content<'f> {
                 while done < buf.len() {
                     match f.read_at(&mut buf[done..], off + done as u64) {
                         Ok(0) => break,
-                        Ok(n) => done += n,
+                        Ok(count) => done += count,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) => return Err(Error::Invalid(format!("cannot read: {e}"))),
                     }
@@ -105,21 +107,25 @@ impl<'f> Content<'f> {
 
 /// The union of two sorted lists of disjoint ranges `(offset, length)`, cut at `size`, merged
 /// where they touch or overlap.
-pub(super) fn union(a: &[(u64, u64)], b: &[(u64, u64)], size: u64) -> Vec<(u64, u64)> {
-    let mut all: Vec<(u64, u64)> = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = match (a.get(i), b.get(j)) {
+pub(super) fn union(
+    ranges_a: &[(u64, u64)],
+    ranges_b: &[(u64, u64)],
+    size: u64,
+) -> Vec<(u64, u64)> {
+    let mut all: Vec<(u64, u64)> = Vec::with_capacity(ranges_a.len() + ranges_b.len());
+    let (mut pos_a, mut pos_b) = (0, 0);
+    while pos_a < ranges_a.len() || pos_b < ranges_b.len() {
+        let next = match (ranges_a.get(pos_a), ranges_b.get(pos_b)) {
             (Some(x), Some(y)) if x.0 <= y.0 => {
-                i += 1;
+                pos_a += 1;
                 *x
             }
             (Some(_), Some(y)) | (None, Some(y)) => {
-                j += 1;
+                pos_b += 1;
                 *y
             }
             (Some(x), None) => {
-                i += 1;
+                pos_a += 1;
                 *x
             }
             (None, None) => break,
@@ -138,9 +144,9 @@ pub(super) fn union(a: &[(u64, u64)], b: &[(u64, u64)], size: u64) -> Vec<(u64, 
     all
 }
 
-/// True when the first `size` bytes of `a` and `b` are equal.
-pub(super) fn same(a: &Content<'_>, b: &Content<'_>, size: u64) -> Result<bool> {
-    let ranges = union(&a.segments(), &b.segments(), size);
+/// True when the first `size` bytes of `content_a` and `content_b` are equal.
+pub(super) fn same(content_a: &Content<'_>, content_b: &Content<'_>, size: u64) -> Result<bool> {
+    let ranges = union(&content_a.segments(), &content_b.segments(), size);
     // Buffers sized to the largest range read (most files are small: zeroing two 1 MiB buffers
     // per file dominated a diff of many small files).
     let chunk = ranges
@@ -149,17 +155,17 @@ pub(super) fn same(a: &Content<'_>, b: &Content<'_>, size: u64) -> Result<bool> 
         .max()
         .unwrap_or(0)
         .min(CHUNK_BYTES) as usize;
-    let (mut x, mut y) = (vec![0u8; chunk], vec![0u8; chunk]);
+    let (mut buf_a, mut buf_b) = (vec![0u8; chunk], vec![0u8; chunk]);
     for (start, len) in ranges {
         let mut at = start;
         while at < start + len {
-            let n = (start + len - at).min(chunk as u64) as usize;
-            a.read_at(at, &mut x[..n])?;
-            b.read_at(at, &mut y[..n])?;
-            if x[..n] != y[..n] {
+            let count = (start + len - at).min(chunk as u64) as usize;
+            content_a.read_at(at, &mut buf_a[..count])?;
+            content_b.read_at(at, &mut buf_b[..count])?;
+            if buf_a[..count] != buf_b[..count] {
                 return Ok(false);
             }
-            at += n as u64;
+            at += count as u64;
         }
     }
     Ok(true)
@@ -171,9 +177,12 @@ mod tests {
 
     #[test]
     fn union_merges_clips_and_skips_common_holes() {
-        let a = [(0, 10), (100, 10), (1 << 60, 4096)];
-        let b = [(5, 10), (200, 1)];
-        assert_eq!(union(&a, &b, 1000), [(0, 15), (100, 10), (200, 1)]);
+        let ranges_a = [(0, 10), (100, 10), (1 << 60, 4096)];
+        let ranges_b = [(5, 10), (200, 1)];
+        assert_eq!(
+            union(&ranges_a, &ranges_b, 1000),
+            [(0, 15), (100, 10), (200, 1)]
+        );
         // A range past the size is not read at all.
         assert_eq!(union(&[(1 << 60, 4096)], &[], u64::MAX).len(), 1);
         assert!(union(&[(1 << 60, 4096)], &[], 1 << 20).is_empty());
@@ -185,16 +194,16 @@ mod tests {
     fn inline_contents_compare_across_chunks_and_holes() {
         let big = vec![7u8; CHUNK_BYTES as usize + 5];
         let mut other = big.clone();
-        let (x, y) = (Content::Inline(big.clone()), Content::Inline(other.clone()));
-        assert!(same(&x, &y, big.len() as u64).unwrap());
+        let (content_a, content_b) = (Content::Inline(big.clone()), Content::Inline(other.clone()));
+        assert!(same(&content_a, &content_b, big.len() as u64).unwrap());
         *other.last_mut().unwrap() = 8;
-        let y = Content::Inline(other);
-        assert!(!same(&x, &y, big.len() as u64).unwrap());
+        let content_b = Content::Inline(other);
+        assert!(!same(&content_a, &content_b, big.len() as u64).unwrap());
         // Only the first `size` bytes count.
-        assert!(same(&x, &y, 10).unwrap());
+        assert!(same(&content_a, &content_b, 10).unwrap());
         // Bytes past a side's data read as a hole (zeros).
-        let (z, short) = (Content::Inline(vec![1, 0, 0]), Content::Inline(vec![1]));
-        assert!(same(&z, &short, 3).unwrap());
+        let (padded, short) = (Content::Inline(vec![1, 0, 0]), Content::Inline(vec![1]));
+        assert!(same(&padded, &short, 3).unwrap());
         assert!(!same(&Content::Inline(vec![1, 2]), &short, 2).unwrap());
     }
 }

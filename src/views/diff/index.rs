@@ -63,41 +63,44 @@ impl Index {
     }
 }
 
-/// The fingerprint of `m` as compared under `opts`: every field [`super::differing`] may name,
-/// less those ignored; the inode number only with `--inodes`; never the link count (hard-link
-/// groups are compared apart).
-pub(super) fn fingerprint(m: &Meta, opts: &DiffOptions, keys: &Keys) -> [u64; 2] {
+/// The fingerprint of `meta` as compared under `opts`: every field [`super::differing`] may
+/// name, less those ignored; the inode number only with `--inodes`; never the link count
+/// (hard-link groups are compared apart).
+pub(super) fn fingerprint(meta: &Meta, opts: &DiffOptions, keys: &Keys) -> [u64; 2] {
     let mut buf: Vec<u8> = Vec::with_capacity(256);
-    let mut put = |name: &str, v: &[u8]| {
+    let mut put = |name: &str, value: &[u8]| {
         if !opts.ignores(name) {
             // Length-prefixed, so that no two different sequences of fields feed the same bytes.
-            for part in [name.as_bytes(), v] {
+            for part in [name.as_bytes(), value] {
                 buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
                 buf.extend_from_slice(part);
             }
         }
     };
-    let opt = |v: &Option<String>| {
-        v.as_deref()
+    let opt = |field: &Option<String>| {
+        field
+            .as_deref()
             .map_or(b"\xff".to_vec(), |s| s.as_bytes().into())
     };
-    put("type", m.kind.as_bytes());
+    put("type", meta.kind.as_bytes());
     put(
         "size",
-        &m.size.map_or(b"\xff".to_vec(), |s| s.to_le_bytes().into()),
+        &meta
+            .size
+            .map_or(b"\xff".to_vec(), |s| s.to_le_bytes().into()),
     );
-    put("mode", m.mode.as_bytes());
-    put("owner", m.owner.as_bytes());
-    put("mtime", m.mtime.as_bytes());
-    put("atime", &opt(&m.atime));
-    put("ctime", &opt(&m.ctime));
-    put("crtime", &opt(&m.crtime));
-    put("target", &opt(&m.target));
-    put("device", &opt(&m.device));
+    put("mode", meta.mode.as_bytes());
+    put("owner", meta.owner.as_bytes());
+    put("mtime", meta.mtime.as_bytes());
+    put("atime", &opt(&meta.atime));
+    put("ctime", &opt(&meta.ctime));
+    put("crtime", &opt(&meta.crtime));
+    put("target", &opt(&meta.target));
+    put("device", &opt(&meta.device));
     if opts.inodes {
-        put("inode", &m.inode.to_le_bytes());
+        put("inode", &meta.inode.to_le_bytes());
     }
-    for (name, value) in &m.xattrs {
+    for (name, value) in &meta.xattrs {
         put(&format!("xattr.{name}"), value.as_bytes());
     }
     [keys.0[0].hash_one(&buf), keys.0[1].hash_one(&buf)]
@@ -125,19 +128,19 @@ impl TableVisitor for IndexVisitor<'_> {
     fn group_start(&self, _: &mut Self::Worker, _: u32, _: u32) {}
 
     fn inode(&self, worker: &mut Self::Worker, _: u32, ino: u32, raw: &[u8]) {
-        let i = Inode::parse(raw);
+        let inode = Inode::parse(raw);
         // Only what a directory entry can name: in use, not a reserved inode, not an EA inode.
         let reserved = ino < self.first_ino && ino != ROOT_INO;
-        if i.links_count == 0 || i.mode == 0 || reserved || i.has_flag(EA_INODE_FL) {
+        if inode.links_count == 0 || inode.mode == 0 || reserved || inode.has_flag(EA_INODE_FL) {
             return;
         }
-        if let Ok(m) = image_meta_of(self.fs, ino, raw, &i) {
+        if let Ok(meta) = image_meta_of(self.fs, ino, raw, &inode) {
             worker.push(Summary {
-                fp: fingerprint(&m, self.opts, self.keys),
-                size: i.size,
+                fp: fingerprint(&meta, self.opts, self.keys),
+                size: inode.size,
                 ino,
-                file_type: i.mode & 0o170000,
-                links: i.links_count,
+                file_type: inode.mode & 0o170000,
+                links: inode.links_count,
             });
         }
     }
@@ -155,23 +158,23 @@ fn index(fs: &Filesystem, opts: &DiffOptions, keys: &Keys) -> Index {
         keys,
         first_ino: fs.sb.first_ino(),
     };
-    let mut v = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
+    let mut summaries = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
     // In group order already; sorted again in case a hostile geometry numbers slots oddly.
-    if !v.is_sorted_by_key(|e| e.ino) {
-        v.sort_unstable_by_key(|e| e.ino);
+    if !summaries.is_sorted_by_key(|e| e.ino) {
+        summaries.sort_unstable_by_key(|e| e.ino);
     }
-    Index(v)
+    Index(summaries)
 }
 
 /// Both images' indexes, walked at the same time.
 pub(super) fn index_both(
-    a: &Filesystem,
-    b: &Filesystem,
+    fs_a: &Filesystem,
+    fs_b: &Filesystem,
     opts: &DiffOptions,
     keys: &Keys,
 ) -> [Index; 2] {
-    let (x, y) = rayon::join(|| index(a, opts, keys), || index(b, opts, keys));
-    [x, y]
+    let (index_a, index_b) = rayon::join(|| index(fs_a, opts, keys), || index(fs_b, opts, keys));
+    [index_a, index_b]
 }
 
 #[cfg(test)]
@@ -220,9 +223,9 @@ mod tests {
         };
         assert_eq!(fp(&meta(12), &times), fp(&later, &times));
         // An xattr's name and value both count, and do not run into each other.
-        let (mut x, mut y) = (meta(12), meta(12));
-        x.xattrs.insert("user.ab".into(), "00".into());
-        y.xattrs.insert("user.a".into(), "b00".into());
-        assert_ne!(fp(&x, &plain), fp(&y, &plain));
+        let (mut name_ab, mut name_a) = (meta(12), meta(12));
+        name_ab.xattrs.insert("user.ab".into(), "00".into());
+        name_a.xattrs.insert("user.a".into(), "b00".into());
+        assert_ne!(fp(&name_ab, &plain), fp(&name_a, &plain));
     }
 }
