@@ -28,11 +28,12 @@ use crate::reader::dir::{self, AreaEntries};
 use crate::reader::features::{INCOMPAT_FILETYPE, RO_COMPAT_PROJECT};
 use crate::reader::fs::Filesystem;
 use crate::reader::inode::{self, Inode, InodeBase, XattrLocation};
-use crate::reader::itable::{inode_xattrs_cached, XattrBlockCache};
+use crate::reader::itable::XattrBlockCache;
 use crate::reader::ondisk::inode::{
-    S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK,
+    self as ondisk_inode, S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK,
 };
 use crate::reader::walk::{self, GroupEnd, TableVisitor};
+use crate::reader::xattr;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use std::collections::HashSet;
@@ -458,8 +459,12 @@ impl Query {
         true
     }
 
-    /// The xattr tests: names from the in-inode area and the (cached) block; values read only
-    /// for a name that matched.
+    /// The xattr tests, straight from the record: the in-inode entries parsed without building
+    /// their names (each compared as bytes to the names tested), the external block decoded once
+    /// per block (`cache`); values read only for a name that matched. Nothing is allocated per
+    /// xattr. The same answer as testing [`inode::inode_xattrs`]' items: a damaged in-inode area
+    /// holds no xattr there (its damage is `check`'s to report), a body entry is tested before
+    /// the block's (a body value that fails is not rescued by a block value, as before).
     fn xattrs_pass(
         &self,
         fs: &Filesystem,
@@ -470,13 +475,13 @@ impl Query {
         if !super::scan::may_have_xattrs(base, raw) {
             return false;
         }
-        let ind = Inode::parse(raw);
-        let (body, block) = inode_xattrs_cached(fs, raw, &ind, cache);
+        let body = xattr::parse_ibody_unnamed(raw, record_extra_isize(raw))
+            .map(|b| b.entries)
+            .unwrap_or_default();
+        let file_acl = base.file_acl();
+        let block = (file_acl != 0).then(|| cache.get(fs, file_acl));
         if self.spills {
-            let outside = body
-                .items
-                .iter()
-                .any(|x| matches!(x.location, XattrLocation::EaInode(_)))
+            let outside = body.iter().any(|e| e.value_inum != 0)
                 || block
                     .as_ref()
                     .is_some_and(|b| b.spills() || b.uses_ea_inode());
@@ -486,7 +491,7 @@ impl Query {
         }
         let mut full: Option<inode::InodeXattrs<'_>> = None;
         for t in &self.xattrs {
-            let in_body = body.items.iter().find(|x| x.name == t.name);
+            let in_body = body.iter().find(|e| entry_named(e, &t.name));
             let in_block = block
                 .as_ref()
                 .is_some_and(|b| b.entries.iter().any(|e| e.name == t.name));
@@ -497,12 +502,11 @@ impl Query {
                 continue;
             }
             let pass = match in_body {
-                Some(x) if !matches!(x.location, XattrLocation::EaInode(_)) => {
-                    x.value.as_deref().is_some_and(|v| t.value_passes(v))
-                }
+                Some(e) if e.value_inum == 0 => e.value.is_some_and(|v| t.value_passes(v)),
                 _ => {
                     // In the block or an EA inode: read the inode's xattrs whole, once.
-                    let all = full.get_or_insert_with(|| inode::inode_xattrs(fs, raw, &ind));
+                    let all = full
+                        .get_or_insert_with(|| inode::inode_xattrs(fs, raw, &Inode::parse(raw)));
                     all.items
                         .iter()
                         .filter(|x| x.name == t.name)
@@ -535,6 +539,21 @@ impl Query {
             })
             .collect()
     }
+}
+
+/// `i_extra_isize` as [`Inode::parse`] reads it: the record's, 0 for a 128-byte record.
+fn record_extra_isize(raw: &[u8]) -> u16 {
+    if raw.len() > ondisk_inode::BASE_SIZE {
+        ondisk_inode::large_in_record(raw).extra_isize
+    } else {
+        0
+    }
+}
+
+/// Is `e`'s full name (as [`xattr::full_name`] spells it) `name`? Compared as bytes; a stored
+/// name that is not UTF-8 is compared as the lossy conversion `full_name` makes of it.
+fn entry_named(e: &xattr::Entry<'_>, name: &str) -> bool {
+    e.has_full_name(name) || (std::str::from_utf8(e.raw_name).is_err() && e.full_name() == name)
 }
 
 /// An xattr's value wherever it lives (an EA inode's within the kernel's 64 KiB), `None` when it
