@@ -193,9 +193,9 @@ impl Acc {
         for (block, xref) in later.xattr_blocks {
             self.xattr_blocks
                 .entry(block)
-                .and_modify(|e| {
-                    e.refs = e.refs.saturating_add(xref.refs);
-                    e.first_ino = e.first_ino.min(xref.first_ino);
+                .and_modify(|existing| {
+                    existing.refs = existing.refs.saturating_add(xref.refs);
+                    existing.first_ino = existing.first_ino.min(xref.first_ino);
                 })
                 .or_insert(xref);
         }
@@ -351,9 +351,9 @@ impl Mapped {
     /// Claim the clusters the inode holds (see [`Mapped::clusters`]); returns their number.
     fn claim_clusters(&self, cluster_bits: u32, claims: &mut super::ownership::Claims) -> u64 {
         let mut count = 0u64;
-        let mut claim = |&(s, l): &(u64, u64)| {
-            claims.claim(s, l);
-            count += l;
+        let mut claim = |&(start, len): &(u64, u64)| {
+            claims.claim(start, len);
+            count += len;
         };
         if cluster_bits == 0 {
             self.ranges.iter().for_each(&mut claim);
@@ -383,9 +383,9 @@ impl Mapped {
         let mut claims: Vec<(u64, u64)> = self
             .ranges
             .iter()
-            .map(|&(s, l)| {
-                let first = s >> cluster_bits;
-                let last = (s + l - 1) >> cluster_bits;
+            .map(|&(start, len)| {
+                let first = start >> cluster_bits;
+                let last = (start + len - 1) >> cluster_bits;
                 (first, last - first + 1)
             })
             .collect();
@@ -497,11 +497,11 @@ fn map_extents_walked(
 /// the inode through the general walk.
 fn leaf_root(block: &[u8; I_BLOCK_SIZE]) -> Option<extent::ExtentHeader> {
     const ROOT_ENTRIES: u16 = ((I_BLOCK_SIZE - 12) / 12) as u16;
-    extent::ExtentHeader::decode_fast(block).filter(|h| {
-        h.magic == extent::EXTENT_MAGIC
-            && h.depth == 0
-            && h.entries <= h.max
-            && h.max <= ROOT_ENTRIES
+    extent::ExtentHeader::decode_fast(block).filter(|header| {
+        header.magic == extent::EXTENT_MAGIC
+            && header.depth == 0
+            && header.entries <= header.max
+            && header.max <= ROOT_ENTRIES
     })
 }
 
@@ -686,9 +686,9 @@ fn check_inode(
     raw: &[u8],
     acc: &mut Acc,
 ) -> bool {
-    let keep = |acc: &mut Acc, f: InodeFacts| {
-        let dir = f.is_dir();
-        acc.in_use.push(f);
+    let keep = |acc: &mut Acc, facts: InodeFacts| {
+        let dir = facts.is_dir();
+        acc.in_use.push(facts);
         dir
     };
     if in_bad_block(fs, ctx, group, ino) {
@@ -1092,8 +1092,8 @@ impl InodeCheck<'_> {
                 format!(
                     "symlink of size {} whose target is {}",
                     inode.size,
-                    target_len.map_or("unreadable or longer than a block".to_string(), |l| {
-                        format!("{l} bytes long")
+                    target_len.map_or("unreadable or longer than a block".to_string(), |len| {
+                        format!("{len} bytes long")
                     })
                 )
             });
@@ -1610,12 +1610,12 @@ fn report_multiply_claimed(
     let mut pairs: Vec<(u64, u32)> = walk
         .par_inodes()
         .filter(|i| i.blocks > 0 || i.ino == RESIZE_INO || i.ino == BAD_INO)
-        .flat_map_iter(|i| {
+        .flat_map_iter(|inode| {
             let mut out = Vec::new();
-            for cluster in inode_clusters(fs, ctx, i.ino) {
+            for cluster in inode_clusters(fs, ctx, inode.ino) {
                 for block in cluster.0..cluster.0 + cluster.1 {
                     if dups.contains(block) {
-                        out.push((block, i.ino));
+                        out.push((block, inode.ino));
                     }
                 }
                 if out.len() > 4096 {
@@ -1921,8 +1921,8 @@ fn policy_id(extras: &mut ExtrasAcc, policy: Vec<u8>) -> u32 {
         return id;
     }
     // FNV-1a, folded into the IDs above the map's and below the special ones.
-    let hash = policy.iter().fold(0x811c_9dc5u32, |hash, &b| {
-        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    let hash = policy.iter().fold(0x811c_9dc5u32, |hash, &byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
     });
     MAX_POLICY_IDS as u32 + hash % (UNRECOGNIZED_POLICY - 1 - MAX_POLICY_IDS as u32)
 }

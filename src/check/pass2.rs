@@ -72,14 +72,14 @@ impl Ctx {
         let ipg = fs.geo.inodes_per_group;
         let gdt_csum = sb.has_group_desc_csum();
         let groups = (0..fs.group_count())
-            .map(|g| {
-                let base = u64::from(g) * u64::from(ipg) + 1;
-                match fs.desc(g) {
-                    Ok(d) if gdt_csum => {
-                        let unused = d.itable_unused.min(ipg);
+            .map(|group| {
+                let base = u64::from(group) * u64::from(ipg) + 1;
+                match fs.desc(group) {
+                    Ok(desc) if gdt_csum => {
+                        let unused = desc.itable_unused.min(ipg);
                         let first_unused = base + u64::from(ipg - unused);
                         (
-                            d.has_flag(BG_INODE_UNINIT),
+                            desc.has_flag(BG_INODE_UNINIT),
                             u32::try_from(first_unused).unwrap_or(u32::MAX),
                         )
                     }
@@ -384,8 +384,8 @@ impl<'a> DirCheck<'a> {
             inode::DataMap::Blocks(w) => w
                 .runs
                 .iter()
-                .filter_map(|r| match r.kind {
-                    crate::reader::extent::MapKind::Data(l) => Some((l, r.len)),
+                .filter_map(|run| match run.kind {
+                    crate::reader::extent::MapKind::Data(logical) => Some((logical, run.len)),
                     _ => None,
                 })
                 .collect(),
@@ -585,8 +585,9 @@ impl<'a> DirCheck<'a> {
         };
         let data = data.to_vec();
         let fake = ondisk::decode::<DxNode>(&data).ok().map(|node| node.fake);
-        if fake.is_none_or(|f| {
-            f.inode != 0 || rec_len_from_disk(f.rec_len, self.ctx.bs) != self.ctx.bs
+        if fake.is_none_or(|fake_entry| {
+            fake_entry.inode != 0
+                || rec_len_from_disk(fake_entry.rec_len, self.ctx.bs) != self.ctx.bs
         }) {
             self.report(
                 RuleId::HtreeDepth,

@@ -123,8 +123,8 @@ pub fn device_mounted(path: &std::path::Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let rdev = std::fs::metadata(path).ok()?.rdev();
     let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    mounts.lines().find_map(|l| {
-        let mut it = l.split_whitespace();
+    mounts.lines().find_map(|line| {
+        let mut it = line.split_whitespace();
         let dev = it.next()?;
         let dir = it.next()?;
         let same = std::fs::metadata(dev).is_ok_and(|m| m.rdev() == rdev && rdev != 0);

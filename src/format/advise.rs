@@ -55,63 +55,68 @@ type LayoutRow = (&'static str, fn(&Layout) -> String);
 
 /// The rows of the predicted layout, in print order.
 const LAYOUT_ROWS: &[LayoutRow] = &[
-    ("block size", |l| l.block_size.to_string()),
-    ("blocks", |l| {
+    ("block size", |layout| layout.block_size.to_string()),
+    ("blocks", |layout| {
         format!(
             "{} ({})",
-            l.blocks_count,
-            human_bytes(l.blocks_count * u64::from(l.block_size))
+            layout.blocks_count,
+            human_bytes(layout.blocks_count * u64::from(layout.block_size))
         )
     }),
-    ("block groups", |l| {
-        format!("{} x {} blocks", l.groups, l.blocks_per_group)
+    ("block groups", |layout| {
+        format!("{} x {} blocks", layout.groups, layout.blocks_per_group)
     }),
-    ("flex_bg size", |l| {
-        l.flex_bg_size.map_or("off".into(), |g| g.to_string())
+    ("flex_bg size", |layout| {
+        layout.flex_bg_size.map_or("off".into(), |g| g.to_string())
     }),
-    ("inode size", |l| l.inode_size.to_string()),
-    ("inodes", |l| {
-        format!("{} ({} per group)", l.inodes_count, l.inodes_per_group)
+    ("inode size", |layout| layout.inode_size.to_string()),
+    ("inodes", |layout| {
+        format!(
+            "{} ({} per group)",
+            layout.inodes_count, layout.inodes_per_group
+        )
     }),
-    ("inode tables", |l| {
+    ("inode tables", |layout| {
         format!(
             "{} blocks/group, {} ({:.2}% of the device)",
-            l.inode_blocks_per_group,
-            human_bytes(l.inode_table_bytes),
-            l.inode_table_percent()
+            layout.inode_blocks_per_group,
+            human_bytes(layout.inode_table_bytes),
+            layout.inode_table_percent()
         )
     }),
-    ("journal", |l| {
-        if l.journal_blocks == 0 {
+    ("journal", |layout| {
+        if layout.journal_blocks == 0 {
             "none".into()
         } else {
             format!(
                 "{} blocks ({})",
-                l.journal_blocks,
-                human_bytes(l.journal_blocks * u64::from(l.block_size))
+                layout.journal_blocks,
+                human_bytes(layout.journal_blocks * u64::from(layout.block_size))
             )
         }
     }),
-    ("reserved for root", |l| {
+    ("reserved for root", |layout| {
         format!(
             "{} blocks ({})",
-            l.reserved_blocks,
-            pct(l.reserved_blocks, l.blocks_count)
+            layout.reserved_blocks,
+            pct(layout.reserved_blocks, layout.blocks_count)
         )
     }),
-    ("reserved GDT blocks", |l| l.reserved_gdt_blocks.to_string()),
-    ("RAID stride / width", |l| {
-        match (l.stride, l.stripe_width) {
+    ("reserved GDT blocks", |layout| {
+        layout.reserved_gdt_blocks.to_string()
+    }),
+    ("RAID stride / width", |layout| {
+        match (layout.stride, layout.stripe_width) {
             (Some(s), Some(w)) => format!("{s} / {w}"),
             _ => "-".into(),
         }
     }),
-    ("metadata overhead", |l| match l.overhead_blocks {
-        Some(o) => format!("{o} blocks ({})", pct(o, l.blocks_count)),
+    ("metadata overhead", |layout| match layout.overhead_blocks {
+        Some(o) => format!("{o} blocks ({})", pct(o, layout.blocks_count)),
         None => "-".into(),
     }),
-    ("space for data", |l| match l.data_blocks {
-        Some(b) => human_bytes(b * u64::from(l.block_size)),
+    ("space for data", |layout| match layout.data_blocks {
+        Some(b) => human_bytes(b * u64::from(layout.block_size)),
         None => "-".into(),
     }),
 ];
@@ -226,8 +231,8 @@ fn cover_cost_table(fit: &FitAdvice) -> table::Styled {
             cost.inode_size.to_string(),
             format!("{} of {}", cost.outlier_inodes_covered, fit.outlier_inodes),
             cost.extra_inode_table_bytes
-                .map_or("mke2fs would refuse".into(), |b| {
-                    format!("+{}", human_bytes(b))
+                .map_or("mke2fs would refuse".into(), |bytes| {
+                    format!("+{}", human_bytes(bytes))
                 }),
             cost.inode_table_percent
                 .map_or("-".into(), |p| format!("{p:.2}%")),

@@ -1374,8 +1374,8 @@ fn write_groups(
         // The bitmaps were read (and are in the page cache) by the check before: this is CPU.
         let texts: Vec<(String, Option<String>)> = (start..end)
             .into_par_iter()
-            .map_init(Vec::new, |scratch, g| {
-                group_text(fs, g, opts, marks, &nf, scratch)
+            .map_init(Vec::new, |scratch, group| {
+                group_text(fs, group, opts, marks, &nf, scratch)
             })
             .collect();
         for (text, error) in texts {

@@ -437,22 +437,26 @@ pub fn json_of(fs: &Filesystem, target: &str, report: &Report<'_>) -> InodeJson 
         xattrs: report.xattrs.items.iter().map(xattr_json).collect(),
         xattr_space: XattrSpaceJson {
             inode: report.xattrs.inode_space,
-            block: report.xattrs.block.as_ref().map(|b| XattrBlockJson {
-                block: b.block,
-                refcount: b.refcount,
-                hash: b.hash,
-                space: b.space,
-                checksum_ok: b.checksum.map(|c| c.ok()),
-                sorted: b.sorted,
-            }),
+            block: report
+                .xattrs
+                .block
+                .as_ref()
+                .map(|xattr_block| XattrBlockJson {
+                    block: xattr_block.block,
+                    refcount: xattr_block.refcount,
+                    hash: xattr_block.hash,
+                    space: xattr_block.space,
+                    checksum_ok: xattr_block.checksum.map(|c| c.ok()),
+                    sorted: xattr_block.sorted,
+                }),
         },
         data: data_json(report),
-        htree: report.htree.as_ref().map(|h| HtreeJson {
-            hash_version: crate::format::json::hash_version(h.hash_version),
-            indirect_levels: h.indirect_levels,
-            count: h.index.count,
-            limit: h.index.limit,
-            blocks: h.index.entries.iter().map(|e| e.1).collect(),
+        htree: report.htree.as_ref().map(|htree| HtreeJson {
+            hash_version: crate::format::json::hash_version(htree.hash_version),
+            indirect_levels: htree.indirect_levels,
+            count: htree.index.count,
+            limit: htree.index.limit,
+            blocks: htree.index.entries.iter().map(|e| e.1).collect(),
         }),
         problems: report.problems.iter().map(ToString::to_string).collect(),
         allocated: report.allocated,

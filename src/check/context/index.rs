@@ -338,8 +338,8 @@ impl InodeIndex {
     /// their group (not what the walk makes) are sorted out through [`InodeIndex::new`].
     pub fn from_lists(lists: Vec<GroupList>, ipg: u32) -> InodeIndex {
         let ipg = ipg.max(1);
-        InodeIndex::build(place_lists(lists, ipg), ipg).unwrap_or_else(|g| {
-            let all: Vec<InodeFacts> = g.into_iter().flat_map(|g| g.0).collect();
+        InodeIndex::build(place_lists(lists, ipg), ipg).unwrap_or_else(|unbuilt| {
+            let all: Vec<InodeFacts> = unbuilt.into_iter().flat_map(|group| group.0).collect();
             InodeIndex::new(all, ipg)
         })
     }
