@@ -102,40 +102,42 @@ pub struct AdviseArgs {
 const SAMPLE_MIN_BYTES_PER_INODE: u64 = 4096;
 
 /// A file count: digits, or a decimal number with k/K, M or G (powers of 1000: 30M, 1.5G).
-fn parse_count(s: &str) -> Result<u64, String> {
-    let t = s.trim().replace('_', "");
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (t.as_str(), 1.0),
+fn parse_count(arg: &str) -> Result<u64, String> {
+    let text = arg.trim().replace('_', "");
+    let (num, mult) = match text.chars().last() {
+        Some('k' | 'K') => (&text[..text.len() - 1], 1e3),
+        Some('m' | 'M') => (&text[..text.len() - 1], 1e6),
+        Some('g' | 'G') => (&text[..text.len() - 1], 1e9),
+        _ => (text.as_str(), 1.0),
     };
-    if let (Ok(n), true) = (num.parse::<u64>(), mult == 1.0) {
-        return Ok(n);
+    if let (Ok(count), true) = (num.parse::<u64>(), mult == 1.0) {
+        return Ok(count);
     }
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * mult < 1.8e19 => Ok((v * mult).round() as u64),
-        _ => Err(format!("'{s}' is not a count (e.g. 250000, 30M, 1.5G)")),
+        Ok(parsed) if parsed.is_finite() && parsed >= 0.0 && parsed * mult < 1.8e19 => {
+            Ok((parsed * mult).round() as u64)
+        }
+        _ => Err(format!("'{arg}' is not a count (e.g. 250000, 30M, 1.5G)")),
     }
 }
 
 /// Parse `NAME=SIZE` (`NAME=@FILE` takes a file's size).
-fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
-    let (n, v) = s
+fn parse_xattr(arg: &str) -> anyhow::Result<Attr> {
+    let (name, value) = arg
         .split_once('=')
-        .with_context(|| format!("--xattr {s}: expected NAME=SIZE"))?;
-    let size = if let Some(f) = v.strip_prefix('@') {
-        std::fs::metadata(f)
-            .with_context(|| format!("--xattr {s}: {f}"))?
+        .with_context(|| format!("--xattr {arg}: expected NAME=SIZE"))?;
+    let size = if let Some(file) = value.strip_prefix('@') {
+        std::fs::metadata(file)
+            .with_context(|| format!("--xattr {arg}: {file}"))?
             .len()
     } else {
-        parse_size(v).with_context(|| format!("--xattr {s}"))?
+        parse_size(value).with_context(|| format!("--xattr {arg}"))?
     };
     let size = u32::try_from(size).context("xattr value too large")?;
-    if e4inspect::reader::xattr::split_name(n).is_none() {
-        bail!("--xattr {s}: '{n}' is not a valid xattr name (user., trusted., security., system.)");
+    if e4inspect::reader::xattr::split_name(name).is_none() {
+        bail!("--xattr {arg}: '{name}' is not a valid xattr name (user., trusted., security., system.)");
     }
-    Ok(Attr::new(n, size))
+    Ok(Attr::new(name, size))
 }
 
 /// Statistics of a sampled tree.
@@ -156,42 +158,44 @@ fn sample_tree(root: &Path) -> anyhow::Result<TreeSample> {
         .into());
     }
     let dev = meta.dev();
-    let mut s = TreeSample {
+    let mut sample = TreeSample {
         inodes: 0,
         bytes: 0,
         sets: SetSampler::default(),
     };
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![root.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
+    while let Some(path) = stack.pop() {
+        let Ok(info) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        if m.dev() != dev || (m.nlink() > 1 && !m.is_dir() && !seen.insert(m.ino())) {
+        if info.dev() != dev || (info.nlink() > 1 && !info.is_dir() && !seen.insert(info.ino())) {
             continue;
         }
-        s.inodes += 1;
-        if m.is_file() {
-            s.bytes += m.len();
+        sample.inodes += 1;
+        if info.is_file() {
+            sample.bytes += info.len();
         }
         // The same reader as `fit --from-dir`: complete lists and values, errors reported.
-        let x = e4inspect::models::fit::path_xattrs(&p)?;
-        if !x.is_empty() {
+        let xattrs = e4inspect::models::fit::path_xattrs(&path)?;
+        if !xattrs.is_empty() {
             let set = XattrSet {
-                attrs: x,
+                attrs: xattrs,
                 inline_data: None,
             };
-            s.sets.add(set, 1, Some(p.display().to_string()), None);
+            sample
+                .sets
+                .add(set, 1, Some(path.display().to_string()), None);
         }
-        if m.is_dir() {
-            if let Ok(rd) = std::fs::read_dir(&p) {
-                for e in rd.flatten() {
-                    stack.push(e.path());
+        if info.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(&path) {
+                for entry in rd.flatten() {
+                    stack.push(entry.path());
                 }
             }
         }
     }
-    Ok(s)
+    Ok(sample)
 }
 
 /// Every in-use inode's xattr set in an image, inodes with the same set counted together and
@@ -203,9 +207,9 @@ fn image_xattr_sets(fs: &e4inspect::reader::fs::Filesystem) -> SetSampler {
         &cache,
         1,
         SetSampler::default,
-        |sets, g| {
-            let ino = g.inodes.first().copied();
-            sets.add(g.set, g.count, None, ino);
+        |sets, group| {
+            let ino = group.inodes.first().copied();
+            sets.add(group.set, group.count, None, ino);
         },
         SetSampler::merge,
         &|_| {},
@@ -214,24 +218,29 @@ fn image_xattr_sets(fs: &e4inspect::reader::fs::Filesystem) -> SetSampler {
 }
 
 /// The grouped sets, and a note for the sample label when some inodes' sets were not kept.
-fn finish_sample(s: SetSampler) -> (Vec<SampledSet>, String) {
-    let note = if s.unsampled > 0 {
+fn finish_sample(sampler: SetSampler) -> (Vec<SampledSet>, String) {
+    let note = if sampler.unsampled > 0 {
         format!(
             " ({} inodes with xattr sets beyond the first {} distinct sets not modelled)",
-            s.unsampled,
+            sampler.unsampled,
             advise::MAX_DISTINCT_SETS
         )
     } else {
         String::new()
     };
-    (s.finish(), note)
+    (sampler.finish(), note)
 }
 
 /// Paths for the image inodes named as outliers.
-fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
-    let Some(fit) = a.fit.as_mut() else { return };
-    let wanted: std::collections::HashSet<u32> =
-        fit.outliers.iter().filter_map(|o| o.ino).collect();
+fn name_image_outliers(advice: &mut Advice, img: &Path, source: &super::SourceArgs) {
+    let Some(fit) = advice.fit.as_mut() else {
+        return;
+    };
+    let wanted: std::collections::HashSet<u32> = fit
+        .outliers
+        .iter()
+        .filter_map(|outlier| outlier.ino)
+        .collect();
     if wanted.is_empty() {
         return;
     }
@@ -240,77 +249,78 @@ fn name_image_outliers(a: &mut Advice, img: &Path, source: &super::SourceArgs) {
     };
     super::watch_reads(&fs);
     let paths = e4inspect::views::scan::inode_paths(&fs, &wanted);
-    for o in &mut fit.outliers {
-        if o.path.is_none() {
-            o.path = o.ino.and_then(|i| paths.get(&i).cloned());
+    for outlier in &mut fit.outliers {
+        if outlier.path.is_none() {
+            outlier.path = outlier.ino.and_then(|i| paths.get(&i).cloned());
         }
     }
 }
 
 /// Build the workload from the arguments.
 pub fn workload(args: &AdviseArgs) -> anyhow::Result<Workload> {
-    let mut w = Workload::new(target_bytes(args)?);
-    w.block_size = args.block_size;
-    w.inode_size = args.inode_size;
-    if let Some(j) = &args.journal_size {
-        let b = parse_size(j).with_context(|| format!("--journal-size {j}"))?;
-        w.journal_mib = Some(b.div_ceil(1 << 20));
+    let mut workload = Workload::new(target_bytes(args)?);
+    workload.block_size = args.block_size;
+    workload.inode_size = args.inode_size;
+    if let Some(journal_size) = &args.journal_size {
+        let bytes =
+            parse_size(journal_size).with_context(|| format!("--journal-size {journal_size}"))?;
+        workload.journal_mib = Some(bytes.div_ceil(1 << 20));
     }
-    w.population.files = args.files;
-    if let Some(a) = &args.avg_file_size {
-        w.population.avg_file_size =
-            Some(parse_size(a).with_context(|| format!("--avg-file-size {a}"))?);
+    workload.population.files = args.files;
+    if let Some(avg) = &args.avg_file_size {
+        workload.population.avg_file_size =
+            Some(parse_size(avg).with_context(|| format!("--avg-file-size {avg}"))?);
     }
     if let Some(dir) = &args.from_dir {
-        sample_from_dir(&mut w, dir)?;
+        sample_from_dir(&mut workload, dir)?;
     }
     if let Some(img) = &args.from_image {
-        sample_from_image(&mut w, img, &args.source)?;
+        sample_from_image(&mut workload, img, &args.source)?;
     }
-    add_xattrs(&mut w, args)?;
-    w.fit_share = args.fit_share / 100.0;
-    w.raid = raid(args)?;
-    w.rotational = args.rotational;
-    w.metadata_heavy = args.metadata_heavy;
-    w.project_quota = args.project_quota;
-    w.large_dirs = args.large_dirs;
-    if let Some(k) = &args.kernel {
-        w.kernel = Some(parse_kernel(k)?);
+    add_xattrs(&mut workload, args)?;
+    workload.fit_share = args.fit_share / 100.0;
+    workload.raid = raid(args)?;
+    workload.rotational = args.rotational;
+    workload.metadata_heavy = args.metadata_heavy;
+    workload.project_quota = args.project_quota;
+    workload.large_dirs = args.large_dirs;
+    if let Some(kernel) = &args.kernel {
+        workload.kernel = Some(parse_kernel(kernel)?);
     }
-    Ok(w)
+    Ok(workload)
 }
 
 /// The size the filesystem will fill: `--size`, else the size of `--device`.
 fn target_bytes(args: &AdviseArgs) -> anyhow::Result<u64> {
     Ok(match (&args.size, &args.device) {
-        (Some(s), _) => parse_size(s).with_context(|| format!("--size {s}"))?,
-        (None, Some(d)) => e4inspect::reader::source::Source::open(d)?.len(),
+        (Some(size), _) => parse_size(size).with_context(|| format!("--size {size}"))?,
+        (None, Some(device)) => e4inspect::reader::source::Source::open(device)?.len(),
         (None, None) => bail!("give --size or --device"),
     })
 }
 
 /// `--from-dir`: the tree's inode count, bytes per inode and xattr sets.
-fn sample_from_dir(w: &mut Workload, dir: &Path) -> anyhow::Result<()> {
+fn sample_from_dir(workload: &mut Workload, dir: &Path) -> anyhow::Result<()> {
     let sample = sample_tree(dir)?;
     let (sets, note) = finish_sample(sample.sets);
     let with_xattrs: u64 = sets.iter().map(|x| x.count).sum();
     if let Some(avg) = sample.bytes.checked_div(sample.inodes) {
-        w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
+        workload.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
     }
-    w.population.sample = Some(format!(
+    workload.population.sample = Some(format!(
         "{}: {} inodes, {with_xattrs} with xattrs, {} per inode{note}",
         dir.display(),
         sample.inodes,
         human_bytes(sample.bytes / sample.inodes.max(1))
     ));
-    w.population.xattr_sets = sets;
-    w.population.sample_inodes = sample.inodes;
+    workload.population.xattr_sets = sets;
+    workload.population.sample_inodes = sample.inodes;
     Ok(())
 }
 
 /// `--from-image`: the image's inodes in use, bytes per inode and xattr sets.
 fn sample_from_image(
-    w: &mut Workload,
+    workload: &mut Workload,
     img: &Path,
     source: &super::SourceArgs,
 ) -> anyhow::Result<()> {
@@ -339,33 +349,34 @@ fn sample_from_image(
         .saturating_sub(sb.free_blocks_count())
         .saturating_mul(fs.block_size());
     if let Some(avg) = used_bytes.checked_div(used_inodes) {
-        w.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
+        workload.population.avg_file_size = Some(avg.max(SAMPLE_MIN_BYTES_PER_INODE));
     }
     let (sets, note) = finish_sample(image_xattr_sets(&fs));
-    w.population.sample = Some(format!(
+    workload.population.sample = Some(format!(
         "{}: {used_inodes} inodes in use, {} with xattrs, {} per inode{note}",
         img.display(),
         sets.iter().map(|s| s.count).sum::<u64>(),
         human_bytes(used_bytes / used_inodes.max(1))
     ));
-    w.population.xattr_sets = sets;
-    w.population.sample_inodes = used_inodes;
+    workload.population.xattr_sets = sets;
+    workload.population.sample_inodes = used_inodes;
     Ok(())
 }
 
 /// `--profile` and `--xattr`: the attributes every inode carries (a profile's name once).
-fn add_xattrs(w: &mut Workload, args: &AdviseArgs) -> anyhow::Result<()> {
-    for p in &args.profile {
-        for a in e4inspect::models::profiles::resolve(p)? {
-            if w.xattrs.iter().all(|x| x.name != a.name) {
-                w.xattrs.push(a);
+fn add_xattrs(workload: &mut Workload, args: &AdviseArgs) -> anyhow::Result<()> {
+    for profile in &args.profile {
+        for attr in e4inspect::models::profiles::resolve(profile)? {
+            if workload.xattrs.iter().all(|x| x.name != attr.name) {
+                workload.xattrs.push(attr);
             }
         }
-        w.profiles
-            .extend(p.split(',').map(|s| s.trim().to_string()));
+        workload
+            .profiles
+            .extend(profile.split(',').map(|s| s.trim().to_string()));
     }
-    for x in &args.xattr {
-        w.xattrs.push(parse_xattr(x)?);
+    for xattr in &args.xattr {
+        workload.xattrs.push(parse_xattr(xattr)?);
     }
     Ok(())
 }
@@ -377,37 +388,37 @@ fn raid(args: &AdviseArgs) -> anyhow::Result<Option<Raid>> {
         bail!("--raid-chunk needs --raid-data-disks N or --raid-level L --raid-disks N");
     }
     let mut raid = None;
-    if let (Some(c), Some(n)) = (&args.raid_chunk, args.raid_data_disks) {
-        let chunk = parse_size(c).with_context(|| format!("--raid-chunk {c}"))?;
+    if let (Some(chunk_text), Some(disks)) = (&args.raid_chunk, args.raid_data_disks) {
+        let chunk = parse_size(chunk_text).with_context(|| format!("--raid-chunk {chunk_text}"))?;
         raid = Some(Raid {
             chunk_bytes: chunk,
-            data_disks: n,
-            description: format!("chunk {}, {n} data disks", human_bytes(chunk)),
+            data_disks: disks,
+            description: format!("chunk {}, {disks} data disks", human_bytes(chunk)),
         });
     }
-    if let (Some(l), Some(n)) = (&args.raid_level, args.raid_disks) {
+    if let (Some(level), Some(disks)) = (&args.raid_level, args.raid_disks) {
         let chunk = args.raid_chunk.as_deref().map(parse_size).transpose()?;
-        raid = Some(Raid::from_level(l, n, chunk)?);
+        raid = Some(Raid::from_level(level, disks, chunk)?);
     }
     Ok(raid)
 }
 
 /// Compute the advice (no printing).
 pub fn compute(args: &AdviseArgs) -> anyhow::Result<Advice> {
-    let w = workload(args)?;
+    let workload = workload(args)?;
     let conf = MkfsConf::system();
-    let a = advise::advise(&w, &conf)?;
-    let mut a = a;
+    let advice = advise::advise(&workload, &conf)?;
+    let mut advice = advice;
     if let Some(img) = &args.from_image {
-        name_image_outliers(&mut a, img, &args.source);
+        name_image_outliers(&mut advice, img, &args.source);
     }
     let dev = args.device.as_ref().map(|d| d.display().to_string());
-    Ok(a.with_device(dev.as_deref()))
+    Ok(advice.with_device(dev.as_deref()))
 }
 
 /// 16 for a refused or malformed request, 8 when a device, image or tree cannot be read.
-fn exit_code(e: &anyhow::Error) -> i32 {
-    for cause in e.chain() {
+fn exit_code(error: &anyhow::Error) -> i32 {
+    for cause in error.chain() {
         if let Some(err) = cause.downcast_ref::<e4inspect::Error>() {
             return match err {
                 e4inspect::Error::Invalid(_) => super::EXIT_USAGE,
@@ -423,26 +434,26 @@ fn exit_code(e: &anyhow::Error) -> i32 {
 
 /// Run `e4inspect advise`; returns the exit code.
 pub fn run(args: &AdviseArgs) -> anyhow::Result<i32> {
-    let a = match compute(args) {
-        Ok(a) => a,
-        Err(e) => {
-            super::say(format_args!("{}", super::one_line(&e)));
-            return Ok(exit_code(&e));
+    let advice = match compute(args) {
+        Ok(advice) => advice,
+        Err(error) => {
+            super::say(format_args!("{}", super::one_line(&error)));
+            return Ok(exit_code(&error));
         }
     };
     // Warnings first, on stderr: they lead what a terminal shows and survive `> advice.txt`
     // being read by a script (JSON keeps them in `warnings` too).
-    for w in &a.warnings {
-        eprintln!("e4inspect advise: warning: {w}");
+    for warning in &advice.warnings {
+        eprintln!("e4inspect advise: warning: {warning}");
     }
     if args.output.json() {
         let doc = AdviseDocument {
             schema_version: e4inspect::format::json::SchemaVersion,
-            advice: &a,
+            advice: &advice,
         };
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        super::emit(&e4inspect::format::advise::render(&a))?;
+        super::emit(&e4inspect::format::advise::render(&advice))?;
     }
     Ok(super::EXIT_OK)
 }

@@ -129,8 +129,8 @@ fn select(sel: &str) -> anyhow::Result<(Specificity, Vec<RuleId>)> {
             family_rules(sel).map(|r| r.id).collect(),
         ));
     }
-    if let Some(r) = check::rules::rule(sel) {
-        return Ok((Specificity::Rule, vec![r.id]));
+    if let Some(rule) = check::rules::rule(sel) {
+        return Ok((Specificity::Rule, vec![rule.id]));
     }
     let names = RULES
         .iter()
@@ -201,18 +201,18 @@ impl Policy {
     /// Apply to a report: drop allowed rules, rewrite severities, recount.
     pub fn apply(&self, rep: &mut Report) {
         rep.findings.retain(|f| self.level(f.rule).is_some());
-        for f in &mut rep.findings {
-            if let Some(s) = self.level(f.rule) {
-                f.severity = s;
+        for finding in &mut rep.findings {
+            if let Some(severity) = self.level(finding.rule) {
+                finding.severity = severity;
             }
         }
         rep.counts.retain(|id, _| self.level(*id).is_some());
         rep.errors = 0;
         rep.warnings = 0;
-        for (id, n) in &rep.counts {
+        for (id, count) in &rep.counts {
             match self.level(*id) {
-                Some(Severity::Error) => rep.errors += n,
-                Some(Severity::Warning) => rep.warnings += n,
+                Some(Severity::Error) => rep.errors += count,
+                Some(Severity::Warning) => rep.warnings += count,
                 None => {}
             }
         }
@@ -229,11 +229,11 @@ enum Outcome {
 }
 
 /// Exit status of one image's outcome.
-fn status(o: &Outcome) -> i32 {
-    match o {
+fn status(outcome: &Outcome) -> i32 {
+    match outcome {
         // The report is incomplete: a read of the input failed (one line on stderr said so).
-        Outcome::Checked(r) if r.read_failure.is_some() => EXIT_OPERATIONAL,
-        Outcome::Checked(r) if r.errors > 0 => EXIT_PROBLEMS,
+        Outcome::Checked(report) if report.read_failure.is_some() => EXIT_OPERATIONAL,
+        Outcome::Checked(report) if report.errors > 0 => EXIT_PROBLEMS,
         Outcome::Checked(_) => EXIT_OK,
         Outcome::Failed { .. } => EXIT_OPERATIONAL,
     }
@@ -257,11 +257,11 @@ fn limit_findings(rep: &mut Report, max: Option<u64>) {
 // ---------------------------------------------------------------------------------------------
 // Text
 
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
+fn plural(count: u64, word: &str) -> String {
+    if count == 1 {
+        format!("{count} {word}")
     } else {
-        format!("{n} {word}s")
+        format!("{count} {word}s")
     }
 }
 
@@ -280,52 +280,52 @@ fn list_rules(format: Format, out: &mut dyn Write) -> anyhow::Result<i32> {
         }
         Format::Text => {}
     }
-    let mut t = table::table(&[
+    let mut rules_table = table::table(&[
         "rule",
         "severity",
         "description",
         "enforced by",
         "e2fsck problem",
     ]);
-    table::no_wrap(&mut t, &[0]);
-    for r in RULES {
-        let by: Vec<&str> = r.enforced_by.iter().map(|e| e.name()).collect();
-        t.add_row(vec![
-            r.id.to_string(),
-            r.severity.name().to_string(),
-            r.description.to_string(),
+    table::no_wrap(&mut rules_table, &[0]);
+    for rule in RULES {
+        let by: Vec<&str> = rule.enforced_by.iter().map(|e| e.name()).collect();
+        rules_table.add_row(vec![
+            rule.id.to_string(),
+            rule.severity.name().to_string(),
+            rule.description.to_string(),
             dash_if_empty(by.join(", ")),
-            dash_if_empty(r.e2fsck.join(", ")),
+            dash_if_empty(rule.e2fsck.join(", ")),
         ]);
     }
-    writeln!(out, "{t}")?;
+    writeln!(out, "{rules_table}")?;
     Ok(EXIT_OK)
 }
 
-fn dash_if_empty(s: String) -> String {
-    if s.is_empty() {
+fn dash_if_empty(text: String) -> String {
+    if text.is_empty() {
         "-".to_string()
     } else {
-        s
+        text
     }
 }
 
 /// The summary table: one row per rule with findings, with its effective severity and the
 /// problem found.
 fn summary(rep: &Report, policy: &Policy) -> table::Styled {
-    let mut t = table::table(&["rule", "severity", "findings", "problem"]);
-    table::no_wrap(&mut t, &[0]);
-    for r in RULES {
-        if let (Some(&n), Some(sev)) = (rep.counts.get(&r.id), policy.level(r.id)) {
-            t.add_row(vec![
-                r.id.to_string(),
+    let mut summary_table = table::table(&["rule", "severity", "findings", "problem"]);
+    table::no_wrap(&mut summary_table, &[0]);
+    for rule in RULES {
+        if let (Some(&count), Some(sev)) = (rep.counts.get(&rule.id), policy.level(rule.id)) {
+            summary_table.add_row(vec![
+                rule.id.to_string(),
                 sev.name().to_string(),
-                n.to_string(),
-                problem(rep, r.id, n),
+                count.to_string(),
+                problem(rep, rule.id, count),
             ]);
         }
     }
-    t
+    summary_table
 }
 
 /// Longest problem text in a summary row or a JUnit failure message (a finding can list
@@ -336,29 +336,29 @@ const PROBLEM_CHARS: usize = 100;
 /// on the finding line above the table), else, when no finding of the rule is listed, the
 /// catalogue's passing condition marked as not met. The catalogue describes what holds on a
 /// healthy filesystem; beside a failure that reads as its opposite.
-fn problem(rep: &Report, id: RuleId, n: u64) -> String {
+fn problem(rep: &Report, id: RuleId, count: u64) -> String {
     let Some(first) = rep.findings.iter().find(|f| f.rule == id) else {
         return format!("not met: {}", id.rule().description);
     };
     let mut text = shorten(&first.message, PROBLEM_CHARS);
-    if n > 1 {
-        text.push_str(&format!(" (and {} more)", n - 1));
+    if count > 1 {
+        text.push_str(&format!(" (and {} more)", count - 1));
     }
     text
 }
 
 /// `s` cut to at most `max` characters, with "..." when cut.
-fn shorten(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}...", s[..cut].trim_end()),
-        None => s.to_string(),
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", text[..cut].trim_end()),
+        None => text.to_string(),
     }
 }
 
 /// The note on findings counted but not listed, if any.
 fn not_listed_note(rep: &Report, max: Option<u64>) -> Option<String> {
-    let n = not_listed(rep);
-    (n > 0).then(|| {
+    let count = not_listed(rep);
+    (count > 0).then(|| {
         let why = match max {
             Some(m) => format!(
                 "--max-findings {m}, and at most {} per rule",
@@ -369,7 +369,7 @@ fn not_listed_note(rep: &Report, max: Option<u64>) -> Option<String> {
         format!(
             "{}: {} not listed ({why})",
             rep.image,
-            plural(n, "more finding")
+            plural(count, "more finding")
         )
     })
 }
@@ -388,8 +388,8 @@ fn write_text(
     if !first {
         writeln!(out)?;
     }
-    for f in &rep.findings {
-        writeln!(out, "{}", check_text::line(&rep.image, f))?;
+    for finding in &rep.findings {
+        writeln!(out, "{}", check_text::line(&rep.image, finding))?;
     }
     if let Some(note) = not_listed_note(rep, max) {
         writeln!(out, "{note}")?;
@@ -414,27 +414,27 @@ fn write_github(outcome: &Outcome, max: Option<u64>, out: &mut dyn Write) -> std
     let rep = match outcome {
         Outcome::Checked(rep) => rep,
         Outcome::Failed { image, error } => {
-            let a = github::Annotation {
+            let annotation = github::Annotation {
                 level: github::Level::Error,
                 file: image,
                 title: "e4inspect check",
                 message: error,
             };
-            return github::write_annotation(out, &a);
+            return github::write_annotation(out, &annotation);
         }
     };
-    for f in &rep.findings {
-        let message = check_text::located_message(f);
-        let a = github::Annotation {
-            level: match f.severity {
+    for finding in &rep.findings {
+        let message = check_text::located_message(finding);
+        let annotation = github::Annotation {
+            level: match finding.severity {
                 Severity::Error => github::Level::Error,
                 Severity::Warning => github::Level::Warning,
             },
             file: &rep.image,
-            title: f.rule.as_str(),
+            title: finding.rule.as_str(),
             message: &message,
         };
-        github::write_annotation(out, &a)?;
+        github::write_annotation(out, &annotation)?;
     }
     if let Some(note) = not_listed_note(rep, max) {
         writeln!(out, "{note}")?;
@@ -466,33 +466,33 @@ fn junit_case(rep: &Report, family: &str, quick: bool, policy: &Policy) -> junit
         case.skipped = Some("every rule of the family is allowed".into());
         return case;
     }
-    for r in family_rules(family) {
-        let Some(&n) = rep.counts.get(&r.id) else {
+    for rule in family_rules(family) {
+        let Some(&count) = rep.counts.get(&rule.id) else {
             continue;
         };
         let lines: Vec<String> = rep
             .findings
             .iter()
-            .filter(|f| f.rule == r.id)
+            .filter(|f| f.rule == rule.id)
             .map(|f| check_text::line(&rep.image, f))
             .collect();
         let mut text = lines.join("\n");
-        let unlisted = n.saturating_sub(lines.len() as u64);
+        let unlisted = count.saturating_sub(lines.len() as u64);
         if unlisted > 0 {
             text.push_str(&format!(
                 "\n({} not listed)",
                 plural(unlisted, "more finding")
             ));
         }
-        match policy.level(r.id) {
+        match policy.level(rule.id) {
             Some(Severity::Error) => case.failures.push(junit::Problem {
                 message: format!(
                     "{}: {} ({})",
-                    r.id,
-                    plural(n, "finding"),
-                    problem(rep, r.id, n)
+                    rule.id,
+                    plural(count, "finding"),
+                    problem(rep, rule.id, count)
                 ),
-                kind: r.id.to_string(),
+                kind: rule.id.to_string(),
                 text,
             }),
             Some(Severity::Warning) => {
@@ -607,10 +607,10 @@ pub fn run_to(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     }
     let policy = Policy::from_args(args)?;
     let mut outcomes = Vec::new();
-    for (i, path) in args.images.iter().enumerate() {
+    for (index, path) in args.images.iter().enumerate() {
         let outcome = check_one(path, args, &policy);
         match format {
-            Format::Text => write_text(&outcome, i == 0, args, &policy, out)?,
+            Format::Text => write_text(&outcome, index == 0, args, &policy, out)?,
             Format::Github => write_github(&outcome, args.max_findings, out)?,
             Format::Json | Format::Junit => {}
         }
@@ -645,32 +645,33 @@ mod tests {
         a: CheckArgs,
     }
 
-    fn args(v: &[&str]) -> CheckArgs {
+    fn args(extra: &[&str]) -> CheckArgs {
         let mut all = vec!["t", "x.img"];
-        all.extend_from_slice(v);
+        all.extend_from_slice(extra);
         T::parse_from(all).a
     }
 
     #[test]
     fn policy_levels_follow_specificity() {
-        let p = Policy::from_args(&args(&["--allow", "inode", "--deny", "inode.mode"])).unwrap();
-        assert_eq!(p.level(RuleId::InodeMode), Some(Severity::Error));
-        assert_eq!(p.level(RuleId::InodeChecksum), None);
-        assert_eq!(p.level(RuleId::SbMagic), Some(Severity::Error));
-        let p = Policy::from_args(&args(&["--warn", "gd.checksum,sb"])).unwrap();
-        assert_eq!(p.level(RuleId::GdChecksum), Some(Severity::Warning));
-        assert_eq!(p.level(RuleId::SbMagic), Some(Severity::Warning));
-        let p = Policy::from_args(&args(&["--werror"])).unwrap();
-        assert_eq!(p.level(RuleId::StateMounted), Some(Severity::Error));
+        let policy =
+            Policy::from_args(&args(&["--allow", "inode", "--deny", "inode.mode"])).unwrap();
+        assert_eq!(policy.level(RuleId::InodeMode), Some(Severity::Error));
+        assert_eq!(policy.level(RuleId::InodeChecksum), None);
+        assert_eq!(policy.level(RuleId::SbMagic), Some(Severity::Error));
+        let policy = Policy::from_args(&args(&["--warn", "gd.checksum,sb"])).unwrap();
+        assert_eq!(policy.level(RuleId::GdChecksum), Some(Severity::Warning));
+        assert_eq!(policy.level(RuleId::SbMagic), Some(Severity::Warning));
+        let policy = Policy::from_args(&args(&["--werror"])).unwrap();
+        assert_eq!(policy.level(RuleId::StateMounted), Some(Severity::Error));
     }
 
     #[test]
     fn policy_rejects_unknown_and_conflicting_selectors() {
-        let e = Policy::from_args(&args(&["--allow", "sb.magik"])).unwrap_err();
-        assert!(exit::is_usage(&e));
-        assert!(e.to_string().contains("did you mean 'sb.magic'"), "{e}");
-        let e = Policy::from_args(&args(&["--allow", "sb", "--deny", "sb"])).unwrap_err();
-        assert!(exit::is_usage(&e), "{e}");
+        let err = Policy::from_args(&args(&["--allow", "sb.magik"])).unwrap_err();
+        assert!(exit::is_usage(&err));
+        assert!(err.to_string().contains("did you mean 'sb.magic'"), "{err}");
+        let err = Policy::from_args(&args(&["--allow", "sb", "--deny", "sb"])).unwrap_err();
+        assert!(exit::is_usage(&err), "{err}");
     }
 }
 

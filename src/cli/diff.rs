@@ -47,80 +47,91 @@ pub struct DiffDocument<'a> {
     pub report: &'a Report,
 }
 
-fn describe(c: &Change) -> String {
-    let (a, b) = (c.a.as_ref(), c.b.as_ref());
-    let parts: Vec<String> = c
+fn describe(change: &Change) -> String {
+    let (meta_a, meta_b) = (change.a.as_ref(), change.b.as_ref());
+    let parts: Vec<String> = change
         .fields
         .iter()
-        .map(|f| {
-            let pick = |m: Option<&diff::Meta>| -> String {
-                let Some(m) = m else { return "-".into() };
-                match f.as_str() {
-                    "type" => m.kind.clone(),
-                    "size" => m.size.map_or("-".into(), |s| s.to_string()),
-                    "mode" => m.mode.clone(),
-                    "owner" => m.owner.clone(),
-                    "mtime" => m.mtime.clone(),
-                    "atime" => m.atime.clone().unwrap_or_default(),
-                    "ctime" => m.ctime.clone().unwrap_or_default(),
-                    "crtime" => m.crtime.clone().unwrap_or_default(),
-                    "target" => m.target.clone().unwrap_or_default(),
-                    "device" => m.device.clone().unwrap_or_default(),
-                    "inode" => m.inode.to_string(),
-                    "links" => m.links.to_string(),
-                    x => match x.strip_prefix("xattr.") {
-                        Some(n) => m.xattrs.get(n).cloned().unwrap_or_else(|| "(none)".into()),
+        .map(|field| {
+            let pick = |meta: Option<&diff::Meta>| -> String {
+                let Some(meta) = meta else { return "-".into() };
+                match field.as_str() {
+                    "type" => meta.kind.clone(),
+                    "size" => meta.size.map_or("-".into(), |s| s.to_string()),
+                    "mode" => meta.mode.clone(),
+                    "owner" => meta.owner.clone(),
+                    "mtime" => meta.mtime.clone(),
+                    "atime" => meta.atime.clone().unwrap_or_default(),
+                    "ctime" => meta.ctime.clone().unwrap_or_default(),
+                    "crtime" => meta.crtime.clone().unwrap_or_default(),
+                    "target" => meta.target.clone().unwrap_or_default(),
+                    "device" => meta.device.clone().unwrap_or_default(),
+                    "inode" => meta.inode.to_string(),
+                    "links" => meta.links.to_string(),
+                    other => match other.strip_prefix("xattr.") {
+                        Some(name) => meta
+                            .xattrs
+                            .get(name)
+                            .cloned()
+                            .unwrap_or_else(|| "(none)".into()),
                         None => String::new(),
                     },
                 }
             };
-            match f.as_str() {
+            match field.as_str() {
                 "content" => "content".to_string(),
-                _ if f.starts_with("xattr.") => {
-                    let n = &f["xattr.".len()..];
-                    let has = |m: Option<&diff::Meta>| m.is_some_and(|m| m.xattrs.contains_key(n));
-                    match (has(a), has(b)) {
-                        (false, true) => format!("{f} added"),
-                        (true, false) => format!("{f} removed"),
-                        _ => format!("{f} changed"),
+                _ if field.starts_with("xattr.") => {
+                    let xattr_name = &field["xattr.".len()..];
+                    let has = |m: Option<&diff::Meta>| {
+                        m.is_some_and(|m| m.xattrs.contains_key(xattr_name))
+                    };
+                    match (has(meta_a), has(meta_b)) {
+                        (false, true) => format!("{field} added"),
+                        (true, false) => format!("{field} removed"),
+                        _ => format!("{field} changed"),
                     }
                 }
-                _ => format!("{f} {} -> {}", pick(a), pick(b)),
+                _ => format!("{field} {} -> {}", pick(meta_a), pick(meta_b)),
             }
         })
         .collect();
     parts.join(", ")
 }
 
-fn text(args: &DiffArgs, r: &Report, out: &mut String) -> std::fmt::Result {
+fn text(args: &DiffArgs, report: &Report, out: &mut String) -> std::fmt::Result {
     let (an, bn) = (args.a.display(), args.b.display());
-    for c in &r.changes {
-        let m =
-            c.a.as_ref()
-                .or(c.b.as_ref())
-                .map_or("", |m| m.kind.as_str());
-        match c.kind {
-            Kind::Removed => writeln!(out, "Only in {an}: {} ({m})", c.path)?,
-            Kind::Added => writeln!(out, "Only in {bn}: {} ({m})", c.path)?,
-            Kind::Modified => writeln!(out, "Modified: {}: {}", c.path, describe(c))?,
+    for change in &report.changes {
+        let kind = change
+            .a
+            .as_ref()
+            .or(change.b.as_ref())
+            .map_or("", |m| m.kind.as_str());
+        match change.kind {
+            Kind::Removed => writeln!(out, "Only in {an}: {} ({kind})", change.path)?,
+            Kind::Added => writeln!(out, "Only in {bn}: {} ({kind})", change.path)?,
+            Kind::Modified => writeln!(out, "Modified: {}: {}", change.path, describe(change))?,
         }
     }
-    for s in &r.superblock {
-        writeln!(out, "Superblock: {}: {} -> {}", s.field, s.a, s.b)?;
+    for field_change in &report.superblock {
+        writeln!(
+            out,
+            "Superblock: {}: {} -> {}",
+            field_change.field, field_change.a, field_change.b
+        )?;
     }
-    for u in &r.unreadable {
-        writeln!(out, "Unreadable: {u}")?;
+    for unreadable in &report.unreadable {
+        writeln!(out, "Unreadable: {unreadable}")?;
     }
     Ok(())
 }
 
 /// Open one side: a directory as a tree, anything else as an image.
-fn open(p: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Option<Filesystem>> {
-    if std::fs::metadata(p).is_ok_and(|m| m.is_dir()) {
+fn open(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Option<Filesystem>> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Ok(None);
     }
-    let fs = Filesystem::open(p, &args.source.open_options())
-        .with_context(|| format!("{}", p.display()))?;
+    let fs = Filesystem::open(path, &args.source.open_options())
+        .with_context(|| format!("{}", path.display()))?;
     super::watch_reads(&fs);
     // --replay (and --journal) apply to each image side: each is shown as its next mount will.
     args.source.note_recovery(&fs);
@@ -129,23 +140,23 @@ fn open(p: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Option<Filesyste
 
 /// Run the subcommand.
 pub fn run(args: &DiffArgs) -> anyhow::Result<i32> {
-    for f in &args.ignore {
-        let superblock_field = f
+    for field in &args.ignore {
+        let superblock_field = field
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !diff::FIELDS.contains(&f.as_str()) && !superblock_field {
+        if !diff::FIELDS.contains(&field.as_str()) && !superblock_field {
             anyhow::bail!(
-                "--ignore {f}: not a field (one of {})",
+                "--ignore {field}: not a field (one of {})",
                 diff::FIELDS.join(", ")
             );
         }
     }
     let fa = open(&args.a, args)?;
     let fb = open(&args.b, args)?;
-    fn side<'f>(fs: &'f Option<Filesystem>, p: &std::path::Path) -> Side<'f> {
+    fn side<'f>(fs: &'f Option<Filesystem>, path: &std::path::Path) -> Side<'f> {
         match fs {
             Some(f) => Side::Image(f),
-            None => Side::Tree(p.to_path_buf()),
+            None => Side::Tree(path.to_path_buf()),
         }
     }
     let (sa, sb) = (side(&fa, &args.a), side(&fb, &args.b));
@@ -154,7 +165,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<i32> {
         inodes: args.inodes,
     };
     let mut report = diff::diff(&sa, &sb, &opts)?;
-    if let (Some(x), Some(y)) = (&fa, &fb) {
+    if let (Some(fs_a), Some(fs_b)) = (&fa, &fb) {
         let as_map = |fs: &Filesystem| match serde_json::to_value(
             e4inspect::format::json::superblock(&fs.sb),
         ) {
@@ -162,7 +173,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<i32> {
             Ok(_) => anyhow::bail!("superblock did not serialise to an object"),
             Err(e) => Err(e.into()),
         };
-        report.superblock = diff::object_changes(&as_map(x)?, &as_map(y)?, &opts);
+        report.superblock = diff::object_changes(&as_map(fs_a)?, &as_map(fs_b)?, &opts);
     }
     let mut out = String::new();
     if args.output.json() {

@@ -52,19 +52,20 @@ pub struct DumpArgs {
     pub help: Option<bool>,
 }
 
-fn parse_ext_opts(opts: &[String], o: &mut OpenOptions) -> Result<(), String> {
+fn parse_ext_opts(opts: &[String], open: &mut OpenOptions) -> Result<(), String> {
     for tok in opts
         .iter()
         .flat_map(|s| s.split(','))
         .filter(|t| !t.is_empty())
     {
-        let (k, v) = tok
+        let (key, value) = tok
             .split_once('=')
             .ok_or_else(|| format!("bad extended option '{tok}': expected KEY=VALUE"))?;
-        let n = super::parse_size(v).map_err(|e| format!("bad extended option '{tok}': {e}"))?;
-        match k {
-            "superblock" | "sb" => o.superblock = Some(n),
-            "blocksize" | "bs" => o.blocksize = Some(n),
+        let number =
+            super::parse_size(value).map_err(|e| format!("bad extended option '{tok}': {e}"))?;
+        match key {
+            "superblock" | "sb" => open.superblock = Some(number),
+            "blocksize" | "bs" => open.blocksize = Some(number),
             _ => {
                 return Err(format!(
                     "bad extended option '{tok}'; valid: superblock=<num>, blocksize=<num>"
@@ -77,14 +78,14 @@ fn parse_ext_opts(opts: &[String], o: &mut OpenOptions) -> Result<(), String> {
 
 /// Run the command; returns the exit status.
 pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
-    let mut o = args.source.open_options();
-    if let Err(e) = parse_ext_opts(&args.options, &mut o) {
-        super::say(format_args!("{e}"));
+    let mut open = args.source.open_options();
+    if let Err(err) = parse_ext_opts(&args.options, &mut open) {
+        super::say(format_args!("{err}"));
         return Ok(super::EXIT_USAGE);
     }
-    o.force = args.force;
-    o.super_only = args.header_only || args.mmp_check;
-    let fs = match Filesystem::open(&args.image, &o) {
+    open.force = args.force;
+    open.super_only = args.header_only || args.mmp_check;
+    let fs = match Filesystem::open(&args.image, &open) {
         Ok(fs) => fs,
         Err(e) => {
             report_error(&args.image, &e);
@@ -120,10 +121,10 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
             args.header_only,
         );
         let stdout = std::io::stdout();
-        let mut w = std::io::BufWriter::new(stdout.lock());
-        serde_json::to_writer_pretty(&mut w, &doc)?;
-        writeln!(w)?;
-        w.flush()?;
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+        out.flush()?;
         if let Some(failure) = fs.source.read_failure() {
             // A part of the document is missing or marked unreadable: a failure.
             report_error(&args.image, &failure);
@@ -140,15 +141,15 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<i32> {
         bad_blocks_only: args.bad_blocks,
     };
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let rep = dumpe2fs::dump(&fs, &opts, &mut w);
-    let flushed = w.flush();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let rep = dumpe2fs::dump(&fs, &opts, &mut out);
+    let flushed = out.flush();
     let rep = match (rep, flushed) {
         (Ok(r), Ok(())) => r,
         (Err(e), _) | (_, Err(e)) => return Err(e.into()),
     };
-    for m in &rep.stderr {
-        report_error(&args.image, m);
+    for message in &rep.stderr {
+        report_error(&args.image, message);
     }
     // A part of the report is missing (`<unreadable: ...>` in the text, or a read the report
     // went past): a failure.
@@ -179,8 +180,8 @@ fn mmp_check(fs: &Filesystem, args: &DumpArgs) -> anyhow::Result<i32> {
         let mut out = Vec::new();
         let rep = dumpe2fs::mmp_info(fs, args.hex, &mut out)?;
         std::io::stdout().lock().write_all(&out)?;
-        for m in &rep.stderr {
-            report_error(&args.image, m);
+        for message in &rep.stderr {
+            report_error(&args.image, message);
         }
         return Ok(if rep.trouble {
             EXIT_OPERATIONAL
@@ -214,9 +215,9 @@ fn mmp_check(fs: &Filesystem, args: &DumpArgs) -> anyhow::Result<i32> {
             EXIT_OPERATIONAL
         }
     };
-    if let (EXIT_OK, Some(f)) = (status, fs.strict_failure) {
+    if let (EXIT_OK, Some(failure)) = (status, fs.strict_failure) {
         // dumpe2fs: a superblock opened only without checksums makes a clean check exit 2.
-        report_error(&args.image, &f.message());
+        report_error(&args.image, &failure.message());
         outln!("*** Run e2fsck now!\n");
         return Ok(EXIT_OPERATIONAL);
     }

@@ -74,19 +74,19 @@ impl ExtractArgs {
     }
 }
 
-fn parse_target(fs: &Filesystem, t: &str) -> anyhow::Result<(u32, Option<Vec<u8>>)> {
+fn parse_target(fs: &Filesystem, target: &str) -> anyhow::Result<(u32, Option<Vec<u8>>)> {
     use std::os::unix::ffi::OsStrExt;
-    if let Some(n) = t.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
-        let ino: u32 = n
+    if let Some(number) = target.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
+        let ino: u32 = number
             .parse()
-            .with_context(|| format!("{t}: not an inode number"))?;
+            .with_context(|| format!("{target}: not an inode number"))?;
         return Ok((
             ino,
             (ino != e4inspect::reader::dir::ROOT_INO).then(|| format!("inode-{ino}").into_bytes()),
         ));
     }
-    let ino = e4inspect::reader::namei::resolve_path(fs, t)?;
-    let base = Path::new(t).file_name().map(|n| n.as_bytes().to_vec());
+    let ino = e4inspect::reader::namei::resolve_path(fs, target)?;
+    let base = Path::new(target).file_name().map(|n| n.as_bytes().to_vec());
     Ok((
         ino,
         base.filter(|_| ino != e4inspect::reader::dir::ROOT_INO),
@@ -122,55 +122,60 @@ fn destination(
     }
 }
 
-fn text(s: &Summary, out: &mut String) -> std::fmt::Result {
+fn text(summary: &Summary, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "Extracted {} files ({} bytes), {} directories, {} symlinks, {} hard links, {} FIFOs, {} device nodes, {} sockets",
-        s.files, s.bytes, s.dirs, s.symlinks, s.hard_links, s.fifos, s.devices, s.sockets
+        summary.files, summary.bytes, summary.dirs, summary.symlinks, summary.hard_links, summary.fifos, summary.devices, summary.sockets
     )?;
-    if !s.not_restored.is_empty() {
-        writeln!(out, "Not restored: {}", s.not_restored)?;
+    if !summary.not_restored.is_empty() {
+        writeln!(out, "Not restored: {}", summary.not_restored)?;
     }
-    for n in &s.notes {
-        writeln!(out, "Note: {n}")?;
+    for note in &summary.notes {
+        writeln!(out, "Note: {note}")?;
     }
-    if s.skipped_count > 0 {
-        writeln!(out, "Skipped {} entries:", s.skipped_count)?;
-        for n in &s.skipped {
-            writeln!(out, "  {}: {}", n.path.escape_debug(), n.reason)?;
+    if summary.skipped_count > 0 {
+        writeln!(out, "Skipped {} entries:", summary.skipped_count)?;
+        for skipped in &summary.skipped {
+            writeln!(out, "  {}: {}", skipped.path.escape_debug(), skipped.reason)?;
         }
-        if s.skipped_count > s.skipped.len() as u64 {
+        if summary.skipped_count > summary.skipped.len() as u64 {
             writeln!(
                 out,
                 "  ... and {} more",
-                s.skipped_count - s.skipped.len() as u64
+                summary.skipped_count - summary.skipped.len() as u64
             )?;
         }
     }
-    if s.dropped_xattrs_count > 0 {
-        writeln!(out, "Dropped {} xattrs:", s.dropped_xattrs_count)?;
-        for (reason, n) in &s.dropped_by_reason {
-            writeln!(out, "  {n} x {reason}")?;
+    if summary.dropped_xattrs_count > 0 {
+        writeln!(out, "Dropped {} xattrs:", summary.dropped_xattrs_count)?;
+        for (reason, count) in &summary.dropped_by_reason {
+            writeln!(out, "  {count} x {reason}")?;
         }
-        for n in &s.dropped_xattrs {
+        for dropped in &summary.dropped_xattrs {
             writeln!(
                 out,
                 "  {} {}: {}",
-                n.path.escape_debug(),
-                n.name.as_deref().unwrap_or("").escape_debug(),
-                n.reason
+                dropped.path.escape_debug(),
+                dropped.name.as_deref().unwrap_or("").escape_debug(),
+                dropped.reason
             )?;
         }
-        if s.dropped_xattrs_count > s.dropped_xattrs.len() as u64 {
+        if summary.dropped_xattrs_count > summary.dropped_xattrs.len() as u64 {
             writeln!(
                 out,
                 "  ... and {} more",
-                s.dropped_xattrs_count - s.dropped_xattrs.len() as u64
+                summary.dropped_xattrs_count - summary.dropped_xattrs.len() as u64
             )?;
         }
     }
-    for n in &s.problems {
-        writeln!(out, "Problem: {}: {}", n.path.escape_debug(), n.reason)?;
+    for problem in &summary.problems {
+        writeln!(
+            out,
+            "Problem: {}: {}",
+            problem.path.escape_debug(),
+            problem.reason
+        )?;
     }
     Ok(())
 }
@@ -206,10 +211,10 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     }
     let pb = progress_bar(!args.no_progress, entry_total(&fs, ino));
     let bytes_done = std::sync::atomic::AtomicU64::new(0);
-    let progress = |entries: u64, b: u64| {
-        if b > 0 {
-            let n = bytes_done.fetch_add(b, std::sync::atomic::Ordering::Relaxed) + b;
-            pb.set_message(format!("extracting {},", indicatif::HumanBytes(n)));
+    let progress = |entries: u64, bytes: u64| {
+        if bytes > 0 {
+            let total = bytes_done.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes;
+            pb.set_message(format!("extracting {},", indicatif::HumanBytes(total)));
         }
         if entries > 0 {
             pb.inc(entries);
@@ -228,14 +233,14 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
                 force: args.force,
                 privileged: e4inspect::reader::os::at::effective_uid() == 0,
             };
-            let r = extract::extract(&fs, ino, &dir, name.as_deref(), opts, report)
+            let extracted = extract::extract(&fs, ino, &dir, name.as_deref(), opts, report)
                 .map_err(anyhow::Error::from);
-            (r, dest)
+            (extracted, dest)
         }
     };
     pb.finish_and_clear();
-    let s = res.with_context(|| format!("extract {path}"))?;
-    if let Some(line) = first_absent(&s) {
+    let summary = res.with_context(|| format!("extract {path}"))?;
+    if let Some(line) = first_absent(&summary) {
         // An incomplete copy for want of input (e2image): one line, not a partial summary.
         super::say(format_args!("{}: {line}", args.image.display()));
         return Ok(super::EXIT_OPERATIONAL);
@@ -247,11 +252,11 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
             image: args.image.display().to_string(),
             path,
             dest: dest.display().to_string(),
-            summary: &s,
+            summary: &summary,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
-        text(&s, &mut out)?;
+        text(&summary, &mut out)?;
     }
     if tar_out.as_deref() == Some(Path::new("-")) {
         // The archive is on stdout: the summary goes beside it.
@@ -259,7 +264,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<i32> {
     } else {
         super::emit(&out)?;
     }
-    Ok(exit_status(&s, args.strict))
+    Ok(exit_status(&summary, args.strict))
 }
 
 /// When the image is metadata-only (e2image) and does not hold target directory `ino`'s
@@ -282,29 +287,30 @@ fn absent_target(fs: &Filesystem, ino: u32) -> Option<String> {
 }
 
 /// The first entry skipped or damaged for want of bytes a metadata-only image does not hold.
-fn first_absent(s: &Summary) -> Option<String> {
-    s.problems
+fn first_absent(summary: &Summary) -> Option<String> {
+    summary
+        .problems
         .iter()
-        .chain(&s.skipped)
+        .chain(&summary.skipped)
         .find(|n| n.reason.contains(e4inspect::error::ABSENT))
         .map(|n| format!("{}: {}", n.path, n.reason))
 }
 
 /// 0 everything the caller could have was extracted; 4 entries skipped or damaged (with
 /// `--strict` also device nodes not made and owners not kept); 8 an e2image lacked the data.
-fn exit_status(s: &Summary, strict: bool) -> i32 {
+fn exit_status(summary: &Summary, strict: bool) -> i32 {
     // File data or blocks a metadata-only image (e2image) does not hold: the copy is incomplete
     // for want of input, not for damage.
-    let absent = s
+    let absent = summary
         .problems
         .iter()
-        .chain(&s.skipped)
+        .chain(&summary.skipped)
         .any(|n| n.reason.contains(e4inspect::error::ABSENT));
     if absent {
         return super::EXIT_OPERATIONAL;
     }
-    let unprivileged_loss = s.devices_not_made > 0 || s.owners_not_kept > 0;
-    if s.skipped_count > 0 || !s.problems.is_empty() || (strict && unprivileged_loss) {
+    let unprivileged_loss = summary.devices_not_made > 0 || summary.owners_not_kept > 0;
+    if summary.skipped_count > 0 || !summary.problems.is_empty() || (strict && unprivileged_loss) {
         super::EXIT_PROBLEMS
     } else {
         super::EXIT_OK
@@ -322,12 +328,14 @@ fn write_archive(
     let name = base.unwrap_or_else(|| format!("inode-{ino}").into_bytes());
     const BUF: usize = 1 << 20;
     if out == Path::new("-") {
-        let w = std::io::BufWriter::with_capacity(BUF, std::io::stdout().lock());
-        return Ok(e4inspect::views::tar::write_tar(fs, ino, &name, w, report)?);
+        let writer = std::io::BufWriter::with_capacity(BUF, std::io::stdout().lock());
+        return Ok(e4inspect::views::tar::write_tar(
+            fs, ino, &name, writer, report,
+        )?);
     }
-    let f = std::fs::File::create(out).with_context(|| format!("{}", out.display()))?;
-    let w = std::io::BufWriter::with_capacity(BUF, f);
-    e4inspect::views::tar::write_tar(fs, ino, &name, w, report)
+    let file = std::fs::File::create(out).with_context(|| format!("{}", out.display()))?;
+    let writer = std::io::BufWriter::with_capacity(BUF, file);
+    e4inspect::views::tar::write_tar(fs, ino, &name, writer, report)
         .with_context(|| format!("{}", out.display()))
 }
 

@@ -74,14 +74,14 @@ pub struct FitArgs {
 const DEFAULT_SIZES: &[u32] = &[128, 256, 512, 1024, 2048];
 
 /// Parse one `--xattr` argument.
-fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
-    let Some((name, size)) = s.rsplit_once('=') else {
+fn parse_xattr(arg: &str) -> anyhow::Result<Attr> {
+    let Some((name, size)) = arg.rsplit_once('=') else {
         return Err(usage(format!(
-            "--xattr {s:?}: expected NAME=SIZE or NAME=@FILE"
+            "--xattr {arg:?}: expected NAME=SIZE or NAME=@FILE"
         )));
     };
     if name.is_empty() {
-        return Err(usage(format!("--xattr {s:?}: empty name")));
+        return Err(usage(format!("--xattr {arg:?}: empty name")));
     }
     let size: u64 = if let Some(file) = size.strip_prefix('@') {
         std::fs::metadata(file)
@@ -89,29 +89,29 @@ fn parse_xattr(s: &str) -> anyhow::Result<Attr> {
             .len()
     } else {
         size.parse()
-            .map_err(|_| usage(format!("--xattr {s:?}: {size:?} is not a size in bytes")))?
+            .map_err(|_| usage(format!("--xattr {arg:?}: {size:?} is not a size in bytes")))?
     };
     let size = u32::try_from(size).map_err(|_| usage(format!("--xattr {name}: size too large")))?;
     Ok(Attr::new(name, size))
 }
 
 /// The explicit attribute list: profiles first, then --xattr, each name once (later wins).
-fn explicit_attrs(a: &FitArgs) -> anyhow::Result<Vec<Attr>> {
+fn explicit_attrs(args: &FitArgs) -> anyhow::Result<Vec<Attr>> {
     let mut out: Vec<Attr> = Vec::new();
-    let mut add = |x: Attr| {
-        if let Some(old) = out.iter_mut().find(|o| o.name == x.name) {
-            *old = x;
+    let mut add = |attr: Attr| {
+        if let Some(old) = out.iter_mut().find(|o| o.name == attr.name) {
+            *old = attr;
         } else {
-            out.push(x);
+            out.push(attr);
         }
     };
-    for p in &a.profiles {
-        for x in profiles::resolve(p).map_err(as_usage)? {
-            add(x);
+    for profile in &args.profiles {
+        for attr in profiles::resolve(profile).map_err(as_usage)? {
+            add(attr);
         }
     }
-    for x in &a.xattrs {
-        add(parse_xattr(x)?);
+    for spec in &args.xattrs {
+        add(parse_xattr(spec)?);
     }
     Ok(out)
 }
@@ -150,8 +150,11 @@ struct Largest {
 }
 
 impl Largest {
-    fn new(n: usize) -> Largest {
-        Largest { n, v: Vec::new() }
+    fn new(count: usize) -> Largest {
+        Largest {
+            n: count,
+            v: Vec::new(),
+        }
     }
     fn trim(&mut self) {
         self.v.sort_by(|a, b| {
@@ -268,8 +271,8 @@ fn run_to(out: &mut String, args: &FitArgs) -> anyhow::Result<i32> {
         if !explicit.is_empty() {
             fit_text::write_explicit(out, &results)?;
         }
-        if let Some((a, s)) = &agg {
-            fit_text::write_aggregate(out, a, s)?;
+        if let Some((aggregate, summary)) = &agg {
+            fit_text::write_aggregate(out, aggregate, summary)?;
         }
     }
     Ok(if none {
@@ -324,10 +327,10 @@ fn size_params(args: &FitArgs, base: &FitParams, sizes: &[u32]) -> anyhow::Resul
         !args.inode_size.is_empty() || args.block_size.is_some() || args.extra_isize.is_some();
     sizes
         .iter()
-        .map(|&s| {
-            let mut p = base.for_inode_size(s);
-            p.inline_data = args.inline_data;
-            p.validate().map(|_| p)
+        .map(|&size| {
+            let mut params = base.for_inode_size(size);
+            params.inline_data = args.inline_data;
+            params.validate().map(|_| params)
         })
         .collect::<e4inspect::Result<_>>()
         .map_err(|e| if user_geometry { as_usage(e) } else { e.into() })
@@ -362,9 +365,9 @@ fn progress(enabled: bool, what: &str, unit: super::progress::Unit) -> indicatif
 
 /// Add the explicit attributes the inode does not already carry.
 fn with_explicit(mut set: XattrSet, explicit: &[Attr]) -> XattrSet {
-    for a in explicit {
-        if set.attrs.iter().all(|x| x.name != a.name) {
-            set.attrs.push(a.clone());
+    for attr in explicit {
+        if set.attrs.iter().all(|x| x.name != attr.name) {
+            set.attrs.push(attr.clone());
         }
     }
     set
@@ -388,23 +391,25 @@ fn scan_image(
     // One worker's share of the image: its evaluator, the inodes whose on-disk placement the
     // model reproduces, and its largest files.
     let init = || (ev.clone(), 0u64, Largest::new(args.list));
-    let visit = |(ev, agrees, largest): &mut (fit::Evaluator, u64, Largest), g: fit::SetGroup| {
-        if !g.set.attrs.is_empty() {
+    let visit = |(ev, agrees, largest): &mut (fit::Evaluator, u64, Largest),
+                 group: fit::SetGroup| {
+        if !group.set.attrs.is_empty() {
             // Does the model reproduce what is on disk (own geometry, on-disk order)?
-            let mut p = own;
-            p.extra_isize = g.extra_isize;
-            p.inline_data = g.set.inline_data;
-            if let Ok(r) = fit::place(&p, &g.set.attrs) {
-                let predicted: Vec<Location> = r.placements.iter().map(|x| x.location).collect();
-                *agrees += g.count * (predicted == g.observed) as u64;
+            let mut params = own;
+            params.extra_isize = group.extra_isize;
+            params.inline_data = group.set.inline_data;
+            if let Ok(placed) = fit::place(&params, &group.set.attrs) {
+                let predicted: Vec<Location> =
+                    placed.placements.iter().map(|x| x.location).collect();
+                *agrees += group.count * (predicted == group.observed) as u64;
             }
         }
-        let mut set = with_explicit(g.set, explicit);
+        let mut set = with_explicit(group.set, explicit);
         if args.inline_data.is_some() {
             set.inline_data = args.inline_data;
         }
-        let verdict = ev.add_counted(&set, g.count);
-        for &ino in &g.inodes {
+        let verdict = ev.add_counted(&set, group.count);
+        for &ino in &group.inodes {
             largest.offer(verdict, Some(ino), None);
         }
     };
@@ -424,28 +429,28 @@ fn scan_image(
     let mut named = largest.finish();
     let wanted = named.iter().filter_map(|n| n.ino).collect();
     let paths = e4inspect::views::scan::inode_paths_seen(fs, &wanted, &walk.seen);
-    for n in &mut named {
-        n.path = n.ino.and_then(|i| paths.get(&i).cloned());
+    for file in &mut named {
+        file.path = file.ino.and_then(|i| paths.get(&i).cloned());
     }
-    let a = ev.finish();
-    let s = SourceSummary {
+    let aggregate = ev.finish();
+    let summary = SourceSummary {
         kind: "image",
         path: args.from_image.clone().unwrap_or_default(),
         // The in-use inodes walked, as `xattrs` counts them (reserved inodes included; the
         // model counts only the files among them).
         inodes_scanned: counts.inodes_in_use,
-        inodes_with_xattrs: a.inodes_with_xattrs,
+        inodes_with_xattrs: aggregate.inodes_with_xattrs,
         unreadable: walk.unreadable,
-        reference_inode_size: a.reference_inode_size,
-        smallest_inode_size_for_100: a.smallest_for_100,
-        smallest_inode_size_for_99: a.smallest_for_99,
-        smallest_inode_size_for_90: a.smallest_for_90,
+        reference_inode_size: aggregate.reference_inode_size,
+        smallest_inode_size_for_100: aggregate.smallest_for_100,
+        smallest_inode_size_for_99: aggregate.smallest_for_99,
+        smallest_inode_size_for_90: aggregate.smallest_for_90,
         model_agrees: Some(agrees),
         files_not_all_in_inode: named,
         xattr_blocks_decoded: Some(walk.blocks_decoded),
         sets_evaluated: Some(walk.groups),
     };
-    Ok((a, s))
+    Ok((aggregate, summary))
 }
 
 fn scan_dir(
@@ -479,21 +484,21 @@ fn scan_dir(
         }
     }
     pb.finish_and_clear();
-    let a = ev.finish();
-    let s = SourceSummary {
+    let aggregate = ev.finish();
+    let summary = SourceSummary {
         kind: "dir",
         path: dir.to_path_buf(),
-        inodes_scanned: a.inodes_scanned,
-        inodes_with_xattrs: a.inodes_with_xattrs,
+        inodes_scanned: aggregate.inodes_scanned,
+        inodes_with_xattrs: aggregate.inodes_with_xattrs,
         unreadable,
-        reference_inode_size: a.reference_inode_size,
-        smallest_inode_size_for_100: a.smallest_for_100,
-        smallest_inode_size_for_99: a.smallest_for_99,
-        smallest_inode_size_for_90: a.smallest_for_90,
+        reference_inode_size: aggregate.reference_inode_size,
+        smallest_inode_size_for_100: aggregate.smallest_for_100,
+        smallest_inode_size_for_99: aggregate.smallest_for_99,
+        smallest_inode_size_for_90: aggregate.smallest_for_90,
         model_agrees: None,
         files_not_all_in_inode: largest.finish(),
         xattr_blocks_decoded: None,
         sets_evaluated: None,
     };
-    Ok((a, s))
+    Ok((aggregate, summary))
 }

@@ -41,15 +41,15 @@ pub struct IcheckArgs {
 }
 
 /// debugfs' `strtoblk`: `strtoull(s, &end, 0)` with nothing left over (a minus sign wraps).
-fn parse_block(s: &str) -> Result<u64, String> {
-    let (v, rest) = c_strto(s);
-    if !rest.is_empty() || s.is_empty() {
-        return Err(format!("Bad block number - {s}"));
+fn parse_block(arg: &str) -> Result<u64, String> {
+    let (value, rest) = c_strto(arg);
+    if !rest.is_empty() || arg.is_empty() {
+        return Err(format!("Bad block number - {arg}"));
     }
-    Ok(if v < 0 {
-        (v.max(-i128::from(u64::MAX)) as i64) as u64
+    Ok(if value < 0 {
+        (value.max(-i128::from(u64::MAX)) as i64) as u64
     } else {
-        u64::try_from(v).unwrap_or(u64::MAX)
+        u64::try_from(value).unwrap_or(u64::MAX)
     })
 }
 
@@ -92,7 +92,7 @@ struct Target {
 }
 
 fn targets(fs: &Filesystem, args: &IcheckArgs) -> Vec<Target> {
-    let mut v: Vec<Target> = args
+    let mut list: Vec<Target> = args
         .blocks
         .iter()
         .map(|&b| Target {
@@ -104,17 +104,17 @@ fn targets(fs: &Filesystem, args: &IcheckArgs) -> Vec<Target> {
     let base = fs.source.base();
     let bs = fs.block_size();
     let fs_bytes = fs.geo.blocks_count.saturating_mul(bs);
-    for &s in &args.sectors {
-        let byte = u128::from(s) * u128::from(args.sector_size);
+    for &sector in &args.sectors {
+        let byte = u128::from(sector) * u128::from(args.sector_size);
         let rel = byte.checked_sub(u128::from(base));
-        let t = match rel {
-            Some(r) if r < u128::from(fs_bytes) => Target {
-                sector: Some(s),
-                block: Some((r / u128::from(bs)) as u64),
+        let target = match rel {
+            Some(offset) if offset < u128::from(fs_bytes) => Target {
+                sector: Some(sector),
+                block: Some((offset / u128::from(bs)) as u64),
                 outside: None,
             },
             _ => Target {
-                sector: Some(s),
+                sector: Some(sector),
                 block: None,
                 outside: Some(format!(
                     "byte {byte} of the disk is outside the filesystem (bytes {base} to {})",
@@ -122,9 +122,9 @@ fn targets(fs: &Filesystem, args: &IcheckArgs) -> Vec<Target> {
                 )),
             },
         };
-        v.push(t);
+        list.push(target);
     }
-    v
+    list
 }
 
 /// Run the command: 0 fine, 4 when inodes could not be walked (or the scan stopped early), 8
@@ -153,10 +153,12 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
         })
         .collect();
     let printed = found.table_printed(&blocks);
-    if let Some((ino, e)) = &found.scan_error {
+    if let Some((ino, err)) = &found.scan_error {
         if !printed || args.explain || args.output.json() || !args.sectors.is_empty() {
             let what = if *ino == 1 { "starting" } else { "doing" };
-            problems.push(format!("icheck: {e} while {what} inode scan (inode {ino})"));
+            problems.push(format!(
+                "icheck: {err} while {what} inode scan (inode {ino})"
+            ));
         }
     }
     let plain = !args.explain && args.sectors.is_empty() && !args.output.json();
@@ -175,31 +177,31 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
         let mut paths = if owners.is_empty() {
             ncheck::AllPaths::default()
         } else {
-            let mut o = owners.clone();
-            o.sort_unstable();
-            o.dedup();
-            ncheck::all_paths(&fs, &o)
+            let mut sorted = owners.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            ncheck::all_paths(&fs, &sorted)
         };
         problems.append(&mut paths.problems);
         let mut infos = infos.into_iter();
         let entries: Vec<BlockEntry> = targets
             .iter()
-            .map(|t| {
-                let info = t.block.and_then(|_| infos.next());
-                let p = info
+            .map(|target| {
+                let info = target.block.and_then(|_| infos.next());
+                let owner_paths = info
                     .as_ref()
                     .and_then(|i| i.owner)
                     .and_then(|o| paths.paths.get(&o.inode).cloned())
                     .unwrap_or_default();
-                let what = match (&info, &t.outside) {
-                    (Some(i), _) => maps::block_text(&fs, i, &p),
+                let what = match (&info, &target.outside) {
+                    (Some(i), _) => maps::block_text(&fs, i, &owner_paths),
                     (None, Some(o)) => o.clone(),
                     (None, None) => String::new(),
                 };
                 BlockEntry {
-                    sector: t.sector,
+                    sector: target.sector,
                     info,
-                    paths: p,
+                    paths: owner_paths,
                     what,
                 }
             })
@@ -220,8 +222,8 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
     }
     out.flush()?;
     drop(out);
-    for p in &problems {
-        report_error(&args.image, p);
+    for problem in &problems {
+        report_error(&args.image, problem);
     }
     Ok(if problems.is_empty() {
         EXIT_OK
@@ -237,21 +239,21 @@ fn explain_text(entries: &[BlockEntry], sectors: bool, out: &mut dyn Write) -> s
     } else {
         out.write_all(b"Block\tInode number\tWhat it is\n")?;
     }
-    for e in entries {
+    for entry in entries {
         if sectors {
-            match e.sector {
+            match entry.sector {
                 Some(s) => write!(out, "{s}\t")?,
                 None => out.write_all(b"-\t")?,
             }
         }
-        match &e.info {
+        match &entry.info {
             Some(i) => {
                 let ino = i
                     .owner
                     .map_or_else(|| "<block not found>".to_string(), |o| o.inode.to_string());
-                writeln!(out, "{}\t{ino}\t{}", i.block, e.what)?;
+                writeln!(out, "{}\t{ino}\t{}", i.block, entry.what)?;
             }
-            None => writeln!(out, "-\t-\t{}", e.what)?,
+            None => writeln!(out, "-\t-\t{}", entry.what)?,
         }
     }
     Ok(())

@@ -61,44 +61,45 @@ pub struct JournalArgs {
 }
 
 /// strtol(s, &end, 10) with nothing left over.
-fn parse_count(s: &str) -> Result<i64, String> {
-    s.trim_start()
+fn parse_count(arg: &str) -> Result<i64, String> {
+    arg.trim_start()
         .parse::<i64>()
-        .map_err(|_| format!("Bad log counts number - {s}"))
+        .map_err(|_| format!("Bad log counts number - {arg}"))
 }
 
 /// strtoul(s, &end, 0) with nothing left over: leading blanks and a sign allowed, base from the
 /// prefix, saturating at `u64::MAX` (debugfs' "Bad block number" otherwise).
-fn parse_block(s: &str) -> Result<u64, String> {
-    let bad = || format!("Bad block number - {s}");
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
+fn parse_block(arg: &str) -> Result<u64, String> {
+    let bad = || format!("Bad block number - {arg}");
+    let text = arg.trim_start();
+    let (neg, text) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
     };
-    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        (16, h)
-    } else if t.len() > 1 && t.starts_with('0') {
-        (8, &t[1..])
-    } else {
-        (10, t)
-    };
+    let (radix, digits) =
+        if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            (16, hex)
+        } else if text.len() > 1 && text.starts_with('0') {
+            (8, &text[1..])
+        } else {
+            (10, text)
+        };
     if digits.is_empty() {
         // strtoul parses nothing: the end is the start, and an empty argument is 0.
-        return if s.is_empty() { Ok(0) } else { Err(bad()) };
+        return if arg.is_empty() { Ok(0) } else { Err(bad()) };
     }
-    let mut v: u64 = 0;
-    for c in digits.chars() {
-        let d = c.to_digit(radix).ok_or_else(bad)?;
-        v = v
+    let mut value: u64 = 0;
+    for ch in digits.chars() {
+        let digit = ch.to_digit(radix).ok_or_else(bad)?;
+        value = value
             .saturating_mul(u64::from(radix))
-            .saturating_add(u64::from(d));
+            .saturating_add(u64::from(digit));
     }
-    Ok(if neg && v != u64::MAX {
-        v.wrapping_neg()
+    Ok(if neg && value != u64::MAX {
+        value.wrapping_neg()
     } else {
-        v
+        value
     })
 }
 
@@ -106,9 +107,9 @@ fn parse_block(s: &str) -> Result<u64, String> {
 /// the root. `Ok(0)` for `<0>`, on which debugfs silently does nothing.
 fn string_to_inode(fs: &Filesystem, spec: &str) -> Result<u32, String> {
     if spec.len() > 2 && spec.starts_with('<') && spec.ends_with('>') {
-        if let Ok(n) = parse_block(&spec[1..spec.len() - 1]) {
-            if n <= u64::from(fs.sb.inodes_count) {
-                return Ok(n as u32);
+        if let Ok(number) = parse_block(&spec[1..spec.len() - 1]) {
+            if number <= u64::from(fs.sb.inodes_count) {
+                return Ok(number as u32);
             }
         }
     }
@@ -126,21 +127,24 @@ type Step<T> = anyhow::Result<Result<T, i32>>;
 pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
     let mut opts = options(args);
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(stdout.lock());
     let mut open = args.source.open_options();
     if args.replay_marks || args.output.json() {
         // The marks are about the log on disk: it is walked as it is, the plan beside it.
         open.replay = false;
     }
     let fs = Filesystem::open(&args.image, &open);
-    let marks = fs.as_ref().ok().map(|f| replay_plan(args, f));
-    if let Ok(f) = &fs {
-        super::watch_reads(f);
+    let marks = fs
+        .as_ref()
+        .ok()
+        .map(|filesystem| replay_plan(args, filesystem));
+    if let Ok(filesystem) = &fs {
+        super::watch_reads(filesystem);
         if !args.replay_marks {
-            args.source.note_recovery(f);
+            args.source.note_recovery(filesystem);
         }
         let e2image = e4inspect::reader::container::ContainerKind::E2image;
-        if f.source.container() == Some(e2image) && args.journal_device.is_none() {
+        if filesystem.source.container() == Some(e2image) && args.journal_device.is_none() {
             anyhow::bail!(
                 "{}: the journal {} (e2image file: superblock, descriptors, bitmaps and inode tables only)",
                 args.image.display(),
@@ -148,31 +152,31 @@ pub fn run(args: &JournalArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    let opened = open_as_debugfs(args, &fs, &mut w)?;
+    let opened = open_as_debugfs(args, &fs, &mut out)?;
     if let Some(spec) = &args.inode {
-        if let Err(status) = trace_inode(args, opened, spec, &mut opts, &mut w)? {
+        if let Err(status) = trace_inode(args, opened, spec, &mut opts, &mut out)? {
             return Ok(status);
         }
     }
-    if let Some(b) = args.block {
-        opts.trace = trace_block(opened, b, opts.trace);
+    if let Some(block) = args.block {
+        opts.trace = trace_block(opened, block, opts.trace);
     }
-    let journal = match open_journal(args, opened, opts, &mut w)? {
+    let journal = match open_journal(args, opened, opts, &mut out)? {
         Ok(j) => j,
         Err(status) => return Ok(status),
     };
     let marks = marks.as_ref();
     let outcome = if args.output.json() {
-        walk_json(args, journal.source(), opened, opts, marks, &mut w)?
+        walk_json(args, journal.source(), opened, opts, marks, &mut out)?
     } else {
         let marks = marks.filter(|_| args.replay_marks);
-        match walk_text(journal.source(), opened, opts, marks, &mut w) {
-            Ok(o) => o,
+        match walk_text(journal.source(), opened, opts, marks, &mut out) {
+            Ok(outcome) => outcome,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(EXIT_OK),
             Err(e) => return Err(e.into()),
         }
     };
-    match w.flush() {
+    match out.flush() {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(EXIT_OK),
         Err(e) => return Err(e.into()),
@@ -201,7 +205,7 @@ fn options(args: &JournalArgs) -> Options {
 fn open_as_debugfs<'a>(
     args: &JournalArgs,
     fs: &'a e4inspect::Result<Filesystem>,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> std::io::Result<Opened<'a>> {
     let fs = match fs {
         Ok(fs) => fs,
@@ -216,15 +220,15 @@ fn open_as_debugfs<'a>(
             ignore_csum,
         } => {
             if retried && !args.output.json() {
-                writeln!(w, "Checksum errors in superblock!  Retrying...")?;
+                writeln!(out, "Checksum errors in superblock!  Retrying...")?;
             }
             Ok(Some((fs, ignore_csum)))
         }
         DebugfsOpen::Fails(m) => {
             if fs.strict_failure.is_some() && !fs.geo.journal_dev && !args.output.json() {
-                writeln!(w, "Checksum errors in superblock!  Retrying...")?;
+                writeln!(out, "Checksum errors in superblock!  Retrying...")?;
             }
-            w.flush()?;
+            out.flush()?;
             report_error(&args.image, &m);
             Ok(None)
         }
@@ -238,47 +242,47 @@ fn trace_inode(
     opened: Opened,
     spec: &str,
     opts: &mut Options,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> Step<()> {
     let Some((fs, _)) = opened else {
-        w.flush()?;
+        out.flush()?;
         return Ok(Err(EXIT_OPERATIONAL));
     };
     let ino = match string_to_inode(fs, spec) {
         Ok(0) => return Ok(Err(EXIT_OK)),
         Ok(n) => n,
         Err(m) => {
-            w.flush()?;
+            out.flush()?;
             report_error(&args.image, &format!("{spec}: {m}"));
             return Ok(Err(EXIT_OPERATIONAL));
         }
     };
-    let Some(t) = logdump::Trace::for_inode(fs, ino, opts.trace) else {
-        w.flush()?;
+    let Some(trace) = logdump::Trace::for_inode(fs, ino, opts.trace) else {
+        out.flush()?;
         report_error(
             &args.image,
             &format!("inode {ino}: its group has no descriptor"),
         );
         return Ok(Err(EXIT_OPERATIONAL));
     };
-    opts.trace = t;
+    opts.trace = trace;
     if !args.output.json() {
-        let g = (ino - 1) / fs.sb.inodes_per_group;
+        let group = (ino - 1) / fs.sb.inodes_per_group;
         writeln!(
-            w,
-            "Inode {ino} is at group {g}, block {}, offset {}",
-            t.inode_block, t.inode_offset
+            out,
+            "Inode {ino} is at group {group}, block {}, offset {}",
+            trace.inode_block, trace.inode_offset
         )?;
     }
     Ok(Ok(()))
 }
 
 /// `-b`: trace one block, keeping the inode part of the trace already set by `-i`.
-fn trace_block(opened: Opened, b: u64, inode_part: logdump::Trace) -> logdump::Trace {
+fn trace_block(opened: Opened, block: u64, inode_part: logdump::Trace) -> logdump::Trace {
     let mut trace = match opened {
-        Some((fs, _)) => logdump::Trace::for_block(fs, b),
+        Some((fs, _)) => logdump::Trace::for_block(fs, block),
         None => logdump::Trace {
-            block: b,
+            block,
             ..Default::default()
         },
     };
@@ -304,11 +308,11 @@ impl Journal<'_> {
 }
 
 /// An external journal opened from a path, or the exit status after saying why not.
-fn open_external(path: &std::path::Path, w: &mut dyn Write) -> Step<Journal<'static>> {
+fn open_external(path: &std::path::Path, out: &mut dyn Write) -> Step<Journal<'static>> {
     match ExternalJournal::open(path) {
         Ok(j) => Ok(Ok(Journal::External(j))),
         Err(e) => {
-            w.flush()?;
+            out.flush()?;
             report_error(path, &e);
             Ok(Err(EXIT_OPERATIONAL))
         }
@@ -321,28 +325,28 @@ fn open_journal<'a>(
     args: &JournalArgs,
     opened: Opened<'a>,
     opts: Options,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> Step<Journal<'a>> {
-    if let Some(p) = &args.journal_device {
-        return open_external(p, w);
+    if let Some(path) = &args.journal_device {
+        return open_external(path, out);
     }
     let Some((fs, ignore)) = opened else {
-        w.flush()?;
+        out.flush()?;
         return Ok(Err(EXIT_OPERATIONAL));
     };
     let ino = fs.sb.journal_inum;
     if ino == 0 {
-        return open_journal_by_uuid(args, fs, opts, w);
+        return open_journal_by_uuid(args, fs, opts, out);
     }
-    let j = if args.use_backup {
+    let journal = if args.use_backup {
         InternalJournal::from_backup(fs, ino)
     } else {
         InternalJournal::open(fs, ino, ignore)
     };
-    match j {
-        Ok(j) => Ok(Ok(Journal::Internal(j))),
+    match journal {
+        Ok(journal) => Ok(Ok(Journal::Internal(journal))),
         Err(m) => {
-            w.flush()?;
+            out.flush()?;
             report_error(&args.image, &format!("{m} while reading inode {ino}"));
             Ok(Err(EXIT_OPERATIONAL))
         }
@@ -354,16 +358,16 @@ fn open_journal_by_uuid(
     args: &JournalArgs,
     fs: &Filesystem,
     opts: Options,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> Step<Journal<'static>> {
-    let Some(p) = logdump::find_external_journal(&fs.sb.journal_uuid, fs.sb.journal_dev) else {
-        w.flush()?;
-        return no_journal_found(args, fs, opts, w).map(Err);
+    let Some(path) = logdump::find_external_journal(&fs.sb.journal_uuid, fs.sb.journal_dev) else {
+        out.flush()?;
+        return no_journal_found(args, fs, opts, out).map(Err);
     };
     if !args.output.json() {
-        writeln!(w, "Using external journal found at {}", p.display())?;
+        writeln!(out, "Using external journal found at {}", path.display())?;
     }
-    open_external(&p, w)
+    open_external(&path, out)
 }
 
 /// No journal at all is nothing to show (exit 0); an external journal that cannot be found is
@@ -372,7 +376,7 @@ fn no_journal_found(
     args: &JournalArgs,
     fs: &Filesystem,
     opts: Options,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> anyhow::Result<i32> {
     if !fs
         .sb
@@ -390,9 +394,9 @@ fn no_journal_found(
                 outcome: logdump::Outcome::default(),
                 replay: None,
             };
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            writeln!(w)?;
-            w.flush()?;
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
+            out.flush()?;
         }
         return Ok(EXIT_OK);
     }
@@ -419,11 +423,11 @@ fn walk_json(
     opened: Opened,
     opts: Options,
     marks: Option<&ReplayPlan>,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> anyhow::Result<logdump::Outcome> {
     let (fs_bs, inode_size) = fs_sizes(opened);
     let mut events = Vec::new();
-    let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e| {
+    let outcome = logdump::walk(src, fs_bs, inode_size, opts, &mut |e| {
         events.push(e);
         Ok(())
     })?;
@@ -438,12 +442,12 @@ fn walk_json(
         },
         options: opts,
         events,
-        outcome: o.clone(),
+        outcome: outcome.clone(),
         replay,
     };
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
-    writeln!(w)?;
-    Ok(o)
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)?;
+    Ok(outcome)
 }
 
 /// Walk the log writing debugfs' text as it goes (logged inode copies as debugfs stat text).
@@ -452,33 +456,33 @@ fn walk_text(
     opened: Opened,
     opts: Options,
     marks: Option<&ReplayPlan>,
-    w: &mut dyn Write,
+    out: &mut dyn Write,
 ) -> std::io::Result<logdump::Outcome> {
     let (fs_bs, inode_size) = fs_sizes(opened);
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
-    let o = logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
+    let outcome = logdump::walk(src, fs_bs, inode_size, opts, &mut |e: Event| {
         if let (Event::InodeCopy { ino, raw }, Some((fs, _))) = (&e, opened) {
-            writeln!(w, "    (inode block for inode {ino}):")?;
-            e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, w)?;
-            return inode_blocks(w, raw);
+            writeln!(out, "    (inode block for inode {ino}):")?;
+            e4inspect::format::debugfs_stat::logdump_inode_text(fs, *ino, raw, out)?;
+            return inode_blocks(out, raw);
         }
-        text::write_event(w, &mut err, &e)?;
-        if let (Some(m), Some(tid)) = (marks, commit_of(&e)) {
-            match applies(m, tid) {
+        text::write_event(out, &mut err, &e)?;
+        if let (Some(plan), Some(tid)) = (marks, commit_of(&e)) {
+            match applies(plan, tid) {
                 Ok(blocks) => writeln!(
-                    w,
+                    out,
                     "  [replay applies transaction {tid}: {blocks} blocks written]"
                 )?,
-                Err(why) => writeln!(w, "  [replay does not apply transaction {tid}: {why}]")?,
+                Err(why) => writeln!(out, "  [replay does not apply transaction {tid}: {why}]")?,
             }
         }
         Ok(())
     })?;
-    if let Some(m) = marks {
-        fast_commit_marks(m, w)?;
+    if let Some(plan) = marks {
+        fast_commit_marks(plan, out)?;
     }
-    Ok(o)
+    Ok(outcome)
 }
 
 /// The recovery plan beside the log: `Err` says why there is none.
@@ -497,8 +501,8 @@ fn replay_plan(args: &JournalArgs, fs: &Filesystem) -> ReplayPlan {
 }
 
 /// The transaction of a printed commit block.
-fn commit_of(e: &Event) -> Option<u32> {
-    match e {
+fn commit_of(event: &Event) -> Option<u32> {
+    match event {
         Event::Block {
             sequence,
             blocktype,
@@ -510,13 +514,17 @@ fn commit_of(e: &Event) -> Option<u32> {
 }
 
 /// Blocks a replay writes for transaction `tid`, or why it does not apply it.
-fn applies(m: &ReplayPlan, tid: u32) -> Result<u64, String> {
-    let plan = m.as_ref().map_err(Clone::clone)?;
-    if let Some(t) = plan.transactions.iter().find(|t| t.tid == tid) {
-        return Ok(t.replayed);
+fn applies(replay: &ReplayPlan, tid: u32) -> Result<u64, String> {
+    let plan = replay.as_ref().map_err(Clone::clone)?;
+    if let Some(transaction) = plan
+        .transactions
+        .iter()
+        .find(|transaction| transaction.tid == tid)
+    {
+        return Ok(transaction.replayed);
     }
-    if let Some(f) = plan.failures.first() {
-        return Err(format!("recovery fails ({f})"));
+    if let Some(failure) = plan.failures.first() {
+        return Err(format!("recovery fails ({failure})"));
     }
     if plan.failed_commit == Some(tid) {
         return Err("its commit block fails its checksum: the log ends before it".into());
@@ -529,24 +537,24 @@ fn applies(m: &ReplayPlan, tid: u32) -> Result<u64, String> {
 }
 
 /// After the fast-commit area: what e2fsck 1.47 applies from it that `--replay` does not.
-fn fast_commit_marks(m: &ReplayPlan, w: &mut dyn Write) -> std::io::Result<()> {
-    let Ok(plan) = m else { return Ok(()) };
+fn fast_commit_marks(replay: &ReplayPlan, out: &mut dyn Write) -> std::io::Result<()> {
+    let Ok(plan) = replay else { return Ok(()) };
     if let Some(fc) = &plan.fast_commit {
         writeln!(
-            w,
+            out,
             "[replay: e2fsck 1.47 applies {} tags of fast-commit transaction {}; --replay does not apply:]",
             fc.tags, fc.tid
         )?;
         for op in &fc.ops {
-            writeln!(w, "  [{} {op}]", op.tag())?;
+            writeln!(out, "  [{} {op}]", op.tag())?;
         }
         if fc.more_ops > 0 {
-            writeln!(w, "  [and {} more]", fc.more_ops)?;
+            writeln!(out, "  [and {} more]", fc.more_ops)?;
         }
     }
-    for f in &plan.failures {
-        if let e4inspect::reader::replay::Failure::FastCommit { .. } = f {
-            writeln!(w, "[replay: {f}]")?;
+    for failure in &plan.failures {
+        if let e4inspect::reader::replay::Failure::FastCommit { .. } = failure {
+            writeln!(out, "[replay: {failure}]")?;
         }
     }
     Ok(())
@@ -608,23 +616,23 @@ pub struct FastCommitOp {
     pub change: String,
 }
 
-fn replay_marks_json(m: &ReplayPlan, events: &[Event]) -> ReplayMarks {
+fn replay_marks_json(replay: &ReplayPlan, events: &[Event]) -> ReplayMarks {
     let transactions = events
         .iter()
         .filter_map(commit_of)
         .map(|tid| {
-            let a = applies(m, tid);
+            let verdict = applies(replay, tid);
             TransactionMark {
                 transaction: tid,
-                applied: a.is_ok(),
-                blocks: *a.as_ref().unwrap_or(&0),
-                why_not: a.err(),
+                applied: verdict.is_ok(),
+                blocks: *verdict.as_ref().unwrap_or(&0),
+                why_not: verdict.err(),
             }
         })
         .collect();
-    let plan = m.as_ref().ok();
+    let plan = replay.as_ref().ok();
     ReplayMarks {
-        none: m.as_ref().err().cloned(),
+        none: replay.as_ref().err().cloned(),
         transactions,
         failures: plan
             .map(|p| p.failures.iter().map(ToString::to_string).collect())
@@ -638,9 +646,9 @@ fn replay_marks_json(m: &ReplayPlan, events: &[Event]) -> ReplayMarks {
                 ops: fc
                     .ops
                     .iter()
-                    .map(|o| FastCommitOp {
-                        tag: o.tag(),
-                        change: o.to_string(),
+                    .map(|op| FastCommitOp {
+                        tag: op.tag(),
+                        change: op.to_string(),
                     })
                     .collect(),
                 more_ops: fc.more_ops,
@@ -672,36 +680,36 @@ pub struct JournalDocument {
 
 /// logdump's own list of the copy's block pointers after the inode text: runs of consecutive
 /// direct blocks as `(first+count): block`, then the indirect blocks.
-fn inode_blocks(w: &mut dyn Write, raw: &[u8]) -> std::io::Result<()> {
+fn inode_blocks(out: &mut dyn Write, raw: &[u8]) -> std::io::Result<()> {
     let i_block = e4inspect::reader::inode::Inode::parse(raw).block;
-    let word = |k: usize| {
+    let word = |slot: usize| {
         i_block
-            .get(4 * k..4 * k + 4)
+            .get(4 * slot..4 * slot + 4)
             .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
-    let mut s = String::from("    Blocks:  ");
-    let show = |s: &mut String, start: i64, end: usize, first: u32| {
+    let mut line = String::from("    Blocks:  ");
+    let show = |line: &mut String, start: i64, end: usize, first: u32| {
         if start >= 0 && first != 0 {
-            s.push_str(&format!("({start}+{}): {first} ", end as i64 - start));
+            line.push_str(&format!("({start}+{}): {first} ", end as i64 - start));
         }
     };
     let (mut first, mut prev, mut start) = (0u32, 0u32, -1i64);
-    for k in 0..12 {
-        let this = word(k);
+    for slot in 0..12 {
+        let this = word(slot);
         if start >= 0 && this == prev.wrapping_add(1) {
             prev = this;
             continue;
         }
-        show(&mut s, start, k, first);
-        start = k as i64;
+        show(&mut line, start, slot, first);
+        start = slot as i64;
         first = this;
         prev = this;
     }
-    show(&mut s, start, 12, first);
-    for (k, name) in [(12, "IND"), (13, "DIND"), (14, "TIND")] {
-        if word(k) != 0 {
-            s.push_str(&format!("({name}): {} ", word(k)));
+    show(&mut line, start, 12, first);
+    for (slot, name) in [(12, "IND"), (13, "DIND"), (14, "TIND")] {
+        if word(slot) != 0 {
+            line.push_str(&format!("({name}): {} ", word(slot)));
         }
     }
-    writeln!(w, "{s}")
+    writeln!(out, "{line}")
 }

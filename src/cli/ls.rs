@@ -49,8 +49,8 @@ pub fn run(args: &LsArgs) -> anyhow::Result<i32> {
         return run_json(&fs, args);
     }
     let mut status = 0;
-    for t in &args.targets {
-        let code = match list_one(&fs, args, t) {
+    for target in &args.targets {
+        let code = match list_one(&fs, args, target) {
             Ok(c) => c,
             Err(e) => {
                 super::say(format_args!("{}", super::one_line(&e)));
@@ -99,21 +99,23 @@ pub struct Listing {
 fn run_json(fs: &Filesystem, args: &LsArgs) -> anyhow::Result<i32> {
     let mut status = 0;
     let mut listings = Vec::new();
-    for t in &args.targets {
-        let l = listing(fs, args, t);
-        for m in &l.problems {
-            super::say(format_args!("{m}"));
+    for target in &args.targets {
+        let listing = listing(fs, args, target);
+        for message in &listing.problems {
+            super::say(format_args!("{message}"));
         }
-        if let Some(e) = &l.error {
-            super::say(format_args!("{}: {t}: {e}", args.image.display()));
+        if let Some(err) = &listing.error {
+            super::say(format_args!("{}: {target}: {err}", args.image.display()));
         }
-        status = status.max(match (&l.inode, &l.error, l.problems.is_empty()) {
-            (None, _, _) => 8,
-            _ if l.absent => 8,
-            (Some(_), Some(_), _) | (Some(_), None, false) => 4,
-            _ => 0,
-        });
-        listings.push(l);
+        status = status.max(
+            match (&listing.inode, &listing.error, listing.problems.is_empty()) {
+                (None, _, _) => 8,
+                _ if listing.absent => 8,
+                (Some(_), Some(_), _) | (Some(_), None, false) => 4,
+                _ => 0,
+            },
+        );
+        listings.push(listing);
     }
     let doc = LsDocument {
         schema_version: SchemaVersion,
@@ -134,7 +136,7 @@ fn run_json(fs: &Filesystem, args: &LsArgs) -> anyhow::Result<i32> {
 
 /// The listing of `target`.
 fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
-    let mut l = Listing {
+    let mut result = Listing {
         target: target.to_string(),
         inode: None,
         entries: Vec::new(),
@@ -152,21 +154,21 @@ fn listing(fs: &Filesystem, args: &LsArgs, target: &str) -> Listing {
     let (ino, raw) = match found {
         Ok(x) => x,
         Err(e) => {
-            l.error = Some(e);
-            return l;
+            result.error = Some(e);
+            return result;
         }
     };
-    l.inode = Some(ino);
+    result.inode = Some(ino);
     let (entries, report) = if e4inspect::reader::inode::Inode::parse(&raw).is_dir() {
         debugfs_ls::list_json(fs, ino, args.deleted)
     } else {
         debugfs_ls::list_single_json(fs, ino, last_component(target))
     };
-    l.entries = entries;
-    l.problems = report.stderr;
-    l.error = report.error;
-    l.absent = report.absent;
-    l
+    result.entries = entries;
+    result.problems = report.stderr;
+    result.error = report.error;
+    result.absent = report.absent;
+    result
 }
 
 /// The last component of a path target (a file operand is named by it, as ls(1) names it).
@@ -193,8 +195,8 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
         let mut held = Vec::new();
         let report = list_to(fs, args, ino, is_dir, name, &mut held)?;
         if report.absent {
-            let e = report.error.unwrap_or_default();
-            super::say(format_args!("{}: {e}", what()));
+            let err = report.error.unwrap_or_default();
+            super::say(format_args!("{}: {err}", what()));
             return Ok(8);
         }
         return finish_listing(&held, report, &what());
@@ -219,11 +221,11 @@ fn list_one(fs: &Filesystem, args: &LsArgs, target: &str) -> anyhow::Result<i32>
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(-1),
         Err(e) => return Err(e).context("writing to stdout"),
     };
-    for m in &report.stderr {
-        super::say(format_args!("{m}"));
+    for message in &report.stderr {
+        super::say(format_args!("{message}"));
     }
-    if let Some(e) = &report.error {
-        super::say(format_args!("{}: {e}", what()));
+    if let Some(err) = &report.error {
+        super::say(format_args!("{}: {err}", what()));
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0
@@ -247,12 +249,12 @@ fn list_to(
         parse: args.parse,
         raw: args.raw,
     };
-    let r = if is_dir {
+    let listed = if is_dir {
         debugfs_ls::list(fs, ino, opts, out)
     } else {
         debugfs_ls::list_single(fs, ino, name, opts, out)
     };
-    r.context("listing")
+    listed.context("listing")
 }
 
 /// Write a listing kept in memory and report as [`list_one`] does; -1 when stdout was closed.
@@ -262,11 +264,11 @@ fn finish_listing(held: &[u8], report: debugfs_ls::LsReport, what: &str) -> anyh
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(-1),
         r => r.context("writing to stdout")?,
     }
-    for m in &report.stderr {
-        super::say(format_args!("{m}"));
+    for message in &report.stderr {
+        super::say(format_args!("{message}"));
     }
-    if let Some(e) = &report.error {
-        super::say(format_args!("{what}: {e}"));
+    if let Some(err) = &report.error {
+        super::say(format_args!("{what}: {err}"));
     }
     Ok(if report.stderr.is_empty() && report.error.is_none() {
         0

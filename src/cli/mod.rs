@@ -205,17 +205,17 @@ fn tid_range(plan: &e4inspect::reader::replay::Plan) -> String {
 /// What a replay could not do, on stderr (one line each, at most a few).
 fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::reader::replay::Plan) {
     let path = fs.source.path().display();
-    for f in &plan.failures {
+    for failure in &plan.failures {
         if let e4inspect::reader::replay::Failure::FastCommit {
             kernel_accepts: true,
             ..
-        } = f
+        } = failure
         {
-            eprintln!("e4inspect: {path}: --replay: recovery by e2fsck 1.47 fails and nothing is replayed, as it leaves the image: {f}");
+            eprintln!("e4inspect: {path}: --replay: recovery by e2fsck 1.47 fails and nothing is replayed, as it leaves the image: {failure}");
             continue;
         }
         eprintln!(
-            "e4inspect: {path}: --replay: recovery fails (the kernel would refuse to mount): {f}"
+            "e4inspect: {path}: --replay: recovery fails (the kernel would refuse to mount): {failure}"
         );
     }
     if let Some(tid) = plan.failed_commit {
@@ -234,8 +234,8 @@ fn replay_warnings(fs: &e4inspect::reader::fs::Filesystem, plan: &e4inspect::rea
 
 /// Parse a size with an optional K/M/G/T/P suffix (powers of 1024), a byte count or `0x` hex
 /// (clap value parser over [`e4inspect::models::advise::parse_size`]).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    e4inspect::models::advise::parse_size(s).map_err(|e| e.to_string())
+pub fn parse_size(arg: &str) -> Result<u64, String> {
+    e4inspect::models::advise::parse_size(arg).map_err(|e| e.to_string())
 }
 
 /// One line on stderr for an operational error, naming the path once.
@@ -268,11 +268,11 @@ pub fn report_target(image: &Path, target: &str, err: &anyhow::Error) {
 
 /// `PATH: message`, unless the message already starts with the path.
 fn with_path(path: &Path, msg: &str) -> String {
-    let p = path.display().to_string();
-    if msg.starts_with(&p) {
+    let shown = path.display().to_string();
+    if msg.starts_with(&shown) {
         msg.to_string()
     } else {
-        format!("{p}: {msg}")
+        format!("{shown}: {msg}")
     }
 }
 
@@ -304,9 +304,9 @@ pub fn one_line(err: &anyhow::Error) -> String {
 fn without_repeated_prefix<'t>(line: &str, text: &'t str) -> &'t str {
     let said: Vec<&str> = line.split(": ").collect();
     let parts: Vec<&str> = text.split(": ").collect();
-    for k in (1..said.len().min(parts.len())).rev() {
-        if said[said.len() - k..] == parts[..k] {
-            let skip: usize = parts[..k].iter().map(|p| p.len() + 2).sum();
+    for count in (1..said.len().min(parts.len())).rev() {
+        if said[said.len() - count..] == parts[..count] {
+            let skip: usize = parts[..count].iter().map(|p| p.len() + 2).sum();
             return &text[skip..];
         }
     }
@@ -356,36 +356,36 @@ mod tests {
 }
 
 /// C's `strtol`/`strtoull` with base 0 (leading blanks, a sign, `0x` hex, `0` octal, decimal):
-/// the value and what is left unparsed (all of `s` when no digit was read). The value saturates
+/// the value and what is left unparsed (all of `arg` when no digit was read). The value saturates
 /// at the `i128` range; the caller converts as C would.
-pub fn c_strto(s: &str) -> (i128, &str) {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
+pub fn c_strto(arg: &str) -> (i128, &str) {
+    let text = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, text) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
     };
-    let hex = (t.starts_with("0x") || t.starts_with("0X"))
-        && t.as_bytes().get(2).is_some_and(u8::is_ascii_hexdigit);
+    let hex = (text.starts_with("0x") || text.starts_with("0X"))
+        && text.as_bytes().get(2).is_some_and(u8::is_ascii_hexdigit);
     let (radix, digits) = if hex {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
+        (16, &text[2..])
+    } else if text.starts_with('0') {
+        (8, text)
     } else {
-        (10, t)
+        (10, text)
     };
-    let n = digits
+    let digit_count = digits
         .bytes()
-        .take_while(|b| (*b as char).is_digit(radix))
+        .take_while(|byte| (*byte as char).is_digit(radix))
         .count();
-    if n == 0 {
-        return (0, s);
+    if digit_count == 0 {
+        return (0, arg);
     }
-    let v = digits[..n].bytes().fold(0i128, |acc, b| {
-        let d = i128::from((b as char).to_digit(radix).unwrap_or(0));
-        acc.saturating_mul(i128::from(radix)).saturating_add(d)
+    let value = digits[..digit_count].bytes().fold(0i128, |acc, byte| {
+        let digit = i128::from((byte as char).to_digit(radix).unwrap_or(0));
+        acc.saturating_mul(i128::from(radix)).saturating_add(digit)
     });
-    (if neg { -v } else { v }, &digits[n..])
+    (if neg { -value } else { value }, &digits[digit_count..])
 }
 
 #[cfg(test)]

@@ -23,8 +23,8 @@ pub enum TypeArg {
 }
 
 impl From<TypeArg> for QuotaType {
-    fn from(t: TypeArg) -> QuotaType {
-        match t {
+    fn from(arg: TypeArg) -> QuotaType {
+        match arg {
             TypeArg::User => QuotaType::User,
             TypeArg::Group => QuotaType::Group,
             TypeArg::Project => QuotaType::Project,
@@ -114,48 +114,48 @@ struct Computed<'a> {
 
 impl Computed<'_> {
     /// The computed usage of `d.id`, when it differs from what `d` stores.
-    fn differs(&self, t: QuotaType, d: &Dquot) -> Option<Usage> {
-        let c = self.usage?.get(t, d.id);
-        (c.space != d.space || c.inodes != d.inodes).then_some(c)
+    fn differs(&self, qtype: QuotaType, dquot: &Dquot) -> Option<Usage> {
+        let computed = self.usage?.get(qtype, dquot.id);
+        (computed.space != dquot.space || computed.inodes != dquot.inodes).then_some(computed)
     }
 }
 
 /// The note after a row whose stored usage differs from the computed one.
-fn computed_note(c: &Usage) -> String {
-    format!("   != computed {:>8} {:>8}", c.space, c.inodes)
+fn computed_note(usage: &Usage) -> String {
+    format!("   != computed {:>8} {:>8}", usage.space, usage.inodes)
 }
 
 const HEADER_COLS: [&str; 6] = ["space", "quota", "limit", "inodes", "quota", "limit"];
 
 /// debugfs' header line (`%7s %2s   %8s %8s %8s    %8s %8s %8s`).
-fn header(t: QuotaType) -> String {
-    let c = HEADER_COLS;
+fn header(qtype: QuotaType) -> String {
+    let cols = HEADER_COLS;
     format!(
         "{:>7} {:>2}   {:>8} {:>8} {:>8}    {:>8} {:>8} {:>8}\n",
-        t.name(),
+        qtype.name(),
         "id",
-        c[0],
-        c[1],
-        c[2],
-        c[3],
-        c[4],
-        c[5]
+        cols[0],
+        cols[1],
+        cols[2],
+        cols[3],
+        cols[4],
+        cols[5]
     )
 }
 
 /// debugfs' `list_quota_callback` line (`%10u   %8lld %8lld %8lld    %8lld %8lld %8lld`).
-fn row(d: &Dquot) -> String {
+fn row(dquot: &Dquot) -> String {
     // debugfs prints the 64-bit fields as signed long long.
-    let s = |v: u64| v as i64;
+    let signed = |v: u64| v as i64;
     format!(
         "{:>10}   {:>8} {:>8} {:>8}    {:>8} {:>8} {:>8}\n",
-        d.id,
-        s(d.space),
-        s(d.space_soft),
-        s(d.space_hard),
-        s(d.inodes),
-        s(d.inodes_soft),
-        s(d.inodes_hard)
+        dquot.id,
+        signed(dquot.space),
+        signed(dquot.space_soft),
+        signed(dquot.space_hard),
+        signed(dquot.inodes),
+        signed(dquot.inodes_soft),
+        signed(dquot.inodes_hard)
     )
 }
 
@@ -291,14 +291,14 @@ fn list_quota_file(
     }
     let mut write_error = None;
     let scanned = quota::scan(&mut qf.blocks, &qf.info, |dquot| {
-        if let Err(e) = entry(dquot, out) {
-            write_error = Some(e);
+        if let Err(err) = entry(dquot, out) {
+            write_error = Some(err);
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
     });
-    if let Some(e) = write_error {
-        return Err(e.into());
+    if let Some(err) = write_error {
+        return Err(err.into());
     }
     file.problems = scanned.problems;
     if let Some(usage) = computed.usage {
@@ -334,14 +334,14 @@ mod tests {
             header(QuotaType::User),
             "   user id      space    quota    limit      inodes    quota    limit\n"
         );
-        let d = Dquot {
+        let dquot = Dquot {
             id: 1000,
             space: 21504,
             inodes: 21,
             ..Dquot::default()
         };
         assert_eq!(
-            row(&d),
+            row(&dquot),
             "      1000      21504        0        0          21        0        0\n"
         );
     }

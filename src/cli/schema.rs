@@ -42,13 +42,13 @@ pub fn all() -> Vec<(&'static str, Schema)> {
 /// The draft 2020-12 schema of `T`, where an object may carry only the keys its type declares
 /// (`unevaluatedProperties: false`), so a key printed but not declared fails validation.
 fn strict<T: JsonSchema>() -> Schema {
-    let s = SchemaSettings::draft2020_12()
+    let root = SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>();
-    let mut v = Value::from(s);
+    let mut value = Value::from(root);
     let mut extended = Vec::new();
-    refs_beside_properties(&v, &mut extended);
-    if let Some(Value::Object(defs)) = v.get_mut("$defs") {
+    refs_beside_properties(&value, &mut extended);
+    if let Some(Value::Object(defs)) = value.get_mut("$defs") {
         for (name, def) in defs.iter_mut() {
             // A definition that another schema extends with its own keys (an internally
             // tagged variant adds its tag) is closed by that schema, not by itself.
@@ -56,30 +56,30 @@ fn strict<T: JsonSchema>() -> Schema {
             close_objects(def, piece);
         }
     }
-    if let Value::Object(m) = &mut v {
-        for (k, sub) in m.iter_mut().filter(|(k, _)| k.as_str() != "$defs") {
-            let piece = matches!(k.as_str(), "anyOf" | "oneOf" | "allOf");
+    if let Value::Object(object) = &mut value {
+        for (key, sub) in object.iter_mut().filter(|(key, _)| key.as_str() != "$defs") {
+            let piece = matches!(key.as_str(), "anyOf" | "oneOf" | "allOf");
             close_objects(sub, piece);
         }
-        if m.contains_key("properties") && !m.contains_key("additionalProperties") {
-            m.insert("unevaluatedProperties".into(), Value::Bool(false));
+        if object.contains_key("properties") && !object.contains_key("additionalProperties") {
+            object.insert("unevaluatedProperties".into(), Value::Bool(false));
         }
     }
-    Schema::try_from(v).unwrap_or_default()
+    Schema::try_from(value).unwrap_or_default()
 }
 
 /// The `$ref`s that sit beside `properties` in one schema object (the object extends them).
-fn refs_beside_properties(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            if m.contains_key("properties") {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    out.push(r.clone());
+fn refs_beside_properties(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            if object.contains_key("properties") {
+                if let Some(Value::String(reference)) = object.get("$ref") {
+                    out.push(reference.clone());
                 }
             }
-            m.values().for_each(|x| refs_beside_properties(x, out));
+            object.values().for_each(|x| refs_beside_properties(x, out));
         }
-        Value::Array(a) => a.iter().for_each(|x| refs_beside_properties(x, out)),
+        Value::Array(items) => items.iter().for_each(|x| refs_beside_properties(x, out)),
         _ => {}
     }
 }
@@ -87,28 +87,28 @@ fn refs_beside_properties(v: &Value, out: &mut Vec<String>) {
 /// Close every whole object schema: one with `properties` and no `additionalProperties`, unless
 /// it is a piece of a flattened type (a member of `anyOf`/`oneOf`/`allOf` beside the parent's
 /// own `properties`), where the parent's closing covers it.
-fn close_objects(v: &mut Value, piece: bool) {
-    let Value::Object(m) = v else {
-        if let Value::Array(a) = v {
-            a.iter_mut().for_each(|x| close_objects(x, piece));
+fn close_objects(value: &mut Value, piece: bool) {
+    let Value::Object(object) = value else {
+        if let Value::Array(items) = value {
+            items.iter_mut().for_each(|x| close_objects(x, piece));
         }
         return;
     };
-    let has_props = m.contains_key("properties");
-    if has_props && !piece && !m.contains_key("additionalProperties") {
-        m.insert("unevaluatedProperties".into(), Value::Bool(false));
+    let has_props = object.contains_key("properties");
+    if has_props && !piece && !object.contains_key("additionalProperties") {
+        object.insert("unevaluatedProperties".into(), Value::Bool(false));
     }
-    for (k, sub) in m.iter_mut() {
-        let is_piece = has_props && matches!(k.as_str(), "anyOf" | "oneOf" | "allOf");
+    for (key, sub) in object.iter_mut() {
+        let is_piece = has_props && matches!(key.as_str(), "anyOf" | "oneOf" | "allOf");
         close_objects(sub, is_piece);
     }
 }
 
 /// The committed text of a schema: pretty JSON with a final newline.
 pub fn text(schema: &Schema) -> String {
-    let mut s = serde_json::to_string_pretty(schema).unwrap_or_default();
-    s.push('\n');
-    s
+    let mut pretty = serde_json::to_string_pretty(schema).unwrap_or_default();
+    pretty.push('\n');
+    pretty
 }
 
 #[cfg(test)]
@@ -149,9 +149,12 @@ mod tests {
             .iter()
             .map(|(n, _)| format!("{n}.schema.json"))
             .collect();
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let f = e.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(names.contains(&f), "docs/schema/{f} has no document type");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let file_name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                names.contains(&file_name),
+                "docs/schema/{file_name} has no document type"
+            );
         }
     }
 
@@ -159,9 +162,9 @@ mod tests {
     #[test]
     fn every_document_is_a_versioned_object() {
         for (name, schema) in super::all() {
-            let v = schema.as_value();
-            assert_eq!(v["type"], "object", "{name}");
-            let required = v["required"].as_array().unwrap();
+            let value = schema.as_value();
+            assert_eq!(value["type"], "object", "{name}");
+            let required = value["required"].as_array().unwrap();
             assert!(
                 required.iter().any(|k| k == "schema_version"),
                 "{name}: schema_version not required"
