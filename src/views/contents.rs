@@ -21,11 +21,11 @@ pub const CHUNK: u64 = 1 << 20;
 
 static ZEROS: [u8; 65536] = [0; 65536];
 
-fn write_zeros(out: &mut dyn Write, mut n: u64) -> std::io::Result<()> {
-    while n > 0 {
-        let k = n.min(ZEROS.len() as u64) as usize;
-        out.write_all(&ZEROS[..k])?;
-        n -= k as u64;
+fn write_zeros(out: &mut dyn Write, mut count: u64) -> std::io::Result<()> {
+    while count > 0 {
+        let chunk = count.min(ZEROS.len() as u64) as usize;
+        out.write_all(&ZEROS[..chunk])?;
+        count -= chunk as u64;
     }
     Ok(())
 }
@@ -40,10 +40,10 @@ pub enum CopyError {
 }
 
 impl std::fmt::Display for CopyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CopyError::Read(e) => write!(f, "{e}"),
-            CopyError::Write(e) => write!(f, "writing: {e}"),
+            CopyError::Read(e) => write!(formatter, "{e}"),
+            CopyError::Write(e) => write!(formatter, "writing: {e}"),
         }
     }
 }
@@ -65,9 +65,9 @@ pub enum InlineSize {
 pub fn inline_data(fs: &Filesystem, ino: u32, inode: &Inode) -> Result<Vec<u8>> {
     let raw = fs.inode_raw(ino)?;
     let xa = inode::inode_xattrs(fs, &raw, inode);
-    let mut v = inode.block.to_vec();
-    v.extend_from_slice(xa.inline_data().unwrap_or(&[]));
-    Ok(v)
+    let mut data = inode.block.to_vec();
+    data.extend_from_slice(xa.inline_data().unwrap_or(&[]));
+    Ok(data)
 }
 
 /// Write the contents of inode `ino` to `out`; returns the number of bytes written.
@@ -133,8 +133,8 @@ pub fn copy_contents_to(
         }
     });
     walk.map_err(CopyError::Read)?;
-    if let Some(e) = fail {
-        return Err(e);
+    if let Some(err) = fail {
+        return Err(err);
     }
     if copier.pos < size {
         write_zeros(out, size - copier.pos).map_err(CopyError::Write)?;
@@ -219,9 +219,9 @@ impl RunCopier<'_> {
                 out.flush().map_err(CopyError::Write)?;
                 match self.fs.source.send_to(offset, len, file, "file data") {
                     Some(sent) => {
-                        sent.map_err(|e| match e {
+                        sent.map_err(|err| match err {
                             Error::Io { source, .. } => CopyError::Write(source),
-                            e => CopyError::Read(e),
+                            other => CopyError::Read(other),
                         })?;
                         self.pos += len;
                         continue;

@@ -26,14 +26,14 @@ pub const MAX_HIST: usize = 32;
 pub const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 
 /// `ul_log2`: the index of the highest set bit (0 for 0 and 1).
-pub fn ul_log2(mut v: u64) -> u32 {
-    let mut l = 0;
-    v >>= 1;
-    while v != 0 {
-        l += 1;
-        v >>= 1;
+pub fn ul_log2(mut value: u64) -> u32 {
+    let mut log = 0;
+    value >>= 1;
+    while value != 0 {
+        log += 1;
+        value >>= 1;
     }
-    l
+    log
 }
 
 /// Why e2freefrag would stop.
@@ -131,16 +131,16 @@ impl Default for Stats {
 }
 
 impl Stats {
-    fn merge(&mut self, o: &Stats) {
-        for i in 0..MAX_HIST {
-            self.count[i] += o.count[i];
-            self.blocks[i] += o.blocks[i];
+    fn merge(&mut self, other: &Stats) {
+        for bucket in 0..MAX_HIST {
+            self.count[bucket] += other.count[bucket];
+            self.blocks[bucket] += other.blocks[bucket];
         }
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
-        self.sum = self.sum.wrapping_add(o.sum);
-        self.runs += o.runs;
-        self.free_chunks += o.free_chunks;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum = self.sum.wrapping_add(other.sum);
+        self.runs += other.runs;
+        self.free_chunks += other.free_chunks;
     }
 }
 
@@ -167,26 +167,26 @@ impl Grid {
         }
     }
 
-    /// Number of full-size chunks lying entirely in the free run `[s, e)`.
-    fn full_chunks_in(&self, s: u64, e: u64) -> u64 {
-        let mut n = 0;
-        if self.c0_end - self.first == self.bic && s <= self.first && self.c0_end <= e {
-            n += 1;
+    /// Number of full-size chunks lying entirely in the free run `[start, end)`.
+    fn full_chunks_in(&self, start: u64, end: u64) -> u64 {
+        let mut count = 0;
+        if self.c0_end - self.first == self.bic && start <= self.first && self.c0_end <= end {
+            count += 1;
         }
-        let e = e.min(self.blocks);
-        if self.total < 2 || e < self.c0_end + self.bic {
-            return n;
+        let end = end.min(self.blocks);
+        if self.total < 2 || end < self.c0_end + self.bic {
+            return count;
         }
-        let lo = if s > self.c0_end {
-            (s - self.c0_end).div_ceil(self.bic)
+        let lo = if start > self.c0_end {
+            (start - self.c0_end).div_ceil(self.bic)
         } else {
             0
         };
-        let hi = ((e - self.bic - self.c0_end) / self.bic).min(self.total - 2);
+        let hi = ((end - self.bic - self.c0_end) / self.bic).min(self.total - 2);
         if hi >= lo {
-            n += hi - lo + 1;
+            count += hi - lo + 1;
         }
-        n
+        count
     }
 
     fn add_run(&self, st: &mut Stats, start: u64, len: u64) {
@@ -230,19 +230,19 @@ struct BitMap {
 fn next_bit(bm: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
     while from < limit {
         if from % 64 == 0 && from + 64 <= limit {
-            let i = (from / 8) as usize;
-            if let Some(w) = bm.get(i..i + 8) {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(w);
-                let mut v = u64::from_le_bytes(a);
+            let byte = (from / 8) as usize;
+            if let Some(word) = bm.get(byte..byte + 8) {
+                let mut raw = [0u8; 8];
+                raw.copy_from_slice(word);
+                let mut bits = u64::from_le_bytes(raw);
                 if !set {
-                    v = !v;
+                    bits = !bits;
                 }
-                if v == 0 {
+                if bits == 0 {
                     from += 64;
                     continue;
                 }
-                return from + u64::from(v.trailing_zeros());
+                return from + u64::from(bits.trailing_zeros());
             }
         }
         if bitmap::test_bit(bm, from as usize) == set {
@@ -255,13 +255,13 @@ fn next_bit(bm: &[u8], mut from: u64, limit: u64, set: bool) -> u64 {
 
 fn group_segment(
     fs: &Filesystem,
-    g: u32,
+    group: u32,
     map: BitMap,
     grid: &Grid,
     marks: &UninitMarks,
     buf: &mut Vec<u8>,
 ) -> Result<Option<Segment>> {
-    let u_lo = map.start_unit + u64::from(g) * map.units_per_group;
+    let u_lo = map.start_unit + u64::from(group) * map.units_per_group;
     let u_hi = u_lo + map.units_per_group;
     let b_lo = (u_lo << map.shift).max(grid.first);
     let b_hi = u_hi
@@ -272,7 +272,7 @@ fn group_segment(
     if b_lo >= b_hi {
         return Ok(None);
     }
-    let gd = fs.desc(g)?;
+    let gd = fs.desc(group)?;
     bitmap::group_block_bitmap(fs, &gd, marks, buf)?;
     let mut seg = Segment {
         start: b_lo,
@@ -282,60 +282,62 @@ fn group_segment(
     // Walk free runs of units, converted to block runs clipped to [b_lo, b_hi).
     let first_u = (b_lo >> map.shift) - u_lo;
     let last_u = ((b_hi - 1) >> map.shift) - u_lo + 1;
-    let mut u = first_u;
+    let mut unit = first_u;
     let mut runs: Vec<(u64, u64)> = Vec::new();
-    while u < last_u {
-        let a = next_bit(buf, u, last_u, false);
-        if a >= last_u {
+    while unit < last_u {
+        let free_at = next_bit(buf, unit, last_u, false);
+        if free_at >= last_u {
             break;
         }
-        let b = next_bit(buf, a, last_u, true);
-        let bs = ((u_lo + a) << map.shift).max(b_lo);
-        let be = ((u_lo + b) << map.shift).min(b_hi);
+        let used_at = next_bit(buf, free_at, last_u, true);
+        let bs = ((u_lo + free_at) << map.shift).max(b_lo);
+        let be = ((u_lo + used_at) << map.shift).min(b_hi);
         if be > bs {
             runs.push((bs, be - bs));
         }
-        u = b;
+        unit = used_at;
     }
-    for (i, &(s, l)) in runs.iter().enumerate() {
-        let touches_start = s == b_lo;
-        let touches_end = s + l == b_hi;
+    for (index, &(run_start, run_len)) in runs.iter().enumerate() {
+        let touches_start = run_start == b_lo;
+        let touches_end = run_start + run_len == b_hi;
         if touches_start {
-            seg.prefix = l;
+            seg.prefix = run_len;
         }
         if touches_end {
-            seg.suffix = l;
+            seg.suffix = run_len;
         }
         if !touches_start && !touches_end {
-            grid.add_run(&mut seg.inner, s, l);
+            grid.add_run(&mut seg.inner, run_start, run_len);
         }
-        let _ = i;
+        let _ = index;
     }
     Ok(Some(seg))
 }
 
 /// Replay `ext2fs_read_block_bitmap`'s failure behaviour (block bitmaps only; checksums verified).
 pub fn check_block_bitmaps(fs: &Filesystem) -> std::result::Result<(), Failure> {
-    let n = bitmap::block_nbytes(fs);
-    if n > fs.geo.block_size as usize {
+    let nbytes = bitmap::block_nbytes(fs);
+    if nbytes > fs.geo.block_size as usize {
         return Err(Failure::ReadBitmap(bitmap::ReadFailure::Prepare.message()));
     }
     let csum = fs.sb.has_metadata_csum();
-    let bad = (0..fs.geo.group_count).into_par_iter().find_map_first(|g| {
-        let read = bitmap::ReadFailure::Read(Kind::Block, g);
-        let Ok(gd) = fs.desc(g) else {
-            return Some(read);
-        };
-        let loc = bitmap::bitmap_source(fs, &gd, Kind::Block)?;
-        let Ok(b) = fs.block_uncached(loc) else {
-            return Some(read);
-        };
-        let bytes = b.get(..n).unwrap_or(&b);
-        if csum && bitmap::bitmap_checksum(fs, Kind::Block, bytes) != gd.block_bitmap_csum {
-            return Some(bitmap::ReadFailure::Csum(Kind::Block, g));
-        }
-        None
-    });
+    let bad = (0..fs.geo.group_count)
+        .into_par_iter()
+        .find_map_first(|group| {
+            let read = bitmap::ReadFailure::Read(Kind::Block, group);
+            let Ok(gd) = fs.desc(group) else {
+                return Some(read);
+            };
+            let loc = bitmap::bitmap_source(fs, &gd, Kind::Block)?;
+            let Ok(block) = fs.block_uncached(loc) else {
+                return Some(read);
+            };
+            let bytes = block.get(..nbytes).unwrap_or(&block);
+            if csum && bitmap::bitmap_checksum(fs, Kind::Block, bytes) != gd.block_bitmap_csum {
+                return Some(bitmap::ReadFailure::Csum(Kind::Block, group));
+            }
+            None
+        });
     match bad {
         Some(f) => Err(Failure::ReadBitmap(f.message())),
         None => Ok(()),
@@ -404,14 +406,14 @@ pub fn report(fs: &Filesystem, chunk_bytes: u64) -> Result<Report> {
         open = (first, below - first);
     }
     const BATCH: u32 = 1024;
-    let n = fs.geo.group_count;
+    let groups = fs.geo.group_count;
     let mut g0 = 0u32;
-    while g0 < n {
-        let g1 = g0.saturating_add(BATCH).min(n);
+    while g0 < groups {
+        let g1 = g0.saturating_add(BATCH).min(groups);
         let segs: Vec<Option<Segment>> = (g0..g1)
             .into_par_iter()
-            .map_init(Vec::new, |buf, g| {
-                group_segment(fs, g, map, &grid, &marks, buf)
+            .map_init(Vec::new, |buf, group| {
+                group_segment(fs, group, map, &grid, &marks, buf)
             })
             .collect::<Result<_>>()?;
         let mut done = false;
@@ -466,23 +468,23 @@ fn build_report(fs: &Filesystem, chunk_bytes: u64, grid: &Grid, st: &Stats) -> R
     let mut unit = 0usize;
     let mut shift_units = 10u32;
     let mut start: u64 = 0;
-    for i in 0..MAX_HIST {
-        let e = (i as u32 + bs_bits).saturating_sub(shift_units);
-        let end: u64 = 1u64 << e.min(63);
-        let u = char::from(*units.get(unit).unwrap_or(&b'?'));
-        if st.count[i] != 0 {
-            let end_str = if i == MAX_HIST - 1 {
+    for bucket in 0..MAX_HIST {
+        let end_log2 = (bucket as u32 + bs_bits).saturating_sub(shift_units);
+        let end: u64 = 1u64 << end_log2.min(63);
+        let unit_char = char::from(*units.get(unit).unwrap_or(&b'?'));
+        if st.count[bucket] != 0 {
+            let end_str = if bucket == MAX_HIST - 1 {
                 "max ".to_string()
             } else {
-                format!("{end:>5}{u}-")
+                format!("{end:>5}{unit_char}-")
             };
             histogram.push(Bucket {
-                index: i,
+                index: bucket,
                 min_kb: start << (shift_units - 10),
-                extents: st.count[i],
-                blocks: st.blocks[i],
-                percent: st.blocks[i] as f64 * 100.0 / free_blocks as f64,
-                label: format!("{start:>5}{u}...{end_str:>7}"),
+                extents: st.count[bucket],
+                blocks: st.blocks[bucket],
+                percent: st.blocks[bucket] as f64 * 100.0 / free_blocks as f64,
+                label: format!("{start:>5}{unit_char}...{end_str:>7}"),
             });
         }
         start = end;
@@ -515,8 +517,8 @@ mod tests {
     fn brute(first: u64, blocks: u64, bic: u64, free: &dyn Fn(u64) -> bool) -> u64 {
         let chunks = (blocks + bic) / bic;
         let mut csb = 0u64;
-        let mut n = 0;
-        for c in 0..chunks {
+        let mut full = 0;
+        for chunk in 0..chunks {
             let num = if csb + bic > blocks {
                 blocks - csb
             } else {
@@ -525,7 +527,7 @@ mod tests {
             let mut cf = 0;
             let mut blk = 0;
             while blk < num {
-                if c == 0 && blk == 0 {
+                if chunk == 0 && blk == 0 {
                     blk = first;
                     csb = blk;
                 }
@@ -536,10 +538,10 @@ mod tests {
                 csb += 1;
             }
             if cf == bic {
-                n += 1;
+                full += 1;
             }
         }
-        n
+        full
     }
 
     #[test]
@@ -551,18 +553,18 @@ mod tests {
                     // Free pattern: every block except multiples of 7.
                     let free = |b: u64| b % 7 != 3;
                     let mut st = Stats::default();
-                    let mut s = first;
-                    while s < blocks {
-                        if !free(s) {
-                            s += 1;
+                    let mut run_start = first;
+                    while run_start < blocks {
+                        if !free(run_start) {
+                            run_start += 1;
                             continue;
                         }
-                        let mut e = s;
-                        while e < blocks && free(e) {
-                            e += 1;
+                        let mut run_end = run_start;
+                        while run_end < blocks && free(run_end) {
+                            run_end += 1;
                         }
-                        grid.add_run(&mut st, s, e - s);
-                        s = e;
+                        grid.add_run(&mut st, run_start, run_end - run_start);
+                        run_start = run_end;
                     }
                     assert_eq!(
                         st.free_chunks,

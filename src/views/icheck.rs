@@ -87,47 +87,54 @@ struct IcheckVisitor<'a> {
 }
 
 /// `ext2fs_inode_has_valid_blocks2` on the base record.
-fn has_valid_blocks(b: &InodeBase, file_acl: u64) -> bool {
-    let t = b.mode & S_IFMT;
-    if t != S_IFDIR && t != S_IFREG && t != S_IFLNK {
+fn has_valid_blocks(base: &InodeBase, file_acl: u64) -> bool {
+    let file_type = base.mode & S_IFMT;
+    if file_type != S_IFDIR && file_type != S_IFREG && file_type != S_IFLNK {
         return false;
     }
-    if t == S_IFLNK {
+    if file_type == S_IFLNK {
         if file_acl == 0 {
             // With no xattr block, i_blocks says it (the low 32 bits, as libext2fs reads it).
-            if b.blocks_lo == 0 {
+            if base.blocks_lo == 0 {
                 return false;
             }
         } else {
-            let i_block1 = u32::from_le_bytes([b.block[4], b.block[5], b.block[6], b.block[7]]);
-            let size = b.size_lo;
+            let i_block1 =
+                u32::from_le_bytes([base.block[4], base.block[5], base.block[6], base.block[7]]);
+            let size = base.size_lo;
             let uses_blocks = size >= 60 || (size > 4 && i_block1 == 0);
             if !uses_blocks {
                 return false;
             }
         }
     }
-    b.flags & inode::INLINE_DATA_FL == 0
+    base.flags & inode::INLINE_DATA_FL == 0
 }
 
 impl IcheckVisitor<'_> {
     /// Record `ino` as owner of the requested blocks in `[start, start + len)`.
-    fn claim(&self, w: &mut IcheckWorker, ino: u32, start: u64, len: u64, role: Role) {
-        let from = self.blocks.partition_point(|&b| b < start);
-        for &b in self.blocks[from..].iter().take_while(|&&b| b - start < len) {
+    fn claim(&self, worker: &mut IcheckWorker, ino: u32, start: u64, len: u64, role: Role) {
+        let from = self.blocks.partition_point(|&block| block < start);
+        for &block in self.blocks[from..]
+            .iter()
+            .take_while(|&&block| block - start < len)
+        {
             let role = match role {
                 Role::Data { logical } => Role::Data {
-                    logical: logical + (b - start),
+                    logical: logical + (block - start),
                 },
                 r => r,
             };
-            w.owners.entry(b).or_insert(Owner { inode: ino, role });
+            worker
+                .owners
+                .entry(block)
+                .or_insert(Owner { inode: ino, role });
         }
     }
 
-    fn error(w: &mut IcheckWorker, inode: u32, error: String) {
-        if w.errors.len() < MAX_ERRORS {
-            w.errors.push(InodeError { inode, error });
+    fn error(worker: &mut IcheckWorker, inode: u32, error: String) {
+        if worker.errors.len() < MAX_ERRORS {
+            worker.errors.push(InodeError { inode, error });
         }
     }
 
@@ -135,10 +142,10 @@ impl IcheckVisitor<'_> {
     /// before it is read; a node that cannot be read or fails `ext2fs_extent_header_verify` (or
     /// its checksum) ends the walk of the inode. A node is an index or a leaf by its level
     /// under the root's depth, as libext2fs reads it (the child's own depth field is not asked).
-    fn extents(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
+    fn extents(&self, worker: &mut IcheckWorker, ino: u32, inode: &Inode) {
         let root_depth = match lib_extent_header(&inode.block) {
             Ok(d) => d,
-            Err(e) => return Self::error(w, ino, e),
+            Err(err) => return Self::error(worker, ino, err),
         };
         let seed = self.csum.then(|| inode.csum_seed(self.fs.csum_seed(), ino));
         let mut entered = std::collections::HashSet::new();
@@ -146,14 +153,14 @@ impl IcheckVisitor<'_> {
             max_depth: root_depth,
             seed,
         };
-        if let Err(e) = self.extent_node(w, ino, &inode.block, &walk, 0, &mut entered) {
-            Self::error(w, ino, e);
+        if let Err(err) = self.extent_node(worker, ino, &inode.block, &walk, 0, &mut entered) {
+            Self::error(worker, ino, err);
         }
     }
 
     fn extent_node(
         &self,
-        w: &mut IcheckWorker,
+        worker: &mut IcheckWorker,
         ino: u32,
         node: &[u8],
         walk: &ExtentWalk,
@@ -161,13 +168,13 @@ impl IcheckVisitor<'_> {
         entered: &mut std::collections::HashSet<u64>,
     ) -> Result<(), String> {
         let (max_depth, seed) = (walk.max_depth, walk.seed);
-        let h = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
+        let header = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
         if level >= max_depth {
-            for e in extent::leaf_iter(node, &h) {
+            for leaf in extent::leaf_iter(node, &header) {
                 let role = Role::Data {
-                    logical: u64::from(e.logical),
+                    logical: u64::from(leaf.logical),
                 };
-                self.claim(w, ino, e.physical, u64::from(e.len), role);
+                self.claim(worker, ino, leaf.physical, u64::from(leaf.len), role);
             }
             return Ok(());
         }
@@ -176,8 +183,8 @@ impl IcheckVisitor<'_> {
                 "extent tree deeper than {MAX_EXTENT_LEVELS} levels"
             ));
         }
-        for ix in extent::index_entries(node, &h) {
-            self.claim(w, ino, ix.child, 1, Role::ExtentTree);
+        for ix in extent::index_entries(node, &header) {
+            self.claim(worker, ino, ix.child, 1, Role::ExtentTree);
             // Why: a hostile tree whose index entries all point at the same child would be walked
             // (entries per node)^depth times. Walking a subtree again for the same inode claims
             // the same blocks for the same owner and meets the same first error, so each node is
@@ -187,13 +194,13 @@ impl IcheckVisitor<'_> {
             }
             let child = self.fs.block(ix.child).map_err(|e| e.to_string())?;
             lib_extent_header(&child)?;
-            if let Some(s) = seed {
+            if let Some(seed) = seed {
                 let ch = ExtentHeader::decode_fast(&child).ok_or("extent header cut short")?;
-                if !extent::extent_block_csum(s, &child, &ch).ok() {
+                if !extent::extent_block_csum(seed, &child, &ch).ok() {
                     return Err(ext2_err::EXTENT_CSUM_INVALID.to_string());
                 }
             }
-            self.extent_node(w, ino, &child, walk, level + 1, entered)?;
+            self.extent_node(worker, ino, &child, walk, level + 1, entered)?;
         }
         Ok(())
     }
@@ -202,12 +209,14 @@ impl IcheckVisitor<'_> {
     /// indirect, double and triple indirect trees, each mapping block reported before it is
     /// checked and read. A bad or unreadable mapping block ends the loop of the block above it
     /// (not the walk: the next top-level tree is still walked).
-    fn block_map(&self, w: &mut IcheckWorker, ino: u32, inode: &Inode) {
+    fn block_map(&self, worker: &mut IcheckWorker, ino: u32, inode: &Inode) {
         let map = inode.block_map();
-        for (i, &b) in map.direct.iter().enumerate() {
-            if b != 0 {
-                let role = Role::Data { logical: i as u64 };
-                self.claim(w, ino, u64::from(b), 1, role);
+        for (index, &block) in map.direct.iter().enumerate() {
+            if block != 0 {
+                let role = Role::Data {
+                    logical: index as u64,
+                };
+                self.claim(worker, ino, u64::from(block), 1, role);
             }
         }
         let per = self.fs.block_size() / 4;
@@ -218,26 +227,26 @@ impl IcheckVisitor<'_> {
         let mut base = 12u64;
         for (top, level) in [(map.ind, 1u8), (map.dind, 2), (map.tind, 3)] {
             if top != 0 {
-                let _ = self.ind_block(w, ino, u64::from(top), level, base, &mut walk);
+                let _ = self.ind_block(worker, ino, u64::from(top), level, base, &mut walk);
             }
             base = base.saturating_add(per.saturating_pow(u32::from(level)));
         }
-        if let Some(e) = walk.first_error {
-            Self::error(w, ino, e);
+        if let Some(err) = walk.first_error {
+            Self::error(worker, ino, err);
         }
     }
 
     /// `block_iterate_ind` / `_dind` / `_tind`: Err is libext2fs' BLOCK_ERROR.
     fn ind_block(
         &self,
-        w: &mut IcheckWorker,
+        worker: &mut IcheckWorker,
         ino: u32,
         blk: u64,
         level: u8,
         base: u64,
         walk: &mut IndWalk,
     ) -> Result<(), ()> {
-        self.claim(w, ino, blk, 1, Role::Indirect { level });
+        self.claim(worker, ino, blk, 1, Role::Indirect { level });
         // A mapping block met again reports the same blocks for the same inode: its first
         // outcome stands (and a cycle cannot loop).
         if let Some(&ok) = walk.seen.get(&blk) {
@@ -259,21 +268,27 @@ impl IcheckVisitor<'_> {
         };
         let per = data.len() / 4;
         let span = (per as u64).saturating_pow(u32::from(level) - 1);
-        for i in 0..per {
-            let c = u32::from_le_bytes([
-                data[4 * i],
-                data[4 * i + 1],
-                data[4 * i + 2],
-                data[4 * i + 3],
+        for slot in 0..per {
+            let child = u32::from_le_bytes([
+                data[4 * slot],
+                data[4 * slot + 1],
+                data[4 * slot + 2],
+                data[4 * slot + 3],
             ]);
-            if c == 0 {
+            if child == 0 {
                 continue;
             }
-            let lbase = base.saturating_add((i as u64).saturating_mul(span));
+            let lbase = base.saturating_add((slot as u64).saturating_mul(span));
             if level == 1 {
-                self.claim(w, ino, u64::from(c), 1, Role::Data { logical: lbase });
+                self.claim(
+                    worker,
+                    ino,
+                    u64::from(child),
+                    1,
+                    Role::Data { logical: lbase },
+                );
             } else if self
-                .ind_block(w, ino, u64::from(c), level - 1, lbase, walk)
+                .ind_block(worker, ino, u64::from(child), level - 1, lbase, walk)
                 .is_err()
             {
                 return Err(());
@@ -305,13 +320,13 @@ struct IndWalk {
 /// `ext2fs_extent_header_verify` on a node of `node.len()` bytes: the magic, entries within
 /// max, and max within two entries of what the node holds. The root's depth.
 fn lib_extent_header(node: &[u8]) -> Result<u16, String> {
-    let h = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
+    let header = ExtentHeader::decode_fast(node).ok_or("extent header cut short")?;
     let cap = (node.len().saturating_sub(12) / 12) as u64;
-    let (max, entries) = (u64::from(h.max), u64::from(h.entries));
-    if h.magic != extent::EXTENT_MAGIC || entries > max || max > cap || max + 2 < cap {
+    let (max, entries) = (u64::from(header.max), u64::from(header.entries));
+    if header.magic != extent::EXTENT_MAGIC || entries > max || max > cap || max + 2 < cap {
         return Err("Corrupt extent header".to_string());
     }
-    Ok(h.depth)
+    Ok(header.depth)
 }
 
 impl TableVisitor for IcheckVisitor<'_> {
@@ -323,64 +338,69 @@ impl TableVisitor for IcheckVisitor<'_> {
         if earlier.scan_error.is_some() {
             return earlier;
         }
-        for (b, o) in later.owners {
-            earlier.owners.entry(b).or_insert(o);
+        for (block, owner) in later.owners {
+            earlier.owners.entry(block).or_insert(owner);
         }
         let room = MAX_ERRORS.saturating_sub(earlier.errors.len());
         earlier.errors.extend(later.errors.into_iter().take(room));
         earlier.scan_error = later.scan_error;
         earlier
     }
-    fn group_start(&self, w: &mut IcheckWorker, group: u32, _slots: u32) {
-        w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
-        w.group_used = super::ncheck::lib_slots(self.fs, group);
-        w.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
-        if w.scan_error.is_none() {
-            if let Some(e) = super::ncheck::table_error(self.fs, group)
+    fn group_start(&self, worker: &mut IcheckWorker, group: u32, _slots: u32) {
+        worker.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        worker.group_used = super::ncheck::lib_slots(self.fs, group);
+        worker.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
+        if worker.scan_error.is_none() {
+            if let Some(err) = super::ncheck::table_error(self.fs, group)
                 .or_else(|| super::ncheck::missing_table(self.fs, group))
             {
-                w.scan_error = Some((w.group_first, e));
+                worker.scan_error = Some((worker.group_first, err));
             }
         }
     }
-    fn inode(&self, w: &mut IcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
-        if w.scan_error.is_some() || ino - w.group_first >= w.group_used {
+    fn inode(&self, worker: &mut IcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
+        if worker.scan_error.is_some() || ino - worker.group_first >= worker.group_used {
             return;
         }
-        if super::ncheck::in_bad_block(self.fs, &self.bad, w.group_table, ino - w.group_first) {
+        if super::ncheck::in_bad_block(
+            self.fs,
+            &self.bad,
+            worker.group_table,
+            ino - worker.group_first,
+        ) {
             return;
         }
         if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
-            w.scan_error = Some((ino, ext2_err::INODE_CSUM_INVALID.to_string()));
+            worker.scan_error = Some((ino, ext2_err::INODE_CSUM_INVALID.to_string()));
             return;
         }
-        let Some(b) = InodeBase::decode_fast(raw) else {
+        let Some(base) = InodeBase::decode_fast(raw) else {
             return;
         };
-        if b.links_count == 0 {
+        if base.links_count == 0 {
             return;
         }
         let high = if self.fs.sb.is_64bit() {
-            u64::from(b.file_acl_high) << 32
+            u64::from(base.file_acl_high) << 32
         } else {
             0
         };
-        let file_acl = u64::from(b.file_acl_lo) | high;
+        let file_acl = u64::from(base.file_acl_lo) | high;
         if file_acl != 0 {
-            self.claim(w, ino, file_acl, 1, Role::XattrBlock);
+            self.claim(worker, ino, file_acl, 1, Role::XattrBlock);
         }
-        if !has_valid_blocks(&b, file_acl) || b.dtime != 0 {
+        if !has_valid_blocks(&base, file_acl) || base.dtime != 0 {
             return;
         }
         let inode = Inode::parse(raw);
         if inode.has_flag(inode::EXTENTS_FL) {
-            self.extents(w, ino, &inode);
+            self.extents(worker, ino, &inode);
         } else {
-            self.block_map(w, ino, &inode);
+            self.block_map(worker, ino, &inode);
         }
     }
-    fn group_end(&self, w: &mut IcheckWorker, group: u32, end: GroupEnd) {
-        if w.scan_error.is_some() {
+    fn group_end(&self, worker: &mut IcheckWorker, group: u32, end: GroupEnd) {
+        if worker.scan_error.is_some() {
             return;
         }
         let first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
@@ -390,8 +410,8 @@ impl TableVisitor for IcheckVisitor<'_> {
             GroupEnd::NoDescriptor => Some("cannot read the group descriptor".to_string()),
             GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => Some(m),
         };
-        if let Some(e) = error {
-            w.scan_error = Some((first, e));
+        if let Some(err) = error {
+            worker.scan_error = Some((first, err));
         }
     }
 }
@@ -415,8 +435,8 @@ impl Found {
             return true;
         };
         let mut last = 0u32;
-        for b in requested {
-            match self.owners.get(b) {
+        for block in requested {
+            match self.owners.get(block) {
                 Some(o) => last = last.max(o.inode),
                 None => return false,
             }
@@ -452,13 +472,13 @@ pub fn icheck(fs: &Filesystem, blocks: &[u64]) -> Found {
         bad: super::ncheck::bad_blocks(fs),
         csum: fs.sb.has_metadata_csum(),
     };
-    let Some(w) = walk::run(fs, &visitor, &|_| {}) else {
+    let Some(worker) = walk::run(fs, &visitor, &|_| {}) else {
         return Found::default();
     };
     Found {
-        owners: w.owners,
-        errors: w.errors,
-        scan_error: w.scan_error,
+        owners: worker.owners,
+        errors: worker.errors,
+        scan_error: worker.scan_error,
     }
 }
 
@@ -518,32 +538,32 @@ pub struct BlockInfo {
 
 /// Where each group's bitmaps and inode table lie: (first block, blocks, kind, group), sorted.
 fn group_metadata(fs: &Filesystem) -> Vec<(u64, u64, MetaKind, u32)> {
-    let mut v = Vec::new();
-    for g in 0..fs.geo.group_count {
-        let Ok(gd) = fs.desc(g) else { continue };
-        v.push((gd.block_bitmap, 1, MetaKind::BlockBitmap, g));
-        v.push((gd.inode_bitmap, 1, MetaKind::InodeBitmap, g));
-        v.push((
+    let mut ranges = Vec::new();
+    for group in 0..fs.geo.group_count {
+        let Ok(gd) = fs.desc(group) else { continue };
+        ranges.push((gd.block_bitmap, 1, MetaKind::BlockBitmap, group));
+        ranges.push((gd.inode_bitmap, 1, MetaKind::InodeBitmap, group));
+        ranges.push((
             gd.inode_table,
             u64::from(fs.geo.inode_blocks_per_group),
             MetaKind::InodeTable,
-            g,
+            group,
         ));
     }
-    v.sort_unstable_by_key(|t| (t.0, t.3));
-    v
+    ranges.sort_unstable_by_key(|t| (t.0, t.3));
+    ranges
 }
 
 /// The superblock and descriptor copies of the block's own group.
 fn layout_metadata(fs: &Filesystem, blk: u64, out: &mut Vec<Meta>) {
     let geo = &fs.geo;
-    let Ok(g) = u32::try_from(geo.group_of_block(blk)) else {
+    let Ok(group_no) = u32::try_from(geo.group_of_block(blk)) else {
         return;
     };
-    let l = geo.layout(g);
-    let group = Some(g);
-    let primary = g == 0;
-    if l.super_blk == blk && geo.bg_has_super(g) {
+    let layout = geo.layout(group_no);
+    let group = Some(group_no);
+    let primary = group_no == 0;
+    if layout.super_blk == blk && geo.bg_has_super(group_no) {
         let kind = if primary {
             MetaKind::Superblock
         } else {
@@ -551,8 +571,8 @@ fn layout_metadata(fs: &Filesystem, blk: u64, out: &mut Vec<Meta>) {
         };
         out.push(Meta { kind, group });
     }
-    if l.old_desc_blk != 0 && blk >= l.old_desc_blk {
-        let at = blk - l.old_desc_blk;
+    if layout.old_desc_blk != 0 && blk >= layout.old_desc_blk {
+        let at = blk - layout.old_desc_blk;
         let descs = if geo.meta_bg {
             u64::from(geo.first_meta_bg).min(geo.desc_blocks)
         } else {
@@ -573,8 +593,8 @@ fn layout_metadata(fs: &Filesystem, blk: u64, out: &mut Vec<Meta>) {
             out.push(Meta { kind, group });
         }
     }
-    if l.new_desc_blk != 0 && l.new_desc_blk == blk {
-        let kind = if g % geo.desc_per_block.max(1) == 0 {
+    if layout.new_desc_blk != 0 && layout.new_desc_blk == blk {
+        let kind = if group_no % geo.desc_per_block.max(1) == 0 {
             MetaKind::GroupDescriptors
         } else {
             MetaKind::BackupGroupDescriptors
@@ -618,11 +638,11 @@ pub fn explain(fs: &Filesystem, blocks: &[u64], found: &Found) -> Vec<BlockInfo>
                 // before the block can hold it.
                 let reach = u64::from(fs.geo.inode_blocks_per_group).max(1) - 1;
                 let from = table.partition_point(|t| t.0 < blk.saturating_sub(reach));
-                for t in table[from..].iter().take_while(|t| t.0 <= blk) {
-                    if blk < t.0.saturating_add(t.1) {
+                for range in table[from..].iter().take_while(|range| range.0 <= blk) {
+                    if blk < range.0.saturating_add(range.1) {
                         metadata.push(Meta {
-                            kind: t.2,
-                            group: Some(t.3),
+                            kind: range.2,
+                            group: Some(range.3),
                         });
                     }
                 }
@@ -658,18 +678,18 @@ fn allocated(
     blk: u64,
     cache: &mut HashMap<u32, Option<Vec<u8>>>,
 ) -> Option<bool> {
-    let g = u32::try_from(fs.geo.group_of_block(blk)).ok()?;
+    let group = u32::try_from(fs.geo.group_of_block(blk)).ok()?;
     let bits = cache
-        .entry(g)
+        .entry(group)
         .or_insert_with(|| {
-            let gd = fs.desc(g).ok()?;
+            let gd = fs.desc(group).ok()?;
             let mut buf = Vec::new();
             crate::reader::bitmap::group_block_bitmap(fs, &gd, marks, &mut buf).ok()?;
             Some(buf)
         })
         .as_ref()?;
     let first = (fs.geo.first_data_block >> fs.geo.cluster_bits)
-        + u64::from(g) * u64::from(fs.geo.clusters_per_group);
+        + u64::from(group) * u64::from(fs.geo.clusters_per_group);
     let bit = usize::try_from((blk >> fs.geo.cluster_bits).checked_sub(first)?).ok()?;
     Some(crate::reader::bitmap::test_bit(bits, bit))
 }

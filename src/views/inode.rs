@@ -55,9 +55,9 @@ fn capped_block_map(fs: &Filesystem, ino: u32, inode: &Inode) -> (BlockMapWalk, 
         fs,
         &inode.block,
         inode::walk_limits(fs, ino, inode),
-        &mut |e| {
+        &mut |event| {
             if runs.len() < MAX_LISTED {
-                runs.push(map_run(e));
+                runs.push(map_run(event));
             } else {
                 omitted += 1;
             }
@@ -82,12 +82,12 @@ fn capped_block_map(fs: &Filesystem, ino: u32, inode: &Inode) -> (BlockMapWalk, 
 }
 
 /// A block-map walk event as a run of the data map.
-pub fn map_run(e: MapEvent) -> MapRun {
-    match e {
-        MapEvent::Data(r) => MapRun {
-            kind: MapKind::Data(r.logical),
-            physical: r.physical,
-            len: r.len,
+pub fn map_run(event: MapEvent) -> MapRun {
+    match event {
+        MapEvent::Data(run) => MapRun {
+            kind: MapKind::Data(run.logical),
+            physical: run.physical,
+            len: run.len,
         },
         MapEvent::Mapping { kind, physical } => MapRun {
             kind,
@@ -128,23 +128,23 @@ fn debugfs_prefix(index: u8) -> &'static [u8] {
 
 /// The names debugfs shows for the xattrs of an inode, in the order `inode_xattrs` lists them
 /// (body, then block); empty when the areas cannot be read the same way.
-fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], i: &Inode) -> Vec<Vec<u8>> {
-    let name = |idx: u8, n: &[u8]| {
-        let mut v = debugfs_prefix(idx).to_vec();
-        v.extend_from_slice(n);
-        let end = v.iter().position(|&c| c == 0).unwrap_or(v.len());
-        v.truncate(end);
-        v
+fn debugfs_xattr_names(fs: &Filesystem, raw: &[u8], inode: &Inode) -> Vec<Vec<u8>> {
+    let name = |idx: u8, raw_name: &[u8]| {
+        let mut bytes = debugfs_prefix(idx).to_vec();
+        bytes.extend_from_slice(raw_name);
+        let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+        bytes.truncate(end);
+        bytes
     };
     let mut out = Vec::new();
-    if let Ok(ib) = xattr::parse_ibody(raw, i.extra_isize) {
+    if let Ok(ib) = xattr::parse_ibody(raw, inode.extra_isize) {
         out.extend(ib.entries.iter().map(|e| name(e.index, e.raw_name)));
     }
-    let blk = i.file_acl;
+    let blk = inode.file_acl;
     if blk != 0 && blk >= fs.geo.first_data_block && blk < fs.geo.blocks_count {
-        if let Ok(b) = fs.block(blk) {
+        if let Ok(block) = fs.block(blk) {
             let seed = fs.sb.has_metadata_csum().then(|| fs.csum_seed());
-            if let Ok(xb) = xattr::parse_block(&b, blk, seed) {
+            if let Ok(xb) = xattr::parse_block(&block, blk, seed) {
                 out.extend(xb.entries.iter().map(|e| name(e.index, e.raw_name)));
             }
         }
@@ -260,8 +260,8 @@ fn htree_root(
     if !(inode.is_dir() && inode.has_flag(inode::INDEX_FL)) {
         return None;
     }
-    let root = fileblocks::map_block(fs, ino, inode, 0).and_then(|b| {
-        let block = b.ok_or_else(|| {
+    let root = fileblocks::map_block(fs, ino, inode, 0).and_then(|mapped| {
+        let block = mapped.ok_or_else(|| {
             crate::Error::corrupt(crate::ProblemKind::Directory, "no logical block 0")
         })?;
         dir::parse_dx_root(&fs.block(block)?)
@@ -287,9 +287,9 @@ pub fn logged_report<'a>(
     copy: &'a [u8],
     disk: &'a [u8],
 ) -> crate::Result<Report<'a>> {
-    let mut r = report(fs, ino, copy)?;
+    let mut logged = report(fs, ino, copy)?;
     let on_disk = Inode::parse(disk);
-    r.xattrs = inode::inode_xattrs(fs, disk, &on_disk);
-    r.debugfs_names = debugfs_xattr_names(fs, disk, &on_disk);
-    Ok(r)
+    logged.xattrs = inode::inode_xattrs(fs, disk, &on_disk);
+    logged.debugfs_names = debugfs_xattr_names(fs, disk, &on_disk);
+    Ok(logged)
 }

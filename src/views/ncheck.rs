@@ -80,9 +80,9 @@ pub struct NcheckWorker {
 }
 
 impl NcheckWorker {
-    fn push(&mut self, e: Event) {
+    fn push(&mut self, event: Event) {
         self.events
-            .push((std::mem::take(&mut self.trailing_clean), e));
+            .push((std::mem::take(&mut self.trailing_clean), event));
     }
 }
 
@@ -102,8 +102,8 @@ impl Wanted {
         let mut sorted = inodes.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        for &i in &sorted {
-            let bit = i as usize % Wanted::FILTER_BITS;
+        for &ino in &sorted {
+            let bit = ino as usize % Wanted::FILTER_BITS;
             filter[bit / 64] |= 1 << (bit % 64);
         }
         Wanted { filter, sorted }
@@ -125,11 +125,11 @@ struct NcheckVisitor<'a> {
     csum: bool,
 }
 
-/// Slots of group `g` libext2fs' inode scan returns: up to `bg_itable_unused` with descriptor
+/// Slots of group `group` libext2fs' inode scan returns: up to `bg_itable_unused` with descriptor
 /// checksums (none when it exceeds the group), every slot otherwise.
-pub(crate) fn lib_slots(fs: &Filesystem, g: u32) -> u32 {
+pub(crate) fn lib_slots(fs: &Filesystem, group: u32) -> u32 {
     let ipg = fs.geo.inodes_per_group;
-    match fs.desc(g) {
+    match fs.desc(group) {
         Ok(gd) if fs.sb.has_group_desc_csum() => ipg.saturating_sub(gd.itable_unused),
         _ => ipg,
     }
@@ -148,13 +148,13 @@ pub(crate) fn bad_blocks(fs: &Filesystem) -> Vec<u64> {
     let inode = Inode::parse(&raw);
     let mut out = Vec::new();
     let (first, count) = (fs.geo.first_data_block, fs.geo.blocks_count);
-    let _ = crate::reader::fileblocks::for_each_run(fs, 1, &inode, &mut |r| {
-        for b in r.physical..r.physical.saturating_add(r.len) {
+    let _ = crate::reader::fileblocks::for_each_run(fs, 1, &inode, &mut |run| {
+        for block in run.physical..run.physical.saturating_add(run.len) {
             if out.len() >= MAX_BAD_BLOCKS {
                 return ControlFlow::Break(());
             }
-            if b >= first && b < count {
-                out.push(b);
+            if block >= first && block < count {
+                out.push(block);
             }
         }
         ControlFlow::Continue(())
@@ -174,20 +174,20 @@ pub(crate) fn in_bad_block(fs: &Filesystem, bad: &[u64], table: u64, index: u32)
 }
 
 /// A group with inodes to scan whose descriptor names no inode table (block 0).
-pub(crate) fn missing_table(fs: &Filesystem, g: u32) -> Option<String> {
-    (fs.desc(g).ok()?.inode_table == 0).then(|| ext2_err::MISSING_INODE_TABLE.to_string())
+pub(crate) fn missing_table(fs: &Filesystem, group: u32) -> Option<String> {
+    (fs.desc(group).ok()?.inode_table == 0).then(|| ext2_err::MISSING_INODE_TABLE.to_string())
 }
 
 /// `get_next_blockgroup`'s check: the group's inode table lies inside the filesystem.
-pub(crate) fn table_error(fs: &Filesystem, g: u32) -> Option<String> {
-    let t = fs.desc(g).ok()?.inode_table;
-    let last = t.saturating_add(u64::from(fs.geo.inode_blocks_per_group).saturating_sub(1));
-    (t != 0 && (t < fs.geo.first_data_block || last >= fs.geo.blocks_count))
+pub(crate) fn table_error(fs: &Filesystem, group: u32) -> Option<String> {
+    let table = fs.desc(group).ok()?.inode_table;
+    let last = table.saturating_add(u64::from(fs.geo.inode_blocks_per_group).saturating_sub(1));
+    (table != 0 && (table < fs.geo.first_data_block || last >= fs.geo.blocks_count))
         .then(|| ext2_err::GDESC_BAD_INODE_TABLE.to_string())
 }
 
 impl NcheckVisitor<'_> {
-    fn walk_dir(&self, w: &mut NcheckWorker, ino: u32, raw: &[u8]) {
+    fn walk_dir(&self, worker: &mut NcheckWorker, ino: u32, raw: &[u8]) {
         let inode = Inode::parse(raw);
         let mut rec = DirRecord {
             dir: ino,
@@ -196,29 +196,33 @@ impl NcheckVisitor<'_> {
             error: None,
             dotdot: 0,
         };
-        let r = pathname::lib_dir_iterate_inode(self.fs, ino, raw, &inode, &mut |e| {
+        let result = pathname::lib_dir_iterate_inode(self.fs, ino, raw, &inode, &mut |entry| {
             rec.entries += 1;
-            if e.name_len == 2 && e.name.starts_with(b"..") {
-                rec.dotdot = e.inode;
+            if entry.name_len == 2 && entry.name.starts_with(b"..") {
+                rec.dotdot = entry.inode;
             }
-            if rec.entries > 2 && self.wanted.contains(e.inode) {
-                rec.matches
-                    .push(self.matched(rec.entries, e.inode, e.name, e.file_type));
+            if rec.entries > 2 && self.wanted.contains(entry.inode) {
+                rec.matches.push(self.matched(
+                    rec.entries,
+                    entry.inode,
+                    entry.name,
+                    entry.file_type,
+                ));
             }
             ControlFlow::Continue(())
         });
-        if let Err(e) = r {
-            rec.error = Some(e.to_string());
+        if let Err(err) = result {
+            rec.error = Some(err.to_string());
         }
         if rec.matches.is_empty() && rec.error.is_none() {
-            w.trailing_clean += 1;
+            worker.trailing_clean += 1;
         } else {
-            w.push(Event::Dir(rec));
+            worker.push(Event::Dir(rec));
         }
     }
 
     fn matched(&self, position: u32, inode: u32, name: &[u8], file_type: u8) -> Match {
-        let mut m = Match {
+        let mut found = Match {
             position,
             inode,
             name: c_name(name).to_vec(),
@@ -229,12 +233,12 @@ impl NcheckVisitor<'_> {
             match self.fs.read_inode_checked(inode, false) {
                 Ok(raw) => {
                     let mode = InodeBase::decode_fast(&raw).map_or(0, |b| b.mode);
-                    m.bad_filetype = file_type != dirent_type_of_mode(mode);
+                    found.bad_filetype = file_type != dirent_type_of_mode(mode);
                 }
-                Err(e) => m.read_error = Some(format!("{e} while reading inode {inode}")),
+                Err(e) => found.read_error = Some(format!("{e} while reading inode {inode}")),
             }
         }
-        m
+        found
     }
 }
 
@@ -256,46 +260,51 @@ impl TableVisitor for NcheckVisitor<'_> {
         earlier.stopped = later.stopped;
         earlier
     }
-    fn group_start(&self, w: &mut NcheckWorker, group: u32, _slots: u32) {
-        w.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
-        w.group_used = lib_slots(self.fs, group);
-        w.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
-        if w.stopped {
+    fn group_start(&self, worker: &mut NcheckWorker, group: u32, _slots: u32) {
+        worker.group_first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
+        worker.group_used = lib_slots(self.fs, group);
+        worker.group_table = self.fs.desc(group).map_or(0, |d| d.inode_table);
+        if worker.stopped {
             return;
         }
-        if let Some(e) = table_error(self.fs, group).or_else(|| missing_table(self.fs, group)) {
-            w.push(Event::ScanError {
-                ino: w.group_first,
-                error: e,
+        if let Some(err) = table_error(self.fs, group).or_else(|| missing_table(self.fs, group)) {
+            worker.push(Event::ScanError {
+                ino: worker.group_first,
+                error: err,
             });
-            w.stopped = true;
+            worker.stopped = true;
         }
     }
-    fn inode(&self, w: &mut NcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
-        if w.stopped || ino - w.group_first >= w.group_used {
+    fn inode(&self, worker: &mut NcheckWorker, _group: u32, ino: u32, raw: &[u8]) {
+        if worker.stopped || ino - worker.group_first >= worker.group_used {
             return;
         }
-        if in_bad_block(self.fs, &self.bad, w.group_table, ino - w.group_first) {
+        if in_bad_block(
+            self.fs,
+            &self.bad,
+            worker.group_table,
+            ino - worker.group_first,
+        ) {
             return;
         }
         if self.csum && !record_checksum_ok(self.fs.csum_seed(), ino, raw) {
-            w.push(Event::ScanError {
+            worker.push(Event::ScanError {
                 ino,
                 error: ext2_err::INODE_CSUM_INVALID.to_string(),
             });
-            w.stopped = true;
+            worker.stopped = true;
             return;
         }
-        let Some(b) = InodeBase::decode_fast(raw) else {
+        let Some(base) = InodeBase::decode_fast(raw) else {
             return;
         };
-        if b.links_count == 0 || b.dtime != 0 || !mode_is_dir(b.mode) {
+        if base.links_count == 0 || base.dtime != 0 || !mode_is_dir(base.mode) {
             return;
         }
-        self.walk_dir(w, ino, raw);
+        self.walk_dir(worker, ino, raw);
     }
-    fn group_end(&self, w: &mut NcheckWorker, group: u32, end: GroupEnd) {
-        if w.stopped {
+    fn group_end(&self, worker: &mut NcheckWorker, group: u32, end: GroupEnd) {
+        if worker.stopped {
             return;
         }
         let first = group.saturating_mul(self.fs.geo.inodes_per_group) + 1;
@@ -306,8 +315,8 @@ impl TableVisitor for NcheckVisitor<'_> {
             GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => Some(m),
         };
         if let Some(error) = error {
-            w.push(Event::ScanError { ino: first, error });
-            w.stopped = true;
+            worker.push(Event::ScanError { ino: first, error });
+            worker.stopped = true;
         }
     }
 }
@@ -334,19 +343,19 @@ pub struct RequestError {
 /// Names the requested inodes are expected to have: 1 per directory, `i_links_count` for any
 /// other inode (debugfs' `names_left`).
 pub fn names_expected(fs: &Filesystem, inodes: &[u32]) -> Result<i64, RequestError> {
-    let mut n = 0i64;
+    let mut expected = 0i64;
     for &ino in inodes {
         let raw = fs
             .read_inode_checked(ino, false)
             .map_err(|error| RequestError { inode: ino, error })?;
-        let b = InodeBase::decode_fast(&raw).unwrap_or_default();
-        n += if mode_is_dir(b.mode) {
+        let base = InodeBase::decode_fast(&raw).unwrap_or_default();
+        expected += if mode_is_dir(base.mode) {
             1
         } else {
-            i64::from(b.links_count)
+            i64::from(base.links_count)
         };
     }
-    Ok(n)
+    Ok(expected)
 }
 
 /// One line of ncheck's output (or of its stderr).
@@ -394,8 +403,8 @@ fn scan(fs: &Filesystem, req: &Request) -> Vec<(u64, Event)> {
 pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
     let events = scan(fs, req);
     let mut mult: HashMap<u32, i64> = HashMap::new();
-    for &i in &req.inodes {
-        *mult.entry(i).or_default() += 1;
+    for &ino in &req.inodes {
+        *mult.entry(ino).or_default() += 1;
     }
     let mut report = Report {
         header: true,
@@ -427,10 +436,10 @@ pub fn ncheck(fs: &Filesystem, req: &Request, expected: i64) -> Report {
                 }
                 let aborted = replay_dir(&rec, &mult, &mut left, &mut printed);
                 if !aborted {
-                    if let Some(e) = &rec.error {
+                    if let Some(err) = &rec.error {
                         stderr_after.push((
                             printed.len(),
-                            format!("ncheck: {e} while calling ext2_dir_iterate"),
+                            format!("ncheck: {err} while calling ext2_dir_iterate"),
                         ));
                         continue;
                     }
@@ -458,12 +467,12 @@ fn replay_dir(
 ) -> bool {
     // An entry from the third on was checked with nothing left: the walk stopped there.
     let mut checked_third = false;
-    for m in &rec.matches {
-        if *left == 0 && (checked_third || m.position > 3) {
+    for matched in &rec.matches {
+        if *left == 0 && (checked_third || matched.position > 3) {
             return true;
         }
-        *left -= mult.get(&m.inode).copied().unwrap_or(0);
-        printed.push((rec.dir, m.clone()));
+        *left -= mult.get(&matched.inode).copied().unwrap_or(0);
+        printed.push((rec.dir, matched.clone()));
         checked_third = true;
         if *left == 0 {
             return true;
@@ -491,9 +500,9 @@ fn name_lines(
     let mut lines = Vec::new();
     let mut errs = stderr_after.into_iter().peekable();
     let mut failed_named: std::collections::HashSet<u32> = Default::default();
-    for (i, (dir, m)) in printed.into_iter().enumerate() {
-        while let Some((_, e)) = errs.next_if(|(at, _)| *at <= i) {
-            lines.push(Line::Error(e));
+    for (index, (dir, matched)) in printed.into_iter().enumerate() {
+        while let Some((_, err_line)) = errs.next_if(|(at, _)| *at <= index) {
+            lines.push(Line::Error(err_line));
         }
         let parent = match paths.get(&dir) {
             Some(Ok(p)) => Some(p.clone()),
@@ -509,16 +518,16 @@ fn name_lines(
         };
         let mut path = parent.unwrap_or_else(|| format!("<{dir}>").into_bytes());
         path.push(b'/');
-        path.extend_from_slice(&m.name);
-        for _ in 0..mult.get(&m.inode).copied().unwrap_or(0) {
-            if let Some(e) = &m.read_error {
-                lines.push(Line::Error(format!("ncheck: {e}")));
+        path.extend_from_slice(&matched.name);
+        for _ in 0..mult.get(&matched.inode).copied().unwrap_or(0) {
+            if let Some(read_error) = &matched.read_error {
+                lines.push(Line::Error(format!("ncheck: {read_error}")));
             }
             lines.push(Line::Name {
-                inode: m.inode,
+                inode: matched.inode,
                 dir,
                 path: path.clone(),
-                bad_filetype: m.bad_filetype,
+                bad_filetype: matched.bad_filetype,
             });
         }
     }
@@ -564,18 +573,18 @@ pub fn all_paths(fs: &Filesystem, inodes: &[u32]) -> AllPaths {
         .par_iter()
         .map(|&d| (d, namer.pathname(d, 0)))
         .collect();
-    for (dir, m) in found {
-        let mut p = match paths.get(&dir) {
-            Some(Ok(p)) if p.as_slice() == b"/" => Vec::new(),
-            Some(Ok(p)) => p.clone(),
+    for (dir, matched) in found {
+        let mut path = match paths.get(&dir) {
+            Some(Ok(path)) if path.as_slice() == b"/" => Vec::new(),
+            Some(Ok(path)) => path.clone(),
             _ => format!("<{dir}>").into_bytes(),
         };
-        p.push(b'/');
-        p.extend_from_slice(&m.name);
+        path.push(b'/');
+        path.extend_from_slice(&matched.name);
         out.paths
-            .entry(m.inode)
+            .entry(matched.inode)
             .or_default()
-            .push(String::from_utf8_lossy(&p).into_owned());
+            .push(String::from_utf8_lossy(&path).into_owned());
     }
     out
 }
@@ -596,13 +605,13 @@ mod tests {
     #[test]
     fn wanted_finds_exactly_the_requested_inodes() {
         let asked = [12, 12 + (1 << 16), 70_000, u32::MAX];
-        let w = Wanted::new(&asked);
-        for i in asked {
-            assert!(w.contains(i), "{i}");
+        let wanted = Wanted::new(&asked);
+        for ino in asked {
+            assert!(wanted.contains(ino), "{ino}");
         }
         // On the filter bit of a requested inode, or on none: not requested.
-        for i in [13, 12 + (2 << 16), 70_001, u32::MAX - 1, 0] {
-            assert!(!w.contains(i), "{i}");
+        for ino in [13, 12 + (2 << 16), 70_001, u32::MAX - 1, 0] {
+            assert!(!wanted.contains(ino), "{ino}");
         }
     }
 }

@@ -47,8 +47,8 @@ struct Names {
 fn parse_name_db(text: &[u8]) -> HashMap<u32, String> {
     let mut out = HashMap::new();
     for line in text.split(|&b| b == b'\n') {
-        let mut f = line.split(|&b| b == b':');
-        let (Some(name), Some(_), Some(id)) = (f.next(), f.next(), f.next()) else {
+        let mut fields = line.split(|&b| b == b':');
+        let (Some(name), Some(_), Some(id)) = (fields.next(), fields.next(), fields.next()) else {
             continue;
         };
         let Ok(name) = std::str::from_utf8(name) else {
@@ -76,10 +76,10 @@ fn small_file(fs: &Filesystem, path: &str) -> Option<Vec<u8>> {
         return None;
     }
     let xa = inode::inode_xattrs(fs, &raw, &inode);
-    let mut r = FileReader::new(fs, ino, &inode, xa.inline_data(), &mut Vec::new()).ok()?;
-    let mut v = Vec::new();
-    r.read_to_end(&mut v).ok()?;
-    Some(v)
+    let mut reader = FileReader::new(fs, ino, &inode, xa.inline_data(), &mut Vec::new()).ok()?;
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn load_names(fs: &Filesystem) -> Names {
@@ -183,8 +183,8 @@ impl<'a> FileReader<'a> {
         if self.pos >= self.size {
             return Ok(());
         }
-        if let Some(d) = &self.inline {
-            self.buf.extend_from_slice(&d[self.pos as usize..]);
+        if let Some(inline) = &self.inline {
+            self.buf.extend_from_slice(&inline[self.pos as usize..]);
             return Ok(());
         }
         if !self.dense {
@@ -227,8 +227,8 @@ impl<'a> FileReader<'a> {
         }
     }
 
-    fn read_run(&mut self, img: u64, n: u64) -> Result<()> {
-        self.buf.resize(n as usize, 0);
+    fn read_run(&mut self, img: u64, len: u64) -> Result<()> {
+        self.buf.resize(len as usize, 0);
         self.fs
             .source
             .read_data_into(img, &mut self.buf, "file data")
@@ -243,17 +243,17 @@ impl Read for FileReader<'_> {
                 return Ok(0);
             }
         }
-        let n = out.len().min(self.buf.len() - self.buf_at);
-        out[..n].copy_from_slice(&self.buf[self.buf_at..self.buf_at + n]);
-        self.buf_at += n;
-        self.pos += n as u64;
-        Ok(n)
+        let count = out.len().min(self.buf.len() - self.buf_at);
+        out[..count].copy_from_slice(&self.buf[self.buf_at..self.buf_at + count]);
+        self.buf_at += count;
+        self.pos += count as u64;
+        Ok(count)
     }
 }
 
 /// A pax time value: seconds and nanoseconds as a decimal (negative times as the signed sum).
 fn pax_time(secs: u32, extra: u32, has_extra: bool) -> String {
-    let (s, ns) = if has_extra {
+    let (seconds, ns) = if has_extra {
         (
             inode::time_secs(secs, extra),
             inode::time_nsec(extra).min(999_999_999),
@@ -262,13 +262,13 @@ fn pax_time(secs: u32, extra: u32, has_extra: bool) -> String {
         (i64::from(secs as i32), 0)
     };
     if ns == 0 {
-        return s.to_string();
+        return seconds.to_string();
     }
-    if s >= 0 {
-        format!("{s}.{ns:09}")
+    if seconds >= 0 {
+        format!("{seconds}.{ns:09}")
     } else {
-        // s + ns/1e9 with s < 0: -(|s| - 1).(1e9 - ns)
-        let whole = s + 1;
+        // seconds + ns/1e9 with seconds < 0: -(|seconds| - 1).(1e9 - ns)
+        let whole = seconds + 1;
         let frac = 1_000_000_000 - ns;
         if whole == 0 {
             format!("-0.{frac:09}")
@@ -281,25 +281,25 @@ fn pax_time(secs: u32, extra: u32, has_extra: bool) -> String {
 /// One ACL in the text form `getfacl`/GNU tar's `SCHILY.acl.*` use, with numeric ids.
 fn acl_text(disk: &[u8]) -> Result<String> {
     let entries = crate::reader::xattr::decode_acl_disk(disk)?;
-    let perm = |p: u16| {
+    let perm = |bits: u16| {
         format!(
             "{}{}{}",
-            if p & 4 != 0 { 'r' } else { '-' },
-            if p & 2 != 0 { 'w' } else { '-' },
-            if p & 1 != 0 { 'x' } else { '-' }
+            if bits & 4 != 0 { 'r' } else { '-' },
+            if bits & 2 != 0 { 'w' } else { '-' },
+            if bits & 1 != 0 { 'x' } else { '-' }
         )
     };
     let parts: Vec<String> = entries
         .iter()
-        .map(|e| {
-            let id = e.id.map(|i| i.to_string()).unwrap_or_default();
-            let tag = match e.tag {
+        .map(|entry| {
+            let id = entry.id.map(|i| i.to_string()).unwrap_or_default();
+            let tag = match entry.tag {
                 1 | 2 => "user",
                 4 | 8 => "group",
                 0x10 => "mask",
                 _ => "other",
             };
-            format!("{tag}:{id}:{}", perm(e.perm))
+            format!("{tag}:{id}:{}", perm(entry.perm))
         })
         .collect();
     Ok(parts.join(","))
@@ -328,11 +328,11 @@ struct Writer<'f, W: Write> {
 }
 
 /// An archive write failed: the archive is unusable, stop.
-fn write_err(e: std::io::Error) -> Error {
+fn write_err(err: std::io::Error) -> Error {
     Error::Io {
         path: "archive".into(),
         op: "cannot write",
-        source: e,
+        source: err,
     }
 }
 
@@ -345,82 +345,89 @@ impl<W: Write> Writer<'_, W> {
     /// The pax records every member carries: times, owner names, xattrs, long names.
     fn common_records(
         &mut self,
-        m: &Member<'_>,
+        member: &Member<'_>,
         header: &mut tar::Header,
     ) -> Vec<(String, Vec<u8>)> {
-        let i = m.inode;
+        let inode = member.inode;
         let mut rec: Vec<(String, Vec<u8>)> = Vec::new();
-        let extra = self.has_extra_times && i.extra_isize >= 8;
+        let extra = self.has_extra_times && inode.extra_isize >= 8;
         rec.push((
             "mtime".into(),
-            pax_time(i.mtime, i.mtime_extra, extra).into_bytes(),
+            pax_time(inode.mtime, inode.mtime_extra, extra).into_bytes(),
         ));
         rec.push((
             "atime".into(),
-            pax_time(i.atime, i.atime_extra, extra).into_bytes(),
+            pax_time(inode.atime, inode.atime_extra, extra).into_bytes(),
         ));
         rec.push((
             "ctime".into(),
-            pax_time(i.ctime, i.ctime_extra, extra).into_bytes(),
+            pax_time(inode.ctime, inode.ctime_extra, extra).into_bytes(),
         ));
-        if self.has_extra_times && i.extra_isize >= 24 && (i.crtime != 0 || i.crtime_extra != 0) {
+        if self.has_extra_times
+            && inode.extra_isize >= 24
+            && (inode.crtime != 0 || inode.crtime_extra != 0)
+        {
             // In a `comment` record: GNU tar warns on every vendor keyword it does not know
             // (`LIBARCHIVE.creationtime` among them) and no system call can set a crtime.
             rec.push((
                 "comment".into(),
-                format!("crtime={}", pax_time(i.crtime, i.crtime_extra, true)).into_bytes(),
+                format!(
+                    "crtime={}",
+                    pax_time(inode.crtime, inode.crtime_extra, true)
+                )
+                .into_bytes(),
             ));
         }
-        header.set_mode(u32::from(i.mode) & 0o7777);
-        header.set_uid(u64::from(i.uid).min(USTAR_MAX_ID));
-        header.set_gid(u64::from(i.gid).min(USTAR_MAX_ID));
-        if u64::from(i.uid) > USTAR_MAX_ID {
-            rec.push(("uid".into(), i.uid.to_string().into_bytes()));
+        header.set_mode(u32::from(inode.mode) & 0o7777);
+        header.set_uid(u64::from(inode.uid).min(USTAR_MAX_ID));
+        header.set_gid(u64::from(inode.gid).min(USTAR_MAX_ID));
+        if u64::from(inode.uid) > USTAR_MAX_ID {
+            rec.push(("uid".into(), inode.uid.to_string().into_bytes()));
         }
-        if u64::from(i.gid) > USTAR_MAX_ID {
-            rec.push(("gid".into(), i.gid.to_string().into_bytes()));
+        if u64::from(inode.gid) > USTAR_MAX_ID {
+            rec.push(("gid".into(), inode.gid.to_string().into_bytes()));
         }
-        let mtime = inode::time_secs(i.mtime, if extra { i.mtime_extra } else { 0 });
+        let mtime = inode::time_secs(inode.mtime, if extra { inode.mtime_extra } else { 0 });
         header.set_mtime(u64::try_from(mtime).unwrap_or(0));
-        if let Some(n) = self.names.users.get(&i.uid) {
-            if header.set_username(n).is_err() {
-                rec.push(("uname".into(), n.clone().into_bytes()));
+        if let Some(name) = self.names.users.get(&inode.uid) {
+            if header.set_username(name).is_err() {
+                rec.push(("uname".into(), name.clone().into_bytes()));
             }
         }
-        if let Some(n) = self.names.groups.get(&i.gid) {
-            if header.set_groupname(n).is_err() {
-                rec.push(("gname".into(), n.clone().into_bytes()));
+        if let Some(name) = self.names.groups.get(&inode.gid) {
+            if header.set_groupname(name).is_err() {
+                rec.push(("gname".into(), name.clone().into_bytes()));
             }
         }
-        self.xattr_records(m, &mut rec);
+        self.xattr_records(member, &mut rec);
         rec
     }
 
-    fn xattr_records(&mut self, m: &Member<'_>, rec: &mut Vec<(String, Vec<u8>)>) {
-        let path = String::from_utf8_lossy(m.path).into_owned();
-        for x in &m.xa.items {
+    fn xattr_records(&mut self, member: &Member<'_>, rec: &mut Vec<(String, Vec<u8>)>) {
+        let path = String::from_utf8_lossy(member.path).into_owned();
+        for item in &member.xa.items {
             let mut dropped = |reason: &str| {
-                self.summary.drop_xattr(path.clone(), &x.name, reason);
+                self.summary.drop_xattr(path.clone(), &item.name, reason);
             };
-            if x.name == "system.data" {
+            if item.name == "system.data" {
                 continue; // inline data: the file's own contents
             }
-            if x.name.starts_with("encryption.") || x.name.starts_with("index") {
+            if item.name.starts_with("encryption.") || item.name.starts_with("index") {
                 dropped("not a VFS attribute: no name to archive it under");
                 continue;
             }
-            if x.name.contains('=') || x.name.contains('\0') || x.name.contains('\n') {
+            if item.name.contains('=') || item.name.contains('\0') || item.name.contains('\n') {
                 dropped("name cannot be a pax keyword ('=', NUL or newline)");
                 continue;
             }
-            let value = match extract::xattr_value(self.fs, x) {
+            let value = match extract::xattr_value(self.fs, item) {
                 Ok(v) => v,
                 Err(reason) => {
                     dropped(&reason);
                     continue;
                 }
             };
-            let acl = match x.name.as_str() {
+            let acl = match item.name.as_str() {
                 "system.posix_acl_access" => Some("SCHILY.acl.access"),
                 "system.posix_acl_default" => Some("SCHILY.acl.default"),
                 _ => None,
@@ -438,7 +445,7 @@ impl<W: Write> Writer<'_, W> {
                 },
                 None => value,
             };
-            rec.push((format!("SCHILY.xattr.{}", x.name), value));
+            rec.push((format!("SCHILY.xattr.{}", item.name), value));
         }
     }
 
@@ -456,20 +463,20 @@ impl<W: Write> Writer<'_, W> {
         if fits(path) {
             ustar.name[..path.len()].copy_from_slice(path);
         } else {
-            let n = path.len().min(99);
-            ustar.name[..n].copy_from_slice(&path[..n]);
+            let len = path.len().min(99);
+            ustar.name[..len].copy_from_slice(&path[..len]);
             rec.push(("path".into(), path.to_vec()));
         }
         binary |= std::str::from_utf8(path).is_err();
-        if let Some(l) = link {
-            if fits(l) {
-                ustar.linkname[..l.len()].copy_from_slice(l);
+        if let Some(link) = link {
+            if fits(link) {
+                ustar.linkname[..link.len()].copy_from_slice(link);
             } else {
-                let n = l.len().min(99);
-                ustar.linkname[..n].copy_from_slice(&l[..n]);
-                rec.push(("linkpath".into(), l.to_vec()));
+                let len = link.len().min(99);
+                ustar.linkname[..len].copy_from_slice(&link[..len]);
+                rec.push(("linkpath".into(), link.to_vec()));
             }
-            binary |= std::str::from_utf8(l).is_err();
+            binary |= std::str::from_utf8(link).is_err();
         }
         if binary {
             rec.insert(0, ("hdrcharset".into(), b"BINARY".to_vec()));
@@ -516,17 +523,17 @@ impl<W: Write> Writer<'_, W> {
             return Ok(());
         }
         let xa = inode::inode_xattrs(self.fs, &raw, &inode);
-        let m = Member {
+        let member = Member {
             path,
             ino,
             inode: &inode,
             xa: &xa,
         };
         match inode.file_type() {
-            0o040000 => self.directory(&m, depth),
-            0o100000 => self.regular(&m),
-            0o120000 => self.symlink(&m),
-            t @ (0o010000 | 0o020000 | 0o060000) => self.node(&m, t),
+            0o040000 => self.directory(&member, depth),
+            0o100000 => self.regular(&member),
+            0o120000 => self.symlink(&member),
+            t @ (0o010000 | 0o020000 | 0o060000) => self.node(&member, t),
             0o140000 => {
                 self.sockets += 1;
                 Ok(())
@@ -538,34 +545,34 @@ impl<W: Write> Writer<'_, W> {
         }
     }
 
-    fn directory(&mut self, m: &Member<'_>, depth: u32) -> Result<()> {
+    fn directory(&mut self, member: &Member<'_>, depth: u32) -> Result<()> {
         if depth > MAX_DEPTH {
             self.skip(
-                m.path,
+                member.path,
                 &format!("deeper than {MAX_DEPTH} levels: not descended"),
             );
             return Ok(());
         }
-        if !self.visited.insert(m.ino) {
-            self.skip(m.path, &format!("directory inode {} reached twice (a loop or a linked directory): not descended again", m.ino));
+        if !self.visited.insert(member.ino) {
+            self.skip(member.path, &format!("directory inode {} reached twice (a loop or a linked directory): not descended again", member.ino));
             return Ok(());
         }
-        let raw = self.fs.inode_raw(m.ino)?;
-        let entries = match extract::list_dir(self.fs, m.ino, &raw, m.inode) {
+        let raw = self.fs.inode_raw(member.ino)?;
+        let entries = match extract::list_dir(self.fs, member.ino, &raw, member.inode) {
             Ok(e) => e,
             Err(e) => {
-                self.skip(m.path, &format!("directory unreadable: {e}"));
+                self.skip(member.path, &format!("directory unreadable: {e}"));
                 return Ok(());
             }
         };
         let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Directory);
         header.set_size(0);
-        let mut rec = self.common_records(m, &mut header);
-        let name: Vec<u8> = if m.path.is_empty() {
+        let mut rec = self.common_records(member, &mut header);
+        let name: Vec<u8> = if member.path.is_empty() {
             b"./".to_vec()
         } else {
-            [m.path, b"/"].concat()
+            [member.path, b"/"].concat()
         };
         Self::set_names(&mut header, &name, None, &mut rec);
         self.emit(header, rec, std::io::empty())?;
@@ -576,10 +583,10 @@ impl<W: Write> Writer<'_, W> {
         for (name, child) in entries {
             let valid =
                 !name.contains(&b'/') && !name.contains(&0) && &*name != b"." && &*name != b"..";
-            let child_path: Vec<u8> = if m.path.is_empty() {
+            let child_path: Vec<u8> = if member.path.is_empty() {
                 name.to_vec()
             } else {
-                [m.path, b"/", &name].concat()
+                [member.path, b"/", &name].concat()
             };
             if !valid {
                 self.skip(&child_path, "invalid name: not a single path component");
@@ -591,60 +598,65 @@ impl<W: Write> Writer<'_, W> {
     }
 
     /// A later name of a multiply linked inode already archived: a link member.
-    fn hard_link(&mut self, m: &Member<'_>) -> Result<bool> {
-        if m.inode.links_count < 2 {
+    fn hard_link(&mut self, member: &Member<'_>) -> Result<bool> {
+        if member.inode.links_count < 2 {
             return Ok(false);
         }
-        let Some(first) = self.linked.get(&m.ino).cloned() else {
-            self.linked.insert(m.ino, m.path.to_vec());
+        let Some(first) = self.linked.get(&member.ino).cloned() else {
+            self.linked.insert(member.ino, member.path.to_vec());
             return Ok(false);
         };
         let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Link);
         header.set_size(0);
-        let mut rec = self.common_records(m, &mut header);
+        let mut rec = self.common_records(member, &mut header);
         // A link member carries no data and its target holds the attributes already.
         rec.retain(|(k, _)| !k.starts_with("SCHILY."));
-        Self::set_names(&mut header, m.path, Some(&first), &mut rec);
+        Self::set_names(&mut header, member.path, Some(&first), &mut rec);
         self.emit(header, rec, std::io::empty())?;
         self.summary.hard_links += 1;
         Ok(true)
     }
 
-    fn regular(&mut self, m: &Member<'_>) -> Result<()> {
-        if self.hard_link(m)? {
+    fn regular(&mut self, member: &Member<'_>) -> Result<()> {
+        if self.hard_link(member)? {
             return Ok(());
         }
         let mut problems = Vec::new();
-        let reader =
-            match FileReader::new(self.fs, m.ino, m.inode, m.xa.inline_data(), &mut problems) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.linked.remove(&m.ino);
-                    self.skip(m.path, &format!("contents: {e}"));
-                    return Ok(());
-                }
-            };
-        for p in problems {
+        let reader = match FileReader::new(
+            self.fs,
+            member.ino,
+            member.inode,
+            member.xa.inline_data(),
+            &mut problems,
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                self.linked.remove(&member.ino);
+                self.skip(member.path, &format!("contents: {e}"));
+                return Ok(());
+            }
+        };
+        for problem in problems {
             self.summary.problem(
-                String::from_utf8_lossy(m.path).into_owned(),
-                format!("inode {}: {p}", m.ino),
+                String::from_utf8_lossy(member.path).into_owned(),
+                format!("inode {}: {problem}", member.ino),
             );
         }
         let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Regular);
-        let mut rec = self.common_records(m, &mut header);
+        let mut rec = self.common_records(member, &mut header);
         let real = reader.len();
         let mapped = reader.mapped();
         (self.progress)(0, mapped);
         if mapped < real {
-            return self.sparse(m, header, rec, reader);
+            return self.sparse(member, header, rec, reader);
         }
         header.set_size(real.min(USTAR_MAX_SIZE));
         if real > USTAR_MAX_SIZE {
             rec.push(("size".into(), real.to_string().into_bytes()));
         }
-        Self::set_names(&mut header, m.path, None, &mut rec);
+        Self::set_names(&mut header, member.path, None, &mut rec);
         self.emit(header, rec, reader)?;
         self.summary.files += 1;
         self.summary.bytes += real;
@@ -656,7 +668,7 @@ impl<W: Write> Writer<'_, W> {
     /// a 512-byte block) followed by the segments' data.
     fn sparse(
         &mut self,
-        m: &Member<'_>,
+        member: &Member<'_>,
         mut header: tar::Header,
         mut rec: Vec<(String, Vec<u8>)>,
         reader: FileReader<'_>,
@@ -668,8 +680,8 @@ impl<W: Write> Writer<'_, W> {
             segs.push((real, 0));
         }
         let mut map = format!("{}\n", segs.len());
-        for (o, l) in &segs {
-            map.push_str(&format!("{o}\n{l}\n"));
+        for (offset, len) in &segs {
+            map.push_str(&format!("{offset}\n{len}\n"));
         }
         let mut map = map.into_bytes();
         map.resize(map.len().div_ceil(512) * 512, 0);
@@ -677,7 +689,7 @@ impl<W: Write> Writer<'_, W> {
         let stored = map.len() as u64 + reader.len();
         rec.push(("GNU.sparse.major".into(), b"1".to_vec()));
         rec.push(("GNU.sparse.minor".into(), b"0".to_vec()));
-        rec.push(("GNU.sparse.name".into(), m.path.to_vec()));
+        rec.push(("GNU.sparse.name".into(), member.path.to_vec()));
         rec.push(("GNU.sparse.realsize".into(), real.to_string().into_bytes()));
         if stored > USTAR_MAX_SIZE {
             rec.push(("size".into(), stored.to_string().into_bytes()));
@@ -685,9 +697,9 @@ impl<W: Write> Writer<'_, W> {
         header.set_size(stored.min(USTAR_MAX_SIZE));
         // The header name GNU tar gives a sparse member: DIR/GNUSparseFile.0/BASE (a reader that
         // knows no sparse files makes that, never the real name with the wrong contents).
-        let (dir, base) = match m.path.iter().rposition(|&b| b == b'/') {
-            Some(i) => (&m.path[..i + 1], &m.path[i + 1..]),
-            None => (&b""[..], m.path),
+        let (dir, base) = match member.path.iter().rposition(|&b| b == b'/') {
+            Some(i) => (&member.path[..i + 1], &member.path[i + 1..]),
+            None => (&b""[..], member.path),
         };
         let shown = [dir, b"GNUSparseFile.0/", base].concat();
         let mut name_rec = Vec::new();
@@ -700,55 +712,55 @@ impl<W: Write> Writer<'_, W> {
         Ok(())
     }
 
-    fn symlink(&mut self, m: &Member<'_>) -> Result<()> {
-        let target = match extract::symlink_target(self.fs, m.ino, m.inode, m.xa) {
+    fn symlink(&mut self, member: &Member<'_>) -> Result<()> {
+        let target = match extract::symlink_target(self.fs, member.ino, member.inode, member.xa) {
             Ok(t) if !t.is_empty() && !t.contains(&0) => t,
             Ok(_) => {
-                self.skip(m.path, "symlink target is empty or holds a NUL byte");
+                self.skip(member.path, "symlink target is empty or holds a NUL byte");
                 return Ok(());
             }
             Err(e) => {
-                self.skip(m.path, &e.message);
+                self.skip(member.path, &e.message);
                 return Ok(());
             }
         };
         let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Symlink);
         header.set_size(0);
-        let mut rec = self.common_records(m, &mut header);
-        Self::set_names(&mut header, m.path, Some(&target), &mut rec);
+        let mut rec = self.common_records(member, &mut header);
+        Self::set_names(&mut header, member.path, Some(&target), &mut rec);
         self.emit(header, rec, std::io::empty())?;
         self.summary.symlinks += 1;
         Ok(())
     }
 
-    fn node(&mut self, m: &Member<'_>, t: u16) -> Result<()> {
-        if t == 0o010000 && self.hard_link(m)? {
+    fn node(&mut self, member: &Member<'_>, file_type: u16) -> Result<()> {
+        if file_type == 0o010000 && self.hard_link(member)? {
             return Ok(());
         }
         let mut header = tar::Header::new_ustar();
         header.set_size(0);
-        let mut rec = self.common_records(m, &mut header);
-        if t == 0o010000 {
+        let mut rec = self.common_records(member, &mut header);
+        if file_type == 0o010000 {
             header.set_entry_type(tar::EntryType::Fifo);
             self.summary.fifos += 1;
         } else {
-            let (major, minor) = match inode::data_map(self.fs, m.ino, m.inode, None) {
+            let (major, minor) = match inode::data_map(self.fs, member.ino, member.inode, None) {
                 DataMap::Device { major, minor, .. } => (major, minor),
                 _ => (0, 0),
             };
-            header.set_entry_type(if t == 0o020000 {
+            header.set_entry_type(if file_type == 0o020000 {
                 tar::EntryType::Char
             } else {
                 tar::EntryType::Block
             });
             if header.set_device_major(major).is_err() || header.set_device_minor(minor).is_err() {
-                self.skip(m.path, "device numbers too large for a tar header");
+                self.skip(member.path, "device numbers too large for a tar header");
                 return Ok(());
             }
             self.summary.devices += 1;
         }
-        Self::set_names(&mut header, m.path, None, &mut rec);
+        Self::set_names(&mut header, member.path, None, &mut rec);
         self.emit(header, rec, std::io::empty())
     }
 }
@@ -771,7 +783,7 @@ pub fn write_tar<W: Write>(
             "inode {ino} is encrypted (fscrypt): its contents and names are ciphertext without the key; refusing to extract"
         )));
     }
-    let mut w = Writer {
+    let mut writer = Writer {
         fs,
         builder: tar::Builder::new(out),
         names: load_names(fs),
@@ -786,17 +798,17 @@ pub fn write_tar<W: Write>(
         sockets: 0,
     };
     let top: &[u8] = if inode.is_dir() { b"" } else { name };
-    w.member(top, ino, 0)?;
-    if w.sockets > 0 {
-        w.summary.notes.push(format!(
+    writer.member(top, ino, 0)?;
+    if writer.sockets > 0 {
+        writer.summary.notes.push(format!(
             "{} sockets not archived: a tar archive has no member type for sockets (a socket is made by the program that listens on it)",
-            w.sockets
+            writer.sockets
         ));
     }
-    w.builder.finish().map_err(write_err)?;
-    let mut out = w.builder.into_inner().map_err(write_err)?;
+    writer.builder.finish().map_err(write_err)?;
+    let mut out = writer.builder.into_inner().map_err(write_err)?;
     out.flush().map_err(write_err)?;
-    Ok(w.summary)
+    Ok(writer.summary)
 }
 
 #[cfg(test)]
@@ -821,25 +833,25 @@ mod tests {
 
     #[test]
     fn name_db_first_name_per_id() {
-        let m =
+        let names =
             parse_name_db(b"root:x:0:0::/root:/bin/sh\n#c:x:5:\nalias:x:0:0\nbad\nu:x:1000:1000\n");
-        assert_eq!(m.get(&0).map(String::as_str), Some("root"));
-        assert_eq!(m.get(&1000).map(String::as_str), Some("u"));
-        assert_eq!(m.len(), 2);
+        assert_eq!(names.get(&0).map(String::as_str), Some("root"));
+        assert_eq!(names.get(&1000).map(String::as_str), Some("u"));
+        assert_eq!(names.len(), 2);
     }
 
     #[test]
     fn acl_text_uses_numeric_ids() {
         // version 2; USER_OBJ rw; USER 1000 r; GROUP_OBJ r; MASK r; OTHER none
-        let mut v = 1u32.to_le_bytes().to_vec();
-        v.extend_from_slice(&[1, 0, 6, 0]);
-        v.extend_from_slice(&[2, 0, 4, 0]);
-        v.extend_from_slice(&1000u32.to_le_bytes());
-        v.extend_from_slice(&[4, 0, 4, 0]);
-        v.extend_from_slice(&[0x10, 0, 4, 0]);
-        v.extend_from_slice(&[0x20, 0, 0, 0]);
+        let mut disk = 1u32.to_le_bytes().to_vec();
+        disk.extend_from_slice(&[1, 0, 6, 0]);
+        disk.extend_from_slice(&[2, 0, 4, 0]);
+        disk.extend_from_slice(&1000u32.to_le_bytes());
+        disk.extend_from_slice(&[4, 0, 4, 0]);
+        disk.extend_from_slice(&[0x10, 0, 4, 0]);
+        disk.extend_from_slice(&[0x20, 0, 0, 0]);
         assert_eq!(
-            acl_text(&v).unwrap(),
+            acl_text(&disk).unwrap(),
             "user::rw-,user:1000:r--,group::r--,mask::r--,other::---"
         );
     }
