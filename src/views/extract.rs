@@ -961,9 +961,26 @@ pub fn list_dir(
     inode: &Inode,
 ) -> Result<Vec<(Box<[u8]>, u32)>> {
     let mut out: Vec<(Box<[u8]>, u32)> = Vec::new();
-    let mut keep = |name: &[u8], ino: u32| {
-        if ino != 0 && name != b"." && name != b".." && !name.is_empty() {
-            out.push((name.into(), ino));
+    each_dir_entry(fs, ino, raw, inode, &mut |name, child| {
+        out.push((name.into(), child))
+    })?;
+    Ok(out)
+}
+
+/// Hand each entry (name, inode) of a directory to `visit`, in [`list_dir`]'s order and with
+/// its choices ("." and "..", empty names and inode 0 left out), nothing allocated per entry. On
+/// an error (a block that cannot be read) some entries may already have been visited: a caller
+/// that must see all or nothing (as [`list_dir`]'s) keeps what it gathered only on `Ok`.
+pub fn each_dir_entry(
+    fs: &Filesystem,
+    ino: u32,
+    raw: &[u8],
+    inode: &Inode,
+    visit: &mut dyn FnMut(&[u8], u32),
+) -> Result<()> {
+    let mut keep = |name: &[u8], child: u32| {
+        if child != 0 && name != b"." && name != b".." && !name.is_empty() {
+            visit(name, child);
         }
     };
     if inode.has_flag(inode::INLINE_DATA_FL) {
@@ -990,7 +1007,7 @@ pub fn list_dir(
                 pos += rec_len;
             }
         }
-        return Ok(out);
+        return Ok(());
     }
     for (_, pblk) in dir::dir_blocks(fs, ino, inode)? {
         let block = fs.block(pblk)?;
@@ -998,7 +1015,7 @@ pub fn list_dir(
             keep(entry.name, entry.inode);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A directory whose children are being extracted: its arena index and destination descriptor.

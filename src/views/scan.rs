@@ -18,7 +18,7 @@ use crate::reader::ondisk;
 use crate::reader::samba;
 use crate::reader::xattr::{self, summarize_value, ValueSummary};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// Most distinct xattr names tracked.
@@ -33,11 +33,7 @@ pub const MAX_PATH_WALK_DIRS: usize = 1 << 20;
 /// shortest), by one walk of the directory tree that stops once all are named. Bounded and
 /// cycle-safe: each directory inode is read once, at most [`MAX_PATH_WALK_DIRS`] of them, and the
 /// map holds only the wanted inodes. Unnamed inodes (unlinked, or beyond the bound) are absent.
-#[allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
-pub fn inode_paths(
-    fs: &Filesystem,
-    wanted: &std::collections::HashSet<u32>,
-) -> HashMap<u32, String> {
+pub fn inode_paths(fs: &Filesystem, wanted: &HashSet<u32>) -> HashMap<u32, String> {
     inode_paths_seen(fs, wanted, &SeenInodes::default())
 }
 
@@ -45,58 +41,152 @@ pub fn inode_paths(
 /// directories: an entry naming one of them is not read again to learn whether it is a
 /// directory (the other entries are). The same paths as [`inode_paths`]: `seen` holds what
 /// the inode records said when the scan read them.
-#[allow(clippy::needless_borrow)] // `&raw`: ready for owned buffers from `Filesystem`
+///
+/// Breadth first, in batches of queued directories read in parallel ([`dir_finds`]); each
+/// batch's findings are then taken in queue order, so the names and the queue are those of a
+/// serial walk, directory after directory.
 pub fn inode_paths_seen(
     fs: &Filesystem,
-    wanted: &std::collections::HashSet<u32>,
+    wanted: &HashSet<u32>,
     seen_inodes: &SeenInodes,
 ) -> HashMap<u32, String> {
-    use std::collections::{HashSet, VecDeque};
-    let mut found = HashMap::new();
+    use rayon::prelude::*;
+    let mut walk = PathWalk {
+        found: HashMap::new(),
+        queue: VecDeque::from([(crate::reader::dir::ROOT_INO, Vec::new())]),
+        queued: HashSet::from([crate::reader::dir::ROOT_INO]),
+    };
     if wanted.is_empty() {
-        return found;
+        return walk.found;
     }
     if wanted.contains(&crate::reader::dir::ROOT_INO) {
-        found.insert(crate::reader::dir::ROOT_INO, "/".to_string());
+        walk.found
+            .insert(crate::reader::dir::ROOT_INO, "/".to_string());
     }
-    // Queue of (directory inode, its path); a directory's path is only kept while queued.
-    let mut queue: VecDeque<(u32, Vec<u8>)> =
-        VecDeque::from([(crate::reader::dir::ROOT_INO, Vec::new())]);
-    let mut seen: HashSet<u32> = HashSet::from([crate::reader::dir::ROOT_INO]);
+    // A few directories per thread at once: enough to keep the threads busy, few enough that
+    // little is read past the last wanted name, and that few directories' findings are held.
+    let batch_max = (rayon::current_num_threads() * 8).clamp(8, 256);
     let mut read = 0usize;
-    while let Some((dino, dpath)) = queue.pop_front() {
-        if found.len() == wanted.len() || read >= MAX_PATH_WALK_DIRS {
-            break;
-        }
-        read += 1;
-        let Ok(raw) = fs.inode_raw(dino) else {
-            continue;
-        };
-        let inode = Inode::parse(&raw);
-        if !inode.is_dir() || inode.has_flag(crate::reader::dir::ENCRYPT_FL) {
-            continue;
-        }
-        let Ok(entries) = crate::views::extract::list_dir(fs, dino, &raw, &inode) else {
-            continue;
-        };
-        for (name, ino) in entries {
-            let mut p = dpath.clone();
-            p.push(b'/');
-            p.extend_from_slice(&name);
-            if wanted.contains(&ino) && !found.contains_key(&ino) {
-                found.insert(ino, String::from_utf8_lossy(&p).into_owned());
+    while walk.found.len() < wanted.len() && read < MAX_PATH_WALK_DIRS && !walk.queue.is_empty() {
+        let n = walk
+            .queue
+            .len()
+            .min(batch_max)
+            .min(MAX_PATH_WALK_DIRS - read);
+        read += n;
+        let batch: Vec<(u32, Vec<u8>)> = walk.queue.drain(..n).collect();
+        let finds: Vec<Option<DirFinds>> = batch
+            .par_iter()
+            .map(|(dino, _)| dir_finds(fs, *dino, wanted, &walk, seen_inodes))
+            .collect();
+        for ((_, dpath), f) in batch.iter().zip(finds) {
+            if walk.found.len() == wanted.len() {
+                break;
             }
-            let is_dir = seen_inodes.is_dir(ino).unwrap_or_else(|| {
+            if let Some(f) = f {
+                walk.take(dpath, f);
+            }
+        }
+    }
+    walk.found
+}
+
+/// The state of [`inode_paths_seen`]'s walk between batches.
+struct PathWalk {
+    /// The wanted inodes named so far.
+    found: HashMap<u32, String>,
+    /// Directories still to read, with their paths (a path is only kept while queued).
+    queue: VecDeque<(u32, Vec<u8>)>,
+    /// Directories ever queued (each is read once: cycle-safe).
+    queued: HashSet<u32>,
+}
+
+/// What one directory contributes to the walk, in entry order: the first entry naming each
+/// wanted inode not yet found, and the first entry naming each directory not yet queued. A
+/// directory holding millions of entries for the same inode keeps one of them.
+#[derive(Default)]
+struct DirFinds {
+    named: Vec<(u32, Box<[u8]>)>,
+    subdirs: Vec<(u32, Box<[u8]>)>,
+    /// The inodes in `named`, and in `subdirs`.
+    named_set: HashSet<u32>,
+    subdir_set: HashSet<u32>,
+}
+
+impl DirFinds {
+    /// Take entry `name` -> `ino` when it is the first to name a wanted inode the walk has not
+    /// named, or the first to name a directory (`is_dir`, asked only then) not yet queued.
+    fn consider(
+        &mut self,
+        name: &[u8],
+        ino: u32,
+        wanted: &HashSet<u32>,
+        walk: &PathWalk,
+        is_dir: impl FnOnce(u32) -> bool,
+    ) {
+        if wanted.contains(&ino) && !walk.found.contains_key(&ino) && self.named_set.insert(ino) {
+            self.named.push((ino, name.into()));
+        }
+        if walk.queued.contains(&ino) || self.subdir_set.contains(&ino) {
+            return;
+        }
+        if is_dir(ino) {
+            self.subdir_set.insert(ino);
+            self.subdirs.push((ino, name.into()));
+        }
+    }
+}
+
+impl PathWalk {
+    /// Take one directory's findings (directories in queue order, as a serial walk would).
+    fn take(&mut self, dpath: &[u8], f: DirFinds) {
+        let join = |name: &[u8]| {
+            let mut p = Vec::with_capacity(dpath.len() + 1 + name.len());
+            p.extend_from_slice(dpath);
+            p.push(b'/');
+            p.extend_from_slice(name);
+            p
+        };
+        for (ino, name) in f.named {
+            self.found
+                .entry(ino)
+                .or_insert_with(|| String::from_utf8_lossy(&join(&name)).into_owned());
+        }
+        for (ino, name) in f.subdirs {
+            if self.queued.insert(ino) {
+                self.queue.push_back((ino, join(&name)));
+            }
+        }
+    }
+}
+
+/// Read directory `dino` for [`inode_paths_seen`]; `None` when it is not a readable directory
+/// (not one, encrypted, or a block that cannot be read: then none of its entries count, as
+/// when the whole listing is refused).
+fn dir_finds(
+    fs: &Filesystem,
+    dino: u32,
+    wanted: &HashSet<u32>,
+    walk: &PathWalk,
+    seen_inodes: &SeenInodes,
+) -> Option<DirFinds> {
+    let raw = fs.inode_raw(dino).ok()?;
+    let inode = Inode::parse(&raw);
+    if !inode.is_dir() || inode.has_flag(crate::reader::dir::ENCRYPT_FL) {
+        return None;
+    }
+    let mut f = DirFinds::default();
+    crate::views::extract::each_dir_entry(fs, dino, &raw, &inode, &mut |name, ino| {
+        f.consider(name, ino, wanted, walk, |ino| {
+            seen_inodes.is_dir(ino).unwrap_or_else(|| {
                 fs.inode_raw(ino)
                     .map(|r| Inode::parse(&r).is_dir())
                     .unwrap_or(false)
-            });
-            if is_dir && seen.insert(ino) {
-                queue.push_back((ino, p));
-            }
-        }
-    }
-    found
+            })
+        });
+    })
+    .ok()?;
+    Some(f)
 }
 
 /// One inode named in a listing: its footprint and why it is listed.
@@ -282,7 +372,7 @@ pub struct XattrStats {
     pub footprint_max: u64,
     /// Inodes whose xattrs could not (all) be read.
     pub inodes_with_problems: u64,
-    names: HashMap<Box<[u8]>, NameStat>,
+    names: NameTable,
     /// Xattrs whose name was not tracked because [`MAX_NAMES`] distinct names were already seen.
     pub names_untracked: u64,
     blocks: HashMap<u64, BlockUse>,
@@ -300,6 +390,62 @@ pub struct XattrStats {
     pub seen: SeenInodes,
 }
 
+/// Names the name table remembers as last used (checked before the hash map: most inodes carry
+/// the same few names, one after the other).
+const RECENT_NAMES: usize = 4;
+
+/// Statistics per xattr name, at most [`MAX_NAMES`] names: a name first met when the table is
+/// full is not tracked (as a plain map capped the same way).
+#[derive(Clone, Debug, Default)]
+struct NameTable {
+    /// `(name, statistics)` in the order the names were first met.
+    entries: Vec<(Box<[u8]>, NameStat)>,
+    /// Name to its index in `entries`.
+    index: HashMap<Box<[u8]>, usize>,
+    /// Indexes of the names last used, most recent first (a slot may repeat another or point at
+    /// no entry yet: a hit is always checked against the entry's name).
+    recent: [usize; RECENT_NAMES],
+}
+
+impl NameTable {
+    /// Add `add` to name `key`'s statistics; false when the name is not tracked (the table was
+    /// full when it was first met).
+    fn add(&mut self, key: &[u8], add: &NameStat) -> bool {
+        let Some(i) = self.find(key) else {
+            return false;
+        };
+        if let Some((_, s)) = self.entries.get_mut(i) {
+            s.absorb(add);
+        }
+        true
+    }
+
+    /// Index of `key` in `entries`, inserting it when there is room.
+    fn find(&mut self, key: &[u8]) -> Option<usize> {
+        let hit = self
+            .recent
+            .iter()
+            .position(|&i| self.entries.get(i).is_some_and(|(k, _)| k.as_ref() == key));
+        let i = match hit {
+            Some(slot) => self.recent[slot],
+            None => match self.index.get(key) {
+                Some(&i) => i,
+                None if self.entries.len() < MAX_NAMES => {
+                    self.entries.push((key.into(), NameStat::default()));
+                    self.index.insert(key.into(), self.entries.len() - 1);
+                    self.entries.len() - 1
+                }
+                None => return None,
+            },
+        };
+        // Move it to the front (the slot it had, or the last one, makes room).
+        let from = hit.unwrap_or(RECENT_NAMES - 1);
+        self.recent.copy_within(..from, 1);
+        self.recent[0] = i;
+        Some(i)
+    }
+}
+
 /// Longest name key kept in the name table (bytes of the full name).
 const MAX_KEY: usize = 257;
 /// Bytes of the stack buffer a full name is built in: any prefix and a 255-byte name.
@@ -314,10 +460,11 @@ struct BodyItem<'a> {
 }
 
 /// The full name of `e` (`xattr::full_name`'s) built in `buf`, when its index has a prefix and
-/// the stored name is UTF-8 (then the lossy conversion `full_name` makes changes nothing).
+/// the stored name is UTF-8 (then the lossy conversion `full_name` makes changes nothing). The
+/// prefix is a whole `str`, so the joined bytes are UTF-8 exactly when the stored name is: one
+/// check of the joined name says both.
 fn stack_name<'b>(e: &xattr::Entry<'_>, buf: &'b mut [u8; NAME_BUF]) -> Option<&'b str> {
     let prefix = xattr::index_prefix(e.index)?.as_bytes();
-    std::str::from_utf8(e.raw_name).ok()?;
     let len = prefix.len() + e.raw_name.len();
     let out = buf.get_mut(..len)?;
     out[..prefix.len()].copy_from_slice(prefix);
@@ -325,11 +472,14 @@ fn stack_name<'b>(e: &xattr::Entry<'_>, buf: &'b mut [u8; NAME_BUF]) -> Option<&
     std::str::from_utf8(out).ok()
 }
 
-/// No value of `body` in an EA inode, and every name [`stack_name`] can build.
-fn plain_body(body: &xattr::Ibody<'_>, buf: &mut [u8; NAME_BUF]) -> bool {
-    body.entries
-        .iter()
-        .all(|e| e.value_inum == 0 && stack_name(e, buf).is_some())
+/// No value of `body` in an EA inode, and every name [`stack_name`] can build (checked without
+/// building them).
+fn plain_body(body: &xattr::Ibody<'_>) -> bool {
+    body.entries.iter().all(|e| {
+        e.value_inum == 0
+            && xattr::index_prefix(e.index).is_some_and(|p| p.len() + e.raw_name.len() <= NAME_BUF)
+            && std::str::from_utf8(e.raw_name).is_ok()
+    })
 }
 
 /// Where one inode's xattrs live, as the scan saw them.
@@ -391,12 +541,7 @@ impl XattrStats {
     }
 
     fn add_name_n(&mut self, key: &[u8], n: u64, bytes: u64, loc: XattrLocation) {
-        let add = NameStat::at(loc, n, bytes);
-        if let Some(s) = self.names.get_mut(key) {
-            s.absorb(&add);
-        } else if self.names.len() < MAX_NAMES {
-            self.names.insert(key.into(), add);
-        } else {
+        if !self.names.add(key, &NameStat::at(loc, n, bytes)) {
             self.names_untracked += n;
         }
     }
@@ -459,7 +604,7 @@ impl XattrStats {
         block: Option<&Arc<DecodedBlock>>,
     ) -> Option<InodePlacement> {
         let mut buf = [0u8; NAME_BUF];
-        if !plain_body(body, &mut buf) {
+        if !plain_body(body) {
             return None;
         }
         let free = body.present.then_some(body.space.free);
@@ -550,12 +695,21 @@ impl XattrStats {
                 self.count_block_entries(b, 1);
             }
         } else if self.blocks.len() < MAX_BLOCKS {
+            // A block whose refcount says it is not shared is counted now, by this worker (the
+            // leader then only merges counts); a shared one once per distinct block, at
+            // `finish`, times its references. Either way each reference counts once.
+            let contrib = if refcount > 1 {
+                Some(Arc::clone(b))
+            } else {
+                self.count_block_entries(b, 1);
+                None
+            };
             self.blocks.insert(
                 blk,
                 BlockUse {
                     seen: 1,
                     refcount,
-                    contrib: Some(Arc::clone(b)),
+                    contrib,
                 },
             );
         } else {
@@ -678,12 +832,8 @@ impl XattrStats {
         self.names_untracked += o.names_untracked;
         self.decoders.merge(o.decoders);
         self.seen = std::mem::take(&mut self.seen).merge(o.seen);
-        for (k, v) in o.names {
-            if let Some(s) = self.names.get_mut(&k) {
-                s.absorb(&v);
-            } else if self.names.len() < MAX_NAMES {
-                self.names.insert(k, v);
-            } else {
+        for (k, v) in o.names.entries {
+            if !self.names.add(&k, &v) {
                 self.names_untracked += v.count;
             }
         }
@@ -724,6 +874,7 @@ impl XattrStats {
     pub fn top_names(&self, n: usize) -> Vec<(String, NameStat)> {
         let mut v: Vec<(String, NameStat)> = self
             .names
+            .entries
             .iter()
             .map(|(k, s)| (String::from_utf8_lossy(k).into_owned(), *s))
             .collect();
@@ -739,7 +890,7 @@ impl XattrStats {
 
     /// Number of distinct names tracked.
     pub fn distinct_names(&self) -> usize {
-        self.names.len()
+        self.names.entries.len()
     }
 
     /// Distinct external blocks seen.
@@ -774,8 +925,11 @@ pub(crate) fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
         return false;
     }
     let extra = usize::from(ondisk::inode::large_in_record(raw).extra_isize);
-    ondisk::decode_at::<ondisk::xattr::IbodyHeader>(raw, ondisk::inode::BASE_SIZE + extra)
-        .is_ok_and(|h| h.magic == xattr::MAGIC)
+    // The in-inode header is its little-endian magic alone: read in place, as the binrw decode
+    // of `IbodyHeader` would give it, without that decode's cost on every inode of the scan.
+    let at = ondisk::inode::BASE_SIZE + extra;
+    raw.get(at..at + 4)
+        .is_some_and(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]) == xattr::MAGIC)
 }
 
 impl XattrStats {
@@ -818,7 +972,7 @@ fn add_inode_fast(
         0
     };
     let body = xattr::parse_ibody_unnamed(raw, extra).ok()?;
-    if !plain_body(&body, &mut [0u8; NAME_BUF]) {
+    if !plain_body(&body) {
         return None;
     }
     let file_acl = base.file_acl();
@@ -957,6 +1111,65 @@ mod tests {
             }]
         );
         assert_eq!(st.top_names(1)[0].0, "user.big");
+    }
+
+    #[test]
+    fn a_directory_naming_one_inode_a_million_times_keeps_one_entry() {
+        let walk = PathWalk {
+            found: HashMap::new(),
+            queue: VecDeque::new(),
+            queued: HashSet::from([2]),
+        };
+        let wanted = HashSet::from([12, 13]);
+        let mut f = DirFinds::default();
+        let mut asked = 0u32;
+        for i in 0..1_000_000u32 {
+            let name = format!("n{i}");
+            // Inode 12 (wanted, a directory) a million times; inode 2 (queued already) too.
+            f.consider(name.as_bytes(), 12, &wanted, &walk, |_| {
+                asked += 1;
+                true
+            });
+            f.consider(name.as_bytes(), 2, &wanted, &walk, |_| true);
+        }
+        f.consider(b"last", 13, &wanted, &walk, |_| false);
+        assert_eq!(
+            f.named,
+            vec![(12, b"n0".to_vec().into()), (13, b"last".to_vec().into())]
+        );
+        assert_eq!(f.subdirs, vec![(12, b"n0".to_vec().into())]);
+        assert_eq!(asked, 1);
+        // Already named by the walk: not kept again.
+        let walk = PathWalk {
+            found: HashMap::from([(12, "/a".to_string())]),
+            ..walk
+        };
+        let mut g = DirFinds::default();
+        g.consider(b"again", 12, &wanted, &walk, |_| false);
+        assert!(g.named.is_empty() && g.subdirs.is_empty());
+    }
+
+    #[test]
+    fn name_table_recent_cache_agrees_with_the_map() {
+        let mut st = XattrStats::default();
+        let names = [
+            "user.a", "user.b", "user.c", "user.d", "user.e", "user.a", "user.e",
+        ];
+        for (i, n) in names.iter().cycle().take(70).enumerate() {
+            st.add_inode(&one((*n).into(), XattrLocation::Inode, i as u32 % 3));
+        }
+        let mut want: HashMap<&str, (u64, u64)> = HashMap::new();
+        for (i, n) in names.iter().cycle().take(70).enumerate() {
+            let w = want.entry(n).or_default();
+            w.0 += 1;
+            w.1 += (i as u64) % 3;
+        }
+        let top = st.top_names(10);
+        assert_eq!(top.len(), 5);
+        for (n, s) in top {
+            assert_eq!((s.count, s.bytes), want[n.as_str()], "{n}");
+            assert_eq!(s.in_inode, s.count);
+        }
     }
 
     #[test]
