@@ -49,7 +49,6 @@ struct Interval {
 /// What one group contributes.
 #[derive(Default)]
 struct GroupResult {
-    findings: Vec<Finding>,
     intervals: Vec<Interval>,
     /// Descriptor free counts (when the descriptor was readable).
     desc_free_blocks: u64,
@@ -124,7 +123,6 @@ struct Totals {
 
 impl Totals {
     fn add(mut self, r: GroupResult) -> Totals {
-        self.findings.extend(r.findings);
         for i in &r.intervals {
             if i.end < i.start {
                 // Not an interval (a hostile location): the exact sweep decides.
@@ -164,7 +162,7 @@ fn allowed_range(fs: &Filesystem, g: u32) -> (u64, u64) {
 fn check_locations(
     fs: &Filesystem,
     gd: &GroupDesc,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
     intervals: &mut Vec<Interval>,
 ) -> bool {
     let g = gd.group;
@@ -204,7 +202,7 @@ fn check_locations(
             } else {
                 format!("block {blk}")
             };
-            out.push(
+            out.push_with(rule, || {
                 Finding::new(
                     rule,
                     Some(g),
@@ -215,8 +213,8 @@ fn check_locations(
                 )
                 .with("block", blk)
                 .with("first", first)
-                .with("last", last),
-            );
+                .with("last", last)
+            });
         } else {
             intervals.push(Interval {
                 start: blk,
@@ -244,7 +242,7 @@ fn check_bitmaps(
     gd: &GroupDesc,
     marks: &UninitMarks,
     scratch: &mut Scratch,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     let loaded = check_bitmap_blocks(fs, gd, scratch, out);
     // Counts against the bitmaps as libext2fs loads them (UNINIT-adjusted).
@@ -262,7 +260,7 @@ fn check_bitmap_blocks(
     fs: &Filesystem,
     gd: &GroupDesc,
     scratch: &mut Scratch,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) -> [bool; 2] {
     let bs = fs.geo.block_size as usize;
     let mut loaded = [false; 2];
@@ -302,7 +300,7 @@ fn read_bitmap_block(
     kind: Kind,
     loc: u64,
     scratch: &mut Scratch,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) -> bool {
     let bs = fs.geo.block_size as usize;
     let block = &mut scratch.raw[kind as usize];
@@ -320,14 +318,14 @@ fn read_bitmap_block(
         Ok(()) => true,
         Err(e) => {
             let name = bitmap_name(kind);
-            out.push(
+            out.push_with(RuleId::BitmapUnreadable, || {
                 Finding::new(
                     RuleId::BitmapUnreadable,
                     Some(gd.group),
                     format!("{name} bitmap at block {loc} cannot be read: {e}"),
                 )
-                .with("block", loc),
-            );
+                .with("block", loc)
+            });
             false
         }
     }
@@ -341,7 +339,7 @@ fn check_bitmap_checksum(
     kind: Kind,
     loc: u64,
     bytes: &[u8],
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     let (flag, stored) = if kind == Kind::Block {
         (BG_BLOCK_UNINIT, gd.block_bitmap_csum)
@@ -359,7 +357,7 @@ fn check_bitmap_checksum(
         } else {
             RuleId::BitmapInodeCsum
         };
-        out.push(
+        out.push_with(rule, || {
             Finding::new(
                 rule,
                 Some(g),
@@ -367,8 +365,8 @@ fn check_bitmap_checksum(
             )
             .with("stored", stored)
             .with("expected", want)
-            .with("block", loc),
-        );
+            .with("block", loc)
+        });
     }
 }
 
@@ -379,12 +377,12 @@ fn check_bitmap_tail(
     loc: u64,
     block: &[u8],
     nbytes: usize,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     let name = bitmap_name(kind);
     let tail = block.get(nbytes..).unwrap_or(&[]);
     if let Some(pos) = tail.iter().position(|&b| b != 0xFF) {
-        out.push(
+        out.push_with(RuleId::BitmapTailPadding, || {
             Finding::new(
                 RuleId::BitmapTailPadding,
                 Some(g),
@@ -395,8 +393,8 @@ fn check_bitmap_tail(
                 ),
             )
             .with("block", loc)
-            .with("offset", nbytes + pos),
-        );
+            .with("offset", nbytes + pos)
+        });
     }
 }
 
@@ -407,7 +405,7 @@ fn check_block_bitmap_counts(
     gd: &GroupDesc,
     marks: &UninitMarks,
     scratch: &mut Scratch,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     let geo = &fs.geo;
     let g = gd.group;
@@ -420,7 +418,7 @@ fn check_block_bitmap_counts(
     let n = clusters.min(cpg) as usize;
     let free = bitmap::count_free(&scratch.block, n);
     if free != u64::from(gd.free_blocks_count) {
-        out.push(
+        out.push_with(RuleId::CountGroupFreeBlocks, || {
             Finding::new(
                 RuleId::CountGroupFreeBlocks,
                 Some(g),
@@ -430,13 +428,13 @@ fn check_block_bitmap_counts(
                 ),
             )
             .with("stored", gd.free_blocks_count)
-            .with("counted", free),
-        );
+            .with("counted", free)
+        });
     }
     if g + 1 == geo.group_count && clusters < cpg {
         let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
         if let Some(i) = unset {
-            out.push(
+            out.push_with(RuleId::BitmapBlockPadding, || {
                 Finding::new(
                     RuleId::BitmapBlockPadding,
                     Some(g),
@@ -444,8 +442,8 @@ fn check_block_bitmap_counts(
                         "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
                     ),
                 )
-                .with("bit", i),
-            );
+                .with("bit", i)
+            });
         }
     }
 }
@@ -455,12 +453,12 @@ fn check_inode_bitmap_count(
     fs: &Filesystem,
     gd: &GroupDesc,
     scratch: &Scratch,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     let (geo, g) = (&fs.geo, gd.group);
     let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
     if free != u64::from(gd.free_inodes_count) {
-        out.push(
+        out.push_with(RuleId::CountGroupFreeInodes, || {
             Finding::new(
                 RuleId::CountGroupFreeInodes,
                 Some(g),
@@ -470,8 +468,8 @@ fn check_inode_bitmap_count(
                 ),
             )
             .with("stored", gd.free_inodes_count)
-            .with("counted", free),
-        );
+            .with("counted", free)
+        });
     }
 }
 
@@ -568,6 +566,7 @@ fn check_group(
     marks: Option<&UninitMarks>,
     backup: Option<(u64, Option<&[u8]>)>,
     scratch: &mut Scratch,
+    out: &mut Findings,
 ) -> GroupResult {
     let mut r = GroupResult::default();
     super_and_descriptor_intervals(fs, g, &mut r);
@@ -575,23 +574,21 @@ fn check_group(
         Ok(gd) => gd,
         Err(e) => {
             r.bad = true;
-            r.findings.push(Finding::new(
-                RuleId::GdTableUnreadable,
-                Some(g),
-                e.to_string(),
-            ));
+            out.push_with(RuleId::GdTableUnreadable, || {
+                Finding::new(RuleId::GdTableUnreadable, Some(g), e.to_string())
+            });
             return r;
         }
     };
-    if !check_locations(fs, &gd, &mut r.findings, &mut r.intervals) {
+    if !check_locations(fs, &gd, out, &mut r.intervals) {
         r.bad = true;
     }
-    check_counts_in_range(fs, g, &gd, &mut r);
-    check_checksum_and_uninit(fs, g, &gd, &mut r);
+    check_counts_in_range(fs, g, &gd, out);
+    r.bad |= !check_checksum_and_uninit(fs, g, &gd, out);
     if let Some(m) = marks {
-        check_bitmaps(fs, &gd, m, scratch, &mut r.findings);
+        check_bitmaps(fs, &gd, m, scratch, out);
     }
-    check_backup_descriptor(fs, g, &gd, backup, &mut r);
+    check_backup_descriptor(fs, g, &gd, backup, out);
     r.desc_free_blocks = u64::from(gd.free_blocks_count);
     r.desc_free_inodes = u64::from(gd.free_inodes_count);
     r
@@ -628,7 +625,7 @@ fn super_and_descriptor_intervals(fs: &Filesystem, g: u32, r: &mut GroupResult) 
 }
 
 /// The descriptor's free blocks, free inodes and directories fit in one group.
-fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Findings) {
     let geo = &fs.geo;
     let bpg = u64::from(geo.blocks_per_group);
     let ipg = geo.inodes_per_group;
@@ -653,28 +650,28 @@ fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupR
         ),
     ] {
         if v > max {
-            r.findings.push(
+            out.push_with(rule, || {
                 Finding::new(
                     rule,
                     Some(g),
                     format!("{what} is {v}, more than {max} per group"),
                 )
                 .with("stored", v)
-                .with("max", max),
-            );
+                .with("max", max)
+            });
         }
     }
 }
 
 /// The descriptor checksum, uninit flags without checksums, BLOCK_UNINIT on the last group and
-/// the unused inodes count.
-fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut GroupResult) {
+/// the unused inodes count; false when the checksum is wrong.
+fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Findings) -> bool {
     let geo = &fs.geo;
     let ipg = geo.inodes_per_group;
     let csum = fs.ctx.gdt_csum;
-    if csum && !gd.checksum_ok(&fs.ctx) {
-        r.bad = true;
-        r.findings.push(
+    let checksum_ok = !csum || gd.checksum_ok(&fs.ctx);
+    if !checksum_ok {
+        out.push_with(RuleId::GdChecksum, || {
             Finding::new(
                 RuleId::GdChecksum,
                 Some(g),
@@ -684,12 +681,12 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut Gr
                 ),
             )
             .with("stored", gd.checksum)
-            .with("expected", gd.computed_checksum),
-        );
+            .with("expected", gd.computed_checksum)
+        });
     }
     let uninit = gd.flags & (BG_BLOCK_UNINIT | BG_INODE_UNINIT);
     if !csum && (uninit != 0 || gd.itable_unused != 0) {
-        r.findings.push(
+        out.push_with(RuleId::GdUninitWithoutCsum, || {
             Finding::new(
                 RuleId::GdUninitWithoutCsum,
                 Some(g),
@@ -699,18 +696,20 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut Gr
                 ),
             )
             .with("flags", gd.flags)
-            .with("itable_unused", gd.itable_unused),
-        );
+            .with("itable_unused", gd.itable_unused)
+        });
     }
     if g + 1 == geo.group_count && gd.has_flag(BG_BLOCK_UNINIT) {
-        r.findings.push(Finding::new(
-            RuleId::GdLastGroupBlockUninit,
-            Some(g),
-            "the last group is marked BLOCK_UNINIT",
-        ));
+        out.push_with(RuleId::GdLastGroupBlockUninit, || {
+            Finding::new(
+                RuleId::GdLastGroupBlockUninit,
+                Some(g),
+                "the last group is marked BLOCK_UNINIT",
+            )
+        });
     }
     if csum && (gd.itable_unused > gd.free_inodes_count || gd.itable_unused > ipg) {
-        r.findings.push(
+        out.push_with(RuleId::GdItableUnused, || {
             Finding::new(
                 RuleId::GdItableUnused,
                 Some(g),
@@ -720,9 +719,10 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, r: &mut Gr
                 ),
             )
             .with("stored", gd.itable_unused)
-            .with("free_inodes", gd.free_inodes_count),
-        );
+            .with("free_inodes", gd.free_inodes_count)
+        });
     }
+    checksum_ok
 }
 
 /// The first backup descriptor table agrees with the primary on where the bitmaps and the inode
@@ -732,7 +732,7 @@ fn check_backup_descriptor(
     g: u32,
     gd: &GroupDesc,
     backup: Option<(u64, Option<&[u8]>)>,
-    r: &mut GroupResult,
+    out: &mut Findings,
 ) {
     if let Some(b) =
         backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, g).map(|d| (blk, d)))
@@ -748,7 +748,7 @@ fn check_backup_descriptor(
         .map(|(w, p, b)| format!("{w} {b} vs {p}"))
         .collect::<Vec<_>>();
         if !differ.is_empty() {
-            r.findings.push(
+            out.push_with(RuleId::GdBackupMismatch, || {
                 Finding::new(
                     RuleId::GdBackupMismatch,
                     Some(g),
@@ -757,8 +757,8 @@ fn check_backup_descriptor(
                         differ.join(", ")
                     ),
                 )
-                .with("superblock", blk),
-            );
+                .with("superblock", blk)
+            });
         }
     }
 }
@@ -767,12 +767,13 @@ fn check_backup_descriptor(
 /// when the bitmap of [`Totals`] says two of them overlap.
 fn all_intervals(fs: &Filesystem) -> Vec<Interval> {
     let mut r = GroupResult::default();
+    // The findings were made by the group walk: these are not kept.
+    let mut unused = Findings::default();
     for g in 0..fs.geo.group_count {
         super_and_descriptor_intervals(fs, g, &mut r);
         if let Ok(gd) = fs.desc(g) {
-            check_locations(fs, &gd, &mut r.findings, &mut r.intervals);
+            check_locations(fs, &gd, &mut unused, &mut r.intervals);
         }
-        r.findings.clear();
     }
     r.intervals
 }
@@ -789,7 +790,7 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
                 if !(i.what.is_fixed() && c.what.is_fixed()) {
                     any = true;
                     let (blame, other) = if i.what.is_fixed() { (c, i) } else { (i, c) };
-                    f.push(
+                    f.push_with(RuleId::GdOverlap, || {
                         Finding::new(
                             RuleId::GdOverlap,
                             Some(blame.group),
@@ -805,8 +806,8 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
                         )
                         .with("block", blame.start)
                         .with("other_group", other.group)
-                        .with("other", other.what.name()),
-                    );
+                        .with("other", other.what.name())
+                    });
                 }
                 if i.end > c.end {
                     cur = Some(i);
@@ -822,13 +823,12 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
 /// Does the descriptor table copy that starts relative to `group_block` pass the location rules?
 fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
     let mut iv = Vec::new();
-    let mut scratch = Vec::new();
+    let mut unused = Findings::default();
     for g in 0..fs.geo.group_count {
         let Some(gd) = backup_desc(fs, group_block, g) else {
             return false;
         };
-        scratch.clear();
-        if !check_locations(fs, &gd, &mut scratch, &mut iv) {
+        if !check_locations(fs, &gd, &mut unused, &mut iv) {
             return false;
         }
     }
@@ -895,7 +895,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
                 let block = backup.and_then(|blk| backup_desc_block(fs, blk, first));
                 for g in first..first.saturating_add(per).min(geo.group_count) {
                     let b = backup.map(|blk| (blk, block.as_deref()));
-                    let r = check_group(fs, g, marks.as_ref(), b, &mut s);
+                    let r = check_group(fs, g, marks.as_ref(), b, &mut s, &mut t.findings);
                     t = t.add(r);
                 }
                 (s, t)
@@ -924,7 +924,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
     let sb_free_blocks = fs.sb.free_blocks_count();
     let sum_blocks = free_blocks << geo.cluster_bits;
     if sb_free_blocks != sum_blocks {
-        f.push(
+        f.push_with(RuleId::CountSbFreeBlocks, || {
             Finding::new(
                 RuleId::CountSbFreeBlocks,
                 None,
@@ -933,12 +933,12 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
                 ),
             )
             .with("stored", sb_free_blocks)
-            .with("expected", sum_blocks),
-        );
+            .with("expected", sum_blocks)
+        });
     }
     let sb_free_inodes = u64::from(fs.sb.free_inodes_count);
     if sb_free_inodes != free_inodes {
-        f.push(
+        f.push_with(RuleId::CountSbFreeInodes, || {
             Finding::new(
                 RuleId::CountSbFreeInodes,
                 None,
@@ -947,8 +947,8 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
                 ),
             )
             .with("stored", sb_free_inodes)
-            .with("expected", free_inodes),
-        );
+            .with("expected", free_inodes)
+        });
     }
     marks
 }
@@ -970,7 +970,7 @@ fn suggest_backup_table(fs: &Filesystem, f: &mut Findings) {
         }
         let sb_blk = geo.group_first_block(g);
         if backup_table_ok(fs, sb_blk) {
-            f.push(
+            f.push_with(RuleId::SbUseBackup, || {
                 Finding::new(
                     RuleId::SbUseBackup,
                     None,
@@ -980,8 +980,8 @@ fn suggest_backup_table(fs: &Filesystem, f: &mut Findings) {
                     ),
                 )
                 .with("superblock", sb_blk)
-                .with("blocksize", geo.block_size),
-            );
+                .with("blocksize", geo.block_size)
+            });
             return;
         }
     }

@@ -66,7 +66,55 @@ pub struct Finding {
     pub message: String,
     /// The values behind the message (`stored`, `expected`, `block`, ...).
     #[serde(flatten)]
-    pub values: Map<String, Value>,
+    pub values: FindingValues,
+}
+
+/// The named values of a finding, sorted by name (a finding has a handful: a short list costs
+/// a fraction of a map's node, and a hostile image can make thousands of findings alive at once).
+/// Serialized as the JSON object a map of them makes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FindingValues(Vec<(&'static str, Value)>);
+
+impl FindingValues {
+    /// Set `key` to `value` (replacing a value already set, as a map would).
+    pub fn insert(&mut self, key: &'static str, value: Value) {
+        match self.0.binary_search_by(|(name, _)| name.cmp(&key)) {
+            Ok(at) => self.0[at].1 = value,
+            Err(at) => self.0.insert(at, (key, value)),
+        }
+    }
+    /// The value of `key`, if set.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0
+            .binary_search_by(|(name, _)| (*name).cmp(key))
+            .ok()
+            .map(|at| &self.0[at].1)
+    }
+    /// The (name, value) pairs, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
+        self.0.iter().map(|(name, value)| (*name, value))
+    }
+}
+
+impl Serialize for FindingValues {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (*name, value)))
+    }
+}
+
+impl schemars::JsonSchema for FindingValues {
+    fn inline_schema() -> bool {
+        <Map<String, Value> as schemars::JsonSchema>::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Map<String, Value> as schemars::JsonSchema>::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Map<String, Value> as schemars::JsonSchema>::json_schema(generator)
+    }
 }
 
 impl Finding {
@@ -79,7 +127,7 @@ impl Finding {
             inode: None,
             paths: Vec::new(),
             message: message.into(),
-            values: Map::new(),
+            values: FindingValues::default(),
         }
     }
     /// A finding about inode `ino` (in group `group`).
@@ -89,13 +137,13 @@ impl Finding {
         f
     }
     /// Attach a value (shown in JSON).
-    pub fn with(mut self, key: &str, v: impl Into<Value>) -> Finding {
-        self.values.insert(key.to_string(), v.into());
+    pub fn with(mut self, key: &'static str, v: impl Into<Value>) -> Finding {
+        self.values.insert(key, v.into());
         self
     }
     /// Attach a time (seconds since the epoch) as the JSON contract writes times:
     /// `{"raw": secs, "utc": "2023-11-14T22:13:20Z"}`.
-    pub fn with_time(self, key: &str, secs: i64) -> Finding {
+    pub fn with_time(self, key: &'static str, secs: i64) -> Finding {
         let t = crate::reader::values::Time::secs(secs);
         self.with(key, serde_json::json!({"raw": t.raw, "utc": t.utc}))
     }

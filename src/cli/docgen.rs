@@ -353,6 +353,43 @@ fn last_was_bullet(roff: &str) -> bool {
         .is_some_and(|l| l.starts_with(".IP"))
 }
 
+/// The EXAMPLES of the top page: one line per everyday task (each command's page has more).
+const TOP_EXAMPLES: Examples = &[
+    (
+        "e4inspect dump -h disk.img",
+        "the superblock as dumpe2fs -h prints it",
+    ),
+    (
+        "e4inspect check --deny warnings --format junit a.img b.img > check.xml",
+        "a read-only fsck as a CI gate, as JUnit XML (exit 4 on problems)",
+    ),
+    (
+        "e4inspect fit --profile selinux,capabilities --inode-size 256,512",
+        "whether a profile's xattrs fit in-inode for two inode sizes",
+    ),
+    (
+        "e4inspect find disk.img --xattr security.capability",
+        "files with file capabilities",
+    ),
+    (
+        "e4inspect icheck --sector 123456 /dev/sdb1",
+        "the file holding a sector a kernel I/O error names",
+    ),
+];
+
+/// An EXAMPLES section: each command line in bold with what it shows.
+fn examples_section(examples: Examples) -> String {
+    let mut roff = String::from(".SH EXAMPLES\n");
+    for (cmd, what) in examples {
+        roff.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            roff_text(cmd),
+            roff_text(what)
+        ));
+    }
+    roff
+}
+
 /// The EXIT STATUS and EXAMPLES sections of command `name`'s page.
 fn command_sections(name: &str) -> String {
     let Some((_, four, examples)) = PAGE_EXTRAS.iter().find(|(n, _, _)| *n == name) else {
@@ -380,14 +417,8 @@ fn command_sections(name: &str) -> String {
         "The values are bits: over several images the status is the OR of each image's \
          (4 | 8 = 12). A closed output pipe is not an error. See docs/exit-status.md.",
     ));
-    roff.push_str("\n.SH EXAMPLES\n");
-    for (cmd, what) in *examples {
-        roff.push_str(&format!(
-            ".TP\n\\fB{}\\fR\n{}\n",
-            roff_text(cmd),
-            roff_text(what)
-        ));
-    }
+    roff.push('\n');
+    roff.push_str(&examples_section(examples));
     if name == "check" {
         roff.push_str(&rules_section());
     }
@@ -472,13 +503,15 @@ pub fn man_pages(cmd: &Command) -> std::io::Result<Vec<(String, Vec<u8>)>> {
         see_also.push(name.clone());
         pages.push((name, roff));
     }
-    let (top_name, mut roff) = render_page(&doc, "")?;
-    roff.extend_from_slice(b".SH \"SEE ALSO\"\n");
+    let (top_name, mut roff) = render_page(&doc, &examples_section(TOP_EXAMPLES))?;
+    // `.nh` and `\%`: a page name is never hyphenated nor broken at its own hyphen
+    // (`e4inspect-` / `dump(1)` across two lines reads as two names).
+    roff.extend_from_slice(b".SH \"SEE ALSO\"\n.nh\n");
     let refs: Vec<String> = see_also
         .iter()
         .map(|f| {
             let (name, section) = f.rsplit_once('.').unwrap_or((f, "1"));
-            format!("\\fB{}\\fR({section})", name.replace('-', "\\-"))
+            format!("\\fB\\%{}\\fR({section})", name.replace('-', "\\-"))
         })
         .collect();
     roff.extend_from_slice(refs.join(", ").as_bytes());
@@ -526,6 +559,17 @@ mod tests {
             }
         }
         assert_eq!(PAGE_EXTRAS.len(), doc.get_subcommands().count());
+    }
+
+    /// Every example of the top page is a command line the parser accepts (up to a redirection).
+    #[test]
+    fn top_examples_parse() {
+        use clap::CommandFactory;
+        for (line, _) in TOP_EXAMPLES {
+            let words: Vec<&str> = line.split_whitespace().take_while(|w| *w != ">").collect();
+            let parsed = crate::Cli::command().try_get_matches_from(&words);
+            assert!(parsed.is_ok(), "{line}: {parsed:?}");
+        }
     }
 
     /// The after-help becomes sections, bullets and filled paragraphs, never hard-broken lines
