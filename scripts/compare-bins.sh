@@ -8,7 +8,8 @@
 # already exist in BENCH (default /tmp/e4inspect-bench; the slow per-inode commands are skipped
 # there). Commands: dump (plain, -h, -b, -x, -g, --json), check (text, json, junit, github,
 # --quick), inode (a few numbers, text and json), ls (-l, -p, json), cat of every regular file
-# ls lists in the root, xattrs (text, json), fit --from-image (text, json), freefrag (text,
+# ls lists in the root, xattrs (text, json), fit --from-image (text, json), find (names, types,
+# --xattr present / =VALUE / =~REGEX, --spills, -0, --json), freefrag (text,
 # json), journal (text, json), extract (--json, and the extracted tree's listing: type, mode,
 # owner, size but a directory's, mtime, link target).
 #
@@ -71,6 +72,27 @@ xattrs	xattrs --no-progress IMG
 xattrs-json	xattrs --no-progress --json IMG
 fit	fit --from-image IMG
 fit-json	fit --json --from-image IMG
+find	find IMG
+find-name	find IMG --name *1*
+find-type	find IMG --type d,l
+find-uid	find IMG --uid -1 --type f
+find-x	find IMG --xattr user.tag
+find-x-value	find IMG --xattr user.tag=vvvv
+find-x-regex	find IMG --xattr user.tag=~^v{20,}$
+find-x-block	find IMG --xattr user.big=~^b+$
+find-x-two	find IMG --xattr user.tag --xattr user.big
+find-x-print0	find IMG --xattr user.tag --name f00* -0
+find-x-json	find IMG --xattr user.tag=~v --json
+find-x-system	find IMG --xattr system.data
+find-x-acl	find IMG --xattr system.posix_acl_access=~.
+find-x-selinux	find IMG --xattr security.selinux=~_t
+find-x-ea-inode	find IMG --xattr user.myattr=~. --json
+find-x-zero	find IMG --xattr user.ie=~^ --xattr user.be
+find-x-odd	find IMG --xattr index11.v
+find-x-crypt	find IMG --xattr encryption.c
+find-x-example	find IMG --xattr user.comment --json
+find-spills	find IMG --spills
+find-spills-json	find IMG --spills --json --type f
 EOF
   [ "$heavy" = 1 ] && return
   cat <<'EOF'

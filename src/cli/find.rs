@@ -188,9 +188,9 @@ pub fn run(args: &FindArgs) -> anyhow::Result<i32> {
     let found = find::find(&fs, args.path.as_bytes(), start_ino, &query);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    for (path, ino) in &found.paths {
+    for (path, ino) in found.paths.iter() {
         if args.output.json() {
-            let rec = record(&fs, &query, path, *ino);
+            let rec = record(&fs, &query, path, ino);
             serde_json::to_writer(&mut out, &rec)?;
             out.write_all(b"\n")?;
         } else {

@@ -645,7 +645,7 @@ impl TableVisitor for InodePass<'_> {
 pub struct Found {
     /// Paths (as find prints them, from the start as given) and inode numbers, sorted: a
     /// directory before its contents, names byte by byte.
-    pub paths: Vec<(Vec<u8>, u32)>,
+    pub paths: Paths,
     /// Directories read.
     pub dirs_read: u64,
     /// Whether the inode tables were walked (some test needed the inodes).
@@ -691,19 +691,25 @@ fn join(start: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
-/// One entry of a directory: name, inode, file type byte.
-type Entry = (Box<[u8]>, u32, u8);
-
-/// The live entries of directory `ino` (`.` and `..` left out), or why not all could be read
-/// (the entries before the failure are kept).
-fn read_dir(fs: &Filesystem, ino: u32, ind: &Inode, raw: &[u8]) -> (Vec<Entry>, Vec<Problem>) {
-    let mut out = Vec::new();
+/// Calls `each(name, inode, file type byte)` for the live entries of directory `ino` (`.` and
+/// `..` left out), in on-disk order, the names borrowed from the block read (nothing allocated
+/// per entry); returns why not all could be read (the entries before a failure are visited).
+/// Blocks are read into `buf`, past the block cache: each directory block is read once here,
+/// and caching them would only fill the cache (and the memory) with blocks not read again.
+fn each_dir_entry(
+    fs: &Filesystem,
+    ino: u32,
+    ind: &Inode,
+    raw: &[u8],
+    buf: &mut Vec<u8>,
+    each: &mut dyn FnMut(&[u8], u32, u8),
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut keep = |area: &[u8], problems: &mut Vec<Problem>, what: &dyn Fn() -> String| {
         let mut it = AreaEntries::new(area, 0);
         for e in it.by_ref() {
             if e.inode != 0 && e.name != b"." && e.name != b".." && !e.name.is_empty() {
-                out.push((Box::<[u8]>::from(e.name), e.inode, e.file_type));
+                each(e.name, e.inode, e.file_type);
             }
         }
         if let Some((off, rec, len)) = it.bad {
@@ -720,7 +726,7 @@ fn read_dir(fs: &Filesystem, ino: u32, ind: &Inode, raw: &[u8]) -> (Vec<Entry>, 
         for area in dir::inline_areas(fs, raw, ind) {
             keep(&area, &mut problems, &|| "inline data".to_string());
         }
-        return (out, problems);
+        return problems;
     }
     let blocks = match dir::dir_blocks(fs, ino, ind) {
         Ok(b) => b,
@@ -729,25 +735,85 @@ fn read_dir(fs: &Filesystem, ino: u32, ind: &Inode, raw: &[u8]) -> (Vec<Entry>, 
                 ProblemKind::Directory,
                 format!("directory inode {ino}: block map unreadable: {e}"),
             ));
-            return (out, problems);
+            return problems;
         }
     };
     for (l, p) in blocks {
-        match fs.block(p) {
-            Ok(b) => keep(&b, &mut problems, &|| format!("block {l}")),
+        match fs.block_into(p, buf) {
+            Ok(()) => keep(buf, &mut problems, &|| format!("block {l}")),
             Err(e) => problems.push(Problem::new(
                 ProblemKind::Directory,
                 format!("directory inode {ino}, block {l}: {e}"),
             )),
         }
     }
-    (out, problems)
+    problems
+}
+
+/// Paths and their inode numbers, kept one after another in one buffer (no allocation per
+/// path: a find that prints 100,000 paths holds their bytes and three words per path).
+#[derive(Debug, Default)]
+pub struct Paths {
+    bytes: Vec<u8>,
+    /// Each path: (start, end) in `bytes`, inode.
+    spans: Vec<(usize, usize, u32)>,
+}
+
+impl Paths {
+    /// Number of paths.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+    /// The paths in order, with their inode numbers.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> + '_ {
+        self.spans
+            .iter()
+            .map(|&(start, end, ino)| (self.bytes.get(start..end).unwrap_or(&[]), ino))
+    }
+    /// Add `path`.
+    fn push(&mut self, path: &[u8], ino: u32) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(path);
+        self.spans.push((start, self.bytes.len(), ino));
+    }
+    /// Add `dir` joined with `name` ([`join`]'s path, built in place).
+    fn push_joined(&mut self, dir: &[u8], name: &[u8], ino: u32) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(dir);
+        if !dir.ends_with(b"/") {
+            self.bytes.push(b'/');
+        }
+        self.bytes.extend_from_slice(name);
+        self.spans.push((start, self.bytes.len(), ino));
+    }
+    /// Add every path of `other`, after these.
+    fn append(&mut self, other: Paths) {
+        let shift = self.bytes.len();
+        self.bytes.extend_from_slice(&other.bytes);
+        self.spans.extend(
+            other
+                .spans
+                .into_iter()
+                .map(|(start, end, ino)| (start + shift, end + shift, ino)),
+        );
+    }
+    /// Sort by [`path_order`].
+    fn sort(&mut self) {
+        let bytes = &self.bytes;
+        let path = |&(start, end, _): &(usize, usize, u32)| bytes.get(start..end).unwrap_or(&[]);
+        self.spans
+            .par_sort_unstable_by(|a, b| path_order(path(a), path(b)));
+    }
 }
 
 /// What reading one directory of a level gave.
 #[derive(Default)]
 struct LevelPart {
-    matched: Vec<(Vec<u8>, u32)>,
+    matched: Paths,
     subdirs: Vec<(u32, Vec<u8>)>,
     problems: Vec<Problem>,
 }
@@ -793,7 +859,9 @@ impl TreeCtx<'_> {
             .map_or(0, |b| b.mode & S_IFMT)
     }
 
-    fn read_level_dir(&self, dino: u32, dpath: &[u8]) -> LevelPart {
+    /// Read directory `dino` (path `dpath`): the entries that pass, and the subdirectories to
+    /// read next. `buf`: the worker's block buffer.
+    fn read_level_dir(&self, dino: u32, dpath: &[u8], buf: &mut Vec<u8>) -> LevelPart {
         let mut part = LevelPart::default();
         let raw = match self.fs.inode_raw(dino) {
             Ok(r) => r,
@@ -811,26 +879,18 @@ impl TreeCtx<'_> {
             // shows encoded names we do not reproduce.
             return part;
         }
-        let (entries, problems) = read_dir(self.fs, dino, &ind, &raw);
-        part.problems = problems;
         // No sorting here: the matches are sorted once at the end. A path is built only for
         // an entry printed or entered.
-        for (name, ino, ft) in entries {
+        let (matched, subdirs) = (&mut part.matched, &mut part.subdirs);
+        part.problems = each_dir_entry(self.fs, dino, &ind, &raw, buf, &mut |name, ino, ft| {
             let t = self.mode_type(ino, ft);
-            let matched = self.passes(&name, ino, t);
-            if !matched && t != S_IFDIR {
-                continue;
+            if self.passes(name, ino, t) {
+                matched.push_joined(dpath, name, ino);
             }
-            let path = join(dpath, &name);
             if t == S_IFDIR {
-                if matched {
-                    part.matched.push((path.clone(), ino));
-                }
-                part.subdirs.push((ino, path));
-            } else {
-                part.matched.push((path, ino));
+                subdirs.push((ino, join(dpath, name)));
             }
-        }
+        });
         part
     }
 }
@@ -838,8 +898,13 @@ impl TreeCtx<'_> {
 /// Compare paths as the output sorts them: component by component, bytes unsigned (a `/` sorts
 /// before any byte a name can hold).
 fn path_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let key = |c: &u8| if *c == b'/' { 0 } else { *c };
-    a.iter().map(key).cmp(b.iter().map(key))
+    let key = |c: u8| if c == b'/' { 0 } else { c };
+    // The common prefix compares equal whatever the mapping: only the first differing byte
+    // (or the lengths, when one path is a prefix of the other) decides.
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => key(a[i]).cmp(&key(b[i])),
+        None => a.len().cmp(&b.len()),
+    }
 }
 
 /// Find, from the directory or file `start_ino` (printed as `start`), every path that passes
@@ -873,7 +938,7 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
     let start_type = ctx.mode_type(start_ino, 0);
     let ctx = TreeCtx { filetype, ..ctx };
     if ctx.passes(start_name(start), start_ino, start_type) {
-        found.paths.push((start.to_vec(), start_ino));
+        found.paths.push(start, start_ino);
     }
     if start_type != S_IFDIR {
         return found;
@@ -884,11 +949,11 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
         found.dirs_read += level.len() as u64;
         let parts: Vec<LevelPart> = level
             .par_iter()
-            .map(|(d, p)| ctx.read_level_dir(*d, p))
+            .map_init(Vec::new, |buf, (d, p)| ctx.read_level_dir(*d, p, buf))
             .collect();
         let mut next = Vec::new();
         for part in parts {
-            found.paths.extend(part.matched);
+            found.paths.append(part.matched);
             for p in part.problems {
                 found.problem(p);
             }
@@ -896,9 +961,7 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
         }
         level = next;
     }
-    found
-        .paths
-        .par_sort_unstable_by(|a, b| path_order(&a.0, &b.0));
+    found.paths.sort();
     found
 }
 
