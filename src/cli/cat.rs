@@ -32,11 +32,11 @@ pub(crate) fn open_image(
     source: &super::SourceArgs,
 ) -> anyhow::Result<Filesystem> {
     let fs = Filesystem::open(image, &source.open_options()).map_err(|e| {
-        let p = image.display().to_string();
-        if e.to_string().starts_with(&p) {
+        let shown = image.display().to_string();
+        if e.to_string().starts_with(&shown) {
             anyhow::Error::new(e)
         } else {
-            anyhow::Error::new(e).context(p)
+            anyhow::Error::new(e).context(shown)
         }
     })?;
     super::watch_reads(&fs);
@@ -64,9 +64,9 @@ pub fn run(args: &CatArgs) -> anyhow::Result<i32> {
     } else {
         contents::InlineSize::Area
     };
-    for t in &args.targets {
-        let what = || format!("{}: {t}", args.image.display());
-        let res = namei::parse_target(&fs, t)
+    for target in &args.targets {
+        let what = || format!("{}: {target}", args.image.display());
+        let res = namei::parse_target(&fs, target)
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)))
             .map_err(CopyError::Read)
             .and_then(|(ino, raw)| {

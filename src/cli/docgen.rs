@@ -38,14 +38,14 @@ pub fn documented(cmd: &Command) -> Command {
     let mut top = Command::new("e4inspect")
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true);
-    if let Some(a) = cmd.get_about() {
-        top = top.about(a.clone());
+    if let Some(about) = cmd.get_about() {
+        top = top.about(about.clone());
     }
-    if let Some(a) = cmd.get_long_about() {
-        top = top.long_about(a.clone());
+    if let Some(about) = cmd.get_long_about() {
+        top = top.long_about(about.clone());
     }
-    if let Some(a) = cmd.get_after_long_help() {
-        top = top.after_long_help(a.clone());
+    if let Some(help) = cmd.get_after_long_help() {
+        top = top.after_long_help(help.clone());
     }
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         top = top.subcommand(with_hints(sub.clone()));
@@ -297,15 +297,15 @@ const PAGE_EXTRAS: &[(&str, &str, Examples)] = &[
 fn roff_text(line: &str) -> String {
     let mut out = String::new();
     let mut bold = false;
-    for c in line.chars() {
-        match c {
+    for ch in line.chars() {
+        match ch {
             '\\' => out.push_str("\\e"),
             '-' => out.push_str("\\-"),
             '`' => {
                 out.push_str(if bold { "\\fR" } else { "\\fB" });
                 bold = !bold;
             }
-            c => out.push(c),
+            ch => out.push(ch),
         }
     }
     if bold {
@@ -475,19 +475,19 @@ fn render_page(cmd: &Command, extra: &str) -> std::io::Result<(String, Vec<u8>)>
 fn for_man(cmd: &Command) -> Command {
     let mut doc = documented(cmd).disable_help_subcommand(true);
     if let Some(check) = doc.find_subcommand_mut("check") {
-        let mut c = check.clone();
+        let mut edited = check.clone();
         for long in RULE_ARGS {
-            let id = c
+            let id = edited
                 .get_arguments()
                 .find(|a| a.get_long() == Some(long))
                 .map(|a| a.get_id().to_string());
             if let Some(id) = id {
-                c = c.mut_arg(id, |a| {
+                edited = edited.mut_arg(id, |a| {
                     a.value_parser(clap::builder::NonEmptyStringValueParser::new())
                 });
             }
         }
-        *check = c;
+        *check = edited;
     }
     doc.build();
     doc
@@ -607,8 +607,8 @@ mod tests {
             .iter()
             .map(|v| v.get_name().to_string())
             .collect();
-        for r in e4inspect::check::RULES {
-            assert!(values.iter().any(|v| v == r.id.as_str()), "{}", r.id);
+        for rule in e4inspect::check::RULES {
+            assert!(values.iter().any(|v| v == rule.id.as_str()), "{}", rule.id);
         }
         assert!(values.iter().any(|v| v == "sb"));
         let size = check

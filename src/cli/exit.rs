@@ -32,8 +32,8 @@ pub fn combine(statuses: impl IntoIterator<Item = i32>) -> i32 {
 pub struct Usage(pub String);
 
 impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
     }
 }
 
@@ -83,18 +83,18 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// Levenshtein distance (by characters).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let subst = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
+fn edit_distance(from: &str, to: &str) -> usize {
+    let to: Vec<char> = to.chars().collect();
+    let mut prev: Vec<usize> = (0..=to.len()).collect();
+    for (row, ca) in from.chars().enumerate() {
+        let mut cur = vec![row + 1; to.len() + 1];
+        for (col, &cb) in to.iter().enumerate() {
+            let subst = prev[col] + usize::from(ca != cb);
+            cur[col + 1] = subst.min(prev[col + 1] + 1).min(cur[col] + 1);
         }
         prev = cur;
     }
-    prev[b.len()]
+    prev[to.len()]
 }
 
 #[cfg(test)]
@@ -110,16 +110,16 @@ mod tests {
 
     #[test]
     fn usage_errors_are_recognised_through_context() {
-        let e = usage("bad").context("while parsing");
-        assert_eq!(status_of(&e), EXIT_USAGE);
+        let err = usage("bad").context("while parsing");
+        assert_eq!(status_of(&err), EXIT_USAGE);
         assert_eq!(status_of(&anyhow::anyhow!("io")), EXIT_OPERATIONAL);
     }
 
     #[test]
     fn suggestions_find_near_names() {
-        let c = ["sb.magic", "sb.checksum", "gd.checksum"];
-        assert_eq!(suggest("sb.magik", c), Some("sb.magic"));
-        assert_eq!(suggest("gd.cheksum", c), Some("gd.checksum"));
-        assert_eq!(suggest("zzzzzz", c), None);
+        let candidates = ["sb.magic", "sb.checksum", "gd.checksum"];
+        assert_eq!(suggest("sb.magik", candidates), Some("sb.magic"));
+        assert_eq!(suggest("gd.cheksum", candidates), Some("gd.checksum"));
+        assert_eq!(suggest("zzzzzz", candidates), None);
     }
 }

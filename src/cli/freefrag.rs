@@ -25,24 +25,24 @@ pub struct FreefragArgs {
 }
 
 /// strtoull(s, &end, 0) with nothing left over.
-fn parse_c_number(s: &str) -> Result<u64, String> {
-    let t = s.trim_start();
-    let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16)
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8)
+fn parse_c_number(arg: &str) -> Result<u64, String> {
+    let text = arg.trim_start();
+    let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16)
+    } else if text.len() > 1 && text.starts_with('0') {
+        u64::from_str_radix(&text[1..], 8)
     } else {
-        t.parse::<u64>()
+        text.parse::<u64>()
     };
-    r.map_err(|_| format!("bad chunk size '{s}'"))
+    parsed.map_err(|_| format!("bad chunk size '{arg}'"))
 }
 
 /// Run the command; returns the exit status.
 pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
-    let mut o = args.source.open_options();
+    let mut open = args.source.open_options();
     // e2freefrag opens with EXT2_FLAG_FORCE and without ignoring checksum errors.
-    o.force = true;
-    let fs = match Filesystem::open(&args.image, &o) {
+    open.force = true;
+    let fs = match Filesystem::open(&args.image, &open) {
         Ok(fs) => fs,
         Err(e) => {
             report_error(&args.image, &e);
@@ -51,10 +51,10 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     };
     super::watch_reads(&fs);
     args.source.note_recovery(&fs);
-    if let Some(f) = fs.strict_failure {
+    if let Some(failure) = fs.strict_failure {
         report_error(
             &args.image,
-            &format!("{} while opening filesystem", f.message()),
+            &format!("{} while opening filesystem", failure.message()),
         );
         return Ok(EXIT_OPERATIONAL);
     }
@@ -74,9 +74,9 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     };
     let device = args.image.display().to_string();
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(stdout.lock());
     if !args.output.json() {
-        e2freefrag::write_header(&mut w, &device, fs.block_size())?;
+        e2freefrag::write_header(&mut out, &device, fs.block_size())?;
     }
     let res = freefrag::check_block_bitmaps(&fs)
         .map_err(|freefrag::Failure::ReadBitmap(m)| m.to_string())
@@ -84,7 +84,7 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
     let rep = match res {
         Ok(r) => r,
         Err(m) => {
-            w.flush()?;
+            out.flush()?;
             report_error(&args.image, &format!("{m} while reading block bitmap"));
             return Ok(EXIT_OPERATIONAL);
         }
@@ -95,13 +95,13 @@ pub fn run(args: &FreefragArgs) -> anyhow::Result<i32> {
             image: device,
             report: rep,
         };
-        serde_json::to_writer_pretty(&mut w, &doc)
+        serde_json::to_writer_pretty(&mut out, &doc)
             .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(w))
+            .and_then(|()| writeln!(out))
     } else {
-        e2freefrag::write_report(&mut w, &rep)
+        e2freefrag::write_report(&mut out, &rep)
     };
-    match written.and_then(|()| w.flush()) {
+    match written.and_then(|()| out.flush()) {
         Ok(()) => Ok(EXIT_OK),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
         Err(e) => Err(e.into()),

@@ -40,22 +40,22 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut js = Vec::new();
     let mut first = true;
-    for t in &args.targets {
-        let raw = e4inspect::reader::namei::parse_target(&fs, t)
+    for target in &args.targets {
+        let raw = e4inspect::reader::namei::parse_target(&fs, target)
             .map_err(anyhow::Error::from)
             .and_then(|ino| Ok((ino, fs.inode_raw(ino)?)));
-        let r = raw
+        let record = raw
             .as_ref()
             .map_err(|e| anyhow::anyhow!("{e:#}"))
             .and_then(|(ino, raw)| Ok(report(&fs, *ino, raw)?));
-        let r = match r {
-            Ok(r) => r,
+        let record = match record {
+            Ok(record) => record,
             Err(e) => {
-                super::report_target(&args.image, t, &e);
+                super::report_target(&args.image, target, &e);
                 status = 8;
                 if args.output.json() {
                     js.push(InodeEntry::Failed {
-                        target: t.clone(),
+                        target: target.clone(),
                         ino: raw.as_ref().ok().map(|(ino, _)| *ino),
                         error: format!("{e:#}"),
                     });
@@ -63,27 +63,27 @@ pub fn run(args: InodeArgs) -> anyhow::Result<i32> {
                 continue;
             }
         };
-        if !r.problems.is_empty() && status == 0 {
+        if !record.problems.is_empty() && status == 0 {
             status = 4;
         }
         // What a metadata-only image does not hold is said, once per block, without failing:
         // the record itself is complete.
-        for a in &r.absent {
+        for absent in &record.absent {
             super::say(format_args!(
-                "{}: inode {}: {a}",
+                "{}: inode {}: {absent}",
                 args.image.display(),
-                r.ino
+                record.ino
             ));
         }
         if args.output.json() {
-            js.push(InodeEntry::Found(Box::new(json_of(&fs, t, &r))));
+            js.push(InodeEntry::Found(Box::new(json_of(&fs, target, &record))));
         } else {
             let res = (|| {
                 if !first {
                     out.write_all(b"\n")?;
                 }
-                debugfs_text(&fs, &r, &mut out)?;
-                out.write_all(details_text(&fs, &r).as_bytes())
+                debugfs_text(&fs, &record, &mut out)?;
+                out.write_all(details_text(&fs, &record).as_bytes())
             })();
             first = false;
             match res {

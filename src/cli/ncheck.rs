@@ -27,19 +27,19 @@ pub struct NcheckArgs {
     pub source: SourceArgs,
 }
 
-/// debugfs' reading of an inode argument: `<N>` or a number as `strtol(s, &end, 0)`, then
+/// debugfs' reading of an inode argument: `<N>` or a number as `strtol(arg, &end, 0)`, then
 /// truncated to 32 bits as the C assignment does.
-fn parse_inode(s: &str) -> Result<u32, String> {
-    let inner = s
+fn parse_inode(arg: &str) -> Result<u32, String> {
+    let inner = arg
         .strip_prefix('<')
         .and_then(|t| t.strip_suffix('>'))
-        .filter(|_| s.len() > 2)
-        .unwrap_or(s);
-    let (v, rest) = c_strto(inner);
+        .filter(|_| arg.len() > 2)
+        .unwrap_or(arg);
+    let (value, rest) = c_strto(inner);
     if !rest.is_empty() {
-        return Err(format!("Invalid inode number - '{s}'"));
+        return Err(format!("Invalid inode number - '{arg}'"));
     }
-    let long = v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    let long = value.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     Ok(long as u32)
 }
 
@@ -115,8 +115,8 @@ pub fn run(args: &NcheckArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let errors = maps::ncheck_text(&report, &mut out).and_then(|e| out.flush().map(|()| e))?;
-    for e in &errors {
-        report_error(&args.image, e);
+    for error in &errors {
+        report_error(&args.image, error);
     }
     Ok(if errors.is_empty() {
         EXIT_OK
@@ -145,8 +145,8 @@ fn run_json(fs: &Filesystem, args: &NcheckArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_PROBLEMS
     };
-    for p in &all.problems {
-        report_error(&args.image, p);
+    for problem in &all.problems {
+        report_error(&args.image, problem);
     }
     let doc = NcheckDocument {
         header: MapsHeader::new(&args.image),

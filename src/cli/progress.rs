@@ -34,14 +34,14 @@ pub fn enabled(refused: bool) -> bool {
 }
 
 /// A whole-number rate with thousands separators: `125,299`.
-fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+fn rate(state: &ProgressState, out: &mut dyn std::fmt::Write) {
     let per_sec = state.per_sec();
-    let n = if per_sec.is_finite() && per_sec > 0.0 {
+    let whole = if per_sec.is_finite() && per_sec > 0.0 {
         per_sec as u64
     } else {
         0
     };
-    let _ = write!(w, "{}", HumanCount(n));
+    let _ = write!(out, "{}", HumanCount(whole));
 }
 
 /// The indicatif template for a bar (`total`) or a counting spinner of `unit`.
@@ -60,26 +60,27 @@ fn template(unit: Unit, total: bool) -> String {
 
 fn style(unit: Unit, total: bool) -> ProgressStyle {
     let body = template(unit, total);
-    let s = ProgressStyle::with_template(&body)
+    let styled = ProgressStyle::with_template(&body)
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
-        .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            rate(s, w)
-        });
+        .with_key(
+            "rate",
+            |state: &ProgressState, out: &mut dyn std::fmt::Write| rate(state, out),
+        );
     if unicode_ok() {
-        s
+        styled
     } else {
-        s.tick_chars("|/-\\ ").progress_chars("=> ")
+        styled.tick_chars("|/-\\ ").progress_chars("=> ")
     }
 }
 
 /// A spinner with a message and the time spent, for a phase whose work is not counted.
 fn phase_style() -> ProgressStyle {
-    let s = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+    let styled = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
     if unicode_ok() {
-        s
+        styled
     } else {
-        s.tick_chars("|/-\\ ")
+        styled.tick_chars("|/-\\ ")
     }
 }
 
@@ -153,8 +154,8 @@ impl e4inspect::check::Progress for CheckBar {
             }
         }
     }
-    fn advance(&self, n: u64) {
-        self.pb.inc(n);
+    fn advance(&self, count: u64) {
+        self.pb.inc(count);
     }
 }
 
@@ -186,12 +187,12 @@ mod tests {
         fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
             Ok(())
         }
-        fn write_line(&self, s: &str) -> std::io::Result<()> {
-            self.write_str(s)
+        fn write_line(&self, text: &str) -> std::io::Result<()> {
+            self.write_str(text)
         }
-        fn write_str(&self, s: &str) -> std::io::Result<()> {
-            if !s.trim().is_empty() {
-                self.0.lock().unwrap().push(s.to_string());
+        fn write_str(&self, text: &str) -> std::io::Result<()> {
+            if !text.trim().is_empty() {
+                self.0.lock().unwrap().push(text.to_string());
             }
             Ok(())
         }
@@ -231,15 +232,15 @@ mod tests {
             frames.iter().any(|f| f.contains("img: bitmaps (")),
             "{frames:#?}"
         );
-        for f in &frames {
+        for frame in &frames {
             assert!(
-                !f.contains("0/0"),
-                "empty count drawn: {f:?} in {frames:#?}"
+                !frame.contains("0/0"),
+                "empty count drawn: {frame:?} in {frames:#?}"
             );
-            if f.contains("inodes/s") {
+            if frame.contains("inodes/s") {
                 assert!(
-                    f.contains("img: inodes ") && f.contains("/4,096 inodes"),
-                    "count outside the inode walk: {f:?}"
+                    frame.contains("img: inodes ") && frame.contains("/4,096 inodes"),
+                    "count outside the inode walk: {frame:?}"
                 );
             }
         }
@@ -247,14 +248,14 @@ mod tests {
 
     #[test]
     fn rates_are_whole_numbers_with_separators() {
-        let mut s = String::new();
-        write!(s, "{}", HumanCount(125_299)).unwrap();
-        assert_eq!(s, "125,299");
+        let mut text = String::new();
+        write!(text, "{}", HumanCount(125_299)).unwrap();
+        assert_eq!(text, "125,299");
         // Every template parses.
         for unit in [Unit::Inodes, Unit::Entries] {
             for total in [true, false] {
-                let t = template(unit, total);
-                assert!(ProgressStyle::with_template(&t).is_ok(), "{t}");
+                let body = template(unit, total);
+                assert!(ProgressStyle::with_template(&body).is_ok(), "{body}");
             }
         }
     }
