@@ -66,6 +66,8 @@ pub fn inode_paths_seen(
     // A few directories per thread at once: enough to keep the threads busy, few enough that
     // little is read past the last wanted name, and that few directories' findings are held.
     let batch_max = (rayon::current_num_threads() * 8).clamp(8, 256);
+    let mut sorted: Vec<u32> = wanted.iter().copied().collect();
+    sorted.sort_unstable();
     let mut read = 0usize;
     while walk.found.len() < wanted.len() && read < MAX_PATH_WALK_DIRS && !walk.queue.is_empty() {
         let n = walk
@@ -77,7 +79,7 @@ pub fn inode_paths_seen(
         let batch: Vec<(u32, Vec<u8>)> = walk.queue.drain(..n).collect();
         let finds: Vec<Option<DirFinds>> = batch
             .par_iter()
-            .map(|(dino, _)| dir_finds(fs, *dino, wanted, &walk, seen_inodes))
+            .map(|(dino, _)| dir_finds(fs, *dino, &sorted, &walk, seen_inodes))
             .collect();
         for ((_, dpath), f) in batch.iter().zip(finds) {
             if walk.found.len() == wanted.len() {
@@ -114,23 +116,30 @@ struct DirFinds {
 }
 
 impl DirFinds {
-    /// Take entry `name` -> `ino` when it is the first to name a wanted inode the walk has not
-    /// named, or the first to name a directory (`is_dir`, asked only then) not yet queued.
+    /// Take entry `name` -> `ino` when it is the first to name a wanted inode (`wanted`,
+    /// sorted) the walk has not named, or the first to name a directory not yet queued: a
+    /// directory by `known_dir` (what the scan saw), else by `read_is_dir` (asked only for an
+    /// inode not already queued). Most entries are files the scan saw: no lookup is made for
+    /// them but the wanted one.
     fn consider(
         &mut self,
         name: &[u8],
         ino: u32,
-        wanted: &HashSet<u32>,
-        walk: &PathWalk,
-        is_dir: impl FnOnce(u32) -> bool,
+        (wanted, walk): (&[u32], &PathWalk),
+        known_dir: Option<bool>,
+        read_is_dir: impl FnOnce(u32) -> bool,
     ) {
-        if wanted.contains(&ino) && !walk.found.contains_key(&ino) && self.named_set.insert(ino) {
+        if wanted.binary_search(&ino).is_ok()
+            && !walk.found.contains_key(&ino)
+            && self.named_set.insert(ino)
+        {
             self.named.push((ino, name.into()));
         }
-        if walk.queued.contains(&ino) || self.subdir_set.contains(&ino) {
+        if known_dir == Some(false) || walk.queued.contains(&ino) || self.subdir_set.contains(&ino)
+        {
             return;
         }
-        if is_dir(ino) {
+        if known_dir.unwrap_or_else(|| read_is_dir(ino)) {
             self.subdir_set.insert(ino);
             self.subdirs.push((ino, name.into()));
         }
@@ -166,7 +175,7 @@ impl PathWalk {
 fn dir_finds(
     fs: &Filesystem,
     dino: u32,
-    wanted: &HashSet<u32>,
+    wanted: &[u32],
     walk: &PathWalk,
     seen_inodes: &SeenInodes,
 ) -> Option<DirFinds> {
@@ -177,12 +186,10 @@ fn dir_finds(
     }
     let mut f = DirFinds::default();
     crate::views::extract::each_dir_entry(fs, dino, &raw, &inode, &mut |name, ino| {
-        f.consider(name, ino, wanted, walk, |ino| {
-            seen_inodes.is_dir(ino).unwrap_or_else(|| {
-                fs.inode_raw(ino)
-                    .map(|r| Inode::parse(&r).is_dir())
-                    .unwrap_or(false)
-            })
+        f.consider(name, ino, (wanted, walk), seen_inodes.is_dir(ino), |ino| {
+            fs.inode_raw(ino)
+                .map(|r| Inode::parse(&r).is_dir())
+                .unwrap_or(false)
         });
     })
     .ok()?;
@@ -1120,19 +1127,21 @@ mod tests {
             queue: VecDeque::new(),
             queued: HashSet::from([2]),
         };
-        let wanted = HashSet::from([12, 13]);
+        let wanted = [12, 13];
         let mut f = DirFinds::default();
         let mut asked = 0u32;
         for i in 0..1_000_000u32 {
             let name = format!("n{i}");
-            // Inode 12 (wanted, a directory) a million times; inode 2 (queued already) too.
-            f.consider(name.as_bytes(), 12, &wanted, &walk, |_| {
+            // Inode 12 (wanted, a directory the scan did not see) a million times; inode 2
+            // (queued already) and inode 14 (a file the scan saw) too.
+            f.consider(name.as_bytes(), 12, (&wanted, &walk), None, |_| {
                 asked += 1;
                 true
             });
-            f.consider(name.as_bytes(), 2, &wanted, &walk, |_| true);
+            f.consider(name.as_bytes(), 2, (&wanted, &walk), Some(true), |_| true);
+            f.consider(name.as_bytes(), 14, (&wanted, &walk), Some(false), |_| true);
         }
-        f.consider(b"last", 13, &wanted, &walk, |_| false);
+        f.consider(b"last", 13, (&wanted, &walk), None, |_| false);
         assert_eq!(
             f.named,
             vec![(12, b"n0".to_vec().into()), (13, b"last".to_vec().into())]
@@ -1145,7 +1154,7 @@ mod tests {
             ..walk
         };
         let mut g = DirFinds::default();
-        g.consider(b"again", 12, &wanted, &walk, |_| false);
+        g.consider(b"again", 12, (&wanted, &walk), Some(false), |_| false);
         assert!(g.named.is_empty() && g.subdirs.is_empty());
     }
 
