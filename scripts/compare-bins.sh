@@ -14,7 +14,8 @@
 # owner, size but a directory's, mtime, link target).
 #
 # Usage: scripts/compare-bins.sh OLD_BIN NEW_BIN [WORKDIR]
-#   env: BENCH (benchmark image directory), JOBS (parallel images, default 2),
+#   env: BENCH (benchmark image directory), CORPUS (the e2fsprogs corpus, default
+#        ../shared/corpus/e2fsprogs: from a worktree, /work/shared/corpus/e2fsprogs), JOBS (parallel images, default 2),
 #        ONLY (a substring: only images whose name contains it), KEEP=1 (keep the outputs),
 #        LABELS (an extended regex: only the commands whose label matches, e.g. '^(xattrs|fit)';
 #        cat and extract run only when it matches 'cat' / 'extract').
@@ -26,7 +27,7 @@ new=$(realpath "${2:?usage: compare-bins.sh OLD_BIN NEW_BIN [WORKDIR]}")
 work=${3:-$(mktemp -d /tmp/e4inspect-compare.XXXXXX)}
 bench=${BENCH:-/tmp/e4inspect-bench}
 jobs=${JOBS:-2}
-corpus=../shared/corpus/e2fsprogs
+corpus=${CORPUS:-../shared/corpus/e2fsprogs}
 mkdir -p "$work/img" "$work/out"
 export TZ=UTC LC_ALL=C
 

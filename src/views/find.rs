@@ -898,13 +898,16 @@ impl TreeCtx<'_> {
 /// Compare paths as the output sorts them: component by component, bytes unsigned (a `/` sorts
 /// before any byte a name can hold).
 fn path_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let key = |c: u8| if c == b'/' { 0 } else { c };
-    // The common prefix compares equal whatever the mapping: only the first differing byte
-    // (or the lengths, when one path is a prefix of the other) decides.
-    match a.iter().zip(b).position(|(x, y)| x != y) {
-        Some(i) => key(a[i]).cmp(&key(b[i])),
-        None => a.len().cmp(&b.len()),
-    }
+    let key = |c: &u8| if *c == b'/' { 0 } else { *c };
+    // The common prefix compares equal whatever the mapping: the mapped comparison starts at the
+    // first differing byte (not decided there alone: a `/` and a NUL, which a damaged name may
+    // hold, map alike).
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (rest_a, rest_b) = (
+        a.get(common..).unwrap_or(&[]),
+        b.get(common..).unwrap_or(&[]),
+    );
+    rest_a.iter().map(key).cmp(rest_b.iter().map(key))
 }
 
 /// Find, from the directory or file `start_ino` (printed as `start`), every path that passes
@@ -1148,6 +1151,31 @@ mod tests {
         assert_eq!(parse_date("2000-03-01"), Some((951_868_800, 0)));
         assert_eq!(parse_date("2000-03-01T00:00:10Z"), Some((951_868_810, 0)));
         assert_eq!(parse_date("/etc/passwd"), None);
+    }
+
+    #[test]
+    fn path_order_is_the_slash_first_byte_order() {
+        let reference = |a: &[u8], b: &[u8]| {
+            let key = |c: &u8| if *c == b'/' { 0 } else { *c };
+            a.iter().map(key).cmp(b.iter().map(key))
+        };
+        let paths: [&[u8]; 9] = [
+            b"/", b"/a", b"/a/b", b"/a.c", b"/a/", b"/ab", b"", b"/\xff", b"/a\x00",
+        ];
+        for a in paths {
+            for b in paths {
+                assert_eq!(path_order(a, b), reference(a, b), "{a:?} {b:?}");
+            }
+        }
+        let mut p = Paths::default();
+        p.push_joined(b"/", b"b", 3);
+        let mut later = Paths::default();
+        later.push_joined(b"/a", b"x", 5);
+        later.push(b"/a", 4);
+        p.append(later);
+        p.sort();
+        let got: Vec<(&[u8], u32)> = p.iter().collect();
+        assert_eq!(got, [(&b"/a"[..], 4), (b"/a/x", 5), (b"/b", 3)]);
     }
 
     #[test]
