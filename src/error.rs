@@ -287,15 +287,18 @@ impl schemars::JsonSchema for Problem {
         true
     }
 
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(g)
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
     }
 }
 
 /// Serialised as its message, so JSON outputs keep their strings.
 impl Serialize for Problem {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.message)
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.message)
     }
 }
 
@@ -410,8 +413,8 @@ pub enum LibError {
 }
 
 impl From<Error> for LibError {
-    fn from(e: Error) -> Self {
-        LibError::Read(std::sync::Arc::new(e))
+    fn from(err: Error) -> Self {
+        LibError::Read(std::sync::Arc::new(err))
     }
 }
 
@@ -462,14 +465,14 @@ mod tests {
 
     #[test]
     fn absent_messages_hold_the_marker() {
-        let e = Error::Absent {
+        let err = Error::Absent {
             what: "block 7".into(),
             offset: 7168,
             len: 1024,
             image: "e2image file",
         };
-        assert!(e.is_absent());
-        assert!(e.to_string().contains(ABSENT));
-        assert!(e.reading("inode 12").to_string().contains(ABSENT));
+        assert!(err.is_absent());
+        assert!(err.to_string().contains(ABSENT));
+        assert!(err.reading("inode 12").to_string().contains(ABSENT));
     }
 }

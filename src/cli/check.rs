@@ -332,7 +332,7 @@ fn summary(rep: &Report, policy: &Policy) -> table::Styled {
 /// thousands of blocks; the full text stays on its finding line).
 const PROBLEM_CHARS: usize = 100;
 
-/// What is wrong for rule `id` with `n` findings: the first finding's message (its location is
+/// What is wrong for rule `id` with `count` findings: the first finding's message (its location is
 /// on the finding line above the table), else, when no finding of the rule is listed, the
 /// catalogue's passing condition marked as not met. The catalogue describes what holds on a
 /// healthy filesystem; beside a failure that reads as its opposite.
@@ -347,7 +347,7 @@ fn problem(rep: &Report, id: RuleId, count: u64) -> String {
     text
 }
 
-/// `s` cut to at most `max` characters, with "..." when cut.
+/// `text` cut to at most `max` characters, with "..." when cut.
 fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}...", text[..cut].trim_end()),

@@ -113,7 +113,7 @@ struct Computed<'a> {
 }
 
 impl Computed<'_> {
-    /// The computed usage of `d.id`, when it differs from what `d` stores.
+    /// The computed usage of `dquot.id`, when it differs from what `dquot` stores.
     fn differs(&self, qtype: QuotaType, dquot: &Dquot) -> Option<Usage> {
         let computed = self.usage?.get(qtype, dquot.id);
         (computed.space != dquot.space || computed.inodes != dquot.inodes).then_some(computed)

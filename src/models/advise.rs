@@ -682,7 +682,7 @@ impl<'a> Draft<'a> {
             .unwrap_or_else(|| "-".into())
     }
 
-    /// Does the target kernel know feature `f`?
+    /// Does the target kernel know feature `feature`?
     fn kernel_ok(&self, feature: &str) -> bool {
         match (self.w.kernel, feature_kernel(feature)) {
             (Some(k), Some(need)) => k >= need,

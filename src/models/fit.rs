@@ -330,7 +330,7 @@ fn check_attr(attr: &Attr) -> std::result::Result<usize, Problem> {
     Ok(suffix.len())
 }
 
-/// The in-inode cost of `a`: entry + name + padded value, or entry + name only when the value
+/// The in-inode cost of `attr`: entry + name + padded value, or entry + name only when the value
 /// goes to an EA inode from the start.
 pub fn inode_cost(params: &FitParams, attr: &Attr) -> usize {
     let name_len = split_name(&attr.name).map_or(attr.name.len(), |(_, s)| s.len());
@@ -615,7 +615,7 @@ impl Evaluator {
         self.add_counted(set, 1);
     }
 
-    /// Account `n` inodes with the same xattr set (placed once), and say how it fares.
+    /// Account `count` inodes with the same xattr set (placed once), and say how it fares.
     pub fn add_counted(&mut self, set: &XattrSet, count: u64) -> SetVerdict {
         self.agg.inodes_scanned += count;
         let mut verdict = SetVerdict::default();
@@ -1030,7 +1030,7 @@ struct SetWorker<S> {
     walk: GroupWalk,
 }
 
-/// Hand out the pending groups of `w` (decoding each block once through `cache`).
+/// Hand out the pending groups of `worker` (decoding each block once through `cache`).
 fn flush_pending<S>(
     fs: &crate::reader::fs::Filesystem,
     cache: &crate::reader::itable::XattrBlockCache,
@@ -1067,7 +1067,7 @@ fn flush_pending<S>(
 }
 
 /// Add `count` inodes (the first of them `inodes`, at most `keep` kept) to the pending group
-/// `key` of `w`, handing the pending groups out first when `key` is new and they are full.
+/// `key` of `worker`, handing the pending groups out first when `key` is new and they are full.
 /// `(count, inodes)` is a pending group's value, as one worker's map holds it.
 fn add_pending<S>(
     fs: &crate::reader::fs::Filesystem,

@@ -466,7 +466,7 @@ pub fn size_type(bytes: u64) -> &'static str {
     }
 }
 
-/// Whether group `g` carries a superblock backup (sparse_super: 0, 1 and powers of 3, 5, 7).
+/// Whether group `group` carries a superblock backup (sparse_super: 0, 1 and powers of 3, 5, 7).
 pub fn group_has_super(group: u64, sparse_super: bool) -> bool {
     !sparse_super || crate::reader::geometry::sparse_super_group(group)
 }

@@ -182,7 +182,7 @@ pub struct Mismatch {
     pub computed: Usage,
 }
 
-/// Compare the stored entries (`stored`, any order) with the computed usage of type `t`
+/// Compare the stored entries (`stored`, any order) with the computed usage of type `qtype`
 /// (`quota_compare_and_update`): every stored ID and every computed one.
 pub fn compare(usage: &QuotaUsage, qtype: QuotaType, stored: &[Dquot]) -> Vec<Mismatch> {
     let mut out = Vec::new();
