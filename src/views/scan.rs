@@ -42,7 +42,7 @@ pub fn inode_paths(fs: &Filesystem, wanted: &HashSet<u32>) -> HashMap<u32, Strin
 /// directory (the other entries are). The same paths as [`inode_paths`]: `seen` holds what
 /// the inode records said when the scan read them.
 ///
-/// Breadth first, in batches of queued directories read in parallel ([`dir_finds`]); each
+/// Breadth first, in batches of queued directories read in parallel (`dir_finds`); each
 /// batch's findings are then taken in queue order, so the names and the queue are those of a
 /// serial walk, directory after directory.
 pub fn inode_paths_seen(
