@@ -142,25 +142,8 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
     let targets = targets(&fs, args);
     let blocks: Vec<u64> = targets.iter().filter_map(|t| t.block).collect();
     let found = icheck::icheck(&fs, &blocks);
-    let mut problems: Vec<String> = found
-        .errors_before_stop(&blocks)
-        .iter()
-        .map(|e| {
-            format!(
-                "icheck: {} while calling ext2fs_block_iterate (inode {})",
-                e.error, e.inode
-            )
-        })
-        .collect();
     let printed = found.table_printed(&blocks);
-    if let Some((ino, err)) = &found.scan_error {
-        if !printed || args.explain || args.output.json() || !args.sectors.is_empty() {
-            let what = if *ino == 1 { "starting" } else { "doing" };
-            problems.push(format!(
-                "icheck: {err} while {what} inode scan (inode {ino})"
-            ));
-        }
-    }
+    let mut problems = scan_problems(&found, &blocks, printed, args);
     let plain = !args.explain && args.sectors.is_empty() && !args.output.json();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -169,43 +152,7 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
             maps::icheck_text(&blocks, &found, &mut out)?;
         }
     } else {
-        let infos = icheck::explain(&fs, &blocks, &found);
-        let owners: Vec<u32> = infos
-            .iter()
-            .filter_map(|i| i.owner.map(|o| o.inode))
-            .collect();
-        let mut paths = if owners.is_empty() {
-            ncheck::AllPaths::default()
-        } else {
-            let mut sorted = owners.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            ncheck::all_paths(&fs, &sorted)
-        };
-        problems.append(&mut paths.problems);
-        let mut infos = infos.into_iter();
-        let entries: Vec<BlockEntry> = targets
-            .iter()
-            .map(|target| {
-                let info = target.block.and_then(|_| infos.next());
-                let owner_paths = info
-                    .as_ref()
-                    .and_then(|i| i.owner)
-                    .and_then(|o| paths.paths.get(&o.inode).cloned())
-                    .unwrap_or_default();
-                let what = match (&info, &target.outside) {
-                    (Some(i), _) => maps::block_text(&fs, i, &owner_paths),
-                    (None, Some(o)) => o.clone(),
-                    (None, None) => String::new(),
-                };
-                BlockEntry {
-                    sector: target.sector,
-                    info,
-                    paths: owner_paths,
-                    what,
-                }
-            })
-            .collect();
+        let entries = explained_entries(&fs, &targets, &blocks, &found, &mut problems);
         if args.output.json() {
             let doc = IcheckDocument {
                 header: MapsHeader::new(&args.image),
@@ -230,6 +177,85 @@ pub fn run(args: &IcheckArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_PROBLEMS
     })
+}
+
+/// What went wrong in the walk, as debugfs words it: a block-iterate error for each inode before
+/// the scan stopped, and the scan's own error (debugfs prints it only when the table was not
+/// printed; the explained and JSON reports always carry it).
+fn scan_problems(
+    found: &icheck::Found,
+    blocks: &[u64],
+    printed: bool,
+    args: &IcheckArgs,
+) -> Vec<String> {
+    let mut problems: Vec<String> = found
+        .errors_before_stop(blocks)
+        .iter()
+        .map(|e| {
+            format!(
+                "icheck: {} while calling ext2fs_block_iterate (inode {})",
+                e.error, e.inode
+            )
+        })
+        .collect();
+    if let Some((ino, err)) = &found.scan_error {
+        if !printed || args.explain || args.output.json() || !args.sectors.is_empty() {
+            let what = if *ino == 1 { "starting" } else { "doing" };
+            problems.push(format!(
+                "icheck: {err} while {what} inode scan (inode {ino})"
+            ));
+        }
+    }
+    problems
+}
+
+/// One entry per target (block or sector) for `--explain`, `--sector` and `--json`: what the
+/// block is and the paths of its owner (walked once for all owners); path-walk problems are
+/// added to `problems`.
+fn explained_entries(
+    fs: &Filesystem,
+    targets: &[Target],
+    blocks: &[u64],
+    found: &icheck::Found,
+    problems: &mut Vec<String>,
+) -> Vec<BlockEntry> {
+    let infos = icheck::explain(fs, blocks, found);
+    let owners: Vec<u32> = infos
+        .iter()
+        .filter_map(|i| i.owner.map(|o| o.inode))
+        .collect();
+    let mut paths = if owners.is_empty() {
+        ncheck::AllPaths::default()
+    } else {
+        let mut sorted = owners.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        ncheck::all_paths(fs, &sorted)
+    };
+    problems.append(&mut paths.problems);
+    let mut infos = infos.into_iter();
+    targets
+        .iter()
+        .map(|target| {
+            let info = target.block.and_then(|_| infos.next());
+            let owner_paths = info
+                .as_ref()
+                .and_then(|i| i.owner)
+                .and_then(|o| paths.paths.get(&o.inode).cloned())
+                .unwrap_or_default();
+            let what = match (&info, &target.outside) {
+                (Some(i), _) => maps::block_text(fs, i, &owner_paths),
+                (None, Some(o)) => o.clone(),
+                (None, None) => String::new(),
+            };
+            BlockEntry {
+                sector: target.sector,
+                info,
+                paths: owner_paths,
+                what,
+            }
+        })
+        .collect()
 }
 
 /// The `--explain` / `--sector` table.
