@@ -122,18 +122,18 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(mut self, r: GroupResult) -> Totals {
-        for i in &r.intervals {
-            if i.end < i.start {
+    fn add(mut self, result: GroupResult) -> Totals {
+        for interval in &result.intervals {
+            if interval.end < interval.start {
                 // Not an interval (a hostile location): the exact sweep decides.
                 self.overlap = true;
                 continue;
             }
-            self.overlap |= self.metadata.add(i.start, i.end);
+            self.overlap |= self.metadata.add(interval.start, interval.end);
         }
-        self.bad |= r.bad;
-        self.free_blocks += r.desc_free_blocks;
-        self.free_inodes += r.desc_free_inodes;
+        self.bad |= result.bad;
+        self.free_blocks += result.desc_free_blocks;
+        self.free_inodes += result.desc_free_inodes;
         self
     }
     fn merge(mut self, later: Totals) -> Totals {
@@ -147,14 +147,14 @@ impl Totals {
     }
 }
 
-/// Where group `g`'s bitmaps and inode table may live: its own blocks, or the whole filesystem
+/// Where `group`'s bitmaps and inode table may live: its own blocks, or the whole filesystem
 /// with flex_bg (ext2fs_check_desc, ext4_check_descriptors).
-fn allowed_range(fs: &Filesystem, g: u32) -> (u64, u64) {
+fn allowed_range(fs: &Filesystem, group: u32) -> (u64, u64) {
     let geo = &fs.geo;
     if geo.flex_bg {
         (geo.first_data_block, geo.blocks_count.saturating_sub(1))
     } else {
-        (geo.group_first_block(g), geo.group_last_block(g))
+        (geo.group_first_block(group), geo.group_last_block(group))
     }
 }
 
@@ -165,8 +165,8 @@ fn check_locations(
     out: &mut Findings,
     intervals: &mut Vec<Interval>,
 ) -> bool {
-    let g = gd.group;
-    let (first, last) = allowed_range(fs, g);
+    let group = gd.group;
+    let (first, last) = allowed_range(fs, group);
     let ibpg = u64::from(fs.geo.inode_blocks_per_group.max(1));
     let mut ok = true;
     let where_ = if fs.geo.flex_bg {
@@ -205,7 +205,7 @@ fn check_locations(
             out.push_with(rule, || {
                 Finding::new(
                     rule,
-                    Some(g),
+                    Some(group),
                     format!(
                         "{} at {extent} is not in the {where_} (blocks {first}-{last})",
                         what.name()
@@ -219,7 +219,7 @@ fn check_locations(
             intervals.push(Interval {
                 start: blk,
                 end,
-                group: g,
+                group,
                 what,
             });
         }
@@ -349,7 +349,7 @@ fn check_bitmap_checksum(
     if !fs.sb.has_metadata_csum() || gd.has_flag(flag) {
         return;
     }
-    let (g, name) = (gd.group, bitmap_name(kind));
+    let (group, name) = (gd.group, bitmap_name(kind));
     let want = bitmap::bitmap_checksum(fs, kind, bytes);
     if want != stored {
         let rule = if kind == Kind::Block {
@@ -360,7 +360,7 @@ fn check_bitmap_checksum(
         out.push_with(rule, || {
             Finding::new(
                 rule,
-                Some(g),
+                Some(group),
                 format!("{name} bitmap checksum is 0x{stored:x}, should be 0x{want:x}"),
             )
             .with("stored", stored)
@@ -372,7 +372,7 @@ fn check_bitmap_checksum(
 
 /// The bytes of the bitmap block past the bitmap are all 0xff.
 fn check_bitmap_tail(
-    g: u32,
+    group: u32,
     kind: Kind,
     loc: u64,
     block: &[u8],
@@ -385,7 +385,7 @@ fn check_bitmap_tail(
         out.push_with(RuleId::BitmapTailPadding, || {
             Finding::new(
                 RuleId::BitmapTailPadding,
-                Some(g),
+                Some(group),
                 format!(
                     "{name} bitmap block {loc}: byte {} is 0x{:02x}, bytes past {nbytes} should be 0xff",
                     nbytes + pos,
@@ -408,20 +408,21 @@ fn check_block_bitmap_counts(
     out: &mut Findings,
 ) {
     let geo = &fs.geo;
-    let g = gd.group;
+    let group = gd.group;
     let bits = geo.cluster_bits;
-    let clusters =
-        (geo.group_last_block(g) >> bits).saturating_sub(geo.group_first_block(g) >> bits) + 1;
+    let clusters = (geo.group_last_block(group) >> bits)
+        .saturating_sub(geo.group_first_block(group) >> bits)
+        + 1;
     let cpg = u64::from(geo.clusters_per_group);
-    let first = (geo.first_data_block >> bits) + u64::from(g) * cpg;
+    let first = (geo.first_data_block >> bits) + u64::from(group) * cpg;
     marks.apply(first, cpg, &mut scratch.block);
-    let n = clusters.min(cpg) as usize;
-    let free = bitmap::count_free(&scratch.block, n);
+    let used_bits = clusters.min(cpg) as usize;
+    let free = bitmap::count_free(&scratch.block, used_bits);
     if free != u64::from(gd.free_blocks_count) {
         out.push_with(RuleId::CountGroupFreeBlocks, || {
             Finding::new(
                 RuleId::CountGroupFreeBlocks,
-                Some(g),
+                Some(group),
                 format!(
                     "free blocks count is {}, the bitmap has {free} free",
                     gd.free_blocks_count
@@ -431,18 +432,18 @@ fn check_block_bitmap_counts(
             .with("counted", free)
         });
     }
-    if g + 1 == geo.group_count && clusters < cpg {
-        let unset = (n..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
-        if let Some(i) = unset {
+    if group + 1 == geo.group_count && clusters < cpg {
+        let unset = (used_bits..cpg as usize).find(|&i| !bitmap::test_bit(&scratch.block, i));
+        if let Some(bit) = unset {
             out.push_with(RuleId::BitmapBlockPadding, || {
                 Finding::new(
                     RuleId::BitmapBlockPadding,
-                    Some(g),
+                    Some(group),
                     format!(
-                        "padding at the end of the block bitmap is not set (bit {i} of {cpg}, the filesystem ends at bit {n})"
+                        "padding at the end of the block bitmap is not set (bit {bit} of {cpg}, the filesystem ends at bit {used_bits})"
                     ),
                 )
-                .with("bit", i)
+                .with("bit", bit)
             });
         }
     }
@@ -455,13 +456,13 @@ fn check_inode_bitmap_count(
     scratch: &Scratch,
     out: &mut Findings,
 ) {
-    let (geo, g) = (&fs.geo, gd.group);
+    let (geo, group) = (&fs.geo, gd.group);
     let free = bitmap::count_free(&scratch.inode, geo.inodes_per_group as usize);
     if free != u64::from(gd.free_inodes_count) {
         out.push_with(RuleId::CountGroupFreeInodes, || {
             Finding::new(
                 RuleId::CountGroupFreeInodes,
-                Some(g),
+                Some(group),
                 format!(
                     "free inodes count is {}, the bitmap has {free} free",
                     gd.free_inodes_count
@@ -483,7 +484,7 @@ fn loaded_bitmap(
     loaded: &[bool; 2],
     scratch: &mut Scratch,
 ) -> bool {
-    let n = match kind {
+    let nbytes = match kind {
         Kind::Block => bitmap::block_nbytes(fs),
         Kind::Inode => bitmap::inode_nbytes(fs),
     };
@@ -499,52 +500,52 @@ fn loaded_bitmap(
         Kind::Inode => inode,
     };
     out.clear();
-    out.resize(n, 0);
+    out.resize(nbytes, 0);
     if from_disk {
         let src = &raw[kind as usize];
-        let k = n.min(src.len());
-        out[..k].copy_from_slice(&src[..k]);
+        let copied = nbytes.min(src.len());
+        out[..copied].copy_from_slice(&src[..copied]);
     }
     true
 }
 
 /// Descriptor `g` of the table copy read relative to `group_block` (a backup superblock's block).
-fn backup_desc(fs: &Filesystem, group_block: u64, g: u32) -> Option<GroupDesc> {
+fn backup_desc(fs: &Filesystem, group_block: u64, group: u32) -> Option<GroupDesc> {
     let geo = &fs.geo;
     let per = u64::from(geo.desc_per_block.max(1));
     let ds = u64::from(geo.desc_size);
-    let blk = geo.descriptor_block_loc(group_block, u64::from(g) / per);
+    let blk = geo.descriptor_block_loc(group_block, u64::from(group) / per);
     let off = blk
         .checked_mul(geo.block_size)?
-        .checked_add((u64::from(g) % per) * ds)?;
+        .checked_add((u64::from(group) % per) * ds)?;
     let raw = fs.source.try_read(off, ds)?;
-    Some(GroupDesc::parse_from_backup(&fs.ctx, g, &raw))
+    Some(GroupDesc::parse_from_backup(&fs.ctx, group, &raw))
 }
 
-/// The backup descriptor block that holds descriptor `g` (read once for the
+/// The backup descriptor block that holds descriptor `group` (read once for the
 /// `desc_per_block` groups it describes), when it lies wholly inside the image.
-fn backup_desc_block(fs: &Filesystem, group_block: u64, g: u32) -> Option<Vec<u8>> {
+fn backup_desc_block(fs: &Filesystem, group_block: u64, group: u32) -> Option<Vec<u8>> {
     let geo = &fs.geo;
     let per = u64::from(geo.desc_per_block.max(1));
-    let blk = geo.descriptor_block_loc(group_block, u64::from(g) / per);
+    let blk = geo.descriptor_block_loc(group_block, u64::from(group) / per);
     fs.source
         .try_read(blk.checked_mul(geo.block_size)?, geo.block_size)
 }
 
-/// Backup descriptor `g` from its block when it was read, else read on its own.
+/// Backup descriptor `group` from its block when it was read, else read on its own.
 fn backup_desc_in(
     fs: &Filesystem,
     group_block: u64,
     block: Option<&[u8]>,
-    g: u32,
+    group: u32,
 ) -> Option<GroupDesc> {
     let geo = &fs.geo;
     let per = geo.desc_per_block.max(1);
     let ds = geo.desc_size as usize;
-    let at = (g % per) as usize * ds;
+    let at = (group % per) as usize * ds;
     match block.and_then(|b| b.get(at..at + ds)) {
-        Some(raw) => Some(GroupDesc::parse_from_backup(&fs.ctx, g, raw)),
-        None => backup_desc(fs, group_block, g),
+        Some(raw) => Some(GroupDesc::parse_from_backup(&fs.ctx, group, raw)),
+        None => backup_desc(fs, group_block, group),
     }
 }
 
@@ -556,80 +557,80 @@ fn first_backup(fs: &Filesystem) -> Option<u64> {
     }
     let geo = &fs.geo;
     (1..geo.group_count)
-        .find(|&g| geo.bg_has_super(g))
-        .map(|g| geo.group_first_block(g))
+        .find(|&group| geo.bg_has_super(group))
+        .map(|group| geo.group_first_block(group))
 }
 
 fn check_group(
     fs: &Filesystem,
-    g: u32,
+    group: u32,
     marks: Option<&UninitMarks>,
     backup: Option<(u64, Option<&[u8]>)>,
     scratch: &mut Scratch,
     out: &mut Findings,
 ) -> GroupResult {
-    let mut r = GroupResult::default();
-    super_and_descriptor_intervals(fs, g, &mut r);
-    let gd = match fs.desc(g) {
+    let mut result = GroupResult::default();
+    super_and_descriptor_intervals(fs, group, &mut result);
+    let gd = match fs.desc(group) {
         Ok(gd) => gd,
         Err(e) => {
-            r.bad = true;
+            result.bad = true;
             out.push_with(RuleId::GdTableUnreadable, || {
-                Finding::new(RuleId::GdTableUnreadable, Some(g), e.to_string())
+                Finding::new(RuleId::GdTableUnreadable, Some(group), e.to_string())
             });
-            return r;
+            return result;
         }
     };
-    if !check_locations(fs, &gd, out, &mut r.intervals) {
-        r.bad = true;
+    if !check_locations(fs, &gd, out, &mut result.intervals) {
+        result.bad = true;
     }
-    check_counts_in_range(fs, g, &gd, out);
-    r.bad |= !check_checksum_and_uninit(fs, g, &gd, out);
-    if let Some(m) = marks {
-        check_bitmaps(fs, &gd, m, scratch, out);
+    check_counts_in_range(fs, group, &gd, out);
+    result.bad |= !check_checksum_and_uninit(fs, group, &gd, out);
+    if let Some(marks) = marks {
+        check_bitmaps(fs, &gd, marks, scratch, out);
     }
-    check_backup_descriptor(fs, g, &gd, backup, out);
-    r.desc_free_blocks = u64::from(gd.free_blocks_count);
-    r.desc_free_inodes = u64::from(gd.free_inodes_count);
-    r
+    check_backup_descriptor(fs, group, &gd, backup, out);
+    result.desc_free_blocks = u64::from(gd.free_blocks_count);
+    result.desc_free_inodes = u64::from(gd.free_inodes_count);
+    result
 }
 
-/// The superblock and descriptor copies of group `g` (what ext2fs_check_desc marks first).
-fn super_and_descriptor_intervals(fs: &Filesystem, g: u32, r: &mut GroupResult) {
+/// The superblock and descriptor copies of `group` (what ext2fs_check_desc marks first).
+fn super_and_descriptor_intervals(fs: &Filesystem, group: u32, result: &mut GroupResult) {
     let geo = &fs.geo;
-    let lay = geo.layout(g);
-    if geo.bg_has_super(g) {
-        r.intervals.push(Interval {
+    let lay = geo.layout(group);
+    if geo.bg_has_super(group) {
+        result.intervals.push(Interval {
             start: lay.super_blk,
             end: lay.super_blk,
-            group: g,
+            group,
             what: What::Super,
         });
     }
     if lay.old_desc_blk != 0 && geo.old_desc_blocks() > 0 {
-        r.intervals.push(Interval {
+        result.intervals.push(Interval {
             start: lay.old_desc_blk,
             end: lay.old_desc_blk + geo.old_desc_blocks() - 1,
-            group: g,
+            group,
             what: What::Descriptors,
         });
     }
     if lay.new_desc_blk != 0 {
-        r.intervals.push(Interval {
+        result.intervals.push(Interval {
             start: lay.new_desc_blk,
             end: lay.new_desc_blk,
-            group: g,
+            group,
             what: What::Descriptors,
         });
     }
 }
 
 /// The descriptor's free blocks, free inodes and directories fit in one group.
-fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Findings) {
+fn check_counts_in_range(fs: &Filesystem, group: u32, gd: &GroupDesc, out: &mut Findings) {
     let geo = &fs.geo;
     let bpg = u64::from(geo.blocks_per_group);
     let ipg = geo.inodes_per_group;
-    for (rule, what, v, max) in [
+    for (rule, what, value, max) in [
         (
             RuleId::GdFreeBlocksRange,
             "free blocks count",
@@ -649,14 +650,14 @@ fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Find
             u64::from(ipg),
         ),
     ] {
-        if v > max {
+        if value > max {
             out.push_with(rule, || {
                 Finding::new(
                     rule,
-                    Some(g),
-                    format!("{what} is {v}, more than {max} per group"),
+                    Some(group),
+                    format!("{what} is {value}, more than {max} per group"),
                 )
-                .with("stored", v)
+                .with("stored", value)
                 .with("max", max)
             });
         }
@@ -665,7 +666,12 @@ fn check_counts_in_range(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Find
 
 /// The descriptor checksum, uninit flags without checksums, BLOCK_UNINIT on the last group and
 /// the unused inodes count; false when the checksum is wrong.
-fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut Findings) -> bool {
+fn check_checksum_and_uninit(
+    fs: &Filesystem,
+    group: u32,
+    gd: &GroupDesc,
+    out: &mut Findings,
+) -> bool {
     let geo = &fs.geo;
     let ipg = geo.inodes_per_group;
     let csum = fs.ctx.gdt_csum;
@@ -674,7 +680,7 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut 
         out.push_with(RuleId::GdChecksum, || {
             Finding::new(
                 RuleId::GdChecksum,
-                Some(g),
+                Some(group),
                 format!(
                     "checksum is 0x{:04x}, should be 0x{:04x}",
                     gd.checksum, gd.computed_checksum
@@ -689,7 +695,7 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut 
         out.push_with(RuleId::GdUninitWithoutCsum, || {
             Finding::new(
                 RuleId::GdUninitWithoutCsum,
-                Some(g),
+                Some(group),
                 format!(
                     "flags 0x{:x} and unused inodes {} without uninit_bg or metadata_csum",
                     gd.flags, gd.itable_unused
@@ -699,11 +705,11 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut 
             .with("itable_unused", gd.itable_unused)
         });
     }
-    if g + 1 == geo.group_count && gd.has_flag(BG_BLOCK_UNINIT) {
+    if group + 1 == geo.group_count && gd.has_flag(BG_BLOCK_UNINIT) {
         out.push_with(RuleId::GdLastGroupBlockUninit, || {
             Finding::new(
                 RuleId::GdLastGroupBlockUninit,
-                Some(g),
+                Some(group),
                 "the last group is marked BLOCK_UNINIT",
             )
         });
@@ -712,7 +718,7 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut 
         out.push_with(RuleId::GdItableUnused, || {
             Finding::new(
                 RuleId::GdItableUnused,
-                Some(g),
+                Some(group),
                 format!(
                     "unused inodes count is {}, at most {} (free inodes) and {ipg} (per group)",
                     gd.itable_unused, gd.free_inodes_count
@@ -729,15 +735,15 @@ fn check_checksum_and_uninit(fs: &Filesystem, g: u32, gd: &GroupDesc, out: &mut 
 /// table are.
 fn check_backup_descriptor(
     fs: &Filesystem,
-    g: u32,
+    group: u32,
     gd: &GroupDesc,
     backup: Option<(u64, Option<&[u8]>)>,
     out: &mut Findings,
 ) {
-    if let Some(b) =
-        backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, g).map(|d| (blk, d)))
+    if let Some(found) =
+        backup.and_then(|(blk, block)| backup_desc_in(fs, blk, block, group).map(|d| (blk, d)))
     {
-        let (blk, bd) = b;
+        let (blk, bd) = found;
         let differ = [
             ("block bitmap", gd.block_bitmap, bd.block_bitmap),
             ("inode bitmap", gd.inode_bitmap, bd.inode_bitmap),
@@ -751,7 +757,7 @@ fn check_backup_descriptor(
             out.push_with(RuleId::GdBackupMismatch, || {
                 Finding::new(
                     RuleId::GdBackupMismatch,
-                    Some(g),
+                    Some(group),
                     format!(
                         "the backup descriptor (superblock {blk}) disagrees with the primary: {} (backup vs primary)",
                         differ.join(", ")
@@ -766,31 +772,35 @@ fn check_backup_descriptor(
 /// Every group's metadata intervals, in group order (as [`check_group`] finds them): listed only
 /// when the bitmap of [`Totals`] says two of them overlap.
 fn all_intervals(fs: &Filesystem) -> Vec<Interval> {
-    let mut r = GroupResult::default();
+    let mut result = GroupResult::default();
     // The findings were made by the group walk: these are not kept.
     let mut unused = Findings::default();
-    for g in 0..fs.geo.group_count {
-        super_and_descriptor_intervals(fs, g, &mut r);
-        if let Ok(gd) = fs.desc(g) {
-            check_locations(fs, &gd, &mut unused, &mut r.intervals);
+    for group in 0..fs.geo.group_count {
+        super_and_descriptor_intervals(fs, group, &mut result);
+        if let Ok(gd) = fs.desc(group) {
+            check_locations(fs, &gd, &mut unused, &mut result.intervals);
         }
     }
-    r.intervals
+    result.intervals
 }
 
 /// Sweep the metadata intervals for overlaps (what ext2fs_check_desc's block map catches).
-fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
+fn overlaps(mut iv: Vec<Interval>, findings: &mut Findings) -> bool {
     iv.sort_unstable_by_key(|i| (i.start, !i.what.is_fixed(), i.group, i.what));
     let mut cur: Option<Interval> = None;
     let mut any = false;
-    for i in iv {
-        if let Some(c) = cur {
-            if i.start <= c.end {
+    for interval in iv {
+        if let Some(current) = cur {
+            if interval.start <= current.end {
                 // Two fixed structures cannot be blamed on a descriptor.
-                if !(i.what.is_fixed() && c.what.is_fixed()) {
+                if !(interval.what.is_fixed() && current.what.is_fixed()) {
                     any = true;
-                    let (blame, other) = if i.what.is_fixed() { (c, i) } else { (i, c) };
-                    f.push_with(RuleId::GdOverlap, || {
+                    let (blame, other) = if interval.what.is_fixed() {
+                        (current, interval)
+                    } else {
+                        (interval, current)
+                    };
+                    findings.push_with(RuleId::GdOverlap, || {
                         Finding::new(
                             RuleId::GdOverlap,
                             Some(blame.group),
@@ -809,13 +819,13 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
                         .with("other", other.what.name())
                     });
                 }
-                if i.end > c.end {
-                    cur = Some(i);
+                if interval.end > current.end {
+                    cur = Some(interval);
                 }
                 continue;
             }
         }
-        cur = Some(i);
+        cur = Some(interval);
     }
     any
 }
@@ -824,16 +834,16 @@ fn overlaps(mut iv: Vec<Interval>, f: &mut Findings) -> bool {
 fn backup_table_ok(fs: &Filesystem, group_block: u64) -> bool {
     let mut iv = Vec::new();
     let mut unused = Findings::default();
-    for g in 0..fs.geo.group_count {
-        let Some(gd) = backup_desc(fs, group_block, g) else {
+    for group in 0..fs.geo.group_count {
+        let Some(gd) = backup_desc(fs, group_block, group) else {
             return false;
         };
         if !check_locations(fs, &gd, &mut unused, &mut iv) {
             return false;
         }
     }
-    let mut f = Findings::default();
-    !overlaps(iv, &mut f)
+    let mut findings = Findings::default();
+    !overlaps(iv, &mut findings)
 }
 
 /// Hint every block the group pass reads (bitmaps, and the backup descriptor table it compares
@@ -844,10 +854,10 @@ fn prefetch_group_metadata(fs: &Filesystem, backup: Option<u64>) {
     // By chunks of groups (flex groups keep their bitmaps near), so memory stays small.
     const CHUNK: u32 = 1 << 14;
     let mut blocks: Vec<u64> = Vec::new();
-    for c in 0..geo.group_count.div_ceil(CHUNK) {
+    for chunk in 0..geo.group_count.div_ceil(CHUNK) {
         blocks.clear();
-        for g in c * CHUNK..(c * CHUNK).saturating_add(CHUNK).min(geo.group_count) {
-            if let Ok(gd) = fs.desc(g) {
+        for group in chunk * CHUNK..(chunk * CHUNK).saturating_add(CHUNK).min(geo.group_count) {
+            if let Ok(gd) = fs.desc(group) {
                 for kind in [Kind::Block, Kind::Inode] {
                     blocks.extend(bitmap::bitmap_source(fs, &gd, kind));
                 }
@@ -866,7 +876,7 @@ fn prefetch_group_metadata(fs: &Filesystem, backup: Option<u64>) {
 
 /// Run the descriptor, bitmap and count rules. Returns the BLOCK_UNINIT marks when the bitmaps
 /// can be loaded (pass 5 needs them too).
-pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
+pub(super) fn check(fs: &Filesystem, out: &mut Findings) -> Option<UninitMarks> {
     let geo = &fs.geo;
     // The bitmaps can be loaded only when every descriptor can be read, and libext2fs refuses
     // bitmaps larger than a block.
@@ -890,18 +900,25 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
         .into_par_iter()
         .fold(
             || (Scratch::default(), Totals::default()),
-            |(mut s, mut t), i| {
-                let first = i * per;
+            |(mut scratch, mut totals), chunk| {
+                let first = chunk * per;
                 let block = backup.and_then(|blk| backup_desc_block(fs, blk, first));
-                for g in first..first.saturating_add(per).min(geo.group_count) {
-                    let b = backup.map(|blk| (blk, block.as_deref()));
-                    let r = check_group(fs, g, marks.as_ref(), b, &mut s, &mut t.findings);
-                    t = t.add(r);
+                for group in first..first.saturating_add(per).min(geo.group_count) {
+                    let backup_loc = backup.map(|blk| (blk, block.as_deref()));
+                    let result = check_group(
+                        fs,
+                        group,
+                        marks.as_ref(),
+                        backup_loc,
+                        &mut scratch,
+                        &mut totals.findings,
+                    );
+                    totals = totals.add(result);
                 }
-                (s, t)
+                (scratch, totals)
             },
         )
-        .map(|(_, t)| t)
+        .map(|(_, totals)| totals)
         .reduce(Totals::default, Totals::merge);
     let Totals {
         findings,
@@ -913,18 +930,18 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
     } = acc;
     overlap |= metadata.settle();
     drop(metadata);
-    let merged = std::mem::take(f).merge(findings);
-    *f = merged;
+    let merged = std::mem::take(out).merge(findings);
+    *out = merged;
     if overlap {
-        bad |= overlaps(all_intervals(fs), f);
+        bad |= overlaps(all_intervals(fs), out);
     }
     if bad {
-        suggest_backup_table(fs, f);
+        suggest_backup_table(fs, out);
     }
     let sb_free_blocks = fs.sb.free_blocks_count();
     let sum_blocks = free_blocks << geo.cluster_bits;
     if sb_free_blocks != sum_blocks {
-        f.push_with(RuleId::CountSbFreeBlocks, || {
+        out.push_with(RuleId::CountSbFreeBlocks, || {
             Finding::new(
                 RuleId::CountSbFreeBlocks,
                 None,
@@ -938,7 +955,7 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
     }
     let sb_free_inodes = u64::from(fs.sb.free_inodes_count);
     if sb_free_inodes != free_inodes {
-        f.push_with(RuleId::CountSbFreeInodes, || {
+        out.push_with(RuleId::CountSbFreeInodes, || {
             Finding::new(
                 RuleId::CountSbFreeInodes,
                 None,
@@ -954,23 +971,23 @@ pub(super) fn check(fs: &Filesystem, f: &mut Findings) -> Option<UninitMarks> {
 }
 
 /// The primary descriptor table is bad: say which backup table passes the location rules.
-fn suggest_backup_table(fs: &Filesystem, f: &mut Findings) {
+fn suggest_backup_table(fs: &Filesystem, out: &mut Findings) {
     let geo = &fs.geo;
     if fs.from_backup() {
         return;
     }
     let mut tried = 0;
-    for g in 1..geo.group_count {
-        if !geo.bg_has_super(g) {
+    for group in 1..geo.group_count {
+        if !geo.bg_has_super(group) {
             continue;
         }
         tried += 1;
         if tried > 2 {
             break;
         }
-        let sb_blk = geo.group_first_block(g);
+        let sb_blk = geo.group_first_block(group);
         if backup_table_ok(fs, sb_blk) {
-            f.push_with(RuleId::SbUseBackup, || {
+            out.push_with(RuleId::SbUseBackup, || {
                 Finding::new(
                     RuleId::SbUseBackup,
                     None,

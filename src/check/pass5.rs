@@ -29,26 +29,26 @@ fn ranges_from<'a>(parts: &'a Parts<'a>, start: u64) -> impl Iterator<Item = (u6
     })
 }
 
-/// Bits `[first, first + n)` of the computed usage as a little-endian bitmap, consuming the
-/// ranges that end below `first + n` from `used` (one that goes on stays for the next group).
+/// Bits `[first, first + len)` of the computed usage as a little-endian bitmap, consuming the
+/// ranges that end below `first + len` from `used` (one that goes on stays for the next group).
 fn expected_bitmap(
     used: &mut std::iter::Peekable<impl Iterator<Item = (u64, u64)>>,
     first: u64,
-    n: u64,
+    len: u64,
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    out.resize(n.div_ceil(8) as usize, 0);
-    let end = first.saturating_add(n);
-    while let Some(&(a, b)) = used.peek() {
-        if a >= end {
+    out.resize(len.div_ceil(8) as usize, 0);
+    let end = first.saturating_add(len);
+    while let Some(&(run_start, run_end)) = used.peek() {
+        if run_start >= end {
             break;
         }
-        let (lo, hi) = (a.max(first), b.saturating_add(1).min(end));
+        let (lo, hi) = (run_start.max(first), run_end.saturating_add(1).min(end));
         if lo < hi {
             bitmap::set_bits(out, (lo - first) as usize, (hi - first) as usize);
         }
-        if b >= end {
+        if run_end >= end {
             break;
         }
         used.next();
@@ -85,7 +85,7 @@ pub(super) fn check(
     fs: &Filesystem,
     walk: &Pass1Result,
     marks: Option<&UninitMarks>,
-    f: &mut Findings,
+    out: &mut Findings,
 ) {
     let Some(marks) = marks else {
         return;
@@ -99,31 +99,39 @@ pub(super) fn check(
     // between the workers too; each worker reuses its buffers from chunk to chunk.
     let groups = fs.geo.group_count;
     let chunk = (groups / 256).max(1);
-    let (t, _) = (0..groups.div_ceil(chunk))
+    let (totals, _) = (0..groups.div_ceil(chunk))
         .into_par_iter()
         .fold(
             || (Totals::default(), Scratch::default()),
-            |(mut t, mut scratch), c| {
-                let g0 = c * chunk;
+            |(mut totals, mut scratch), chunk_index| {
+                let g0 = chunk_index * chunk;
                 let start = (fs.geo.first_data_block >> fs.geo.cluster_bits)
                     + u64::from(g0) * u64::from(fs.geo.clusters_per_group);
                 let mut used = ranges_from(&parts, start).peekable();
-                for g in g0..(g0 + chunk).min(groups) {
-                    group(fs, walk, &mut used, marks, g, &mut scratch, &mut t);
+                for group_nr in g0..(g0 + chunk).min(groups) {
+                    group(
+                        fs,
+                        walk,
+                        &mut used,
+                        marks,
+                        group_nr,
+                        &mut scratch,
+                        &mut totals,
+                    );
                 }
-                (t, scratch)
+                (totals, scratch)
             },
         )
         .reduce(
             || (Totals::default(), Scratch::default()),
             |(a, s), (b, _)| (a.merge(b), s),
         );
-    let merged = std::mem::take(f).merge(t.findings);
-    *f = merged;
+    let merged = std::mem::take(out).merge(totals.findings);
+    *out = merged;
     let sb_free = fs.sb.free_blocks_count();
-    let free_blocks = t.free_clusters << fs.geo.cluster_bits;
+    let free_blocks = totals.free_clusters << fs.geo.cluster_bits;
     if sb_free != free_blocks {
-        f.push(
+        out.push(
             Finding::new(
                 RuleId::UsageFreeBlocks,
                 None,
@@ -134,18 +142,18 @@ pub(super) fn check(
         );
     }
     let sb_free_i = u64::from(fs.sb.free_inodes_count);
-    if sb_free_i != t.free_inodes {
-        f.push(
+    if sb_free_i != totals.free_inodes {
+        out.push(
             Finding::new(
                 RuleId::UsageFreeInodes,
                 None,
                 format!(
                     "free inodes count wrong ({sb_free_i}, counted={})",
-                    t.free_inodes
+                    totals.free_inodes
                 ),
             )
             .with("stored", sb_free_i)
-            .with("expected", t.free_inodes),
+            .with("expected", totals.free_inodes),
         );
     }
 }
@@ -155,75 +163,101 @@ fn group(
     walk: &Pass1Result,
     in_use: &mut std::iter::Peekable<impl Iterator<Item = (u64, u64)>>,
     marks: &UninitMarks,
-    g: u32,
-    s: &mut Scratch,
-    t: &mut Totals,
+    group_nr: u32,
+    scratch: &mut Scratch,
+    totals: &mut Totals,
 ) {
-    let Ok(gd) = fs.desc(g) else { return };
+    let Ok(gd) = fs.desc(group_nr) else { return };
     let geo = &fs.geo;
     // Blocks (clusters).
     let first = (geo.first_data_block >> geo.cluster_bits)
-        + u64::from(g) * u64::from(geo.clusters_per_group);
-    let last_block = geo.group_last_block(g);
+        + u64::from(group_nr) * u64::from(geo.clusters_per_group);
+    let last_block = geo.group_last_block(group_nr);
     let nclusters = ((last_block >> geo.cluster_bits) + 1).saturating_sub(first);
-    if bitmap::group_block_bitmap(fs, &gd, marks, &mut s.have).is_ok() {
-        expected_bitmap(in_use, first, nclusters, &mut s.want);
-        let free = bitmap::count_free(&s.want, nclusters as usize);
-        if !same_bits(&s.want, &s.have, nclusters) {
-            let (minus, plus) = differences(&s.want, &s.have, nclusters, |i| {
+    if bitmap::group_block_bitmap(fs, &gd, marks, &mut scratch.have).is_ok() {
+        expected_bitmap(in_use, first, nclusters, &mut scratch.want);
+        let free = bitmap::count_free(&scratch.want, nclusters as usize);
+        if !same_bits(&scratch.want, &scratch.have, nclusters) {
+            let (minus, plus) = differences(&scratch.want, &scratch.have, nclusters, |i| {
                 (first + i) << geo.cluster_bits
             });
-            diff(t, RuleId::UsageBlockBitmap, g, &minus, &plus, "block");
+            diff(
+                totals,
+                RuleId::UsageBlockBitmap,
+                group_nr,
+                &minus,
+                &plus,
+                "block",
+            );
         }
-        t.free_clusters += free;
+        totals.free_clusters += free;
         let stored = u64::from(gd.free_blocks_count);
         if stored != free {
-            t.findings.push(
+            totals.findings.push(
                 Finding::new(
                     RuleId::UsageGroupFreeBlocks,
-                    Some(g),
-                    format!("free blocks count wrong for group #{g} ({stored}, counted={free})"),
+                    Some(group_nr),
+                    format!(
+                        "free blocks count wrong for group #{group_nr} ({stored}, counted={free})"
+                    ),
                 )
                 .with("stored", stored)
                 .with("expected", free),
             );
         }
     }
-    if !walk.group_read.get(g as usize).copied().unwrap_or(false) {
+    if !walk
+        .group_read
+        .get(group_nr as usize)
+        .copied()
+        .unwrap_or(false)
+    {
         return;
     }
     // Inodes.
     let ipg = geo.inodes_per_group;
-    let first_ino = u64::from(g) * u64::from(ipg) + 1;
-    if bitmap::group_inode_bitmap(fs, &gd, &mut s.have).is_ok() {
-        walk.index.group_bitmap(g as usize, &mut s.want);
-        if !same_bits(&s.want, &s.have, u64::from(ipg)) {
-            let (minus, plus) = differences(&s.want, &s.have, u64::from(ipg), |i| first_ino + i);
-            diff(t, RuleId::UsageInodeBitmap, g, &minus, &plus, "inode");
+    let first_ino = u64::from(group_nr) * u64::from(ipg) + 1;
+    if bitmap::group_inode_bitmap(fs, &gd, &mut scratch.have).is_ok() {
+        walk.index
+            .group_bitmap(group_nr as usize, &mut scratch.want);
+        if !same_bits(&scratch.want, &scratch.have, u64::from(ipg)) {
+            let (minus, plus) = differences(&scratch.want, &scratch.have, u64::from(ipg), |i| {
+                first_ino + i
+            });
+            diff(
+                totals,
+                RuleId::UsageInodeBitmap,
+                group_nr,
+                &minus,
+                &plus,
+                "inode",
+            );
         }
     }
-    let free_i = u64::from(ipg).saturating_sub(walk.index.group_len(g as usize) as u64);
-    t.free_inodes += free_i;
+    let free_i = u64::from(ipg).saturating_sub(walk.index.group_len(group_nr as usize) as u64);
+    totals.free_inodes += free_i;
     let stored = u64::from(gd.free_inodes_count);
     if stored != free_i {
-        t.findings.push(
+        totals.findings.push(
             Finding::new(
                 RuleId::UsageGroupFreeInodes,
-                Some(g),
-                format!("free inodes count wrong for group #{g} ({stored}, counted={free_i})"),
+                Some(group_nr),
+                format!(
+                    "free inodes count wrong for group #{group_nr} ({stored}, counted={free_i})"
+                ),
             )
             .with("stored", stored)
             .with("expected", free_i),
         );
     }
-    let dirs = walk.group_dirs.get(g as usize).copied().unwrap_or(0);
+    let dirs = walk.group_dirs.get(group_nr as usize).copied().unwrap_or(0);
     if gd.used_dirs_count != dirs {
-        t.findings.push(
+        totals.findings.push(
             Finding::new(
                 RuleId::UsageGroupDirs,
-                Some(g),
+                Some(group_nr),
                 format!(
-                    "directories count wrong for group #{g} ({}, counted={dirs})",
+                    "directories count wrong for group #{group_nr} ({}, counted={dirs})",
                     gd.used_dirs_count
                 ),
             )
@@ -237,10 +271,10 @@ fn group(
 /// usual case, a clean group, costs one `memcmp`), then the bits of a partial last byte.
 fn same_bits(want: &[u8], have: &[u8], nbits: u64) -> bool {
     let whole = (nbits / 8) as usize;
-    let (Some(w), Some(h)) = (want.get(..whole), have.get(..whole)) else {
+    let (Some(want_whole), Some(have_whole)) = (want.get(..whole), have.get(..whole)) else {
         return false;
     };
-    if w != h {
+    if want_whole != have_whole {
         return false;
     }
     let rest = (nbits % 8) as u32;
@@ -262,19 +296,19 @@ fn differences(
     num: impl Fn(u64) -> u64,
 ) -> (Vec<u64>, Vec<u64>) {
     let (mut minus, mut plus) = (Vec::new(), Vec::new());
-    for (byte, &w) in want.iter().enumerate() {
-        let h = have.get(byte).copied().unwrap_or(0xff);
-        if w == h {
+    for (byte, &want_byte) in want.iter().enumerate() {
+        let have_byte = have.get(byte).copied().unwrap_or(0xff);
+        if want_byte == have_byte {
             continue;
         }
         for bit in 0..8 {
-            let i = byte as u64 * 8 + bit;
-            if i >= nbits || minus.len() + plus.len() >= MAX_DIFFS {
+            let index = byte as u64 * 8 + bit;
+            if index >= nbits || minus.len() + plus.len() >= MAX_DIFFS {
                 break;
             }
-            match (h >> bit & 1, w >> bit & 1) {
-                (1, 0) => minus.push(num(i)),
-                (0, 1) => plus.push(num(i)),
+            match (have_byte >> bit & 1, want_byte >> bit & 1) {
+                (1, 0) => minus.push(num(index)),
+                (0, 1) => plus.push(num(index)),
                 _ => {}
             }
         }
@@ -285,20 +319,24 @@ fn differences(
 /// Most differing bits collected per group (enough for the printed ranges).
 const MAX_DIFFS: usize = 1 << 16;
 
-fn diff(t: &mut Totals, rule: RuleId, g: u32, minus: &[u64], plus: &[u64], what: &str) {
+fn diff(totals: &mut Totals, rule: RuleId, group_nr: u32, minus: &[u64], plus: &[u64], what: &str) {
     if minus.is_empty() && plus.is_empty() {
         return;
     }
-    t.findings.push_with(rule, || {
-        let (m, nm) = ranges_text(minus.iter().copied(), "-", MAX_RANGES);
-        let (p, np) = ranges_text(plus.iter().copied(), "+", MAX_RANGES);
-        let text = [m, p]
+    totals.findings.push_with(rule, || {
+        let (minus_text, nm) = ranges_text(minus.iter().copied(), "-", MAX_RANGES);
+        let (plus_text, np) = ranges_text(plus.iter().copied(), "+", MAX_RANGES);
+        let text = [minus_text, plus_text]
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        Finding::new(rule, Some(g), format!("{what} bitmap differences: {text}"))
-            .with("marked_unused", nm)
-            .with("used_unmarked", np)
+        Finding::new(
+            rule,
+            Some(group_nr),
+            format!("{what} bitmap differences: {text}"),
+        )
+        .with("marked_unused", nm)
+        .with("used_unmarked", np)
     });
 }

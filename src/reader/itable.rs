@@ -46,16 +46,16 @@ impl ScanCounts {
             self.problems.push(msg);
         }
     }
-    fn merge(mut self, o: ScanCounts) -> ScanCounts {
-        self.groups = self.groups.max(o.groups);
-        self.groups_uninit += o.groups_uninit;
-        self.inodes_in_use += o.inodes_in_use;
-        self.inodes_unused_tail += o.inodes_unused_tail;
-        self.itable_bytes += o.itable_bytes;
-        self.problem_count += o.problem_count;
-        for p in o.problems {
+    fn merge(mut self, other: ScanCounts) -> ScanCounts {
+        self.groups = self.groups.max(other.groups);
+        self.groups_uninit += other.groups_uninit;
+        self.inodes_in_use += other.inodes_in_use;
+        self.inodes_unused_tail += other.inodes_unused_tail;
+        self.itable_bytes += other.itable_bytes;
+        self.problem_count += other.problem_count;
+        for problem in other.problems {
             if self.problems.len() < MAX_PROBLEMS {
-                self.problems.push(p);
+                self.problems.push(problem);
             }
         }
         self
@@ -95,19 +95,19 @@ impl GroupInodes {
     pub fn slots(&self) -> usize {
         self.slots
     }
-    /// True when slot `i`'s bitmap bit is set.
-    pub fn in_use(&self, i: usize) -> bool {
+    /// True when `slot`'s bitmap bit is set.
+    pub fn in_use(&self, slot: usize) -> bool {
         self.bitmap
-            .get(i / 8)
-            .is_some_and(|b| b & (1 << (i % 8)) != 0)
+            .get(slot / 8)
+            .is_some_and(|b| b & (1 << (slot % 8)) != 0)
     }
     /// Slots per chunk read.
     fn chunk_slots(&self) -> usize {
         (ITABLE_CHUNK_BYTES as usize / self.inode_size.max(1)).max(1)
     }
-    /// The chunk holding slot `i` (its first slot is a multiple of the chunk length).
-    pub fn chunk_of(&self, i: usize) -> usize {
-        i - i % self.chunk_slots()
+    /// The chunk holding `slot` (its first slot is a multiple of the chunk length).
+    pub fn chunk_of(&self, slot: usize) -> usize {
+        slot - slot % self.chunk_slots()
     }
     /// First slots of every chunk, in order.
     pub fn chunk_starts(&self) -> impl Iterator<Item = usize> {
@@ -116,11 +116,11 @@ impl GroupInodes {
     /// Read the records of the chunk starting at slot `first` (and hint the next one to the
     /// kernel, so a cold device reads ahead while this one is decoded).
     pub fn read_chunk(&self, fs: &Filesystem, first: usize) -> crate::Result<InodeChunk> {
-        let n = self.chunk_slots().min(self.slots.saturating_sub(first));
+        let count = self.chunk_slots().min(self.slots.saturating_sub(first));
         let isz = self.inode_size as u64;
         let off = self.table_off + first as u64 * isz;
-        let len = n as u64 * isz;
-        let next = first + n;
+        let len = count as u64 * isz;
+        let next = first + count;
         if next < self.slots {
             let after = self.chunk_slots().min(self.slots - next) as u64 * isz;
             fs.source.will_need(off + len, after);
@@ -138,14 +138,14 @@ impl GroupInodes {
             table,
         })
     }
-    /// Slot `i` of `chunk` when its bitmap bit is set: its inode number and on-disk record.
-    pub fn get<'c>(&self, chunk: &'c InodeChunk, i: usize) -> Option<(u32, &'c [u8])> {
-        if !self.in_use(i) {
+    /// Slot `slot` of `chunk` when its bitmap bit is set: its inode number and on-disk record.
+    pub fn get<'c>(&self, chunk: &'c InodeChunk, slot: usize) -> Option<(u32, &'c [u8])> {
+        if !self.in_use(slot) {
             return None;
         }
-        let at = i.checked_sub(chunk.first_slot)? * self.inode_size;
+        let at = slot.checked_sub(chunk.first_slot)? * self.inode_size;
         let raw = chunk.table.get(at..at + self.inode_size)?;
-        let ino = u32::try_from(self.first_ino + i as u64).ok()?;
+        let ino = u32::try_from(self.first_ino + slot as u64).ok()?;
         Some((ino, raw))
     }
     /// Every in-use slot of `chunk`, in order.
@@ -155,16 +155,19 @@ impl GroupInodes {
     }
 }
 
-/// Which inodes of group `g` the scan visits: none for an INODE_UNINIT group (with descriptor
+/// Which inodes of `group` the scan visits: none for an INODE_UNINIT group (with descriptor
 /// checksums) or an empty table, else the table up to `bg_itable_unused` and the bitmap. What was
 /// skipped or could not be read is recorded in `counts`.
-pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<GroupInodes> {
+pub fn group_inodes(fs: &Filesystem, group: u32, counts: &mut ScanCounts) -> Option<GroupInodes> {
     let ipg = fs.geo.inodes_per_group;
     let isz = u64::from(fs.geo.inode_size);
-    let gd = match fs.desc(g) {
+    let gd = match fs.desc(group) {
         Ok(d) => d,
         Err(e) => {
-            counts.problem(Problem::new(ProblemKind::Group, format!("group {g}: {e}")));
+            counts.problem(Problem::new(
+                ProblemKind::Group,
+                format!("group {group}: {e}"),
+            ));
             return None;
         }
     };
@@ -180,7 +183,7 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
             counts.problem(Problem::new(
                 ProblemKind::Group,
                 format!(
-                    "group {g}: itable_unused {} exceeds inodes per group {ipg}",
+                    "group {group}: itable_unused {} exceeds inodes per group {ipg}",
                     gd.itable_unused
                 ),
             ));
@@ -197,7 +200,7 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
         Err(e) => {
             counts.problem(Problem::new(
                 ProblemKind::Group,
-                format!("group {g}: inode bitmap: {e}"),
+                format!("group {group}: inode bitmap: {e}"),
             ));
             return None;
         }
@@ -205,7 +208,10 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     let Some(table_off) = gd.inode_table.checked_mul(fs.block_size()) else {
         counts.problem(Problem::new(
             ProblemKind::Group,
-            format!("group {g}: inode table block {} overflows", gd.inode_table),
+            format!(
+                "group {group}: inode table block {} overflows",
+                gd.inode_table
+            ),
         ));
         return None;
     };
@@ -217,7 +223,7 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
         counts.problem(Problem::new(
             ProblemKind::Group,
             format!(
-            "group {g}: inode table at block {} ({used} inodes) lies beyond the end of the image",
+            "group {group}: inode table at block {} ({used} inodes) lies beyond the end of the image",
             gd.inode_table
         ),
         ));
@@ -225,8 +231,8 @@ pub fn group_inodes(fs: &Filesystem, g: u32, counts: &mut ScanCounts) -> Option<
     }
     counts.itable_bytes += u64::from(used) * isz;
     Some(GroupInodes {
-        group: g,
-        first_ino: u64::from(g) * u64::from(ipg) + 1,
+        group,
+        first_ino: u64::from(group) * u64::from(ipg) + 1,
         table_off,
         slots: used as usize,
         bitmap,
@@ -281,32 +287,32 @@ where
         }
     }
 
-    fn group_start(&self, w: &mut InUseWorker<T>, group: u32, _slots: u32) {
-        w.group = group_inodes(self.fs, group, &mut w.counts);
-        w.started = Some(group);
+    fn group_start(&self, worker: &mut InUseWorker<T>, group: u32, _slots: u32) {
+        worker.group = group_inodes(self.fs, group, &mut worker.counts);
+        worker.started = Some(group);
     }
 
-    fn inode(&self, w: &mut InUseWorker<T>, group: u32, ino: u32, raw: &[u8]) {
-        let Some(g) = &w.group else { return };
+    fn inode(&self, worker: &mut InUseWorker<T>, group: u32, ino: u32, raw: &[u8]) {
+        let Some(inodes) = &worker.group else { return };
         let first = u64::from(group) * u64::from(self.fs.geo.inodes_per_group) + 1;
         let slot = (u64::from(ino) - first) as usize;
-        if g.in_use(slot) {
-            w.counts.inodes_in_use += 1;
-            (self.visit)(&mut w.acc, &mut w.counts, ino, raw);
+        if inodes.in_use(slot) {
+            worker.counts.inodes_in_use += 1;
+            (self.visit)(&mut worker.acc, &mut worker.counts, ino, raw);
         }
     }
 
-    fn group_end(&self, w: &mut InUseWorker<T>, group: u32, end: GroupEnd) {
-        if w.started != Some(group) {
+    fn group_end(&self, worker: &mut InUseWorker<T>, group: u32, end: GroupEnd) {
+        if worker.started != Some(group) {
             // Not walked (no descriptor, nothing in use, table outside the image): the same
             // judgement of the descriptor says what was skipped and why.
-            let _ = group_inodes(self.fs, group, &mut w.counts);
+            let _ = group_inodes(self.fs, group, &mut worker.counts);
         }
         if let GroupEnd::Partial(msg) = end {
-            w.counts.problem(Problem::new(ProblemKind::Group, msg));
+            worker.counts.problem(Problem::new(ProblemKind::Group, msg));
         }
-        w.group = None;
-        w.started = None;
+        worker.group = None;
+        worker.started = None;
     }
 }
 
@@ -333,10 +339,11 @@ where
         visit,
         merge,
     };
-    let w = crate::reader::walk::run(fs, &visitor, progress).unwrap_or_else(|| visitor.worker());
-    let mut counts = w.counts;
+    let worker =
+        crate::reader::walk::run(fs, &visitor, progress).unwrap_or_else(|| visitor.worker());
+    let mut counts = worker.counts;
     counts.groups = fs.group_count();
-    (w.acc, counts)
+    (worker.acc, counts)
 }
 
 /// Most 64-bit words [`SeenInodes`] holds (two bits per inode slot up to the highest one
@@ -368,22 +375,22 @@ impl SeenInodes {
             self.groups.push((group, Vec::new(), Vec::new()));
         }
         let word = slot / 64;
-        let Some(g) = self.groups.last_mut() else {
+        let Some(entry) = self.groups.last_mut() else {
             return;
         };
-        if word >= g.1.len() {
-            let more = word + 1 - g.1.len();
+        if word >= entry.1.len() {
+            let more = word + 1 - entry.1.len();
             if self.words + 2 * more > MAX_SEEN_WORDS {
                 return;
             }
             self.words += 2 * more;
-            g.1.resize(word + 1, 0);
-            g.2.resize(word + 1, 0);
+            entry.1.resize(word + 1, 0);
+            entry.2.resize(word + 1, 0);
         }
         let bit = 1u64 << (slot % 64);
-        g.1[word] |= bit;
+        entry.1[word] |= bit;
         if is_dir {
-            g.2[word] |= bit;
+            entry.2[word] |= bit;
         }
     }
 
@@ -393,8 +400,8 @@ impl SeenInodes {
             return None;
         }
         let (group, slot) = ((ino - 1) / self.ipg, ((ino - 1) % self.ipg) as usize);
-        let i = self.groups.binary_search_by_key(&group, |g| g.0).ok()?;
-        let (_, visited, dirs) = &self.groups[i];
+        let index = self.groups.binary_search_by_key(&group, |g| g.0).ok()?;
+        let (_, visited, dirs) = &self.groups[index];
         let bit = 1u64 << (slot % 64);
         let word = slot / 64;
         (visited.get(word)? & bit != 0).then(|| dirs[word] & bit != 0)
@@ -468,21 +475,21 @@ impl DecodedBlock {
             problems: xa.problems.clone(),
             ..DecodedBlock::default()
         };
-        for x in &xa.items {
-            out.cost += x.cost as u64;
-            out.value_bytes += u64::from(x.value_size);
-            if matches!(x.location, XattrLocation::EaInode(_)) {
-                out.ea_value_bytes += u64::from(x.value_size);
+        for item in &xa.items {
+            out.cost += item.cost as u64;
+            out.value_bytes += u64::from(item.value_size);
+            if matches!(item.location, XattrLocation::EaInode(_)) {
+                out.ea_value_bytes += u64::from(item.value_size);
             }
             out.entries.push(BlockEntry {
-                name: x.name.clone(),
-                value_size: x.value_size,
-                location: x.location,
-                cost: x.cost,
-                summary: x
+                name: item.name.clone(),
+                value_size: item.value_size,
+                location: item.location,
+                cost: item.cost,
+                summary: item
                     .value
                     .as_deref()
-                    .and_then(|v| crate::reader::xattr::summarize_value(&x.name, v)),
+                    .and_then(|v| crate::reader::xattr::summarize_value(&item.name, v)),
             });
         }
         out
@@ -560,19 +567,19 @@ impl XattrBlockCache {
             return Arc::new(DecodedBlock::decode(fs, blk));
         };
         let mut sh = shard.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = sh.map.get(&blk) {
-            return Arc::clone(d);
+        if let Some(cached) = sh.map.get(&blk) {
+            return Arc::clone(cached);
         }
-        let d = Arc::new(DecodedBlock::decode(fs, blk));
+        let cached = Arc::new(DecodedBlock::decode(fs, blk));
         self.decoded.fetch_add(1, Ordering::Relaxed);
-        let size = d.approx_bytes();
+        let size = cached.approx_bytes();
         if sh.map.len() >= CACHE_ENTRIES_PER_SHARD || sh.bytes + size > CACHE_BYTES_PER_SHARD {
             sh.map.clear();
             sh.bytes = 0;
         }
         sh.bytes += size;
-        sh.map.insert(blk, Arc::clone(&d));
-        d
+        sh.map.insert(blk, Arc::clone(&cached));
+        cached
     }
 
     /// Blocks decoded so far (each distinct block once while it stays cached).
@@ -608,13 +615,13 @@ mod tests {
     #[test]
     fn seen_inodes_answer_only_for_visited_inodes() {
         // Two workers over groups 0 and 2 of a filesystem with 100 inodes per group.
-        let mut a = SeenInodes::default();
-        a.add(100, 2, true);
-        a.add(100, 11, false);
-        let mut b = SeenInodes::default();
-        b.add(100, 201, true);
-        b.add(100, 270, false);
-        let seen = a.merge(b);
+        let mut first = SeenInodes::default();
+        first.add(100, 2, true);
+        first.add(100, 11, false);
+        let mut second = SeenInodes::default();
+        second.add(100, 201, true);
+        second.add(100, 270, false);
+        let seen = first.merge(second);
         assert_eq!(seen.is_dir(2), Some(true));
         assert_eq!(seen.is_dir(11), Some(false));
         assert_eq!(seen.is_dir(201), Some(true));

@@ -74,12 +74,12 @@ struct Worker<W> {
     table_buf: Vec<u8>,
 }
 
-/// Where group `g`'s walked slots are: `(slots, byte offset)` of the table up to
+/// Where `group`'s walked slots are: `(slots, byte offset)` of the table up to
 /// `bg_itable_unused` (with descriptor checksums), `(0, 0)` for INODE_UNINIT groups, `None` when
 /// the descriptor cannot be read.
-fn group_table(fs: &Filesystem, g: u32) -> Option<(u32, u64)> {
+fn group_table(fs: &Filesystem, group: u32) -> Option<(u32, u64)> {
     let ipg = fs.geo.inodes_per_group;
-    let gd = fs.desc(g).ok()?;
+    let gd = fs.desc(group).ok()?;
     let csum = fs.sb.has_group_desc_csum();
     if csum && gd.has_flag(BG_INODE_UNINIT) {
         return Some((0, 0));
@@ -118,8 +118,8 @@ fn walk_group<V: TableVisitor>(
     let inode_size = fs.geo.inode_size as usize;
     let total = u64::from(used) * inode_size as u64;
     let what = format!("inode table of group {group}");
-    if let Err(e) = fs.source.ensure_inside(off, total, &what) {
-        visitor.group_end(state, group, GroupEnd::OutsideImage(e.to_string()));
+    if let Err(err) = fs.source.ensure_inside(off, total, &what) {
+        visitor.group_end(state, group, GroupEnd::OutsideImage(err.to_string()));
         return;
     }
     visitor.group_start(state, group, used);
@@ -173,10 +173,10 @@ fn walk_chunks<V: TableVisitor>(
     let mut done = 0usize;
     let mut end = GroupEnd::Read;
     while done < used {
-        let n = per_chunk.min(used - done);
+        let count = per_chunk.min(used - done);
         let at = table.off + (done * inode_size) as u64;
         let mapped = if try_map {
-            mapped_slots(fs, &mut window, table.off, used, inode_size, done, n)
+            mapped_slots(fs, &mut window, table.off, used, inode_size, done, count)
         } else {
             None
         };
@@ -187,9 +187,9 @@ fn walk_chunks<V: TableVisitor>(
                 // here on, its xattr blocks hinted as on a cold run.
                 hinted |= try_map && window.is_none();
                 try_map &= window.is_some();
-                buf.resize(n * inode_size, 0);
-                if let Err(e) = fs.source.read_into(at, &mut buf, what) {
-                    end = GroupEnd::Partial(e.to_string());
+                buf.resize(count * inode_size, 0);
+                if let Err(err) = fs.source.read_into(at, &mut buf, what) {
+                    end = GroupEnd::Partial(err.to_string());
                     break;
                 }
                 if hinted {
@@ -202,7 +202,7 @@ fn walk_chunks<V: TableVisitor>(
         if window.as_ref().is_some_and(|w| !w.view.intact()) {
             // A page went away while mapped (the input shrank, an I/O error) and read as
             // zeros: the pread of the same bytes says what happened.
-            buf.resize(n * inode_size, 0);
+            buf.resize(count * inode_size, 0);
             let msg = match fs.source.read_into(at, &mut buf, what) {
                 Err(e) => e.to_string(),
                 Ok(()) => format!("{what}: byte offset {at}: the input changed while being read"),
@@ -210,7 +210,7 @@ fn walk_chunks<V: TableVisitor>(
             end = GroupEnd::Partial(msg);
             break;
         }
-        done += n;
+        done += count;
     }
     worker.table_buf = buf;
     end
@@ -244,15 +244,15 @@ fn mapped_slots<'w>(
     used: usize,
     isz: usize,
     done: usize,
-    n: usize,
+    count: usize,
 ) -> Option<&'w [u8]> {
     let inside = window
         .as_ref()
-        .is_some_and(|w| done >= w.first && done + n <= w.first + w.slots);
+        .is_some_and(|w| done >= w.first && done + count <= w.first + w.slots);
     if !inside {
         // The old window is unmapped before the next is mapped.
         *window = None;
-        let slots = (TABLE_MAP_WINDOW / isz.max(1)).max(n).min(used - done);
+        let slots = (TABLE_MAP_WINDOW / isz.max(1)).max(count).min(used - done);
         let at = off + (done * isz) as u64;
         let view = fs.source.map(at, (slots * isz) as u64)?;
         if !view.resident() {
@@ -266,8 +266,10 @@ fn mapped_slots<'w>(
             view,
         });
     }
-    let w = window.as_ref()?;
-    w.view.bytes((done - w.first) * isz, n * isz)
+    let current = window.as_ref()?;
+    current
+        .view
+        .bytes((done - current.first) * isz, count * isz)
 }
 
 /// Visit the inode slots in `raw` (whole records), the first being slot `first_slot` of group
@@ -282,8 +284,8 @@ fn visit_slots<V: TableVisitor>(
 ) {
     let inode_size = fs.geo.inode_size as usize;
     let first = u64::from(group) * u64::from(fs.geo.inodes_per_group) + 1 + first_slot as u64;
-    for (i, slot) in raw.chunks_exact(inode_size.max(1)).enumerate() {
-        let Ok(ino) = u32::try_from(first + i as u64) else {
+    for (index, slot) in raw.chunks_exact(inode_size.max(1)).enumerate() {
+        let Ok(ino) = u32::try_from(first + index as u64) else {
             break;
         };
         visitor.inode(state, group, ino, slot);
@@ -366,8 +368,8 @@ impl Leader {
     /// blocks, and the tables must not wait with it).
     fn run(&self, fs: &Filesystem, xattr_hints: std::sync::mpsc::Sender<Vec<u64>>) {
         let mut hints = TableHints::new(&self.plan);
-        for (i, &(g, off, len)) in self.plan.iter().enumerate() {
-            hints.advance(fs, i);
+        for (index, &(group, off, len)) in self.plan.iter().enumerate() {
+            hints.advance(fs, index);
             let mut buf = {
                 let mut st = self.lock();
                 while !st.done && st.held > LEADER_HELD {
@@ -376,10 +378,10 @@ impl Leader {
                 if st.done {
                     return;
                 }
-                if st.slots.contains_key(&g) {
+                if st.slots.contains_key(&group) {
                     continue;
                 }
-                st.slots.insert(g, Slot::Reading);
+                st.slots.insert(group, Slot::Reading);
                 st.spare.pop().unwrap_or_default()
             };
             buf.resize(len as usize, 0);
@@ -397,10 +399,10 @@ impl Leader {
             match table {
                 Some(t) if !st.done => {
                     st.held += len;
-                    st.slots.insert(g, Slot::Ready(t));
+                    st.slots.insert(group, Slot::Ready(t));
                 }
                 _ => {
-                    st.slots.insert(g, Slot::Worker);
+                    st.slots.insert(group, Slot::Worker);
                 }
             }
             drop(st);
@@ -418,13 +420,13 @@ impl Leader {
         let Some(&(_, off, len)) = self.plan.last() else {
             return true;
         };
-        let n = len.min(PROBE_BYTES);
-        let at = off + (len - n);
-        if let Some(cached) = fs.source.cached(at, n) {
+        let probe_len = len.min(PROBE_BYTES);
+        let at = off + (len - probe_len);
+        if let Some(cached) = fs.source.cached(at, probe_len) {
             return cached;
         }
         // Written first, so that faulting the buffer in is not timed.
-        let mut probe = vec![1u8; n as usize];
+        let mut probe = vec![1u8; probe_len as usize];
         let started = std::time::Instant::now();
         let ok = fs.source.read_into(at, &mut probe, "inode table").is_ok();
         ok && from_page_cache(probe.len() as u64, started.elapsed())
@@ -432,12 +434,12 @@ impl Leader {
 
     /// The table of group `g` when the leader read it (waiting while it reads it); `None` when
     /// the worker is to read it itself.
-    fn take(&self, g: u32) -> Option<Vec<u8>> {
+    fn take(&self, group: u32) -> Option<Vec<u8>> {
         let mut st = self.lock();
         loop {
-            match st.slots.remove(&g) {
+            match st.slots.remove(&group) {
                 Some(Slot::Reading) => {
-                    st.slots.insert(g, Slot::Reading);
+                    st.slots.insert(group, Slot::Reading);
                     st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
                 Some(Slot::Ready(t)) => {
@@ -447,7 +449,7 @@ impl Leader {
                     return Some(t);
                 }
                 Some(Slot::Worker) | None => {
-                    st.slots.insert(g, Slot::Worker);
+                    st.slots.insert(group, Slot::Worker);
                     return None;
                 }
             }
@@ -503,22 +505,22 @@ impl TableHints {
         let mut runs: Vec<(usize, u64, u64)> = Vec::new();
         let mut before = Vec::with_capacity(plan.len() + 1);
         let mut total = 0u64;
-        for (i, &(_, off, len)) in plan.iter().enumerate() {
+        for (index, &(_, off, len)) in plan.iter().enumerate() {
             before.push(total);
             total += len;
             match runs.last_mut() {
                 Some(r) if r.1.checked_add(r.2) == Some(off) => r.2 += len,
-                _ => runs.push((i, off, len)),
+                _ => runs.push((index, off, len)),
             }
         }
         before.push(total);
         let mut pieces = Vec::new();
-        for (i, off, len) in runs {
+        for (index, off, len) in runs {
             let mut at = 0;
             while at < len {
-                let n = TABLE_HINT_PIECE.min(len - at);
-                pieces.push((i, off + at, n));
-                at += n;
+                let piece_len = TABLE_HINT_PIECE.min(len - at);
+                pieces.push((index, off + at, piece_len));
+                at += piece_len;
             }
         }
         TableHints {
@@ -528,11 +530,11 @@ impl TableHints {
         }
     }
 
-    /// The leader is about to read plan entry `i`: hint what lies within the window from it.
-    fn advance(&mut self, fs: &Filesystem, i: usize) {
-        let limit = self.before[i] + TABLE_HINT_WINDOW;
-        while let Some(&(j, off, len)) = self.pieces.get(self.next) {
-            if self.before[j] > limit {
+    /// The leader is about to read plan entry `index`: hint what lies within the window from it.
+    fn advance(&mut self, fs: &Filesystem, index: usize) {
+        let limit = self.before[index] + TABLE_HINT_WINDOW;
+        while let Some(&(piece_index, off, len)) = self.pieces.get(self.next) {
+            if self.before[piece_index] > limit {
                 break;
             }
             fs.source.will_need(off, len);
@@ -548,14 +550,14 @@ fn round_robin(pieces: Vec<(u32, u64, u64)>, groups: u32, parts: usize) -> Vec<(
     let per = u64::from(groups).div_ceil(parts as u64).max(1);
     let mut lanes: Vec<std::collections::VecDeque<(u32, u64, u64)>> =
         vec![Default::default(); parts];
-    for p in pieces {
-        let lane = (u64::from(p.0) / per).min(parts as u64 - 1) as usize;
-        lanes[lane].push_back(p);
+    for piece in pieces {
+        let lane = (u64::from(piece.0) / per).min(parts as u64 - 1) as usize;
+        lanes[lane].push_back(piece);
     }
     let mut out = Vec::with_capacity(lanes.iter().map(|l| l.len()).sum());
     while lanes.iter().any(|l| !l.is_empty()) {
-        for l in &mut lanes {
-            out.extend(l.pop_front());
+        for lane in &mut lanes {
+            out.extend(lane.pop_front());
         }
     }
     out
@@ -651,8 +653,8 @@ mod tests {
             (2, 6 * mib, 3 * mib),
             (3, 100 * mib, mib),
         ];
-        let h = TableHints::new(&plan);
-        let spans: Vec<(u64, u64)> = h.pieces.iter().map(|p| (p.1, p.2)).collect();
+        let hints = TableHints::new(&plan);
+        let spans: Vec<(u64, u64)> = hints.pieces.iter().map(|p| (p.1, p.2)).collect();
         assert_eq!(
             spans,
             vec![
@@ -662,8 +664,8 @@ mod tests {
                 (100 * mib, mib)
             ]
         );
-        assert!(h.pieces.iter().all(|p| p.2 <= TABLE_HINT_PIECE));
-        assert_eq!(h.before, vec![0, 3 * mib, 6 * mib, 9 * mib, 10 * mib]);
+        assert!(hints.pieces.iter().all(|p| p.2 <= TABLE_HINT_PIECE));
+        assert_eq!(hints.before, vec![0, 3 * mib, 6 * mib, 9 * mib, 10 * mib]);
     }
 
     #[test]

@@ -149,12 +149,12 @@ impl Entry<'_> {
     /// Bytes this entry takes in its area: entry + name, plus the padded value unless the value
     /// is empty or lives in an EA inode.
     pub fn cost(&self) -> usize {
-        let v = if self.value_inum != 0 {
+        let value_len = if self.value_inum != 0 {
             0
         } else {
             value_size(self.value_size as usize)
         };
-        entry_len(self.name_len as usize) + v
+        entry_len(self.name_len as usize) + value_len
     }
 }
 
@@ -176,15 +176,16 @@ pub struct Space {
 /// The little-endian word at `pos` (the in-inode header is its magic alone): what the binrw
 /// decode of [`raw::IbodyHeader`] gives, without its cost on every inode of a scan.
 fn magic_at(area: &[u8], pos: usize) -> Option<u32> {
-    let b = area.get(pos..pos.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    let word = area.get(pos..pos.checked_add(4)?)?;
+    Some(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
 }
 
 /// The entry at `pos`, as the binrw decode of [`raw::Entry`] reads it (see
 /// `entry_at_agrees_with_binrw`); `None` when fewer than its 16 bytes remain.
 fn entry_at(area: &[u8], pos: usize) -> Option<raw::Entry> {
-    let mut r = crate::reader::ondisk::LeFields::new(area.get(pos..pos.checked_add(ENTRY_SIZE)?)?);
-    Some(raw::Entry::read_le(&mut r))
+    let mut reader =
+        crate::reader::ondisk::LeFields::new(area.get(pos..pos.checked_add(ENTRY_SIZE)?)?);
+    Some(raw::Entry::read_le(&mut reader))
 }
 
 /// Walk the entries of one area. `area` starts at the first entry; `value_base` is the offset,
@@ -304,37 +305,37 @@ fn attach_values<'a>(
     let end = area_full.len();
     let values_floor = terminator + TERMINATOR_SIZE; // first byte a value may use
     let mut min_offs = end - value_base;
-    for e in entries.iter_mut() {
-        if e.value_size > VALUE_SIZE_MAX {
+    for entry in entries.iter_mut() {
+        if entry.value_size > VALUE_SIZE_MAX {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
                 format!(
                     "{what}: {}: value size {} too large",
-                    full_name(e.index, e.raw_name),
-                    e.value_size
+                    full_name(entry.index, entry.raw_name),
+                    entry.value_size
                 ),
             ));
         }
-        if e.value_inum != 0 {
+        if entry.value_inum != 0 {
             continue;
         }
-        if e.value_size == 0 {
-            e.value = Some(&[]); // an empty value is a value (setfattr -n user.x)
+        if entry.value_size == 0 {
+            entry.value = Some(&[]); // an empty value is a value (setfattr -n user.x)
             continue;
         }
-        let start = value_base + e.value_offs as usize;
-        let padded = value_size(e.value_size as usize);
+        let start = value_base + entry.value_offs as usize;
+        let padded = value_size(entry.value_size as usize);
         if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
             return Err(Error::corrupt(
                 crate::ProblemKind::Xattr,
                 format!(
                 "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
-                full_name(e.index, e.raw_name), e.value_offs, e.value_size
+                full_name(entry.index, entry.raw_name), entry.value_offs, entry.value_size
             ),
             ));
         }
-        e.value = area_full.get(start..start + e.value_size as usize);
-        min_offs = min_offs.min(e.value_offs as usize);
+        entry.value = area_full.get(start..start + entry.value_size as usize);
+        min_offs = min_offs.min(entry.value_offs as usize);
     }
     Ok(min_offs)
 }
@@ -490,33 +491,35 @@ const BLOCK_HASH_SHIFT: u32 = 16;
 /// `ext4_xattr_hash_entry`: hash of an entry's name and its value padded to 4-byte words.
 /// `signed` gives the variant of kernels that hashed the name as signed chars.
 pub fn entry_hash(name: &[u8], value: &[u8], signed: bool) -> u32 {
-    let mut h: u32 = 0;
-    for &c in name {
-        let c = if signed {
-            c as i8 as i32 as u32
+    let mut hash: u32 = 0;
+    for &byte in name {
+        let byte = if signed {
+            byte as i8 as i32 as u32
         } else {
-            c as u32
+            byte as u32
         };
-        h = (h << NAME_HASH_SHIFT) ^ (h >> (32 - NAME_HASH_SHIFT)) ^ c;
+        hash = (hash << NAME_HASH_SHIFT) ^ (hash >> (32 - NAME_HASH_SHIFT)) ^ byte;
     }
-    for w in value.chunks(4) {
+    for chunk in value.chunks(4) {
         let mut word = [0u8; 4];
-        word[..w.len()].copy_from_slice(w);
-        h = (h << VALUE_HASH_SHIFT) ^ (h >> (32 - VALUE_HASH_SHIFT)) ^ u32::from_le_bytes(word);
+        word[..chunk.len()].copy_from_slice(chunk);
+        hash = (hash << VALUE_HASH_SHIFT)
+            ^ (hash >> (32 - VALUE_HASH_SHIFT))
+            ^ u32::from_le_bytes(word);
     }
-    h
+    hash
 }
 
 /// `ext4_xattr_rehash`: the block hash from the entry hashes (0 when any entry hash is 0).
 pub fn block_hash(entries: &[Entry<'_>]) -> u32 {
-    let mut h: u32 = 0;
-    for e in entries {
-        if e.hash == 0 {
+    let mut hash: u32 = 0;
+    for entry in entries {
+        if entry.hash == 0 {
             return 0;
         }
-        h = (h << BLOCK_HASH_SHIFT) ^ (h >> (32 - BLOCK_HASH_SHIFT)) ^ e.hash;
+        hash = (hash << BLOCK_HASH_SHIFT) ^ (hash >> (32 - BLOCK_HASH_SHIFT)) ^ entry.hash;
     }
-    h
+    hash
 }
 
 /// Capacity of an empty xattr block for entries and values: `block_size - 32 - 4`.
@@ -529,14 +532,14 @@ use crate::reader::csum::crc32c_raw;
 /// Checksum of an xattr block as the kernel computes it (`ext4_xattr_block_csum`): crc32c over the
 /// little-endian 64-bit block number, then the block with `h_checksum` taken as zero.
 pub fn block_checksum(seed: u32, block_nr: u64, block: &[u8]) -> u32 {
-    let mut c = crc32c_raw(seed, &block_nr.to_le_bytes());
+    let mut crc = crc32c_raw(seed, &block_nr.to_le_bytes());
     let head = block
         .get(..BLOCK_CHECKSUM_OFFSET.min(block.len()))
         .unwrap_or(&[]);
-    c = crc32c_raw(c, head);
-    c = crc32c_raw(c, &[0u8; 4]);
+    crc = crc32c_raw(crc, head);
+    crc = crc32c_raw(crc, &[0u8; 4]);
     let tail = block.get(BLOCK_CHECKSUM_OFFSET + 4..).unwrap_or(&[]);
-    crc32c_raw(c, tail)
+    crc32c_raw(crc, tail)
 }
 
 /// Decode an external xattr block. `csum_seed` is the filesystem's metadata_csum seed (`None`
@@ -548,13 +551,13 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
             format!("xattr block {block_nr}: {} bytes is too small", block.len()),
         ));
     }
-    let h: raw::BlockHeader = ondisk::decode(block)?;
+    let raw_header: raw::BlockHeader = ondisk::decode(block)?;
     let header = BlockHeader {
-        magic: h.magic,
-        refcount: h.refcount,
-        blocks: h.blocks,
-        hash: h.hash,
-        checksum: h.checksum,
+        magic: raw_header.magic,
+        refcount: raw_header.refcount,
+        blocks: raw_header.blocks,
+        hash: raw_header.hash,
+        checksum: raw_header.checksum,
     };
     if header.magic != MAGIC {
         return Err(Error::corrupt(
@@ -592,8 +595,9 @@ pub fn parse_block(block: &[u8], block_nr: u64, csum_seed: Option<u32>) -> Resul
             let padded = block
                 .get(start..start.saturating_add(value_size(e.value_size as usize)))
                 .unwrap_or(&[]);
-            let v = if e.value_size == 0 { &[][..] } else { padded };
-            e.hash != entry_hash(e.raw_name, v, false) && e.hash != entry_hash(e.raw_name, v, true)
+            let value = if e.value_size == 0 { &[][..] } else { padded };
+            e.hash != entry_hash(e.raw_name, value, false)
+                && e.hash != entry_hash(e.raw_name, value, true)
         })
         .map(|(i, _)| i)
         .collect();
@@ -648,8 +652,11 @@ pub mod acl_tag {
 }
 
 /// An ACL tag in JSON: `{raw, name}` as every enumerated value.
-fn tag_as_named<S: serde::Serializer>(tag: &u16, s: S) -> std::result::Result<S::Ok, S::Error> {
-    crate::reader::values::Named::new(*tag, acl_tag::name(*tag)).serialize(s)
+fn tag_as_named<S: serde::Serializer>(
+    tag: &u16,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    crate::reader::values::Named::new(*tag, acl_tag::name(*tag)).serialize(serializer)
 }
 
 /// One POSIX ACL entry.
@@ -688,25 +695,25 @@ pub const ACL_VFS_VERSION: u32 = 2;
 
 /// Decode an ACL in ext4's compact on-disk form: a 4-byte version (1), then 4-byte entries
 /// (tag, perm) for owner/group/mask/other and 8-byte entries (tag, perm, id) for named ones.
-pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
-    let version = ondisk::decode::<raw::AclHeader>(v).map_or(0, |h| h.version);
-    if v.len() < raw::AclHeader::SIZE || version != ACL_DISK_VERSION {
+pub fn decode_acl_disk(value: &[u8]) -> Result<Vec<AclEntry>> {
+    let version = ondisk::decode::<raw::AclHeader>(value).map_or(0, |h| h.version);
+    if value.len() < raw::AclHeader::SIZE || version != ACL_DISK_VERSION {
         return Err(Error::corrupt(
             crate::ProblemKind::Xattr,
             format!(
                 "POSIX ACL: bad header (length {}, version {version})",
-                v.len(),
+                value.len(),
             ),
         ));
     }
     let mut out = Vec::new();
     let mut pos = raw::AclHeader::SIZE;
-    while pos < v.len() {
-        let short: raw::AclEntryShort = ondisk::decode_at(v, pos)
+    while pos < value.len() {
+        let short: raw::AclEntryShort = ondisk::decode_at(value, pos)
             .map_err(|_| Error::corrupt(crate::ProblemKind::Xattr, "POSIX ACL: truncated entry"))?;
         let (tag, perm) = (short.tag, short.perm);
         if AclEntry::named(tag) {
-            let named: raw::AclEntry = ondisk::decode_at(v, pos).map_err(|_| {
+            let named: raw::AclEntry = ondisk::decode_at(value, pos).map_err(|_| {
                 Error::corrupt(
                     crate::ProblemKind::Xattr,
                     "POSIX ACL: truncated named entry",
@@ -740,16 +747,16 @@ pub fn decode_acl_disk(v: &[u8]) -> Result<Vec<AclEntry>> {
 }
 
 /// Decode an ACL in the VFS form `getxattr` returns: a 4-byte version (2), then 8-byte entries.
-pub fn decode_acl_vfs(v: &[u8]) -> Result<Vec<AclEntry>> {
-    let version = ondisk::decode::<raw::AclHeader>(v).map_or(0, |h| h.version);
-    let body = v.get(raw::AclHeader::SIZE..).unwrap_or(&[]);
-    if v.len() < raw::AclHeader::SIZE
+pub fn decode_acl_vfs(value: &[u8]) -> Result<Vec<AclEntry>> {
+    let version = ondisk::decode::<raw::AclHeader>(value).map_or(0, |h| h.version);
+    let body = value.get(raw::AclHeader::SIZE..).unwrap_or(&[]);
+    if value.len() < raw::AclHeader::SIZE
         || version != ACL_VFS_VERSION
         || body.len() % raw::AclEntry::SIZE != 0
     {
         return Err(Error::corrupt(
             crate::ProblemKind::Xattr,
-            format!("POSIX ACL (VFS form): bad header or length {}", v.len()),
+            format!("POSIX ACL (VFS form): bad header or length {}", value.len()),
         ));
     }
     Ok(body
@@ -794,8 +801,8 @@ pub struct Capability {
 }
 
 /// Decode `security.capability` (`struct vfs_cap_data` / `vfs_ns_cap_data`).
-pub fn decode_capability(v: &[u8]) -> Result<Capability> {
-    let cap: raw::VfsCapData = ondisk::decode_zero_extended(v)?;
+pub fn decode_capability(value: &[u8]) -> Result<Capability> {
+    let cap: raw::VfsCapData = ondisk::decode_zero_extended(value)?;
     let magic = cap.magic_etc;
     let version = (magic >> 24) as u8;
     let want = match version {
@@ -809,12 +816,12 @@ pub fn decode_capability(v: &[u8]) -> Result<Capability> {
             ))
         }
     };
-    if v.len() != want {
+    if value.len() != want {
         return Err(Error::corrupt(
             crate::ProblemKind::Xattr,
             format!(
                 "security.capability v{version}: {} bytes, expected {want}",
-                v.len()
+                value.len()
             ),
         ));
     }
@@ -850,9 +857,9 @@ pub struct SelinuxLabel {
 }
 
 /// Decode a `security.selinux` value (a context string, usually NUL-terminated).
-pub fn decode_selinux(v: &[u8]) -> Result<SelinuxLabel> {
-    let s = v.strip_suffix(&[0]).unwrap_or(v);
-    let context = std::str::from_utf8(s)
+pub fn decode_selinux(value: &[u8]) -> Result<SelinuxLabel> {
+    let context_bytes = value.strip_suffix(&[0]).unwrap_or(value);
+    let context = std::str::from_utf8(context_bytes)
         .map_err(|_| Error::corrupt(crate::ProblemKind::Xattr, "security.selinux: not UTF-8"))?
         .to_string();
     let mut parts = context.splitn(4, ':');
@@ -1021,13 +1028,16 @@ mod tests {
         let ib = parse_ibody(&ino, 32).unwrap();
         assert!(ib.present);
         assert_eq!(ib.entries.len(), 1);
-        let e = &ib.entries[0];
-        assert_eq!(e.name, "security.selinux");
-        assert_eq!(e.cost(), 56);
+        let entry = &ib.entries[0];
+        assert_eq!(entry.name, "security.selinux");
+        assert_eq!(entry.cost(), 56);
         assert_eq!(ib.space.capacity, 88);
         assert_eq!(ib.space.used, 56);
         assert_eq!(ib.space.free, 32);
-        match decode_value(&e.name, e.value.unwrap()).unwrap().unwrap() {
+        match decode_value(&entry.name, entry.value.unwrap())
+            .unwrap()
+            .unwrap()
+        {
             Decoded::Selinux(l) => {
                 assert_eq!(l.type_, "default_t");
                 assert_eq!(l.level.as_deref(), Some("s0"));
@@ -1054,24 +1064,24 @@ mod tests {
         assert!(parse_ibody(&base, 30).is_err());
         assert!(parse_ibody(&base, 200).is_err());
         // Value offset past the end, value overlapping entries, huge name length.
-        let mut a = base.clone();
-        a[166] = 0xff;
-        a[167] = 0x00;
-        assert!(parse_ibody(&a, 32).is_err());
-        let mut b = base.clone();
-        b[166] = 8;
-        assert!(parse_ibody(&b, 32).is_err());
-        let mut c = base.clone();
-        c[164] = 250;
-        assert!(parse_ibody(&c, 32).is_err());
+        let mut bad_offs = base.clone();
+        bad_offs[166] = 0xff;
+        bad_offs[167] = 0x00;
+        assert!(parse_ibody(&bad_offs, 32).is_err());
+        let mut overlapping = base.clone();
+        overlapping[166] = 8;
+        assert!(parse_ibody(&overlapping, 32).is_err());
+        let mut huge_name = base.clone();
+        huge_name[164] = 250;
+        assert!(parse_ibody(&huge_name, 32).is_err());
         // Every single-byte corruption of the area, every length: errors or values, no panic.
-        for i in 160..256 {
-            for v in [0u8, 1, 0x7f, 0xff] {
-                let mut d = base.clone();
-                d[i] = v;
-                let _ = parse_ibody(&d, 32);
+        for pos in 160..256 {
+            for byte in [0u8, 1, 0x7f, 0xff] {
+                let mut corrupt = base.clone();
+                corrupt[pos] = byte;
+                let _ = parse_ibody(&corrupt, 32);
                 for len in [129usize, 164, 170, 200, 255] {
-                    let _ = parse_ibody(&d[..len], 32);
+                    let _ = parse_ibody(&corrupt[..len], 32);
                 }
             }
         }
@@ -1107,8 +1117,8 @@ mod tests {
         // The sample's hashes are 0: both entries are flagged, the block hash is 0.
         assert_eq!(xb.bad_entry_hashes, vec![0, 1]);
         assert_eq!(xb.computed_hash, 0);
-        let h = entry_hash(b"a", b"xyz\0", false);
-        assert_eq!(h, ((b'a' as u32) << 16) ^ u32::from_le_bytes(*b"xyz\0"));
+        let hash = entry_hash(b"a", b"xyz\0", false);
+        assert_eq!(hash, ((b'a' as u32) << 16) ^ u32::from_le_bytes(*b"xyz\0"));
         assert_eq!(entry_hash(b"\xe9", b"", true), 0xffff_ffe9);
         // The checksum depends on the block number.
         let other = parse_block(&blk, 78, Some(seed)).unwrap();
@@ -1126,22 +1136,22 @@ mod tests {
     #[test]
     fn block_malformed() {
         let good = sample_block(1024);
-        let mut a = good.clone();
-        a[3] = 0;
-        assert!(parse_block(&a, 1, None).is_err());
-        let mut b = good.clone();
-        b[8] = 2;
-        assert!(parse_block(&b, 1, None).is_err());
+        let mut bad_magic = good.clone();
+        bad_magic[3] = 0;
+        assert!(parse_block(&bad_magic, 1, None).is_err());
+        let mut bad_blocks = good.clone();
+        bad_blocks[8] = 2;
+        assert!(parse_block(&bad_blocks, 1, None).is_err());
         assert!(parse_block(&good[..20], 1, None).is_err());
-        let mut c = good.clone();
+        let mut unsorted = good.clone();
         // unsorted: the first entry moves to security. (index 6), after user.bb (index 1)
-        c[33] = 6;
-        assert!(!parse_block(&c, 1, None).unwrap().sorted);
-        for i in 0..80 {
-            for v in [0u8, 1, 0xff] {
-                let mut d = good.clone();
-                d[i] = v;
-                let _ = parse_block(&d, 1, Some(1));
+        unsorted[33] = 6;
+        assert!(!parse_block(&unsorted, 1, None).unwrap().sorted);
+        for pos in 0..80 {
+            for byte in [0u8, 1, 0xff] {
+                let mut corrupt = good.clone();
+                corrupt[pos] = byte;
+                let _ = parse_block(&corrupt, 1, Some(1));
             }
         }
     }
@@ -1155,19 +1165,19 @@ mod tests {
         disk.extend_from_slice(&[4, 0, 4, 0]);
         disk.extend_from_slice(&[0x10, 0, 4, 0]);
         disk.extend_from_slice(&[0x20, 0, 0, 0]);
-        let e = decode_acl_disk(&disk).unwrap();
-        assert_eq!(e.len(), 5);
-        assert_eq!(e[1].id, Some(1000));
-        assert_eq!(acl_disk_size(&e), 28);
+        let entries = decode_acl_disk(&disk).unwrap();
+        assert_eq!(entries.len(), 5);
+        assert_eq!(entries[1].id, Some(1000));
+        assert_eq!(acl_disk_size(&entries), 28);
         assert_eq!(disk.len(), 28);
         let mut vfs = vec![2, 0, 0, 0];
-        for x in &e {
-            vfs.extend_from_slice(&x.tag.to_le_bytes());
-            vfs.extend_from_slice(&x.perm.to_le_bytes());
-            vfs.extend_from_slice(&x.id.unwrap_or(u32::MAX).to_le_bytes());
+        for entry in &entries {
+            vfs.extend_from_slice(&entry.tag.to_le_bytes());
+            vfs.extend_from_slice(&entry.perm.to_le_bytes());
+            vfs.extend_from_slice(&entry.id.unwrap_or(u32::MAX).to_le_bytes());
         }
         assert_eq!(vfs.len(), 44);
-        assert_eq!(decode_acl_vfs(&vfs).unwrap(), e);
+        assert_eq!(decode_acl_vfs(&vfs).unwrap(), entries);
         assert!(decode_acl_disk(&disk[..27]).is_err());
         assert!(decode_acl_disk(&[2, 0, 0, 0]).is_err());
     }
@@ -1178,10 +1188,10 @@ mod tests {
         v2[0..4].copy_from_slice(&0x0200_0001u32.to_le_bytes());
         v2[4] = 0x00;
         v2[5] = 0x04; // CAP_NET_BIND_SERVICE = bit 10
-        let c = decode_capability(&v2).unwrap();
-        assert_eq!(c.version, 2);
-        assert!(c.effective);
-        assert_eq!(c.permitted, 1 << 10);
+        let cap = decode_capability(&v2).unwrap();
+        assert_eq!(cap.version, 2);
+        assert!(cap.effective);
+        assert_eq!(cap.permitted, 1 << 10);
         let mut v3 = v2.clone();
         v3[3] = 3;
         v3.extend_from_slice(&1000u32.to_le_bytes());
