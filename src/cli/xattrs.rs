@@ -593,7 +593,7 @@ fn text_shared_blocks(text: &mut String, report: &Report) {
     for shared_block in shared.iter().take(10) {
         out!(
             text,
-            "  shared_block {}: {} inodes, refcount {}",
+            "  block {}: {} inodes, refcount {}",
             shared_block.block,
             shared_block.inodes,
             shared_block.refcount
