@@ -83,17 +83,17 @@ pub struct FindArgs {
 pub struct TypeSet(Vec<u16>);
 
 /// `--type f,d` as i_mode types.
-fn parse_types(s: &str) -> Result<TypeSet, String> {
-    s.split(',')
-        .map(|t| {
-            let mut c = t.chars();
-            match (c.next(), c.next()) {
-                (Some(l), None) => find::TYPE_LETTERS
+fn parse_types(spec: &str) -> Result<TypeSet, String> {
+    spec.split(',')
+        .map(|item| {
+            let mut chars = item.chars();
+            match (chars.next(), chars.next()) {
+                (Some(letter), None) => find::TYPE_LETTERS
                     .iter()
-                    .find(|(x, _)| *x == l)
+                    .find(|(x, _)| *x == letter)
                     .map(|(_, m)| *m)
-                    .ok_or_else(|| format!("`{t}`: not one of f d l b c p s")),
-                _ => Err(format!("`{t}`: one letter of f d l b c p s")),
+                    .ok_or_else(|| format!("`{item}`: not one of f d l b c p s")),
+                _ => Err(format!("`{item}`: one letter of f d l b c p s")),
             }
         })
         .collect::<Result<Vec<u16>, String>>()
@@ -199,11 +199,11 @@ pub fn run(args: &FindArgs) -> anyhow::Result<i32> {
         }
     }
     out.flush()?;
-    for p in &found.problems {
+    for problem in &found.problems {
         super::say(format_args!(
             "{}: {}",
             args.image.display(),
-            e4inspect::format::escape::c_string(p.message.as_bytes())
+            e4inspect::format::escape::c_string(problem.message.as_bytes())
         ));
     }
     if found.problem_count > found.problems.len() as u64 {
@@ -227,9 +227,9 @@ fn record(fs: &Filesystem, query: &Query, path: &[u8], ino: u32) -> FindRecord {
             name: x.name,
             location: x.location.kind().to_string(),
             value_size: x.value_size,
-            text: x.value.as_ref().and_then(|v| {
-                let v = v.strip_suffix(b"\0").unwrap_or(v);
-                std::str::from_utf8(v).ok().map(str::to_string)
+            text: x.value.as_ref().and_then(|value| {
+                let value = value.strip_suffix(b"\0").unwrap_or(value);
+                std::str::from_utf8(value).ok().map(str::to_string)
             }),
             hex: x
                 .value

@@ -219,10 +219,10 @@ pub struct XattrsDocument {
     pub seconds: Option<f64>,
 }
 
-fn bucket_label(i: usize) -> String {
+fn bucket_label(bucket: usize) -> String {
     match (
-        i.checked_sub(1).and_then(|j| FOOTPRINT_BUCKETS.get(j)),
-        FOOTPRINT_BUCKETS.get(i),
+        bucket.checked_sub(1).and_then(|j| FOOTPRINT_BUCKETS.get(j)),
+        FOOTPRINT_BUCKETS.get(bucket),
     ) {
         (None, Some(hi)) => format!("1-{hi}"),
         (Some(lo), Some(hi)) => format!("{}-{hi}", lo + 1),
@@ -258,13 +258,13 @@ pub fn run(args: XattrsArgs) -> anyhow::Result<i32> {
     let report = scan_image(&fs, &args);
     // Blocks a metadata-only image (e2image) does not hold leave the report incomplete: 8.
     // Its figures would count the absent blocks as holding nothing: one line instead.
-    if let Some(p) = report
+    if let Some(problem) = report
         .counts
         .problems
         .iter()
-        .find(|p| p.message.contains(e4inspect::error::ABSENT))
+        .find(|problem| problem.message.contains(e4inspect::error::ABSENT))
     {
-        anyhow::bail!("{}: {}", args.image.display(), p.message);
+        anyhow::bail!("{}: {}", args.image.display(), problem.message);
     }
     let status = if report.counts.problem_count > 0 {
         4
@@ -317,21 +317,21 @@ fn histogram_json(st: &scan::XattrStats) -> Vec<BucketJson> {
 }
 
 /// The per-decoder summaries as JSON.
-fn decoders_json(d: &scan::DecoderSummary) -> DecodersJson {
+fn decoders_json(decoders: &scan::DecoderSummary) -> DecodersJson {
     DecodersJson {
         dos_attributes: DosSummaryJson {
-            files: d.dos_files,
-            undecodable: d.dos_undecodable,
-            by_attribute: d
+            files: decoders.dos_files,
+            undecodable: decoders.dos_undecodable,
+            by_attribute: decoders
                 .dos_attributes()
                 .into_iter()
                 .map(|(attribute, files)| CountJson { attribute, files })
                 .collect(),
         },
         lustre_stripe_counts: StripeSummaryJson {
-            files: d.lov_files,
-            undecodable: d.lov_undecodable,
-            by_stripe_count: d
+            files: decoders.lov_files,
+            undecodable: decoders.lov_undecodable,
+            by_stripe_count: decoders
                 .stripe_counts()
                 .into_iter()
                 .map(|(stripe_count, files)| StripeCountJson {
@@ -344,7 +344,7 @@ fn decoders_json(d: &scan::DecoderSummary) -> DecodersJson {
 }
 
 /// The `--json` document of one scan.
-fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
+fn json_document(args: &XattrsArgs, report: Report) -> XattrsDocument {
     let Report {
         st,
         counts,
@@ -352,7 +352,7 @@ fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
         shared,
         largest,
         secs,
-    } = r;
+    } = report;
     XattrsDocument {
         schema_version: SchemaVersion,
         image: args.image.display().to_string(),
@@ -372,13 +372,13 @@ fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
         footprint_max: st.footprint_max,
         top_names: top
             .iter()
-            .map(|(n, s)| NameJson {
-                name: n.clone(),
-                count: s.count,
-                bytes: s.bytes,
-                in_inode: s.in_inode,
-                in_block: s.in_block,
-                in_ea_inode: s.in_ea_inode,
+            .map(|(name, stat)| NameJson {
+                name: name.clone(),
+                count: stat.count,
+                bytes: stat.bytes,
+                in_inode: stat.in_inode,
+                in_block: stat.in_block,
+                in_ea_inode: stat.in_ea_inode,
             })
             .collect(),
         distinct_names: st.distinct_names(),
@@ -401,34 +401,34 @@ fn json_document(args: &XattrsArgs, r: Report) -> XattrsDocument {
 }
 
 /// The whole text report.
-fn text_report(args: &XattrsArgs, r: &Report) -> String {
-    let mut o = String::new();
-    text_summary(&mut o, args, r);
-    text_histogram(&mut o, &r.st);
-    text_top_names(&mut o, r);
-    text_decoders(&mut o, r);
-    text_shared_blocks(&mut o, r);
-    text_largest(&mut o, args, &r.largest);
-    text_problems(&mut o, &r.counts);
-    o
+fn text_report(args: &XattrsArgs, report: &Report) -> String {
+    let mut text = String::new();
+    text_summary(&mut text, args, report);
+    text_histogram(&mut text, &report.st);
+    text_top_names(&mut text, report);
+    text_decoders(&mut text, report);
+    text_shared_blocks(&mut text, report);
+    text_largest(&mut text, args, &report.largest);
+    text_problems(&mut text, &report.counts);
+    text
 }
 
 /// Share of the inodes with xattrs, in percent.
-fn percent_of_xattr_inodes(st: &scan::XattrStats, n: u64) -> f64 {
+fn percent_of_xattr_inodes(st: &scan::XattrStats, count: u64) -> f64 {
     if st.inodes_with_xattrs == 0 {
         0.0
     } else {
-        100.0 * n as f64 / st.inodes_with_xattrs as f64
+        100.0 * count as f64 / st.inodes_with_xattrs as f64
     }
 }
 
 /// The counts: inodes scanned, where their xattrs live, bytes used.
-fn text_summary(o: &mut String, args: &XattrsArgs, r: &Report) {
-    let (st, counts) = (&r.st, &r.counts);
+fn text_summary(text: &mut String, args: &XattrsArgs, report: &Report) {
+    let (st, counts) = (&report.st, &report.counts);
     let pct = |n: u64| percent_of_xattr_inodes(st, n);
-    out!(o, "Image: {}", args.image.display());
+    out!(text, "Image: {}", args.image.display());
     out!(
-        o,
+        text,
         "Inodes scanned: {} ({} groups, {} uninitialised, {} unused inode slots skipped)",
         counts.inodes_in_use,
         counts.groups,
@@ -436,66 +436,66 @@ fn text_summary(o: &mut String, args: &XattrsArgs, r: &Report) {
         counts.inodes_unused_tail
     );
     out!(
-        o,
+        text,
         "Inodes with xattrs: {} ({} xattrs, {} value bytes)",
         st.inodes_with_xattrs,
         st.xattr_count,
         st.value_bytes
     );
     out!(
-        o,
+        text,
         "  all in inode:    {:>10} ({:.1}%)",
         st.all_in_inode,
         pct(st.all_in_inode)
     );
     out!(
-        o,
+        text,
         "  spill to block:  {:>10} ({:.1}%)",
         st.spill_to_block,
         pct(st.spill_to_block)
     );
     out!(
-        o,
+        text,
         "  use EA inodes:   {:>10} ({:.1}%)",
         st.use_ea_inode,
         pct(st.use_ea_inode)
     );
-    out!(o,
+    out!(text,
         "Bytes used: {} in inodes, {} in xattr blocks (per referencing inode), {} in EA inodes; {} in-inode bytes still free",
         st.bytes_in_inode, st.bytes_in_blocks, st.bytes_in_ea_inodes, st.inode_bytes_free
     );
     if st.ea_value_inodes > 0 {
-        out!(o, "EA value inodes: {}", st.ea_value_inodes);
+        out!(text, "EA value inodes: {}", st.ea_value_inodes);
     }
 }
 
 /// The footprint histogram table (non-empty buckets).
-fn text_histogram(o: &mut String, st: &scan::XattrStats) {
-    let mut t = table::styled();
-    t.set_header(vec!["xattr footprint (bytes)", "inodes"]);
-    for (i, &n) in st.footprint_hist.iter().enumerate() {
-        if n > 0 {
-            t.add_row(vec![bucket_label(i), n.to_string()]);
+fn text_histogram(text: &mut String, st: &scan::XattrStats) {
+    let mut histogram = table::styled();
+    histogram.set_header(vec!["xattr footprint (bytes)", "inodes"]);
+    for (bucket, &inodes) in st.footprint_hist.iter().enumerate() {
+        if inodes > 0 {
+            histogram.add_row(vec![bucket_label(bucket), inodes.to_string()]);
         }
     }
     if st.inodes_with_xattrs > 0 {
         out!(
-            o,
+            text,
             "Per-inode footprint (entries + values, all locations), max {}:",
             st.footprint_max
         );
-        out!(o, "{t}");
+        out!(text, "{histogram}");
     }
 }
 
 /// The most common names table.
-fn text_top_names(o: &mut String, r: &Report) {
-    if r.top.is_empty() {
+fn text_top_names(text: &mut String, report: &Report) {
+    if report.top.is_empty() {
         return;
     }
-    let st = &r.st;
-    let mut t = table::styled();
-    t.set_header(vec![
+    let st = &report.st;
+    let mut names_table = table::styled();
+    names_table.set_header(vec![
         "name",
         "count",
         "value bytes",
@@ -504,20 +504,20 @@ fn text_top_names(o: &mut String, r: &Report) {
         "in block",
         "in EA inode",
     ]);
-    for (n, s) in &r.top {
-        t.add_row(vec![
+    for (name, stat) in &report.top {
+        names_table.add_row(vec![
             // Names come from disk: escaped as debugfs escapes them, never raw.
-            e4inspect::format::escape::c_string(n.as_bytes()),
-            s.count.to_string(),
-            s.bytes.to_string(),
-            format!("{:.1}", s.bytes as f64 / s.count.max(1) as f64),
-            s.in_inode.to_string(),
-            s.in_block.to_string(),
-            s.in_ea_inode.to_string(),
+            e4inspect::format::escape::c_string(name.as_bytes()),
+            stat.count.to_string(),
+            stat.bytes.to_string(),
+            format!("{:.1}", stat.bytes as f64 / stat.count.max(1) as f64),
+            stat.in_inode.to_string(),
+            stat.in_block.to_string(),
+            stat.in_ea_inode.to_string(),
         ]);
     }
     out!(
-        o,
+        text,
         "Most common names ({} distinct{}):",
         st.distinct_names(),
         if st.names_untracked > 0 {
@@ -526,24 +526,24 @@ fn text_top_names(o: &mut String, r: &Report) {
             String::new()
         }
     );
-    out!(o, "{t}");
+    out!(text, "{names_table}");
 }
 
 /// Files by DOS attribute and Lustre layouts by stripe count, when the image has such values.
-fn text_decoders(o: &mut String, r: &Report) {
-    let d = &r.st.decoders;
-    if d.dos_files + d.dos_undecodable > 0 {
-        let attrs: Vec<String> = d
+fn text_decoders(text: &mut String, report: &Report) {
+    let decoders = &report.st.decoders;
+    if decoders.dos_files + decoders.dos_undecodable > 0 {
+        let attrs: Vec<String> = decoders
             .dos_attributes()
             .iter()
             .map(|(a, n)| format!("{a} {n}"))
             .collect();
         out!(
-            o,
+            text,
             "Samba DOS attributes (user.DOSATTRIB): {} files{}: {}",
-            d.dos_files,
-            if d.dos_undecodable > 0 {
-                format!(", {} undecodable", d.dos_undecodable)
+            decoders.dos_files,
+            if decoders.dos_undecodable > 0 {
+                format!(", {} undecodable", decoders.dos_undecodable)
             } else {
                 String::new()
             },
@@ -554,18 +554,18 @@ fn text_decoders(o: &mut String, r: &Report) {
             }
         );
     }
-    if d.lov_files + d.lov_undecodable > 0 {
-        let counts: Vec<String> = d
+    if decoders.lov_files + decoders.lov_undecodable > 0 {
+        let counts: Vec<String> = decoders
             .stripe_counts()
             .iter()
             .map(|(c, n)| format!("{c}: {n}"))
             .collect();
         out!(
-            o,
+            text,
             "Lustre layouts (trusted.lov) by stripe count: {}{}",
             counts.join(", "),
-            if d.lov_undecodable > 0 {
-                format!(" ({} undecodable)", d.lov_undecodable)
+            if decoders.lov_undecodable > 0 {
+                format!(" ({} undecodable)", decoders.lov_undecodable)
             } else {
                 String::new()
             }
@@ -574,51 +574,54 @@ fn text_decoders(o: &mut String, r: &Report) {
 }
 
 /// External xattr blocks and the first shared ones.
-fn text_shared_blocks(o: &mut String, r: &Report) {
-    let (st, shared) = (&r.st, &r.shared);
+fn text_shared_blocks(text: &mut String, report: &Report) {
+    let (st, shared) = (&report.st, &report.shared);
     out!(
-        o,
+        text,
         "External xattr blocks: {} distinct, {} shared by several inodes{}",
         st.distinct_blocks(),
-        shared.iter().filter(|b| b.inodes > 1).count(),
+        shared
+            .iter()
+            .filter(|shared_block| shared_block.inodes > 1)
+            .count(),
         if st.blocks_untracked > 0 {
             format!(" ({} references untracked)", st.blocks_untracked)
         } else {
             String::new()
         }
     );
-    for b in shared.iter().take(10) {
+    for shared_block in shared.iter().take(10) {
         out!(
-            o,
+            text,
             "  block {}: {} inodes, refcount {}",
-            b.block,
-            b.inodes,
-            b.refcount
+            shared_block.block,
+            shared_block.inodes,
+            shared_block.refcount
         );
     }
 }
 
 /// The inodes with the largest footprints among those spilling out of the inode.
-fn text_largest(o: &mut String, args: &XattrsArgs, largest: &[LargestJson]) {
+fn text_largest(text: &mut String, args: &XattrsArgs, largest: &[LargestJson]) {
     if largest.is_empty() {
         return;
     }
     out!(
-        o,
+        text,
         "Largest xattr footprints among inodes spilling to a block or an EA inode (--list {}):",
         args.list
     );
-    for l in largest {
+    for entry in largest {
         out!(
-            o,
+            text,
             "  {:>8} bytes  inode {}  {}{}",
-            l.footprint,
-            l.ino,
-            l.path.as_deref().map_or_else(
+            entry.footprint,
+            entry.ino,
+            entry.path.as_deref().map_or_else(
                 || "(no path found)".to_string(),
                 |p| p.escape_debug().to_string()
             ),
-            match (l.spills_to_block, l.uses_ea_inode) {
+            match (entry.spills_to_block, entry.uses_ea_inode) {
                 (true, true) => "  [block, EA inode]",
                 (true, _) => "  [block]",
                 _ => "  [EA inode]",
@@ -628,16 +631,16 @@ fn text_largest(o: &mut String, args: &XattrsArgs, largest: &[LargestJson]) {
 }
 
 /// The problems the scan met, escaped.
-fn text_problems(o: &mut String, counts: &scan::ScanCounts) {
+fn text_problems(text: &mut String, counts: &scan::ScanCounts) {
     if counts.problem_count == 0 {
         return;
     }
-    out!(o, "Problems: {}", counts.problem_count);
-    for p in &counts.problems {
+    out!(text, "Problems: {}", counts.problem_count);
+    for problem in &counts.problems {
         out!(
-            o,
+            text,
             "  {}",
-            e4inspect::format::escape::c_string(p.message.as_bytes())
+            e4inspect::format::escape::c_string(problem.message.as_bytes())
         );
     }
 }

@@ -54,23 +54,23 @@ pub enum Cmp {
 
 impl Cmp {
     /// Parse `N`, `+N` or `-N`.
-    pub fn parse(s: &str) -> Result<Cmp, String> {
+    pub fn parse(text: &str) -> Result<Cmp, String> {
         let num = |t: &str| {
             t.parse::<u64>()
-                .map_err(|_| format!("`{s}`: expected N, +N or -N (a decimal number)"))
+                .map_err(|_| format!("`{text}`: expected N, +N or -N (a decimal number)"))
         };
-        match s.as_bytes().first() {
-            Some(b'+') => Ok(Cmp::Gt(num(&s[1..])?)),
-            Some(b'-') => Ok(Cmp::Lt(num(&s[1..])?)),
-            _ => Ok(Cmp::Eq(num(s)?)),
+        match text.as_bytes().first() {
+            Some(b'+') => Ok(Cmp::Gt(num(&text[1..])?)),
+            Some(b'-') => Ok(Cmp::Lt(num(&text[1..])?)),
+            _ => Ok(Cmp::Eq(num(text)?)),
         }
     }
     /// Does `v` pass?
-    pub fn test(self, v: u64) -> bool {
+    pub fn test(self, value: u64) -> bool {
         match self {
-            Cmp::Eq(n) => v == n,
-            Cmp::Gt(n) => v > n,
-            Cmp::Lt(n) => v < n,
+            Cmp::Eq(n) => value == n,
+            Cmp::Gt(n) => value > n,
+            Cmp::Lt(n) => value < n,
         }
     }
 }
@@ -87,19 +87,19 @@ pub struct SizeTest {
 
 impl SizeTest {
     /// Parse find's `-size` argument: `[+-]N[cwbkMG]`.
-    pub fn parse(s: &str) -> Result<SizeTest, String> {
-        let (num, unit) = match s.as_bytes().last() {
-            Some(b'c') => (&s[..s.len() - 1], 1),
-            Some(b'w') => (&s[..s.len() - 1], 2),
-            Some(b'b') => (&s[..s.len() - 1], 512),
-            Some(b'k') => (&s[..s.len() - 1], 1024),
-            Some(b'M') => (&s[..s.len() - 1], 1 << 20),
-            Some(b'G') => (&s[..s.len() - 1], 1 << 30),
-            _ => (s, 512),
+    pub fn parse(text: &str) -> Result<SizeTest, String> {
+        let (num, unit) = match text.as_bytes().last() {
+            Some(b'c') => (&text[..text.len() - 1], 1),
+            Some(b'w') => (&text[..text.len() - 1], 2),
+            Some(b'b') => (&text[..text.len() - 1], 512),
+            Some(b'k') => (&text[..text.len() - 1], 1024),
+            Some(b'M') => (&text[..text.len() - 1], 1 << 20),
+            Some(b'G') => (&text[..text.len() - 1], 1 << 30),
+            _ => (text, 512),
         };
         Ok(SizeTest {
             cmp: Cmp::parse(num)
-                .map_err(|_| format!("`{s}`: expected find's -size syntax, [+-]N[cwbkMG]"))?,
+                .map_err(|_| format!("`{text}`: expected find's -size syntax, [+-]N[cwbkMG]"))?,
             unit,
         })
     }
@@ -134,20 +134,20 @@ impl XattrTest {
     /// Parse `NAME`, `NAME=VALUE` or `NAME=~REGEX`. VALUE is read as `setfattr -v` reads one:
     /// `0x` then hex digits, `0s` then base64, text in double quotes (the quotes removed), or
     /// plain text.
-    pub fn parse(s: &str) -> Result<XattrTest, String> {
-        let Some((name, v)) = s.split_once('=') else {
+    pub fn parse(text: &str) -> Result<XattrTest, String> {
+        let Some((name, raw_value)) = text.split_once('=') else {
             return Ok(XattrTest {
-                name: s.to_string(),
+                name: text.to_string(),
                 value: ValueTest::Any,
             });
         };
         if name.is_empty() {
-            return Err(format!("`{s}`: no attribute name before `=`"));
+            return Err(format!("`{text}`: no attribute name before `=`"));
         }
-        let value = if let Some(re) = v.strip_prefix('~') {
+        let value = if let Some(re) = raw_value.strip_prefix('~') {
             ValueTest::Regex(regex::bytes::Regex::new(re).map_err(|e| format!("`{re}`: {e}"))?)
         } else {
-            ValueTest::Exact(parse_value(v)?)
+            ValueTest::Exact(parse_value(raw_value)?)
         };
         Ok(XattrTest {
             name: name.to_string(),
@@ -165,11 +165,11 @@ impl XattrTest {
 }
 
 /// A value as `setfattr -v` takes it: `0x` hex, `0s` base64, `"text"` or text.
-pub fn parse_value(v: &str) -> Result<Vec<u8>, String> {
-    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+pub fn parse_value(text: &str) -> Result<Vec<u8>, String> {
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
         if digits.len() % 2 != 0 {
-            return Err(format!("`{v}`: an odd number of hex digits"));
+            return Err(format!("`{text}`: an odd number of hex digits"));
         }
         return digits
             .chunks(2)
@@ -177,33 +177,36 @@ pub fn parse_value(v: &str) -> Result<Vec<u8>, String> {
                 std::str::from_utf8(p)
                     .ok()
                     .and_then(|d| u8::from_str_radix(d, 16).ok())
-                    .ok_or_else(|| format!("`{v}`: not hex"))
+                    .ok_or_else(|| format!("`{text}`: not hex"))
             })
             .collect();
     }
-    if let Some(b64) = v.strip_prefix("0s").or_else(|| v.strip_prefix("0S")) {
-        return base64_decode(b64).ok_or_else(|| format!("`{v}`: not base64"));
+    if let Some(b64) = text.strip_prefix("0s").or_else(|| text.strip_prefix("0S")) {
+        return base64_decode(b64).ok_or_else(|| format!("`{text}`: not base64"));
     }
-    if let Some(q) = v.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
-        return Ok(q.as_bytes().to_vec());
+    if let Some(unquoted) = text
+        .strip_prefix('"')
+        .and_then(|unquoted| unquoted.strip_suffix('"'))
+    {
+        return Ok(unquoted.as_bytes().to_vec());
     }
-    Ok(v.as_bytes().to_vec())
+    Ok(text.as_bytes().to_vec())
 }
 
 /// Standard base64 (padding optional), `None` on another character.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes().filter(|&c| c != b'=') {
-        let d = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
+    for byte in text.bytes().filter(|&byte| byte != b'=') {
+        let sextet = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
             b'+' => 62,
             b'/' => 63,
             _ => return None,
         };
-        acc = (acc << 6) | u32::from(d);
+        acc = (acc << 6) | u32::from(sextet);
         bits += 6;
         if bits >= 8 {
             bits -= 8;
@@ -233,8 +236,8 @@ pub fn type_letter(mode: u16) -> char {
 }
 
 /// The `i_mode` type of a directory entry's file type byte (0 when unknown).
-fn mode_of_dirent_type(t: u8) -> u16 {
-    match t {
+fn mode_of_dirent_type(file_type: u8) -> u16 {
+    match file_type {
         1 => S_IFREG,
         2 => S_IFDIR,
         3 => S_IFCHR,
@@ -275,25 +278,25 @@ pub const LSATTR_LETTERS: [(char, u32); 23] = [
 
 /// `--flags`: comma-separated flag names as debugfs prints them (`IMMUTABLE`, `EXTENTS`; any
 /// case) or runs of `lsattr` letters (`ie`); the mask of every flag named.
-pub fn parse_flags(s: &str) -> Result<u32, String> {
+pub fn parse_flags(spec: &str) -> Result<u32, String> {
     let mut mask = 0u32;
-    for tok in s.split(',').filter(|t| !t.is_empty()) {
+    for tok in spec.split(',').filter(|t| !t.is_empty()) {
         let up = tok.to_ascii_uppercase();
         let up = up.strip_suffix("_FL").unwrap_or(&up);
         if let Some((bit, _)) = inode::FLAG_NAMES.iter().find(|(_, n)| *n == up) {
             mask |= bit;
             continue;
         }
-        for c in tok.chars() {
+        for letter in tok.chars() {
             let (_, bit) = LSATTR_LETTERS
                 .iter()
-                .find(|(l, _)| *l == c)
+                .find(|(l, _)| *l == letter)
                 .ok_or_else(|| format!("`{tok}`: not a flag name nor lsattr letters"))?;
             mask |= bit;
         }
     }
     if mask == 0 {
-        return Err(format!("`{s}`: no flag named"));
+        return Err(format!("`{spec}`: no flag named"));
     }
     Ok(mask)
 }
@@ -304,8 +307,8 @@ pub type Stamp = (i64, u32);
 /// Parse a date for `--newer`: `@SECONDS[.FRACTION]`, or `YYYY-MM-DD[ HH:MM[:SS]]` (a `T` for
 /// the space, a trailing `Z` allowed) in UTC. `None` when `s` is not a date (then it names a
 /// file in the image).
-pub fn parse_date(s: &str) -> Option<Stamp> {
-    if let Some(epoch) = s.strip_prefix('@') {
+pub fn parse_date(text: &str) -> Option<Stamp> {
+    if let Some(epoch) = text.strip_prefix('@') {
         let (secs, frac) = epoch.split_once('.').unwrap_or((epoch, ""));
         let secs: i64 = secs.parse().ok()?;
         if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
@@ -314,38 +317,38 @@ pub fn parse_date(s: &str) -> Option<Stamp> {
         let nsec = format!("{frac:0<9}").parse::<u32>().ok()?;
         return Some((secs, nsec));
     }
-    let s = s.strip_suffix('Z').unwrap_or(s);
-    let (date, time) = s
+    let text = text.strip_suffix('Z').unwrap_or(text);
+    let (date, time) = text
         .split_once(['T', ' '])
-        .map_or((s, None), |(d, t)| (d, Some(t)));
-    let mut d = date.splitn(3, '-');
-    let y: i64 = d.next()?.parse().ok()?;
-    let m: u32 = d.next()?.parse().ok()?;
-    let day: u32 = d.next()?.parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || date.len() != 10 {
+        .map_or((text, None), |(d, t)| (d, Some(t)));
+    let mut date_parts = date.splitn(3, '-');
+    let year: i64 = date_parts.next()?.parse().ok()?;
+    let month: u32 = date_parts.next()?.parse().ok()?;
+    let day: u32 = date_parts.next()?.parse().ok()?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || date.len() != 10 {
         return None;
     }
-    let mut secs = days_from_civil(y, m, day) * 86400;
-    if let Some(t) = time {
-        let mut p = t.splitn(3, ':');
-        let h: i64 = p.next()?.parse().ok()?;
-        let mi: i64 = p.next()?.parse().ok()?;
-        let se: i64 = p.next().map_or(Some(0), |x| x.parse().ok())?;
-        if h > 23 || mi > 59 || se > 60 {
+    let mut secs = days_from_civil(year, month, day) * 86400;
+    if let Some(clock) = time {
+        let mut clock_parts = clock.splitn(3, ':');
+        let hour: i64 = clock_parts.next()?.parse().ok()?;
+        let mi: i64 = clock_parts.next()?.parse().ok()?;
+        let se: i64 = clock_parts.next().map_or(Some(0), |x| x.parse().ok())?;
+        if hour > 23 || mi > 59 || se > 60 {
             return None;
         }
-        secs += h * 3600 + mi * 60 + se;
+        secs += hour * 3600 + mi * 60 + se;
     }
     Some((secs, 0))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let mp = (i64::from(month) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
 }
@@ -434,8 +437,8 @@ impl Query {
         if self.flags != 0 && base.flags & self.flags != self.flags {
             return false;
         }
-        if let Some(s) = self.size {
-            if !s.test(base.size()) {
+        if let Some(size_test) = self.size {
+            if !size_test.test(base.size()) {
                 return false;
             }
         }
@@ -490,27 +493,27 @@ impl Query {
             }
         }
         let mut full: Option<inode::InodeXattrs<'_>> = None;
-        for t in &self.xattrs {
-            let in_body = body.iter().find(|e| entry_named(e, &t.name));
+        for xattr_test in &self.xattrs {
+            let in_body = body.iter().find(|e| entry_named(e, &xattr_test.name));
             let in_block = block
                 .as_ref()
-                .is_some_and(|b| b.entries.iter().any(|e| e.name == t.name));
+                .is_some_and(|b| b.entries.iter().any(|e| e.name == xattr_test.name));
             if in_body.is_none() && !in_block {
                 return false;
             }
-            if matches!(t.value, ValueTest::Any) {
+            if matches!(xattr_test.value, ValueTest::Any) {
                 continue;
             }
             let pass = match in_body {
-                Some(e) if e.value_inum == 0 => e.value.is_some_and(|v| t.value_passes(v)),
+                Some(e) if e.value_inum == 0 => e.value.is_some_and(|v| xattr_test.value_passes(v)),
                 _ => {
                     // In the block or an EA inode: read the inode's xattrs whole, once.
                     let all = full
                         .get_or_insert_with(|| inode::inode_xattrs(fs, raw, &Inode::parse(raw)));
                     all.items
                         .iter()
-                        .filter(|x| x.name == t.name)
-                        .any(|x| value_of(fs, x).is_some_and(|v| t.value_passes(&v)))
+                        .filter(|x| x.name == xattr_test.name)
+                        .any(|x| value_of(fs, x).is_some_and(|v| xattr_test.value_passes(&v)))
                 }
             };
             if !pass {
@@ -552,14 +555,15 @@ fn record_extra_isize(raw: &[u8]) -> u16 {
 
 /// Is `e`'s full name (as [`xattr::full_name`] spells it) `name`? Compared as bytes; a stored
 /// name that is not UTF-8 is compared as the lossy conversion `full_name` makes of it.
-fn entry_named(e: &xattr::Entry<'_>, name: &str) -> bool {
-    e.has_full_name(name) || (std::str::from_utf8(e.raw_name).is_err() && e.full_name() == name)
+fn entry_named(entry: &xattr::Entry<'_>, name: &str) -> bool {
+    entry.has_full_name(name)
+        || (std::str::from_utf8(entry.raw_name).is_err() && entry.full_name() == name)
 }
 
 /// An xattr's value wherever it lives (an EA inode's within the kernel's 64 KiB), `None` when it
 /// cannot be read.
-fn value_of(fs: &Filesystem, x: &inode::XattrItem<'_>) -> Option<Vec<u8>> {
-    crate::views::extract::xattr_value(fs, x).ok()
+fn value_of(fs: &Filesystem, item: &inode::XattrItem<'_>) -> Option<Vec<u8>> {
+    crate::views::extract::xattr_value(fs, item).ok()
 }
 
 /// One xattr of a found inode that an `--xattr` test names.
@@ -591,10 +595,10 @@ struct PassWorker {
 }
 
 impl PassWorker {
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, problem: Problem) {
         self.problem_count += 1;
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(p);
+            self.problems.push(problem);
         }
     }
 }
@@ -607,15 +611,15 @@ impl TableVisitor for InodePass<'_> {
     fn merge(&self, mut earlier: PassWorker, later: PassWorker) -> PassWorker {
         earlier.passed |= later.passed;
         earlier.problem_count += later.problem_count;
-        for p in later.problems {
+        for problem in later.problems {
             if earlier.problems.len() < MAX_PROBLEMS {
-                earlier.problems.push(p);
+                earlier.problems.push(problem);
             }
         }
         earlier
     }
     fn group_start(&self, _: &mut PassWorker, _: u32, _: u32) {}
-    fn inode(&self, w: &mut PassWorker, _group: u32, ino: u32, raw: &[u8]) {
+    fn inode(&self, worker: &mut PassWorker, _group: u32, ino: u32, raw: &[u8]) {
         let Some(base) = InodeBase::decode_fast(raw) else {
             return;
         };
@@ -623,15 +627,15 @@ impl TableVisitor for InodePass<'_> {
             return;
         }
         if self.query.inode_passes(self.fs, raw, &base, &self.cache) {
-            w.passed.insert(ino);
+            worker.passed.insert(ino);
         }
     }
-    fn group_end(&self, w: &mut PassWorker, group: u32, end: GroupEnd) {
+    fn group_end(&self, worker: &mut PassWorker, group: u32, end: GroupEnd) {
         match end {
             GroupEnd::OutsideImage(m) | GroupEnd::Partial(m) => {
-                w.problem(Problem::new(ProblemKind::Inode, m));
+                worker.problem(Problem::new(ProblemKind::Inode, m));
             }
-            GroupEnd::NoDescriptor => w.problem(Problem::new(
+            GroupEnd::NoDescriptor => worker.problem(Problem::new(
                 ProblemKind::Inode,
                 format!("group {group}: descriptor unreadable, its inodes not tested"),
             )),
@@ -657,10 +661,10 @@ pub struct Found {
 }
 
 impl Found {
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, problem: Problem) {
         self.problem_count += 1;
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(p);
+            self.problems.push(problem);
         }
     }
 }
@@ -668,11 +672,11 @@ impl Found {
 /// The last component of a start path as find tests it with `-name` (`/` for the root).
 fn start_name(start: &[u8]) -> &[u8] {
     let trimmed = {
-        let mut t = start;
-        while t.len() > 1 && t.ends_with(b"/") {
-            t = &t[..t.len() - 1];
+        let mut path = start;
+        while path.len() > 1 && path.ends_with(b"/") {
+            path = &path[..path.len() - 1];
         }
-        t
+        path
     };
     if trimmed == b"/" {
         return trimmed;
@@ -682,13 +686,13 @@ fn start_name(start: &[u8]) -> &[u8] {
 
 /// `start` joined with `name` as find joins them (no second `/` after a start ending in one).
 fn join(start: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut p = Vec::with_capacity(start.len() + 1 + name.len());
-    p.extend_from_slice(start);
+    let mut path = Vec::with_capacity(start.len() + 1 + name.len());
+    path.extend_from_slice(start);
     if !start.ends_with(b"/") {
-        p.push(b'/');
+        path.push(b'/');
     }
-    p.extend_from_slice(name);
-    p
+    path.extend_from_slice(name);
+    path
 }
 
 /// Calls `each(name, inode, file type byte)` for the live entries of directory `ino` (`.` and
@@ -707,9 +711,13 @@ fn each_dir_entry(
     let mut problems = Vec::new();
     let mut keep = |area: &[u8], problems: &mut Vec<Problem>, what: &dyn Fn() -> String| {
         let mut it = AreaEntries::new(area, 0);
-        for e in it.by_ref() {
-            if e.inode != 0 && e.name != b"." && e.name != b".." && !e.name.is_empty() {
-                each(e.name, e.inode, e.file_type);
+        for entry in it.by_ref() {
+            if entry.inode != 0
+                && entry.name != b"."
+                && entry.name != b".."
+                && !entry.name.is_empty()
+            {
+                each(entry.name, entry.inode, entry.file_type);
             }
         }
         if let Some((off, rec, len)) = it.bad {
@@ -738,12 +746,12 @@ fn each_dir_entry(
             return problems;
         }
     };
-    for (l, p) in blocks {
-        match fs.block_into(p, buf) {
-            Ok(()) => keep(buf, &mut problems, &|| format!("block {l}")),
+    for (logical, physical) in blocks {
+        match fs.block_into(physical, buf) {
+            Ok(()) => keep(buf, &mut problems, &|| format!("block {logical}")),
             Err(e) => problems.push(Problem::new(
                 ProblemKind::Directory,
-                format!("directory inode {ino}, block {l}: {e}"),
+                format!("directory inode {ino}, block {logical}: {e}"),
             )),
         }
     }
@@ -833,8 +841,8 @@ impl TreeCtx<'_> {
         if self.query.inum.is_some_and(|c| !c.test(u64::from(ino))) {
             return false;
         }
-        if let Some(p) = self.passed {
-            if !p.contains(ino) {
+        if let Some(passed) = self.passed {
+            if !passed.contains(ino) {
                 return false;
             }
         } else if !self.query.types.is_empty() && !self.query.types.contains(&mode_type) {
@@ -847,9 +855,9 @@ impl TreeCtx<'_> {
     /// from the inode.
     fn mode_type(&self, ino: u32, file_type: u8) -> u16 {
         if self.filetype {
-            let t = mode_of_dirent_type(file_type);
-            if t != 0 {
-                return t;
+            let from_entry = mode_of_dirent_type(file_type);
+            if from_entry != 0 {
+                return from_entry;
             }
         }
         self.fs
@@ -883,11 +891,11 @@ impl TreeCtx<'_> {
         // an entry printed or entered.
         let (matched, subdirs) = (&mut part.matched, &mut part.subdirs);
         part.problems = each_dir_entry(self.fs, dino, &ind, &raw, buf, &mut |name, ino, ft| {
-            let t = self.mode_type(ino, ft);
-            if self.passes(name, ino, t) {
+            let mode_type = self.mode_type(ino, ft);
+            if self.passes(name, ino, mode_type) {
                 matched.push_joined(dpath, name, ino);
             }
-            if t == S_IFDIR {
+            if mode_type == S_IFDIR {
                 subdirs.push((ino, join(dpath, name)));
             }
         });
@@ -897,15 +905,15 @@ impl TreeCtx<'_> {
 
 /// Compare paths as the output sorts them: component by component, bytes unsigned (a `/` sorts
 /// before any byte a name can hold).
-fn path_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+fn path_order(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
     let key = |c: &u8| if *c == b'/' { 0 } else { *c };
     // The common prefix compares equal whatever the mapping: the mapped comparison starts at the
     // first differing byte (not decided there alone: a `/` and a NUL, which a damaged name may
     // hold, map alike).
-    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let common = left.iter().zip(right).take_while(|(x, y)| x == y).count();
     let (rest_a, rest_b) = (
-        a.get(common..).unwrap_or(&[]),
-        b.get(common..).unwrap_or(&[]),
+        left.get(common..).unwrap_or(&[]),
+        right.get(common..).unwrap_or(&[]),
     );
     rest_a.iter().map(key).cmp(rest_b.iter().map(key))
 }
@@ -922,10 +930,10 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
             query,
             cache: XattrBlockCache::default(),
         };
-        let w = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
-        found.problem_count += w.problem_count;
-        found.problems = w.problems;
-        Some(w.passed)
+        let worker = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
+        found.problem_count += worker.problem_count;
+        found.problems = worker.problems;
+        Some(worker.passed)
     } else {
         None
     };
@@ -957,8 +965,8 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
         let mut next = Vec::new();
         for part in parts {
             found.paths.append(part.matched);
-            for p in part.problems {
-                found.problem(p);
+            for problem in part.problems {
+                found.problem(problem);
             }
             next.extend(part.subdirs.into_iter().filter(|(d, _)| seen.insert(*d)));
         }
@@ -972,44 +980,46 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
 /// `!`/`^`, ranges and `[:class:]`, `\` quoting the next byte; `*` and `?` match a leading `.`
 /// and `/` as find's `-name` lets them. Time is at most len(pattern) x len(name).
 pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n) = (0usize, 0usize);
+    let (mut pat_pos, mut name_pos) = (0usize, 0usize);
     // Where to resume after the last `*`: (pattern position after it, name position).
     let mut star: Option<(usize, usize)> = None;
     loop {
-        if p < pat.len() {
-            let c = pat[p];
-            if c == b'*' {
-                star = Some((p + 1, n));
-                p += 1;
+        if pat_pos < pat.len() {
+            let pat_byte = pat[pat_pos];
+            if pat_byte == b'*' {
+                star = Some((pat_pos + 1, name_pos));
+                pat_pos += 1;
                 continue;
             }
-            if let Some(&b) = name.get(n) {
-                let step = match c {
+            if let Some(&name_byte) = name.get(name_pos) {
+                let step = match pat_byte {
                     b'?' => Some(1),
-                    b'[' => match bracket(&pat[p..], b) {
+                    b'[' => match bracket(&pat[pat_pos..], name_byte) {
                         Some((true, len)) => Some(len),
                         Some((false, _)) => None,
                         // No closing `]`: a literal `[`.
-                        None => (b == b'[').then_some(1),
+                        None => (name_byte == b'[').then_some(1),
                     },
-                    b'\\' if p + 1 < pat.len() => (pat[p + 1] == b).then_some(2),
-                    _ => (c == b).then_some(1),
+                    b'\\' if pat_pos + 1 < pat.len() => {
+                        (pat[pat_pos + 1] == name_byte).then_some(2)
+                    }
+                    _ => (pat_byte == name_byte).then_some(1),
                 };
-                if let Some(s) = step {
-                    p += s;
-                    n += 1;
+                if let Some(step_len) = step {
+                    pat_pos += step_len;
+                    name_pos += 1;
                     continue;
                 }
             }
-        } else if n == name.len() {
+        } else if name_pos == name.len() {
             return true;
         }
         // Mismatch: let the last `*` take one more byte.
         match star {
             Some((sp, sn)) if sn < name.len() => {
                 star = Some((sp, sn + 1));
-                p = sp;
-                n = sn + 1;
+                pat_pos = sp;
+                name_pos = sn + 1;
             }
             _ => return false,
         }
@@ -1018,64 +1028,64 @@ pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
 
 /// A bracket expression at the start of `pat` tested on `c`: (matched, its length), `None` when
 /// it has no closing `]`.
-fn bracket(pat: &[u8], c: u8) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(pat.get(i), Some(b'!' | b'^'));
+fn bracket(pat: &[u8], byte: u8) -> Option<(bool, usize)> {
+    let mut pos = 1;
+    let negate = matches!(pat.get(pos), Some(b'!' | b'^'));
     if negate {
-        i += 1;
+        pos += 1;
     }
     let mut matched = false;
     let mut first = true;
     loop {
-        let b = *pat.get(i)?;
-        if b == b']' && !first {
-            return Some((matched != negate, i + 1));
+        let pat_byte = *pat.get(pos)?;
+        if pat_byte == b']' && !first {
+            return Some((matched != negate, pos + 1));
         }
         first = false;
-        if b == b'[' && pat.get(i + 1) == Some(&b':') {
-            let rest = pat.get(i + 2..)?;
+        if pat_byte == b'[' && pat.get(pos + 1) == Some(&b':') {
+            let rest = pat.get(pos + 2..)?;
             if let Some(end) = rest.windows(2).position(|w| w == b":]") {
-                matched |= in_class(&rest[..end], c);
-                i += 2 + end + 2;
+                matched |= in_class(&rest[..end], byte);
+                pos += 2 + end + 2;
                 continue;
             }
         }
-        let (lo, step) = if b == b'\\' {
-            (*pat.get(i + 1)?, 2)
+        let (lo, step) = if pat_byte == b'\\' {
+            (*pat.get(pos + 1)?, 2)
         } else {
-            (b, 1)
+            (pat_byte, 1)
         };
-        i += step;
-        if pat.get(i) == Some(&b'-') && pat.get(i + 1).is_some_and(|&x| x != b']') {
-            let hb = *pat.get(i + 1)?;
+        pos += step;
+        if pat.get(pos) == Some(&b'-') && pat.get(pos + 1).is_some_and(|&x| x != b']') {
+            let hb = *pat.get(pos + 1)?;
             let (hi, step) = if hb == b'\\' {
-                (*pat.get(i + 2)?, 3)
+                (*pat.get(pos + 2)?, 3)
             } else {
                 (hb, 2)
             };
-            i += step;
-            matched |= lo <= c && c <= hi;
+            pos += step;
+            matched |= lo <= byte && byte <= hi;
         } else {
-            matched |= c == lo;
+            matched |= byte == lo;
         }
     }
 }
 
 /// `[:class:]` in the C locale.
-fn in_class(class: &[u8], c: u8) -> bool {
+fn in_class(class: &[u8], byte: u8) -> bool {
     match class {
-        b"alpha" => c.is_ascii_alphabetic(),
-        b"digit" => c.is_ascii_digit(),
-        b"alnum" => c.is_ascii_alphanumeric(),
-        b"upper" => c.is_ascii_uppercase(),
-        b"lower" => c.is_ascii_lowercase(),
-        b"space" => matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c),
-        b"blank" => matches!(c, b' ' | b'\t'),
-        b"punct" => c.is_ascii_punctuation(),
-        b"print" => (0x20..0x7f).contains(&c),
-        b"graph" => (0x21..0x7f).contains(&c),
-        b"cntrl" => c < 0x20 || c == 0x7f,
-        b"xdigit" => c.is_ascii_hexdigit(),
+        b"alpha" => byte.is_ascii_alphabetic(),
+        b"digit" => byte.is_ascii_digit(),
+        b"alnum" => byte.is_ascii_alphanumeric(),
+        b"upper" => byte.is_ascii_uppercase(),
+        b"lower" => byte.is_ascii_lowercase(),
+        b"space" => matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c),
+        b"blank" => matches!(byte, b' ' | b'\t'),
+        b"punct" => byte.is_ascii_punctuation(),
+        b"print" => (0x20..0x7f).contains(&byte),
+        b"graph" => (0x21..0x7f).contains(&byte),
+        b"cntrl" => byte < 0x20 || byte == 0x7f,
+        b"xdigit" => byte.is_ascii_hexdigit(),
         _ => false,
     }
 }
@@ -1086,22 +1096,22 @@ mod tests {
 
     #[test]
     fn fnmatch_like_find_name() {
-        let m = |p: &str, n: &str| fnmatch(p.as_bytes(), n.as_bytes());
-        assert!(m("*.txt", "a.txt"));
-        assert!(m("*", ".hidden"));
-        assert!(m("?b*", "abc"));
-        assert!(!m("?b*", "bbc".get(1..).unwrap_or("")));
-        assert!(m("[a-c]x", "bx"));
-        assert!(!m("[!a-c]x", "bx"));
-        assert!(m("[]]", "]"));
-        assert!(m("[[:digit:]]*", "7up"));
-        assert!(m("\\*", "*"));
-        assert!(!m("\\*", "a"));
-        assert!(m("a[", "a["));
-        assert!(m("*a*b*c*", "xxaxxbxxcxx"));
-        assert!(!m("*a*b*c*d", "xxaxxbxxcxx"));
-        assert!(!m("abc", "abcd"));
-        assert!(m("", ""));
+        let matches = |p: &str, n: &str| fnmatch(p.as_bytes(), n.as_bytes());
+        assert!(matches("*.txt", "a.txt"));
+        assert!(matches("*", ".hidden"));
+        assert!(matches("?b*", "abc"));
+        assert!(!matches("?b*", "bbc".get(1..).unwrap_or("")));
+        assert!(matches("[a-c]x", "bx"));
+        assert!(!matches("[!a-c]x", "bx"));
+        assert!(matches("[]]", "]"));
+        assert!(matches("[[:digit:]]*", "7up"));
+        assert!(matches("\\*", "*"));
+        assert!(!matches("\\*", "a"));
+        assert!(matches("a[", "a["));
+        assert!(matches("*a*b*c*", "xxaxxbxxcxx"));
+        assert!(!matches("*a*b*c*d", "xxaxxbxxcxx"));
+        assert!(!matches("abc", "abcd"));
+        assert!(matches("", ""));
     }
 
     #[test]
@@ -1113,15 +1123,15 @@ mod tests {
 
     #[test]
     fn size_rounds_up_like_find() {
-        let t = |s: &str, size: u64| SizeTest::parse(s).map(|t| t.test(size)).unwrap_or(false);
-        assert!(t("-1M", 0));
-        assert!(!t("-1M", 1));
-        assert!(t("1M", 1));
-        assert!(t("1", 512));
-        assert!(t("2", 513));
-        assert!(t("+10c", 11));
-        assert!(!t("+10c", 10));
-        assert!(t("3k", 2049));
+        let passes = |s: &str, size: u64| SizeTest::parse(s).map(|t| t.test(size)).unwrap_or(false);
+        assert!(passes("-1M", 0));
+        assert!(!passes("-1M", 1));
+        assert!(passes("1M", 1));
+        assert!(passes("1", 512));
+        assert!(passes("2", 513));
+        assert!(passes("+10c", 11));
+        assert!(!passes("+10c", 10));
+        assert!(passes("3k", 2049));
         assert!(SizeTest::parse("1x").is_err());
     }
 
@@ -1132,8 +1142,10 @@ mod tests {
         assert_eq!(parse_value("\"hi\"").ok(), Some(b"hi".to_vec()));
         assert_eq!(parse_value("hi").ok(), Some(b"hi".to_vec()));
         assert!(parse_value("0x6").is_err());
-        let t = XattrTest::parse("user.a=~^h.$");
-        assert!(t.is_ok_and(|t| t.value_passes(b"hi") && !t.value_passes(b"hix")));
+        let parsed = XattrTest::parse("user.a=~^h.$");
+        assert!(
+            parsed.is_ok_and(|parsed| parsed.value_passes(b"hi") && !parsed.value_passes(b"hix"))
+        );
     }
 
     #[test]
@@ -1162,19 +1174,23 @@ mod tests {
         let paths: [&[u8]; 9] = [
             b"/", b"/a", b"/a/b", b"/a.c", b"/a/", b"/ab", b"", b"/\xff", b"/a\x00",
         ];
-        for a in paths {
-            for b in paths {
-                assert_eq!(path_order(a, b), reference(a, b), "{a:?} {b:?}");
+        for left in paths {
+            for right in paths {
+                assert_eq!(
+                    path_order(left, right),
+                    reference(left, right),
+                    "{left:?} {right:?}"
+                );
             }
         }
-        let mut p = Paths::default();
-        p.push_joined(b"/", b"b", 3);
+        let mut sorted = Paths::default();
+        sorted.push_joined(b"/", b"b", 3);
         let mut later = Paths::default();
         later.push_joined(b"/a", b"x", 5);
         later.push(b"/a", 4);
-        p.append(later);
-        p.sort();
-        let got: Vec<(&[u8], u32)> = p.iter().collect();
+        sorted.append(later);
+        sorted.sort();
+        let got: Vec<(&[u8], u32)> = sorted.iter().collect();
         assert_eq!(got, [(&b"/a"[..], 4), (b"/a/x", 5), (b"/b", 3)]);
     }
 

@@ -70,23 +70,23 @@ pub fn inode_paths_seen(
     sorted.sort_unstable();
     let mut read = 0usize;
     while walk.found.len() < wanted.len() && read < MAX_PATH_WALK_DIRS && !walk.queue.is_empty() {
-        let n = walk
+        let batch_len = walk
             .queue
             .len()
             .min(batch_max)
             .min(MAX_PATH_WALK_DIRS - read);
-        read += n;
-        let batch: Vec<(u32, Vec<u8>)> = walk.queue.drain(..n).collect();
+        read += batch_len;
+        let batch: Vec<(u32, Vec<u8>)> = walk.queue.drain(..batch_len).collect();
         let finds: Vec<Option<DirFinds>> = batch
             .par_iter()
             .map(|(dino, _)| dir_finds(fs, *dino, &sorted, &walk, seen_inodes))
             .collect();
-        for ((_, dpath), f) in batch.iter().zip(finds) {
+        for ((_, dpath), found_in_dir) in batch.iter().zip(finds) {
             if walk.found.len() == wanted.len() {
                 break;
             }
-            if let Some(f) = f {
-                walk.take(dpath, f);
+            if let Some(found_in_dir) = found_in_dir {
+                walk.take(dpath, found_in_dir);
             }
         }
     }
@@ -148,20 +148,20 @@ impl DirFinds {
 
 impl PathWalk {
     /// Take one directory's findings (directories in queue order, as a serial walk would).
-    fn take(&mut self, dpath: &[u8], f: DirFinds) {
+    fn take(&mut self, dpath: &[u8], findings: DirFinds) {
         let join = |name: &[u8]| {
-            let mut p = Vec::with_capacity(dpath.len() + 1 + name.len());
-            p.extend_from_slice(dpath);
-            p.push(b'/');
-            p.extend_from_slice(name);
-            p
+            let mut path = Vec::with_capacity(dpath.len() + 1 + name.len());
+            path.extend_from_slice(dpath);
+            path.push(b'/');
+            path.extend_from_slice(name);
+            path
         };
-        for (ino, name) in f.named {
+        for (ino, name) in findings.named {
             self.found
                 .entry(ino)
                 .or_insert_with(|| String::from_utf8_lossy(&join(&name)).into_owned());
         }
-        for (ino, name) in f.subdirs {
+        for (ino, name) in findings.subdirs {
             if self.queued.insert(ino) {
                 self.queue.push_back((ino, join(&name)));
             }
@@ -184,16 +184,16 @@ fn dir_finds(
     if !inode.is_dir() || inode.has_flag(crate::reader::dir::ENCRYPT_FL) {
         return None;
     }
-    let mut f = DirFinds::default();
+    let mut findings = DirFinds::default();
     crate::views::extract::each_dir_entry(fs, dino, &raw, &inode, &mut |name, ino| {
-        f.consider(name, ino, (wanted, walk), seen_inodes.is_dir(ino), |ino| {
+        findings.consider(name, ino, (wanted, walk), seen_inodes.is_dir(ino), |ino| {
             fs.inode_raw(ino)
                 .map(|r| Inode::parse(&r).is_dir())
                 .unwrap_or(false)
         });
     })
     .ok()?;
-    Some(f)
+    Some(findings)
 }
 
 /// One inode named in a listing: its footprint and why it is listed.
@@ -210,9 +210,9 @@ pub struct Listed {
 }
 
 /// Keep the `n` largest of `v` (by footprint, then inode number), sorted largest first.
-pub fn keep_largest(v: &mut Vec<Listed>, n: usize) {
-    v.sort_by(|a, b| b.footprint.cmp(&a.footprint).then(a.ino.cmp(&b.ino)));
-    v.truncate(n);
+pub fn keep_largest(listed: &mut Vec<Listed>, keep: usize) {
+    listed.sort_by(|a, b| b.footprint.cmp(&a.footprint).then(a.ino.cmp(&b.ino)));
+    listed.truncate(keep);
 }
 
 /// Count and value bytes of one xattr name, and where its instances live.
@@ -232,25 +232,25 @@ pub struct NameStat {
 
 impl NameStat {
     /// `n` instances at `loc` with `bytes` of values.
-    fn at(loc: XattrLocation, n: u64, bytes: u64) -> NameStat {
-        let mut s = NameStat {
-            count: n,
+    fn at(loc: XattrLocation, count: u64, bytes: u64) -> NameStat {
+        let mut stat = NameStat {
+            count,
             bytes,
             ..NameStat::default()
         };
         match loc {
-            XattrLocation::Inode => s.in_inode = n,
-            XattrLocation::Block(_) => s.in_block = n,
-            XattrLocation::EaInode(_) => s.in_ea_inode = n,
+            XattrLocation::Inode => stat.in_inode = count,
+            XattrLocation::Block(_) => stat.in_block = count,
+            XattrLocation::EaInode(_) => stat.in_ea_inode = count,
         }
-        s
+        stat
     }
-    fn absorb(&mut self, o: &NameStat) {
-        self.count += o.count;
-        self.bytes += o.bytes;
-        self.in_inode += o.in_inode;
-        self.in_block += o.in_block;
-        self.in_ea_inode += o.in_ea_inode;
+    fn absorb(&mut self, other: &NameStat) {
+        self.count += other.count;
+        self.bytes += other.bytes;
+        self.in_inode += other.in_inode;
+        self.in_block += other.in_block;
+        self.in_ea_inode += other.in_ea_inode;
     }
 }
 
@@ -273,49 +273,50 @@ pub struct DecoderSummary {
 }
 
 impl DecoderSummary {
-    fn add(&mut self, v: ValueSummary, n: u64) {
-        match v {
+    fn add(&mut self, summary: ValueSummary, count: u64) {
+        match summary {
             ValueSummary::Dos(attrib) => {
-                self.dos_files += n;
+                self.dos_files += count;
                 let mut known = 0;
                 for (slot, (bit, _)) in self.dos_by_attribute.iter_mut().zip(samba::FILE_ATTRIBUTES)
                 {
                     known |= bit;
                     if attrib & bit != 0 {
-                        *slot += n;
+                        *slot += count;
                     }
                 }
                 if attrib & !known != 0 {
                     if let Some(last) = self.dos_by_attribute.last_mut() {
-                        *last += n;
+                        *last += count;
                     }
                 }
             }
-            ValueSummary::DosUndecodable => self.dos_undecodable += n,
+            ValueSummary::DosUndecodable => self.dos_undecodable += count,
             ValueSummary::Stripes(c) => {
-                self.lov_files += n;
-                *self.stripe_counts.entry(c).or_default() += n;
+                self.lov_files += count;
+                *self.stripe_counts.entry(c).or_default() += count;
             }
-            ValueSummary::LovUndecodable => self.lov_undecodable += n,
+            ValueSummary::LovUndecodable => self.lov_undecodable += count,
         }
     }
-    fn merge(&mut self, o: DecoderSummary) {
-        self.dos_files += o.dos_files;
-        self.dos_undecodable += o.dos_undecodable;
-        for (a, b) in self.dos_by_attribute.iter_mut().zip(o.dos_by_attribute) {
-            *a += b;
+    fn merge(&mut self, other: DecoderSummary) {
+        self.dos_files += other.dos_files;
+        self.dos_undecodable += other.dos_undecodable;
+        for (slot, count) in self.dos_by_attribute.iter_mut().zip(other.dos_by_attribute) {
+            *slot += count;
         }
-        self.lov_files += o.lov_files;
-        self.lov_undecodable += o.lov_undecodable;
-        for (k, v) in o.stripe_counts {
-            *self.stripe_counts.entry(k).or_default() += v;
+        self.lov_files += other.lov_files;
+        self.lov_undecodable += other.lov_undecodable;
+        for (stripe_count, layouts) in other.stripe_counts {
+            *self.stripe_counts.entry(stripe_count).or_default() += layouts;
         }
     }
     /// `(stripe count, layouts)` by ascending stripe count.
     pub fn stripe_counts(&self) -> Vec<(u16, u64)> {
-        let mut v: Vec<(u16, u64)> = self.stripe_counts.iter().map(|(&k, &n)| (k, n)).collect();
-        v.sort_unstable();
-        v
+        let mut counts: Vec<(u16, u64)> =
+            self.stripe_counts.iter().map(|(&k, &n)| (k, n)).collect();
+        counts.sort_unstable();
+        counts
     }
     /// `(attribute name, values with it set)` for the attributes met, in table order.
     pub fn dos_attributes(&self) -> Vec<(String, u64)> {
@@ -323,11 +324,11 @@ impl DecoderSummary {
             .iter()
             .enumerate()
             .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| {
+            .map(|(index, &values)| {
                 let name = samba::FILE_ATTRIBUTES
-                    .get(i)
+                    .get(index)
                     .map_or("other bits", |(_, name)| name);
-                (name.to_string(), n)
+                (name.to_string(), values)
             })
             .collect()
     }
@@ -418,11 +419,11 @@ impl NameTable {
     /// Add `add` to name `key`'s statistics; false when the name is not tracked (the table was
     /// full when it was first met).
     fn add(&mut self, key: &[u8], add: &NameStat) -> bool {
-        let Some(i) = self.find(key) else {
+        let Some(index) = self.find(key) else {
             return false;
         };
-        if let Some((_, s)) = self.entries.get_mut(i) {
-            s.absorb(add);
+        if let Some((_, stat)) = self.entries.get_mut(index) {
+            stat.absorb(add);
         }
         true
     }
@@ -433,10 +434,10 @@ impl NameTable {
             .recent
             .iter()
             .position(|&i| self.entries.get(i).is_some_and(|(k, _)| k.as_ref() == key));
-        let i = match hit {
+        let index = match hit {
             Some(slot) => self.recent[slot],
             None => match self.index.get(key) {
-                Some(&i) => i,
+                Some(&index) => index,
                 None if self.entries.len() < MAX_NAMES => {
                     self.entries.push((key.into(), NameStat::default()));
                     self.index.insert(key.into(), self.entries.len() - 1);
@@ -448,8 +449,8 @@ impl NameTable {
         // Move it to the front (the slot it had, or the last one, makes room).
         let from = hit.unwrap_or(RECENT_NAMES - 1);
         self.recent.copy_within(..from, 1);
-        self.recent[0] = i;
-        Some(i)
+        self.recent[0] = index;
+        Some(index)
     }
 }
 
@@ -470,12 +471,12 @@ struct BodyItem<'a> {
 /// the stored name is UTF-8 (then the lossy conversion `full_name` makes changes nothing). The
 /// prefix is a whole `str`, so the joined bytes are UTF-8 exactly when the stored name is: one
 /// check of the joined name says both.
-fn stack_name<'b>(e: &xattr::Entry<'_>, buf: &'b mut [u8; NAME_BUF]) -> Option<&'b str> {
-    let prefix = xattr::index_prefix(e.index)?.as_bytes();
-    let len = prefix.len() + e.raw_name.len();
+fn stack_name<'b>(entry: &xattr::Entry<'_>, buf: &'b mut [u8; NAME_BUF]) -> Option<&'b str> {
+    let prefix = xattr::index_prefix(entry.index)?.as_bytes();
+    let len = prefix.len() + entry.raw_name.len();
     let out = buf.get_mut(..len)?;
     out[..prefix.len()].copy_from_slice(prefix);
-    out[prefix.len()..].copy_from_slice(e.raw_name);
+    out[prefix.len()..].copy_from_slice(entry.raw_name);
     std::str::from_utf8(out).ok()
 }
 
@@ -524,15 +525,15 @@ impl XattrStats {
     }
 
     fn add_block(&mut self, blk: u64, refcount: u32) {
-        if let Some(b) = self.blocks.get_mut(&blk) {
-            if let Some(c) = b.contrib.take() {
+        if let Some(block_use) = self.blocks.get_mut(&blk) {
+            if let Some(contrib) = block_use.contrib.take() {
                 // Keep the invariant: references in `seen` are all counted once this is None.
-                let n = u64::from(b.seen);
-                b.seen = b.seen.saturating_add(1);
-                self.count_block_entries(&c, n);
+                let refs = u64::from(block_use.seen);
+                block_use.seen = block_use.seen.saturating_add(1);
+                self.count_block_entries(&contrib, refs);
                 return;
             }
-            b.seen = b.seen.saturating_add(1);
+            block_use.seen = block_use.seen.saturating_add(1);
         } else if self.blocks.len() < MAX_BLOCKS {
             self.blocks.insert(
                 blk,
@@ -547,30 +548,32 @@ impl XattrStats {
         }
     }
 
-    fn add_name_n(&mut self, key: &[u8], n: u64, bytes: u64, loc: XattrLocation) {
-        if !self.names.add(key, &NameStat::at(loc, n, bytes)) {
-            self.names_untracked += n;
+    fn add_name_n(&mut self, key: &[u8], count: u64, bytes: u64, loc: XattrLocation) {
+        if !self.names.add(key, &NameStat::at(loc, count, bytes)) {
+            self.names_untracked += count;
         }
     }
 
     /// Count the entries of `b` for `n` referencing inodes.
-    fn count_block_entries(&mut self, b: &DecodedBlock, n: u64) {
-        for e in &b.entries {
-            self.xattr_count += n;
-            self.value_bytes += n * u64::from(e.value_size);
-            match e.location {
-                XattrLocation::EaInode(_) => self.bytes_in_ea_inodes += n * u64::from(e.value_size),
-                _ => self.bytes_in_blocks += n * e.cost as u64,
+    fn count_block_entries(&mut self, block: &DecodedBlock, count: u64) {
+        for entry in &block.entries {
+            self.xattr_count += count;
+            self.value_bytes += count * u64::from(entry.value_size);
+            match entry.location {
+                XattrLocation::EaInode(_) => {
+                    self.bytes_in_ea_inodes += count * u64::from(entry.value_size)
+                }
+                _ => self.bytes_in_blocks += count * entry.cost as u64,
             }
-            let k = e.name.as_bytes();
+            let key = entry.name.as_bytes();
             self.add_name_n(
-                &k[..k.len().min(257)],
-                n,
-                n * u64::from(e.value_size),
-                e.location,
+                &key[..key.len().min(257)],
+                count,
+                count * u64::from(entry.value_size),
+                entry.location,
             );
-            if let Some(sum) = e.summary {
-                self.decoders.add(sum, n);
+            if let Some(sum) = entry.summary {
+                self.decoders.add(sum, count);
             }
         }
     }
@@ -589,14 +592,14 @@ impl XattrStats {
             return InodePlacement::default();
         }
         let mut place = InodePlacement::default();
-        for x in &body.items {
+        for parsed in &body.items {
             let item = BodyItem {
-                value_size: x.value_size,
-                location: x.location,
-                cost: x.cost,
-                value: x.value.as_deref(),
+                value_size: parsed.value_size,
+                location: parsed.location,
+                cost: parsed.cost,
+                value: parsed.value.as_deref(),
             };
-            self.count_body_item(&mut place, &x.name, &item);
+            self.count_body_item(&mut place, &parsed.name, &item);
         }
         self.end_inode(place, block)
     }
@@ -619,14 +622,14 @@ impl XattrStats {
             return Some(InodePlacement::default());
         }
         let mut place = InodePlacement::default();
-        for e in &body.entries {
+        for entry in &body.entries {
             let item = BodyItem {
-                value_size: e.value_size,
+                value_size: entry.value_size,
                 location: XattrLocation::Inode,
-                cost: e.cost(),
-                value: e.value,
+                cost: entry.cost(),
+                value: entry.value,
             };
-            let name = stack_name(e, &mut buf)?;
+            let name = stack_name(entry, &mut buf)?;
             self.count_body_item(&mut place, name, &item);
         }
         Some(self.end_inode(place, block))
@@ -657,21 +660,25 @@ impl XattrStats {
     }
 
     /// Count one xattr of the inode body named `name`.
-    fn count_body_item(&mut self, place: &mut InodePlacement, name: &str, x: &BodyItem<'_>) {
+    fn count_body_item(&mut self, place: &mut InodePlacement, name: &str, item: &BodyItem<'_>) {
         self.xattr_count += 1;
-        self.value_bytes += u64::from(x.value_size);
-        match x.location {
+        self.value_bytes += u64::from(item.value_size);
+        match item.location {
             XattrLocation::EaInode(_) => {
                 place.ea_inode = true;
-                self.bytes_in_ea_inodes += u64::from(x.value_size);
-                place.footprint += u64::from(x.value_size);
+                self.bytes_in_ea_inodes += u64::from(item.value_size);
+                place.footprint += u64::from(item.value_size);
             }
-            _ => self.bytes_in_inode += x.cost as u64,
+            _ => self.bytes_in_inode += item.cost as u64,
         }
-        place.footprint += x.cost as u64;
-        let k = name.as_bytes();
-        self.add_name(&k[..k.len().min(MAX_KEY)], x.value_size, x.location);
-        self.summarize(name, x.value);
+        place.footprint += item.cost as u64;
+        let key = name.as_bytes();
+        self.add_name(
+            &key[..key.len().min(MAX_KEY)],
+            item.value_size,
+            item.location,
+        );
+        self.summarize(name, item.value);
     }
 
     /// The end of one inode's accounting: its block, its placement class.
@@ -680,35 +687,35 @@ impl XattrStats {
         mut place: InodePlacement,
         block: Option<&Arc<DecodedBlock>>,
     ) -> InodePlacement {
-        if let Some(b) = block {
-            place.block = b.spills();
-            place.ea_inode |= b.uses_ea_inode();
-            place.footprint += b.footprint();
-            if let Some(info) = &b.info {
-                self.add_block_shared(info.block, info.refcount, b);
+        if let Some(decoded) = block {
+            place.block = decoded.spills();
+            place.ea_inode |= decoded.uses_ea_inode();
+            place.footprint += decoded.footprint();
+            if let Some(info) = &decoded.info {
+                self.add_block_shared(info.block, info.refcount, decoded);
             } else {
-                self.count_block_entries(b, 1);
+                self.count_block_entries(decoded, 1);
             }
         }
         self.classify(&place);
         place
     }
 
-    fn add_block_shared(&mut self, blk: u64, refcount: u32, b: &Arc<DecodedBlock>) {
-        if let Some(u) = self.blocks.get_mut(&blk) {
-            u.seen = u.seen.saturating_add(1);
-            if u.contrib.is_none() {
+    fn add_block_shared(&mut self, blk: u64, refcount: u32, decoded: &Arc<DecodedBlock>) {
+        if let Some(block_use) = self.blocks.get_mut(&blk) {
+            block_use.seen = block_use.seen.saturating_add(1);
+            if block_use.contrib.is_none() {
                 // Seen before through add_inode (entries already counted there): count this one.
-                self.count_block_entries(b, 1);
+                self.count_block_entries(decoded, 1);
             }
         } else if self.blocks.len() < MAX_BLOCKS {
             // A block whose refcount says it is not shared is counted now, by this worker (the
             // leader then only merges counts); a shared one once per distinct block, at
             // `finish`, times its references. Either way each reference counts once.
             let contrib = if refcount > 1 {
-                Some(Arc::clone(b))
+                Some(Arc::clone(decoded))
             } else {
-                self.count_block_entries(b, 1);
+                self.count_block_entries(decoded, 1);
                 None
             };
             self.blocks.insert(
@@ -721,7 +728,7 @@ impl XattrStats {
             );
         } else {
             self.blocks_untracked += 1;
-            self.count_block_entries(b, 1);
+            self.count_block_entries(decoded, 1);
         }
     }
 
@@ -739,8 +746,8 @@ impl XattrStats {
             .iter()
             .position(|&b| place.footprint <= b)
             .unwrap_or(FOOTPRINT_BUCKETS.len());
-        if let Some(h) = self.footprint_hist.get_mut(bucket) {
-            *h += 1;
+        if let Some(slot) = self.footprint_hist.get_mut(bucket) {
+            *slot += 1;
         }
         self.footprint_max = self.footprint_max.max(place.footprint);
     }
@@ -753,8 +760,8 @@ impl XattrStats {
             .values_mut()
             .filter_map(|u| u.contrib.take().map(|c| (c, u64::from(u.seen))))
             .collect();
-        for (b, n) in pending {
-            self.count_block_entries(&b, n);
+        for (block, refs) in pending {
+            self.count_block_entries(&block, refs);
         }
     }
 
@@ -773,31 +780,31 @@ impl XattrStats {
         let (mut in_block, mut in_ea) = (false, false);
         let mut footprint = 0u64;
         let mut key = [0u8; 257];
-        for x in &xa.items {
+        for item in &xa.items {
             self.xattr_count += 1;
-            self.value_bytes += u64::from(x.value_size);
-            match x.location {
-                XattrLocation::Inode => self.bytes_in_inode += x.cost as u64,
+            self.value_bytes += u64::from(item.value_size);
+            match item.location {
+                XattrLocation::Inode => self.bytes_in_inode += item.cost as u64,
                 XattrLocation::Block(_) => {
                     in_block = true;
-                    self.bytes_in_blocks += x.cost as u64;
+                    self.bytes_in_blocks += item.cost as u64;
                 }
                 XattrLocation::EaInode(_) => {
                     in_ea = true;
-                    self.bytes_in_ea_inodes += u64::from(x.value_size);
-                    footprint += u64::from(x.value_size);
+                    self.bytes_in_ea_inodes += u64::from(item.value_size);
+                    footprint += u64::from(item.value_size);
                 }
             }
-            footprint += x.cost as u64;
-            let n = x.name.len().min(key.len());
-            key[..n].copy_from_slice(&x.name.as_bytes()[..n]);
-            self.add_name(&key[..n], x.value_size, x.location);
-            self.summarize(&x.name, x.value.as_deref());
+            footprint += item.cost as u64;
+            let len = item.name.len().min(key.len());
+            key[..len].copy_from_slice(&item.name.as_bytes()[..len]);
+            self.add_name(&key[..len], item.value_size, item.location);
+            self.summarize(&item.name, item.value.as_deref());
         }
         // Entries in the block count as a spill even when their values live in EA inodes.
-        if let Some(b) = &xa.block {
-            in_block |= b.space.used > 0;
-            self.add_block(b.block, b.refcount);
+        if let Some(block_info) = &xa.block {
+            in_block |= block_info.space.used > 0;
+            self.add_block(block_info.block, block_info.refcount);
         }
         if in_block {
             self.spill_to_block += 1;
@@ -812,87 +819,87 @@ impl XattrStats {
             .iter()
             .position(|&b| footprint <= b)
             .unwrap_or(FOOTPRINT_BUCKETS.len());
-        if let Some(h) = self.footprint_hist.get_mut(bucket) {
-            *h += 1;
+        if let Some(slot) = self.footprint_hist.get_mut(bucket) {
+            *slot += 1;
         }
         self.footprint_max = self.footprint_max.max(footprint);
     }
 
     /// Combine two partial results.
-    pub fn merge(mut self, o: XattrStats) -> XattrStats {
-        self.inodes_with_xattrs += o.inodes_with_xattrs;
-        self.all_in_inode += o.all_in_inode;
-        self.spill_to_block += o.spill_to_block;
-        self.use_ea_inode += o.use_ea_inode;
-        self.bytes_in_inode += o.bytes_in_inode;
-        self.bytes_in_blocks += o.bytes_in_blocks;
-        self.bytes_in_ea_inodes += o.bytes_in_ea_inodes;
-        self.xattr_count += o.xattr_count;
-        self.value_bytes += o.value_bytes;
-        self.ea_value_inodes += o.ea_value_inodes;
-        self.inode_bytes_free += o.inode_bytes_free;
-        for (a, b) in self.footprint_hist.iter_mut().zip(o.footprint_hist) {
-            *a += b;
+    pub fn merge(mut self, other: XattrStats) -> XattrStats {
+        self.inodes_with_xattrs += other.inodes_with_xattrs;
+        self.all_in_inode += other.all_in_inode;
+        self.spill_to_block += other.spill_to_block;
+        self.use_ea_inode += other.use_ea_inode;
+        self.bytes_in_inode += other.bytes_in_inode;
+        self.bytes_in_blocks += other.bytes_in_blocks;
+        self.bytes_in_ea_inodes += other.bytes_in_ea_inodes;
+        self.xattr_count += other.xattr_count;
+        self.value_bytes += other.value_bytes;
+        self.ea_value_inodes += other.ea_value_inodes;
+        self.inode_bytes_free += other.inode_bytes_free;
+        for (slot, count) in self.footprint_hist.iter_mut().zip(other.footprint_hist) {
+            *slot += count;
         }
-        self.footprint_max = self.footprint_max.max(o.footprint_max);
-        self.inodes_with_problems += o.inodes_with_problems;
-        self.names_untracked += o.names_untracked;
-        self.decoders.merge(o.decoders);
-        self.seen = std::mem::take(&mut self.seen).merge(o.seen);
-        for (k, v) in o.names.entries {
-            if !self.names.add(&k, &v) {
-                self.names_untracked += v.count;
+        self.footprint_max = self.footprint_max.max(other.footprint_max);
+        self.inodes_with_problems += other.inodes_with_problems;
+        self.names_untracked += other.names_untracked;
+        self.decoders.merge(other.decoders);
+        self.seen = std::mem::take(&mut self.seen).merge(other.seen);
+        for (name, stat) in other.names.entries {
+            if !self.names.add(&name, &stat) {
+                self.names_untracked += stat.count;
             }
         }
-        self.blocks_untracked += o.blocks_untracked;
-        self.blocks_decoded = self.blocks_decoded.max(o.blocks_decoded);
-        self.list_max = self.list_max.max(o.list_max);
-        self.largest.extend(o.largest);
+        self.blocks_untracked += other.blocks_untracked;
+        self.blocks_decoded = self.blocks_decoded.max(other.blocks_decoded);
+        self.list_max = self.list_max.max(other.list_max);
+        self.largest.extend(other.largest);
         keep_largest(&mut self.largest, self.list_max);
-        for (k, v) in o.blocks {
-            let Some(s) = self.blocks.get_mut(&k) else {
+        for (block, incoming) in other.blocks {
+            let Some(ours) = self.blocks.get_mut(&block) else {
                 if self.blocks.len() < MAX_BLOCKS {
-                    self.blocks.insert(k, v);
+                    self.blocks.insert(block, incoming);
                 } else {
-                    self.blocks_untracked += u64::from(v.seen);
-                    if let Some(c) = &v.contrib {
-                        self.count_block_entries(c, u64::from(v.seen));
+                    self.blocks_untracked += u64::from(incoming.seen);
+                    if let Some(contrib) = &incoming.contrib {
+                        self.count_block_entries(contrib, u64::from(incoming.seen));
                     }
                 }
                 continue;
             };
             // Invariant: with `contrib` every reference in `seen` is still to be counted,
             // without it every one was. When the two sides differ, count the pending side now.
-            let flush = match (&s.contrib, &v.contrib) {
-                (Some(c), None) => Some((Arc::clone(c), s.seen)),
-                (None, Some(c)) => Some((Arc::clone(c), v.seen)),
+            let flush = match (&ours.contrib, &incoming.contrib) {
+                (Some(contrib), None) => Some((Arc::clone(contrib), ours.seen)),
+                (None, Some(contrib)) => Some((Arc::clone(contrib), incoming.seen)),
                 _ => None,
             };
-            s.seen = s.seen.saturating_add(v.seen);
-            if let Some((c, n)) = flush {
-                s.contrib = None;
-                self.count_block_entries(&c, u64::from(n));
+            ours.seen = ours.seen.saturating_add(incoming.seen);
+            if let Some((contrib, refs)) = flush {
+                ours.contrib = None;
+                self.count_block_entries(&contrib, u64::from(refs));
             }
         }
         self
     }
 
     /// Names by descending count (then bytes, then name), at most `n`.
-    pub fn top_names(&self, n: usize) -> Vec<(String, NameStat)> {
-        let mut v: Vec<(String, NameStat)> = self
+    pub fn top_names(&self, max: usize) -> Vec<(String, NameStat)> {
+        let mut names: Vec<(String, NameStat)> = self
             .names
             .entries
             .iter()
             .map(|(k, s)| (String::from_utf8_lossy(k).into_owned(), *s))
             .collect();
-        v.sort_by(|a, b| {
+        names.sort_by(|a, b| {
             b.1.count
                 .cmp(&a.1.count)
                 .then(b.1.bytes.cmp(&a.1.bytes))
                 .then(a.0.cmp(&b.0))
         });
-        v.truncate(n);
-        v
+        names.truncate(max);
+        names
     }
 
     /// Number of distinct names tracked.
@@ -908,7 +915,7 @@ impl XattrStats {
     /// External blocks referenced by more than one inode, or whose refcount disagrees with the
     /// references seen (only meaningful when no reference went untracked), most shared first.
     pub fn shared_blocks(&self) -> Vec<SharedBlock> {
-        let mut v: Vec<SharedBlock> = self
+        let mut shared: Vec<SharedBlock> = self
             .blocks
             .iter()
             .filter(|(_, u)| u.seen > 1 || u.refcount > 1)
@@ -918,8 +925,8 @@ impl XattrStats {
                 refcount: u.refcount,
             })
             .collect();
-        v.sort_by(|a, b| b.inodes.cmp(&a.inodes).then(a.block.cmp(&b.block)));
-        v
+        shared.sort_by(|a, b| b.inodes.cmp(&a.inodes).then(a.block.cmp(&b.block)));
+        shared
     }
 }
 
@@ -951,8 +958,8 @@ impl XattrStats {
                 ea_inode: place.ea_inode,
             });
             if self.largest.len() >= 2 * self.list_max {
-                let n = self.list_max;
-                keep_largest(&mut self.largest, n);
+                let keep = self.list_max;
+                keep_largest(&mut self.largest, keep);
             }
         }
     }
@@ -985,8 +992,8 @@ fn add_inode_fast(
     let file_acl = base.file_acl();
     let block = (file_acl != 0).then(|| cache.get(fs, file_acl));
     let place = st.add_inode_body(&body, block.as_ref())?;
-    for p in block.iter().flat_map(|b| b.problems.iter()) {
-        counts.problem(p.clone().within(format!("inode {ino}")));
+    for problem in block.iter().flat_map(|b| b.problems.iter()) {
+        counts.problem(problem.clone().within(format!("inode {ino}")));
     }
     Some(place)
 }
@@ -1036,12 +1043,12 @@ pub fn xattr_stats_listing(
             }
             let ind = Inode::parse(raw);
             let (body, block) = inode_xattrs_cached(fs, raw, &ind, &cache);
-            for p in body
+            for problem in body
                 .problems
                 .iter()
                 .chain(block.iter().flat_map(|b| b.problems.iter()))
             {
-                counts.problem(p.clone().within(format!("inode {ino}")));
+                counts.problem(problem.clone().within(format!("inode {ino}")));
             }
             let place = st.add_inode_split(&body, block.as_ref());
             st.list_largest(ino, place);
@@ -1081,8 +1088,8 @@ mod tests {
     fn placement_counts_and_histogram() {
         let mut st = XattrStats::default();
         st.add_inode(&one("user.a".into(), XattrLocation::Inode, 4));
-        let mut b = one("user.big".into(), XattrLocation::Block(9), 300);
-        b.block = Some(XattrBlockInfo {
+        let mut spilling = one("user.big".into(), XattrLocation::Block(9), 300);
+        spilling.block = Some(XattrBlockInfo {
             block: 9,
             refcount: 2,
             hash: 0,
@@ -1094,8 +1101,8 @@ mod tests {
             checksum: None,
             sorted: true,
         });
-        st.add_inode(&b);
-        st.add_inode(&b);
+        st.add_inode(&spilling);
+        st.add_inode(&spilling);
         st.add_inode(&one("trusted.v".into(), XattrLocation::EaInode(77), 5000));
         st.add_inode(&InodeXattrs::default());
         assert_eq!(st.inodes_with_xattrs, 4);
@@ -1128,34 +1135,34 @@ mod tests {
             queued: HashSet::from([2]),
         };
         let wanted = [12, 13];
-        let mut f = DirFinds::default();
+        let mut finds = DirFinds::default();
         let mut asked = 0u32;
-        for i in 0..1_000_000u32 {
-            let name = format!("n{i}");
+        for index in 0..1_000_000u32 {
+            let name = format!("n{index}");
             // Inode 12 (wanted, a directory the scan did not see) a million times; inode 2
             // (queued already) and inode 14 (a file the scan saw) too.
-            f.consider(name.as_bytes(), 12, (&wanted, &walk), None, |_| {
+            finds.consider(name.as_bytes(), 12, (&wanted, &walk), None, |_| {
                 asked += 1;
                 true
             });
-            f.consider(name.as_bytes(), 2, (&wanted, &walk), Some(true), |_| true);
-            f.consider(name.as_bytes(), 14, (&wanted, &walk), Some(false), |_| true);
+            finds.consider(name.as_bytes(), 2, (&wanted, &walk), Some(true), |_| true);
+            finds.consider(name.as_bytes(), 14, (&wanted, &walk), Some(false), |_| true);
         }
-        f.consider(b"last", 13, (&wanted, &walk), None, |_| false);
+        finds.consider(b"last", 13, (&wanted, &walk), None, |_| false);
         assert_eq!(
-            f.named,
+            finds.named,
             vec![(12, b"n0".to_vec().into()), (13, b"last".to_vec().into())]
         );
-        assert_eq!(f.subdirs, vec![(12, b"n0".to_vec().into())]);
+        assert_eq!(finds.subdirs, vec![(12, b"n0".to_vec().into())]);
         assert_eq!(asked, 1);
         // Already named by the walk: not kept again.
         let walk = PathWalk {
             found: HashMap::from([(12, "/a".to_string())]),
             ..walk
         };
-        let mut g = DirFinds::default();
-        g.consider(b"again", 12, (&wanted, &walk), Some(false), |_| false);
-        assert!(g.named.is_empty() && g.subdirs.is_empty());
+        let mut again = DirFinds::default();
+        again.consider(b"again", 12, (&wanted, &walk), Some(false), |_| false);
+        assert!(again.named.is_empty() && again.subdirs.is_empty());
     }
 
     #[test]
@@ -1164,36 +1171,36 @@ mod tests {
         let names = [
             "user.a", "user.b", "user.c", "user.d", "user.e", "user.a", "user.e",
         ];
-        for (i, n) in names.iter().cycle().take(70).enumerate() {
-            st.add_inode(&one((*n).into(), XattrLocation::Inode, i as u32 % 3));
+        for (index, name) in names.iter().cycle().take(70).enumerate() {
+            st.add_inode(&one((*name).into(), XattrLocation::Inode, index as u32 % 3));
         }
         let mut want: HashMap<&str, (u64, u64)> = HashMap::new();
-        for (i, n) in names.iter().cycle().take(70).enumerate() {
-            let w = want.entry(n).or_default();
-            w.0 += 1;
-            w.1 += (i as u64) % 3;
+        for (index, name) in names.iter().cycle().take(70).enumerate() {
+            let counts = want.entry(name).or_default();
+            counts.0 += 1;
+            counts.1 += (index as u64) % 3;
         }
         let top = st.top_names(10);
         assert_eq!(top.len(), 5);
-        for (n, s) in top {
-            assert_eq!((s.count, s.bytes), want[n.as_str()], "{n}");
-            assert_eq!(s.in_inode, s.count);
+        for (name, stat) in top {
+            assert_eq!((stat.count, stat.bytes), want[name.as_str()], "{name}");
+            assert_eq!(stat.in_inode, stat.count);
         }
     }
 
     #[test]
     fn name_table_is_capped() {
-        let mut a = XattrStats::default();
-        let mut b = XattrStats::default();
-        for i in 0..MAX_NAMES + 100 {
-            a.add_inode(&one(format!("user.n{i}"), XattrLocation::Inode, 1));
-            b.add_inode(&one(format!("user.m{i}"), XattrLocation::Inode, 1));
+        let mut first = XattrStats::default();
+        let mut second = XattrStats::default();
+        for index in 0..MAX_NAMES + 100 {
+            first.add_inode(&one(format!("user.n{index}"), XattrLocation::Inode, 1));
+            second.add_inode(&one(format!("user.m{index}"), XattrLocation::Inode, 1));
         }
-        assert_eq!(a.distinct_names(), MAX_NAMES);
-        assert_eq!(a.names_untracked, 100);
-        let m = a.merge(b);
-        assert_eq!(m.distinct_names(), MAX_NAMES);
-        assert_eq!(m.names_untracked, 100 + 100 + MAX_NAMES as u64);
-        assert_eq!(m.xattr_count, 2 * (MAX_NAMES as u64 + 100));
+        assert_eq!(first.distinct_names(), MAX_NAMES);
+        assert_eq!(first.names_untracked, 100);
+        let merged = first.merge(second);
+        assert_eq!(merged.distinct_names(), MAX_NAMES);
+        assert_eq!(merged.names_untracked, 100 + 100 + MAX_NAMES as u64);
+        assert_eq!(merged.xattr_count, 2 * (MAX_NAMES as u64 + 100));
     }
 }
