@@ -8,6 +8,7 @@ use super::ownership::ranges_text;
 use super::{Finding, Findings, RuleId};
 use crate::reader::bitmap::{self, UninitMarks};
 use crate::reader::fs::Filesystem;
+use crate::reader::group::GroupDesc;
 use rayon::prelude::*;
 
 /// Most difference ranges printed per group and kind.
@@ -168,13 +169,36 @@ fn group(
     totals: &mut Totals,
 ) {
     let Ok(gd) = fs.desc(group_nr) else { return };
+    group_blocks(fs, in_use, marks, &gd, group_nr, scratch, totals);
+    if !walk
+        .group_read
+        .get(group_nr as usize)
+        .copied()
+        .unwrap_or(false)
+    {
+        return;
+    }
+    group_inodes(fs, walk, &gd, group_nr, scratch, totals);
+}
+
+/// Group `group_nr`'s block (cluster) bitmap against the clusters pass 1 saw in use, and its free
+/// blocks count (e2fsck's `check_block_bitmaps`, one group).
+fn group_blocks(
+    fs: &Filesystem,
+    in_use: &mut std::iter::Peekable<impl Iterator<Item = (u64, u64)>>,
+    marks: &UninitMarks,
+    gd: &GroupDesc,
+    group_nr: u32,
+    scratch: &mut Scratch,
+    totals: &mut Totals,
+) {
     let geo = &fs.geo;
     // Blocks (clusters).
     let first = (geo.first_data_block >> geo.cluster_bits)
         + u64::from(group_nr) * u64::from(geo.clusters_per_group);
     let last_block = geo.group_last_block(group_nr);
     let nclusters = ((last_block >> geo.cluster_bits) + 1).saturating_sub(first);
-    if bitmap::group_block_bitmap(fs, &gd, marks, &mut scratch.have).is_ok() {
+    if bitmap::group_block_bitmap(fs, gd, marks, &mut scratch.have).is_ok() {
         expected_bitmap(in_use, first, nclusters, &mut scratch.want);
         let free = bitmap::count_free(&scratch.want, nclusters as usize);
         if !same_bits(&scratch.want, &scratch.have, nclusters) {
@@ -206,18 +230,24 @@ fn group(
             );
         }
     }
-    if !walk
-        .group_read
-        .get(group_nr as usize)
-        .copied()
-        .unwrap_or(false)
-    {
-        return;
-    }
+}
+
+/// Group `group_nr`'s inode bitmap against the inodes pass 1 found in use, and its free inodes
+/// and directories counts (e2fsck's `check_inode_bitmaps`, one group; only for a group whose
+/// table pass 1 read).
+fn group_inodes(
+    fs: &Filesystem,
+    walk: &Pass1Result,
+    gd: &GroupDesc,
+    group_nr: u32,
+    scratch: &mut Scratch,
+    totals: &mut Totals,
+) {
+    let geo = &fs.geo;
     // Inodes.
     let ipg = geo.inodes_per_group;
     let first_ino = u64::from(group_nr) * u64::from(ipg) + 1;
-    if bitmap::group_inode_bitmap(fs, &gd, &mut scratch.have).is_ok() {
+    if bitmap::group_inode_bitmap(fs, gd, &mut scratch.have).is_ok() {
         walk.index
             .group_bitmap(group_nr as usize, &mut scratch.want);
         if !same_bits(&scratch.want, &scratch.have, u64::from(ipg)) {
