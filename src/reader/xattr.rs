@@ -199,12 +199,40 @@ fn walk<'a>(
     location: Area,
     names: bool,
 ) -> Result<(Vec<Entry<'a>>, usize, usize)> {
-    let end = area_full.len();
-    let what = match location {
+    let what = what_of(location);
+    let mut entries = Vec::new();
+    let terminator = table_end(
+        area_full,
+        first,
+        value_base,
+        location,
+        names,
+        &mut |entry| entries.push(entry),
+    )?;
+    let min_offs = attach_values(&mut entries, area_full, value_base, terminator, what)?;
+    Ok((entries, terminator, min_offs))
+}
+
+/// How an area is named in messages.
+fn what_of(location: Area) -> &'static str {
+    match location {
         Area::Inode => "in-inode xattr area",
         Area::Block => "xattr block",
-    };
-    let mut entries = Vec::new();
+    }
+}
+
+/// Walk an area's entry table from `first` to its terminator, handing each entry (no value
+/// attached yet) to `each`; returns the terminator's offset in `area_full`.
+fn table_end<'a>(
+    area_full: &'a [u8],
+    first: usize,
+    value_base: usize,
+    location: Area,
+    names: bool,
+    each: &mut dyn FnMut(Entry<'a>),
+) -> Result<usize> {
+    let end = area_full.len();
+    let what = what_of(location);
     let mut pos = first;
     // Each entry takes at least 16 bytes, so the walk ends within end/16 steps.
     loop {
@@ -216,15 +244,12 @@ fn walk<'a>(
         }
         let terminator = area_full.get(pos..pos + TERMINATOR_SIZE).unwrap_or(&[]);
         if terminator.iter().all(|&c| c == 0) {
-            break;
+            return Ok(pos);
         }
         let (entry, next) = entry_of(area_full, pos, value_base, location, names, what)?;
-        entries.push(entry);
+        each(entry);
         pos = next;
     }
-    let terminator = pos;
-    let min_offs = attach_values(&mut entries, area_full, value_base, terminator, what)?;
-    Ok((entries, terminator, min_offs))
 }
 
 /// The entry at `pos` of an area's table and the position of the next one: its 16 bytes, its
@@ -302,42 +327,58 @@ fn attach_values<'a>(
     terminator: usize,
     what: &str,
 ) -> Result<usize> {
-    let end = area_full.len();
-    let values_floor = terminator + TERMINATOR_SIZE; // first byte a value may use
-    let mut min_offs = end - value_base;
+    let mut min_offs = area_full.len() - value_base;
     for entry in entries.iter_mut() {
-        if entry.value_size > VALUE_SIZE_MAX {
-            return Err(Error::corrupt(
-                crate::ProblemKind::Xattr,
-                format!(
-                    "{what}: {}: value size {} too large",
-                    full_name(entry.index, entry.raw_name),
-                    entry.value_size
-                ),
-            ));
+        if let Some(offs) = attach_value(entry, area_full, value_base, terminator, what)? {
+            min_offs = min_offs.min(offs);
         }
-        if entry.value_inum != 0 {
-            continue;
-        }
-        if entry.value_size == 0 {
-            entry.value = Some(&[]); // an empty value is a value (setfattr -n user.x)
-            continue;
-        }
-        let start = value_base + entry.value_offs as usize;
-        let padded = value_size(entry.value_size as usize);
-        if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
-            return Err(Error::corrupt(
-                crate::ProblemKind::Xattr,
-                format!(
-                "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
-                full_name(entry.index, entry.raw_name), entry.value_offs, entry.value_size
-            ),
-            ));
-        }
-        entry.value = area_full.get(start..start + entry.value_size as usize);
-        min_offs = min_offs.min(entry.value_offs as usize);
     }
     Ok(min_offs)
+}
+
+/// [`attach_values`] for one entry; `Some(e_value_offs)` when its value lies in the area.
+#[inline]
+fn attach_value<'a>(
+    entry: &mut Entry<'a>,
+    area_full: &'a [u8],
+    value_base: usize,
+    terminator: usize,
+    what: &str,
+) -> Result<Option<usize>> {
+    let end = area_full.len();
+    let values_floor = terminator + TERMINATOR_SIZE; // first byte a value may use
+    if entry.value_size > VALUE_SIZE_MAX {
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "{what}: {}: value size {} too large",
+                full_name(entry.index, entry.raw_name),
+                entry.value_size
+            ),
+        ));
+    }
+    if entry.value_inum != 0 {
+        return Ok(None);
+    }
+    if entry.value_size == 0 {
+        entry.value = Some(&[]); // an empty value is a value (setfattr -n user.x)
+        return Ok(None);
+    }
+    let start = value_base + entry.value_offs as usize;
+    let padded = value_size(entry.value_size as usize);
+    if start < values_floor || start.checked_add(padded).is_none_or(|s| s > end) {
+        return Err(Error::corrupt(
+            crate::ProblemKind::Xattr,
+            format!(
+                "{what}: {}: value at offset {} size {} overlaps the entries or runs past the end",
+                full_name(entry.index, entry.raw_name),
+                entry.value_offs,
+                entry.value_size
+            ),
+        ));
+    }
+    entry.value = area_full.get(start..start + entry.value_size as usize);
+    Ok(Some(entry.value_offs as usize))
 }
 
 /// The in-inode xattr area of one inode.
@@ -381,19 +422,14 @@ pub fn ibody_has_magic(inode: &[u8], extra_isize: u16) -> bool {
     magic_at(inode, GOOD_OLD_INODE_SIZE + usize::from(extra_isize)) == Some(MAGIC)
 }
 
-fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody<'_>> {
+/// Where an inode's in-inode entry table starts, as [`parse_ibody`] finds it: `Ok(None)` when
+/// the inode holds no in-inode area (a 128-byte record, no room, or no magic), else the offset
+/// of the first entry; an error for an invalid `i_extra_isize` or a magic with no room after
+/// it.
+fn ibody_table_start(inode: &[u8], extra_isize: u16) -> Result<Option<usize>> {
     let extra = extra_isize as usize;
-    let empty = |capacity| Ibody {
-        present: false,
-        entries: Vec::new(),
-        space: Space {
-            capacity,
-            used: 0,
-            free: capacity,
-        },
-    };
     if inode.len() <= GOOD_OLD_INODE_SIZE {
-        return Ok(empty(0));
+        return Ok(None);
     }
     if extra & 3 != 0 || GOOD_OLD_INODE_SIZE + extra > inode.len() {
         return Err(Error::corrupt(
@@ -406,11 +442,11 @@ fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody
     }
     let capacity = ibody_capacity(inode.len(), extra);
     if capacity == 0 && extra == 0 {
-        return Ok(empty(0));
+        return Ok(None);
     }
     let hdr = GOOD_OLD_INODE_SIZE + extra;
     if magic_at(inode, hdr) != Some(MAGIC) {
-        return Ok(empty(capacity));
+        return Ok(None);
     }
     if capacity == 0 {
         return Err(Error::corrupt(
@@ -418,7 +454,26 @@ fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody
             "in-inode xattr magic present but no room for entries",
         ));
     }
-    let first = hdr + IBODY_HEADER_SIZE;
+    Ok(Some(hdr + IBODY_HEADER_SIZE))
+}
+
+fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody<'_>> {
+    let capacity = if inode.len() <= GOOD_OLD_INODE_SIZE {
+        0
+    } else {
+        ibody_capacity(inode.len(), extra_isize as usize)
+    };
+    let Some(first) = ibody_table_start(inode, extra_isize)? else {
+        return Ok(Ibody {
+            present: false,
+            entries: Vec::new(),
+            space: Space {
+                capacity,
+                used: 0,
+                free: capacity,
+            },
+        });
+    };
     let (entries, terminator, min_offs) = walk(inode, first, first, Area::Inode, names)?;
     let used = entries.iter().map(Entry::cost).sum();
     let free = min_offs.saturating_sub(terminator - first + TERMINATOR_SIZE);
@@ -431,6 +486,81 @@ fn parse_ibody_with(inode: &[u8], extra_isize: u16, names: bool) -> Result<Ibody
             free,
         },
     })
+}
+
+/// The in-inode entries of `inode` with their values attached, as [`parse_ibody_unnamed`] lists
+/// them, without building the list: the whole area is checked first (the same errors, so a
+/// damaged area yields no entry, as `parse_ibody_unnamed` gives none), then the iterator reads
+/// each entry again where it lies. What a scan that only looks for some names calls: nothing
+/// is allocated, where the list costs an allocation per inode carrying xattrs.
+pub fn ibody_entries(inode: &[u8], extra_isize: u16) -> Result<IbodyEntries<'_>> {
+    let Some(first) = ibody_table_start(inode, extra_isize)? else {
+        return Ok(IbodyEntries::default());
+    };
+    // One pass over the table checks what `walk` checks: each entry as `entry_of`, each value
+    // as `attach_value` does, its floor (the terminator, not known until the end) through the
+    // lowest value start. On damage, `parse_ibody_unnamed` says why in its own words.
+    let end = inode.len();
+    let (mut values_sound, mut lowest_value) = (true, usize::MAX);
+    let table = table_end(inode, first, first, Area::Inode, false, &mut |entry| {
+        if entry.value_size > VALUE_SIZE_MAX {
+            values_sound = false;
+        } else if entry.value_inum == 0 && entry.value_size != 0 {
+            let start = first + entry.value_offs as usize;
+            values_sound &= start + value_size(entry.value_size as usize) <= end;
+            lowest_value = lowest_value.min(start);
+        }
+    });
+    match table {
+        Ok(terminator) if values_sound && lowest_value >= terminator + TERMINATOR_SIZE => {
+            Ok(IbodyEntries {
+                area: inode,
+                pos: first,
+                first,
+                terminator,
+            })
+        }
+        _ => Err(parse_ibody_unnamed(inode, extra_isize)
+            .err()
+            .unwrap_or_else(|| {
+                Error::corrupt(crate::ProblemKind::Xattr, "in-inode xattr area is damaged")
+            })),
+    }
+}
+
+/// The entries of a sound in-inode area (see [`ibody_entries`]), in on-disk order.
+#[derive(Clone, Debug, Default)]
+pub struct IbodyEntries<'a> {
+    area: &'a [u8],
+    pos: usize,
+    first: usize,
+    terminator: usize,
+}
+
+impl<'a> IbodyEntries<'a> {
+    /// The entry at the current position (its value not attached) and where the next starts.
+    fn next_unattached(&self) -> Option<(Entry<'a>, usize)> {
+        if self.pos >= self.terminator {
+            return None;
+        }
+        let what = what_of(Area::Inode);
+        entry_of(self.area, self.pos, self.first, Area::Inode, false, what).ok()
+    }
+}
+
+impl<'a> Iterator for IbodyEntries<'a> {
+    type Item = Entry<'a>;
+    fn next(&mut self) -> Option<Entry<'a>> {
+        let Some((mut entry, next)) = self.next_unattached() else {
+            self.pos = self.terminator;
+            return None;
+        };
+        self.pos = next;
+        // Checked by `ibody_entries`: cannot fail here.
+        let what = what_of(Area::Inode);
+        let _ = attach_value(&mut entry, self.area, self.first, self.terminator, what);
+        Some(entry)
+    }
 }
 
 /// Header of an external xattr block.
@@ -1082,6 +1212,45 @@ mod tests {
                 let _ = parse_ibody(&corrupt, 32);
                 for len in [129usize, 164, 170, 200, 255] {
                     let _ = parse_ibody(&corrupt[..len], 32);
+                }
+            }
+        }
+    }
+
+    /// `ibody_entries` gives what `parse_ibody_unnamed` lists (the same entries and values, or
+    /// an error where it errs), on a sound area with two entries and on every single-byte
+    /// corruption of it, at every record length.
+    #[test]
+    fn ibody_entries_agree_with_the_list() {
+        let mut base = inode_with_label();
+        // Entries at 164 and 188, the terminator at 208; the values at 216 and 224.
+        put_entry(&mut base, 188, 1, b"tag", 52, 5);
+        base[164 + 52..164 + 57].copy_from_slice(b"vvvvv");
+        let listed = parse_ibody_unnamed(&base, 32).unwrap();
+        assert_eq!(listed.entries.len(), 2);
+        let agree = |record: &[u8], extra: u16| {
+            let listed = parse_ibody_unnamed(record, extra).map(|b| b.entries);
+            let iterated = ibody_entries(record, extra).map(Iterator::collect::<Vec<_>>);
+            match (listed, iterated) {
+                (Ok(listed), Ok(iterated)) => assert_eq!(
+                    format!("{listed:?}"),
+                    format!("{iterated:?}"),
+                    "record {record:02x?}"
+                ),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (listed, iterated) => panic!("{listed:?} vs {iterated:?}"),
+            }
+        };
+        agree(&base, 32);
+        for extra in [0u16, 4, 28, 30, 96, 200] {
+            agree(&base, extra);
+        }
+        for pos in 128..256 {
+            for byte in [0u8, 1, 3, 0x20, 0x7f, 0xff] {
+                let mut corrupt = base.clone();
+                corrupt[pos] = byte;
+                for len in [128usize, 129, 164, 170, 200, 255, 256] {
+                    agree(&corrupt[..len], 32);
                 }
             }
         }

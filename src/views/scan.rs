@@ -932,7 +932,12 @@ impl XattrStats {
 
 /// Quick test whether a raw inode may carry xattrs (in-inode magic or an xattr block).
 pub(crate) fn may_have_xattrs(base: &InodeBase, raw: &[u8]) -> bool {
-    if base.file_acl() != 0 {
+    may_have_xattrs_acl(base.file_acl(), raw)
+}
+
+/// [`may_have_xattrs`] given the inode's `i_file_acl`.
+pub(crate) fn may_have_xattrs_acl(file_acl: u64, raw: &[u8]) -> bool {
+    if file_acl != 0 {
         return true;
     }
     if raw.len() <= ondisk::inode::BASE_SIZE {

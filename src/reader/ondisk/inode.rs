@@ -208,6 +208,36 @@ impl InodeBase {
         ))
     }
 
+    /// The fields a scan tests on every slot ([`ScanKeys`]) alone, read in place (see
+    /// `partial_reader_agrees`): where a whole [`InodeBase::decode_fast`] that is not inlined
+    /// copies all 128 bytes of every record. `None` when `raw` is shorter than the base record.
+    #[inline]
+    pub fn scan_keys(raw: &[u8]) -> Option<ScanKeys> {
+        let base = raw.get(..BASE_SIZE)?;
+        let u16_at = |offset: usize| {
+            base.get(offset..offset + 2)
+                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+        };
+        let u32_at = |offset: usize| {
+            base.get(offset..offset + 4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let wide = |lo: u32, high: u64| u64::from(lo) | (high << 32);
+        Some(ScanKeys {
+            mode: u16_at(InodeBase::OFFSETS.mode),
+            links_count: u16_at(InodeBase::OFFSETS.links_count),
+            flags: u32_at(InodeBase::OFFSETS.flags),
+            size: wide(
+                u32_at(InodeBase::OFFSETS.size_lo),
+                u64::from(u32_at(InodeBase::OFFSETS.size_high)),
+            ),
+            file_acl: wide(
+                u32_at(InodeBase::OFFSETS.file_acl_lo),
+                u64::from(u16_at(InodeBase::OFFSETS.file_acl_high)),
+            ),
+        })
+    }
+
     /// i_size with its high half.
     pub fn size(&self) -> u64 {
         u64::from(self.size_lo) | (u64::from(self.size_high) << 32)
@@ -247,6 +277,21 @@ impl InodeLarge {
         }));
         InodeLarge::read_le(&mut fields)
     }
+}
+
+/// What a scan tests on every inode slot, read by [`InodeBase::scan_keys`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanKeys {
+    /// `i_mode`.
+    pub mode: u16,
+    /// `i_links_count`.
+    pub links_count: u16,
+    /// `i_flags`.
+    pub flags: u32,
+    /// `i_size` with its high half.
+    pub size: u64,
+    /// `i_file_acl` with its high half.
+    pub file_acl: u64,
 }
 
 /// The large part as the record holds it, whatever `i_extra_isize` says (debugfs prints these).
@@ -624,8 +669,17 @@ mod tests {
                 InodeBase::links_and_file_acl(&raw),
                 Some((base.links_count, base.file_acl()))
             );
+            let keys = ScanKeys {
+                mode: base.mode,
+                links_count: base.links_count,
+                flags: base.flags,
+                size: base.size(),
+                file_acl: base.file_acl(),
+            };
+            assert_eq!(InodeBase::scan_keys(&raw), Some(keys));
         }
         assert_eq!(InodeBase::links_and_file_acl(&[0u8; 127]), None);
+        assert_eq!(InodeBase::scan_keys(&[0u8; 127]), None);
     }
 
     #[test]
