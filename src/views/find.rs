@@ -38,6 +38,7 @@ use crate::reader::xattr;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most problems kept verbatim (the rest are counted).
 pub const MAX_PROBLEMS: usize = 100;
@@ -578,16 +579,44 @@ pub struct MatchedXattr {
 }
 
 /// Phase 1's visitor: every in-use slot whose inode passes the query's inode tests.
+/// It also keeps the records of the directories it meets (within [`KEPT_DIR_BYTES`]), which
+/// the tree walk reads next: the walk has them in hand, where the tree walk would read each
+/// directory's inode-table block again.
 struct InodePass<'a> {
     fs: &'a Filesystem,
     query: &'a Query,
     cache: XattrBlockCache,
+    /// Bytes of directory records kept so far, by all workers.
+    kept: AtomicUsize,
+}
+
+/// Most bytes of directory records phase 1 keeps for the tree walk (65,536 records of 256
+/// bytes); the directories past it are read from their tables as before.
+const KEPT_DIR_BYTES: usize = 16 << 20;
+
+impl InodePass<'_> {
+    /// Take `len` bytes from the budget of kept directory records; false when it is spent.
+    fn keep_budget(&self, len: usize) -> bool {
+        take_budget(&self.kept, len, KEPT_DIR_BYTES)
+    }
+}
+
+/// Take `len` bytes from a budget of `max` shared by the workers (`taken` so far): false, and
+/// nothing taken, when they do not fit.
+fn take_budget(taken: &AtomicUsize, len: usize, max: usize) -> bool {
+    taken
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
+            sum.checked_add(len).filter(|&after| after <= max)
+        })
+        .is_ok()
 }
 
 /// One worker of phase 1.
 #[derive(Default)]
 struct PassWorker {
     passed: RoaringBitmap,
+    /// Directory inodes and their records, in walk order (ascending once merged).
+    dirs: Vec<(u32, Box<[u8]>)>,
     problems: Vec<Problem>,
     problem_count: u64,
 }
@@ -608,6 +637,7 @@ impl TableVisitor for InodePass<'_> {
     }
     fn merge(&self, mut earlier: PassWorker, later: PassWorker) -> PassWorker {
         earlier.passed |= later.passed;
+        earlier.dirs.extend(later.dirs);
         earlier.problem_count += later.problem_count;
         for problem in later.problems {
             if earlier.problems.len() < MAX_PROBLEMS {
@@ -626,6 +656,9 @@ impl TableVisitor for InodePass<'_> {
         }
         if self.query.inode_passes(self.fs, raw, &keys, &self.cache) {
             worker.passed.insert(ino);
+        }
+        if keys.mode & S_IFMT == S_IFDIR && self.keep_budget(raw.len()) {
+            worker.dirs.push((ino, raw.into()));
         }
     }
     fn group_end(&self, worker: &mut PassWorker, group: u32, end: GroupEnd) {
@@ -900,10 +933,23 @@ struct TreeCtx<'a> {
     query: &'a Query,
     /// Inodes that passed phase 1 (`None`: no inode test).
     passed: Option<&'a PassedSet>,
+    /// Directory records phase 1 kept, by ascending inode (empty without phase 1).
+    dirs: &'a [(u32, Box<[u8]>)],
     filetype: bool,
 }
 
 impl TreeCtx<'_> {
+    /// Directory `dino`'s record: phase 1's copy when it kept one, else read from its table
+    /// (`Filesystem::inode_raw`, whose refusal of an inode number out of range comes first
+    /// either way).
+    fn dir_record(&self, dino: u32) -> crate::error::Result<std::borrow::Cow<'_, [u8]>> {
+        self.fs.inode_offset(dino)?;
+        match self.dirs.binary_search_by_key(&dino, |(ino, _)| *ino) {
+            Ok(at) => Ok(std::borrow::Cow::Borrowed(&self.dirs[at].1)),
+            Err(_) => self.fs.inode_raw(dino).map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// Does an entry (name, inode, `i_mode` type if known) pass every test?
     #[inline(always)]
     fn passes(&self, name: &[u8], ino: u32, mode_type: u16) -> bool {
@@ -948,7 +994,7 @@ impl TreeCtx<'_> {
     /// read next. `buf`: the worker's block buffer.
     fn read_level_dir(&self, dino: u32, dpath: &[u8], buf: &mut Vec<u8>) -> LevelPart {
         let mut part = LevelPart::default();
-        let raw = match self.fs.inode_raw(dino) {
+        let raw = match self.dir_record(dino) {
             Ok(r) => r,
             Err(e) => {
                 part.problems.push(Problem::new(
@@ -1000,16 +1046,22 @@ fn path_order(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
 pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Found {
     let filetype = fs.sb.has_incompat(INCOMPAT_FILETYPE);
     let mut found = Found::default();
+    let mut dirs = Vec::new();
     let passed = if query.needs_inodes(filetype) {
         found.inodes_walked = true;
         let visitor = InodePass {
             fs,
             query,
             cache: XattrBlockCache::default(),
+            kept: AtomicUsize::new(0),
         };
         let worker = walk::run(fs, &visitor, &|_| {}).unwrap_or_default();
         found.problem_count += worker.problem_count;
         found.problems = worker.problems;
+        dirs = worker.dirs;
+        // Ascending already (workers merge in group order); sorted again for a lookup that
+        // must not depend on it.
+        dirs.sort_unstable_by_key(|(ino, _)| *ino);
         Some(PassedSet::new(worker.passed))
     } else {
         None
@@ -1021,6 +1073,7 @@ pub fn find(fs: &Filesystem, start: &[u8], start_ino: u32, query: &Query) -> Fou
         fs,
         query,
         passed: passed.as_ref(),
+        dirs: &dirs,
         filetype: false,
     };
     let start_type = ctx.mode_type(start_ino, 0);
@@ -1291,6 +1344,17 @@ mod tests {
         let set = PassedSet::new(far);
         assert!(matches!(set, PassedSet::Compressed(_)));
         assert!(set.contains(u32::MAX) && set.contains(3) && !set.contains(4));
+    }
+
+    #[test]
+    fn kept_records_stay_within_their_budget() {
+        let taken = AtomicUsize::new(0);
+        assert!(take_budget(&taken, 256, 600));
+        assert!(take_budget(&taken, 256, 600));
+        assert!(!take_budget(&taken, 256, 600));
+        assert!(take_budget(&taken, 88, 600));
+        assert!(!take_budget(&taken, usize::MAX, usize::MAX));
+        assert_eq!(taken.load(Ordering::Relaxed), 600);
     }
 
     #[test]
