@@ -614,10 +614,6 @@ fn take_budget(taken: &AtomicUsize, len: usize, max: usize) -> bool {
 /// One worker of phase 1.
 #[derive(Default)]
 struct PassWorker {
-    /// The worker's own copy of the query: a regular expression's match cache is taken from a
-    /// pool that only its first user reaches without a lock, so each worker tests with its
-    /// own copy (a clone has its own pool).
-    query: Option<Query>,
     passed: RoaringBitmap,
     /// Directory inodes and their records, in walk order (ascending once merged).
     dirs: Vec<(u32, Box<[u8]>)>,
@@ -637,16 +633,7 @@ impl PassWorker {
 impl TableVisitor for InodePass<'_> {
     type Worker = PassWorker;
     fn worker(&self) -> PassWorker {
-        let regex = |test: &XattrTest| matches!(test.value, ValueTest::Regex(_));
-        PassWorker {
-            query: self
-                .query
-                .xattrs
-                .iter()
-                .any(regex)
-                .then(|| self.query.clone()),
-            ..PassWorker::default()
-        }
+        PassWorker::default()
     }
     fn merge(&self, mut earlier: PassWorker, later: PassWorker) -> PassWorker {
         earlier.passed |= later.passed;
@@ -667,8 +654,7 @@ impl TableVisitor for InodePass<'_> {
         if keys.links_count == 0 || keys.mode == 0 {
             return;
         }
-        let query = worker.query.as_ref().unwrap_or(self.query);
-        if query.inode_passes(self.fs, raw, &keys, &self.cache) {
+        if self.query.inode_passes(self.fs, raw, &keys, &self.cache) {
             worker.passed.insert(ino);
         }
         if keys.mode & S_IFMT == S_IFDIR && self.keep_budget(raw.len()) {
