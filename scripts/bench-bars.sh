@@ -21,7 +21,7 @@ bin=${BIN:-target/release/e4inspect}
 name=${NAME:-user.tag}
 value=${VALUE:-vvvv}
 regex=${REGEX:-'^v{20,}$'}
-cat "$img" > /dev/null
+scripts/warm-image.sh "$img"   # warm, in large folios (see warm-image.sh)
 echo "image: $img   load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "${ROUNDS:-30}" \
   "xattrs" "$bin xattrs --no-progress $img" \

@@ -33,6 +33,7 @@ echo "image: $pop   name: $name"
 for t in "$name" "$name=$value" "$name=~$regex"; do
   echo "  find --xattr '$t': $("$bin" find "$pop" --xattr "$t" | wc -l) paths"
 done
+scripts/warm-image.sh "$pop"   # warm, in large folios (see warm-image.sh)
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$(mktemp -d)
 per=$(( (runs + rounds - 1) / rounds ))

@@ -13,7 +13,7 @@ bin=${E4INSPECT:-${CARGO_TARGET_DIR:-$root/target}/release/e4inspect}
 [ -x "$bin" ] || (cd "$root" && cargo build --release)
 img=${1:-/tmp/e4inspect-bench/pop-400000.img}
 [ -f "$img" ] || { echo "no image $img (scripts/bench-images.sh makes it)" >&2; exit 1; }
-cat "$img" > /dev/null   # warm
+"$root/scripts/warm-image.sh" "$img"   # warm, in large folios (see warm-image.sh)
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 cmds=("$bin xattrs --no-progress $img" "$bin fit --from-image $img" "$bin check --no-progress $img")
 if [ -n "${OLD:-}" ]; then
