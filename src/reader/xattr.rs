@@ -497,35 +497,21 @@ pub fn ibody_entries(inode: &[u8], extra_isize: u16) -> Result<IbodyEntries<'_>>
     let Some(first) = ibody_table_start(inode, extra_isize)? else {
         return Ok(IbodyEntries::default());
     };
-    // One pass over the table checks what `walk` checks: each entry as `entry_of`, each value
-    // as `attach_value` does, its floor (the terminator, not known until the end) through the
-    // lowest value start. On damage, `parse_ibody_unnamed` says why in its own words.
-    let end = inode.len();
-    let (mut values_sound, mut lowest_value) = (true, usize::MAX);
-    let table = table_end(inode, first, first, Area::Inode, false, &mut |entry| {
-        if entry.value_size > VALUE_SIZE_MAX {
-            values_sound = false;
-        } else if entry.value_inum == 0 && entry.value_size != 0 {
-            let start = first + entry.value_offs as usize;
-            values_sound &= start + value_size(entry.value_size as usize) <= end;
-            lowest_value = lowest_value.min(start);
-        }
-    });
-    match table {
-        Ok(terminator) if values_sound && lowest_value >= terminator + TERMINATOR_SIZE => {
-            Ok(IbodyEntries {
-                area: inode,
-                pos: first,
-                first,
-                terminator,
-            })
-        }
-        _ => Err(parse_ibody_unnamed(inode, extra_isize)
-            .err()
-            .unwrap_or_else(|| {
-                Error::corrupt(crate::ProblemKind::Xattr, "in-inode xattr area is damaged")
-            })),
+    // The checks of `walk`, with its own functions: the table to its terminator, then each value
+    // against the floor the terminator sets (the entries are read again rather than kept).
+    let terminator = table_end(inode, first, first, Area::Inode, false, &mut |_| {})?;
+    let entries = IbodyEntries {
+        area: inode,
+        pos: first,
+        first,
+        terminator,
+    };
+    let mut table = entries.clone();
+    while let Some((mut entry, next)) = table.next_unattached() {
+        table.pos = next;
+        attach_value(&mut entry, inode, first, terminator, what_of(Area::Inode))?;
     }
+    Ok(entries)
 }
 
 /// The entries of a sound in-inode area (see [`ibody_entries`]), in on-disk order.

@@ -187,25 +187,11 @@ impl InodeBase {
         Some(InodeBase::read_le(&mut fields))
     }
 
-    /// `i_links_count` and `i_file_acl` (with its high half) alone, for a pass that looks at
+    /// `i_links_count` and `i_file_acl` (with its high half) from [`InodeBase::scan_keys`], for a pass that looks at
     /// nothing else of every record (see `partial_reader_agrees`). `None` when `raw` is shorter
     /// than the base record.
     pub fn links_and_file_acl(raw: &[u8]) -> Option<(u16, u64)> {
-        const LINKS: usize = InodeBase::OFFSETS.links_count;
-        const FILE_ACL_LO: usize = InodeBase::OFFSETS.file_acl_lo;
-        const FILE_ACL_HIGH: usize = InodeBase::OFFSETS.file_acl_high;
-        let base = raw.get(..BASE_SIZE)?;
-        let u16_at = |offset: usize| {
-            base.get(offset..offset + 2)
-                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-        };
-        let lo = base
-            .get(FILE_ACL_LO..FILE_ACL_LO + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        Some((
-            u16_at(LINKS),
-            u64::from(lo) | (u64::from(u16_at(FILE_ACL_HIGH)) << 32),
-        ))
+        InodeBase::scan_keys(raw).map(|keys| (keys.links_count, keys.file_acl))
     }
 
     /// The fields a scan tests on every slot ([`ScanKeys`]) alone, read in place (see
